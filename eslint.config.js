@@ -1,0 +1,46 @@
+import js from '@eslint/js';
+import tseslint from 'typescript-eslint';
+
+export default tseslint.config(
+  { ignores: ['dist/**', 'node_modules/**', 'coverage/**', 'build/**'] },
+  js.configs.recommended,
+  ...tseslint.configs.recommendedTypeChecked,
+  {
+    languageOptions: {
+      parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname },
+    },
+    rules: {
+      '@typescript-eslint/no-floating-promises': 'error',
+      '@typescript-eslint/no-misused-promises': 'error',
+      '@typescript-eslint/switch-exhaustiveness-check': 'error',
+      '@typescript-eslint/consistent-type-imports': 'error',
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
+      'no-console': 'error',
+    },
+  },
+  {
+    // The core is pure: no I/O, no adapters, no printing.
+    files: ['src/core/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            { group: ['node:*', 'fs', 'http', 'net', 'child_process'], message: 'src/core is pure: no I/O.' },
+            { group: ['prom-client', 'ws', 'undici', 'commander', 'chalk'], message: 'src/core is pure: adapters live in sources/outputs/cli.' },
+            { group: ['**/sources/**', '**/outputs/**', '**/cli/**', '**/sim/**'], message: 'Data flows inward: core imports nothing outside core.' },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    // Printing belongs to the CLI and its reporters; tests, benches and the simulator's CLI driver may print.
+    files: ['src/cli/**/*.ts', 'bench/**/*.ts', 'test/**/*.ts', 'src/**/*.test.ts'],
+    rules: { 'no-console': 'off' },
+  },
+  {
+    files: ['**/*.js'],
+    ...tseslint.configs.disableTypeChecked,
+  },
+);
