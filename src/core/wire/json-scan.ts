@@ -366,3 +366,50 @@ export function internalIssue(error: unknown, offset: number | null): WireIssue 
   const detail = error instanceof Error ? error.message : String(error);
   return { code: 'internal', message: `internal parser error (a bug): ${detail}`, path: '$', offset };
 }
+
+/** A JSON path as segments: object keys and array indices. */
+export type PathSegments = readonly (string | number)[];
+
+export function formatPath(segments: PathSegments): string {
+  let path = '$';
+  for (const s of segments) path = typeof s === 'number' ? `${path}[${s}]` : pathKey(path, s);
+  return path;
+}
+
+/** Offset of the value at `segments` in valid JSON `text`, or null when it is absent (error path only). */
+export function offsetAt(text: string, segments: PathSegments): number | null {
+  let i = skipWs(text, text.charCodeAt(0) === 0xfeff ? 1 : 0);
+  try {
+    for (const seg of segments) {
+      const c = text.charCodeAt(i);
+      let j = skipWs(text, i + 1);
+      let found = -1;
+      if (c === 123 && typeof seg === 'string') {
+        while (text.charCodeAt(j) === 34) {
+          const keyEnd = scanString(text, j);
+          const key = decodeString(text, j, keyEnd, stringHadEscape);
+          const v = skipWs(text, skipWs(text, keyEnd) + 1);
+          if (key === seg) found = v; // last one wins, like the parser
+          j = skipWs(text, skipValue(text, v));
+          if (text.charCodeAt(j) !== 44) break;
+          j = skipWs(text, j + 1);
+        }
+      } else if (c === 91 && typeof seg === 'number') {
+        for (let index = 0; text.charCodeAt(j) !== 93; index++) {
+          if (index === seg) {
+            found = j;
+            break;
+          }
+          j = skipWs(text, skipValue(text, j));
+          if (text.charCodeAt(j) !== 44) break;
+          j = skipWs(text, j + 1);
+        }
+      }
+      if (found < 0) return null;
+      i = found;
+    }
+    return i;
+  } catch {
+    return null;
+  }
+}
