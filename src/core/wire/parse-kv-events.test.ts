@@ -365,21 +365,25 @@ describe('parseKvEvents: properties', () => {
     );
   });
 
+  /** Never throws; every issue is typed and located (checked without an expect per issue: this runs ~10^3 times). */
   function wellFormed(text: string): void {
     let parsed: ReturnType<typeof parseKvEvents> | undefined;
     expect(() => (parsed = parseKvEvents(text))).not.toThrow();
-    for (const issue of parsed?.issues ?? []) {
-      expect(issue.code).not.toBe('internal');
-      expect(issue.path.startsWith('$')).toBe(true);
-      expect(issue.offset).toBeTypeOf('number');
-      expect(issue.offset).toBeGreaterThanOrEqual(0);
-      expect(issue.offset).toBeLessThanOrEqual(text.length);
-    }
+    const bad = (parsed?.issues ?? []).filter(
+      (issue) =>
+        issue.code === 'internal' ||
+        !issue.path.startsWith('$') ||
+        typeof issue.offset !== 'number' ||
+        issue.offset < 0 ||
+        issue.offset > text.length ||
+        issue.message.length === 0,
+    );
+    expect(bad).toEqual([]);
   }
 
   it('never throws on arbitrary strings, and every issue has a path and an offset', () => {
-    fc.assert(fc.property(fc.string({ unit: 'binary', maxLength: 80 }), wellFormed), { numRuns: 500 });
-    fc.assert(fc.property(fc.json(), wellFormed), { numRuns: 300 });
+    fc.assert(fc.property(fc.string({ unit: 'binary', maxLength: 80 }), wellFormed), { numRuns: 300 });
+    fc.assert(fc.property(fc.json({ maxDepth: 2 }), wellFormed), { numRuns: 60 });
   });
 
   it('survives truncation at every offset: keeps a prefix of the items and reports where it stopped', () => {
