@@ -93,7 +93,7 @@ describe('RouterReplicaTable', () => {
       hashes: fc.array(keyArb, { maxLength: 4 }),
     });
     fc.assert(
-      fc.property(fc.array(eventArb, { maxLength: 50 }), fc.array(keyArb, { maxLength: 6 }), (events, query) => {
+      fc.property(fc.array(eventArb, { maxLength: 50, size: 'max' }), fc.array(keyArb, { maxLength: 6 }), (events, query) => {
         const table = new RouterReplicaTable();
         const model = new Set<bigint>();
         for (const e of events) {

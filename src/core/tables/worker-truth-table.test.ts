@@ -149,7 +149,7 @@ describe('WorkerTruthTable', () => {
       hashes: fc.array(keyArb, { maxLength: 5 }),
     });
     fc.assert(
-      fc.property(fc.array(eventArb, { maxLength: 60 }), fc.array(keyArb, { maxLength: 6 }), (events, query) => {
+      fc.property(fc.array(eventArb, { maxLength: 60, size: 'max' }), fc.array(keyArb, { maxLength: 6 }), (events, query) => {
         const table = new WorkerTruthTable();
         const model = new Map<number, Set<bigint>>();
         for (const e of events) {
