@@ -91,7 +91,9 @@ function lookupNs(set: U64HashSet, blocks: number): number {
   const start = performance.now();
   for (let i = 0; i < lookups; i++) if (set.hasHalves(keys[2 * i]!, keys[2 * i + 1]!)) found++;
   const ns = ((performance.now() - start) * 1e6) / lookups;
-  if (found < Math.floor(lookups / 2) || found > lookups / 2 + 10) throw new Error(`lookup check failed: ${found} of ${lookups} found`);
+  if (found < Math.floor(lookups / 2) || found > lookups / 2 + 10) {
+    throw new Error(`lookup check failed: ${found} of ${lookups} found`);
+  }
   return ns;
 }
 
@@ -133,7 +135,17 @@ function truthTableRow(blocks: number): TableMemoryRow {
       for (let i = 0; i < 32 && stored + batch.length < blocks; i++) {
         next(halves);
         const blockHash = (BigInt(halves[0]!) << 32n) | BigInt(halves[1]!);
-        batch.push({ blockHash, tokens, tokenExtraIds: null, cacheLevel: 0, priority: 35, mmKeys: [], cacheSalt: null, loraId: null });
+        const block: StoredBlock = {
+          blockHash,
+          tokens,
+          tokenExtraIds: null,
+          cacheLevel: 0,
+          priority: 35,
+          mmKeys: [],
+          cacheSalt: null,
+          loraId: null,
+        };
+        batch.push(block);
       }
       const event: KvEvent = {
         eventId: null,
@@ -159,7 +171,15 @@ export function runTableMemory(blockCounts: readonly number[]): TableMemoryRow[]
 }
 
 function format(rows: readonly TableMemoryRow[]): string {
-  const lines = ['structure                                      blocks      array B/block  heap B/block  build ms  lookup ns'];
+  const header = [
+    'structure'.padEnd(46),
+    'blocks'.padStart(10),
+    'array B/block'.padStart(14),
+    'heap B/block'.padStart(13),
+    'build ms'.padStart(9),
+    'lookup ns'.padStart(10),
+  ];
+  const lines = [header.join(' ')];
   for (const r of rows) {
     lines.push(
       [
