@@ -4,6 +4,7 @@ import { parseKvEvents } from './parse-kv-events.js';
 import { serializeKvEvent, serializeKvEvents } from './serialize-kv-events.js';
 import type { KvEvent, StoredBlock } from './kv-event.js';
 import { kvEventArb } from '../../../test/helpers/kv-event-arbitraries.js';
+import { WIRE_ISSUE_CODES } from './wire-issue-codes.js';
 
 const U64_MAX = 18446744073709551615n;
 
@@ -415,5 +416,26 @@ describe('parseKvEvents: properties', () => {
       ),
       { numRuns: 400 },
     );
+  });
+});
+
+describe('parseKvEvents: hostile input', () => {
+  it('reports deep nesting as an issue instead of overflowing the stack', () => {
+    const deep = `[{"event_id":0,"x":${'['.repeat(100_000)}`;
+    const parsed = parseKvEvents(deep);
+    expect(parsed.issues.map((i) => i.code)).toEqual(['too-deep']);
+    const fine = parseKvEvents(`[{"data":{"type":"all_cleared"},"x":${'['.repeat(50)}${']'.repeat(50)}}]`);
+    expect(fine.issues).toEqual([]);
+  });
+
+  it('turns even a non-string argument from untyped callers into an internal issue', () => {
+    const parsed = parseKvEvents(undefined as unknown as string);
+    expect(parsed.events).toEqual([]);
+    expect(parsed.issues.map((i) => i.code)).toEqual(['internal']);
+  });
+
+  it('every emitted code is catalogued', () => {
+    const texts = ['', '{}', '[1]', '[{"type":"x"}]', '[', '[]x', '[01]', '["\\q"]', '[{"event_id":1.5}]'];
+    for (const text of texts) for (const issue of parseKvEvents(text).issues) expect(Object.keys(WIRE_ISSUE_CODES)).toContain(issue.code);
   });
 });
