@@ -439,3 +439,36 @@ describe('parseKvEvents: hostile input', () => {
     for (const text of texts) for (const issue of parseKvEvents(text).issues) expect(Object.keys(WIRE_ISSUE_CODES)).toContain(issue.code);
   });
 });
+
+describe('parseKvEvents: hash digits', () => {
+  it('reads every digit count and the 2^32 / 2^53 / 2^64 boundaries exactly', () => {
+    const values = [
+      '0',
+      '7',
+      '4294967295',
+      '4294967296',
+      '9007199254740991',
+      '9007199254740993',
+      '999999999999999',
+      '1000000000000000',
+      '99999999999999999999'.slice(0, 19),
+      '18446744073709551615',
+      '18446744073709551614',
+      '10000000000000000000',
+      ...Array.from({ length: 20 }, (_, n) => '9'.repeat(n + 1)).filter((s) => BigInt(s) <= 18446744073709551615n),
+    ];
+    const text = `[{"type":"removed","block_hashes":[${values.join(',')}]}]`;
+    const [event] = ok(text);
+    expect(event?.data).toEqual({ type: 'removed', blockHashes: values.map((v) => BigInt(v)) });
+  });
+
+  it('property: any u64 written in decimal comes back exact', () => {
+    fc.assert(
+      fc.property(fc.array(fc.bigInt({ min: 0n, max: 18446744073709551615n }), { minLength: 1, maxLength: 20 }), (hashes) => {
+        const [event] = ok(`[{"type":"removed","block_hashes":[${hashes.join(',')}]}]`);
+        expect(event?.data).toEqual({ type: 'removed', blockHashes: hashes });
+      }),
+      { numRuns: 300 },
+    );
+  });
+});

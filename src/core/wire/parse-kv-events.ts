@@ -49,6 +49,13 @@ export interface KvEventsParse {
 }
 
 const U64_MAX_DECIMAL = '18446744073709551615';
+const TWO_32 = 0x1_0000_0000;
+// one u64 read through two u32 halves, in platform byte order
+const u64View = new BigUint64Array(1);
+const u64Halves = new Uint32Array(u64View.buffer);
+const LITTLE_ENDIAN = new Uint8Array(Uint32Array.of(1).buffer)[0] === 1;
+const U64_LO = LITTLE_ENDIAN ? 0 : 1;
+const U64_HI = LITTLE_ENDIAN ? 1 : 0;
 const MAX_U32 = 0xffff_ffff;
 const TOKEN_PREFIX = '{"type":"unique_token","token_id":';
 const TOKEN_EXTRA_KEY = ',"token_extra_id":';
@@ -113,6 +120,40 @@ function parseHash(text: string, i: number, what: string): WireBlockHash {
     }
     pos = end;
     return upper ? value.toLowerCase() : value;
+  }
+  if (c >= 48 && c <= 57) {
+    // fast path: accumulate the value as two exact uint32 halves (no string slice, one BigInt); anything unusual
+    // (fraction, exponent, leading zero, > 20 digits, > 2^64-1) falls through to the checked path below
+    // up to 15 digits in one exact double, then the rest digit by digit with a carry into the high half
+    let v = 0;
+    let k = i;
+    const head = Math.min(text.length, i + 15);
+    for (; k < head; k++) {
+      const d = text.charCodeAt(k) - 48;
+      if (d < 0 || d > 9) break;
+      v = v * 10 + d;
+    }
+    let hi = Math.floor(v / TWO_32);
+    let lo = v - hi * TWO_32;
+    if (k === head) {
+      const limit = Math.min(text.length, i + 21);
+      for (; k < limit; k++) {
+        const d = text.charCodeAt(k) - 48;
+        if (d < 0 || d > 9) break;
+        const next = lo * 10 + d;
+        const carry = Math.floor(next / TWO_32);
+        lo = next - carry * TWO_32;
+        hi = hi * 10 + carry;
+      }
+    }
+    const after = text.charCodeAt(k) | 32; // '.' → 46, 'e'/'E' → 101
+    if (k - i <= 20 && hi <= MAX_U32 && after !== 46 && after !== 101 && (c !== 48 || k === i + 1)) {
+      pos = k;
+      if (hi === 0) return BigInt(lo);
+      u64Halves[U64_LO] = lo;
+      u64Halves[U64_HI] = hi;
+      return u64View[0] ?? 0n;
+    }
   }
   if (c === 45 || (c >= 48 && c <= 57)) {
     const end = scanNumber(text, i);
