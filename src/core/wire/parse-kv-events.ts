@@ -35,7 +35,10 @@ import {
 
 export interface ParsedKvEvent {
   readonly event: KvEvent;
-  /** exact source text of the array item */
+  /**
+   * exact source text of the array item. V8 keeps it as a slice of the input, so holding any `raw` keeps the
+   * whole body alive: a long-lived buffer of raws should copy them (e.g. through a Buffer) or drop the body soon.
+   */
   readonly raw: string;
   /** position of the item in the array */
   readonly index: number;
