@@ -12,6 +12,9 @@
 // - Fields older builds do not write are optional (`mm_keys` → [], `cache_salt` → null, `token_extra_id` → 0,
 //   `parent_hash` → null, updated diffs → null, type tags of nested objects); fields every build writes are required.
 // - Unknown keys are skipped (newer builds add fields); a repeated known key is an issue ('duplicate-key').
+// - A hash's form (decimal u64 or hex string) is taken as written; whether it matches the event's hash_algo is left
+//   to the consumer. token_extra_id is held as uint32 (C++ declares it 64-bit; larger values are reported).
+// - Strings are strict JSON plus UTF-8 sanity: raw control characters and unpaired surrogates are rejected.
 import type { EventDiff, HashAlgo, KvEvent, KvEventData, MmKey, StoredBlock, WireBlockHash } from './kv-event.js';
 import { isHashAlgo } from './kv-event.js';
 import type { WireIssue } from './wire-issue.js';
