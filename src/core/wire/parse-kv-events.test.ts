@@ -472,3 +472,18 @@ describe('parseKvEvents: hash digits', () => {
     );
   });
 });
+
+describe('parseKvEvents: large blocks', () => {
+  it('grows the token scratch past its initial size, extra ids included, and keeps blocks independent', () => {
+    const ids = Array.from({ length: 5000 }, (_, k) => (k * 2654435761) >>> 0);
+    const extras = ids.map((_, k) => (k === 4999 ? 3 : 0));
+    const big = { ...block(1n, []), tokens: Uint32Array.from(ids), tokenExtraIds: Uint32Array.from(extras) };
+    const small = block(2n, [1, 2, 3]);
+    const events: KvEvent[] = [
+      { eventId: 0, data: { type: 'stored', parentHash: null, blocks: [big, small] }, windowSize: 1, attentionDpRank: null, hashAlgo: null, layerGroupId: null },
+    ];
+    const text = serializeKvEvents(events);
+    expect(ok(text)).toEqual(events);
+    expect(ok(spread(text))).toEqual(events);
+  });
+});
