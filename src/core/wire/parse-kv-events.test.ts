@@ -487,3 +487,16 @@ describe('parseKvEvents: large blocks', () => {
     expect(ok(spread(text))).toEqual(events);
   });
 });
+
+describe('parseKvEvents: issue flood', () => {
+  it('lists at most maxItemIssues bad items and counts the rest', () => {
+    const bad = '{"type":"removed","block_hashes":[-1]}';
+    const good = '{"type":"all_cleared"}';
+    const text = `[${Array.from({ length: 10 }, () => bad).join(',')},${good}]`;
+    const parsed = parseKvEvents(text, { maxItemIssues: 3 });
+    expect(parsed.events.map((e) => e.index)).toEqual([10]);
+    expect(parsed.issues.map((i) => i.code)).toEqual(['hash-negative', 'hash-negative', 'hash-negative', 'issues-suppressed']);
+    expect(parsed.issues[3]?.message).toContain('7 more');
+    expect(parseKvEvents(text).issues).toHaveLength(10);
+  });
+});

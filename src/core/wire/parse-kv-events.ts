@@ -861,7 +861,7 @@ function parseItem(text: string, i: number): KvEvent {
 
 // ---------------------------------------------------------------- document
 
-function parseDocument(text: string, events: ParsedKvEvent[], issues: WireIssue[]): void {
+function parseDocument(text: string, events: ParsedKvEvent[], issues: WireIssue[], itemIssues: { count: number; readonly max: number }): void {
   const n = text.length;
   const i = skipWs(text, text.charCodeAt(0) === 0xfeff ? 1 : 0);
   if (i >= n) {
@@ -902,9 +902,12 @@ function parseDocument(text: string, events: ParsedKvEvent[], issues: WireIssue[
           issues.push(toIssue(e, pathAt(text, 0, '$', e.offset)));
           return;
         }
-        issues.push(
-          e instanceof ScanFailure ? toIssue(e, pathAt(text, itemStart, `$[${index}]`, e.offset)) : internalIssue(e, itemStart),
-        );
+        if (itemIssues.count < itemIssues.max) {
+          issues.push(
+            e instanceof ScanFailure ? toIssue(e, pathAt(text, itemStart, `$[${index}]`, e.offset)) : internalIssue(e, itemStart),
+          );
+        }
+        itemIssues.count++;
         try {
           end = skipValue(text, itemStart); // skip the bad item, keep the others
         } catch (s) {
@@ -949,14 +952,27 @@ function parseDocument(text: string, events: ParsedKvEvent[], issues: WireIssue[
   }
 }
 
-/** Parses a `/kv_cache_events` body. Never throws: every problem is an issue with a JSON path and an offset. */
-export function parseKvEvents(text: string): KvEventsParse {
+export interface ParseKvEventsOptions {
+  /** at most this many bad-item issues are listed (a flood of bad items stays bounded); default 1000 */
+  readonly maxItemIssues?: number;
+}
+
+/**
+ * Parses a `/kv_cache_events` body. Never throws: every problem is an issue with a JSON path and an offset.
+ * Beyond `maxItemIssues` bad items, one 'issues-suppressed' issue says how many more were skipped.
+ */
+export function parseKvEvents(text: string, options: ParseKvEventsOptions = {}): KvEventsParse {
   const events: ParsedKvEvent[] = [];
   const issues: WireIssue[] = [];
+  const itemIssues = { count: 0, max: options.maxItemIssues ?? 1000 };
   try {
-    parseDocument(text, events, issues);
+    parseDocument(text, events, issues, itemIssues);
   } catch (e) {
     issues.push(internalIssue(e, null));
+  }
+  if (itemIssues.count > itemIssues.max) {
+    const more = itemIssues.count - itemIssues.max;
+    issues.push({ code: 'issues-suppressed', message: `${more} more bad items were skipped without an issue each`, path: '$', offset: 0 });
   }
   return { events, issues };
 }
