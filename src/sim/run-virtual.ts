@@ -182,7 +182,7 @@ export function runVirtual(config: SimConfig, options: RunVirtualOptions = {}): 
     scheduler,
     workers,
     router,
-    { tokenDrift: config.router.tokenDrift, genOverheadMs: config.gen.overheadMs, genMsPerToken: config.gen.msPerToken, decisionHistory: 4096 },
+    { tokenDrift: config.router.tokenDrift, genOverheadMs: config.gen.overheadMs, genMsPerToken: config.gen.msPerToken, decisionHistory: 16 },
     {
       onDecision,
       onCtxResult: (d, r) => {

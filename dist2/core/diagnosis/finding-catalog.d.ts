@@ -1,0 +1,21 @@
+export declare const SEVERITIES: readonly ["info", "warning", "critical"];
+export type Severity = (typeof SEVERITIES)[number];
+export declare const FINDING_CATALOG: {
+    readonly 'events-absent': "critical";
+    readonly 'event-queue-shared': "critical";
+    readonly 'router-not-polling': "critical";
+    readonly 'events-partial-ranks': "warning";
+    readonly 'event-stream-reset': "info";
+    readonly 'hash-mismatch': "critical";
+    readonly 'tokens-per-block-mismatch': "critical";
+    readonly 'router-hash-divergence': "critical";
+    readonly 'router-table-empty': "critical";
+    readonly 'cache-signal-inert': "critical";
+    readonly 'load-term-dominates': "warning";
+    readonly 'turn-scatter-high': "warning";
+    readonly 'hit-rate-below-oracle': "warning";
+    readonly 'source-unreachable': "warning";
+};
+export type FindingId = keyof typeof FINDING_CATALOG;
+export declare const FINDING_IDS: FindingId[];
+export declare function severityRank(severity: Severity): number;

@@ -1,0 +1,60 @@
+// TensorRT-LLM KV-cache-manager V2 block keys (`_block_radix_tree.py`), trtllm-wire.md §1.3.
+// key(block) = SHA-256(parent key ‖ tokens as uint32 little-endian); root = SHA-256(scope bytes).
+import { sha256 } from '@noble/hashes/sha2.js';
+function writeU64Le(target, offset, value) {
+    let v = value;
+    for (let i = 0; i < 8; i++) {
+        target[offset + i] = Number(v & 0xffn);
+        v >>= 8n;
+    }
+}
+/** Root key of a reuse scope: mask byte (bit0 lora, bit1 salt) then each present field as u64 LE. */
+export function v2RootKey(scope = {}) {
+    const lora = scope.loraId ?? null;
+    const salt = scope.saltId ?? null;
+    const bytes = new Uint8Array(1 + (lora === null ? 0 : 8) + (salt === null ? 0 : 8));
+    bytes[0] = (lora === null ? 0 : 1) | (salt === null ? 0 : 2);
+    let offset = 1;
+    if (lora !== null) {
+        writeU64Le(bytes, offset, lora);
+        offset += 8;
+    }
+    if (salt !== null)
+        writeU64Le(bytes, offset, salt);
+    return sha256(bytes);
+}
+/** Key of one block: SHA-256(parent (32 bytes) ‖ tokens[start, end) as uint32 LE). */
+export function v2BlockKey(parent, tokens, start = 0, end = tokens.length) {
+    const message = new Uint8Array(32 + 4 * (end - start));
+    message.set(parent, 0);
+    const view = new DataView(message.buffer);
+    for (let i = start; i < end; i++)
+        view.setUint32(32 + 4 * (i - start), tokens[i] >>> 0, true);
+    return sha256(message);
+}
+/** Chained keys of tokens in blocks of `blockSize` (last block may be partial). */
+export function v2Chain(tokens, blockSize, scope = {}) {
+    const keys = [];
+    let parent = v2RootKey(scope);
+    for (let start = 0; start < tokens.length; start += blockSize) {
+        parent = v2BlockKey(parent, tokens, start, Math.min(start + blockSize, tokens.length));
+        keys.push(parent);
+    }
+    return keys;
+}
+const HEX = Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2, '0'));
+/** `v2_sha256` wire form: lowercase hex of the 32-byte key. */
+export function keyToHex(key) {
+    let out = '';
+    for (const byte of key)
+        out += HEX[byte];
+    return out;
+}
+/** `v2_sha256_64` wire form: first 8 bytes big-endian, unsigned. */
+export function truncateKeyToU64(key) {
+    let value = 0n;
+    for (let i = 0; i < 8; i++)
+        value = (value << 8n) | BigInt(key[i]);
+    return value;
+}
+//# sourceMappingURL=v2-sha256.js.map

@@ -1,0 +1,2 @@
+export {};
+//# sourceMappingURL=observation.js.map

@@ -1,0 +1,56 @@
+export declare const HASH_ALGOS: readonly ["v1_block_key", "v2_sha256", "v2_sha256_64"];
+export type HashAlgo = (typeof HASH_ALGOS)[number];
+export declare function isHashAlgo(value: unknown): value is HashAlgo;
+/** A block hash as it appears on the wire: u64 (v1_block_key, v2_sha256_64) or 32-byte hex (v2_sha256). */
+export type WireBlockHash = bigint | string;
+export interface EventDiff {
+    readonly newValue: number | null;
+    readonly oldValue: number | null;
+}
+export interface MmKey {
+    readonly hash: string;
+    readonly startOffset: number;
+}
+export interface StoredBlock {
+    readonly blockHash: WireBlockHash;
+    /** token ids of the block, in order */
+    readonly tokens: Uint32Array;
+    /** token_extra_id per token; null when all are 0 (the common case) */
+    readonly tokenExtraIds: Uint32Array | null;
+    readonly cacheLevel: number;
+    readonly priority: number | null;
+    readonly mmKeys: readonly MmKey[];
+    readonly cacheSalt: string | null;
+    /** lora_id when a build serializes it (none does yet); null otherwise */
+    readonly loraId: bigint | null;
+}
+export type KvEventData = {
+    readonly type: 'created';
+    readonly numBlocksPerCacheLevel: readonly number[];
+} | {
+    readonly type: 'stored';
+    readonly parentHash: WireBlockHash | null;
+    readonly blocks: readonly StoredBlock[];
+} | {
+    readonly type: 'removed';
+    readonly blockHashes: readonly WireBlockHash[];
+} | {
+    readonly type: 'updated';
+    readonly blockHash: WireBlockHash;
+    readonly cacheLevel: EventDiff | null;
+    readonly priority: EventDiff | null;
+} | {
+    readonly type: 'all_cleared';
+};
+export type KvEventType = KvEventData['type'];
+export interface KvEvent {
+    /** per attention-DP rank counter from 0; null when the item had no id (flat form without event_id) */
+    readonly eventId: number | null;
+    readonly data: KvEventData;
+    readonly windowSize: number | null;
+    /** present only with attention DP; null means rank 0 of a non-ADP worker */
+    readonly attentionDpRank: number | null;
+    /** V2-manager events carry it; null means "not stated" (router default: v1_block_key) */
+    readonly hashAlgo: HashAlgo | null;
+    readonly layerGroupId: number | null;
+}

@@ -1,0 +1,10 @@
+export interface WireIssue {
+    /** stable machine-readable code, e.g. 'hash-not-integer', 'truncated-json', 'missing-field' */
+    readonly code: string;
+    /** human sentence naming what was wrong */
+    readonly message: string;
+    /** JSON path of the offending value, e.g. `$[3].data.blocks[0].block_hash`; '$' for the document */
+    readonly path: string;
+    /** byte (UTF-16 code unit) offset in the input where the problem starts, when known */
+    readonly offset: number | null;
+}

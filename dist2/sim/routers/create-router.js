@@ -1,0 +1,21 @@
+import { ConversationRouter } from './conversation-router.js';
+import { KvCacheAwareRouter } from './kv-cache-aware-router.js';
+import { LoadBalancingRouter, RoundRobinRouter } from './simple-routers.js';
+export function createRouter(config, servers, deps) {
+    switch (config.type) {
+        case 'round_robin':
+            return new RoundRobinRouter(servers);
+        case 'load_balancing':
+            return new LoadBalancingRouter(servers);
+        case 'conversation':
+            return new ConversationRouter(servers);
+        case 'kv_cache_aware':
+            return new KvCacheAwareRouter(servers, {
+                tokensPerBlock: config.tokensPerBlock,
+                maxBatchSize: config.maxBatchSize,
+                backfillBlockHashesOnFinish: config.backfillBlockHashesOnFinish,
+                pollOnFinish: config.pollOnFinish,
+            }, deps);
+    }
+}
+//# sourceMappingURL=create-router.js.map
