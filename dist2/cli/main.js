@@ -1,4 +1,0 @@
-#!/usr/bin/env node
-import { runCli } from './program.js';
-process.exitCode = await runCli(process.argv);
-//# sourceMappingURL=main.js.map

@@ -1,1 +1,0 @@
-export declare function cacheSaltId(salt: string): bigint;

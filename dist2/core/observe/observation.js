@@ -1,2 +1,0 @@
-export {};
-//# sourceMappingURL=observation.js.map

@@ -1,2 +1,0 @@
-export {};
-//# sourceMappingURL=snapshot.js.map
