@@ -1,0 +1,29 @@
+// The stable finding ids of design.md §5. Scripts, alerts and dashboards depend on these strings.
+
+export const SEVERITIES = ['info', 'warning', 'critical'] as const;
+export type Severity = (typeof SEVERITIES)[number];
+
+export const FINDING_CATALOG = {
+  'events-absent': 'critical',
+  'event-queue-shared': 'critical',
+  'router-not-polling': 'critical',
+  'events-partial-ranks': 'warning',
+  'event-stream-reset': 'info',
+  'hash-mismatch': 'critical',
+  'tokens-per-block-mismatch': 'critical',
+  'router-hash-divergence': 'critical',
+  'router-table-empty': 'critical',
+  'cache-signal-inert': 'critical',
+  'load-term-dominates': 'warning',
+  'turn-scatter-high': 'warning',
+  'hit-rate-below-oracle': 'warning',
+  'source-unreachable': 'warning',
+} as const satisfies Record<string, Severity>;
+
+export type FindingId = keyof typeof FINDING_CATALOG;
+
+export const FINDING_IDS = Object.keys(FINDING_CATALOG) as FindingId[];
+
+export function severityRank(severity: Severity): number {
+  return SEVERITIES.indexOf(severity);
+}

@@ -1,0 +1,74 @@
+// The read side of the sidecar's one state. The exporter, the live feed, the landing page and the audit all
+// read these snapshots; only the state (fed by observations) writes. Counters are cumulative since start.
+import type { FindingId, Severity } from '../diagnosis/finding-catalog.js';
+import type { KvEventType } from '../wire/kv-event.js';
+
+export type Verdict = 'healthy' | 'degraded' | 'inert';
+
+export interface Finding {
+  readonly id: FindingId;
+  readonly severity: Severity;
+  /** servers the finding is about (empty for cluster-wide findings) */
+  readonly servers: readonly string[];
+  /** one line a person reads first */
+  readonly summary: string;
+  /** numbers behind the finding, e.g. { requests: 1200, drains_empty: 40 }; never prompt content */
+  readonly evidence: Readonly<Record<string, number | string | boolean>>;
+  /** the cause it points to (trtllm-wire.md §7), e.g. "§7.1 pull path returns [] by construction" */
+  readonly cause: string;
+  /** the configuration change that fixes it, as exact keys and values */
+  readonly fix: string;
+  /** first time the finding held, ms */
+  readonly since: number;
+}
+
+export interface RankStats {
+  readonly rank: number;
+  readonly eventsByType: Readonly<Record<KvEventType, number>>;
+  readonly gaps: number;
+  readonly missedEvents: number;
+  readonly resets: number;
+  readonly lastEventId: number | null;
+  /** blocks held per cache level (0 = GPU, 1 = host) */
+  readonly blocksByLevel: Readonly<Record<number, number>>;
+}
+
+export interface ServerStats {
+  readonly server: string;
+  readonly ranks: readonly RankStats[];
+  readonly routerTableBlocks: number;
+  readonly routerPolls: number;
+  readonly eventsDeliveredToRouter: number;
+  readonly eventsDroppedForConsumers: number;
+  readonly hashChecks: { readonly match: number; readonly mismatch: number; readonly unverifiable: number };
+  readonly requests: number;
+  readonly requestFailures: number;
+  readonly promptTokens: number;
+  readonly cachedTokens: number;
+  readonly oracleCachedTokens: number;
+  readonly predictedRouterCachedTokens: number;
+  readonly inflight: number;
+}
+
+export interface DecisionStats {
+  readonly oracleBest: number;
+  readonly notOracleBest: number;
+  readonly noPrefix: number;
+  readonly followupTurns: number;
+  readonly scatteredTurns: number;
+}
+
+export interface SentinelSnapshot {
+  /** time the snapshot was taken, ms */
+  readonly now: number;
+  readonly verdict: Verdict;
+  readonly findings: readonly Finding[];
+  readonly servers: readonly ServerStats[];
+  readonly decisions: DecisionStats;
+  /** Σ cached / Σ prompt tokens; null before any outcome */
+  readonly cacheHitRatio: number | null;
+  /** Σ oracle cached / Σ prompt tokens; null when unknown (watch mode without events) */
+  readonly oracleHitRatio: number | null;
+  readonly turnScatterRatio: number | null;
+  readonly requests: number;
+}
