@@ -85,6 +85,22 @@ function errorText(err: unknown, address: string): string {
   return err instanceof Error ? err.message : String(err);
 }
 
+const CTX_OVERRIDDEN_KEYS = ['stream', 'stream_options', 'disaggregated_params'] as const;
+
+/**
+ * The context_only request: the client's body with stream off and disaggregated_params set. When the client sent
+ * none of those keys, the raw text is extended in place (no re-serialization of a long prompt).
+ */
+export function ctxBody(request: OpenAiRequest, rawBody: string, disaggregatedParams: string): string {
+  const end = rawBody.lastIndexOf('}');
+  if (end > 0 && CTX_OVERRIDDEN_KEYS.every((k) => !(k in request.body)) && Object.keys(request.body).length > 0) {
+    return `${rawBody.slice(0, end)},"stream":false,"disaggregated_params":${disaggregatedParams}}`;
+  }
+  const body: Record<string, unknown> = { ...request.body, stream: false };
+  delete body['stream_options'];
+  return `${JSON.stringify(body).slice(0, -1)},"disaggregated_params":${disaggregatedParams}}`;
+}
+
 export class LiveOrchestrator {
   readonly http: LiveHttpServer;
   readonly stats: LiveOrchestratorStats = { requests: 0, ctxFailures: 0, polls: 0, pollFailures: 0, eventsApplied: 0, parseIssues: 0 };
@@ -231,7 +247,8 @@ export class LiveOrchestrator {
   }
 
   async #serve(endpoint: OpenAiEndpoint, req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const request = parseOpenAiRequest(endpoint, await readBody(req), req.headers);
+    const rawBody = await readBody(req);
+    const request = parseOpenAiRequest(endpoint, rawBody, req.headers);
     const router = this.router;
     this.stats.requests++;
     const seqId = ++this.#requestSeq;
@@ -242,7 +259,7 @@ export class LiveOrchestrator {
     const decision = router.route(routeRequest);
     const server = decision.server;
     this.#record({ seq: ++this.#seq, ts: Date.now() / 1000, requestId, correlationId: request.conversationId, chosen: server, candidates: decision.candidates });
-    const ctx = await this.#sendCtx(server, endpoint, request, seqId, requestId);
+    const ctx = await this.#sendCtx(server, endpoint, request, rawBody, seqId, requestId);
     await this.#finish(server, routeRequest, ctx.ok);
     if (!ctx.ok) {
       this.stats.ctxFailures++;
@@ -263,21 +280,20 @@ export class LiveOrchestrator {
     await this.#generate(request, res, requestId, { promptTokens: ctx.promptTokens, cachedTokens: ctx.cachedTokens });
   }
 
-  async #sendCtx(server: string, endpoint: OpenAiEndpoint, request: OpenAiRequest, disaggId: number, requestId: string): Promise<{ ok: true; promptTokens: number; cachedTokens: number } | { ok: false; error: string }> {
-    const body: Record<string, unknown> = { ...request.body, stream: false };
-    delete body['stream_options'];
-    body['disaggregated_params'] = {
+  async #sendCtx(server: string, endpoint: OpenAiEndpoint, request: OpenAiRequest, rawBody: string, disaggId: number, requestId: string): Promise<{ ok: true; promptTokens: number; cachedTokens: number } | { ok: false; error: string }> {
+    const disagg = JSON.stringify({
       request_type: 'context_only',
       disagg_request_id: disaggId,
       schedule_style: null,
       ...(request.conversationId !== null ? { conversation_id: request.conversationId } : {}),
-    };
+    });
+    const payload = ctxBody(request, rawBody, disagg);
     const headers: Record<string, string> = { 'content-type': 'application/json', 'x-request-id': requestId };
     if (request.correlationHeader !== null) headers['x-correlation-id'] = request.correlationHeader;
     const path = endpoint === 'chat' ? '/v1/chat/completions' : '/v1/completions';
     const timeout = this.#options.requestTimeoutMs ?? 180_000;
     try {
-      const res = await httpRequest(`http://${server}${path}`, { method: 'POST', body: JSON.stringify(body), headers, dispatcher: this.#agent, headersTimeout: timeout, bodyTimeout: timeout });
+      const res = await httpRequest(`http://${server}${path}`, { method: 'POST', body: payload, headers, dispatcher: this.#agent, headersTimeout: timeout, bodyTimeout: timeout });
       const text = await res.body.text();
       if (res.statusCode !== 200) return { ok: false, error: `${res.statusCode} ${text.slice(0, 200)}` };
       const usage = parseUsage(text).value;

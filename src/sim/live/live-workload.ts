@@ -51,6 +51,7 @@ export class LiveWorkload {
   readonly #prefix: Uint32Array;
   readonly #timing: Rng;
   readonly #started = performance.now();
+  readonly #texts = new WeakMap<Trajectory, { length: number; text: string }>();
   #next = 0;
   #done = 0;
   #abandoned = 0;
@@ -127,9 +128,19 @@ export class LiveWorkload {
     void this.#runTurn(trajectory, 0, 0);
   }
 
+  /** the prompt's token ids as JSON text, extended incrementally (contexts only grow; TypedArray.join is slow) */
+  #promptText(trajectory: Trajectory): string {
+    const tokens = trajectory.tokens();
+    let cached = this.#texts.get(trajectory) ?? { length: 0, text: '' };
+    let text = cached.text;
+    for (let i = cached.length; i < trajectory.length; i++) text += i === 0 ? String(tokens[i]) : `,${tokens[i]}`;
+    cached = { length: trajectory.length, text };
+    this.#texts.set(trajectory, cached);
+    return text;
+  }
+
   async #send(trajectory: Trajectory, turn: number): Promise<{ promptTokens: number; cachedTokens: number | null } | null> {
-    const tokens = trajectory.tokens().subarray(0, trajectory.length);
-    const body = `{"model":"kvsentinel-sim","prompt":[${tokens.join(',')}],"max_tokens":${trajectory.turns[turn]!.outputTokens},"stream":false}`;
+    const body = `{"model":"kvsentinel-sim","prompt":[${this.#promptText(trajectory)}],"max_tokens":${trajectory.turns[turn]!.outputTokens}}`;
     const requestId = `wl-${(++this.#requestSeq).toString(16).padStart(8, '0')}`;
     try {
       const res = await httpRequest(`${this.#options.url}/v1/completions`, {
@@ -143,7 +154,7 @@ export class LiveWorkload {
       const text = await res.body.text();
       if (res.statusCode !== 200) return null;
       const usage = parseUsage(text).value;
-      return { promptTokens: usage?.promptTokens ?? tokens.length, cachedTokens: usage?.cachedTokens ?? null };
+      return { promptTokens: usage?.promptTokens ?? trajectory.length, cachedTokens: usage?.cachedTokens ?? null };
     } catch {
       return null;
     }
