@@ -28,6 +28,7 @@ export const WIRE_ISSUE_CODES = {
   'token-id-out-of-range': 'a token id (or extra id) outside 0..2^32-1',
   'not-an-integer': 'a count written with a fraction or exponent',
   'number-out-of-range': 'a count that is negative or above 2^53-1',
+  'issues-suppressed': 'more bad items than the issue limit: the count of the unlisted ones',
   internal: 'a bug in the parser, caught: the input position is reported when known',
 } as const;
 
