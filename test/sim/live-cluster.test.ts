@@ -146,3 +146,19 @@ describe('live cluster', () => {
     expect(parseUsage(after.text).value?.cachedTokens).toBe(0); // the cache was lost with the restart
   });
 });
+
+describe('live cluster faults', () => {
+  it('ctx.restart_at restarts ctx0 during the workload; the workload still completes', async () => {
+    const log: string[] = [];
+    cluster = await startLiveCluster(smallConfig('healthy', ['ctx.restart_at=300ms', 'ctx.restart_downtime=300ms', 'workload.trajectories=4']), { timeScale: 2, orchestratorLog: (l) => log.push(l) });
+    const summary = await cluster.startWorkload().done;
+    expect(summary.trajectories).toBe(4);
+    expect(summary.abandonedTrajectories).toBe(0);
+    expect(cluster.worker('ctx0').worker.stats.restarts).toBe(1);
+    const applied = JSON.parse((await get(cluster.appliedEventsUrl)).text) as AppliedDoc;
+    const ctx0 = applied.servers[0]!.events;
+    // the restart shows as event ids starting over at 0 on the wire
+    expect(ctx0.filter((e) => e.type === 'created' && e.attention_dp_rank === 0).length).toBeGreaterThanOrEqual(1);
+    expect(ctx0.filter((e) => e.attention_dp_rank === 0).some((e, i, all) => i > 0 && e.event_id! < all[i - 1]!.event_id!)).toBe(true);
+  });
+});
