@@ -93,12 +93,14 @@ const CTX_OVERRIDDEN_KEYS = ['stream', 'stream_options', 'disaggregated_params']
  */
 export function ctxBody(request: OpenAiRequest, rawBody: string, disaggregatedParams: string): string {
   const end = rawBody.lastIndexOf('}');
-  if (end > 0 && CTX_OVERRIDDEN_KEYS.every((k) => !(k in request.body)) && Object.keys(request.body).length > 0) {
+  const untouched = CTX_OVERRIDDEN_KEYS.every((k) => !(k in request.body));
+  if (end > 0 && untouched && (request.promptJson !== null || Object.keys(request.body).length > 0)) {
     return `${rawBody.slice(0, end)},"stream":false,"disaggregated_params":${disaggregatedParams}}`;
   }
   const body: Record<string, unknown> = { ...request.body, stream: false };
   delete body['stream_options'];
-  return `${JSON.stringify(body).slice(0, -1)},"disaggregated_params":${disaggregatedParams}}`;
+  const prompt = request.promptJson === null ? '' : `"prompt":${request.promptJson},`;
+  return `{${prompt}${JSON.stringify(body).slice(1, -1)},"disaggregated_params":${disaggregatedParams}}`;
 }
 
 export class LiveOrchestrator {

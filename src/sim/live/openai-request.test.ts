@@ -21,6 +21,24 @@ describe('parseOpenAiRequest', () => {
     expect(Array.from(parseOpenAiRequest('completions', '{"prompt":"hé😀"}', {}).tokens)).toEqual([104, 233, 0x1f600]);
   });
 
+  it('reads long token-id prompts fast, exactly like JSON.parse, whatever the whitespace and key order', () => {
+    const ws = fc.constantFrom('', ' ', '\n', ' \t');
+    fc.assert(
+      fc.property(fc.array(fc.tuple(fc.nat(0xffff_ffff), ws, ws), { minLength: 1, maxLength: 50 }), fc.boolean(), ws, (items, promptFirst, pad) => {
+        const prompt = `[${pad}${items.map(([t, a, b]) => `${a}${t}${b}`).join(',')}${pad}]`;
+        const text = promptFirst ? `{${pad}"prompt"${pad}:${pad}${prompt},"model":"m"}` : `{"model":"m","x":{"prompt":[1]},${pad}"prompt":${prompt}${pad}}`;
+        const request = parseOpenAiRequest('completions', text, {});
+        expect(Array.from(request.tokens)).toEqual(items.map(([t]) => t));
+        expect(JSON.parse(request.promptJson!)).toEqual(items.map(([t]) => t));
+        expect(request.body).toEqual(promptFirst ? { model: 'm' } : { model: 'm', x: { prompt: [1] } });
+      }),
+      { numRuns: 200 },
+    );
+    for (const badPrompt of ['[1 2]', '[01]', '[1,]', '[,1]', '[]', '[4294967296]', '[1.5]', '[1]]']) {
+      expect(() => parseOpenAiRequest('completions', `{"prompt":${badPrompt}}`, {})).toThrow(HttpError);
+    }
+  });
+
   it('names the offending field and position', () => {
     expect(reject('{"prompt":[1,2.5]}').message).toContain('prompt[1]');
     expect(reject('{"prompt":[1,4294967296]}').message).toContain('prompt[1]');

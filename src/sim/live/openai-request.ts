@@ -3,13 +3,17 @@
 // router and the workers agree), streaming, max_tokens, the disaggregated params and the conversation id.
 // Bodies carry no 64-bit hashes, so JSON.parse is safe here; every rejection names the field and position.
 import type { IncomingHttpHeaders } from 'node:http';
+import { scanString, skipValue, skipWs } from '../../core/wire/json-scan.js';
 import { HttpError } from './http-kit.js';
 
 export type OpenAiEndpoint = 'completions' | 'chat';
 
 export interface OpenAiRequest {
   readonly endpoint: OpenAiEndpoint;
+  /** the body without `prompt` (see promptJson) */
   readonly body: Record<string, unknown>;
+  /** completions: the `prompt` value as JSON text (exactly as sent when it was read fast); chat: null */
+  readonly promptJson: string | null;
   readonly tokens: Uint32Array;
   readonly stream: boolean;
   readonly maxTokens: number | null;
@@ -99,15 +103,83 @@ function header(headers: IncomingHttpHeaders, name: string): string | null {
   return s === undefined || s === '' ? null : s;
 }
 
-export function parseOpenAiRequest(endpoint: OpenAiEndpoint, text: string, headers: IncomingHttpHeaders): OpenAiRequest {
-  let body: unknown;
+/** span [start, end) of the top-level `"prompt"` value, or null (not found, or not plain JSON: the slow path reports) */
+function promptSpan(text: string): [number, number] | null {
   try {
-    body = JSON.parse(text);
+    let i = skipWs(text, 0);
+    if (text.charCodeAt(i) !== 123) return null;
+    i = skipWs(text, i + 1);
+    while (text.charCodeAt(i) === 34) {
+      const keyEnd = scanString(text, i);
+      const isPrompt = keyEnd - i === 8 && text.startsWith('"prompt"', i);
+      i = skipWs(text, keyEnd);
+      if (text.charCodeAt(i) !== 58) return null;
+      const start = skipWs(text, i + 1);
+      const end = skipValue(text, start);
+      if (isPrompt) return [start, end];
+      i = skipWs(text, end);
+      if (text.charCodeAt(i) !== 44) return null;
+      i = skipWs(text, i + 1);
+    }
+    return null;
+  } catch {
+    return null;
+  }
+}
+
+/** `[d,d,…]` of token ids straight into a Uint32Array; null for anything else (the slow path handles it) */
+function fastTokenIds(text: string, start: number, end: number): Uint32Array | null {
+  if (text.charCodeAt(start) !== 91) return null;
+  let count = 0;
+  for (let i = start; i < end; i++) if (text.charCodeAt(i) === 44) count++;
+  const out = new Uint32Array(count + 1);
+  let n = 0;
+  let value = -1;
+  for (let i = start + 1; i < end; i++) {
+    const c = text.charCodeAt(i);
+    if (c >= 48 && c <= 57) {
+      if (value === 0) return null; // leading zero: not strict JSON
+      value = value < 0 ? c - 48 : value * 10 + (c - 48);
+      if (value > MAX_TOKEN_ID) return null;
+    } else if (c === 44 || c === 93) {
+      if (value < 0) return null;
+      out[n++] = value;
+      value = -1;
+      if (c === 93) return i === end - 1 && n === count + 1 ? out : null;
+    } else if (!(c === 32 || c === 10 || c === 13 || c === 9) || value >= 0 && text.charCodeAt(i + 1) >= 48 && text.charCodeAt(i + 1) <= 57) {
+      return null;
+    }
+  }
+  return null;
+}
+
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
   } catch (err) {
     throw bad(`request body is not JSON: ${err instanceof Error ? err.message : String(err)}`);
   }
+}
+
+export function parseOpenAiRequest(endpoint: OpenAiEndpoint, text: string, headers: IncomingHttpHeaders): OpenAiRequest {
+  // long token-id prompts are read without building a JS array (the hot path of the live workload)
+  const span = endpoint === 'completions' ? promptSpan(text) : null;
+  const fast = span === null ? null : fastTokenIds(text, span[0], span[1]);
+  let body: unknown;
+  let tokens: Uint32Array;
+  let promptJson: string | null = null;
+  if (span !== null && fast !== null) {
+    body = parseJson(`${text.slice(0, span[0])}null${text.slice(span[1])}`);
+    tokens = fast;
+    promptJson = text.slice(span[0], span[1]);
+  } else {
+    body = parseJson(text);
+    if (!isObject(body)) throw bad('request body: expected a JSON object');
+    tokens = endpoint === 'completions' ? completionPrompt(body['prompt']) : renderChat(body['messages']);
+    if (endpoint === 'completions') promptJson = JSON.stringify(body['prompt']);
+  }
   if (!isObject(body)) throw bad('request body: expected a JSON object');
-  const tokens = endpoint === 'completions' ? completionPrompt(body['prompt']) : renderChat(body['messages']);
+  delete body['prompt'];
   if (tokens.length === 0) throw bad(endpoint === 'completions' ? 'prompt: empty' : 'messages: empty');
   const rawMax = endpoint === 'chat' ? (body['max_completion_tokens'] ?? body['max_tokens']) : body['max_tokens'];
   if (rawMax !== undefined && rawMax !== null && (typeof rawMax !== 'number' || !Number.isInteger(rawMax) || rawMax < 1)) {
@@ -122,6 +194,7 @@ export function parseOpenAiRequest(endpoint: OpenAiEndpoint, text: string, heade
   return {
     endpoint,
     body,
+    promptJson,
     tokens,
     stream: stream === true,
     maxTokens: typeof rawMax === 'number' ? rawMax : null,
