@@ -2,6 +2,7 @@
 // events against what the workers served (exactly once, bit-identical), the debug endpoint (design.md §8), the
 // request and orchestrator logs, SSE through the orchestrator, and a CTX list pointed elsewhere.
 import { afterEach, describe, expect, it } from 'vitest';
+import { parsePerfMetrics } from '../../src/core/wire/parse-perf-metrics.js';
 import { parseUsage } from '../../src/core/wire/parse-usage.js';
 import type { EventDigest } from '../../src/sim/live/event-digest.js';
 import { startLiveCluster, type LiveCluster } from '../../src/sim/live/index.js';
@@ -112,6 +113,18 @@ describe('live cluster', () => {
     const debug = JSON.parse((await get(cluster.debugUrl)).text) as DebugDoc;
     expect(debug.decisions.map((x) => x.correlation_id)).toEqual(['conv-1', 'conv-1', null]);
     expect((await get(`${cluster.orchestratorUrl}/health`)).status).toBe(200);
+
+    // the disaggregated /perf_metrics join: one entry per served request, then drained
+    const perf = parsePerfMetrics((await get(`${cluster.orchestratorUrl}/perf_metrics`)).text);
+    expect(perf.issues).toEqual([]);
+    const entries = perf.value.map((e) => (e.kind === 'disagg' ? [e.ctxServer, e.ctx?.kvCache?.numReusedBlocks] : null));
+    const chosen = debug.decisions.map((x) => x.chosen);
+    expect(entries).toEqual([
+      [chosen[0], 0],
+      [chosen[1], chosen[1] === chosen[0] ? 7 : 0],
+      [chosen[2], 0],
+    ]);
+    expect((await get(`${cluster.orchestratorUrl}/perf_metrics`)).text).toBe('[]');
   });
 
   it('sends CTX requests and polls to the addresses it is given instead of the workers', async () => {

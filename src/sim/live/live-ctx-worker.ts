@@ -220,6 +220,7 @@ export class LiveCtxWorker {
               num_missed_blocks: total - reused,
             },
           },
+          ctx_request_id: e.ctxRequestId,
         };
       }),
     );

@@ -6,7 +6,9 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Agent, request as httpRequest } from 'undici';
 import type { HashAlgo, KvEvent } from '../../core/wire/kv-event.js';
+import { isJsonObject, parseLosslessJson, type JsonValue } from '../../core/wire/lossless-json.js';
 import { parseKvEvents } from '../../core/wire/parse-kv-events.js';
+import { parsePerfMetrics } from '../../core/wire/parse-perf-metrics.js';
 import { parseServerInfo } from '../../core/wire/parse-server-info.js';
 import { parseUsage } from '../../core/wire/parse-usage.js';
 import type { WireIssue } from '../../core/wire/wire-issue.js';
@@ -16,6 +18,7 @@ import { createRouter } from '../routers/create-router.js';
 import type { RouteCandidate, RouteRequest, Router } from '../routers/router.js';
 import type { GenConfig, RouterConfig } from '../sim-config.js';
 import { DigestLog } from './event-digest.js';
+import { jsonText } from './json-text.js';
 import { HttpError, LiveHttpServer, readBody, sendError, sendJsonText, sendText, sseData, startSse } from './http-kit.js';
 import type { LiveScheduler } from './live-scheduler.js';
 import { parseOpenAiRequest, type OpenAiEndpoint, type OpenAiRequest } from './openai-request.js';
@@ -67,6 +70,30 @@ export interface LiveOrchestratorStats {
   parseIssues: number;
 }
 
+/** a served request waiting for its CTX worker's /perf_metrics entry (the disaggregated join, trtllm-wire.md §5) */
+interface PerfKey {
+  readonly ctxServer: string;
+  readonly ctxRequestId: string;
+  readonly disaggRequestId: number;
+  readonly arrivalS: number;
+  readonly firstTokenS: number;
+}
+
+const PERF_KEYS_MAX = 10_000;
+
+type CtxOutcome = { readonly ok: true; readonly promptTokens: number; readonly cachedTokens: number; readonly ctxRequestId: string | null } | { readonly ok: false; readonly error: string };
+
+/** choices[0].disaggregated_params.ctx_request_id of a CTX response, exactly (lossless) */
+function ctxRequestIdOf(text: string): string | null {
+  const root = parseLosslessJson(text).value;
+  if (!isJsonObject(root)) return null;
+  const choices = root['choices'];
+  const first: JsonValue | undefined = Array.isArray(choices) ? choices[0] : undefined;
+  const params = isJsonObject(first) ? first['disaggregated_params'] : undefined;
+  const id = isJsonObject(params) ? params['ctx_request_id'] : undefined;
+  return typeof id === 'bigint' || typeof id === 'string' ? String(id) : null;
+}
+
 type PollOutcome = { readonly events: KvEvent[] } | { readonly error: string };
 
 /** epoch-based `ts` for the model's log-line helpers (they add VIRTUAL_EPOCH_MS) */
@@ -115,6 +142,7 @@ export class LiveOrchestrator {
   readonly #prefetched = new Map<string, PollOutcome>();
   readonly #history: Decision[] = [];
   readonly #algos = new Map<string, HashAlgo>();
+  #perfKeys: PerfKey[] = [];
   #router: Router | null = null;
   #seq = 0;
   #requestSeq = 0;
@@ -241,6 +269,8 @@ export class LiveOrchestrator {
         return sendText(res, 200, '', 'text/plain');
       case 'GET /debug/router':
         return sendJsonText(res, 200, this.#debugRouter(url.searchParams.get('since')));
+      case 'GET /perf_metrics':
+        return sendJsonText(res, 200, await this.#perfMetrics());
       case 'GET /debug/applied-events':
         return sendJsonText(res, 200, this.#appliedEvents(url.searchParams.get('server')));
       default:
@@ -249,6 +279,7 @@ export class LiveOrchestrator {
   }
 
   async #serve(endpoint: OpenAiEndpoint, req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const arrivalS = performance.now() / 1000;
     const rawBody = await readBody(req);
     const request = parseOpenAiRequest(endpoint, rawBody, req.headers);
     const router = this.router;
@@ -279,10 +310,52 @@ export class LiveOrchestrator {
         ...(this.#options.requestLogPromptTokenIds === true ? { promptTokenIds: request.tokens } : {}),
       }),
     );
+    if (ctx.ctxRequestId !== null) {
+      this.#perfKeys.push({ ctxServer: server, ctxRequestId: ctx.ctxRequestId, disaggRequestId: seqId, arrivalS, firstTokenS: performance.now() / 1000 });
+      if (this.#perfKeys.length > PERF_KEYS_MAX) this.#perfKeys.splice(0, this.#perfKeys.length - PERF_KEYS_MAX);
+    }
     await this.#generate(request, res, requestId, { promptTokens: ctx.promptTokens, cachedTokens: ctx.cachedTokens });
   }
 
-  async #sendCtx(server: string, endpoint: OpenAiEndpoint, request: OpenAiRequest, rawBody: string, disaggId: number, requestId: string): Promise<{ ok: true; promptTokens: number; cachedTokens: number } | { ok: false; error: string }> {
+  /** GET /perf_metrics: drains each CTX server's /perf_metrics and joins it with the requests served */
+  async #perfMetrics(): Promise<string> {
+    const servers = [...new Set(this.#perfKeys.map((k) => k.ctxServer))];
+    const byServer = new Map<string, Map<string, JsonValue>>();
+    await Promise.all(
+      servers.map(async (server) => {
+        const entries = new Map<string, JsonValue>();
+        byServer.set(server, entries);
+        try {
+          const res = await httpRequest(`http://${server}/perf_metrics`, { dispatcher: this.#agent, headersTimeout: 10_000, bodyTimeout: 10_000 });
+          const text = await res.body.text();
+          if (res.statusCode !== 200) return;
+          for (const entry of parsePerfMetrics(text).value) {
+            if (entry.kind === 'worker' && entry.requestId !== null) entries.set(String(entry.requestId), entry.raw);
+          }
+        } catch {
+          // an unreachable server's requests stay pending for the next call
+        }
+      }),
+    );
+    const out: string[] = [];
+    const pending: PerfKey[] = [];
+    for (const key of this.#perfKeys) {
+      const ctx = byServer.get(key.ctxServer)?.get(key.ctxRequestId);
+      if (ctx === undefined) {
+        pending.push(key);
+        continue;
+      }
+      out.push(
+        `{"ctx_server":${JSON.stringify(key.ctxServer)},"gen_server":null,"disagg_request_id":${key.disaggRequestId},` +
+          `"disagg_server_arrival_time":${key.arrivalS},"disagg_server_first_token_time":${key.firstTokenS},` +
+          `"ctx_perf_metrics":${jsonText(ctx)},"gen_perf_metrics":null}`,
+      );
+    }
+    this.#perfKeys = pending;
+    return `[${out.join(',')}]`;
+  }
+
+  async #sendCtx(server: string, endpoint: OpenAiEndpoint, request: OpenAiRequest, rawBody: string, disaggId: number, requestId: string): Promise<CtxOutcome> {
     const disagg = JSON.stringify({
       request_type: 'context_only',
       disagg_request_id: disaggId,
@@ -299,7 +372,7 @@ export class LiveOrchestrator {
       const text = await res.body.text();
       if (res.statusCode !== 200) return { ok: false, error: `${res.statusCode} ${text.slice(0, 200)}` };
       const usage = parseUsage(text).value;
-      return { ok: true, promptTokens: usage?.promptTokens ?? request.tokens.length, cachedTokens: usage?.cachedTokens ?? 0 };
+      return { ok: true, promptTokens: usage?.promptTokens ?? request.tokens.length, cachedTokens: usage?.cachedTokens ?? 0, ctxRequestId: ctxRequestIdOf(text) };
     } catch (err) {
       return { ok: false, error: errorText(err, server) };
     }
