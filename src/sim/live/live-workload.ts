@@ -26,7 +26,7 @@ export interface LiveWorkloadOptions {
   readonly workload: WorkloadConfig;
   readonly onTurn?: (record: LiveTurnRecord) => void;
   readonly onTrajectoryDone?: (done: number, total: number) => void;
-  /** real ms before a failed request is retried (default 1000 virtual ms) */
+  /** virtual ms before a failed request is retried (default 1000) */
   readonly retryDelayMs?: number;
   /** stop retrying a turn after this many failures (default 20) */
   readonly maxRetries?: number;
