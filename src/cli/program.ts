@@ -1,6 +1,7 @@
 import { Command, CommanderError } from 'commander';
 import { CliError, EXIT_USAGE } from './cli-error.js';
 import { registerHashCommand } from './commands/hash.js';
+import { registerSimCommand } from './commands/sim.js';
 import { registerSimServeCommand } from './commands/sim-serve.js';
 import { VERSION } from './version.js';
 
@@ -11,6 +12,7 @@ export function buildProgram(): Command {
     .showHelpAfterError()
     .exitOverride();
   registerHashCommand(program);
+  registerSimCommand(program);
   registerSimServeCommand(program);
   return program;
 }

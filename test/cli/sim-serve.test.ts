@@ -10,7 +10,7 @@ import { repoRoot } from '../helpers/paths.js';
 import { runCli } from '../helpers/run-cli.js';
 
 const SMALL = [
-  'ctx.servers=2', 'ctx.attention_dp=2', 'ctx.overhead=20ms', 'ctx.prefill_tokens_per_s=200000', 'gen.overhead=20ms', 'gen.ms_per_token=0.5',
+  'ctx.servers=2', 'ctx.attention_dp=2', 'ctx.stall_every=0', 'ctx.overhead=20ms', 'ctx.prefill_tokens_per_s=200000', 'gen.overhead=20ms', 'gen.ms_per_token=0.5',
   'workload.trajectories=4', 'workload.concurrency=2', 'workload.system_prefix_tokens=600', 'workload.task_tokens_median=300',
   'workload.turns_min=2', 'workload.turns_max=3', 'workload.output_tokens_median=10', 'workload.tool_tokens_median=50',
   'workload.tool_tokens_max=200', 'workload.tool_latency=20ms', 'workload.ramp=20ms',

@@ -11,6 +11,7 @@ export function smallConfig(preset: 'healthy' | 'seed', extra: readonly string[]
     'ctx.overhead=20ms',
     'ctx.prefill_tokens_per_s=200000',
     'ctx.restart_downtime=400ms',
+    'ctx.stall_every=0',
     'gen.overhead=20ms',
     'gen.ms_per_token=0.5',
     'workload.trajectories=6',

@@ -17,7 +17,7 @@ interface SimServeOptions {
   ctxUrls: string[];
   ctxWait: number;
   requestLog?: string;
-  requestLogPromptTokenIds?: boolean;
+  requestLogTokenIds?: boolean;
   orchestratorLog?: string;
   duration?: number;
   exitWhenDone?: boolean;
@@ -116,7 +116,7 @@ export function registerSimServeCommand(program: Command): void {
     .option('--ctx-urls <list>', "the orchestrator's CTX list: ID=HOST:PORT,… (e.g. relay ports); others stay the workers", collect, [])
     .option('--ctx-wait <duration>', 'how long to wait for every CTX address to answer /server_info', parseDuration('--ctx-wait'), 120_000)
     .option('--request-log <file>', 'append the canonical request log (JSONL) to FILE')
-    .option('--request-log-prompt-token-ids', 'include prompt_token_ids in the request log')
+    .option('--request-log-token-ids', 'include prompt_token_ids in the request log')
     .option('--orchestrator-log <file>', "append the orchestrator's TensorRT-LLM log lines to FILE")
     .option('--duration <duration>', 'stop after this long (real time)', parseDuration('--duration'))
     .option('--exit-when-done', 'with --workload: stop when the workload finished')
@@ -145,7 +145,7 @@ export function registerSimServeCommand(program: Command): void {
           ...(options.portBase !== undefined ? { portBase: options.portBase } : {}),
           ...(requestLog.write !== undefined ? { requestLog: requestLog.write } : {}),
           ...(orchestratorLog.write !== undefined ? { orchestratorLog: orchestratorLog.write } : {}),
-          ...(options.requestLogPromptTokenIds === true ? { requestLogPromptTokenIds: true } : {}),
+          ...(options.requestLogTokenIds === true ? { requestLogPromptTokenIds: true } : {}),
         });
       } catch (e) {
         await Promise.all([requestLog.close(), orchestratorLog.close()]);

@@ -1,6 +1,7 @@
 // The live HTTP driver: a SimConfig's CTX workers and orchestrator on real ports, one LiveScheduler (the model's
 // clock on real time, sped up by `timeScale`), the workload on demand, the fault knobs wired to the wire.
 import type { CtxWorkerConfig } from '../ctx-worker.js';
+import { Rng } from '../rng.js';
 import { serverIds } from '../run-virtual.js';
 import type { SimConfig } from '../sim-config.js';
 import { LiveCtxWorker } from './live-ctx-worker.js';
@@ -139,6 +140,25 @@ export async function startLiveCluster(config: SimConfig, options: LiveClusterOp
     orchestrator = orch;
     await orch.start();
 
+    // ctx.stall_every: each server stalls now and then while a workload runs (seeded like the virtual driver)
+    const startStalls = (workload: LiveWorkload): void => {
+      const c = config.ctx;
+      if (c.stallEveryMs <= 0) return;
+      let running = true;
+      void workload.done.then(() => {
+        running = false;
+      });
+      workers.forEach((w, index) => {
+        const rng = new Rng(config.workload.seed, 0x57a11 + index);
+        const next = (): void => {
+          if (!running) return;
+          w.worker.stall(rng.exponential(c.stallMs));
+          scheduler.at(scheduler.now() + rng.exponential(c.stallEveryMs), next);
+        };
+        scheduler.at(scheduler.now() + rng.exponential(c.stallEveryMs), next);
+      });
+    };
+
     let armed = false;
     const armFaults = (): void => {
       if (armed) return;
@@ -175,6 +195,7 @@ export async function startLiveCluster(config: SimConfig, options: LiveClusterOp
         });
         workloads.push(workload);
         workload.start();
+        startStalls(workload);
         return workload;
       },
       armFaults,
