@@ -173,13 +173,15 @@ export function registerSimServeCommand(program: Command): void {
         process.once('SIGTERM', finish);
         if (options.duration !== undefined) setTimeout(finish, options.duration).unref();
         if (options.workload) {
-          const workload = cluster.startWorkload({
-            onTrajectoryDone: (done, total) => {
-              if (!options.json && (done % Math.max(1, Math.floor(total / 20)) === 0 || done === total)) {
-                const s = workload.summary();
-                err(`  ${done}/${total} trajectories, ${s.requests} requests, cache hit ${(s.cacheHitRatio * 100).toFixed(1)}%, turn scatter ${(s.turnScatterRatio * 100).toFixed(1)}%`);
-              }
-            },
+          const workload = cluster.startWorkload();
+          const progress = (): void => {
+            const s = workload.summary();
+            err(`  ${s.wallSeconds.toFixed(0)} s: ${s.requests} requests, ${s.trajectories}/${config.workload.trajectories} trajectories, cache hit ${(s.cacheHitRatio * 100).toFixed(1)}%, turn scatter ${(s.turnScatterRatio * 100).toFixed(1)}%`);
+          };
+          const timer = options.json ? null : setInterval(progress, 5000);
+          timer?.unref();
+          void workload.done.then(() => {
+            if (timer !== null) clearInterval(timer);
           });
           void workload.done.then((s) => {
             if (s.stopped) return;
