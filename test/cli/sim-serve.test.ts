@@ -83,13 +83,14 @@ describe('kvsentinel sim serve', () => {
     expect(readFileSync(orchestratorLog, 'utf8')).toMatch(/^\[\d\d\/\d\d\/\d{4}-\d\d:\d\d:\d\d\] \[TRT-LLM\] \[I\] KvCacheAwareRouter initialized for context servers: \['127\.0\.0\.1:\d+', '127\.0\.0\.1:\d+'\]$/m);
   });
 
-  it('shuts down gracefully on SIGTERM and closes its ports', async () => {
-    const run = start(['sim', 'serve', '--preset', 'seed', ...SMALL, '--json']);
-    const info = JSON.parse(await run.nextLine()) as { orchestrator_url: string };
+  it.each(['SIGTERM', 'SIGINT'] as const)('shuts down gracefully on %s and closes its ports', async (signal) => {
+    const run = start(['sim', 'serve', '--preset', 'seed', ...SMALL, '--json', '--workload']);
+    const info = JSON.parse(await run.nextLine()) as { orchestrator_url: string; workers: { url: string }[] };
     expect((await request(`${info.orchestrator_url}/health`)).statusCode).toBe(200);
-    child!.kill('SIGTERM');
+    child!.kill(signal);
     expect(await run.exited).toBe(0);
     await expect(request(`${info.orchestrator_url}/health`)).rejects.toMatchObject({ code: 'ECONNREFUSED' });
+    await expect(request(`${info.workers[0]!.url}/health`)).rejects.toMatchObject({ code: 'ECONNREFUSED' });
   });
 
   it('rejects bad flags with a message naming them', async () => {

@@ -39,26 +39,35 @@ export function digestEvent(event: KvEvent): EventDigest {
   return { attention_dp_rank: event.attentionDpRank, event_id: event.eventId, type: data.type, block_hashes: hashes, parent_hash: parent };
 }
 
-/** A bounded log of digests (oldest dropped beyond `limit`, counted). */
+/** A bounded log of digests: the oldest are dropped (and counted) beyond `limit` events or `maxHashes` hashes. */
 export class DigestLog {
   readonly limit: number;
+  readonly maxHashes: number;
   readonly entries: EventDigest[] = [];
   dropped = 0;
   total = 0;
+  #hashes = 0;
 
-  constructor(limit = 200_000) {
+  constructor(limit = 100_000, maxHashes = 250_000) {
     this.limit = limit;
+    this.maxHashes = maxHashes;
   }
 
   add(events: readonly KvEvent[]): void {
     for (const event of events) {
-      this.entries.push(digestEvent(event));
+      const digest = digestEvent(event);
+      this.entries.push(digest);
+      this.#hashes += digest.block_hashes.length;
       this.total++;
     }
-    const over = this.entries.length - this.limit;
-    if (over > 0) {
-      this.entries.splice(0, over);
-      this.dropped += over;
+    let drop = 0;
+    while (drop < this.entries.length && (this.entries.length - drop > this.limit || this.#hashes > this.maxHashes)) {
+      this.#hashes -= this.entries[drop]!.block_hashes.length;
+      drop++;
+    }
+    if (drop > 0) {
+      this.entries.splice(0, drop);
+      this.dropped += drop;
     }
   }
 }
