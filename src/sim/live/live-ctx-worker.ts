@@ -6,7 +6,8 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { serializeKvEvents } from '../../core/wire/serialize-kv-events.js';
 import { CtxWorker, WorkerDownError, type CtxResult, type CtxWorkerConfig } from '../ctx-worker.js';
-import { StaticPrompt } from '../prompt.js';
+import { StaticPrompt, type Prompt, type PromptBlocks } from '../prompt.js';
+import type { HashAlgo } from '../../core/wire/kv-event.js';
 import { DigestLog } from './event-digest.js';
 import { HttpError, LiveHttpServer, readBody, sendError, sendJsonText, sendText, sseData, startSse } from './http-kit.js';
 import type { LiveScheduler } from './live-scheduler.js';
@@ -37,6 +38,37 @@ interface PerfEntry {
   readonly arrivalS: number;
   readonly scheduledS: number;
   readonly firstTokenS: number;
+}
+
+const NO_TOKENS = new Uint32Array(0);
+
+/**
+ * An HTTP request's prompt that lets go of its tokens and hashes once the request is answered: the model's FIFO
+ * keeps consumed entries around for a while, harmless for trajectory views in virtual time but, live, each
+ * prompt is its own buffer (tens of MB per worker under the seed workload).
+ */
+class ReleasablePrompt implements Prompt {
+  #inner: StaticPrompt | null;
+
+  constructor(tokens: Uint32Array) {
+    this.#inner = new StaticPrompt(tokens);
+  }
+
+  get tokens(): Uint32Array {
+    return this.#inner?.tokens ?? NO_TOKENS;
+  }
+
+  blocks(blockSize: number, algo: HashAlgo): PromptBlocks {
+    return (this.#inner ?? new StaticPrompt(NO_TOKENS)).blocks(blockSize, algo);
+  }
+
+  drifted(): Prompt {
+    return (this.#inner ?? new StaticPrompt(NO_TOKENS)).drifted();
+  }
+
+  release(): void {
+    this.#inner = null;
+  }
 }
 
 export class LiveCtxWorker {
@@ -154,9 +186,11 @@ export class LiveCtxWorker {
     const request = parseOpenAiRequest(endpoint, await readBody(req), req.headers);
     const ctxRequestId = ++this.#ctxRequestSeq;
     const requestId = `${endpoint === 'chat' ? 'chatcmpl' : 'cmpl'}-${this.id}-${ctxRequestId}`;
+    const prompt = new ReleasablePrompt(request.tokens);
     const result = await new Promise<CtxResult>((resolve) => {
-      this.worker.submit({ requestId, correlationId: request.conversationId, prompt: new StaticPrompt(request.tokens) }, resolve);
+      this.worker.submit({ requestId, correlationId: request.conversationId, prompt }, resolve);
     });
+    prompt.release();
     if (!result.ok) {
       res.destroy(); // the server went away mid-request (restart)
       return;
