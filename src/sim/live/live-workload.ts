@@ -132,8 +132,11 @@ export class LiveWorkload {
   #promptText(trajectory: Trajectory): string {
     const tokens = trajectory.tokens();
     let cached = this.#texts.get(trajectory) ?? { length: 0, text: '' };
-    let text = cached.text;
-    for (let i = cached.length; i < trajectory.length; i++) text += i === 0 ? String(tokens[i]) : `,${tokens[i]}`;
+    // one flat string per turn (joined), so the cached text is a short rope, not one node per token
+    const part: string[] = [];
+    for (let i = cached.length; i < trajectory.length; i++) part.push(String(tokens[i]));
+    const joined = part.join(',');
+    const text = cached.length === 0 ? joined : joined === '' ? cached.text : `${cached.text},${joined}`;
     cached = { length: trajectory.length, text };
     this.#texts.set(trajectory, cached);
     return text;
