@@ -175,3 +175,25 @@ describe('live cluster faults', () => {
     expect(ctx0.filter((e) => e.attention_dp_rank === 0).some((e, i, all) => i > 0 && e.event_id! < all[i - 1]!.event_id!)).toBe(true);
   });
 });
+
+describe('live router faults', () => {
+  it('router.poll_on_finish=false: the orchestrator never POSTs /kv_cache_events', async () => {
+    cluster = await startLiveCluster(smallConfig('healthy', ['router.poll_on_finish=false']));
+    const prompt = JSON.stringify({ prompt: tokens(600, 4), max_tokens: 2 });
+    for (let i = 0; i < 3; i++) expect((await post(`${cluster.orchestratorUrl}/v1/completions`, prompt)).status).toBe(200);
+    expect(cluster.workers.map((w) => cluster!.worker(w.id).stats.drainsServed)).toEqual([0, 0]);
+    const debug = JSON.parse((await get(cluster.debugUrl)).text) as DebugDoc;
+    expect(debug.servers.map((s) => [s.polls, s.block_table_size])).toEqual([[0, 0], [0, 0]]);
+    // the events wait in the workers' queues
+    expect(cluster.worker(debug.decisions[0]!.chosen === cluster.workers[0]!.address ? 'ctx0' : 'ctx1').worker.events.size(cluster.scheduler.now())).toBeGreaterThan(0);
+  });
+
+  it('router.token_drift: the table fills but the router matches nothing', async () => {
+    cluster = await startLiveCluster(smallConfig('healthy', ['router.token_drift=true']));
+    const prompt = JSON.stringify({ prompt: tokens(600, 4), max_tokens: 2 });
+    for (let i = 0; i < 2; i++) expect((await post(`${cluster.orchestratorUrl}/v1/completions`, prompt)).status).toBe(200);
+    const debug = JSON.parse((await get(cluster.debugUrl)).text) as DebugDoc;
+    expect(debug.servers.some((s) => s.block_table_size! > 0)).toBe(true);
+    expect(debug.decisions[1]!.candidates!.map((c) => c.matched_tokens)).toEqual([0, 0]);
+  });
+});
