@@ -1,7 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { request } from 'undici';
-import { splitJsonArray } from '../../src/core/relay/split-json-array.js';
-import type { KvEvent } from '../../src/core/wire/kv-event.js';
+import { parseKvEvents } from '../../src/core/wire/parse-kv-events.js';
 import { InflightTracker } from '../../src/sources/relay/inflight-tracker.js';
 import { WorkerRelay, type ParseEvents, type RelayOptions } from '../../src/sources/relay/worker-relay.js';
 import { SourceStatusBoard } from '../../src/sources/source-status.js';
@@ -10,18 +9,7 @@ import { startFakeCtxWorker, storedEventText, type FakeCtxWorker } from '../help
 import { pollEvents, runFakeOrchestrator } from '../helpers/fake-orchestrator.js';
 import { RecordingSink, eventually } from '../helpers/recording-sink.js';
 
-// Stand-in for the wire parser: one minimal event per item, keeping the worker's event_id.
-const parseIds: ParseEvents = (text) => {
-  const split = splitJsonArray(text);
-  const items = split.items;
-  return {
-    events: items.map((raw, index) => ({
-      index,
-      event: { eventId: Number(/"event_id":(\d+)/.exec(raw)?.[1]), data: { type: 'all_cleared' }, windowSize: null, attentionDpRank: null, hashAlgo: null, layerGroupId: null } satisfies KvEvent,
-    })),
-    issues: [],
-  };
-};
+const parseIds: ParseEvents = parseKvEvents;
 
 const cleanups: (() => Promise<void>)[] = [];
 afterEach(async () => {
@@ -86,6 +74,8 @@ describe('relay', () => {
         next += o.events.length;
       }
       expect(next).toBe(fakes[Number(server.slice(3))]?.emitted.length);
+      const stored = obs.flatMap((o) => o.events).find((e) => e.data.type === 'stored');
+      expect(stored?.data.type === 'stored' && typeof stored.data.blocks[0]?.blockHash === 'bigint').toBe(true);
     }
   });
 
