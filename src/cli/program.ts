@@ -1,5 +1,6 @@
 import { Command, CommanderError } from 'commander';
 import { CliError, EXIT_USAGE } from './cli-error.js';
+import { registerAuditCommand } from './commands/audit.js';
 import { registerHashCommand } from './commands/hash.js';
 import { VERSION } from './version.js';
 
@@ -10,6 +11,7 @@ export function buildProgram(): Command {
     .showHelpAfterError()
     .exitOverride();
   registerHashCommand(program);
+  registerAuditCommand(program);
   return program;
 }
 
