@@ -17,12 +17,21 @@ function hostPort(name: string): string {
   return trimmed.toLowerCase();
 }
 
-/** `aliases`: server id → every name it may appear under (worker URL, relay host:port …). */
+/**
+ * `aliases`: server id → every name it may appear under (worker URL, relay host:port …). An alias `:PORT` matches
+ * any host on that port: the router names a relay by whatever host it uses for the sidecar.
+ */
 export function createServerResolver(aliases: Readonly<Record<string, readonly string[]>>): ServerResolver {
   const byName = new Map<string, string>();
   for (const [id, names] of Object.entries(aliases)) {
     byName.set(id, id);
-    for (const n of names) byName.set(hostPort(n), id);
+    for (const n of names) byName.set(n.startsWith(':') ? n : hostPort(n), id);
   }
-  return (name) => byName.get(name) ?? byName.get(hostPort(name)) ?? name;
+  return (name) => {
+    const exact = byName.get(name);
+    if (exact !== undefined) return exact;
+    const hp = hostPort(name);
+    const port = /:(\d+)$/.exec(hp)?.[1];
+    return byName.get(hp) ?? (port !== undefined ? byName.get(`:${port}`) : undefined) ?? name;
+  };
 }
