@@ -30,6 +30,7 @@ export class LiveFeed implements ObservationSink {
   #findings: readonly Finding[] = [];
   #lastStatsAt = -Infinity;
   #dropped = 0;
+  readonly #sourceUp = new Map<string, boolean>();
 
   constructor(deps: { snapshot: () => SentinelSnapshot; clock: Clock; logger: Logger; version: string }, options: Partial<LiveFeedOptions> = {}) {
     this.#snapshot = deps.snapshot;
@@ -76,6 +77,11 @@ export class LiveFeed implements ObservationSink {
   }
 
   apply(o: Observation): void {
+    if (o.kind === 'source-health') {
+      // sources report every failure; the feed shows changes only
+      if (this.#sourceUp.get(o.source) === o.up) return;
+      this.#sourceUp.set(o.source, o.up);
+    }
     if (this.#wss.clients.size === 0) return;
     const frame = observationFrame(o);
     if (frame !== null) this.broadcast(frame);

@@ -1,6 +1,6 @@
 // Health and error counts of every configured source, read by the exporter (kvsentinel_up, source_errors_total,
 // bad_input_total) and the landing page. Up/down transitions also go to the state as `source-health` observations,
-// which feed the `source-unreachable` finding.
+// which feed the `source-unreachable` finding (every failure is reported, recoveries once).
 import type { Clock, ObservationSink, SourceErrorReason, SourceReporter } from './ports.js';
 
 export interface SourceStatus {
@@ -60,13 +60,13 @@ export class SourceStatusBoard implements SourceReporter {
 
   fail(source: string, reason: SourceErrorReason, message: string): void {
     const s = this.#get(source);
-    const changed = s.up || !s.seen || s.lastError !== message;
     s.up = false;
     s.seen = true;
     s.lastError = message;
     s.lastErrorAt = this.#clock();
     s.errors[reason] = (s.errors[reason] ?? 0) + 1;
-    if (changed) this.#sink.apply({ kind: 'source-health', ts: s.lastErrorAt, source, up: false, error: message });
+    // every failure is reported: the state counts consecutive failures (source-unreachable after a few)
+    this.#sink.apply({ kind: 'source-health', ts: s.lastErrorAt, source, up: false, error: message });
   }
 
   badInput(source: string, code: string, count = 1): void {
