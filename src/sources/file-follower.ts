@@ -99,6 +99,10 @@ export class FileFollower extends PollingSource {
       }
       const line = (this.#partial + piece).replace(/\r$/, '');
       this.#partial = '';
+      if (line.length > this.#options.maxLineBytes) {
+        this.#status.badInput(this.name, 'line-too-long');
+        continue;
+      }
       if (line.trim() !== '') this.#onLine(line, this.#lineNo);
     }
     if (!this.#skipping) {
