@@ -156,7 +156,7 @@ export function createDaemon(initial: ServeConfig, deps: DaemonDeps = {}): Daemo
         captureMaxBytes: c.relay.captureMaxBytes,
         proxyTimeoutMs: c.relay.proxyTimeoutMs,
         shutdownGraceMs: c.relay.shutdownGraceMs,
-        buffer: { maxEvents: c.relay.bufferMaxEvents, maxBytes: c.relay.bufferMaxBytes },
+        buffer: { maxEvents: c.relay.bufferMaxEvents, maxBytes: c.relay.bufferMaxBytes, consumerIdleMs: c.relay.consumerIdleMs, retainReadMs: c.relay.retainReadMs },
       };
       specs.push({
         key: `relay ${JSON.stringify([target, options])}`,
