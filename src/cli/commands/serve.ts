@@ -69,7 +69,8 @@ export function registerServeCommand(program: Command): void {
         throw new CliError('no source configured: give --relay, --ctx, --router-debug, --requests or --orchestrator-log (or a --config.file)');
       }
       const logger = createStderrLogger({ level });
-      const daemon = createDaemon(config, { logger, loadConfig: load });
+      // KVSENTINEL_REVISION: the build's source revision for kvsentinel_build_info (images set it)
+      const daemon = createDaemon(config, { logger, loadConfig: load, revision: process.env.KVSENTINEL_REVISION ?? 'unknown' });
       try {
         await daemon.start();
       } catch (err) {
