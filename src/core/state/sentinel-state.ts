@@ -151,6 +151,7 @@ interface SourceTrack {
   up: boolean;
   error: string | null;
   downSince: number | null;
+  lastFailure: number | null;
   failures: number;
 }
 
@@ -502,9 +503,12 @@ class Sentinel implements SentinelState {
       this.#count(ts, 'chance', best / n);
     }
     const maxScore = Math.max(...scores);
-    if (scores[chosenIndex]! >= maxScore - 1e-9) this.#count(ts, 'agree');
+    const agrees = scores[chosenIndex]! >= maxScore - 1e-9;
+    if (agrees) this.#count(ts, 'agree');
+    // sent away by load: the router did what its (replicated) score says, and the score preferred a less loaded
+    // server over one holding much more of the prompt
     const chosenTerm = cacheTerms[chosenIndex]!;
-    if (cacheTerms.some((c) => c - chosenTerm >= this.#thresholds.sentAwayCacheDelta)) this.#count(ts, 'away');
+    if (agrees && cacheTerms.some((c) => c - chosenTerm >= this.#thresholds.sentAwayCacheDelta)) this.#count(ts, 'away');
     const predictedChosen = Math.min(predicted[chosenIndex]!, keys.hashedTokens);
     this.#count(ts, 'pred', predictedChosen);
     return { oracleBest: maxOracle, oracleChosen: oracle[chosenIndex]!, predictedChosen, predictedAny, blockSize: chosenBlockSize };
@@ -586,18 +590,20 @@ class Sentinel implements SentinelState {
         this.#sourcesIgnored++;
         return;
       }
-      track = { up: true, error: null, downSince: null, failures: 0 };
+      track = { up: true, error: null, downSince: null, lastFailure: null, failures: 0 };
       this.#sources.set(source, track);
     }
     if (up) {
       track.up = true;
       track.error = null;
       track.downSince = null;
+      track.lastFailure = null;
       track.failures = 0;
     } else {
       if (track.up) track.downSince = ts;
       track.up = false;
       track.error = error;
+      track.lastFailure = ts;
       track.failures++;
     }
   }
@@ -701,7 +707,7 @@ class Sentinel implements SentinelState {
     };
     const sources: SourceDiagnosis[] = [...this.#sources.entries()]
       .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
-      .map(([source, t]) => ({ source, up: t.up, error: t.error, downSince: t.downSince, failures: t.failures }));
+      .map(([source, t]) => ({ source, up: t.up, error: t.error, downSince: t.downSince, lastFailure: t.lastFailure, failures: t.failures }));
     return {
       now,
       window: w.span(now),
@@ -745,7 +751,8 @@ class Sentinel implements SentinelState {
     let oracleHitRatio: number | null = null;
     let oracleBasis: SentinelStateSnapshot['oracleBasis'] = null;
     let tokensLost: number | null = null;
-    if (total('jp') > 0 && input.seesWorkerEvents) {
+    const truthAvailable = input.servers.some((sv) => sv.storedEvents > 0);
+    if (total('jp') > 0 && input.seesWorkerEvents && truthAvailable) {
       oracleHitRatio = total('jo') / total('jp');
       oracleBasis = 'worker-truth';
       tokensLost = Math.max(0, d.joinedOracleCachedTokens - d.joinedCachedTokens);

@@ -111,7 +111,7 @@ describe('rules', () => {
     },
     {
       name: 'source-unreachable after the grace period',
-      input: quietInput({ sources: [{ source: 'relay:ctx1', up: false, error: 'ECONNREFUSED', downSince: 500_000, failures: 1 }] }),
+      input: quietInput({ sources: [{ source: 'relay:ctx1', up: false, error: 'ECONNREFUSED', downSince: 500_000, lastFailure: 590_000, failures: 90 }] }),
       expected: ['source-unreachable'],
     },
   ];

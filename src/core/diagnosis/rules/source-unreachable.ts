@@ -4,8 +4,10 @@ import type { Rule } from '../rule.js';
 export const sourceUnreachable: Rule = {
   id: 'source-unreachable',
   evaluate(input) {
+    // down = it kept failing for the grace period (sources report every read; a short outage that was never
+    // followed by an explicit "up" does not count)
     const down = input.sources.filter(
-      (s) => !s.up && s.downSince !== null && (input.now - s.downSince >= input.thresholds.sourceDownMs || s.failures >= 3),
+      (s) => !s.up && s.downSince !== null && s.lastFailure !== null && s.lastFailure - s.downSince >= input.thresholds.sourceDownMs,
     );
     if (down.length === 0) return null;
     const names = down.map((s) => s.source);
@@ -14,7 +16,7 @@ export const sourceUnreachable: Rule = {
       summary: `cannot read ${names.join(', ')}: ${down.map((s) => s.error ?? 'no answer').join('; ')}`,
       evidence: {
         sources: names.join(' '),
-        down_for_ms: Math.max(...down.map((s) => input.now - (s.downSince ?? input.now))),
+        down_for_ms: Math.max(...down.map((s) => (s.lastFailure ?? input.now) - (s.downSince ?? input.now))),
         failures: down.reduce((n, s) => n + s.failures, 0),
         errors: down.map((s) => `${s.source}: ${s.error ?? 'no answer'}`).join('; '),
       },
