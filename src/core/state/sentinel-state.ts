@@ -63,6 +63,17 @@ export const DEFAULT_LIMITS: SentinelLimits = {
   sources: 256,
 };
 
+/**
+ * What the daemon should run with: rules over the last 5 minutes, evaluated at most every 5 s, a finding on after
+ * 3 consecutive evaluations (15 s) and off after 12 (1 min), so fixes show and nothing flaps.
+ */
+export const DAEMON_STATE_OPTIONS = {
+  mode: 'relay',
+  windowMs: 300_000,
+  evaluateEveryMs: 5_000,
+  hysteresis: { onAfter: 3, offAfter: 12 },
+} as const satisfies SentinelOptions;
+
 export interface SentinelOptions {
   /** the vantage point; 'auto' infers relay from drained events (exclusive mode must be stated) */
   readonly mode?: SentinelMode;
@@ -538,6 +549,7 @@ class Sentinel implements SentinelState {
       return;
     }
     this.#pending.delete(obs.requestId);
+    this.#count(obs.ts, 'wout');
     if (pending.backfillKeys !== null && obs.ok) this.#replica.backfill(pending.server, pending.backfillKeys, pending.backfillAlgo);
     if (!obs.ok || obs.promptTokens === null) return;
     if (pending.followup) {
@@ -678,7 +690,7 @@ class Sentinel implements SentinelState {
       serverCount: this.#serverCount(),
       decisions: sum('dec'),
       withKeys: sum('keys'),
-      withOutcome: sum('jp') > 0 ? sum('idealP') : 0,
+      withOutcome: sum('wout'),
       predictedAnyMatch: sum('predAny'),
       oracleAnyMatch: sum('oracleAny'),
       firstBlockHeld: sum('first'),
