@@ -48,7 +48,7 @@ export const DEFAULT_THRESHOLDS: DiagnosisThresholds = {
   inertMargin: 0.15,
   predictedMatchMaxShare: 0.01,
   oracleMatchMinShare: 0.2,
-  maxTurnScatter: 0.06,
+  maxTurnScatter: 0.05,
   maxHitRateGap: 0.03,
   maxSentAwayShare: 0.05,
   activeOverBatchFactor: 1.5,
