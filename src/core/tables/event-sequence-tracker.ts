@@ -33,8 +33,8 @@ export interface RankSequenceStats {
   readonly expectedEventId: number | null;
   readonly events: number;
   readonly gaps: number;
-  /** ids skipped by gaps after the first event */
-  readonly missing: number;
+  /** ids skipped by gaps after the first event (snapshot RankStats.missedEvents) */
+  readonly missedEvents: number;
   /** id of the first event seen (ids before it were never observed), null before any */
   readonly firstEventId: number | null;
   readonly resets: number;
@@ -125,7 +125,7 @@ export class EventSequenceTracker {
           expectedEventId: s.last === null ? null : s.last + 1,
           events: s.events,
           gaps: s.gaps,
-          missing: s.missing,
+          missedEvents: s.missing,
           firstEventId: s.firstEventId,
           resets: s.resets,
           duplicates: s.duplicates,

@@ -86,6 +86,10 @@ describe('WorkerTruthTable', () => {
     expect(table.streams('s')[0]?.blocksPerLevel).toEqual([3, 0]);
     expect(table.apply('s', updatedLevel(9n, 0, 1))).toMatchObject({ moved: 0 });
     expect(table.streams('s')[0]?.updatedUnknown).toBe(1);
+    table.apply('s', stored([4n], { windowSize: 128 }, 1));
+    expect(table.blocksByLevel('s', 0)).toEqual({ 0: 3, 1: 1 });
+    expect(table.blocksByLevel('s', 5)).toEqual({});
+    expect(table.ranks('s')).toEqual([0]);
   });
 
   it('records blocks stored directly at host level', () => {

@@ -247,6 +247,25 @@ export class WorkerTruthTable {
     return total;
   }
 
+  /** Blocks per cache level of one rank, summed over its streams (snapshot RankStats.blocksByLevel). */
+  blocksByLevel(server: string, attentionDpRank: number): Record<number, number> {
+    const out: Record<number, number> = {};
+    for (const stream of this.#servers.get(server)?.values() ?? []) {
+      if (stream.key.attentionDpRank !== attentionDpRank) continue;
+      stream.blocksPerLevel.forEach((n, level) => {
+        out[level] = (out[level] ?? 0) + n;
+      });
+    }
+    return out;
+  }
+
+  /** Ranks of `server` that have a stream, ascending. */
+  ranks(server: string): number[] {
+    const ranks = new Set<number>();
+    for (const stream of this.#servers.get(server)?.values() ?? []) ranks.add(stream.key.attentionDpRank);
+    return [...ranks].sort((a, b) => a - b);
+  }
+
   /** Bytes held by the block sets (typed arrays only). */
   get byteLength(): number {
     let total = 0;
@@ -285,7 +304,13 @@ export class WorkerTruthTable {
     let stream = streams.get(id);
     if (!stream) {
       stream = {
-        key: { server, attentionDpRank: rank, windowSize: event.windowSize, hashAlgo: algo, layerGroupId: event.layerGroupId },
+        key: {
+          server,
+          attentionDpRank: rank,
+          windowSize: event.windowSize,
+          hashAlgo: algo,
+          layerGroupId: event.layerGroupId,
+        },
         blocks: new U64HashSet(),
         blocksPerLevel: [],
         capacityPerLevel: null,
