@@ -825,7 +825,7 @@ class Sentinel implements SentinelState {
         rank: r.attentionDpRank,
         eventsByType: r.eventsByType,
         gaps: r.gaps,
-        missedEvents: r.missing,
+        missedEvents: r.missedEvents,
         resets: r.resets,
         lastEventId: r.lastEventId,
         blocksByLevel,
