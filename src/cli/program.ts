@@ -2,6 +2,8 @@ import { Command, CommanderError } from 'commander';
 import { CliError, EXIT_USAGE } from './cli-error.js';
 import { registerAuditCommand } from './commands/audit.js';
 import { registerHashCommand } from './commands/hash.js';
+import { registerServeCommand } from './commands/serve.js';
+import { registerTailCommand } from './commands/tail.js';
 import { VERSION } from './version.js';
 
 export function buildProgram(): Command {
@@ -12,6 +14,8 @@ export function buildProgram(): Command {
     .exitOverride();
   registerHashCommand(program);
   registerAuditCommand(program);
+  registerServeCommand(program);
+  registerTailCommand(program);
   return program;
 }
 

@@ -1,0 +1,110 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { EventBuffer, serializeEventItems } from './event-buffer.js';
+
+const ev = (n: number): string => `{"event_id":${n},"data":{"type":"removed","block_hashes":[18446744073709551${String(n).padStart(3, '0')}]}}`;
+
+describe('EventBuffer', () => {
+  it('gives the first consumer everything since start, then only what is new', () => {
+    const b = new EventBuffer();
+    expect(b.append([ev(0), ev(1)])).toBe(0);
+    expect(b.read('router', 1)).toEqual({ consumer: 'router', fromSeq: 0, toSeq: 2, items: [ev(0), ev(1)], dropped: 0 });
+    expect(b.read('router', 2).items).toEqual([]);
+    expect(b.append([ev(2)])).toBe(2);
+    expect(b.read('router', 3)).toMatchObject({ fromSeq: 2, toSeq: 3, items: [ev(2)] });
+    expect(serializeEventItems([ev(0), ev(1)])).toBe(`[${ev(0)},${ev(1)}]`);
+  });
+
+  it('serves each consumer the full stream independently', () => {
+    const b = new EventBuffer();
+    b.append([ev(0)]);
+    expect(b.read('a', 0).items).toEqual([ev(0)]);
+    b.append([ev(1)]);
+    // b joins late: starts at the oldest retained event, nothing counted as dropped
+    expect(b.read('b', 0)).toMatchObject({ items: [ev(1)], dropped: 0 });
+    b.append([ev(2)]);
+    expect(b.read('a', 0).items).toEqual([ev(1), ev(2)]);
+    expect(b.read('b', 0).items).toEqual([ev(2)]);
+    expect(b.stats().retainedEvents).toBe(0);
+  });
+
+  it('drops the oldest events of an overflowing backlog and tells that consumer how many', () => {
+    const b = new EventBuffer({ maxEvents: 3 });
+    b.read('slow', 0);
+    b.read('fast', 0);
+    b.append([ev(0), ev(1)]);
+    expect(b.read('fast', 0).items).toEqual([ev(0), ev(1)]);
+    b.append([ev(2), ev(3), ev(4)]);
+    expect(b.read('fast', 0).items).toEqual([ev(2), ev(3), ev(4)]);
+    const slow = b.read('slow', 0);
+    expect(slow).toMatchObject({ fromSeq: 2, toSeq: 5, items: [ev(2), ev(3), ev(4)], dropped: 2 });
+    expect(b.read('slow', 0).dropped).toBe(0);
+    const stats = b.stats();
+    expect(stats.evicted).toBe(2);
+    expect(stats.consumers.find((c) => c.consumer === 'slow')).toMatchObject({ dropped: 2, delivered: 3 });
+  });
+
+  it('counts events evicted before the first poll as dropped for the first consumer', () => {
+    const b = new EventBuffer({ maxEvents: 2 });
+    b.append([ev(0), ev(1), ev(2)]);
+    expect(b.read('router', 0)).toMatchObject({ fromSeq: 1, items: [ev(1), ev(2)], dropped: 1 });
+  });
+
+  it('bounds retained bytes but keeps at least the newest event', () => {
+    const b = new EventBuffer({ maxBytes: ev(0).length * 2 });
+    b.append([ev(0), ev(1), ev(2)]);
+    expect(b.stats()).toMatchObject({ retainedEvents: 2, retainedFrom: 1 });
+    const big = 'x'.repeat(ev(0).length * 5);
+    b.append([big]);
+    expect(b.stats()).toMatchObject({ retainedEvents: 1, retainedBytes: big.length });
+  });
+
+  it('forgets idle consumers so they stop pinning the log', () => {
+    const b = new EventBuffer({ consumerIdleMs: 100 });
+    b.read('gone', 0);
+    b.read('live', 0);
+    b.append([ev(0)]);
+    b.read('live', 50);
+    expect(b.stats().retainedEvents).toBe(1);
+    b.read('live', 200);
+    expect(b.stats().consumers.map((c) => c.consumer)).toEqual(['live']);
+    expect(b.stats()).toMatchObject({ retainedEvents: 0, expiredConsumers: 1 });
+  });
+
+  it('delivers every appended event exactly once, in order, to every consumer that never overflows', () => {
+    const op = fc.oneof(
+      fc.record({ kind: fc.constant('append' as const), n: fc.integer({ min: 0, max: 4 }) }),
+      fc.record({ kind: fc.constant('read' as const), c: fc.integer({ min: 0, max: 2 }) }),
+    );
+    fc.assert(
+      fc.property(fc.array(op, { maxLength: 60 }), fc.integer({ min: 1, max: 12 }), (ops, maxEvents) => {
+        const b = new EventBuffer({ maxEvents });
+        const got: string[][] = [[], [], []];
+        const dropped = [0, 0, 0];
+        let next = 0;
+        for (const c of [0, 1, 2]) b.read(`c${c}`, 0);
+        for (const o of ops) {
+          if (o.kind === 'append') {
+            const items = Array.from({ length: o.n }, () => ev(next++));
+            b.append(items);
+          } else {
+            const r = b.read(`c${o.c}`, 0);
+            got[o.c]?.push(...r.items);
+            dropped[o.c] = (dropped[o.c] ?? 0) + r.dropped;
+          }
+        }
+        for (const c of [0, 1, 2]) {
+          const r = b.read(`c${c}`, 0);
+          got[c]?.push(...r.items);
+          dropped[c] = (dropped[c] ?? 0) + r.dropped;
+          const seen = got[c] ?? [];
+          // in order, no duplicates, and delivered + dropped = all, with drops only at the front of gaps
+          expect(seen.length + (dropped[c] ?? 0)).toBe(next);
+          const ids = seen.map((t) => Number(/"event_id":(\d+)/.exec(t)?.[1]));
+          for (let k = 1; k < ids.length; k++) expect(ids[k]).toBeGreaterThan(ids[k - 1] as number);
+        }
+      }),
+      { numRuns: 300 },
+    );
+  });
+});

@@ -1,0 +1,202 @@
+// The relay's per-worker event log: every event drained from a CTX worker, as its exact JSON text, numbered with
+// relay sequence numbers, and one cursor per consumer so each consumer (router replica) receives every event exactly
+// once and in order. Pure and deterministic: no I/O, no clock (`now` is a parameter).
+//
+// Decisions:
+// - One shared log, not one queue per consumer: memory is bounded once (maxEvents, maxBytes), and a backlog is the
+//   span between a consumer's cursor and the log's end. Overflow evicts the oldest events; each consumer whose cursor
+//   was inside the evicted span is told how many it lost (drop-oldest, counted per consumer).
+// - Events every known consumer has read are released at once. Before any consumer exists the log keeps events up
+//   to the bound, so the router's first poll gets the worker's history from the sidecar's start (`created` first).
+// - The very first consumer starts at seq 0 (events evicted before its first poll count as dropped for it); a
+//   consumer that joins later starts at the oldest retained event (what it missed before joining is not "dropped").
+// - A consumer idle for longer than consumerIdleMs is forgotten so it stops pinning the log; if it returns it is new.
+
+export interface EventBufferOptions {
+  readonly maxEvents: number;
+  /** approximate: UTF-16 code units of the retained texts */
+  readonly maxBytes: number;
+  readonly consumerIdleMs: number;
+}
+
+export interface ConsumerRead {
+  readonly consumer: string;
+  /** relay seq of items[0] */
+  readonly fromSeq: number;
+  /** one past the last delivered seq */
+  readonly toSeq: number;
+  readonly items: readonly string[];
+  /** events this consumer lost (evicted unread) since its previous read */
+  readonly dropped: number;
+}
+
+export interface ConsumerStats {
+  readonly consumer: string;
+  readonly cursor: number;
+  readonly backlog: number;
+  readonly delivered: number;
+  readonly dropped: number;
+  readonly reads: number;
+  readonly lastReadAt: number;
+}
+
+export interface EventBufferStats {
+  readonly nextSeq: number;
+  readonly retainedFrom: number;
+  readonly retainedEvents: number;
+  readonly retainedBytes: number;
+  /** events evicted by the bound (whether or not a consumer had read them) */
+  readonly evicted: number;
+  readonly expiredConsumers: number;
+  readonly consumers: readonly ConsumerStats[];
+}
+
+interface Consumer {
+  cursor: number;
+  delivered: number;
+  dropped: number;
+  pendingDropped: number;
+  reads: number;
+  lastReadAt: number;
+}
+
+export const DEFAULT_EVENT_BUFFER_OPTIONS: EventBufferOptions = {
+  maxEvents: 200_000,
+  maxBytes: 256 * 1024 * 1024,
+  consumerIdleMs: 10 * 60_000,
+};
+
+export function serializeEventItems(items: readonly string[]): string {
+  return `[${items.join(',')}]`;
+}
+
+export class EventBuffer {
+  readonly #options: EventBufferOptions;
+  #log: string[] = [];
+  #head = 0; // index in #log of seq #retainedFrom
+  #retainedFrom = 0;
+  #bytes = 0;
+  #evicted = 0;
+  #expired = 0;
+  #everHadConsumer = false;
+  readonly #consumers = new Map<string, Consumer>();
+
+  constructor(options: Partial<EventBufferOptions> = {}) {
+    this.#options = { ...DEFAULT_EVENT_BUFFER_OPTIONS, ...options };
+    if (!(this.#options.maxEvents >= 1) || !(this.#options.maxBytes >= 1)) throw new RangeError('EventBuffer: maxEvents and maxBytes must be >= 1');
+  }
+
+  get nextSeq(): number {
+    return this.#retainedFrom + this.#log.length - this.#head;
+  }
+
+  /** Appends drained events (exact JSON texts, in worker order); returns the relay seq of the first. */
+  append(items: readonly string[]): number {
+    const firstSeq = this.nextSeq;
+    for (const item of items) {
+      this.#log.push(item);
+      this.#bytes += item.length;
+    }
+    this.#enforceBound();
+    return firstSeq;
+  }
+
+  /** Everything since the consumer's last read, exactly once; advances its cursor. */
+  read(consumer: string, now: number): ConsumerRead {
+    this.#expireIdle(now, consumer);
+    let state = this.#consumers.get(consumer);
+    if (state === undefined) {
+      const start = this.#everHadConsumer ? this.#retainedFrom : 0;
+      const lostBeforeFirstPoll = this.#retainedFrom - start;
+      state = { cursor: this.#retainedFrom, delivered: 0, dropped: lostBeforeFirstPoll, pendingDropped: lostBeforeFirstPoll, reads: 0, lastReadAt: now };
+      this.#consumers.set(consumer, state);
+      this.#everHadConsumer = true;
+    }
+    const fromSeq = state.cursor;
+    const toSeq = this.nextSeq;
+    const items = this.#log.slice(this.#head + (fromSeq - this.#retainedFrom), this.#log.length);
+    const dropped = state.pendingDropped;
+    state.cursor = toSeq;
+    state.delivered += items.length;
+    state.pendingDropped = 0;
+    state.reads++;
+    state.lastReadAt = now;
+    this.#releaseRead();
+    return { consumer, fromSeq, toSeq, items, dropped };
+  }
+
+  stats(): EventBufferStats {
+    const nextSeq = this.nextSeq;
+    const consumers = [...this.#consumers].map(([consumer, c]) => ({
+      consumer,
+      cursor: c.cursor,
+      backlog: nextSeq - c.cursor,
+      delivered: c.delivered,
+      dropped: c.dropped,
+      reads: c.reads,
+      lastReadAt: c.lastReadAt,
+    }));
+    return {
+      nextSeq,
+      retainedFrom: this.#retainedFrom,
+      retainedEvents: this.#log.length - this.#head,
+      retainedBytes: this.#bytes,
+      evicted: this.#evicted,
+      expiredConsumers: this.#expired,
+      consumers,
+    };
+  }
+
+  #expireIdle(now: number, keep: string): void {
+    for (const [id, c] of this.#consumers) {
+      if (id !== keep && now - c.lastReadAt > this.#options.consumerIdleMs) {
+        this.#consumers.delete(id);
+        this.#expired++;
+      }
+    }
+  }
+
+  #enforceBound(): void {
+    const count = this.#log.length - this.#head;
+    let drop = 0;
+    let bytes = this.#bytes;
+    while (count - drop > this.#options.maxEvents || (bytes > this.#options.maxBytes && count - drop > 1)) {
+      bytes -= (this.#log[this.#head + drop] as string).length;
+      drop++;
+    }
+    if (drop === 0) return;
+    this.#evicted += drop;
+    this.#dropFront(drop, bytes);
+    for (const c of this.#consumers.values()) {
+      if (c.cursor < this.#retainedFrom) {
+        const lost = this.#retainedFrom - c.cursor;
+        c.dropped += lost;
+        c.pendingDropped += lost;
+        c.cursor = this.#retainedFrom;
+      }
+    }
+  }
+
+  #releaseRead(): void {
+    let min = this.nextSeq;
+    for (const c of this.#consumers.values()) min = Math.min(min, c.cursor);
+    const release = min - this.#retainedFrom;
+    if (release <= 0) return;
+    let bytes = this.#bytes;
+    for (let k = 0; k < release; k++) bytes -= (this.#log[this.#head + k] as string).length;
+    this.#dropFront(release, bytes);
+  }
+
+  #dropFront(n: number, bytesAfter: number): void {
+    this.#head += n;
+    this.#retainedFrom += n;
+    this.#bytes = bytesAfter;
+    if (this.#head === this.#log.length) {
+      this.#log = [];
+      this.#head = 0;
+    } else if (this.#head > 4096 && this.#head * 2 > this.#log.length) {
+      this.#log = this.#log.slice(this.#head);
+      this.#head = 0;
+    }
+  }
+}
