@@ -328,6 +328,9 @@ class Sentinel implements SentinelState {
     const server = obs.server;
     const totals = this.#totals(server);
     this.#sawDrain = true;
+    // a drain proves the relay reads its worker again, even from a source that reports only its failures
+    const relaySource = this.#sources.get(`relay:${server}`);
+    if (relaySource !== undefined && !relaySource.up) this.#sourceHealth(obs.ts, `relay:${server}`, true, null);
     this.#count(obs.ts, `drain|${server}`);
     if (obs.events.length === 0) this.#count(obs.ts, `drain0|${server}`);
     const relay = this.#relayOf(server);

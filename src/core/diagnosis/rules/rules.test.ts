@@ -166,3 +166,12 @@ describe('rules', () => {
     expect([...run.hits.keys()]).toEqual(['turn-scatter-high']);
   });
 });
+
+describe('source-unreachable', () => {
+  const src = (over: object) => quietInput({ sources: [{ source: 'relay:ctx1', up: false, error: 'ECONNREFUSED', downSince: 599_000, lastFailure: 599_000, failures: 1, ...over }] });
+  it('waits for the grace period or three failed reads', () => {
+    expect(firing(src({}))).toEqual([]);
+    expect(firing(src({ failures: 3 }))).toEqual(['source-unreachable']);
+    expect(firing(src({ downSince: 500_000 }))).toEqual(['source-unreachable']);
+  });
+});

@@ -4,10 +4,9 @@ import type { Rule } from '../rule.js';
 export const sourceUnreachable: Rule = {
   id: 'source-unreachable',
   evaluate(input) {
-    // down = it kept failing for the grace period (sources report every read; a short outage that was never
-    // followed by an explicit "up" does not count)
+    // down for the grace period, or three failed reads in a row (sources report every failed read)
     const down = input.sources.filter(
-      (s) => !s.up && s.downSince !== null && s.lastFailure !== null && s.lastFailure - s.downSince >= input.thresholds.sourceDownMs,
+      (s) => !s.up && s.downSince !== null && (input.now - s.downSince >= input.thresholds.sourceDownMs || s.failures >= 3),
     );
     if (down.length === 0) return null;
     const names = down.map((s) => s.source);
@@ -16,7 +15,7 @@ export const sourceUnreachable: Rule = {
       summary: `cannot read ${names.join(', ')}: ${down.map((s) => s.error ?? 'no answer').join('; ')}`,
       evidence: {
         sources: names.join(' '),
-        down_for_ms: Math.max(...down.map((s) => (s.lastFailure ?? input.now) - (s.downSince ?? input.now))),
+        down_for_ms: Math.max(...down.map((s) => input.now - (s.downSince ?? input.now))),
         failures: down.reduce((n, s) => n + s.failures, 0),
         errors: down.map((s) => `${s.source}: ${s.error ?? 'no answer'}`).join('; '),
       },
