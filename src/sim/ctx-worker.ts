@@ -90,6 +90,7 @@ export class CtxWorker {
   readonly #running = new Set<Queued>();
   #epoch = 0;
   #upAt = 0;
+  #pausedUntil = 0;
 
   constructor(scheduler: Scheduler, config: CtxWorkerConfig) {
     this.config = config;
@@ -151,8 +152,30 @@ export class CtxWorker {
 
   /** a context_only request; `done` runs when the prefill finishes (or fails) */
   submit(request: CtxRequest, done: (result: CtxResult) => void): void {
-    this.#queue.push({ request, done, arrivedAt: this.#scheduler.now() });
+    const now = this.#scheduler.now();
+    if (!this.isUp()) {
+      // connection refused while the server restarts
+      this.stats.failed++;
+      this.#scheduler.at(now, () => done(this.#failure(request, now, now, 'Cannot connect to host')));
+      return;
+    }
+    this.#queue.push({ request, done, arrivedAt: now });
     this.#pump();
+  }
+
+  #failure(request: CtxRequest, arrivedAt: number, now: number, error: string): CtxResult {
+    return { requestId: request.requestId, ok: false, error, promptTokens: request.prompt.tokens.length, cachedTokens: 0, rank: -1, arrivedAt, startedAt: now, finishedAt: now };
+  }
+
+  /**
+   * no new prefill starts for `durationMs` (KV-transfer backpressure from GEN, a hiccup): requests keep
+   * arriving and queue; the server still answers /kv_cache_events
+   */
+  stall(durationMs: number): void {
+    const until = this.#scheduler.now() + durationMs;
+    if (until <= this.#pausedUntil) return;
+    this.#pausedUntil = until;
+    this.#scheduler.at(until, () => this.#pump());
   }
 
   /** crash and come back after restartDowntimeMs: caches and event ids start over; in-flight requests fail */
@@ -176,17 +199,7 @@ export class CtxWorker {
     });
     for (const victim of victims) {
       this.stats.failed++;
-      victim.done({
-        requestId: victim.request.requestId,
-        ok: false,
-        error: 'Server disconnected',
-        promptTokens: victim.request.prompt.tokens.length,
-        cachedTokens: 0,
-        rank: -1,
-        arrivedAt: victim.arrivedAt,
-        startedAt: now,
-        finishedAt: now,
-      });
+      victim.done(this.#failure(victim.request, victim.arrivedAt, now, 'Server disconnected'));
     }
   }
 
@@ -197,12 +210,13 @@ export class CtxWorker {
     }
   }
 
-  #chooseRank(prompt: Prompt): number {
+  /** [rank, leading full blocks cached on it] */
+  #chooseRank(prompt: Prompt): [number, number] {
     const ranks = this.config.ranks;
     let best = 0;
     if (this.config.rankAssignment === 'least_loaded') {
       for (let r = 1; r < ranks; r++) if (this.#rankActive[r]! < this.#rankActive[best]!) best = r;
-      return best;
+      return [best, this.#caches[best]!.match(prompt.blocks(this.config.blockSize, this.config.hashAlgo))];
     }
     // affinity: the rank holding the longest prefix; ties → the least loaded, then the lowest rank
     const blocks = prompt.blocks(this.config.blockSize, this.config.hashAlgo);
@@ -214,11 +228,11 @@ export class CtxWorker {
         bestMatch = match;
       }
     }
-    return best;
+    return [best, bestMatch];
   }
 
   #pump(): void {
-    if (!this.isUp()) return;
+    if (!this.isUp() || this.#scheduler.now() < this.#pausedUntil) return;
     while (this.#running.size < this.config.maxConcurrency && this.#queueHead < this.#queue.length) {
       const item = this.#queue[this.#queueHead]!;
       this.#queueHead++;
@@ -233,10 +247,9 @@ export class CtxWorker {
   #start(item: Queued): void {
     const now = this.#scheduler.now();
     const prompt = item.request.prompt;
-    const rank = this.#chooseRank(prompt);
+    const [rank, reused] = this.#chooseRank(prompt);
     const blocks = prompt.blocks(this.config.blockSize, this.config.hashAlgo);
     const cache = this.#caches[rank]!;
-    const reused = cache.match(blocks);
     const promptTokens = prompt.tokens.length;
     const cachedTokens = reused * this.config.blockSize;
     const duration = this.config.overheadMs + ((promptTokens - cachedTokens) * 1000) / this.config.prefillTokensPerSecond;

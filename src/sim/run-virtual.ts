@@ -8,6 +8,7 @@ import { CtxWorker } from './ctx-worker.js';
 import { orchestratorLine, pollFailureLine, requestLogLine, routerConfigLines, serverReadyLine } from './log-lines.js';
 import { Orchestrator, type RouterDecisionRecord } from './orchestrator.js';
 import { RelayModel } from './relay-model.js';
+import { Rng } from './rng.js';
 import { createRouter } from './routers/create-router.js';
 import type { RouterSettings } from './routers/router.js';
 import { VirtualScheduler } from './scheduler.js';
@@ -70,6 +71,8 @@ export interface SimResult {
   readonly mean_ctx_inflight: number;
   /** max − min in-flight across servers, averaged over decisions */
   readonly mean_inflight_spread: number;
+  /** follow-up turns served on another server than the trajectory's previous turn */
+  readonly moved_turn_ratio: number;
   readonly servers: readonly ServerSummary[];
 }
 
@@ -219,9 +222,15 @@ export function runVirtual(config: SimConfig, options: RunVirtualOptions = {}): 
     },
   );
 
+  const lastServer = new Map<number, string>();
+  let movedTurns = 0;
   const client = new ClosedLoopClient(scheduler, config.workload, orchestrator, {
     onTurn: ({ turn, result, trajectory }) => {
       stats.add(result.promptTokens, result.cachedTokens, turn > 0);
+      const previous = lastServer.get(trajectory.index);
+      if (previous !== undefined && previous !== result.server) movedTurns++;
+      if (turn + 1 >= trajectory.turns.length) lastServer.delete(trajectory.index);
+      else lastServer.set(trajectory.index, result.server);
       outputTokens += trajectory.turns[turn]!.outputTokens;
     },
     onTrajectoryDone: (done, total) => options.onProgress?.(done, total, scheduler.now()),
@@ -265,6 +274,18 @@ export function runVirtual(config: SimConfig, options: RunVirtualOptions = {}): 
       }
     });
   }
+  if (c.stallEveryMs > 0) {
+    // each server stalls now and then (seeded, identical in every row of a seed)
+    workers.forEach((worker, index) => {
+      const rng = new Rng(config.workload.seed, 0x57a11 + index);
+      const next = (): void => {
+        if (client.finished) return;
+        worker.stall(rng.exponential(c.stallMs));
+        scheduler.at(scheduler.now() + rng.exponential(c.stallEveryMs), next);
+      };
+      scheduler.at(rng.exponential(c.stallEveryMs), next);
+    });
+  }
   if (c.restartAtMs !== null) {
     const target = workers[0]!;
     scheduler.at(c.restartAtMs, () => {
@@ -297,6 +318,7 @@ export function runVirtual(config: SimConfig, options: RunVirtualOptions = {}): 
     virtual_seconds: scheduler.now() / 1000,
     mean_ctx_inflight: decisions === 0 ? 0 : inflightSum / decisions / ids.length,
     mean_inflight_spread: decisions === 0 ? 0 : spreadSum / decisions,
+    moved_turn_ratio: snapshot.followUpTurns === 0 ? 0 : movedTurns / snapshot.followUpTurns,
     servers: workers.map((w) => {
       const rs = routerState.get(w.id);
       return {

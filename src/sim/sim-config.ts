@@ -26,6 +26,10 @@ export interface CtxConfig {
   /** ctx0 restarts at this virtual time (ms); null = never */
   readonly restartAtMs: number | null;
   readonly restartDowntimeMs: number;
+  /** mean time between stalls of one CTX server (0 = never) */
+  readonly stallEveryMs: number;
+  /** mean stall duration (exponential) */
+  readonly stallMs: number;
 }
 
 export interface RouterConfig {
@@ -64,16 +68,19 @@ export const SEED_PRESET: SimConfig = {
     seed: 14882,
     concurrency: 384,
     trajectories: 1536,
-    systemPrefixTokens: 9000,
-    taskTokensMedian: 4000,
-    taskTokensSigma: 0.6,
-    turnsMin: 15,
-    turnsMax: 45,
+    systemPrefixTokens: 3000,
+    taskTokensMedian: 800,
+    taskTokensSigma: 0.8,
+    turnsMin: 25,
+    turnsMax: 70,
     outputTokensMedian: 260,
     outputTokensSigma: 0.5,
-    toolTokensMedian: 700,
-    toolTokensSigma: 1.2,
+    toolTokensMedian: 300,
+    toolTokensSigma: 1.0,
     toolTokensMax: 32_000,
+    toolBigProbability: 0.08,
+    toolBigMedian: 10_000,
+    toolBigSigma: 0.7,
     toolLatencyMs: 500,
     rampMs: 2000,
     vocabSize: 129_280,
@@ -83,7 +90,7 @@ export const SEED_PRESET: SimConfig = {
     attentionDp: 4,
     tokensPerBlock: 128,
     gpuBlocksPerRank: 8192,
-    hostBlocksPerRank: 40_960,
+    hostBlocksPerRank: 65_536,
     maxConcurrency: 8,
     prefillTokensPerSecond: 4000,
     overheadMs: 150,
@@ -98,6 +105,8 @@ export const SEED_PRESET: SimConfig = {
     windowSize: 131_072,
     restartAtMs: null,
     restartDowntimeMs: 3000,
+    stallEveryMs: 15_000,
+    stallMs: 5000,
   },
   router: {
     type: 'kv_cache_aware',
@@ -149,6 +158,9 @@ export const KNOBS: Readonly<Record<string, Knob>> = {
   'workload.tool_tokens_median': { kind: 'posint', section: 'workload', field: 'toolTokensMedian', help: 'tool result per turn, median' },
   'workload.tool_tokens_sigma': { kind: 'number', section: 'workload', field: 'toolTokensSigma', help: 'log-normal sigma' },
   'workload.tool_tokens_max': { kind: 'posint', section: 'workload', field: 'toolTokensMax', help: 'tool result cap' },
+  'workload.tool_big_probability': { kind: 'number', section: 'workload', field: 'toolBigProbability', help: 'share of large tool results' },
+  'workload.tool_big_median': { kind: 'posint', section: 'workload', field: 'toolBigMedian', help: 'large tool result, median' },
+  'workload.tool_big_sigma': { kind: 'number', section: 'workload', field: 'toolBigSigma', help: 'log-normal sigma' },
   'workload.tool_latency': { kind: 'duration', section: 'workload', field: 'toolLatencyMs', help: 'mean tool execution time' },
   'workload.ramp': { kind: 'duration', section: 'workload', field: 'rampMs', help: 'start window of the c slots' },
   'ctx.servers': { kind: 'posint', section: 'ctx', field: 'servers', help: 'CTX servers' },
@@ -170,6 +182,8 @@ export const KNOBS: Readonly<Record<string, Knob>> = {
   'ctx.window_size': { kind: 'posint', section: 'ctx', field: 'windowSize', help: 'window_size in events' },
   'ctx.restart_at': { kind: 'optional-duration', section: 'ctx', field: 'restartAtMs', fault: (v) => v !== null, help: 'ctx0 restarts at this virtual time' },
   'ctx.restart_downtime': { kind: 'duration', section: 'ctx', field: 'restartDowntimeMs', help: 'restart downtime' },
+  'ctx.stall_every': { kind: 'duration', section: 'ctx', field: 'stallEveryMs', help: 'mean time between CTX stalls (0 = none)' },
+  'ctx.stall': { kind: 'duration', section: 'ctx', field: 'stallMs', help: 'mean CTX stall duration' },
   'router.type': { kind: { oneOf: ROUTER_TYPES }, section: 'router', field: 'type', help: 'CTX router' },
   'router.tokens_per_block': { kind: 'posint', section: 'router', field: 'tokensPerBlock', help: 'router chunk size' },
   'router.max_batch_size': { kind: 'posint', section: 'router', field: 'maxBatchSize', help: 'load term denominator' },

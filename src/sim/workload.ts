@@ -27,6 +27,10 @@ export interface WorkloadConfig {
   readonly toolTokensMedian: number;
   readonly toolTokensSigma: number;
   readonly toolTokensMax: number;
+  /** share of tool results that are large dumps (whole files, test logs): a second log-normal */
+  readonly toolBigProbability: number;
+  readonly toolBigMedian: number;
+  readonly toolBigSigma: number;
   /** client-side tool execution time between turns (exponential mean) */
   readonly toolLatencyMs: number;
   /** trajectory slots start uniformly within this window */
@@ -75,7 +79,9 @@ export class Trajectory {
     const turns: TurnPlan[] = [];
     for (let t = 0; t < turnCount; t++) {
       const outputTokens = clampTokens(rng.logNormal(config.outputTokensMedian, config.outputTokensSigma), 8, 4096);
-      const toolTokens = t === turnCount - 1 ? 0 : clampTokens(rng.logNormal(config.toolTokensMedian, config.toolTokensSigma), 16, config.toolTokensMax);
+      const big = rng.next() < config.toolBigProbability;
+      const toolDraw = big ? rng.logNormal(config.toolBigMedian, config.toolBigSigma) : rng.logNormal(config.toolTokensMedian, config.toolTokensSigma);
+      const toolTokens = t === turnCount - 1 ? 0 : clampTokens(toolDraw, 16, config.toolTokensMax);
       const toolMs = config.toolLatencyMs > 0 ? rng.exponential(config.toolLatencyMs) : 0;
       turns.push({ outputTokens, toolTokens, toolMs });
     }
