@@ -28,9 +28,14 @@
 // | watch, seed, with debug endpoint      | tokens-per-block-mismatch, router-table-empty, cache-signal-inert     | turn-scatter-high                 |
 // | watch, seed, logs only                | tokens-per-block-mismatch, cache-signal-inert                         | turn-scatter-high                 |
 // | watch, healthy, with / without debug  | —                                                                     | — (verdict healthy)               |
+// | logs only, parsed by kvsentinel: seed | tokens-per-block-mismatch, cache-signal-inert                         | turn-scatter-high                 |
+// | logs only, parsed by kvsentinel: ok   | —                                                                     | — (verdict healthy)               |
 import { buildAuditReport, type AuditReport } from '../../src/core/diagnosis/audit-report.js';
 import type { Observation } from '../../src/core/observe/observation.js';
 import { createSentinelState } from '../../src/core/state/sentinel-state.js';
+import { parseOrchestratorLogLine } from '../../src/core/watch/orchestrator-log.js';
+import { parseRequestLogLine } from '../../src/core/watch/request-log.js';
+import { createServerResolver } from '../../src/core/watch/server-resolver.js';
 import { runVirtual } from '../../src/sim/run-virtual.js';
 import { presetConfig } from '../../src/sim/sim-config.js';
 
@@ -52,7 +57,8 @@ export interface Row {
   readonly name: string;
   readonly preset: 'seed' | 'healthy';
   readonly set: readonly string[];
-  readonly tap: 'relay' | 'watch';
+  /** watch-logs: only the simulator's request log and orchestrator log, parsed by kvsentinel's own log parsers */
+  readonly tap: 'relay' | 'watch' | 'watch-logs';
   /** relay: also the router debug endpoint (router-state / router-score observations); watch: the same */
   readonly debug: boolean;
   readonly critical: readonly string[];
@@ -81,12 +87,40 @@ export const FAULT_MATRIX: readonly Row[] = [
   { name: 'watch, seed, request log + orchestrator log only', preset: 'seed', set: SEED, tap: 'watch', debug: false, critical: ['tokens-per-block-mismatch', 'cache-signal-inert'], warnings: ['turn-scatter-high'] },
   { name: 'watch, healthy, with debug endpoint', preset: 'healthy', set: HEALTHY, tap: 'watch', debug: true, critical: [], warnings: [], healthy: true },
   { name: 'watch, healthy, logs only', preset: 'healthy', set: HEALTHY, tap: 'watch', debug: false, critical: [], warnings: [], healthy: true },
+  { name: 'watch, seed, request-log and orchestrator-log lines through the log parsers', preset: 'seed', set: SEED, tap: 'watch-logs', debug: false, critical: ['tokens-per-block-mismatch', 'cache-signal-inert'], warnings: ['turn-scatter-high'] },
+  { name: 'watch, healthy, request-log and orchestrator-log lines through the log parsers', preset: 'healthy', set: HEALTHY, tap: 'watch-logs', debug: false, critical: [], warnings: [], healthy: true },
 ];
 
 const DEBUG_KINDS = new Set<Observation['kind']>(['router-state', 'router-score']);
 
+/** The simulator writes its request log and orchestrator log; kvsentinel's own parsers turn the lines into observations. */
+function auditLogs(row: Row): AuditReport {
+  const state = createSentinelState({ mode: 'watch' });
+  const resolve = createServerResolver({});
+  let observations = 0;
+  let last = 0;
+  const feed = (list: readonly Observation[]): void => {
+    for (const obs of list) {
+      observations++;
+      last = Math.max(last, obs.ts);
+      state.apply(obs);
+    }
+  };
+  let lineNo = 0;
+  runVirtual(presetConfig(row.preset, [...REDUCED_SCALE, ...row.set]), {
+    orchestratorLog: (line) => feed(parseOrchestratorLogLine(line, last, resolve)),
+    requestLog: (line) => {
+      const parsed = parseRequestLogLine(line, ++lineNo, 'canonical', { now: last, resolve, tokensPerBlock: () => null });
+      if (parsed.issue !== null) throw new Error(parsed.issue.message);
+      feed(parsed.observations);
+    },
+  });
+  return buildAuditReport(state.snapshot(last), { kind: 'live', description: `logs ${row.name}`, observations, malformed: 0 });
+}
+
 /** Runs one row on the virtual-time driver and audits what kvsentinel would have observed. */
 export function auditRow(row: Row): AuditReport {
+  if (row.tap === 'watch-logs') return auditLogs(row);
   const state = createSentinelState({ mode: row.tap === 'relay' ? 'relay' : 'watch' });
   let observations = 0;
   let last = 0;
