@@ -1,7 +1,7 @@
 // Health and error counts of every configured source, read by the exporter (kvsentinel_up, source_errors_total,
 // bad_input_total) and the landing page. Up/down transitions also go to the state as `source-health` observations,
 // which feed the `source-unreachable` finding (every failure is reported, recoveries once).
-import type { Clock, ObservationSink, SourceErrorReason, SourceReporter } from './ports.js';
+import type { Clock, Logger, ObservationSink, SourceErrorReason, SourceReporter } from './ports.js';
 
 export interface SourceStatus {
   readonly source: string;
@@ -31,10 +31,12 @@ export class SourceStatusBoard implements SourceReporter {
   readonly #sources = new Map<string, MutableStatus>();
   readonly #sink: ObservationSink;
   readonly #clock: Clock;
+  readonly #logger: Logger | null;
 
-  constructor(deps: { sink: ObservationSink; clock: Clock }) {
+  constructor(deps: { sink: ObservationSink; clock: Clock; logger?: Logger }) {
     this.#sink = deps.sink;
     this.#clock = deps.clock;
+    this.#logger = deps.logger ?? null;
   }
 
   /** Declares a configured source so it is exported (as down) before its first read. */
@@ -52,6 +54,7 @@ export class SourceStatusBoard implements SourceReporter {
   ok(source: string): void {
     const s = this.#get(source);
     const changed = !s.up || !s.seen;
+    if (!s.up && s.seen) this.#logger?.info(`source ${source} is up again`);
     s.up = true;
     s.seen = true;
     s.lastOkAt = this.#clock();
@@ -60,6 +63,8 @@ export class SourceStatusBoard implements SourceReporter {
 
   fail(source: string, reason: SourceErrorReason, message: string): void {
     const s = this.#get(source);
+    // log transitions and changed errors, not every failed poll
+    if (s.up || !s.seen || s.lastError !== message) this.#logger?.warn(`source ${source} is down: ${message}`, { reason });
     s.up = false;
     s.seen = true;
     s.lastError = message;

@@ -111,6 +111,10 @@ export async function startFakeCtxWorker(options: { autoEvents?: boolean } = {})
       res.writeHead(200, { 'content-type': 'application/json' }).end(text);
       return;
     }
+    if (path === '/prometheus/metrics') {
+      res.writeHead(200, { 'content-type': 'text/plain' }).end('# TYPE trtllm_kv_cache_hit_rate gauge\ntrtllm_kv_cache_hit_rate{model_name="m"} 0.5\n');
+      return;
+    }
     if (path === '/server_info') {
       res.writeHead(200, { 'content-type': 'application/json' }).end('{"disaggregated_params":{},"kv_cache_hash_algo":"v1_block_key","tokens_per_block":4}');
       return;

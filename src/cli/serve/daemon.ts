@@ -88,7 +88,7 @@ export function createDaemon(initial: ServeConfig, deps: DaemonDeps = {}): Daemo
       feed?.apply(o);
     },
   };
-  const status = new SourceStatusBoard({ sink, clock });
+  const status = new SourceStatusBoard({ sink, clock, logger });
   const snapshot = (): SentinelSnapshot => state.snapshot(clock());
   let reloadStatus: ReloadStatus = { successful: true, lastSuccessAt: clock() };
   const exporter = createExporter({

@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { parseCtxRequest } from './ctx-request.js';
 
@@ -31,5 +32,21 @@ describe('parseCtxRequest', () => {
   it('reads a string disagg id and ignores one outside disaggregated_params', () => {
     expect(parseCtxRequest('{"disaggregated_params":{"disagg_request_id":"r-1"}}', {}).disaggRequestId).toBe('r-1');
     expect(parseCtxRequest('{"x":{"disagg_request_id":5}}', {}).disaggRequestId).toBeNull();
+  });
+
+  it('reads token ids exactly however the JSON is spaced, and only the top-level prompt', () => {
+    fc.assert(
+      fc.property(fc.array(fc.integer({ min: 0, max: 0xffff_ffff }), { minLength: 1, maxLength: 50 }), fc.constantFrom('', ' ', '\n  '), (ids, sp) => {
+        const body = `{${sp}"messages":[{"content":"\\"prompt\\":[9]"}],${sp}"prompt"${sp}:${sp}[${ids.join(`,${sp}`)}${sp}]${sp},"x":{"prompt":[7]}}`;
+        expect([...(parseCtxRequest(body, {}).promptTokens ?? [])]).toEqual(ids);
+      }),
+      { numRuns: 200 },
+    );
+  });
+
+  it('survives truncated and odd bodies', () => {
+    for (const body of ['{"prompt":[1,2', '{"prompt":[1,,2]}', '{"prompt":[1.5]}', '{"a":"\\', '{', '{"prompt":[]}']) {
+      expect(parseCtxRequest(body, { 'x-correlation-id': 'c' })).toMatchObject({ promptTokens: null, correlationId: 'c' });
+    }
   });
 });

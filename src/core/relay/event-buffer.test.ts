@@ -50,6 +50,24 @@ describe('EventBuffer', () => {
     expect(b.read('router', 0)).toMatchObject({ fromSeq: 1, items: [ev(1), ev(2)], dropped: 1 });
   });
 
+  it('counts evictions for a consumer that returns after being forgotten', () => {
+    const b = new EventBuffer({ consumerIdleMs: 100, maxEvents: 2 });
+    b.append([ev(0)]);
+    b.read('router', 0);
+    b.read('router', 500); // nothing new; still known
+    b.append([ev(1), ev(2), ev(3)]);
+    b.read('other', 1_000); // forgets 'router' (idle), joins as the only consumer: starts where router stopped
+    expect(b.read('router', 1_001)).toMatchObject({ items: [], dropped: 0 });
+    const fresh = new EventBuffer({ consumerIdleMs: 100, maxEvents: 2 });
+    fresh.append([ev(0)]);
+    fresh.read('router', 0);
+    fresh.append([ev(1), ev(2), ev(3)]);
+    expect(fresh.read('router', 1_000)).toMatchObject({ items: [ev(2), ev(3)], dropped: 1 });
+    fresh.append([ev(4), ev(5), ev(6)]);
+    // forgotten meanwhile (the reader below is the first after the idle time): back with the loss counted
+    expect(fresh.read('router2', 2_000)).toMatchObject({ items: [ev(5), ev(6)], dropped: 1 });
+  });
+
   it('bounds retained bytes but keeps at least the newest event', () => {
     const b = new EventBuffer({ maxBytes: ev(0).length * 2 });
     b.append([ev(0), ev(1), ev(2)]);

@@ -8,8 +8,9 @@
 //   was inside the evicted span is told how many it lost (drop-oldest, counted per consumer).
 // - Events every known consumer has read are released at once. Before any consumer exists the log keeps events up
 //   to the bound, so the router's first poll gets the worker's history from the sidecar's start (`created` first).
-// - The very first consumer starts at seq 0 (events evicted before its first poll count as dropped for it); a
-//   consumer that joins later starts at the oldest retained event (what it missed before joining is not "dropped").
+// - A consumer that arrives while no other is known (the first, or the router back after being forgotten) starts
+//   where the last known consumers stopped reading, so events evicted in between count as dropped for it; a consumer
+//   that joins beside others starts at the oldest retained event (what it missed before joining is not "dropped").
 // - A consumer idle for longer than consumerIdleMs is forgotten so it stops pinning the log; if it returns it is new.
 
 export interface EventBufferOptions {
@@ -63,7 +64,8 @@ interface Consumer {
 export const DEFAULT_EVENT_BUFFER_OPTIONS: EventBufferOptions = {
   maxEvents: 200_000,
   maxBytes: 256 * 1024 * 1024,
-  consumerIdleMs: 10 * 60_000,
+  // the router polls only when requests finish: an idle night must not make it a stranger
+  consumerIdleMs: 60 * 60_000,
 };
 
 export function serializeEventItems(items: readonly string[]): string {
@@ -78,7 +80,8 @@ export class EventBuffer {
   #bytes = 0;
   #evicted = 0;
   #expired = 0;
-  #everHadConsumer = false;
+  /** every known consumer had read up to here when they were last all known (release point) */
+  #releasedUpTo = 0;
   readonly #consumers = new Map<string, Consumer>();
 
   constructor(options: Partial<EventBufferOptions> = {}) {
@@ -106,11 +109,10 @@ export class EventBuffer {
     this.#expireIdle(now, consumer);
     let state = this.#consumers.get(consumer);
     if (state === undefined) {
-      const start = this.#everHadConsumer ? this.#retainedFrom : 0;
-      const lostBeforeFirstPoll = this.#retainedFrom - start;
-      state = { cursor: this.#retainedFrom, delivered: 0, dropped: lostBeforeFirstPoll, pendingDropped: lostBeforeFirstPoll, reads: 0, lastReadAt: now };
+      const start = this.#consumers.size === 0 ? Math.min(this.#releasedUpTo, this.#retainedFrom) : this.#retainedFrom;
+      const lost = this.#retainedFrom - start;
+      state = { cursor: this.#retainedFrom, delivered: 0, dropped: lost, pendingDropped: lost, reads: 0, lastReadAt: now };
       this.#consumers.set(consumer, state);
-      this.#everHadConsumer = true;
     }
     const fromSeq = state.cursor;
     const toSeq = this.nextSeq;
@@ -180,6 +182,7 @@ export class EventBuffer {
   #releaseRead(): void {
     let min = this.nextSeq;
     for (const c of this.#consumers.values()) min = Math.min(min, c.cursor);
+    this.#releasedUpTo = Math.max(this.#releasedUpTo, min);
     const release = min - this.#retainedFrom;
     if (release <= 0) return;
     let bytes = this.#bytes;

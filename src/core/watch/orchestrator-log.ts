@@ -12,7 +12,8 @@ const BACKFILL = /\bbackfill_block_hashes_on_finish['"]?\s*[=:]\s*(True|False|tr
 const ROUTER_CLASS = /\b(KvCacheAwareRouter|ConversationRouter|RoundRobinRouter|LoadBalancingRouter)\b/;
 const ROUTER_TYPE_KEY = /\b(?:router_)?type['"]?\s*[=:]\s*['"]?(kv_cache_aware|conversation|round_robin|load_balancing)\b/;
 const POLL_FAIL = /Failed to poll KV cache events from (\S+?):(?:\s(.*))?$/;
-const READY = /(?:^|\s)(\S+) is ready with info: (.*)$/;
+// stock: "server is ready with info: {...}" (no server named); variants name it before "server" or instead of it
+const READY = /(?:^|\s)(?:(\S+) )?(\S+) is ready with info: (.*)$/;
 const INFO_ALGO = /['"]kv_cache_hash_algo['"]\s*:\s*['"]([a-z0-9_]+)['"]/;
 const INFO_TPB = /['"]tokens_per_block['"]\s*:\s*(\d+)/;
 
@@ -47,12 +48,14 @@ export function parseOrchestratorLogLine(line: string, ts: number, resolve: Serv
   }
   const ready = READY.exec(line);
   if (ready !== null) {
-    const who = ready[1] as string;
-    const info = ready[2] as string;
+    const before = ready[1];
+    const subject = ready[2] as string;
+    const who = subject === 'server' ? (before !== undefined && !before.startsWith('[') ? before : null) : subject;
+    const info = ready[3] as string;
     const algo = INFO_ALGO.exec(info)?.[1];
     const tpb = INFO_TPB.exec(info)?.[1];
     // the stock line starts "server is ready…" and names no server: only a line that names one is attributable
-    if (who !== 'server') out.push({ kind: 'server-info', ts, server: resolve(who), hashAlgo: isHashAlgo(algo) ? algo : null, tokensPerBlock: tpb !== undefined ? Number(tpb) : null });
+    if (who !== null) out.push({ kind: 'server-info', ts, server: resolve(who), hashAlgo: isHashAlgo(algo) ? algo : null, tokensPerBlock: tpb !== undefined ? Number(tpb) : null });
     return out;
   }
   const fields: { routerType?: string; tokensPerBlock?: number; maxBatchSize?: number; backfill?: boolean } = {};

@@ -37,6 +37,8 @@ describe('orchestrator log', () => {
     expect(parseOrchestratorLogLine("10.0.0.6:8001 is ready with info: {'kv_cache_hash_algo': 'v2_sha256', 'tokens_per_block': 128}", 1, resolve)).toEqual([
       { kind: 'server-info', ts: 1, server: 'ctx1', hashAlgo: 'v2_sha256', tokensPerBlock: 128 },
     ]);
+    expect(parseOrchestratorLogLine("[06/03/2026-00:00:00] [TRT-LLM] [I] ctx1 server is ready with info: {'kv_cache_hash_algo': 'v1_block_key'}", 1, resolve)[0]).toMatchObject({ server: 'ctx1', hashAlgo: 'v1_block_key' });
+    expect(parseOrchestratorLogLine("[06/03/2026-00:00:00] [TRT-LLM] [I] server is ready with info: {'kv_cache_hash_algo': 'v1_block_key'}", 1, resolve)).toEqual([]);
     expect(parseOrchestratorLogLine('INFO: 127.0.0.1 - "POST /v1/completions HTTP/1.1" 200 OK', 1, resolve)).toEqual([]);
   });
 });
