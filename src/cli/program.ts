@@ -3,6 +3,7 @@ import { CliError, EXIT_USAGE } from './cli-error.js';
 import { registerAuditCommand } from './commands/audit.js';
 import { registerHashCommand } from './commands/hash.js';
 import { registerServeCommand } from './commands/serve.js';
+import { registerSimCommand } from './commands/sim.js';
 import { registerTailCommand } from './commands/tail.js';
 import { VERSION } from './version.js';
 
@@ -16,6 +17,7 @@ export function buildProgram(): Command {
   registerAuditCommand(program);
   registerServeCommand(program);
   registerTailCommand(program);
+  registerSimCommand(program);
   return program;
 }
 

@@ -124,6 +124,8 @@ export interface SourceDiagnosis {
   readonly error: string | null;
   /** since when the source has been down, ms; null when up */
   readonly downSince: number | null;
+  /** last failed read, ms */
+  readonly lastFailure: number | null;
   readonly failures: number;
 }
 

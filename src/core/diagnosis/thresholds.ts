@@ -22,6 +22,10 @@ export interface DiagnosisThresholds {
   readonly maxHitRateGap: number;
   /** load-term-dominates when this share of decisions were sent away from a prefix by the load term */
   readonly maxSentAwayShare: number;
+  /** load-term-dominates when the mean active requests per server reach this multiple of max_batch_size */
+  readonly activeOverBatchFactor: number;
+  /** router-hash-divergence when the router agrees with the replicated score on less than this share */
+  readonly minReplicaAgreement: number;
   /** a cache term this much larger (fraction of the prompt) counts as "its prefix" */
   readonly sentAwayCacheDelta: number;
   /** hash-mismatch after this many mismatching blocks */
@@ -30,6 +34,8 @@ export interface DiagnosisThresholds {
   readonly maxDivergentMatchShare: number;
   /** events-partial-ranks when at least this share of joined outcomes had more cached than worker truth held */
   readonly minUnderReportedShare: number;
+  /** events-partial-ranks when an attention-DP server's events come from rank 0 alone after this many events */
+  readonly minRankZeroEvents: number;
   /** source-unreachable after a source has been down this long, ms */
   readonly sourceDownMs: number;
 }
@@ -42,12 +48,15 @@ export const DEFAULT_THRESHOLDS: DiagnosisThresholds = {
   inertMargin: 0.15,
   predictedMatchMaxShare: 0.01,
   oracleMatchMinShare: 0.2,
-  maxTurnScatter: 0.06,
+  maxTurnScatter: 0.05,
   maxHitRateGap: 0.03,
   maxSentAwayShare: 0.05,
+  activeOverBatchFactor: 1.5,
+  minReplicaAgreement: 0.6,
   sentAwayCacheDelta: 0.25,
   minHashMismatches: 5,
   maxDivergentMatchShare: 0.02,
   minUnderReportedShare: 0.25,
+  minRankZeroEvents: 100,
   sourceDownMs: 10_000,
 };

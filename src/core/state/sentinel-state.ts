@@ -63,6 +63,17 @@ export const DEFAULT_LIMITS: SentinelLimits = {
   sources: 256,
 };
 
+/**
+ * What the daemon should run with: rules over the last 5 minutes, evaluated at most every 5 s, a finding on after
+ * 3 consecutive evaluations (15 s) and off after 12 (1 min), so fixes show and nothing flaps.
+ */
+export const DAEMON_STATE_OPTIONS = {
+  mode: 'relay',
+  windowMs: 300_000,
+  evaluateEveryMs: 5_000,
+  hysteresis: { onAfter: 3, offAfter: 12 },
+} as const satisfies SentinelOptions;
+
 export interface SentinelOptions {
   /** the vantage point; 'auto' infers relay from drained events (exclusive mode must be stated) */
   readonly mode?: SentinelMode;
@@ -151,6 +162,7 @@ interface SourceTrack {
   up: boolean;
   error: string | null;
   downSince: number | null;
+  lastFailure: number | null;
   failures: number;
 }
 
@@ -316,6 +328,9 @@ class Sentinel implements SentinelState {
     const server = obs.server;
     const totals = this.#totals(server);
     this.#sawDrain = true;
+    // a drain proves the relay reads its worker again, even from a source that reports only its failures
+    const relaySource = this.#sources.get(`relay:${server}`);
+    if (relaySource !== undefined && !relaySource.up) this.#sourceHealth(obs.ts, `relay:${server}`, true, null);
     this.#count(obs.ts, `drain|${server}`);
     if (obs.events.length === 0) this.#count(obs.ts, `drain0|${server}`);
     const relay = this.#relayOf(server);
@@ -502,9 +517,12 @@ class Sentinel implements SentinelState {
       this.#count(ts, 'chance', best / n);
     }
     const maxScore = Math.max(...scores);
-    if (scores[chosenIndex]! >= maxScore - 1e-9) this.#count(ts, 'agree');
+    const agrees = scores[chosenIndex]! >= maxScore - 1e-9;
+    if (agrees) this.#count(ts, 'agree');
+    // sent away by load: the router did what its (replicated) score says, and the score preferred a less loaded
+    // server over one holding much more of the prompt
     const chosenTerm = cacheTerms[chosenIndex]!;
-    if (cacheTerms.some((c) => c - chosenTerm >= this.#thresholds.sentAwayCacheDelta)) this.#count(ts, 'away');
+    if (agrees && cacheTerms.some((c) => c - chosenTerm >= this.#thresholds.sentAwayCacheDelta)) this.#count(ts, 'away');
     const predictedChosen = Math.min(predicted[chosenIndex]!, keys.hashedTokens);
     this.#count(ts, 'pred', predictedChosen);
     return { oracleBest: maxOracle, oracleChosen: oracle[chosenIndex]!, predictedChosen, predictedAny, blockSize: chosenBlockSize };
@@ -534,6 +552,7 @@ class Sentinel implements SentinelState {
       return;
     }
     this.#pending.delete(obs.requestId);
+    this.#count(obs.ts, 'wout');
     if (pending.backfillKeys !== null && obs.ok) this.#replica.backfill(pending.server, pending.backfillKeys, pending.backfillAlgo);
     if (!obs.ok || obs.promptTokens === null) return;
     if (pending.followup) {
@@ -586,18 +605,20 @@ class Sentinel implements SentinelState {
         this.#sourcesIgnored++;
         return;
       }
-      track = { up: true, error: null, downSince: null, failures: 0 };
+      track = { up: true, error: null, downSince: null, lastFailure: null, failures: 0 };
       this.#sources.set(source, track);
     }
     if (up) {
       track.up = true;
       track.error = null;
       track.downSince = null;
+      track.lastFailure = null;
       track.failures = 0;
     } else {
       if (track.up) track.downSince = ts;
       track.up = false;
       track.error = error;
+      track.lastFailure = ts;
       track.failures++;
     }
   }
@@ -672,7 +693,7 @@ class Sentinel implements SentinelState {
       serverCount: this.#serverCount(),
       decisions: sum('dec'),
       withKeys: sum('keys'),
-      withOutcome: sum('jp') > 0 ? sum('idealP') : 0,
+      withOutcome: sum('wout'),
       predictedAnyMatch: sum('predAny'),
       oracleAnyMatch: sum('oracleAny'),
       firstBlockHeld: sum('first'),
@@ -701,7 +722,7 @@ class Sentinel implements SentinelState {
     };
     const sources: SourceDiagnosis[] = [...this.#sources.entries()]
       .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
-      .map(([source, t]) => ({ source, up: t.up, error: t.error, downSince: t.downSince, failures: t.failures }));
+      .map(([source, t]) => ({ source, up: t.up, error: t.error, downSince: t.downSince, lastFailure: t.lastFailure, failures: t.failures }));
     return {
       now,
       window: w.span(now),
@@ -745,7 +766,8 @@ class Sentinel implements SentinelState {
     let oracleHitRatio: number | null = null;
     let oracleBasis: SentinelStateSnapshot['oracleBasis'] = null;
     let tokensLost: number | null = null;
-    if (total('jp') > 0 && input.seesWorkerEvents) {
+    const truthAvailable = input.servers.some((sv) => sv.storedEvents > 0);
+    if (total('jp') > 0 && input.seesWorkerEvents && truthAvailable) {
       oracleHitRatio = total('jo') / total('jp');
       oracleBasis = 'worker-truth';
       tokensLost = Math.max(0, d.joinedOracleCachedTokens - d.joinedCachedTokens);

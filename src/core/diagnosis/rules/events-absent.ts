@@ -19,7 +19,7 @@ export const eventsAbsent: Rule = {
     const names = silent.map((s) => s.server);
     return {
       servers: names,
-      summary: `${names.join(', ')} served ${requests} requests but ${drains} drains of /kv_cache_events returned no event`,
+      summary: `${names.join(', ')} served ${requests} requests, yet no event ever came out of /kv_cache_events (${drains} drains, ${silent.reduce((n, s) => n + s.routerPolls, 0)} router polls)`,
       evidence: {
         requests,
         drains,

@@ -26,7 +26,11 @@ export const eventsPartialRanks: Rule = {
       const missing = missingRanks(s, widest);
       const underReported = ratio(s.realisedAboveOracle, s.joinedOutcomes);
       const under = s.joinedOutcomes >= t.minServerRequests && underReported >= t.minUnderReportedShare;
-      if (missing.length > 0 || under) hit.push({ server: s, missing, underReported });
+      // events name attention_dp_rank only on attention-DP workers (size ≥ 2), so "rank 0 alone" means the other
+      // ranks' events never arrive — once rank 0 has shown enough traffic for them to have had some
+      const withEvents = s.ranks.filter((r) => r.events > 0);
+      const rankZeroAlone = withEvents.length === 1 && withEvents[0]!.rank === 0 && withEvents[0]!.events >= t.minRankZeroEvents;
+      if (missing.length > 0 || under || rankZeroAlone) hit.push({ server: s, missing: missing.length > 0 ? missing : rankZeroAlone ? [] : missing, underReported });
     }
     if (hit.length === 0) return null;
     const names = hit.map((h) => h.server.server);
@@ -42,7 +46,7 @@ export const eventsPartialRanks: Rule = {
         `${(ratio(underReported, joined) * 100).toFixed(0)}% of served requests reused blocks no event announced`,
       evidence: {
         ranks_with_events: ranksSeen,
-        missing_ranks: hit.map((h) => `${h.server.server}:${h.missing.join('+') || 'unknown'}`).join(' '),
+        missing_ranks: hit.map((h) => `${h.server.server}:${h.missing.join('+') || '1..N-1'}`).join(' '),
         requests_reusing_unannounced_blocks: underReported,
         joined_requests: joined,
         unannounced_share: round3(ratio(underReported, joined)),

@@ -22,8 +22,8 @@ export const loadTermDominates: Rule = {
     }
     const perServer = input.servers.map((s) => s.meanInflight).filter((v): v is number => v !== null);
     const meanActive = perServer.length > 0 ? perServer.reduce((a, b) => a + b, 0) / perServer.length : null;
-    if (d.decisions >= t.minDecisions && meanActive !== null && meanActive >= mbs) {
-      reasons.push(`servers run ${meanActive.toFixed(0)} active requests on average, above max_batch_size ${mbs}: the load term (≥ 1) outweighs any cache term (≤ 1)`);
+    if (d.decisions >= t.minDecisions && meanActive !== null && meanActive >= t.activeOverBatchFactor * mbs) {
+      reasons.push(`servers run ${meanActive.toFixed(0)} active requests on average, ≫ max_batch_size ${mbs}: the load term (${(meanActive / mbs).toFixed(1)}) dwarfs any cache term (≤ 1)`);
     }
     if (reasons.length === 0) return null;
     // a cache advantage of a quarter of the prompt must beat the typical load difference: mbs ≥ 4 × the busiest server

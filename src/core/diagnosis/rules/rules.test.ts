@@ -111,7 +111,7 @@ describe('rules', () => {
     },
     {
       name: 'source-unreachable after the grace period',
-      input: quietInput({ sources: [{ source: 'relay:ctx1', up: false, error: 'ECONNREFUSED', downSince: 500_000, failures: 1 }] }),
+      input: quietInput({ sources: [{ source: 'relay:ctx1', up: false, error: 'ECONNREFUSED', downSince: 500_000, lastFailure: 590_000, failures: 90 }] }),
       expected: ['source-unreachable'],
     },
   ];
@@ -164,5 +164,14 @@ describe('rules', () => {
     const run = runRules([broken, ...RULES.filter((r) => r.id !== 'hash-mismatch')], quietInput({ decisions: quietDecisions({ scattered: 60 }) }));
     expect(run.errors).toEqual([{ id: 'hash-mismatch', message: 'boom' }]);
     expect([...run.hits.keys()]).toEqual(['turn-scatter-high']);
+  });
+});
+
+describe('source-unreachable', () => {
+  const src = (over: object) => quietInput({ sources: [{ source: 'relay:ctx1', up: false, error: 'ECONNREFUSED', downSince: 599_000, lastFailure: 599_000, failures: 1, ...over }] });
+  it('waits for the grace period or three failed reads', () => {
+    expect(firing(src({}))).toEqual([]);
+    expect(firing(src({ failures: 3 }))).toEqual(['source-unreachable']);
+    expect(firing(src({ downSince: 500_000 }))).toEqual(['source-unreachable']);
   });
 });

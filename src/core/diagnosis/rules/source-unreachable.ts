@@ -4,6 +4,7 @@ import type { Rule } from '../rule.js';
 export const sourceUnreachable: Rule = {
   id: 'source-unreachable',
   evaluate(input) {
+    // down for the grace period, or three failed reads in a row (sources report every failed read)
     const down = input.sources.filter(
       (s) => !s.up && s.downSince !== null && (input.now - s.downSince >= input.thresholds.sourceDownMs || s.failures >= 3),
     );
