@@ -109,6 +109,10 @@ describe('relay in front of the simulator worker model', () => {
 
     await eventually(() => daemon.snapshot().requests === 24, 5_000, 'state saw every request');
     const snap = daemon.snapshot();
+    // the one state agrees: a healthy relay, realised hits equal to what the workers could serve
+    expect(snap.findings.filter((f) => f.severity === 'critical')).toEqual([]);
+    expect(snap.decisions.followupTurns).toBe(18);
+    expect(snap.cacheHitRatio).toBeGreaterThan(0.4);
     expect(snap.servers.reduce((n, s) => n + s.ranks.reduce((m, r) => m + r.gaps, 0), 0)).toBe(0);
     expect(snap.findings.map((f) => f.id)).not.toContain('event-queue-shared');
     expect(snap.findings.map((f) => f.id)).not.toContain('router-not-polling');
