@@ -122,4 +122,28 @@ describe('relay in front of the simulator worker model', () => {
     const delivered = [...metrics.matchAll(/^kvsentinel_relay_events_delivered_total\{server="ctx\d"\} (\d+)$/gm)].reduce((n, m) => n + Number(m[1]), 0);
     expect(delivered).toBe(workers.reduce((n, w) => n + w.emitted.length, 0));
   }, 30_000);
+
+  it('a competing consumer draining a worker behind the relay shows as event-id gaps and event-queue-shared', async () => {
+    const worker = await startSimWorkerServer('ctx0');
+    cleanups.push(() => worker.close());
+    const daemon = createDaemon(
+      buildConfig({ web: { listen_address: '127.0.0.1:0' }, relays: [{ id: 'ctx0', upstream: worker.url, listen: '127.0.0.1:0' }], relay: { drain_interval: '1s' } }, {}),
+    );
+    await daemon.start();
+    cleanups.push(() => daemon.stop());
+    const relay = `http://127.0.0.1:${daemon.relayAddress('ctx0')?.port}`;
+    for (let i = 0; i < 12; i++) {
+      const prompt = Array.from({ length: 40 }, (_, k) => 500 * i + k);
+      const res = await request(`${relay}/v1/completions`, { method: 'POST', body: JSON.stringify({ prompt, disaggregated_params: { request_type: 'context_only', disagg_request_id: i + 1 } }) });
+      await res.body.text();
+      // someone else (a second orchestrator, a fanout pump) drains the worker directly every other request
+      const thief = i % 2 === 0 ? worker.url : relay;
+      await (await request(`${thief}/kv_cache_events`, { method: 'POST' })).body.text();
+    }
+    await eventually(() => daemon.snapshot().servers.some((s) => s.ranks.some((r) => r.gaps > 0)), 5_000, 'gaps');
+    await eventually(() => daemon.snapshot().findings.some((f) => f.id === 'event-queue-shared'), 10_000, 'event-queue-shared');
+    const metrics = await (await request(`http://127.0.0.1:${daemon.webAddress().port}/metrics`)).body.text();
+    expect(metrics).toContain('kvsentinel_finding_active{id="event-queue-shared",severity="critical"} 1');
+    expect(metrics).toMatch(/kvsentinel_kv_event_gaps_total\{server="ctx0",rank="\d"\} [1-9]/);
+  }, 30_000);
 });
