@@ -67,12 +67,14 @@ interface Consumer {
   lastReadAt: number;
 }
 
+// Sizing: a stored event of a 40k-token prompt (tpb 128) is ~2 MB of JSON, and under load read events are retained
+// until the byte bound, so the bound is what a relay costs in steady state (64 MiB; three relays fit a 768 MiB heap).
 export const DEFAULT_EVENT_BUFFER_OPTIONS: EventBufferOptions = {
   maxEvents: 200_000,
-  maxBytes: 256 * 1024 * 1024,
+  maxBytes: 64 * 1024 * 1024,
   // the router polls only when requests finish: an idle night must not make it a stranger
   consumerIdleMs: 60 * 60_000,
-  retainReadMs: 120_000,
+  retainReadMs: 10_000,
 };
 
 export function serializeEventItems(items: readonly string[]): string {
