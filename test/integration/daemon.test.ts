@@ -81,6 +81,7 @@ describe('kvsentinel serve (in process)', () => {
     expect(landing.type).toContain('text/html');
     expect(landing.text).toContain('relay:ctx0');
     expect(landing.text).toContain(ws[0]?.url);
+    expect(landing.text).toMatch(/router: \d+ delivered, backlog 0, dropped 0/);
     expect((await get(`${base}/nope`)).status).toBe(404);
     const reloadGet = await get(`${base}/-/reload`);
     expect(reloadGet.status).toBe(405);

@@ -125,7 +125,8 @@ export function createDaemon(initial: ServeConfig, deps: DaemonDeps = {}): Daemo
         sources: status.list(),
         relays: [...running.values()].filter((r): r is WorkerRelay => r instanceof WorkerRelay).map((r) => {
           const a = r.address();
-          return { id: r.target.id, listen: `${a.host}:${a.port}`, upstream: r.target.upstream };
+          const consumers = r.bufferStats().consumers.map((c) => ({ consumer: c.consumer, backlog: c.backlog, delivered: c.delivered, dropped: c.dropped }));
+          return { id: r.target.id, listen: `${a.host}:${a.port}`, upstream: r.target.upstream, consumers };
         }),
       };
     },
