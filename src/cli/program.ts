@@ -3,6 +3,7 @@ import { CliError, EXIT_USAGE } from './cli-error.js';
 import { registerAuditCommand } from './commands/audit.js';
 import { registerHashCommand } from './commands/hash.js';
 import { registerServeCommand } from './commands/serve.js';
+import { liveAudit } from './serve/live-audit.js';
 import { registerSimCommand } from './commands/sim.js';
 import { registerTailCommand } from './commands/tail.js';
 import { VERSION } from './version.js';
@@ -14,7 +15,7 @@ export function buildProgram(): Command {
     .showHelpAfterError()
     .exitOverride();
   registerHashCommand(program);
-  registerAuditCommand(program);
+  registerAuditCommand(program, liveAudit);
   registerServeCommand(program);
   registerTailCommand(program);
   registerSimCommand(program);

@@ -37,6 +37,8 @@ export interface DaemonDeps {
   /** re-reads the configuration on reload (SIGHUP, POST /-/reload); without it reload re-applies the current one */
   readonly loadConfig?: () => Promise<ServeConfig>;
   readonly revision?: string;
+  /** false: no web server (a live audit needs sources and the state only) */
+  readonly web?: boolean;
 }
 
 export interface Daemon {
@@ -254,12 +256,17 @@ export function createDaemon(initial: ServeConfig, deps: DaemonDeps = {}): Daemo
     async start() {
       if (started) return;
       started = true;
-      await web.listen(config.listen.host, config.listen.port);
-      feed?.start();
+      const serveWeb = deps.web !== false;
+      if (serveWeb) {
+        await web.listen(config.listen.host, config.listen.port);
+        feed?.start();
+      }
       await reconcile(config);
       ready = true;
-      const a = web.address();
-      logger.info('kvsentinel serving', { listen: `${a.host}:${a.port}`, sources: running.size });
+      if (serveWeb) {
+        const a = web.address();
+        logger.info('kvsentinel serving', { listen: `${a.host}:${a.port}`, sources: running.size });
+      }
     },
     async reload() {
       let next: ServeConfig;
@@ -291,7 +298,7 @@ export function createDaemon(initial: ServeConfig, deps: DaemonDeps = {}): Daemo
         await Promise.all([...running.values()].map((s) => s.stop()));
         running.clear();
         await feed?.stop();
-        if (started) await web.close();
+        if (started && deps.web !== false) await web.close();
         logger.info('kvsentinel stopped');
       })();
       return stopping;
