@@ -120,3 +120,27 @@ describe('sentinel state joins', () => {
     expect(state.snapshot(60_000).findings.map((f) => f.id)).not.toContain('events-absent');
   });
 });
+
+describe('join hooks for the live feed', () => {
+  it('reports each decision with per-server predicted/oracle tokens and each outcome with its oracle', () => {
+    const decisions: import('./sentinel-state.js').DecisionJoin[] = [];
+    const outcomes: import('./sentinel-state.js').OutcomeJoin[] = [];
+    const state = createSentinelState({ onDecision: (d) => decisions.push(d), onOutcome: (o) => outcomes.push(o) });
+    for (const obs of miniCluster({ routing: 'sticky', trajectories: 3, turns: 3 })) state.apply(obs);
+    expect(decisions).toHaveLength(9);
+    expect(outcomes).toHaveLength(9);
+    const followup = decisions.filter((d) => d.followup);
+    expect(followup).toHaveLength(6);
+    expect(followup.every((d) => d.sticky === true && d.chosenIsOracleBest === true)).toBe(true);
+    const last = followup.at(-1)!;
+    const chosen = last.candidates.find((c) => c.server === last.server)!;
+    // the router's table (exact replica) and worker truth agree on what the chosen server holds
+    expect(chosen.predictedTokens).toBe(chosen.oracleTokens);
+    expect(chosen.oracleTokens).toBeGreaterThan(0);
+    expect(outcomes.every((o) => o.oracleCachedTokens !== null && o.cachedTokens! <= o.oracleCachedTokens)).toBe(true);
+    const followupIds = new Set(followup.map((d) => d.requestId));
+    expect(outcomes.filter((o) => followupIds.has(o.requestId)).every((o) => o.cachedTokens === o.oracleCachedTokens && !o.scattered)).toBe(true);
+    // token counts only, never token ids
+    expect(JSON.stringify(decisions)).not.toMatch(/\[\s*1[12],\s*1[23]/);
+  });
+});
