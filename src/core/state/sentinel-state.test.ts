@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { miniCluster, type MiniOptions } from '../../../test/helpers/mini-cluster.js';
-import { createSentinelState, type SentinelOptions } from './sentinel-state.js';
+import { createSentinelState, type DecisionJoin, type OutcomeJoin, type SentinelOptions } from './sentinel-state.js';
 
 function audit(mini: MiniOptions, options: SentinelOptions = {}) {
   const state = createSentinelState({ thresholds: { minDecisions: 40, minFollowups: 30, minServerRequests: 10 }, ...options });
@@ -123,8 +123,8 @@ describe('sentinel state joins', () => {
 
 describe('join hooks for the live feed', () => {
   it('reports each decision with per-server predicted/oracle tokens and each outcome with its oracle', () => {
-    const decisions: import('./sentinel-state.js').DecisionJoin[] = [];
-    const outcomes: import('./sentinel-state.js').OutcomeJoin[] = [];
+    const decisions: DecisionJoin[] = [];
+    const outcomes: OutcomeJoin[] = [];
     const state = createSentinelState({ onDecision: (d) => decisions.push(d), onOutcome: (o) => outcomes.push(o) });
     for (const obs of miniCluster({ routing: 'sticky', trajectories: 3, turns: 3 })) state.apply(obs);
     expect(decisions).toHaveLength(9);
