@@ -455,6 +455,10 @@ class Sentinel implements SentinelState {
       }
       this.#count(obs.ts, 'maxInfl', busiest);
       this.#count(obs.ts, 'maxInflN');
+      // how far the load term alone separates the servers: (busiest − idlest) / max_batch_size
+      const counts = Object.values(obs.inflight);
+      const spread = counts.length > 1 ? (busiest - Math.min(...counts)) / (this.digester.router.maxBatchSize ?? DEFAULT_ROUTER_MAX_BATCH_SIZE) : 0;
+      if (spread >= this.#thresholds.sentAwayCacheDelta) this.#count(obs.ts, 'loadSpread');
       this.#max(obs.ts, 'peakInfl', busiest);
     }
 
@@ -805,6 +809,8 @@ class Sentinel implements SentinelState {
       stickyIdealPromptTokens: sum('idealP'),
       predictedCachedTokens: sum('pred'),
       meanMaxInflight: maxInflN > 0 ? sum('maxInfl') / maxInflN : null,
+      inflightReports: maxInflN,
+      loadSpreadOverCacheDelta: sum('loadSpread'),
       peakInflight: w.maxOf('peakInfl', now),
       realisedAboveOracle: servers.reduce((n, s) => n + s.realisedAboveOracle, 0),
       joinedOutcomes: servers.reduce((n, s) => n + s.joinedOutcomes, 0),
