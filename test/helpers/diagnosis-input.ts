@@ -68,6 +68,8 @@ export function quietDecisions(over: Partial<DecisionDiagnosis> = {}): DecisionD
     stickyIdealPromptTokens: 6_000_000,
     predictedCachedTokens: 5_600_000,
     meanMaxInflight: 24,
+    inflightReports: 600,
+    loadSpreadOverCacheDelta: 0,
     peakInflight: 40,
     realisedAboveOracle: 6,
     joinedOutcomes: 600,

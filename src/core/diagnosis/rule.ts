@@ -102,6 +102,10 @@ export interface DecisionDiagnosis {
   readonly predictedCachedTokens: number;
   /** mean over decisions of the largest in-flight count across servers; null when not reported */
   readonly meanMaxInflight: number | null;
+  /** decisions that reported in-flight counts per server */
+  readonly inflightReports: number;
+  /** … where (busiest − idlest) / max_batch_size reached sentAwayCacheDelta: the load term alone outweighs that much cache */
+  readonly loadSpreadOverCacheDelta: number;
   readonly peakInflight: number | null;
   readonly realisedAboveOracle: number;
   readonly joinedOutcomes: number;

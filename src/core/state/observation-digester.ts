@@ -5,11 +5,12 @@
 // digests at record time and writes them to the bundle instead of token ids. Both feed this class the same
 // observation sequence, so the context (router settings, server algorithms, block sizes) — and therefore the
 // digests — are identical.
-import { blockKeyChain } from '../hashing/block-key.js';
-import { routerBlockKeys, routerHashedTokens } from '../hashing/router-chunking.js';
+import { routerHashedTokens } from '../hashing/router-chunking.js';
 import type { Observation } from '../observe/observation.js';
 import type { HashAlgo, KvEvent } from '../wire/kv-event.js';
 import { HashVerifier, type StoredEventCheck } from './hash-verifier.js';
+import { extendKeyChain, prefixFingerprints, sharedPrefixTokens } from './incremental-keys.js';
+import { LruMap } from './lru-map.js';
 
 /** TensorRT-LLM's defaults when the router's settings were never observed (trtllm-wire.md §1.4). */
 export const DEFAULT_ROUTER_TOKENS_PER_BLOCK = 32;
@@ -56,6 +57,16 @@ interface ServerContext {
   inferredBlockSize: number | null;
 }
 
+interface TrajectoryKeys {
+  readonly fingerprints: Uint32Array;
+  readonly routerTokensPerBlock: number;
+  readonly router: ReadonlyMap<HashAlgo, BigUint64Array>;
+  readonly worker: ReadonlyMap<string, BigUint64Array>;
+}
+
+/** Trajectories whose last keys are kept to hash their next turn incrementally (≥ the concurrency in practice). */
+export const DEFAULT_INCREMENTAL_TRAJECTORIES = 1024;
+
 export class ObservationDigester {
   #router: RouterSettings = {
     routerType: null,
@@ -67,6 +78,11 @@ export class ObservationDigester {
   };
   readonly #servers = new Map<string, ServerContext>();
   readonly #verifier = new HashVerifier();
+  readonly #trajectories: LruMap<string, TrajectoryKeys>;
+
+  constructor(incrementalTrajectories = DEFAULT_INCREMENTAL_TRAJECTORIES) {
+    this.#trajectories = new LruMap(incrementalTrajectories);
+  }
 
   get router(): RouterSettings {
     return this.#router;
@@ -113,7 +129,7 @@ export class ObservationDigester {
     if (obs.kind === 'decision') {
       if (obs.promptTokens === null) return null;
       this.#server(obs.server);
-      return { kind: 'decision', keys: this.#decisionKeys(obs.promptTokens) };
+      return { kind: 'decision', keys: this.#decisionKeys(obs.promptTokens, obs.correlationId) };
     }
     if (obs.kind === 'worker-events') {
       const stored = obs.events.map((event) => this.#checkStored(obs.server, event));
@@ -171,7 +187,7 @@ export class ObservationDigester {
     return this.#verifier.check(event.data.parentHash, event.data.blocks, algo);
   }
 
-  #decisionKeys(prompt: Uint32Array): DecisionKeys {
+  #decisionKeys(prompt: Uint32Array, correlationId: string | null): DecisionKeys {
     const tpb = this.routerTokensPerBlock();
     const algos = new Set<HashAlgo>();
     const workerSpecs = new Map<string, { algo: HashAlgo; size: number }>();
@@ -182,14 +198,22 @@ export class ObservationDigester {
       if (size !== null) workerSpecs.set(workerKeyId(algo, size), { algo, size });
     }
     if (algos.size === 0) algos.add(DEFAULT_HASH_ALGO);
+    const hashed = routerHashedTokens(prompt) as Uint32Array;
+    // a follow-up turn shares most of its prompt with the previous one: reuse those keys
+    const fingerprints = prefixFingerprints(hashed);
+    const previous = correlationId === null ? undefined : this.#trajectories.get(correlationId);
+    const shared = previous === undefined ? 0 : sharedPrefixTokens(previous.fingerprints, fingerprints);
     const router = new Map<HashAlgo, BigUint64Array>();
-    for (const algo of algos) router.set(algo, routerBlockKeys(prompt, tpb, algo));
-    const hashed = routerHashedTokens(prompt);
+    for (const algo of algos) {
+      const before = previous !== undefined && previous.routerTokensPerBlock === tpb ? previous.router.get(algo) : undefined;
+      router.set(algo, extendKeyChain(hashed, tpb, algo, before, shared));
+    }
     const worker = new Map<string, BigUint64Array>();
     for (const [id, { algo, size }] of workerSpecs) {
       // same chunking as the router's: reuse its keys instead of hashing the prompt twice
-      worker.set(id, size === tpb ? router.get(algo)! : blockKeyChain(hashed, size, algo));
+      worker.set(id, size === tpb ? router.get(algo)! : extendKeyChain(hashed, size, algo, previous?.worker.get(id), shared));
     }
+    if (correlationId !== null) this.#trajectories.set(correlationId, { fingerprints, routerTokensPerBlock: tpb, router, worker });
     return { hashedTokens: hashed.length, routerTokensPerBlock: tpb, router, worker };
   }
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { miniCluster, type MiniOptions } from '../../../test/helpers/mini-cluster.js';
-import { createSentinelState, type SentinelOptions } from './sentinel-state.js';
+import { createSentinelState, type DecisionJoin, type OutcomeJoin, type SentinelOptions } from './sentinel-state.js';
 
 function audit(mini: MiniOptions, options: SentinelOptions = {}) {
   const state = createSentinelState({ thresholds: { minDecisions: 40, minFollowups: 30, minServerRequests: 10 }, ...options });
@@ -118,5 +118,29 @@ describe('sentinel state joins', () => {
     for (const obs of miniCluster({ routing: 'random', events: false, trajectories: 10, turns: 2 })) state.apply(obs);
     expect(state.snapshot(2100).findings.map((f) => f.id)).toContain('events-absent');
     expect(state.snapshot(60_000).findings.map((f) => f.id)).not.toContain('events-absent');
+  });
+});
+
+describe('join hooks for the live feed', () => {
+  it('reports each decision with per-server predicted/oracle tokens and each outcome with its oracle', () => {
+    const decisions: DecisionJoin[] = [];
+    const outcomes: OutcomeJoin[] = [];
+    const state = createSentinelState({ onDecision: (d) => decisions.push(d), onOutcome: (o) => outcomes.push(o) });
+    for (const obs of miniCluster({ routing: 'sticky', trajectories: 3, turns: 3 })) state.apply(obs);
+    expect(decisions).toHaveLength(9);
+    expect(outcomes).toHaveLength(9);
+    const followup = decisions.filter((d) => d.followup);
+    expect(followup).toHaveLength(6);
+    expect(followup.every((d) => d.sticky === true && d.chosenIsOracleBest === true)).toBe(true);
+    const last = followup.at(-1)!;
+    const chosen = last.candidates.find((c) => c.server === last.server)!;
+    // the router's table (exact replica) and worker truth agree on what the chosen server holds
+    expect(chosen.predictedTokens).toBe(chosen.oracleTokens);
+    expect(chosen.oracleTokens).toBeGreaterThan(0);
+    expect(outcomes.every((o) => o.oracleCachedTokens !== null && o.cachedTokens! <= o.oracleCachedTokens)).toBe(true);
+    const followupIds = new Set(followup.map((d) => d.requestId));
+    expect(outcomes.filter((o) => followupIds.has(o.requestId)).every((o) => o.cachedTokens === o.oracleCachedTokens && !o.scattered)).toBe(true);
+    // token counts only, never token ids
+    expect(JSON.stringify(decisions)).not.toMatch(/\[\s*1[12],\s*1[23]/);
   });
 });

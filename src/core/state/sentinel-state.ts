@@ -74,6 +74,38 @@ export const DAEMON_STATE_OPTIONS = {
   hysteresis: { onAfter: 3, offAfter: 12 },
 } as const satisfies SentinelOptions;
 
+/** One decision joined with both tables (design.md §4), for the live feed; token counts only, never token ids. */
+export interface DecisionJoin {
+  readonly ts: number;
+  readonly requestId: string;
+  readonly correlationId: string | null;
+  readonly server: string;
+  /** a later turn of a trajectory seen before, and whether it stayed on the previous turn's server */
+  readonly followup: boolean;
+  readonly sticky: boolean | null;
+  /** prompt tokens the router hashes (null without token ids) */
+  readonly hashedTokens: number | null;
+  /** per server: tokens the router's table (replica) matches, tokens the worker really holds, the router's score */
+  readonly candidates: readonly { readonly server: string; readonly predictedTokens: number; readonly oracleTokens: number; readonly score: number }[];
+  /** servers holding the longest prefix (empty when none holds any) */
+  readonly oracleBest: readonly string[];
+  readonly chosenIsOracleBest: boolean | null;
+}
+
+/** A decision's outcome joined with its decision. */
+export interface OutcomeJoin {
+  readonly ts: number;
+  readonly requestId: string;
+  readonly server: string;
+  readonly ok: boolean;
+  readonly promptTokens: number | null;
+  readonly cachedTokens: number | null;
+  /** what the best server held when the request was routed (null without keys) */
+  readonly oracleCachedTokens: number | null;
+  /** a follow-up turn that found less than half of its prompt cached */
+  readonly scattered: boolean;
+}
+
 export interface SentinelOptions {
   /** the vantage point; 'auto' infers relay from drained events (exclusive mode must be stated) */
   readonly mode?: SentinelMode;
@@ -87,6 +119,10 @@ export interface SentinelOptions {
   readonly limits?: Partial<SentinelLimits>;
   /** override the rule set (tests) */
   readonly rules?: readonly Rule[];
+  /** called for every decision once joined (the live feed); must not throw */
+  readonly onDecision?: (join: DecisionJoin) => void;
+  /** called for every outcome that closed a known decision */
+  readonly onOutcome?: (join: OutcomeJoin) => void;
 }
 
 export interface SentinelDropCounters {
@@ -212,6 +248,8 @@ class Sentinel implements SentinelState {
   readonly #rules: readonly Rule[];
   readonly #hysteresis: FindingHysteresis;
   readonly #evaluateEveryMs: number;
+  readonly #onDecision: ((join: DecisionJoin) => void) | null;
+  readonly #onOutcome: ((join: OutcomeJoin) => void) | null;
   readonly #truth = new WorkerTruthTable();
   readonly #replica = new RouterReplicaTable();
   readonly #sequence = new EventSequenceTracker();
@@ -243,6 +281,8 @@ class Sentinel implements SentinelState {
     this.#rules = options.rules ?? RULES;
     this.#hysteresis = new FindingHysteresis(options.hysteresis ?? { onAfter: 1, offAfter: 1 });
     this.#evaluateEveryMs = options.evaluateEveryMs ?? 0;
+    this.#onDecision = options.onDecision ?? null;
+    this.#onOutcome = options.onOutcome ?? null;
     const windowMs = options.windowMs ?? null;
     this.#all = new WindowedCounters({ windowMs: null });
     this.#win = windowMs === null ? this.#all : new WindowedCounters({ windowMs });
@@ -415,11 +455,16 @@ class Sentinel implements SentinelState {
       }
       this.#count(obs.ts, 'maxInfl', busiest);
       this.#count(obs.ts, 'maxInflN');
+      // how far the load term alone separates the servers: (busiest − idlest) / max_batch_size
+      const counts = Object.values(obs.inflight);
+      const spread = counts.length > 1 ? (busiest - Math.min(...counts)) / (this.digester.router.maxBatchSize ?? DEFAULT_ROUTER_MAX_BATCH_SIZE) : 0;
+      if (spread >= this.#thresholds.sentAwayCacheDelta) this.#count(obs.ts, 'loadSpread');
       this.#max(obs.ts, 'peakInfl', busiest);
     }
 
     // per-trajectory turn tracking
     let followup = false;
+    let sticky: boolean | null = null;
     let prevPromptTokens: number | null = null;
     if (obs.correlationId !== null) {
       const traj = this.#trajectories.get(obs.correlationId);
@@ -427,7 +472,8 @@ class Sentinel implements SentinelState {
         followup = true;
         prevPromptTokens = traj.lastPromptTokens;
         this.#count(obs.ts, 'fu');
-        if (traj.lastServer === server) this.#count(obs.ts, 'sticky');
+        sticky = traj.lastServer === server;
+        if (sticky) this.#count(obs.ts, 'sticky');
         traj.lastServer = server;
         traj.turns++;
         traj.lastPromptTokens = obs.promptTokenCount ?? traj.lastPromptTokens;
@@ -441,8 +487,12 @@ class Sentinel implements SentinelState {
     let blockSize = this.digester.blockSizeOf(server) ?? 0;
     let backfillKeys: BigUint64Array | null = null;
     const backfillAlgo = this.digester.hashAlgoOf(server);
+    let candidates: DecisionJoin['candidates'] = [];
+    let oracleBest: string[] = [];
     if (keys !== null) {
       const joined = this.#join(obs, keys);
+      candidates = joined.candidates;
+      oracleBest = joined.oracleBestServers;
       oracleBestTokens = joined.oracleBest;
       oracleChosenTokens = joined.oracleChosen;
       blockSize = joined.blockSize;
@@ -451,6 +501,20 @@ class Sentinel implements SentinelState {
       const reported = this.#reportedScores.peek(obs.requestId);
       if (reported !== undefined) this.#joinScore(obs.ts, joined.predictedAny, reported);
       if (this.digester.router.backfillBlockHashesOnFinish === true) backfillKeys = keys.router.get(backfillAlgo) ?? null;
+    }
+    if (this.#onDecision !== null) {
+      this.#onDecision({
+        ts: obs.ts,
+        requestId: obs.requestId,
+        correlationId: obs.correlationId,
+        server,
+        followup,
+        sticky,
+        hashedTokens: keys?.hashedTokens ?? null,
+        candidates,
+        oracleBest,
+        chosenIsOracleBest: keys === null || oracleBest.length === 0 ? null : oracleBest.includes(server),
+      });
     }
     this.#pending.set(obs.requestId, {
       ts: obs.ts,
@@ -470,7 +534,15 @@ class Sentinel implements SentinelState {
   #join(
     obs: DecisionObservation,
     keys: DecisionKeys,
-  ): { oracleBest: number; oracleChosen: number; predictedChosen: number; predictedAny: boolean; blockSize: number } {
+  ): {
+    oracleBest: number;
+    oracleChosen: number;
+    predictedChosen: number;
+    predictedAny: boolean;
+    blockSize: number;
+    candidates: DecisionJoin['candidates'];
+    oracleBestServers: string[];
+  } {
     const ts = obs.ts;
     const servers = this.digester.serverIds();
     if (!servers.includes(obs.server)) servers.push(obs.server);
@@ -525,7 +597,15 @@ class Sentinel implements SentinelState {
     if (agrees && cacheTerms.some((c) => c - chosenTerm >= this.#thresholds.sentAwayCacheDelta)) this.#count(ts, 'away');
     const predictedChosen = Math.min(predicted[chosenIndex]!, keys.hashedTokens);
     this.#count(ts, 'pred', predictedChosen);
-    return { oracleBest: maxOracle, oracleChosen: oracle[chosenIndex]!, predictedChosen, predictedAny, blockSize: chosenBlockSize };
+    return {
+      oracleBest: maxOracle,
+      oracleChosen: oracle[chosenIndex]!,
+      predictedChosen,
+      predictedAny,
+      blockSize: chosenBlockSize,
+      candidates: servers.map((server, i) => ({ server, predictedTokens: predicted[i]!, oracleTokens: oracle[i]!, score: scores[i]! })),
+      oracleBestServers: maxOracle > 0 ? servers.filter((_, i) => oracle[i] === maxOracle) : [],
+    };
   }
 
   #outcome(obs: OutcomeObservation): void {
@@ -554,10 +634,23 @@ class Sentinel implements SentinelState {
     this.#pending.delete(obs.requestId);
     this.#count(obs.ts, 'wout');
     if (pending.backfillKeys !== null && obs.ok) this.#replica.backfill(pending.server, pending.backfillKeys, pending.backfillAlgo);
+    const scattered = obs.ok && obs.promptTokens !== null && pending.followup && cached < 0.5 * prompt;
+    if (this.#onOutcome !== null) {
+      this.#onOutcome({
+        ts: obs.ts,
+        requestId: obs.requestId,
+        server,
+        ok: obs.ok,
+        promptTokens: obs.promptTokens,
+        cachedTokens: obs.cachedTokens,
+        oracleCachedTokens: pending.hasKeys ? Math.min(pending.oracleBestTokens, prompt) : null,
+        scattered,
+      });
+    }
     if (!obs.ok || obs.promptTokens === null) return;
     if (pending.followup) {
       this.#count(obs.ts, 'fuOut');
-      if (cached < 0.5 * prompt) this.#count(obs.ts, 'scat');
+      if (scattered) this.#count(obs.ts, 'scat');
       const ideal = Math.max(cached, pending.prevPromptTokens === null ? 0 : Math.min(pending.prevPromptTokens, prompt - 1));
       this.#count(obs.ts, 'ideal', ideal);
     } else {
@@ -716,6 +809,8 @@ class Sentinel implements SentinelState {
       stickyIdealPromptTokens: sum('idealP'),
       predictedCachedTokens: sum('pred'),
       meanMaxInflight: maxInflN > 0 ? sum('maxInfl') / maxInflN : null,
+      inflightReports: maxInflN,
+      loadSpreadOverCacheDelta: sum('loadSpread'),
       peakInflight: w.maxOf('peakInfl', now),
       realisedAboveOracle: servers.reduce((n, s) => n + s.realisedAboveOracle, 0),
       joinedOutcomes: servers.reduce((n, s) => n + s.joinedOutcomes, 0),

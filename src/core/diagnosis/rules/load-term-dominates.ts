@@ -17,6 +17,12 @@ export const loadTermDominates: Rule = {
     if (d.withKeys >= t.minDecisions && ratio(d.sentAwayByLoad, d.withKeys) >= t.maxSentAwayShare) {
       reasons.push(`${d.sentAwayByLoad} of ${d.withKeys} requests were sent away from a server predicted to hold ≥${Math.round(t.sentAwayCacheDelta * 100)}% more of their prompt`);
     }
+    const tableAlive = d.withKeys >= t.minDecisions && ratio(d.predictedAnyMatch, d.withKeys) >= t.oracleMatchMinShare;
+    if (tableAlive && d.inflightReports >= t.minDecisions && ratio(d.loadSpreadOverCacheDelta, d.inflightReports) >= t.maxLoadSpreadShare) {
+      reasons.push(
+        `in ${(ratio(d.loadSpreadOverCacheDelta, d.inflightReports) * 100).toFixed(0)}% of decisions the load term alone ((busiest − idlest) / ${mbs}) outweighed a cache advantage of ${Math.round(t.sentAwayCacheDelta * 100)}% of the prompt`,
+      );
+    }
     if (rs.decisions >= t.minDecisions && ratio(rs.sentAwayByLoad, rs.decisions) >= t.maxSentAwayShare) {
       reasons.push(`the router's scores sent ${rs.sentAwayByLoad} of ${rs.decisions} requests away from more matched tokens`);
     }
@@ -39,6 +45,8 @@ export const loadTermDominates: Rule = {
         mean_busiest_server_active: d.meanMaxInflight === null ? 'unknown' : round3(d.meanMaxInflight),
         peak_active: d.peakInflight ?? 'unknown',
         sent_away_by_load: d.sentAwayByLoad,
+        load_spread_over_cache_delta: d.loadSpreadOverCacheDelta,
+        decisions_with_inflight: d.inflightReports,
         decisions: d.decisions,
         ...windowEvidence(input.window),
       },

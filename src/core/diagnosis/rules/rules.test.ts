@@ -175,3 +175,14 @@ describe('source-unreachable', () => {
     expect(firing(src({ downSince: 500_000 }))).toEqual(['source-unreachable']);
   });
 });
+
+describe('load-term-dominates', () => {
+  const base = quietInput({ router: { ...quietInput().router, maxBatchSize: 64 } });
+  it('fires when a live table keeps losing to the load term', () => {
+    expect(firing({ ...base, decisions: quietDecisions({ sentAwayByLoad: 20 }) })).toEqual(['load-term-dominates']);
+    expect(firing({ ...base, decisions: quietDecisions({ loadSpreadOverCacheDelta: 200 }) })).toEqual(['load-term-dominates']);
+  });
+  it('says nothing about the load spread while the table is dead (routing is least-loaded anyway)', () => {
+    expect(firing({ ...base, decisions: quietDecisions({ loadSpreadOverCacheDelta: 200, predictedAnyMatch: 0 }) })).not.toContain('load-term-dominates');
+  });
+});
