@@ -1,8 +1,12 @@
 import { Command, CommanderError } from 'commander';
 import { CliError, EXIT_USAGE } from './cli-error.js';
+import { registerAuditCommand } from './commands/audit.js';
 import { registerHashCommand } from './commands/hash.js';
+import { registerServeCommand } from './commands/serve.js';
+import { liveAudit } from './serve/live-audit.js';
 import { registerSimCommand } from './commands/sim.js';
 import { registerSimServeCommand } from './commands/sim-serve.js';
+import { registerTailCommand } from './commands/tail.js';
 import { VERSION } from './version.js';
 
 export function buildProgram(): Command {
@@ -12,6 +16,9 @@ export function buildProgram(): Command {
     .showHelpAfterError()
     .exitOverride();
   registerHashCommand(program);
+  registerAuditCommand(program, liveAudit);
+  registerServeCommand(program);
+  registerTailCommand(program);
   registerSimCommand(program);
   registerSimServeCommand(program);
   return program;
