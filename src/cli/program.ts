@@ -1,6 +1,7 @@
 import { Command, CommanderError } from 'commander';
 import { CliError, EXIT_USAGE } from './cli-error.js';
 import { registerAuditCommand } from './commands/audit.js';
+import { registerDemoCommand } from './commands/demo.js';
 import { registerHashCommand } from './commands/hash.js';
 import { registerServeCommand } from './commands/serve.js';
 import { liveAudit } from './serve/live-audit.js';
@@ -15,6 +16,7 @@ export function buildProgram(): Command {
     .version(VERSION)
     .showHelpAfterError()
     .exitOverride();
+  registerDemoCommand(program);
   registerHashCommand(program);
   registerAuditCommand(program, liveAudit);
   registerServeCommand(program);
