@@ -6,6 +6,7 @@ import { registerRecordCommand } from './commands/record.js';
 import { registerServeCommand } from './commands/serve.js';
 import { liveAudit } from './serve/live-audit.js';
 import { registerSimCommand } from './commands/sim.js';
+import { registerSimServeCommand } from './commands/sim-serve.js';
 import { registerTailCommand } from './commands/tail.js';
 import { VERSION } from './version.js';
 
@@ -21,6 +22,7 @@ export function buildProgram(): Command {
   registerRecordCommand(program);
   registerTailCommand(program);
   registerSimCommand(program);
+  registerSimServeCommand(program);
   return program;
 }
 

@@ -105,3 +105,30 @@ describe('RankCache', () => {
     expect(serve(cache, seq(101, 9))).toBe(2);
   });
 });
+
+describe('RankCache prefix invariant', () => {
+  it('a cached block always has its whole prefix cached, so binary-search match equals a linear walk', async () => {
+    const fc = await import('fast-check');
+    fc.assert(
+      fc.property(
+        fc.array(fc.record({ root: fc.integer({ min: 0, max: 3 }), branch: fc.integer({ min: 0, max: 5 }), length: fc.integer({ min: 1, max: 40 }) }), { minLength: 1, maxLength: 60 }),
+        fc.integer({ min: 1, max: 12 }),
+        fc.integer({ min: 0, max: 12 }),
+        (requests, gpu, host) => {
+          const cache = new RankCache({ gpuBlocks: gpu, hostBlocks: host, emit: () => undefined });
+          for (const r of requests) {
+            // shared roots, then a branch: prompts that share and diverge like trajectories do
+            const tokens = Uint32Array.from({ length: r.length }, (_, i) => (i < 8 ? r.root * 1000 + i : r.root * 1000 + r.branch * 100 + i));
+            const prompt = new StaticPrompt(tokens);
+            const blocks = prompt.blocks(4, 'v1_block_key');
+            if (cache.match(blocks) !== cache.matchLinear(blocks)) return false;
+            cache.serve(blocks, prompt.tokens);
+            if (cache.match(blocks) !== cache.matchLinear(blocks)) return false;
+          }
+          return cache.gpuSize <= gpu && cache.hostSize <= host;
+        },
+      ),
+      { numRuns: 300 },
+    );
+  });
+});

@@ -123,12 +123,27 @@ export class RankCache {
   }
 
   /** how many leading full blocks of the prompt this rank holds (either tier) */
+  matchLinear(blocks: PromptBlocks): number {
+    let n = 0;
+    while (n < blocks.fullBlocks && this.#get(blocks.keys[n]!, blocks.fps[n]!) !== undefined) n++;
+    return n;
+  }
+
+  /** how many leading full blocks of the prompt this rank holds (either tier) */
   match(blocks: PromptBlocks): number {
+    // Every touch walks a chain deepest-first, so a block is never more recent than its ancestors and is
+    // evicted (or offloaded, then evicted) before them: a cached block implies a cached prefix, and the
+    // longest cached prefix is found by binary search.
     const keys = blocks.keys;
     const fps = blocks.fps;
-    let n = 0;
-    while (n < blocks.fullBlocks && this.#get(keys[n]!, fps[n]!) !== undefined) n++;
-    return n;
+    let lo = 0;
+    let hi = blocks.fullBlocks;
+    while (lo < hi) {
+      const mid = (lo + hi + 1) >> 1;
+      if (this.#get(keys[mid - 1]!, fps[mid - 1]!) !== undefined) lo = mid;
+      else hi = mid - 1;
+    }
+    return lo;
   }
 
   /** prefill finished: reuse the cached prefix, store the rest (tokens = the prompt's token ids) */
@@ -155,6 +170,17 @@ export class RankCache {
     // a prompt larger than the whole GPU tier overflows right away
     this.#makeGpuRoom(this.gpuBlocks);
     this.#flushRemoved();
+    // a prompt longer than the GPU tier can push its own prefix out while storing its suffix: drop what
+    // is left of the chain past the first missing block so a cached block always has its prefix
+    if (fresh.length + reused > this.gpuBlocks) {
+      let first = 0;
+      while (first < keys.length && this.#get(keys[first]!, fps[first]!) !== undefined) first++;
+      for (let i = keys.length - 1; i > first; i--) {
+        const orphan = this.#get(keys[i]!, fps[i]!);
+        if (orphan !== undefined) this.#evict(orphan, orphan.level === 0 ? this.#gpu : this.#host);
+      }
+      this.#flushRemoved();
+    }
     // recency within the chain: deepest least recent
     for (let i = keys.length - 1; i >= 0; i--) {
       const node = this.#get(keys[i]!, fps[i]!);

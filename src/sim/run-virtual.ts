@@ -128,7 +128,7 @@ export function runVirtual(config: SimConfig, options: RunVirtualOptions = {}): 
     pollEvents,
     onPollFailure: (server, message) => {
       log?.(orchestratorLine(scheduler.now(), 'W', pollFailureLine(server, message)));
-      if (tap === 'watch' && log !== undefined) emit?.({ kind: 'poll-failure', ts: scheduler.now(), server, message });
+      if (tap === 'watch') emit?.({ kind: 'poll-failure', ts: scheduler.now(), server, message });
     },
   });
 
@@ -182,7 +182,7 @@ export function runVirtual(config: SimConfig, options: RunVirtualOptions = {}): 
     scheduler,
     workers,
     router,
-    { tokenDrift: config.router.tokenDrift, genOverheadMs: config.gen.overheadMs, genMsPerToken: config.gen.msPerToken, decisionHistory: 4096 },
+    { tokenDrift: config.router.tokenDrift, genOverheadMs: config.gen.overheadMs, genMsPerToken: config.gen.msPerToken, decisionHistory: 16 },
     {
       onDecision,
       onCtxResult: (d, r) => {

@@ -68,18 +68,18 @@ export const SEED_PRESET: SimConfig = {
     seed: 14882,
     concurrency: 384,
     trajectories: 1536,
-    systemPrefixTokens: 3000,
-    taskTokensMedian: 800,
+    systemPrefixTokens: 2500,
+    taskTokensMedian: 400,
     taskTokensSigma: 0.8,
-    turnsMin: 25,
-    turnsMax: 70,
+    turnsMin: 22,
+    turnsMax: 62,
     outputTokensMedian: 260,
     outputTokensSigma: 0.5,
     toolTokensMedian: 300,
     toolTokensSigma: 1.0,
     toolTokensMax: 32_000,
-    toolBigProbability: 0.08,
-    toolBigMedian: 10_000,
+    toolBigProbability: 0.09,
+    toolBigMedian: 8000,
     toolBigSigma: 0.7,
     toolLatencyMs: 500,
     rampMs: 2000,
@@ -92,7 +92,7 @@ export const SEED_PRESET: SimConfig = {
     gpuBlocksPerRank: 8192,
     hostBlocksPerRank: 65_536,
     maxConcurrency: 8,
-    prefillTokensPerSecond: 4000,
+    prefillTokensPerSecond: 8000,
     overheadMs: 150,
     rankAssignment: 'affinity',
     hashAlgo: 'v1_block_key',
@@ -105,8 +105,8 @@ export const SEED_PRESET: SimConfig = {
     windowSize: 131_072,
     restartAtMs: null,
     restartDowntimeMs: 3000,
-    stallEveryMs: 15_000,
-    stallMs: 5000,
+    stallEveryMs: 20_000,
+    stallMs: 12_000,
   },
   router: {
     type: 'kv_cache_aware',
@@ -213,9 +213,10 @@ function parseValue(key: string, kind: Kind, raw: string): unknown {
   switch (kind) {
     case 'int':
     case 'posint': {
-      if (!/^\d+$/.test(raw) || !Number.isSafeInteger(Number(raw))) throw bad('expected a non-negative integer');
+      const what = kind === 'posint' ? 'expected a positive integer' : 'expected a non-negative integer';
+      if (!/^\d+$/.test(raw) || !Number.isSafeInteger(Number(raw))) throw bad(what);
       const value = Number(raw);
-      if (kind === 'posint' && value < 1) throw bad('expected a positive integer');
+      if (kind === 'posint' && value < 1) throw bad(what);
       return value;
     }
     case 'number': {
