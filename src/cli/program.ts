@@ -3,6 +3,7 @@ import { CliError, EXIT_USAGE } from './cli-error.js';
 import { registerAuditCommand } from './commands/audit.js';
 import { registerDemoCommand } from './commands/demo.js';
 import { registerHashCommand } from './commands/hash.js';
+import { registerRecordCommand } from './commands/record.js';
 import { registerServeCommand } from './commands/serve.js';
 import { liveAudit } from './serve/live-audit.js';
 import { registerSimCommand } from './commands/sim.js';
@@ -20,6 +21,7 @@ export function buildProgram(): Command {
   registerHashCommand(program);
   registerAuditCommand(program, liveAudit);
   registerServeCommand(program);
+  registerRecordCommand(program);
   registerTailCommand(program);
   registerSimCommand(program);
   registerSimServeCommand(program);
