@@ -18,6 +18,7 @@ import { renderText } from '../reporters/text.js';
 import { ConfigError, loadConfig, parseDuration, type ServeConfig, type ServeFlags } from '../serve/config.js';
 import { createDaemon, type Daemon } from '../serve/daemon.js';
 import { createStderrLogger } from '../serve/logger.js';
+import type { Logger } from '../../sources/ports.js';
 import { DEFAULT_TIME_SCALE } from './sim-serve.js';
 
 interface DemoOptions {
@@ -35,6 +36,12 @@ interface DemoOptions {
 /** 75 s of traffic: enough for every finding's minimum samples with room to spare, and the demo ends within ~90 s */
 export const DEFAULT_DEMO_DURATION = '75s';
 const PROGRESS_EVERY_MS = 5_000;
+/**
+ * The fixed configuration on top of the `healthy` preset (events on, router tokens_per_block 128): the router's
+ * max_batch_size 512 against ~128 active requests per server, as the bug report's fixed deployment (src/sim/README.md;
+ * with 64 the load term sends a few percent of turns away from their prefix and load-term-dominates says so)
+ */
+export const FIXED_SET = ['router.max_batch_size=512'] as const;
 
 const collect = (value: string, previous: string[]): string[] => [...previous, value];
 
@@ -68,6 +75,15 @@ export function progressLine(elapsedS: number, s: SentinelSnapshot): string {
   return `  ${elapsedS.toFixed(0).padStart(3)} s  requests ${s.requests.toLocaleString('en-US')}  cache hit ${pct(s.cacheHitRatio)}  verdict ${s.verdict}  findings: ${active.length > 0 ? active.join(', ') : 'none'}`;
 }
 
+/**
+ * Simulator and sidecar share one process and two cores: a drain answered late is the machine, not the worker. A
+ * timed-out drain loses the events the worker already handed over (the read is destructive), which would read as
+ * event-queue-shared; so the demo waits far longer than a production sidecar would.
+ */
+function demoTimeouts(c: ServeConfig): ServeConfig {
+  return { ...c, timeoutMs: 30_000, relay: { ...c.relay, drainTimeoutMs: 60_000 } };
+}
+
 export interface DemoUrls {
   readonly landing: string;
   readonly metrics: string;
@@ -92,7 +108,7 @@ export function registerDemoCommand(program: Command): void {
       let durationMs: number;
       let listen: { host: string; port: number };
       try {
-        config = presetConfig(options.fixed === true ? 'healthy' : 'seed', options.set);
+        config = options.fixed === true ? presetConfig('healthy', [...FIXED_SET, ...options.set]) : presetConfig('seed', options.set);
         durationMs = parseDuration('--duration', options.duration);
         const m = /^(.*):(\d{1,5})$/.exec(options['web.listenAddress']);
         if (m === null || Number(m[2]) > 65_535) throw new ConfigError(`--web.listen-address '${options['web.listenAddress']}': expected HOST:PORT`);
@@ -115,6 +131,10 @@ export function registerDemoCommand(program: Command): void {
       const snapshot = (): SentinelStateSnapshot => state.snapshot(Date.now());
       let observations = 0;
       const relayHost = '127.0.0.1';
+      // warnings while it runs; none from the shutdown (sources see their workers go away)
+      const base = createStderrLogger({ level: 'warn' });
+      let quiet = false;
+      const logger: Logger = { info: () => undefined, warn: (m, f) => void (quiet || base.warn(m, f)), error: (m, f) => void (quiet || base.error(m, f)) };
       let daemon: Daemon | null = null;
       let flags: ServeFlags = {};
       const startSidecar = async (workers: readonly LiveWorkerInfo[]): Promise<Record<string, string>> => {
@@ -123,10 +143,10 @@ export function registerDemoCommand(program: Command): void {
           relay: workers.map((w, i) => `${w.id}=${w.url}@${relayHost}:${ports[i]!}`),
           listenAddress: `${listen.host}:${listen.port}`,
         };
-        const c = await serveConfig(flags);
+        const c = demoTimeouts(await serveConfig(flags));
         daemon = createDaemon(c, {
-          logger: createStderrLogger({ level: 'warn' }),
-          loadConfig: () => serveConfig(flags),
+          logger,
+          loadConfig: async () => demoTimeouts(await serveConfig(flags)),
           createState: () => ({
             apply(o) {
               observations++;
@@ -148,6 +168,7 @@ export function registerDemoCommand(program: Command): void {
       }
       const sidecar = daemon as unknown as Daemon;
       const stopAll = async (): Promise<void> => {
+        quiet = true;
         await cluster.stop(); // the orchestrator first: nothing polls the relays once they stop
         await sidecar.stop();
       };
@@ -164,7 +185,8 @@ export function registerDemoCommand(program: Command): void {
       const webHost = web.host === '0.0.0.0' || web.host === '::' ? '127.0.0.1' : web.host.includes(':') ? `[${web.host}]` : web.host;
       const urls: DemoUrls = { landing: `http://${webHost}:${web.port}/`, metrics: `http://${webHost}:${web.port}/metrics`, ws: `ws://${webHost}:${web.port}/ws` };
       const faults = activeFaults(config);
-      say(`kvsentinel demo: simulated TensorRT-LLM cluster, preset ${config.preset} (${faults.length > 0 ? `faults: ${faults.join(' ')}` : 'no faults'}), time scale ${timeScale}×`);
+      const what = options.fixed === true ? 'the fixed configuration (events on, router tokens_per_block 128, max_batch_size 512)' : `the bug report's configuration (preset ${config.preset})`;
+      say(`kvsentinel demo: simulated TensorRT-LLM cluster, ${what}; ${faults.length > 0 ? `faults: ${faults.join(' ')}` : 'no faults'}; time scale ${timeScale}×`);
       say(`  sidecar relays ${cluster.workers.map((w) => `${w.id} ${w.address} via ${cluster.ctxAddresses[w.id] ?? '?'}`).join(', ')}; router debug ${cluster.debugUrl}`);
       say(`  landing page ${urls.landing}   metrics ${urls.metrics}   live feed ${urls.ws} (kvsentinel tail ${urls.ws})`);
       say(`  driving traffic for ${(durationMs / 1000).toFixed(0)} s …`);

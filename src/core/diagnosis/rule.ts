@@ -92,6 +92,8 @@ export interface DecisionDiagnosis {
   readonly sticky: number;
   readonly followupsWithOutcome: number;
   readonly scattered: number;
+  /** scattered follow-ups that their previous server would have served with >= 50% cached (routing's share) */
+  readonly scatteredByRouting: number;
   /** Σ over outcomes (joined to a decision or not) */
   readonly promptTokens: number;
   readonly cachedTokens: number;

@@ -653,6 +653,9 @@ class Sentinel implements SentinelState {
       this.#count(obs.ts, 'fuOut');
       if (scattered) this.#count(obs.ts, 'scat');
       const ideal = Math.max(cached, pending.prevPromptTokens === null ? 0 : Math.min(pending.prevPromptTokens, prompt - 1));
+      // routing's share: its previous server would have kept it at >= 50% (a young trajectory after a large tool
+      // output is under 50% wherever it goes)
+      if (scattered && ideal >= 0.5 * prompt) this.#count(obs.ts, 'scatR');
       this.#count(obs.ts, 'ideal', ideal);
     } else {
       this.#count(obs.ts, 'ideal', cached);
@@ -806,6 +809,7 @@ class Sentinel implements SentinelState {
       sticky: sum('sticky'),
       followupsWithOutcome: sum('fuOut'),
       scattered: sum('scat'),
+      scatteredByRouting: sum('scatR'),
       promptTokens: sum('ptok'),
       cachedTokens: sum('ctok'),
       joinedPromptTokens: sum('jp'),

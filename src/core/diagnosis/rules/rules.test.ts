@@ -101,8 +101,13 @@ describe('rules', () => {
     },
     {
       name: 'turn-scatter-high',
-      input: quietInput({ decisions: quietDecisions({ scattered: 60 }) }),
+      input: quietInput({ decisions: quietDecisions({ scattered: 60, scatteredByRouting: 50 }) }),
       expected: ['turn-scatter-high'],
+    },
+    {
+      name: 'turn-scatter-high stays quiet when the scattered turns could not have kept half their input cached anywhere',
+      input: quietInput({ decisions: quietDecisions({ scattered: 60, scatteredByRouting: 10 }) }),
+      expected: [],
     },
     {
       name: 'hit-rate-below-oracle',
@@ -123,7 +128,7 @@ describe('rules', () => {
   it('thin evidence fires nothing: 10 requests per server, everything broken', () => {
     const thin = quietInput({
       servers: servers({ requests: 10, outcomes: 10, events: 0, eventsTotal: 0, routerPolls: 0, joinedOutcomes: 10, realisedAboveOracle: 5 }),
-      decisions: quietDecisions({ decisions: 30, withKeys: 30, predictedAnyMatch: 0, oracleBest: 5, notOracleBest: 20, oracleBestByChance: 9, followups: 20, sticky: 6, followupsWithOutcome: 20, scattered: 10 }),
+      decisions: quietDecisions({ decisions: 30, withKeys: 30, predictedAnyMatch: 0, oracleBest: 5, notOracleBest: 20, oracleBestByChance: 9, followups: 20, sticky: 6, followupsWithOutcome: 20, scattered: 10, scatteredByRouting: 10 }),
     });
     expect(firing(thin)).toEqual([]);
   });
@@ -161,7 +166,7 @@ describe('rules', () => {
 
   it('a throwing rule becomes an error count, the others still run', () => {
     const broken = { id: 'hash-mismatch' as const, evaluate: (): never => { throw new Error('boom'); } };
-    const run = runRules([broken, ...RULES.filter((r) => r.id !== 'hash-mismatch')], quietInput({ decisions: quietDecisions({ scattered: 60 }) }));
+    const run = runRules([broken, ...RULES.filter((r) => r.id !== 'hash-mismatch')], quietInput({ decisions: quietDecisions({ scattered: 60, scatteredByRouting: 50 }) }));
     expect(run.errors).toEqual([{ id: 'hash-mismatch', message: 'boom' }]);
     expect([...run.hits.keys()]).toEqual(['turn-scatter-high']);
   });
