@@ -94,4 +94,39 @@ describe('kvsentinel relay in front of the live simulator', () => {
     expect(frames.every((f) => !/prompt_token_ids|\[\s*\d+\s*,\s*\d+/.test(f))).toBe(true);
     ws.close();
   }, 60_000);
+
+  it('a worker restart behind the relay: kvsentinel_up drops to 0, comes back, and the event stream reset is counted', async () => {
+    cluster = await startLiveCluster(smallConfig('healthy', ['ctx.restart_downtime=1500ms']), {
+      timeScale: 1,
+      ctxUrls: async (workers) => {
+        const daemon = createDaemon(
+          buildConfig({ web: { listen_address: '127.0.0.1:0' }, relays: workers.map((w) => ({ id: w.id, upstream: w.url, listen: '127.0.0.1:0' })), relay: { drain_interval: '50ms', drain_timeout: '300ms' } }, {}),
+        );
+        started.daemon = daemon;
+        await daemon.start();
+        return Object.fromEntries(workers.map((w) => [w.id, `127.0.0.1:${daemon.relayAddress(w.id)?.port}`]));
+      },
+    });
+    const d = started.daemon;
+    if (d === null) throw new Error('relays did not start');
+    const live = cluster;
+    await eventually(() => d.status.list().find((s) => s.source === 'relay:ctx0')?.up === true, 5_000, 'relay up');
+    // some traffic first, so event ids have moved past the created events
+    const relay0 = `http://${live.ctxAddresses['ctx0']}`;
+    for (let i = 0; i < 4; i++) {
+      const prompt = Array.from({ length: 300 }, (_, k) => 1_000 * i + k);
+      const res = await request(`${relay0}/v1/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'm', prompt, max_tokens: 1 }) });
+      expect(res.statusCode).toBe(200);
+      await res.body.text();
+    }
+    await eventually(() => (d.snapshot().servers.find((s) => s.server === 'ctx0')?.ranks.reduce((n, r) => n + (r.eventsByType.stored ?? 0), 0) ?? 0) > 0, 5_000, 'stored events');
+    const restarting = live.restartWorker('ctx0');
+    await eventually(() => d.status.list().find((s) => s.source === 'relay:ctx0')?.up === false, 5_000, 'relay down');
+    const metrics = await (await request(`http://127.0.0.1:${d.webAddress().port}/metrics`)).body.text();
+    expect(metrics).toContain('kvsentinel_up{source="relay:ctx0"} 0');
+    expect(metrics).toMatch(/kvsentinel_source_errors_total\{source="relay:ctx0",reason="connect"\} [1-9]/);
+    await restarting;
+    await eventually(() => d.status.list().find((s) => s.source === 'relay:ctx0')?.up === true, 10_000, 'relay back up');
+    await eventually(() => d.snapshot().servers.find((s) => s.server === 'ctx0')?.ranks.some((r) => r.resets > 0) ?? false, 10_000, 'reset counted');
+  }, 60_000);
 });
