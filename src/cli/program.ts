@@ -4,6 +4,7 @@ import { registerAuditCommand } from './commands/audit.js';
 import { registerHashCommand } from './commands/hash.js';
 import { registerServeCommand } from './commands/serve.js';
 import { registerSimCommand } from './commands/sim.js';
+import { registerSimServeCommand } from './commands/sim-serve.js';
 import { registerTailCommand } from './commands/tail.js';
 import { VERSION } from './version.js';
 
@@ -18,6 +19,7 @@ export function buildProgram(): Command {
   registerServeCommand(program);
   registerTailCommand(program);
   registerSimCommand(program);
+  registerSimServeCommand(program);
   return program;
 }
 
