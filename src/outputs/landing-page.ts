@@ -8,7 +8,13 @@ export interface LandingInfo {
   readonly sources: readonly SourceStatus[];
   readonly findings: readonly Finding[];
   /** relay ports: worker id → listen address and upstream */
-  readonly relays: readonly { readonly id: string; readonly listen: string; readonly upstream: string }[];
+  readonly relays: readonly {
+    readonly id: string;
+    readonly listen: string;
+    readonly upstream: string;
+    /** who polls this relay's /kv_cache_events, and how far behind each is */
+    readonly consumers: readonly { readonly consumer: string; readonly backlog: number; readonly delivered: number; readonly dropped: number }[];
+  }[];
 }
 
 function esc(text: string): string {
@@ -25,7 +31,12 @@ export function renderLandingPage(info: LandingInfo): string {
       : `<table><tr><th>finding</th><th>severity</th><th>servers</th><th>summary</th><th>fix</th></tr>${info.findings
           .map((f) => `<tr><td>${esc(f.id)}</td><td class="${esc(f.severity)}">${esc(f.severity)}</td><td>${esc(f.servers.join(', '))}</td><td>${esc(f.summary)}</td><td><code>${esc(f.fix)}</code></td></tr>`)
           .join('\n')}</table>`;
-  const relays = info.relays.map((r) => `<tr><td>${esc(r.id)}</td><td>${esc(r.listen)}</td><td>${esc(r.upstream)}</td></tr>`).join('\n');
+  const relays = info.relays
+    .map((r) => {
+      const consumers = r.consumers.length === 0 ? 'none yet (is the router polling this port?)' : r.consumers.map((c) => `${esc(c.consumer)}: ${c.delivered} delivered, backlog ${c.backlog}, dropped ${c.dropped}`).join('<br>');
+      return `<tr><td>${esc(r.id)}</td><td>${esc(r.listen)}</td><td>${esc(r.upstream)}</td><td>${consumers}</td></tr>`;
+    })
+    .join('\n');
   return `<!doctype html>
 <html><head><meta charset="utf-8"><title>kvsentinel</title>
 <style>body{font-family:sans-serif;margin:2em}table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:.3em .6em;text-align:left}
@@ -39,7 +50,7 @@ ${findings}
 <table><tr><th>source</th><th>status</th><th>last error</th></tr>
 ${sources}
 </table>
-${info.relays.length > 0 ? `<h2>Relay ports</h2><table><tr><th>worker</th><th>listen</th><th>upstream</th></tr>\n${relays}\n</table>` : ''}
+${info.relays.length > 0 ? `<h2>Relay ports</h2><table><tr><th>worker</th><th>listen</th><th>upstream</th><th>event consumers</th></tr>\n${relays}\n</table>` : ''}
 </body></html>
 `;
 }

@@ -119,4 +119,54 @@ describe('kvsentinel serve (CLI)', () => {
     expect(r.code).toBe(2);
     expect(r.stderr).toMatch(/cannot connect to ws:\/\/127\.0\.0\.1:\d+\/ws/);
   });
+
+  it('audit with live source flags: relays for --duration, then the JSON report (exit by --fail-on)', async () => {
+    const worker = await startFakeCtxWorker();
+    cleanups.push(() => worker.close());
+    worker.cachedTokens = 2;
+    const relayPort = await freePort();
+    const audit = spawnCli(['audit', '--relay', `ctx0=${worker.url}@127.0.0.1:${relayPort}`, '--duration', '6s', '--json', '--fail-on', 'critical']);
+    const base = `http://127.0.0.1:${relayPort}`;
+    // the relay comes up inside the audit: retry until it answers
+    let sent = 0;
+    const deadline = Date.now() + 15_000;
+    while (sent < 4 && Date.now() < deadline) {
+      try {
+        const res = await request(`${base}/v1/completions`, { method: 'POST', headers: { 'x-correlation-id': 't1' }, body: `{"prompt":[1,2,3,4,${sent}]}` });
+        await res.body.text();
+        await (await request(`${base}/kv_cache_events`, { method: 'POST' })).body.text();
+        sent++;
+      } catch {
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    }
+    expect(sent).toBe(4);
+    const code = await audit.exited;
+    const report = JSON.parse(audit.out) as { verdict: string; stats: { requests: number; cache_hit_ratio: number } };
+    expect(report.stats.requests).toBe(4);
+    expect(report.stats.cache_hit_ratio).toBeCloseTo(2 / 5);
+    expect([0, 1]).toContain(code);
+    const bad = await runCli(['audit', '--requests', 'x.jsonl', '--duration', 'soon']);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain("--duration: 'soon' is not a positive duration");
+  }, 60_000);
+
+  it('record: the sources into a bundle that audit --bundle replays', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'kvs-rec-'));
+    cleanups.push(() => rm(dir, { recursive: true, force: true }));
+    const log = join(dir, 'requests.jsonl');
+    const lines = Array.from({ length: 6 }, (_, i) => JSON.stringify({ ts: 1_700_000_000 + i, request_id: `r${i}`, correlation_id: `t${i % 2}`, ctx_server: `ctx${i % 2}`, prompt_tokens: 100, cached_tokens: i < 2 ? 0 : 80 }));
+    await writeFile(log, `${lines.join('\n')}\nnot json\n`);
+    const out = join(dir, 'bundle');
+    const rec = await runCli(['record', '--requests', log, '--duration', '1500ms', '--out', out]);
+    expect(rec.stderr).toMatch(/recorded \d+ observations/);
+    expect(rec.code).toBe(0);
+    const audit = await runCli(['audit', '--bundle', out, '--json', '--fail-on', 'critical']);
+    const report = JSON.parse(audit.stdout) as { stats: { requests: number; cache_hit_ratio: number } };
+    expect(report.stats.requests).toBe(6);
+    expect(report.stats.cache_hit_ratio).toBeCloseTo(320 / 600);
+    const again = await runCli(['record', '--requests', log, '--duration', '1s', '--out', out]);
+    expect(again.code).toBe(2);
+    expect(again.stderr).toContain('is not empty');
+  }, 60_000);
 });

@@ -79,6 +79,38 @@ describe('relay', () => {
     }
   });
 
+  it('keeps exactly-once under concurrency: parallel requests, interleaved polls from two consumers', async () => {
+    const { fakes, bases } = await setup(2, { drainIntervalMs: 5 });
+    const got = new Map<string, string[]>();
+    const key = (b: string, c: string): string => `${b}|${c}`;
+    // one consumer polls serially (as a router does); different consumers and servers overlap freely
+    const chains = new Map<string, Promise<void>>();
+    const poll = (b: string, c: string): Promise<void> => {
+      const next = (chains.get(key(b, c)) ?? Promise.resolve()).then(async () => {
+        const items = await pollEvents(b, c);
+        got.set(key(b, c), [...(got.get(key(b, c)) ?? []), ...items]);
+      });
+      chains.set(key(b, c), next);
+      return next;
+    };
+    await Promise.all(bases.flatMap((b) => [poll(b, 'a'), poll(b, 'b')]));
+    await Promise.all(
+      Array.from({ length: 40 }, async (_, i) => {
+        const b = bases[i % 2] as string;
+        const res = await request(`${b}/v1/completions`, { method: 'POST', body: `{"prompt":[${i},1,2]}` });
+        await res.body.text();
+        if (i % 3 === 0) fakes[i % 2]?.emit([storedEventText(1000 + i, i)]);
+        await Promise.all([poll(b, 'a'), i % 2 === 0 ? poll(b, 'b') : Promise.resolve()]);
+      }),
+    );
+    for (const [i, b] of bases.entries()) {
+      await poll(b, 'a');
+      await poll(b, 'b');
+      expect(got.get(key(b, 'a'))).toEqual(fakes[i]?.emitted);
+      expect(got.get(key(b, 'b'))).toEqual(fakes[i]?.emitted);
+    }
+  });
+
   it('tells consumers apart by remote address when no header is sent', async () => {
     const { fakes, bases, relays } = await setup(1);
     fakes[0]?.emit([storedEventText(1, 1)]);

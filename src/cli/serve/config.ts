@@ -50,6 +50,10 @@ export interface ServeConfig {
     readonly captureMaxBytes: number;
     readonly bufferMaxEvents: number;
     readonly bufferMaxBytes: number;
+    /** a consumer silent this long is forgotten */
+    readonly consumerIdleMs: number;
+    /** events every consumer has read stay this long for replicas that join later */
+    readonly retainReadMs: number;
     readonly proxyTimeoutMs: number;
     readonly shutdownGraceMs: number;
   };
@@ -209,7 +213,20 @@ function asList(where: string, v: unknown): unknown[] {
 }
 
 const TOP_KEYS = ['web', 'relays', 'relay', 'ctx', 'router_debug', 'orchestrator_log', 'requests', 'poll_interval', 'server_info_interval', 'timeout', 'max_response_bytes', 'follow_interval'] as const;
-const RELAY_KEYS = ['drain_interval', 'drain_timeout', 'max_drain_bytes', 'consumer_header', 'consumer_by', 'capture_max_bytes', 'buffer_max_events', 'buffer_max_bytes', 'proxy_timeout', 'shutdown_grace'] as const;
+const RELAY_KEYS = [
+  'drain_interval',
+  'drain_timeout',
+  'max_drain_bytes',
+  'consumer_header',
+  'consumer_by',
+  'consumer_idle',
+  'retain_read',
+  'capture_max_bytes',
+  'buffer_max_events',
+  'buffer_max_bytes',
+  'proxy_timeout',
+  'shutdown_grace',
+] as const;
 
 /** Validates a parsed config document plus flags into a ServeConfig. `source` names the file in errors. */
 export function buildConfig(doc: unknown, flags: ServeFlags, source = 'config'): ServeConfig {
@@ -291,7 +308,9 @@ export function buildConfig(doc: unknown, flags: ServeFlags, source = 'config'):
       consumerBy,
       captureMaxBytes: opt('capture_max_bytes', parseBytes, 16 * 1024 ** 2),
       bufferMaxEvents: opt('buffer_max_events', parsePositiveInt, 200_000),
-      bufferMaxBytes: opt('buffer_max_bytes', parseBytes, 256 * 1024 ** 2),
+      bufferMaxBytes: opt('buffer_max_bytes', parseBytes, 64 * 1024 ** 2),
+      consumerIdleMs: opt('consumer_idle', parseDuration, 3_600_000),
+      retainReadMs: opt('retain_read', (w, v) => (v === 0 || v === '0' ? 0 : parseDuration(w, v)), 10_000),
       proxyTimeoutMs: opt('proxy_timeout', parseDuration, 600_000),
       shutdownGraceMs: opt('shutdown_grace', parseDuration, 30_000),
     },

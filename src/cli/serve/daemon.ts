@@ -4,7 +4,7 @@
 // consumers' cursors), removed ones stop, new ones start. An invalid new config changes nothing.
 import { Registry } from 'prom-client';
 import type { Observation } from '../../core/observe/observation.js';
-import { createSentinelState, type SentinelState } from '../../core/state/sentinel-state.js';
+import { createSentinelState, type SentinelOptions, type SentinelState } from '../../core/state/sentinel-state.js';
 import type { SentinelSnapshot } from '../../core/state/snapshot.js';
 import { createServerResolver, type ServerResolver } from '../../core/watch/server-resolver.js';
 import { parseKvEvents } from '../../core/wire/parse-kv-events.js';
@@ -24,6 +24,12 @@ import { VERSION } from '../version.js';
 import type { ServeConfig } from './config.js';
 
 /** What the daemon needs from the state (createSentinelState satisfies it). */
+/** Hooks the state calls while applying a decision or outcome (the live feed shows the joins). */
+export interface StateHooks {
+  readonly onDecision: NonNullable<SentinelOptions['onDecision']>;
+  readonly onOutcome: NonNullable<SentinelOptions['onOutcome']>;
+}
+
 export interface StatePort {
   apply(observation: Observation): void;
   snapshot(now: number): SentinelSnapshot;
@@ -32,11 +38,13 @@ export interface StatePort {
 export interface DaemonDeps {
   readonly clock?: Clock;
   readonly logger?: Logger;
-  readonly createState?: (config: ServeConfig) => StatePort;
+  readonly createState?: (config: ServeConfig, hooks: StateHooks) => StatePort;
   readonly parseEvents?: ParseEvents;
   /** re-reads the configuration on reload (SIGHUP, POST /-/reload); without it reload re-applies the current one */
   readonly loadConfig?: () => Promise<ServeConfig>;
   readonly revision?: string;
+  /** false: no web server (a live audit needs sources and the state only) */
+  readonly web?: boolean;
 }
 
 export interface Daemon {
@@ -58,8 +66,9 @@ interface SourceSpec {
   readonly make: () => RunningSource;
 }
 
-export function defaultState(config: ServeConfig): SentinelState {
+export function defaultState(config: ServeConfig, hooks?: StateHooks): SentinelState {
   return createSentinelState({
+    ...(hooks !== undefined ? { onDecision: hooks.onDecision, onOutcome: hooks.onOutcome } : {}),
     mode: config.ctx.some((c) => c.events === 'exclusive') ? 'exclusive' : 'auto',
     windowMs: 10 * 60_000,
     // a daemon should not flap: a finding needs two evaluations to turn on, five to turn off
@@ -73,9 +82,13 @@ export function createDaemon(initial: ServeConfig, deps: DaemonDeps = {}): Daemo
   const logger = deps.logger ?? { info: () => undefined, warn: () => undefined, error: () => undefined };
   const parseEvents = deps.parseEvents ?? parseKvEvents;
   let config = initial;
-  const state = (deps.createState ?? defaultState)(config);
-  let stateErrors = 0;
   let feed: LiveFeed | null = null;
+  const hooks: StateHooks = {
+    onDecision: (join) => feed?.noteDecisionJoin(join),
+    onOutcome: (join) => feed?.noteOutcomeJoin(join),
+  };
+  const state = (deps.createState ?? defaultState)(config, hooks);
+  let stateErrors = 0;
 
   const sink: ObservationSink = {
     apply(o) {
@@ -125,7 +138,8 @@ export function createDaemon(initial: ServeConfig, deps: DaemonDeps = {}): Daemo
         sources: status.list(),
         relays: [...running.values()].filter((r): r is WorkerRelay => r instanceof WorkerRelay).map((r) => {
           const a = r.address();
-          return { id: r.target.id, listen: `${a.host}:${a.port}`, upstream: r.target.upstream };
+          const consumers = r.bufferStats().consumers.map((c) => ({ consumer: c.consumer, backlog: c.backlog, delivered: c.delivered, dropped: c.dropped }));
+          return { id: r.target.id, listen: `${a.host}:${a.port}`, upstream: r.target.upstream, consumers };
         }),
       };
     },
@@ -156,7 +170,7 @@ export function createDaemon(initial: ServeConfig, deps: DaemonDeps = {}): Daemo
         captureMaxBytes: c.relay.captureMaxBytes,
         proxyTimeoutMs: c.relay.proxyTimeoutMs,
         shutdownGraceMs: c.relay.shutdownGraceMs,
-        buffer: { maxEvents: c.relay.bufferMaxEvents, maxBytes: c.relay.bufferMaxBytes },
+        buffer: { maxEvents: c.relay.bufferMaxEvents, maxBytes: c.relay.bufferMaxBytes, consumerIdleMs: c.relay.consumerIdleMs, retainReadMs: c.relay.retainReadMs },
       };
       specs.push({
         key: `relay ${JSON.stringify([target, options])}`,
@@ -253,12 +267,17 @@ export function createDaemon(initial: ServeConfig, deps: DaemonDeps = {}): Daemo
     async start() {
       if (started) return;
       started = true;
-      await web.listen(config.listen.host, config.listen.port);
-      feed?.start();
+      const serveWeb = deps.web !== false;
+      if (serveWeb) {
+        await web.listen(config.listen.host, config.listen.port);
+        feed?.start();
+      }
       await reconcile(config);
       ready = true;
-      const a = web.address();
-      logger.info('kvsentinel serving', { listen: `${a.host}:${a.port}`, sources: running.size });
+      if (serveWeb) {
+        const a = web.address();
+        logger.info('kvsentinel serving', { listen: `${a.host}:${a.port}`, sources: running.size });
+      }
     },
     async reload() {
       let next: ServeConfig;
@@ -290,7 +309,7 @@ export function createDaemon(initial: ServeConfig, deps: DaemonDeps = {}): Daemo
         await Promise.all([...running.values()].map((s) => s.stop()));
         running.clear();
         await feed?.stop();
-        if (started) await web.close();
+        if (started && deps.web !== false) await web.close();
         logger.info('kvsentinel stopped');
       })();
       return stopping;

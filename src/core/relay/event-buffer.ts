@@ -6,8 +6,10 @@
 // - One shared log, not one queue per consumer: memory is bounded once (maxEvents, maxBytes), and a backlog is the
 //   span between a consumer's cursor and the log's end. Overflow evicts the oldest events; each consumer whose cursor
 //   was inside the evicted span is told how many it lost (drop-oldest, counted per consumer).
-// - Events every known consumer has read are released at once. Before any consumer exists the log keeps events up
-//   to the bound, so the router's first poll gets the worker's history from the sidecar's start (`created` first).
+// - Events every known consumer has read are released once they are older than retainReadMs, so a replica that
+//   joins shortly after another (replicas start together; one polls first) still gets the stream from the start.
+//   Before any consumer exists the log keeps events up to the bound, so the router's first poll gets the worker's
+//   history from the sidecar's start (`created` first).
 // - A consumer that arrives while no other is known (the first, or the router back after being forgotten) starts
 //   where the last known consumers stopped reading, so events evicted in between count as dropped for it; a consumer
 //   that joins beside others starts at the oldest retained event (what it missed before joining is not "dropped").
@@ -18,6 +20,8 @@ export interface EventBufferOptions {
   /** approximate: UTF-16 code units of the retained texts */
   readonly maxBytes: number;
   readonly consumerIdleMs: number;
+  /** events every consumer has read stay this long for consumers that join later */
+  readonly retainReadMs: number;
 }
 
 export interface ConsumerRead {
@@ -54,6 +58,8 @@ export interface EventBufferStats {
 
 interface Consumer {
   cursor: number;
+  /** toSeq of its last read (the cursor may move further when eviction skips events it never read) */
+  readUpTo: number;
   delivered: number;
   dropped: number;
   pendingDropped: number;
@@ -61,11 +67,14 @@ interface Consumer {
   lastReadAt: number;
 }
 
+// Sizing: a stored event of a 40k-token prompt (tpb 128) is ~2 MB of JSON, and under load read events are retained
+// until the byte bound, so the bound is what a relay costs in steady state (64 MiB; three relays fit a 768 MiB heap).
 export const DEFAULT_EVENT_BUFFER_OPTIONS: EventBufferOptions = {
   maxEvents: 200_000,
-  maxBytes: 256 * 1024 * 1024,
+  maxBytes: 64 * 1024 * 1024,
   // the router polls only when requests finish: an idle night must not make it a stranger
   consumerIdleMs: 60 * 60_000,
+  retainReadMs: 10_000,
 };
 
 export function serializeEventItems(items: readonly string[]): string {
@@ -75,13 +84,14 @@ export function serializeEventItems(items: readonly string[]): string {
 export class EventBuffer {
   readonly #options: EventBufferOptions;
   #log: string[] = [];
+  #appendedAt: number[] = []; // parallel to #log
   #head = 0; // index in #log of seq #retainedFrom
   #retainedFrom = 0;
   #bytes = 0;
   #evicted = 0;
   #expired = 0;
-  /** every known consumer had read up to here when they were last all known (release point) */
-  #releasedUpTo = 0;
+  /** the lowest position the known consumers had actually read to, as of the last read */
+  #resumeFrom = 0;
   readonly #consumers = new Map<string, Consumer>();
 
   constructor(options: Partial<EventBufferOptions> = {}) {
@@ -94,13 +104,15 @@ export class EventBuffer {
   }
 
   /** Appends drained events (exact JSON texts, in worker order); returns the relay seq of the first. */
-  append(items: readonly string[]): number {
+  append(items: readonly string[], now: number): number {
     const firstSeq = this.nextSeq;
     for (const item of items) {
       this.#log.push(item);
+      this.#appendedAt.push(now);
       this.#bytes += item.length;
     }
     this.#enforceBound();
+    this.#releaseRead(now);
     return firstSeq;
   }
 
@@ -109,9 +121,9 @@ export class EventBuffer {
     this.#expireIdle(now, consumer);
     let state = this.#consumers.get(consumer);
     if (state === undefined) {
-      const start = this.#consumers.size === 0 ? Math.min(this.#releasedUpTo, this.#retainedFrom) : this.#retainedFrom;
+      const start = this.#consumers.size === 0 ? Math.min(this.#resumeFrom, this.#retainedFrom) : this.#retainedFrom;
       const lost = this.#retainedFrom - start;
-      state = { cursor: this.#retainedFrom, delivered: 0, dropped: lost, pendingDropped: lost, reads: 0, lastReadAt: now };
+      state = { cursor: this.#retainedFrom, readUpTo: this.#retainedFrom, delivered: 0, dropped: lost, pendingDropped: lost, reads: 0, lastReadAt: now };
       this.#consumers.set(consumer, state);
     }
     const fromSeq = state.cursor;
@@ -119,11 +131,15 @@ export class EventBuffer {
     const items = this.#log.slice(this.#head + (fromSeq - this.#retainedFrom), this.#log.length);
     const dropped = state.pendingDropped;
     state.cursor = toSeq;
+    state.readUpTo = toSeq;
+    let resume = toSeq;
+    for (const c of this.#consumers.values()) resume = Math.min(resume, c.readUpTo);
+    this.#resumeFrom = resume;
     state.delivered += items.length;
     state.pendingDropped = 0;
     state.reads++;
     state.lastReadAt = now;
-    this.#releaseRead();
+    this.#releaseRead(now);
     return { consumer, fromSeq, toSeq, items, dropped };
   }
 
@@ -179,15 +195,19 @@ export class EventBuffer {
     }
   }
 
-  #releaseRead(): void {
+  #releaseRead(now: number): void {
+    if (this.#consumers.size === 0) return;
     let min = this.nextSeq;
     for (const c of this.#consumers.values()) min = Math.min(min, c.cursor);
-    this.#releasedUpTo = Math.max(this.#releasedUpTo, min);
-    const release = min - this.#retainedFrom;
-    if (release <= 0) return;
+    const cutoff = now - this.#options.retainReadMs;
+    let release = 0;
     let bytes = this.#bytes;
-    for (let k = 0; k < release; k++) bytes -= (this.#log[this.#head + k] as string).length;
-    this.#dropFront(release, bytes);
+    const readable = min - this.#retainedFrom;
+    while (release < readable && (this.#appendedAt[this.#head + release] as number) <= cutoff) {
+      bytes -= (this.#log[this.#head + release] as string).length;
+      release++;
+    }
+    if (release > 0) this.#dropFront(release, bytes);
   }
 
   #dropFront(n: number, bytesAfter: number): void {
@@ -196,9 +216,11 @@ export class EventBuffer {
     this.#bytes = bytesAfter;
     if (this.#head === this.#log.length) {
       this.#log = [];
+      this.#appendedAt = [];
       this.#head = 0;
     } else if (this.#head > 4096 && this.#head * 2 > this.#log.length) {
       this.#log = this.#log.slice(this.#head);
+      this.#appendedAt = this.#appendedAt.slice(this.#head);
       this.#head = 0;
     }
   }

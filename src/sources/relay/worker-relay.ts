@@ -89,6 +89,7 @@ export interface RelayDeps {
 }
 
 const RESPONSE_TAIL_BYTES = 256 * 1024;
+const RESPONSE_CAPTURE_BYTES = 1024 * 1024;
 
 function pathOf(url: string | undefined): string {
   const u = url ?? '/';
@@ -269,7 +270,7 @@ export class WorkerRelay implements RunningSource {
     this.#deps.status.ok(this.name);
     if (split.items.length === 0) return;
     const ts = this.#deps.clock();
-    const firstSeq = this.#buffer.append(split.items);
+    const firstSeq = this.#buffer.append(split.items, ts);
     // parse off the poll's path: the consumer gets its answer first
     setImmediate(() => this.#emitEvents(text, firstSeq, ts));
   }
@@ -359,7 +360,8 @@ export class WorkerRelay implements RunningSource {
       });
       res.writeHead(upstream.statusCode, downstreamResponseHeaders(upstream.headers));
       res.flushHeaders();
-      const capture = isCtx ? new BodyCapture(this.#options.captureMaxBytes) : undefined;
+      // usage comes last: a long response keeps only its tail, so concurrency cannot multiply a big capture
+      const capture = isCtx ? new BodyCapture(Math.min(this.#options.captureMaxBytes, RESPONSE_CAPTURE_BYTES)) : undefined;
       if (capture !== undefined) upstream.body.on('data', (chunk: Buffer) => capture.add(chunk));
       await pipeline(upstream.body, res);
       ok = upstream.statusCode >= 200 && upstream.statusCode < 300;
