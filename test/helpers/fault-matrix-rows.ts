@@ -28,6 +28,7 @@
 // | watch, seed, with debug endpoint      | tokens-per-block-mismatch, router-table-empty, cache-signal-inert     | turn-scatter-high                 |
 // | watch, seed, logs only                | tokens-per-block-mismatch, cache-signal-inert                         | turn-scatter-high                 |
 // | watch, healthy, with / without debug  | —                                                                     | — (verdict healthy)               |
+// | watch + prompt_token_ids: like logs only (seed inert, healthy quiet)                                                          |
 // | logs only, parsed by kvsentinel: seed | tokens-per-block-mismatch, cache-signal-inert                         | turn-scatter-high                 |
 // | logs only, parsed by kvsentinel: ok   | —                                                                     | — (verdict healthy)               |
 import { buildAuditReport, type AuditReport } from '../../src/core/diagnosis/audit-report.js';
@@ -59,6 +60,8 @@ export interface Row {
   readonly set: readonly string[];
   /** watch-logs: only the simulator's request log and orchestrator log, parsed by kvsentinel's own log parsers */
   readonly tap: 'relay' | 'watch' | 'watch-logs';
+  /** watch: the request log carries prompt_token_ids (decisions then have keys, but no events to match them) */
+  readonly tokenIds?: boolean;
   /** relay: also the router debug endpoint (router-state / router-score observations); watch: the same */
   readonly debug: boolean;
   readonly critical: readonly string[];
@@ -87,6 +90,8 @@ export const FAULT_MATRIX: readonly Row[] = [
   { name: 'watch, seed, request log + orchestrator log only', preset: 'seed', set: SEED, tap: 'watch', debug: false, critical: ['tokens-per-block-mismatch', 'cache-signal-inert'], warnings: ['turn-scatter-high'] },
   { name: 'watch, healthy, with debug endpoint', preset: 'healthy', set: HEALTHY, tap: 'watch', debug: true, critical: [], warnings: [], healthy: true },
   { name: 'watch, healthy, logs only', preset: 'healthy', set: HEALTHY, tap: 'watch', debug: false, critical: [], warnings: [], healthy: true },
+  { name: 'watch, seed, logs only, request log with prompt_token_ids', preset: 'seed', set: SEED, tap: 'watch', debug: false, tokenIds: true, critical: ['tokens-per-block-mismatch', 'cache-signal-inert'], warnings: ['turn-scatter-high'] },
+  { name: 'watch, healthy, logs only, request log with prompt_token_ids', preset: 'healthy', set: HEALTHY, tap: 'watch', debug: false, tokenIds: true, critical: [], warnings: [], healthy: true },
   { name: 'watch, seed, request-log and orchestrator-log lines through the log parsers', preset: 'seed', set: SEED, tap: 'watch-logs', debug: false, critical: ['tokens-per-block-mismatch', 'cache-signal-inert'], warnings: ['turn-scatter-high'] },
   { name: 'watch, healthy, request-log and orchestrator-log lines through the log parsers', preset: 'healthy', set: HEALTHY, tap: 'watch-logs', debug: false, critical: [], warnings: [], healthy: true },
 ];
@@ -127,6 +132,7 @@ export function auditRow(row: Row): AuditReport {
   runVirtual(presetConfig(row.preset, [...REDUCED_SCALE, ...row.set]), {
     tap: row.tap,
     watchDebugEndpoint: row.debug,
+    watchPromptTokenIds: row.tokenIds === true,
     onObservation: (obs) => {
       if (!row.debug && DEBUG_KINDS.has(obs.kind)) return;
       observations++;

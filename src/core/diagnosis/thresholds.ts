@@ -22,8 +22,6 @@ export interface DiagnosisThresholds {
   readonly maxHitRateGap: number;
   /** load-term-dominates when this share of decisions were sent away from a prefix by the load term */
   readonly maxSentAwayShare: number;
-  /** load-term-dominates when, with a live table, the load spread alone outweighs a sentAwayCacheDelta cache advantage in this share of decisions */
-  readonly maxLoadSpreadShare: number;
   /** load-term-dominates when the mean active requests per server reach this multiple of max_batch_size */
   readonly activeOverBatchFactor: number;
   /** router-hash-divergence when the router agrees with the replicated score on less than this share */
@@ -53,7 +51,6 @@ export const DEFAULT_THRESHOLDS: DiagnosisThresholds = {
   maxTurnScatter: 0.05,
   maxHitRateGap: 0.03,
   maxSentAwayShare: 0.02,
-  maxLoadSpreadShare: 0.25,
   activeOverBatchFactor: 1.5,
   minReplicaAgreement: 0.6,
   sentAwayCacheDelta: 0.25,

@@ -17,12 +17,6 @@ export const loadTermDominates: Rule = {
     if (d.withKeys >= t.minDecisions && ratio(d.sentAwayByLoad, d.withKeys) >= t.maxSentAwayShare) {
       reasons.push(`${d.sentAwayByLoad} of ${d.withKeys} requests were sent away from a server predicted to hold ≥${Math.round(t.sentAwayCacheDelta * 100)}% more of their prompt`);
     }
-    const tableAlive = d.withKeys >= t.minDecisions && ratio(d.predictedAnyMatch, d.withKeys) >= t.oracleMatchMinShare;
-    if (tableAlive && d.inflightReports >= t.minDecisions && ratio(d.loadSpreadOverCacheDelta, d.inflightReports) >= t.maxLoadSpreadShare) {
-      reasons.push(
-        `in ${(ratio(d.loadSpreadOverCacheDelta, d.inflightReports) * 100).toFixed(0)}% of decisions the load term alone ((busiest − idlest) / ${mbs}) outweighed a cache advantage of ${Math.round(t.sentAwayCacheDelta * 100)}% of the prompt`,
-      );
-    }
     if (rs.decisions >= t.minDecisions && ratio(rs.sentAwayByLoad, rs.decisions) >= t.maxSentAwayShare) {
       reasons.push(`the router's scores sent ${rs.sentAwayByLoad} of ${rs.decisions} requests away from more matched tokens`);
     }

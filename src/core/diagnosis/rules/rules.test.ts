@@ -178,11 +178,24 @@ describe('source-unreachable', () => {
 
 describe('load-term-dominates', () => {
   const base = quietInput({ router: { ...quietInput().router, maxBatchSize: 64 } });
-  it('fires when a live table keeps losing to the load term', () => {
+  it('fires when the router, scoring exactly as replicated, keeps choosing a less loaded server over the prefix holder', () => {
     expect(firing({ ...base, decisions: quietDecisions({ sentAwayByLoad: 20 }) })).toEqual(['load-term-dominates']);
-    expect(firing({ ...base, decisions: quietDecisions({ loadSpreadOverCacheDelta: 200 }) })).toEqual(['load-term-dominates']);
   });
-  it('says nothing about the load spread while the table is dead (routing is least-loaded anyway)', () => {
-    expect(firing({ ...base, decisions: quietDecisions({ loadSpreadOverCacheDelta: 200, predictedAnyMatch: 0 }) })).not.toContain('load-term-dominates');
+  it('a wide load spread alone is evidence, not a finding: the cache advantage is usually far larger than a quarter', () => {
+    expect(firing({ ...base, decisions: quietDecisions({ loadSpreadOverCacheDelta: 300 }) })).toEqual([]);
+  });
+});
+
+describe('cache-signal-inert chance model', () => {
+  const logsOnly = (over: object) =>
+    quietInput({
+      seesWorkerEvents: false,
+      routerPollsExpected: false,
+      decisions: quietDecisions({ withKeys: 0, predictedAnyMatch: 0, oracleAnyMatch: 0, oracleBest: 0, notOracleBest: 0, noPrefix: 0, ...over }),
+    });
+  it('uneven load raises chance stickiness to Σ share²: 50% sticky is chance when one server takes half the load', () => {
+    // shares 0.16 / 0.54 / 0.30 → Σ share² = 0.405
+    expect(firing(logsOnly({ sticky: 250, stickinessByLoadShare: 0.405 }))).toContain('cache-signal-inert');
+    expect(firing(logsOnly({ sticky: 250, stickinessByLoadShare: 1 / 3 }))).not.toContain('cache-signal-inert');
   });
 });
