@@ -89,6 +89,12 @@ describe('alerts/kvsentinel.rules.yaml', () => {
     }
   });
 
+  it('ships an example Alertmanager config amtool accepts', async () => {
+    const r = await runTool('amtool', ['check-config', join(repoRoot, 'alerts/alertmanager.example.yml')]);
+    expect(r.stdout).toContain('SUCCESS');
+    expect(r.code).toBe(0);
+  });
+
   it('has a firing and a not-firing promtool case for every alert', () => {
     interface Case { alertname: string; exp_alerts?: unknown[] }
     const doc = parseYaml(readFileSync(RULE_TESTS_FILE, 'utf8')) as { tests: { alert_rule_test?: Case[] }[] };
