@@ -6,6 +6,7 @@
 // is stale (test/ops/kubernetes.test.ts runs it).
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
+import process from 'node:process';
 import { fileURLToPath } from 'node:url';
 import { parse, stringify } from 'yaml';
 
@@ -83,7 +84,7 @@ for (const [path, render] of Object.entries(OUTPUTS)) {
     process.stdout.write(`wrote ${path}\n`);
     continue;
   }
-  let current = null;
+  let current;
   try {
     current = readFileSync(join(root, path), 'utf8');
   } catch {
