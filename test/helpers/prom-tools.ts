@@ -12,9 +12,9 @@ export interface ToolResult {
 }
 
 /** Runs a binary to completion; a missing binary is an error that names the Debian package to install. */
-export function runTool(bin: string, args: readonly string[], cwd = repoRoot): Promise<ToolResult> {
+export function runTool(bin: string, args: readonly string[], input?: string, cwd = repoRoot): Promise<ToolResult> {
   return new Promise((resolve, reject) => {
-    execFile(bin, args, { cwd, timeout: 30_000 }, (err, stdout, stderr) => {
+    const child = execFile(bin, args, { cwd, timeout: 30_000 }, (err, stdout, stderr) => {
       if (err !== null && (err as NodeJS.ErrnoException).code === 'ENOENT') {
         reject(new Error(`${bin} not found: install the Debian packages prometheus and prometheus-alertmanager (.ci/run does)`));
         return;
@@ -22,6 +22,7 @@ export function runTool(bin: string, args: readonly string[], cwd = repoRoot): P
       const code = err === null ? 0 : typeof err.code === 'number' ? err.code : 1;
       resolve({ code, stdout, stderr });
     });
+    child.stdin?.end(input ?? '');
   });
 }
 
