@@ -19,6 +19,7 @@ export interface DashPanel {
   readonly description?: string;
   readonly datasource?: { type?: string; uid?: string };
   readonly fieldConfig?: { defaults?: { unit?: string } };
+  readonly gridPos?: { h: number; w: number; x: number; y: number };
   readonly targets?: DashTarget[];
   readonly panels?: DashPanel[];
 }

@@ -75,6 +75,24 @@ describe('dashboards/', () => {
         }
       });
 
+      it('lays panels out on the 24-column grid without overlaps', () => {
+        const boxes = (j.panels ?? []).map((p) => ({ title: p.title ?? '?', g: p.gridPos }));
+        for (const b of boxes) {
+          expect(b.g, b.title).toBeDefined();
+          expect((b.g?.x ?? 0) + (b.g?.w ?? 0), b.title).toBeLessThanOrEqual(24);
+          expect(b.g?.h ?? 0, b.title).toBeGreaterThan(0);
+        }
+        for (let a = 0; a < boxes.length; a++) {
+          for (let b = a + 1; b < boxes.length; b++) {
+            const p = boxes[a]?.g;
+            const q = boxes[b]?.g;
+            if (p === undefined || q === undefined) continue;
+            const overlap = p.x < q.x + q.w && q.x < p.x + p.w && p.y < q.y + q.h && q.y < p.y + p.h;
+            expect(overlap, `"${boxes[a]?.title ?? ''}" overlaps "${boxes[b]?.title ?? ''}"`).toBe(false);
+          }
+        }
+      });
+
       it('has queries that parse strictly after variable substitution and select only exported metrics', () => {
         for (const q of queriesOf(d)) {
           const where = `${q.dashboard} "${q.panel}" ${q.refId}`;
