@@ -13,93 +13,96 @@ function asGrafanaWould(expr: string): string {
 
 function alertPipelineSuite(name: string, factory: TargetFactory): void {
   describe(`alert pipeline (${name})`, () => {
-    describe('seed faults', () => {
-      let target: ScrapeTarget;
-      let stack: PromStack;
-      beforeAll(async () => {
-        target = await factory('seed');
-        stack = await startPromStack({ target: target.address });
-      });
-      afterAll(async () => {
-        await stack?.stop();
-        await target?.close();
-      });
-
-      it('delivers KvCacheSignalInert and the alert for its cause to the webhook', async () => {
-        const expected = ['KvCacheSignalInert', ...target.causeAlerts];
-        expect(target.causeAlerts.length).toBeGreaterThan(0);
-        const got = await stack.waitFor(`firing ${expected.join(', ')} at the webhook`, () => {
-          const firing = stack.webhook.alerts().filter((a) => a.status === 'firing');
-          const all = expected.map((n) => firing.find((a) => a.labels.alertname === n));
-          return all.every((a) => a !== undefined) ? all : undefined;
-        });
-        for (const a of got) {
-          expect(a?.labels).toMatchObject({ severity: 'critical', job: 'kvsentinel', instance: target.address });
-          expect(a?.annotations.runbook_url).toMatch(new RegExp(`runbook\\.md#${(a?.labels.alertname ?? '').toLowerCase()}$`));
-          expect(a?.annotations.description).toContain(target.address);
-          expect(a?.endsAt).toBe('0001-01-01T00:00:00Z');
-        }
-        const msg = stack.webhook.messages.find((m) => m.alerts.some((a) => a.labels.alertname === 'KvCacheSignalInert'));
-        expect(msg?.version).toBe('4');
-        expect(msg?.receiver).toBe('hook');
-      });
-
-      it('shows data on every dashboard: each query returns series', async () => {
-        // Recording rules need two evaluations over two scrapes before ratios exist.
-        await stack.waitFor('recorded hit ratio', async () => {
-          const r = await stack.query('instance:kvsentinel_cached_tokens_per_prompt_tokens:ratio_rate5m');
-          return r.length > 0 ? r : undefined;
-        });
-        const empty: string[] = [];
-        let count = 0;
-        for (const d of loadDashboards()) {
-          for (const q of queriesOf(d)) {
-            count++;
-            const result = await stack.query(asGrafanaWould(q.expr));
-            if (result.length === 0) empty.push(`${q.dashboard} "${q.panel}" ${q.refId}: ${q.expr}`);
-          }
-          for (const v of d.json.templating?.list ?? []) {
-            if (v.type !== 'query') continue;
-            const m = /^label_values\((.+), (\w+)\)$/.exec(String(v.query));
-            const values = await stack.labelValues(m?.[2] ?? '', asGrafanaWould(m?.[1] ?? ''));
-            if (values.length === 0) empty.push(`${d.file} variable ${v.name}`);
-          }
-        }
-        expect(count).toBeGreaterThan(20);
-        expect(empty).toEqual([]);
-      });
+    // Both stacks start together: the healthy one needs to sit through several evaluations anyway.
+    let seed: { target: ScrapeTarget; stack: PromStack };
+    let healthy: { target: ScrapeTarget; stack: PromStack };
+    const started: { target: ScrapeTarget; stack?: PromStack }[] = [];
+    const start = async (scenario: 'seed' | 'healthy'): Promise<{ target: ScrapeTarget; stack: PromStack }> => {
+      const entry: { target: ScrapeTarget; stack?: PromStack } = { target: await factory(scenario) };
+      started.push(entry);
+      entry.stack = await startPromStack({ target: entry.target.address });
+      return { target: entry.target, stack: entry.stack };
+    };
+    beforeAll(async () => {
+      [seed, healthy] = await Promise.all([start('seed'), start('healthy')]);
+    });
+    afterAll(async () => {
+      await Promise.all(
+        started.map(async (e) => {
+          await e.stack?.stop();
+          await e.target.close();
+        }),
+      );
     });
 
-    describe('healthy configuration', () => {
-      let target: ScrapeTarget;
-      let stack: PromStack;
-      beforeAll(async () => {
-        target = await factory('healthy');
-        stack = await startPromStack({ target: target.address });
+    it('with the seed faults, delivers KvCacheSignalInert and the alert for its cause to the webhook', async () => {
+      const { target, stack } = seed;
+      const expected = ['KvCacheSignalInert', ...target.causeAlerts];
+      expect(target.causeAlerts.length).toBeGreaterThan(0);
+      const got = await stack.waitFor(`firing ${expected.join(', ')} at the webhook`, () => {
+        const firing = stack.webhook.alerts().filter((a) => a.status === 'firing');
+        const all = expected.map((n) => firing.find((a) => a.labels.alertname === n));
+        return all.every((a) => a !== undefined) ? all : undefined;
       });
-      afterAll(async () => {
-        await stack?.stop();
-        await target?.close();
-      });
-
-      it('delivers no critical alert', async () => {
-        expect(target.causeAlerts).toEqual([]);
-        // Data and rules are live once the realised-hit ratio is recorded from two scrapes.
-        await stack.waitFor('recorded hit ratio', async () => {
-          const r = await stack.query('instance:kvsentinel_cached_tokens_per_prompt_tokens:ratio_rate5m');
-          return r.length > 0 ? r : undefined;
-        });
-        // Then several evaluation cycles longer than for: (1 s) + group_interval (1 s); a wrong rule would fire now.
-        const evaluatedAt = Date.now();
-        await stack.waitFor('five more rule evaluations', () => (Date.now() - evaluatedAt > 5000 ? true : undefined));
-        const pendingOrFiring = await stack.query('ALERTS{severity="critical"}');
-        expect(pendingOrFiring.map((s) => s.metric.alertname)).toEqual([]);
-        expect(stack.webhook.alerts().filter((a) => a.labels.severity === 'critical')).toEqual([]);
-        // The scrape itself worked: the sidecar is up and no Kv alert of any severity fires.
-        expect((await stack.query('up{job="kvsentinel"} == 1')).length).toBe(1);
-        expect((await stack.query('ALERTS{alertname=~"Kv.+", alertstate="firing"}')).map((s) => s.metric.alertname)).toEqual([]);
-      });
+      for (const a of got) {
+        expect(a?.labels).toMatchObject({ severity: 'critical', job: 'kvsentinel', instance: target.address });
+        expect(a?.annotations.runbook_url).toMatch(new RegExp(`runbook\\.md#${(a?.labels.alertname ?? '').toLowerCase()}$`));
+        expect(a?.annotations.description).toContain(target.address);
+        expect(a?.endsAt).toBe('0001-01-01T00:00:00Z');
+      }
+      const msg = stack.webhook.messages.find((m) => m.alerts.some((a) => a.labels.alertname === 'KvCacheSignalInert'));
+      expect(msg?.version).toBe('4');
+      expect(msg?.receiver).toBe('hook');
     });
+
+    it('with the seed faults, every dashboard shows data: each query and variable returns series', async () => {
+      const { stack } = seed;
+      // Recording rules need two scrapes and an evaluation before ratios exist; the alerts panel needs a firing alert.
+      await waitForRecordedRatio(stack);
+      await stack.waitFor('a firing Kv alert', async () => {
+        const r = await stack.query('ALERTS{alertname=~"Kv.+", alertstate="firing"}');
+        return r.length > 0 ? r : undefined;
+      });
+      const empty: string[] = [];
+      let count = 0;
+      for (const d of loadDashboards()) {
+        for (const q of queriesOf(d)) {
+          count++;
+          const result = await stack.query(asGrafanaWould(q.expr));
+          if (result.length === 0) empty.push(`${q.dashboard} "${q.panel}" ${q.refId}: ${q.expr}`);
+        }
+        for (const v of d.json.templating?.list ?? []) {
+          if (v.type !== 'query') continue;
+          const m = /^label_values\((.+), (\w+)\)$/.exec(String(v.query));
+          const values = await stack.labelValues(m?.[2] ?? '', asGrafanaWould(m?.[1] ?? ''));
+          if (values.length === 0) empty.push(`${d.file} variable ${v.name}`);
+        }
+      }
+      expect(count).toBeGreaterThan(20);
+      expect(empty).toEqual([]);
+    });
+
+    it('with the healthy configuration, delivers no critical alert', async () => {
+      const { target, stack } = healthy;
+      expect(target.causeAlerts).toEqual([]);
+      await waitForRecordedRatio(stack);
+      // Then several evaluation cycles longer than for: (1 s) + group_interval (1 s); a wrong rule would fire now.
+      const evaluatedAt = Date.now();
+      await stack.waitFor('five more rule evaluations', () => (Date.now() - evaluatedAt > 5000 ? true : undefined));
+      const pendingOrFiring = await stack.query('ALERTS{severity="critical"}');
+      expect(pendingOrFiring.map((s) => s.metric.alertname)).toEqual([]);
+      expect(stack.webhook.alerts().filter((a) => a.labels.severity === 'critical')).toEqual([]);
+      // The scrape itself worked: the sidecar is up and no Kv alert of any severity fires.
+      expect((await stack.query('up{job="kvsentinel"} == 1')).length).toBe(1);
+      expect((await stack.query('ALERTS{alertname=~"Kv.+", alertstate="firing"}')).map((s) => s.metric.alertname)).toEqual([]);
+    });
+  });
+}
+
+async function waitForRecordedRatio(stack: PromStack): Promise<void> {
+  await stack.waitFor('the recorded realised-hit ratio', async () => {
+    const r = await stack.query('instance:kvsentinel_cached_tokens_per_prompt_tokens:ratio_rate5m');
+    return r.length > 0 ? r : undefined;
   });
 }
 
