@@ -68,22 +68,23 @@ export function hashV1Into(
     seedHi = scratch[0]!;
     seedLo = scratch[1]!;
   }
+  // Hot loop in signed int32 arithmetic: V8 keeps every value in an integer register (uint32 values above
+  // 2^31 would become doubles). Only the low-word sum is a double, to get the carry.
+  let hi = seedHi | 0;
+  let lo = seedLo | 0;
   for (let i = start; i < end; i++) {
-    let v = tokens[i]! >>> 0;
-    v = Math.imul((v >>> 16) ^ v, C32) >>> 0;
-    v = Math.imul((v >>> 16) ^ v, C32) >>> 0;
-    v = ((v >>> 16) ^ v) >>> 0;
-    v = (v + G) >>> 0;
-    // inline hashCombine(seed, 0:v): the hot loop stays free of calls and allocation
-    const shlHi = ((seedHi << 6) | (seedLo >>> 26)) >>> 0;
-    const shlLo = (seedLo << 6) >>> 0;
-    const shrHi = seedHi >>> 2;
-    const shrLo = ((seedLo >>> 2) | (seedHi << 30)) >>> 0;
-    const loSum = v + shlLo + shrLo;
-    const hiSum = (shlHi + shrHi + (loSum > 0xffff_ffff ? (loSum >= 0x2_0000_0000 ? 2 : 1) : 0)) >>> 0;
-    seedHi = (seedHi ^ hiSum) >>> 0;
-    seedLo = (seedLo ^ (loSum >>> 0)) >>> 0;
+    let v = tokens[i]! | 0;
+    v = Math.imul((v >>> 16) ^ v, C32);
+    v = Math.imul((v >>> 16) ^ v, C32);
+    v = (((v >>> 16) ^ v) + G) | 0;
+    // seed ^= v + (seed << 6) + (seed >> 2), mod 2^64
+    const loSum = (v >>> 0) + ((lo << 6) >>> 0) + (((lo >>> 2) | (hi << 30)) >>> 0);
+    const carry = loSum >= 0x1_0000_0000 ? (loSum >= 0x2_0000_0000 ? 2 : 1) : 0;
+    hi ^= (((hi << 6) | (lo >>> 26)) + (hi >>> 2) + carry) | 0;
+    lo ^= loSum | 0;
   }
+  seedHi = hi >>> 0;
+  seedLo = lo >>> 0;
   if (loraId !== null) {
     mix64(bigIntHi(loraId), bigIntLo(loraId), seedHi, seedLo);
     seedHi = scratch[0]!;
