@@ -23,7 +23,7 @@ export const syntheticTargetFactory: TargetFactory = async (scenario) => {
   const exporter = await startSyntheticExporter(scenario === 'seed' ? SEED_LIKE : HEALTHY);
   return {
     address: exporter.address,
-    causeAlerts: scenario === 'seed' ? ['KvTokensPerBlockMismatch'] : [],
+    causeAlerts: scenario === 'seed' ? ['KvEventsAbsent', 'KvTokensPerBlockMismatch'] : [],
     close: () => exporter.close(),
   };
 };

@@ -28,7 +28,14 @@ export interface SyntheticScenario {
   readonly verdict: 'healthy' | 'degraded' | 'inert';
 }
 
-export const SEED_LIKE: SyntheticScenario = { findings: ['cache-signal-inert', 'tokens-per-block-mismatch', 'hit-rate-below-oracle'], verdict: 'inert' };
+/**
+ * What the diagnosis reports for the simulator's seed preset: events off (event_buffer_max_size 0) and the router's
+ * tokens_per_block 32 against 128-token worker blocks, so the cache signal is inert.
+ */
+export const SEED_LIKE: SyntheticScenario = {
+  findings: ['cache-signal-inert', 'events-absent', 'tokens-per-block-mismatch', 'hit-rate-below-oracle'],
+  verdict: 'inert',
+};
 export const HEALTHY: SyntheticScenario = { findings: [], verdict: 'healthy' };
 
 function labelSets(names: readonly string[]): Record<string, string>[] {

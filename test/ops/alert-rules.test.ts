@@ -66,6 +66,11 @@ describe('alerts/kvsentinel.rules.yaml', () => {
       expect(headings.has(name.toLowerCase()), `runbook.md has a "## ${name}" section`).toBe(true);
     }
     expect(headings.size).toBe(alerts.length);
+    // Each section says what the alert means, how to confirm it and how to fix it.
+    for (const section of runbook.split(/^## /m).slice(1)) {
+      const title = section.split('\n')[0] ?? '';
+      for (const part of ['**Meaning.**', '**Confirm.**', '**Fix.**']) expect(section, `${title}: ${part}`).toContain(part);
+    }
   });
 
   it('selects only metrics the exporter registers, recording rules it defines, and up', () => {
