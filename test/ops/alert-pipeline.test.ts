@@ -80,6 +80,9 @@ function alertPipelineSuite(name: string, factory: TargetFactory): void {
       }
       expect(count).toBeGreaterThan(20);
       expect(empty).toEqual([]);
+      // And the headline panels say the right thing: inert, and tokens lost.
+      expect(await panelValues(stack, 'kvsentinel-overview.json', 'Verdict')).toEqual([2]);
+      expect((await panelValues(stack, 'kvsentinel-overview.json', 'Tokens lost per second'))[0]).toBeGreaterThan(0);
     });
 
     it('with the healthy configuration, delivers no critical alert', async () => {
@@ -95,8 +98,18 @@ function alertPipelineSuite(name: string, factory: TargetFactory): void {
       // The scrape itself worked: the sidecar is up and no Kv alert of any severity fires.
       expect((await stack.query('up{job="kvsentinel"} == 1')).length).toBe(1);
       expect((await stack.query('ALERTS{alertname=~"Kv.+", alertstate="firing"}')).map((s) => s.metric.alertname)).toEqual([]);
+      expect(await panelValues(stack, 'kvsentinel-overview.json', 'Verdict')).toEqual([0]);
+      expect(await panelValues(stack, 'kvsentinel-overview.json', 'Critical findings')).toEqual([0]);
     });
   });
+}
+
+/** The values one dashboard panel's first query returns, as Grafana would run it. */
+async function panelValues(stack: PromStack, file: string, title: string): Promise<number[]> {
+  const d = loadDashboards().find((x) => x.file === file);
+  const q = d === undefined ? undefined : queriesOf(d).find((x) => x.panel === title);
+  if (q === undefined) throw new Error(`${file} has no panel "${title}"`);
+  return (await stack.query(asGrafanaWould(q.expr))).map((r) => Number(r.value[1]));
 }
 
 async function waitForRecordedRatio(stack: PromStack): Promise<void> {
