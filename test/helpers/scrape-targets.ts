@@ -14,6 +14,11 @@ export interface ScrapeTarget {
   readonly address: string;
   /** Critical alerts the scenario must deliver besides KvCacheSignalInert (its cause); [] for healthy. */
   readonly causeAlerts: readonly string[];
+  /**
+   * Dashboard panels (by title) allowed to show no data in this scenario, each with the reason: e.g. per-rank event
+   * panels when the fault is "events off", error panels in a clean run. Every other panel must return series.
+   */
+  readonly mayBeEmpty: ReadonlyMap<string, string>;
   close(): Promise<void>;
 }
 
@@ -24,6 +29,8 @@ export const syntheticTargetFactory: TargetFactory = async (scenario) => {
   return {
     address: exporter.address,
     causeAlerts: scenario === 'seed' ? ['KvEventsAbsent', 'KvTokensPerBlockMismatch'] : [],
+    // The synthetic exporter exposes every family with every label set: every panel has data.
+    mayBeEmpty: new Map(),
     close: () => exporter.close(),
   };
 };
