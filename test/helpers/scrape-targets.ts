@@ -1,10 +1,11 @@
 // What the end-to-end alert test scrapes. A factory starts a target for a scenario and says which alerts the
 // scenario must raise.
 //
-// HOOK FOR THE LIVE SIMULATOR: `liveSeedTargetFactory` is where `kvsentinel sim serve --preset seed` (the live
-// simulated cluster, with the seed preset's faults or with the healthy configuration) and `kvsentinel serve --relay
-// …` (the sidecar in relay mode in front of its CTX workers, the router pointed at the relay ports) plug in. Until
-// both exist, test/ops/alert-pipeline.test.ts runs the same assertions against `syntheticTargetFactory`.
+// HOOK FOR THE LIVE SIMULATOR: a second `TargetFactory` is where the live simulated cluster (seed preset faults, or
+// the healthy configuration) and the real sidecar in relay mode (the router pointed at its relay ports) plug in;
+// register it with one `alertPipelineSuite(…)` line in test/ops/alert-pipeline.test.ts. A factory for it, already
+// run against the daemon branch, is in test/ops/live-sim-target.md. Until the daemon and the simulator are in main,
+// the same assertions run against `syntheticTargetFactory`.
 import { HEALTHY, SEED_LIKE, startSyntheticExporter } from './synthetic-exporter.js';
 
 export type Scenario = 'seed' | 'healthy';
