@@ -1,6 +1,7 @@
 import { Command, CommanderError } from 'commander';
 import { CliError, EXIT_USAGE } from './cli-error.js';
 import { registerHashCommand } from './commands/hash.js';
+import { registerSimCommand } from './commands/sim.js';
 import { VERSION } from './version.js';
 
 export function buildProgram(): Command {
@@ -10,6 +11,7 @@ export function buildProgram(): Command {
     .showHelpAfterError()
     .exitOverride();
   registerHashCommand(program);
+  registerSimCommand(program);
   return program;
 }
 
