@@ -2,6 +2,7 @@ import { Command, CommanderError } from 'commander';
 import { CliError, EXIT_USAGE } from './cli-error.js';
 import { registerHashCommand } from './commands/hash.js';
 import { registerSimCommand } from './commands/sim.js';
+import { registerSimServeCommand } from './commands/sim-serve.js';
 import { VERSION } from './version.js';
 
 export function buildProgram(): Command {
@@ -12,6 +13,7 @@ export function buildProgram(): Command {
     .exitOverride();
   registerHashCommand(program);
   registerSimCommand(program);
+  registerSimServeCommand(program);
   return program;
 }
 
