@@ -92,8 +92,8 @@ export interface DecisionDiagnosis {
   readonly sticky: number;
   readonly followupsWithOutcome: number;
   readonly scattered: number;
-  /** scattered follow-ups that their previous server would have served with >= 50% cached (routing's share) */
-  readonly scatteredByRouting: number;
+  /** scattered turns routing could have avoided: a server held ≥ half the prompt (truth), or (no truth) the turn left its previous server */
+  readonly avoidableScattered: number;
   /** Σ over outcomes (joined to a decision or not) */
   readonly promptTokens: number;
   readonly cachedTokens: number;

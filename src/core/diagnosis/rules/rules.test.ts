@@ -101,13 +101,8 @@ describe('rules', () => {
     },
     {
       name: 'turn-scatter-high',
-      input: quietInput({ decisions: quietDecisions({ scattered: 60, scatteredByRouting: 50 }) }),
+      input: quietInput({ decisions: quietDecisions({ scattered: 60, avoidableScattered: 55 }) }),
       expected: ['turn-scatter-high'],
-    },
-    {
-      name: 'turn-scatter-high stays quiet when the scattered turns could not have kept half their input cached anywhere',
-      input: quietInput({ decisions: quietDecisions({ scattered: 60, scatteredByRouting: 10 }) }),
-      expected: [],
     },
     {
       name: 'hit-rate-below-oracle',
@@ -128,7 +123,7 @@ describe('rules', () => {
   it('thin evidence fires nothing: 10 requests per server, everything broken', () => {
     const thin = quietInput({
       servers: servers({ requests: 10, outcomes: 10, events: 0, eventsTotal: 0, routerPolls: 0, joinedOutcomes: 10, realisedAboveOracle: 5 }),
-      decisions: quietDecisions({ decisions: 30, withKeys: 30, predictedAnyMatch: 0, oracleBest: 5, notOracleBest: 20, oracleBestByChance: 9, followups: 20, sticky: 6, followupsWithOutcome: 20, scattered: 10, scatteredByRouting: 10 }),
+      decisions: quietDecisions({ decisions: 30, withKeys: 30, predictedAnyMatch: 0, oracleBest: 5, notOracleBest: 20, oracleBestByChance: 9, followups: 20, sticky: 6, followupsWithOutcome: 20, scattered: 10 }),
     });
     expect(firing(thin)).toEqual([]);
   });
@@ -166,7 +161,7 @@ describe('rules', () => {
 
   it('a throwing rule becomes an error count, the others still run', () => {
     const broken = { id: 'hash-mismatch' as const, evaluate: (): never => { throw new Error('boom'); } };
-    const run = runRules([broken, ...RULES.filter((r) => r.id !== 'hash-mismatch')], quietInput({ decisions: quietDecisions({ scattered: 60, scatteredByRouting: 50 }) }));
+    const run = runRules([broken, ...RULES.filter((r) => r.id !== 'hash-mismatch')], quietInput({ decisions: quietDecisions({ scattered: 60, avoidableScattered: 60 }) }));
     expect(run.errors).toEqual([{ id: 'hash-mismatch', message: 'boom' }]);
     expect([...run.hits.keys()]).toEqual(['turn-scatter-high']);
   });
@@ -202,5 +197,11 @@ describe('cache-signal-inert chance model', () => {
     // shares 0.16 / 0.54 / 0.30 → Σ share² = 0.405
     expect(firing(logsOnly({ sticky: 250, stickinessByLoadShare: 0.405 }))).toContain('cache-signal-inert');
     expect(firing(logsOnly({ sticky: 250, stickinessByLoadShare: 1 / 3 }))).not.toContain('cache-signal-inert');
+  });
+});
+
+describe('turn-scatter-high', () => {
+  it('ignores scatter no routing could have avoided (prefixes evicted everywhere)', () => {
+    expect(firing(quietInput({ decisions: quietDecisions({ scattered: 60, avoidableScattered: 5 }) }))).toEqual([]);
   });
 });

@@ -1,7 +1,5 @@
 // turn-scatter-high: too many follow-up turns land where their earlier turns are not cached (cached < 50% of input
-// although an earlier turn of the trajectory was served) — the cost users see. Only turns routing scattered count:
-// those whose previous server would have kept >= 50% cached (a young trajectory after a large tool output is
-// under 50% wherever it goes; a short live run is full of them).
+// although an earlier turn of the trajectory was served) — the cost users see.
 import type { Rule } from '../rule.js';
 import { percent, ratio, round3, windowEvidence } from './rule-math.js';
 
@@ -11,16 +9,18 @@ export const turnScatterHigh: Rule = {
     const t = input.thresholds;
     const d = input.decisions;
     if (d.followupsWithOutcome < t.minFollowups) return null;
-    const scatter = ratio(d.scatteredByRouting, d.followupsWithOutcome);
-    if (scatter <= t.maxTurnScatter) return null;
+    const scatter = ratio(d.scattered, d.followupsWithOutcome);
+    // scatter that no routing could have avoided (the prefix was evicted everywhere) is capacity, not routing
+    const avoidable = ratio(d.avoidableScattered, d.followupsWithOutcome);
+    if (scatter <= t.maxTurnScatter || avoidable <= t.maxTurnScatter) return null;
     return {
       servers: input.servers.map((s) => s.server),
-      summary: `${percent(scatter)} of follow-up turns were scattered by routing (cached < 50% of input where their previous server held more), threshold ${percent(t.maxTurnScatter)}`,
+      summary: `${percent(scatter)} of follow-up turns were scattered (cached < 50% of input), threshold ${percent(t.maxTurnScatter)}`,
       evidence: {
         followup_turns: d.followupsWithOutcome,
         scattered_turns: d.scattered,
-        scattered_by_routing: d.scatteredByRouting,
-        turn_scatter_by_routing_ratio: round3(scatter),
+        turn_scatter_ratio: round3(scatter),
+        avoidable_scatter_ratio: round3(avoidable),
         threshold: t.maxTurnScatter,
         ...windowEvidence(input.window),
       },
