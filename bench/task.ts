@@ -1,0 +1,21 @@
+// Entry point of every measured child process: `node --expose-gc build/bench/task.js NAME PARAMS_JSON`.
+// Prints one JSON result line.
+import { runHash, type HashParams } from './tasks/hash.js';
+
+const tasks: Record<string, (params: never) => unknown> = {
+  hash: (p: HashParams) => runHash(p),
+};
+
+async function main(): Promise<void> {
+  const [name, paramsJson] = process.argv.slice(2);
+  const task = name === undefined ? undefined : tasks[name];
+  if (task === undefined) throw new Error(`unknown bench task ${String(name)}; known: ${Object.keys(tasks).join(', ')}`);
+  const result = await (task as (params: unknown) => unknown)(JSON.parse(paramsJson ?? '{}'));
+  const usage = process.resourceUsage();
+  process.stdout.write(`${JSON.stringify({ ...(result as object), taskMaxRssBytes: usage.maxRSS * 1024 })}\n`);
+}
+
+main().catch((e: unknown) => {
+  console.error(e);
+  process.exit(1);
+});
