@@ -1,0 +1,162 @@
+// The router's block table as TensorRT-LLM's KvCacheAwareRouter keeps it (trtllm-wire.md §1.4), replayed from the
+// events the router received: ONE set per (server, hash_algo), no per-rank ownership, no refcount, no expiry.
+// `stored` adds, `removed` deletes whichever rank sent it (so a removal on rank 1 drops a hash rank 0 still holds),
+// `created` only sets the server's algorithm, `updated` is ignored. `all_cleared` is not handled by the router's
+// table update as far as its source shows, so it is ignored too (counted in `ignored`).
+import { blockKey64 } from '../hashing/block-key.js';
+import type { HashAlgo, KvEvent } from '../wire/kv-event.js';
+import { U64_HI_OFFSET, U64_LO_OFFSET, U64HashSet, u64HalvesView } from './u64-hash-set.js';
+import { DEFAULT_EVENT_HASH_ALGO } from './worker-truth-table.js';
+
+export interface ReplicaApplyResult {
+  readonly added: number;
+  readonly removed: number;
+  /** true for event types the router does not act on (updated, all_cleared) */
+  readonly ignored: boolean;
+}
+
+export interface ReplicaServerStats {
+  readonly server: string;
+  /** the algorithm the router hashes requests with for this server (last `created`, default v1_block_key) */
+  readonly hashAlgo: HashAlgo;
+  /** blocks per algorithm set */
+  readonly blocksPerAlgo: ReadonlyMap<HashAlgo, number>;
+  /** `removed` of a hash the set did not hold */
+  readonly removedUnknown: number;
+  readonly ignoredEvents: number;
+}
+
+interface ServerState {
+  hashAlgo: HashAlgo;
+  readonly sets: Map<HashAlgo, U64HashSet>;
+  removedUnknown: number;
+  ignoredEvents: number;
+}
+
+export class RouterReplicaTable {
+  readonly #servers = new Map<string, ServerState>();
+
+  apply(server: string, event: KvEvent): ReplicaApplyResult {
+    const state = this.#server(server);
+    const algo = event.hashAlgo ?? DEFAULT_EVENT_HASH_ALGO;
+    const data = event.data;
+    switch (data.type) {
+      case 'created':
+        state.hashAlgo = algo;
+        return { added: 0, removed: 0, ignored: false };
+      case 'stored': {
+        const set = this.#set(state, algo);
+        let added = 0;
+        for (const block of data.blocks) if (set.add(blockKey64(block.blockHash))) added++;
+        return { added, removed: 0, ignored: false };
+      }
+      case 'removed': {
+        const set = this.#set(state, algo);
+        let removed = 0;
+        for (const hash of data.blockHashes) {
+          if (set.delete(blockKey64(hash))) removed++;
+          else state.removedUnknown++;
+        }
+        return { added: 0, removed, ignored: false };
+      }
+      case 'updated':
+      case 'all_cleared':
+        state.ignoredEvents++;
+        return { added: 0, removed: 0, ignored: true };
+    }
+  }
+
+  /**
+   * The router's matched_tokens for one prompt: tokensPerBlock × leading keys found in the server's set, stopping
+   * at the first miss. `keys` are router block keys (router tokens_per_block, e.g. from `routerBlockKeys`).
+   */
+  matchedTokens(server: string, keys: BigUint64Array, tokensPerBlock: number, hashAlgo?: HashAlgo): number {
+    return this.matchedBlocks(server, keys, hashAlgo) * tokensPerBlock;
+  }
+
+  /** Leading keys found in the server's set for `hashAlgo` (default: the server's algorithm). */
+  matchedBlocks(server: string, keys: BigUint64Array, hashAlgo?: HashAlgo): number {
+    const state = this.#servers.get(server);
+    const set = state?.sets.get(hashAlgo ?? state.hashAlgo);
+    if (!set) return 0;
+    const halves = u64HalvesView(keys);
+    let n = 0;
+    while (n < keys.length && set.hasHalves(halves[2 * n + U64_HI_OFFSET]!, halves[2 * n + U64_LO_OFFSET]!)) n++;
+    return n;
+  }
+
+  /** The router's `backfill_block_hashes_on_finish`: inserts its own request hashes, bypassing events. */
+  backfill(server: string, keys: BigUint64Array, hashAlgo?: HashAlgo): number {
+    const state = this.#server(server);
+    const set = this.#set(state, hashAlgo ?? state.hashAlgo);
+    const halves = u64HalvesView(keys);
+    let added = 0;
+    for (let i = 0; i < keys.length; i++) {
+      if (set.addHalves(halves[2 * i + U64_HI_OFFSET]!, halves[2 * i + U64_LO_OFFSET]!)) added++;
+    }
+    return added;
+  }
+
+  has(server: string, key: bigint, hashAlgo?: HashAlgo): boolean {
+    const state = this.#servers.get(server);
+    return state?.sets.get(hashAlgo ?? state.hashAlgo)?.has(key) ?? false;
+  }
+
+  /** The algorithm the router uses for the server (last `created`; default v1_block_key). */
+  hashAlgoOf(server: string): HashAlgo {
+    return this.#servers.get(server)?.hashAlgo ?? DEFAULT_EVENT_HASH_ALGO;
+  }
+
+  /** Blocks in the server's set for `hashAlgo` (default: the server's algorithm). */
+  blockCount(server: string, hashAlgo?: HashAlgo): number {
+    const state = this.#servers.get(server);
+    return state?.sets.get(hashAlgo ?? state.hashAlgo)?.size ?? 0;
+  }
+
+  servers(): ReplicaServerStats[] {
+    return [...this.#servers.keys()].sort().map((server) => {
+      const state = this.#servers.get(server)!;
+      const blocksPerAlgo = new Map<HashAlgo, number>();
+      for (const [algo, set] of state.sets) blocksPerAlgo.set(algo, set.size);
+      return {
+        server,
+        hashAlgo: state.hashAlgo,
+        blocksPerAlgo,
+        removedUnknown: state.removedUnknown,
+        ignoredEvents: state.ignoredEvents,
+      };
+    });
+  }
+
+  get byteLength(): number {
+    let total = 0;
+    for (const state of this.#servers.values()) for (const set of state.sets.values()) total += set.byteLength;
+    return total;
+  }
+
+  /** Forgets a server (the router drops it from its table when the server leaves). Returns blocks dropped. */
+  clearServer(server: string): number {
+    let dropped = 0;
+    for (const set of this.#servers.get(server)?.sets.values() ?? []) dropped += set.size;
+    this.#servers.delete(server);
+    return dropped;
+  }
+
+  #server(server: string): ServerState {
+    let state = this.#servers.get(server);
+    if (!state) {
+      state = { hashAlgo: DEFAULT_EVENT_HASH_ALGO, sets: new Map(), removedUnknown: 0, ignoredEvents: 0 };
+      this.#servers.set(server, state);
+    }
+    return state;
+  }
+
+  #set(state: ServerState, algo: HashAlgo): U64HashSet {
+    let set = state.sets.get(algo);
+    if (!set) {
+      set = new U64HashSet();
+      state.sets.set(algo, set);
+    }
+    return set;
+  }
+}

@@ -1,0 +1,291 @@
+// A compact set of unsigned 64-bit keys for block tables with millions of entries.
+// Open addressing with linear probing over one interleaved Uint32Array ([hi, lo] per slot) plus one payload byte
+// per slot (cache level or flags). Deletion shifts the following cluster back, so there are no tombstones and probe
+// lengths never degrade under churn. The all-zero slot means "empty"; key 0 (hash([]) == 0) lives in a side flag.
+// At the maximum load factor (3/4) a slot costs 9 bytes: 12–24 bytes per stored key depending on where in the
+// doubling cycle the size sits.
+
+const MIN_CAPACITY = 16;
+const MAX_LOAD_NUM = 3;
+const MAX_LOAD_DEN = 4;
+const U64_MAX = 0xffff_ffff_ffff_ffffn;
+
+const LITTLE_ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
+/** Offset of the high half of key i in `u64HalvesView(keys)`: `view[2 * i + U64_HI_OFFSET]`. */
+export const U64_HI_OFFSET = LITTLE_ENDIAN ? 1 : 0;
+/** Offset of the low half of key i in `u64HalvesView(keys)`: `view[2 * i + U64_LO_OFFSET]`. */
+export const U64_LO_OFFSET = LITTLE_ENDIAN ? 0 : 1;
+
+/** A Uint32Array view over the same memory as `keys`, for reading keys as halves without allocating BigInts. */
+export function u64HalvesView(keys: BigUint64Array): Uint32Array {
+  return new Uint32Array(keys.buffer, keys.byteOffset, keys.length * 2);
+}
+
+function checkKey(key: bigint): void {
+  if (key < 0n || key > U64_MAX) throw new RangeError(`u64 key out of range: ${key.toString()}`);
+}
+
+function checkPayload(payload: number): void {
+  if (!Number.isInteger(payload) || payload < 0 || payload > 255) {
+    throw new RangeError(`payload must be an integer in 0..255, got ${String(payload)}`);
+  }
+}
+
+function slotHash(hi: number, lo: number): number {
+  // murmur3 fmix32 over a multiplicative combination of the halves
+  let h = (Math.imul(hi, 0x9e3779b1) ^ lo) >>> 0;
+  h ^= h >>> 16;
+  h = Math.imul(h, 0x85ebca6b);
+  h ^= h >>> 13;
+  h = Math.imul(h, 0xc2b2ae35);
+  h ^= h >>> 16;
+  return h >>> 0;
+}
+
+function capacityFor(expectedSize: number): number {
+  let capacity = MIN_CAPACITY;
+  while (capacity * MAX_LOAD_NUM < expectedSize * MAX_LOAD_DEN) capacity *= 2;
+  return capacity;
+}
+
+export class U64HashSet {
+  #slots: Uint32Array; // [hi, lo] per slot
+  #payloads: Uint8Array;
+  #mask: number;
+  #growAt: number;
+  #size = 0; // keys in slots (key 0 excluded)
+  #hasZero = false;
+  #zeroPayload = 0;
+  readonly #initialCapacity: number;
+
+  /** @param expectedSize keys to hold without growing (default: a small table that doubles as needed) */
+  constructor(expectedSize = 0) {
+    if (!Number.isSafeInteger(expectedSize) || expectedSize < 0) {
+      throw new RangeError(`expectedSize must be a non-negative integer, got ${String(expectedSize)}`);
+    }
+    this.#initialCapacity = capacityFor(expectedSize);
+    this.#slots = new Uint32Array(this.#initialCapacity * 2);
+    this.#payloads = new Uint8Array(this.#initialCapacity);
+    this.#mask = this.#initialCapacity - 1;
+    this.#growAt = (this.#initialCapacity * MAX_LOAD_NUM) / MAX_LOAD_DEN;
+  }
+
+  get size(): number {
+    return this.#size + (this.#hasZero ? 1 : 0);
+  }
+
+  /** Number of slots (a power of two). */
+  get capacity(): number {
+    return this.#mask + 1;
+  }
+
+  /** Bytes held by the backing typed arrays. */
+  get byteLength(): number {
+    return this.#slots.byteLength + this.#payloads.byteLength;
+  }
+
+  /** Slot index of the key, or -1. The caller handles key 0. */
+  #find(hi: number, lo: number): number {
+    const slots = this.#slots;
+    const mask = this.#mask;
+    let i = slotHash(hi, lo) & mask;
+    for (;;) {
+      const sHi = slots[2 * i]!;
+      const sLo = slots[2 * i + 1]!;
+      if (sHi === hi && sLo === lo) return i;
+      if (sHi === 0 && sLo === 0) return -1;
+      i = (i + 1) & mask;
+    }
+  }
+
+  hasHalves(hi: number, lo: number): boolean {
+    hi >>>= 0;
+    lo >>>= 0;
+    if (hi === 0 && lo === 0) return this.#hasZero;
+    return this.#find(hi, lo) >= 0;
+  }
+
+  /** The key's payload byte, or -1 when the key is absent. */
+  payloadHalves(hi: number, lo: number): number {
+    hi >>>= 0;
+    lo >>>= 0;
+    if (hi === 0 && lo === 0) return this.#hasZero ? this.#zeroPayload : -1;
+    const i = this.#find(hi, lo);
+    return i < 0 ? -1 : this.#payloads[i]!;
+  }
+
+  /** Sets the payload of a present key; false when the key is absent. */
+  setPayloadHalves(hi: number, lo: number, payload: number): boolean {
+    checkPayload(payload);
+    hi >>>= 0;
+    lo >>>= 0;
+    if (hi === 0 && lo === 0) {
+      if (!this.#hasZero) return false;
+      this.#zeroPayload = payload;
+      return true;
+    }
+    const i = this.#find(hi, lo);
+    if (i < 0) return false;
+    this.#payloads[i] = payload;
+    return true;
+  }
+
+  /** Adds the key (or overwrites its payload). True when the key was not present before. */
+  addHalves(hi: number, lo: number, payload = 0): boolean {
+    checkPayload(payload);
+    hi >>>= 0;
+    lo >>>= 0;
+    if (hi === 0 && lo === 0) {
+      const added = !this.#hasZero;
+      this.#hasZero = true;
+      this.#zeroPayload = payload;
+      return added;
+    }
+    if (this.#size >= this.#growAt) this.#resize((this.#mask + 1) * 2);
+    const slots = this.#slots;
+    const mask = this.#mask;
+    let i = slotHash(hi, lo) & mask;
+    for (;;) {
+      const sHi = slots[2 * i]!;
+      const sLo = slots[2 * i + 1]!;
+      if (sHi === hi && sLo === lo) {
+        this.#payloads[i] = payload;
+        return false;
+      }
+      if (sHi === 0 && sLo === 0) break;
+      i = (i + 1) & mask;
+    }
+    slots[2 * i] = hi;
+    slots[2 * i + 1] = lo;
+    this.#payloads[i] = payload;
+    this.#size++;
+    return true;
+  }
+
+  /** Removes the key; true when it was present. */
+  deleteHalves(hi: number, lo: number): boolean {
+    hi >>>= 0;
+    lo >>>= 0;
+    if (hi === 0 && lo === 0) {
+      const had = this.#hasZero;
+      this.#hasZero = false;
+      this.#zeroPayload = 0;
+      return had;
+    }
+    let hole = this.#find(hi, lo);
+    if (hole < 0) return false;
+    // backward-shift deletion: pull later members of the cluster into the hole when their home allows it
+    const slots = this.#slots;
+    const payloads = this.#payloads;
+    const mask = this.#mask;
+    let j = hole;
+    for (;;) {
+      j = (j + 1) & mask;
+      const jHi = slots[2 * j]!;
+      const jLo = slots[2 * j + 1]!;
+      if (jHi === 0 && jLo === 0) break;
+      const home = slotHash(jHi, jLo) & mask;
+      // j may move to hole unless its home lies cyclically in (hole, j]
+      const homeInRange = hole <= j ? home > hole && home <= j : home > hole || home <= j;
+      if (homeInRange) continue;
+      slots[2 * hole] = jHi;
+      slots[2 * hole + 1] = jLo;
+      payloads[hole] = payloads[j]!;
+      hole = j;
+    }
+    slots[2 * hole] = 0;
+    slots[2 * hole + 1] = 0;
+    payloads[hole] = 0;
+    this.#size--;
+    return true;
+  }
+
+  has(key: bigint): boolean {
+    checkKey(key);
+    return this.hasHalves(Number(key >> 32n), Number(key & 0xffff_ffffn));
+  }
+
+  add(key: bigint, payload = 0): boolean {
+    checkKey(key);
+    return this.addHalves(Number(key >> 32n), Number(key & 0xffff_ffffn), payload);
+  }
+
+  delete(key: bigint): boolean {
+    checkKey(key);
+    return this.deleteHalves(Number(key >> 32n), Number(key & 0xffff_ffffn));
+  }
+
+  /** The key's payload byte, or -1 when absent. */
+  payloadOf(key: bigint): number {
+    checkKey(key);
+    return this.payloadHalves(Number(key >> 32n), Number(key & 0xffff_ffffn));
+  }
+
+  setPayload(key: bigint, payload: number): boolean {
+    checkKey(key);
+    return this.setPayloadHalves(Number(key >> 32n), Number(key & 0xffff_ffffn), payload);
+  }
+
+  /** Empties the set and gives the memory back (capacity returns to the constructor's). */
+  clear(): void {
+    this.#slots = new Uint32Array(this.#initialCapacity * 2);
+    this.#payloads = new Uint8Array(this.#initialCapacity);
+    this.#mask = this.#initialCapacity - 1;
+    this.#growAt = (this.#initialCapacity * MAX_LOAD_NUM) / MAX_LOAD_DEN;
+    this.#size = 0;
+    this.#hasZero = false;
+    this.#zeroPayload = 0;
+  }
+
+  /** Calls `visit(hi, lo, payload)` for every key, without allocating. Do not mutate the set inside `visit`. */
+  forEachHalves(visit: (hi: number, lo: number, payload: number) => void): void {
+    if (this.#hasZero) visit(0, 0, this.#zeroPayload);
+    const slots = this.#slots;
+    const payloads = this.#payloads;
+    const capacity = this.#mask + 1;
+    for (let i = 0; i < capacity; i++) {
+      const hi = slots[2 * i]!;
+      const lo = slots[2 * i + 1]!;
+      if (hi !== 0 || lo !== 0) visit(hi, lo, payloads[i]!);
+    }
+  }
+
+  /** Keys as bigints, in table order. Do not mutate the set while iterating. */
+  *keys(): IterableIterator<bigint> {
+    if (this.#hasZero) yield 0n;
+    const slots = this.#slots;
+    const capacity = this.#mask + 1;
+    for (let i = 0; i < capacity; i++) {
+      const hi = slots[2 * i]!;
+      const lo = slots[2 * i + 1]!;
+      if (hi !== 0 || lo !== 0) yield (BigInt(hi) << 32n) | BigInt(lo);
+    }
+  }
+
+  [Symbol.iterator](): IterableIterator<bigint> {
+    return this.keys();
+  }
+
+  #resize(capacity: number): void {
+    const oldSlots = this.#slots;
+    const oldPayloads = this.#payloads;
+    const oldCapacity = this.#mask + 1;
+    const slots = new Uint32Array(capacity * 2);
+    const payloads = new Uint8Array(capacity);
+    const mask = capacity - 1;
+    for (let s = 0; s < oldCapacity; s++) {
+      const hi = oldSlots[2 * s]!;
+      const lo = oldSlots[2 * s + 1]!;
+      if (hi === 0 && lo === 0) continue;
+      let i = slotHash(hi, lo) & mask;
+      while (slots[2 * i] !== 0 || slots[2 * i + 1] !== 0) i = (i + 1) & mask;
+      slots[2 * i] = hi;
+      slots[2 * i + 1] = lo;
+      payloads[i] = oldPayloads[s]!;
+    }
+    this.#slots = slots;
+    this.#payloads = payloads;
+    this.#mask = mask;
+    this.#growAt = (capacity * MAX_LOAD_NUM) / MAX_LOAD_DEN;
+  }
+}
