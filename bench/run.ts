@@ -7,6 +7,7 @@ import { machineInfo } from './lib/env.js';
 import { repoRoot } from './lib/paths.js';
 import { notMeasured, renderReport, type RunConfig, type SectionReport } from './lib/report.js';
 import { hashingSection } from './sections/hashing.js';
+import { ingestSection } from './sections/ingest.js';
 
 interface Section {
   readonly id: string;
@@ -15,6 +16,7 @@ interface Section {
 }
 
 const sections: readonly Section[] = [
+  { id: 'ingest', title: '1. Event ingest', run: ingestSection },
   { id: 'hashing', title: '2. v1_block_key hashing', run: hashingSection },
 ];
 

@@ -1,9 +1,11 @@
 // Entry point of every measured child process: `node --expose-gc build/bench/task.js NAME PARAMS_JSON`.
 // Prints one JSON result line.
 import { runHash, type HashParams } from './tasks/hash.js';
+import { runIngest, type IngestParams } from './tasks/ingest.js';
 
 const tasks: Record<string, (params: never) => unknown> = {
   hash: (p: HashParams) => runHash(p),
+  ingest: (p: IngestParams) => runIngest(p),
 };
 
 async function main(): Promise<void> {
