@@ -8,6 +8,7 @@ import { repoRoot } from './lib/paths.js';
 import { notMeasured, renderReport, type RunConfig, type SectionReport } from './lib/report.js';
 import { hashingSection } from './sections/hashing.js';
 import { ingestSection } from './sections/ingest.js';
+import { memorySection } from './sections/memory.js';
 
 interface Section {
   readonly id: string;
@@ -18,6 +19,7 @@ interface Section {
 const sections: readonly Section[] = [
   { id: 'ingest', title: '1. Event ingest', run: ingestSection },
   { id: 'hashing', title: '2. v1_block_key hashing', run: hashingSection },
+  { id: 'memory', title: '3. Table memory', run: memorySection },
 ];
 
 function parseArgs(argv: readonly string[]): { quick: boolean; out: string; only: Set<string> | null } {

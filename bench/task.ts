@@ -2,10 +2,12 @@
 // Prints one JSON result line.
 import { runHash, type HashParams } from './tasks/hash.js';
 import { runIngest, type IngestParams } from './tasks/ingest.js';
+import { runMemory, type MemoryParams } from './tasks/memory.js';
 
 const tasks: Record<string, (params: never) => unknown> = {
   hash: (p: HashParams) => runHash(p),
   ingest: (p: IngestParams) => runIngest(p),
+  memory: (p: MemoryParams) => runMemory(p),
 };
 
 async function main(): Promise<void> {

@@ -1,6 +1,7 @@
 // v1_block_key in C++ (trtllm-wire.md section 1.2), compiled with g++ -O2 at bench time: the practical speed limit
 // for the TypeScript hasher. Same modes and output as v1_block_key.py.
 #include <chrono>
+#include <ctime>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -76,9 +77,11 @@ int bench(int argc, char** argv) {
     x = x * 1664525U + 1013904223U;
     tokens[i] = x >> 15;
   }
-  std::printf("{\"tokens\":%zu,\"seconds\":[", count);
+  std::vector<double> wall, cpu;
   uint64_t xr = 0, last = 0;
   for (size_t r = 0; r < reps; ++r) {
+    timespec cpuStart{};
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &cpuStart);
     auto start = std::chrono::steady_clock::now();
     uint64_t parent = 0;
     xr = 0;
@@ -88,9 +91,15 @@ int bench(int argc, char** argv) {
       xr ^= parent;
     }
     last = parent;
-    double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    std::printf(r == 0 ? "%.9f" : ",%.9f", s);
+    wall.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+    timespec cpuEnd{};
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &cpuEnd);
+    cpu.push_back(static_cast<double>(cpuEnd.tv_sec - cpuStart.tv_sec) + (cpuEnd.tv_nsec - cpuStart.tv_nsec) / 1e9);
   }
+  std::printf("{\"tokens\":%zu,\"seconds\":[", count);
+  for (size_t r = 0; r < wall.size(); ++r) std::printf(r == 0 ? "%.9f" : ",%.9f", wall[r]);
+  std::printf("],\"cpuSeconds\":[");
+  for (size_t r = 0; r < cpu.size(); ++r) std::printf(r == 0 ? "%.9f" : ",%.9f", cpu[r]);
   std::printf("],\"xor\":\"%llu\",\"last\":\"%llu\"}\n", static_cast<unsigned long long>(xr),
               static_cast<unsigned long long>(last));
   return 0;

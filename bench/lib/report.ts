@@ -53,12 +53,12 @@ const SI = [
   [1e3, 'k'],
 ] as const;
 
-/** 83.2 M tokens/s */
+/** fmtRate(83.2e6, 'tokens/s') → '83.2 M tokens/s' */
 export function fmtRate(value: number, unit: string): string {
   for (const [scale, prefix] of SI) {
-    if (Math.abs(value) >= scale) return `${(value / scale).toPrecision(3)} ${prefix}${unit}`;
+    if (Math.abs(value) >= scale) return `${(value / scale).toPrecision(3)} ${prefix} ${unit}`.trimEnd();
   }
-  return `${value.toPrecision(3)} ${unit}`;
+  return `${value.toPrecision(3)} ${unit}`.trimEnd();
 }
 
 export function fmtNum(value: number, digits = 3): string {

@@ -7,16 +7,16 @@ import { median } from '../lib/stats.js';
 import type { IngestMode, IngestParams, IngestResult } from '../tasks/ingest.js';
 
 export async function ingestSection(config: RunConfig): Promise<SectionReport> {
-  const totalBytes = config.quick ? 1 << 20 : 32 << 20;
+  const totalBytes = config.quick ? 1 << 20 : 16 << 20;
   const payload = writePayload(config.quick ? 'ingest-quick' : 'ingest', {
     totalBytes,
-    batchBytes: config.quick ? 128 << 10 : 1 << 20,
+    batchBytes: config.quick ? 128 << 10 : 512 << 10,
     ranks: 8,
     tokensPerBlock: 128,
-    blocksPerRank: config.quick ? 8 : 256,
+    blocksPerRank: config.quick ? 8 : 128,
     seed: 7,
   });
-  const passes = config.quick ? 2 : 5;
+  const passes = config.quick ? 2 : 3;
   const modes: IngestMode[] = ['parse-replica', 'json-parse', 'parse', 'parse-truth-replica'];
   const samples = new Map<IngestMode | 'python', number[]>([...modes, 'python' as const].map((m) => [m, []]));
   let replicaBlocks: number | null = null;
@@ -37,7 +37,7 @@ export async function ingestSection(config: RunConfig): Promise<SectionReport> {
   }
   const mbps = (mode: IngestMode | 'python'): number => payload.bytes / 1e6 / median(samples.get(mode)!);
   const eps = (mode: IngestMode | 'python'): number => payload.events / median(samples.get(mode)!);
-  const fmt = (mode: IngestMode | 'python'): string => `${mbps(mode).toFixed(0)} MB/s, ${fmtRate(eps(mode), ' events/s')}`;
+  const fmt = (mode: IngestMode | 'python'): string => `${mbps(mode).toFixed(0)} MB/s, ${fmtRate(eps(mode), 'events/s')}`;
   const ours = 'parse-replica';
   const vsJson = mbps(ours) / mbps('json-parse');
   const vsPy = mbps(ours) / mbps('python');

@@ -15,6 +15,8 @@ export interface HashParams {
 export interface HashResult {
   readonly tokens: number;
   readonly seconds: number[];
+  /** CPU time of the process per rep (user + system) */
+  readonly cpuSeconds: number[];
   readonly xor: string;
   readonly last: string;
 }
@@ -25,10 +27,14 @@ export function runHash(params: HashParams): HashResult {
   let hashes = chain(tokens, params.block);
   for (let i = 0; i < params.warmupReps; i++) hashes = chain(tokens, params.block);
   const seconds: number[] = [];
+  const cpuSeconds: number[] = [];
   for (let r = 0; r < params.reps; r++) {
+    const cpu = process.cpuUsage();
     const start = performance.now();
     hashes = chain(tokens, params.block);
     seconds.push((performance.now() - start) / 1000);
+    const used = process.cpuUsage(cpu);
+    cpuSeconds.push((used.user + used.system) / 1e6);
   }
-  return { tokens: params.tokens, seconds, ...chainChecksum(hashes) };
+  return { tokens: params.tokens, seconds, cpuSeconds, ...chainChecksum(hashes) };
 }
