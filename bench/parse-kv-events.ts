@@ -1,5 +1,6 @@
 // Quick throughput check of the hot `/kv_cache_events` parser against V8's JSON.parse on the same bytes.
-// Run: npx tsc -p bench/tsconfig.json && node --expose-gc /tmp/kvsentinel-bench/bench/parse-kv-events.js
+// A measurement, not a test. Run (until `npm run bench` picks it up):
+//   npx tsc -p tsconfig.json --noEmit false --outDir .bench-build && node --expose-gc .bench-build/bench/parse-kv-events.js
 import { parseKvEvents } from '../src/core/wire/parse-kv-events.js';
 import { serializeKvEvents } from '../src/core/wire/serialize-kv-events.js';
 import type { KvEvent, StoredBlock } from '../src/core/wire/kv-event.js';

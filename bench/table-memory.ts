@@ -14,6 +14,8 @@ export interface TableMemoryRow {
   /** growth of heapUsed + arrayBuffers after a full GC, per block */
   readonly heapBytesPerBlock: number;
   readonly buildMs: number;
+  /** mean time of one lookup (half hits, half misses), ns; null when not measured */
+  readonly lookupNs: number | null;
 }
 
 function gc(): void {
@@ -46,7 +48,13 @@ function keyStream(seed: number): (out: Uint32Array) => void {
   };
 }
 
-function measure(structure: string, blocks: number, build: () => { keep: unknown; arrayBytes: number | null }): TableMemoryRow {
+interface Built {
+  readonly keep: unknown;
+  readonly arrayBytes: number | null;
+  readonly lookupNs?: number;
+}
+
+function measure(structure: string, blocks: number, build: () => Built): TableMemoryRow {
   gc();
   const before = heapBytes();
   const start = performance.now();
@@ -60,10 +68,33 @@ function measure(structure: string, blocks: number, build: () => { keep: unknown
     arrayBytesPerBlock: built.arrayBytes === null ? null : built.arrayBytes / blocks,
     heapBytesPerBlock: (after - before) / blocks,
     buildMs,
+    lookupNs: built.lookupNs ?? null,
   };
   // keep the structure alive until after the second measurement
   if (built.keep === undefined) throw new Error('nothing built');
   return row;
+}
+
+/** Replays the first keys of the build stream (hits) interleaved with keys of another stream (misses). */
+function lookupNs(set: U64HashSet, blocks: number): number {
+  const lookups = Math.min(blocks, 1_000_000);
+  const hits = keyStream(blocks);
+  const misses = keyStream(blocks ^ 0x5bd1e995);
+  const keys = new Uint32Array(lookups * 2);
+  const halves = new Uint32Array(2);
+  for (let i = 0; i < lookups; i++) {
+    (i % 2 === 0 ? hits : misses)(halves);
+    keys[2 * i] = halves[0]!;
+    keys[2 * i + 1] = halves[1]!;
+  }
+  let found = 0;
+  const start = performance.now();
+  for (let i = 0; i < lookups; i++) if (set.hasHalves(keys[2 * i]!, keys[2 * i + 1]!)) found++;
+  const ns = ((performance.now() - start) * 1e6) / lookups;
+  if (found < Math.floor(lookups / 2) || found > lookups / 2 + 10) {
+    throw new Error(`lookup check failed: ${found} of ${lookups} found`);
+  }
+  return ns;
 }
 
 function hashSetRow(blocks: number, presized: boolean): TableMemoryRow {
@@ -75,7 +106,7 @@ function hashSetRow(blocks: number, presized: boolean): TableMemoryRow {
       next(halves);
       set.addHalves(halves[0]!, halves[1]!, halves[0]! & 1);
     }
-    return { keep: set, arrayBytes: set.byteLength };
+    return { keep: set, arrayBytes: set.byteLength, lookupNs: lookupNs(set, blocks) };
   });
 }
 
@@ -104,7 +135,17 @@ function truthTableRow(blocks: number): TableMemoryRow {
       for (let i = 0; i < 32 && stored + batch.length < blocks; i++) {
         next(halves);
         const blockHash = (BigInt(halves[0]!) << 32n) | BigInt(halves[1]!);
-        batch.push({ blockHash, tokens, tokenExtraIds: null, cacheLevel: 0, priority: 35, mmKeys: [], cacheSalt: null, loraId: null });
+        const block: StoredBlock = {
+          blockHash,
+          tokens,
+          tokenExtraIds: null,
+          cacheLevel: 0,
+          priority: 35,
+          mmKeys: [],
+          cacheSalt: null,
+          loraId: null,
+        };
+        batch.push(block);
       }
       const event: KvEvent = {
         eventId: null,
@@ -130,7 +171,15 @@ export function runTableMemory(blockCounts: readonly number[]): TableMemoryRow[]
 }
 
 function format(rows: readonly TableMemoryRow[]): string {
-  const lines = ['structure                                      blocks      array B/block  heap B/block  build ms'];
+  const header = [
+    'structure'.padEnd(46),
+    'blocks'.padStart(10),
+    'array B/block'.padStart(14),
+    'heap B/block'.padStart(13),
+    'build ms'.padStart(9),
+    'lookup ns'.padStart(10),
+  ];
+  const lines = [header.join(' ')];
   for (const r of rows) {
     lines.push(
       [
@@ -139,6 +188,7 @@ function format(rows: readonly TableMemoryRow[]): string {
         (r.arrayBytesPerBlock === null ? '-' : r.arrayBytesPerBlock.toFixed(1)).padStart(14),
         r.heapBytesPerBlock.toFixed(1).padStart(13),
         r.buildMs.toFixed(0).padStart(9),
+        (r.lookupNs === null ? '-' : r.lookupNs.toFixed(0)).padStart(10),
       ].join(' '),
     );
   }

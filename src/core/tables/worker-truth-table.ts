@@ -304,7 +304,13 @@ export class WorkerTruthTable {
     let stream = streams.get(id);
     if (!stream) {
       stream = {
-        key: { server, attentionDpRank: rank, windowSize: event.windowSize, hashAlgo: algo, layerGroupId: event.layerGroupId },
+        key: {
+          server,
+          attentionDpRank: rank,
+          windowSize: event.windowSize,
+          hashAlgo: algo,
+          layerGroupId: event.layerGroupId,
+        },
         blocks: new U64HashSet(),
         blocksPerLevel: [],
         capacityPerLevel: null,

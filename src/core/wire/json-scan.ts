@@ -6,8 +6,10 @@ import type { WireIssue } from './wire-issue.js';
 /** Nesting limit of the validating skipper and the generic parser, so hostile input cannot blow the stack. */
 export const MAX_DEPTH = 256;
 
-export class ScanFailure extends Error {
+// Not an Error: capturing a stack per failure made bad input ~50x slower to report, and these never escape.
+export class ScanFailure {
   readonly code: string;
+  readonly message: string;
   readonly offset: number;
   /** syntax failures break the document: item boundaries after them are unknowable */
   readonly syntax: boolean;
@@ -15,9 +17,8 @@ export class ScanFailure extends Error {
   readonly field: string | null;
 
   constructor(code: string, message: string, offset: number, syntax: boolean, field: string | null) {
-    super(message);
-    this.name = 'ScanFailure';
     this.code = code;
+    this.message = message;
     this.offset = offset;
     this.syntax = syntax;
     this.field = field;
@@ -25,10 +26,12 @@ export class ScanFailure extends Error {
 }
 
 export function failSyntax(code: string, message: string, offset: number): never {
+  // eslint-disable-next-line @typescript-eslint/only-throw-error -- internal control flow, caught by the parsers
   throw new ScanFailure(code, message, offset, true, null);
 }
 
 export function failValue(code: string, message: string, offset: number, field: string | null = null): never {
+  // eslint-disable-next-line @typescript-eslint/only-throw-error -- internal control flow, caught by the parsers
   throw new ScanFailure(code, message, offset, false, field);
 }
 
@@ -303,54 +306,74 @@ export function pathKey(path: string, key: string): string {
   return IDENTIFIER.test(key) ? `${path}.${key}` : `${path}[${JSON.stringify(key)}]`;
 }
 
-function skipOrEnd(text: string, i: number, depth: number): number {
+interface PathFrame {
+  readonly object: boolean;
+  key: string | null;
+  expectKey: boolean;
+  index: number;
+}
+
+/** The key text of a string at `i` without validation (error path: the input may be broken). */
+function lenientKey(text: string, i: number): string {
+  let j = i + 1;
+  while (j < text.length && text.charCodeAt(j) !== 34) j += text.charCodeAt(j) === 92 ? 2 : 1;
+  const raw = text.slice(i + 1, Math.min(j, text.length));
+  if (!raw.includes('\\')) return raw;
   try {
-    return skipValue(text, i, depth);
+    return JSON.parse(`"${raw}"`) as string;
   } catch {
-    return Number.POSITIVE_INFINITY; // broken value: it spans the rest of the input
+    return raw;
   }
 }
 
 /**
- * JSON path of the innermost value (or key) containing `target`, walking from the value at `start` whose path is
- * `path`. Only used on the error path, so the hot parser never tracks paths.
+ * JSON path of the innermost value (or key) at `target`, scanning forward from the value at `start` whose path
+ * is `path`. One lenient pass that never throws, so it also works on broken input; only used on the error path,
+ * so the hot parser never tracks paths.
  */
-export function pathAt(text: string, start: number, path: string, target: number, depth = 0): string {
-  const i = skipWs(text, start);
-  if (i >= target || depth > MAX_DEPTH) return path;
-  const c = text.charCodeAt(i);
-  if (c !== 123 && c !== 91) return path;
-  let j = skipWs(text, i + 1);
-  let index = 0;
-  while (j < text.length && j <= target) {
-    const d = text.charCodeAt(j);
-    if (d === 125 || d === 93) return path;
-    let childPath: string;
-    if (c === 123) {
-      if (d !== 34) return path;
-      let keyEnd: number;
-      try {
-        keyEnd = scanString(text, j);
-      } catch {
-        return path;
+export function pathAt(text: string, start: number, path: string, target: number): string {
+  const stack: PathFrame[] = [];
+  const end = Math.min(target, text.length);
+  let i = start;
+  while (i < end) {
+    const c = text.charCodeAt(i);
+    const top = stack[stack.length - 1];
+    if (c === 34) {
+      let j = i + 1;
+      while (j < text.length && text.charCodeAt(j) !== 34) j += text.charCodeAt(j) === 92 ? 2 : 1;
+      if (top?.object === true && top.expectKey) {
+        if (target <= j) break; // the target is inside this key
+        top.key = lenientKey(text, i);
       }
-      const key = decodeString(text, j, keyEnd, stringHadEscape);
-      childPath = pathKey(path, key);
-      if (target < keyEnd) return childPath;
-      j = skipWs(text, keyEnd);
-      if (text.charCodeAt(j) !== 58) return childPath;
-      j = skipWs(text, j + 1);
-    } else {
-      childPath = `${path}[${index}]`;
+      i = j + 1;
+      continue;
     }
-    const end = skipOrEnd(text, j, depth + 1);
-    if (target < end) return pathAt(text, j, childPath, target, depth + 1);
-    j = skipWs(text, end);
-    if (text.charCodeAt(j) !== 44) return path;
-    j = skipWs(text, j + 1);
-    index++;
+    if (c === 123 || c === 91) stack.push({ object: c === 123, key: null, expectKey: c === 123, index: 0 });
+    else if (c === 125 || c === 93) stack.pop();
+    else if (c === 58 && top?.object === true) top.expectKey = false;
+    else if (c === 44 && top !== undefined) {
+      if (top.object) {
+        top.expectKey = true;
+        top.key = null;
+      } else {
+        top.index++;
+      }
+    }
+    i++;
   }
-  return path;
+  let out = path;
+  for (let k = 0; k < stack.length; k++) {
+    const frame = stack[k];
+    if (frame === undefined) break;
+    if (!frame.object) {
+      out = `${out}[${frame.index}]`;
+      continue;
+    }
+    const atKey = k === stack.length - 1 && frame.expectKey && text.charCodeAt(skipWs(text, i)) === 34;
+    if (atKey) out = pathKey(out, lenientKey(text, skipWs(text, i)));
+    else if (frame.key !== null && !frame.expectKey) out = pathKey(out, frame.key);
+  }
+  return out;
 }
 
 export function toIssue(failure: ScanFailure, path: string): WireIssue {

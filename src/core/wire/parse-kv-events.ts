@@ -159,9 +159,10 @@ function parseUint(text: string, i: number, what: string, max: number, rangeCode
     if (numberShape.negative) {
       return failValue(rangeCode, `${what} ${text.slice(i, end)} at offset ${i} is negative`, i);
     }
+    // ≤ 15 digits accumulate exactly; longer ones convert exactly up to 2^53-1 and round to ≥ 2^53 beyond it
     let v = 0;
-    if (end - i > 17) v = Number.POSITIVE_INFINITY;
-    else for (let k = i; k < end; k++) v = v * 10 + text.charCodeAt(k) - 48;
+    if (end - i <= 15) for (let k = i; k < end; k++) v = v * 10 + text.charCodeAt(k) - 48;
+    else v = Number(text.slice(i, end));
     if (v > max) return failValue(rangeCode, `${what} ${text.slice(i, end)} at offset ${i} exceeds ${max}`, i);
     pos = end;
     return v;
