@@ -3,11 +3,19 @@
 import { runHash, type HashParams } from './tasks/hash.js';
 import { runIngest, type IngestParams } from './tasks/ingest.js';
 import { runMemory, type MemoryParams } from './tasks/memory.js';
+import { runLoad, type LoadParams } from './tasks/load.js';
+import { runSimWorker, type SimWorkerParams } from './tasks/sim-worker.js';
+import { runBundleGen, type BundleGenParams } from './tasks/bundle-gen.js';
+import { runJsonlRead, type JsonlReadParams } from './tasks/jsonl-read.js';
 
 const tasks: Record<string, (params: never) => unknown> = {
   hash: (p: HashParams) => runHash(p),
   ingest: (p: IngestParams) => runIngest(p),
   memory: (p: MemoryParams) => runMemory(p),
+  load: (p: LoadParams) => runLoad(p),
+  'sim-worker': (p: SimWorkerParams) => runSimWorker(p),
+  'bundle-gen': (p: BundleGenParams) => runBundleGen(p),
+  'jsonl-read': (p: JsonlReadParams) => runJsonlRead(p),
 };
 
 async function main(): Promise<void> {

@@ -98,3 +98,78 @@ export async function runPython<T>(
   });
   return { ...parseTaskOutput<T>(`python3 ${script}`, result), maxRssBytes: result.maxRssBytes };
 }
+
+export interface Service<T> {
+  /** the first JSON line the service printed (its ports) */
+  readonly info: T;
+  /** stderr so far, for error messages */
+  stderr(): string;
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts a long-running child (a simulated worker, the sidecar) and waits for its readiness: either the first
+ * JSON line on stdout (`readyLine`) or `ready()` resolving. stop() sends SIGTERM, then SIGKILL after 5 s.
+ */
+export function startService<T>(
+  command: string,
+  args: readonly string[],
+  options: { readyLine: boolean; ready?: () => Promise<void>; timeoutMs?: number },
+): Promise<Service<T>> {
+  const child = spawn(command, [...args], { cwd: repoRoot, stdio: ['pipe', 'pipe', 'pipe'] });
+  let out = '';
+  let err = '';
+  child.stderr.on('data', (b: Buffer) => {
+    err += b.toString('utf8');
+    if (err.length > 100_000) err = err.slice(-50_000);
+  });
+  const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
+  const stop = async (): Promise<void> => {
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    child.kill('SIGTERM');
+    const timer = setTimeout(() => child.kill('SIGKILL'), 5000);
+    await exited;
+    clearTimeout(timer);
+  };
+  return new Promise((resolvePromise, reject) => {
+    let settled = false;
+    const fail = (why: string): void => {
+      if (settled) return;
+      settled = true;
+      void stop().then(() => reject(new Error(`${command} ${args.join(' ').slice(0, 300)}: ${why}\n${err.slice(-4000)}`)));
+    };
+    const timer = setTimeout(() => fail('not ready in time'), options.timeoutMs ?? 30_000);
+    const succeed = (info: T): void => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      resolvePromise({ info, stderr: () => err, stop });
+    };
+    child.on('error', (e) => fail(e.message));
+    void exited.then((code) => fail(`exited early with code ${String(code)}`));
+    child.stdout.on('data', (b: Buffer) => {
+      out += b.toString('utf8');
+      if (!options.readyLine) return;
+      const nl = out.indexOf('\n');
+      if (nl >= 0) {
+        try {
+          succeed(JSON.parse(out.slice(0, nl)) as T);
+        } catch {
+          fail(`first stdout line is not JSON: ${out.slice(0, 200)}`);
+        }
+      }
+    });
+    if (!options.readyLine) {
+      const ready = options.ready ?? (() => Promise.resolve());
+      ready().then(
+        () => succeed(undefined as T),
+        (e: unknown) => fail(e instanceof Error ? e.message : String(e)),
+      );
+    }
+  });
+}
+
+/** Starts a bench task (bench/tasks) as a service that prints one JSON line when ready. */
+export function startTaskService<T>(name: string, params: unknown): Promise<Service<T>> {
+  return startService<T>(process.execPath, [join(benchBuildDir, 'task.js'), name, JSON.stringify(params)], { readyLine: true });
+}

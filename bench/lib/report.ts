@@ -33,12 +33,20 @@ export interface RunConfig {
   readonly slowRuns: number;
 }
 
-export function notMeasured(id: string, title: string, why: string): SectionReport {
+/** A section that could not run: one row per target, each saying why; never a number. */
+export function notMeasured(id: string, title: string, why: string, targets: readonly (readonly [string, string])[]): SectionReport {
   return {
     id,
     title,
     method: '',
-    rows: [{ measurement: title, result: `not measured: ${why}`, baseline: '—', ratio: '—', target: '—', status: 'not measured' }],
+    rows: targets.map(([measurement, target]) => ({
+      measurement,
+      result: `not measured: ${why}`,
+      baseline: '—',
+      ratio: '—',
+      target,
+      status: 'not measured' as const,
+    })),
     notes: [],
   };
 }

@@ -83,8 +83,8 @@ export async function hashingSection(config: RunConfig): Promise<SectionReport> 
   const notes: string[] = [];
   const seed = 20261130;
   const block = 128;
-  const bigTokens = config.quick ? 1 << 18 : 1 << 22;
-  const smallTokens = config.quick ? 1 << 13 : 1 << 18;
+  const bigTokens = config.quick ? 1 << 16 : 1 << 22;
+  const smallTokens = config.quick ? 1 << 12 : 1 << 18;
   const reps = config.quick ? 3 : 7;
 
   // correctness first: every implementation must reproduce the vectors, or the bench fails

@@ -7,10 +7,10 @@ import { median } from '../lib/stats.js';
 import type { IngestMode, IngestParams, IngestResult } from '../tasks/ingest.js';
 
 export async function ingestSection(config: RunConfig): Promise<SectionReport> {
-  const totalBytes = config.quick ? 1 << 20 : 16 << 20;
+  const totalBytes = config.quick ? 256 << 10 : 16 << 20;
   const payload = writePayload(config.quick ? 'ingest-quick' : 'ingest', {
     totalBytes,
-    batchBytes: config.quick ? 128 << 10 : 512 << 10,
+    batchBytes: config.quick ? 64 << 10 : 512 << 10,
     ranks: 8,
     tokensPerBlock: 128,
     blocksPerRank: config.quick ? 8 : 128,

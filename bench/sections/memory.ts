@@ -15,7 +15,7 @@ const LABEL: Record<MemoryStructure, string> = {
 const TARGET = 24;
 
 export async function memorySection(config: RunConfig): Promise<SectionReport> {
-  const sizes = config.quick ? [10_000, 100_000] : [1_000_000, 10_000_000];
+  const sizes = config.quick ? [20_000] : [1_000_000, 10_000_000];
   const ours: MemoryStructure[] = ['u64-hash-set', 'router-replica', 'worker-truth'];
   const rows: Row[] = [];
   const notes: string[] = [];

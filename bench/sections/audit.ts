@@ -1,0 +1,82 @@
+// §5 Offline audit: `kvsentinel audit --bundle DIR --json` over a recorded bundle of 100 k requests and ≥ 5 M
+// events, wall time and peak RSS, next to the floor of reading + JSON.parse-ing the same file.
+import { rmSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { cliCommandMissing, cliPath } from '../lib/cli.js';
+import { scratchPath } from '../lib/paths.js';
+import { runNodeTask, runProcess } from '../lib/proc.js';
+import { fmtBytes, fmtMs, fmtRatio, notMeasured, statusOf, type RunConfig, type SectionReport } from '../lib/report.js';
+import { median } from '../lib/stats.js';
+import { bundleWriterAvailable, type BundleGenParams, type BundleGenResult } from '../tasks/bundle-gen.js';
+
+const TITLE = '5. Offline audit';
+const TARGETS: readonly (readonly [string, string])[] = [
+  ['audit --bundle wall time (100 k requests, 5 M events)', 'under 60 s'],
+  ['audit --bundle peak RSS', 'under 2 GiB'],
+];
+
+interface AuditJson {
+  readonly verdict: string;
+  readonly findings: readonly { readonly id: string }[];
+  readonly stats: { readonly requests: number };
+}
+
+export async function auditSection(config: RunConfig): Promise<SectionReport> {
+  const missing = await cliCommandMissing(['audit']);
+  if (missing !== null) return notMeasured('audit', TITLE, missing, TARGETS);
+  if (!bundleWriterAvailable()) return notMeasured('audit', TITLE, 'the bundle writer (src/outputs/bundle-writer.ts) is not in this build yet', TARGETS);
+  const dir = scratchPath(config.quick ? 'bundle-quick' : 'bundle');
+  rmSync(dir, { recursive: true, force: true });
+  const params: BundleGenParams = config.quick
+    ? { dir, requests: 1000, turnsPerTrajectory: 4, blocksPerTurn: 26, servers: 8, ranks: 8, blocksPerRank: 64 }
+    : { dir, requests: 100_000, turnsPerTrajectory: 10, blocksPerTurn: 26, servers: 8, ranks: 8, blocksPerRank: 1024 };
+  const gen = await runNodeTask<BundleGenResult>('bundle-gen', params, { nodeFlags: ['--max-old-space-size=8192'], timeoutMs: 60 * 60_000 });
+  const file = join(dir, 'observations.jsonl');
+  const size = statSync(file).size;
+  const walls: number[] = [];
+  const rss: number[] = [];
+  const floor: number[] = [];
+  let report: AuditJson | null = null;
+  for (let run = 0; run < config.slowRuns; run++) {
+    const r = await runProcess(process.execPath, [cliPath, 'audit', '--bundle', dir, '--json', '--no-progress'], { measureRss: true, timeoutMs: 30 * 60_000 });
+    // exit 1 = findings at or above --fail-on: a successful audit; 2 = usage or known error
+    if (r.code !== 0 && r.code !== 1) throw new Error(`kvsentinel audit --bundle exited with ${String(r.code)}:\n${r.stderr.slice(-3000)}`);
+    report = JSON.parse(r.stdout) as AuditJson;
+    walls.push(r.wallMs);
+    if (r.maxRssBytes !== null) rss.push(r.maxRssBytes);
+    floor.push((await runNodeTask<{ lines: number; seconds: number }>('jsonl-read', { file })).seconds * 1000);
+  }
+  const wall = median(walls);
+  const peak = rss.length > 0 ? median(rss) : null;
+  return {
+    id: 'audit',
+    title: TITLE,
+    method:
+      `A bundle written by the project's BundleWriter (bench/tasks/bundle-gen.ts: ${gen.requests.toLocaleString('en-US')} requests of multi-turn agentic trajectories on 8 CTX servers × 8 attention-DP ranks, ` +
+      `${gen.events.toLocaleString('en-US')} events, ${(gen.promptTokens / 1e9).toFixed(2)} G prompt tokens digested at record time; ${fmtBytes(size)} of JSONL, written in ${gen.seconds.toFixed(0)} s), ` +
+      'then `kvsentinel audit --bundle DIR --json` in a fresh process per run (wall time including start-up; peak RSS from the kernel). ' +
+      'Baseline: streaming the same JSONL and JSON.parse-ing every line in Node, nothing else.',
+    rows: [
+      {
+        measurement: TARGETS[0]![0],
+        result: fmtMs(wall),
+        baseline: `read + JSON.parse ${fmtMs(median(floor))}`,
+        ratio: fmtRatio(wall / median(floor)),
+        target: TARGETS[0]![1],
+        status: statusOf(wall < 60_000),
+      },
+      {
+        measurement: TARGETS[1]![0],
+        result: peak === null ? 'not measured: no /usr/bin/time' : fmtBytes(peak),
+        baseline: '—',
+        ratio: '—',
+        target: TARGETS[1]![1],
+        status: peak === null ? 'not measured' : statusOf(peak < 2 * 2 ** 30),
+      },
+    ],
+    notes: [
+      `Per run: ${walls.map((w, i) => `${fmtMs(w)}${rss[i] === undefined ? '' : ` / ${fmtBytes(rss[i])}`}`).join(', ')}. ` +
+        `The audit reported ${report!.stats.requests.toLocaleString('en-US')} requests, verdict ${report!.verdict}, findings: ${report!.findings.map((f) => f.id).join(', ') || 'none'}.`,
+    ],
+  };
+}
