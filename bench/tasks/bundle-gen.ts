@@ -64,15 +64,22 @@ export async function runBundleGen(params: BundleGenParams): Promise<BundleGenRe
   };
   const relaySeq = new Map<string, number>(servers.map((s) => [s, 0]));
   const eventIds = new Map<string, number>();
-  const resident = new Map<string, bigint[]>();
+  const resident = new Map<string, { order: bigint[]; held: Set<bigint> }>();
   // 4 shared system prompts of 16 blocks, as agentic deployments have
   const systemPrompts = Array.from({ length: 4 }, () => Uint32Array.from({ length: 16 * TPB }, () => next() % 152_064));
+  const systemPromptHashes = systemPrompts.map((p) => {
+    const hashes: bigint[] = [];
+    let parent = 0n;
+    for (let b = 0; b < 16; b++) hashes.push((parent = hashV1Block(p.subarray(b * TPB, (b + 1) * TPB), parent)));
+    return hashes;
+  });
   const concurrentTrajectories = 384;
   interface Trajectory {
     readonly id: string;
     readonly server: string;
     readonly rank: number;
-    tokens: Uint32Array;
+    readonly tokens: Uint32Array;
+    readonly systemHashes: readonly bigint[];
     length: number;
     lastHash: bigint;
     turn: number;
@@ -82,10 +89,19 @@ export async function runBundleGen(params: BundleGenParams): Promise<BundleGenRe
     const id = `traj-${trajectoryCounter++}`;
     const capacity = (16 + params.turnsPerTrajectory * params.blocksPerTurn) * TPB + 1;
     const tokens = new Uint32Array(capacity);
-    tokens.set(systemPrompts[trajectoryCounter % 4]!);
-    let parent = 0n;
-    for (let b = 0; b < 16; b++) parent = hashV1Block(tokens.subarray(b * TPB, (b + 1) * TPB), parent);
-    return { id, server: servers[trajectoryCounter % servers.length]!, rank: (trajectoryCounter >>> 3) % params.ranks, tokens, length: 16 * TPB, lastHash: parent, turn: 0 };
+    const system = trajectoryCounter % systemPrompts.length;
+    tokens.set(systemPrompts[system]!);
+    const systemHashes = systemPromptHashes[system]!;
+    return {
+      id,
+      server: servers[trajectoryCounter % servers.length]!,
+      rank: (trajectoryCounter >>> 3) % params.ranks,
+      tokens,
+      systemHashes,
+      length: 16 * TPB,
+      lastHash: systemHashes[15]!,
+      turn: 0,
+    };
   };
   const active: Trajectory[] = Array.from({ length: concurrentTrajectories }, newTrajectory);
   let events = 0;
@@ -103,21 +119,39 @@ export async function runBundleGen(params: BundleGenParams): Promise<BundleGenRe
     for (let i = 0; i < params.blocksPerTurn * TPB; i++) t.tokens[t.length + i] = next() % 152_064;
     const stored: KvEvent[] = [];
     const streamKey = `${t.server}/${t.rank}`;
-    const pool = resident.get(streamKey) ?? [];
-    resident.set(streamKey, pool);
+    let pool = resident.get(streamKey);
+    if (pool === undefined) {
+      pool = { order: [], held: new Set() };
+      resident.set(streamKey, pool);
+    }
     let eventId = eventIds.get(streamKey) ?? 0;
+    const store = (parent: bigint, blockTokens: Uint32Array, blockHash: bigint): void => {
+      const block: StoredBlock = { blockHash, tokens: blockTokens, tokenExtraIds: null, cacheLevel: 0, priority: 35, mmKeys: [], cacheSalt: null, loraId: null };
+      stored.push({ eventId: eventId++, data: { type: 'stored', parentHash: parent === 0n ? null : parent, blocks: [block] }, windowSize: 4096, attentionDpRank: t.rank, hashAlgo: null, layerGroupId: null });
+      pool.order.push(blockHash);
+      pool.held.add(blockHash);
+      if (pool.order.length > params.blocksPerRank) {
+        const evicted = pool.order.shift()!;
+        pool.held.delete(evicted);
+        stored.push({ eventId: eventId++, data: { type: 'removed', blockHashes: [evicted] }, windowSize: 4096, attentionDpRank: t.rank, hashAlgo: null, layerGroupId: null });
+      }
+    };
+    if (t.turn === 0) {
+      // the shared system prompt is stored once per rank (and again after eviction)
+      let parent = 0n;
+      for (let b = 0; b < 16; b++) {
+        const blockHash = t.systemHashes[b]!;
+        if (!pool.held.has(blockHash)) store(parent, t.tokens.slice(b * TPB, (b + 1) * TPB), blockHash);
+        parent = blockHash;
+      }
+    }
     for (let b = 0; b < params.blocksPerTurn; b++) {
       const start = t.length + b * TPB;
       const blockTokens = t.tokens.slice(start, start + TPB);
       const parent = t.lastHash;
       const blockHash = hashV1Block(blockTokens, parent);
       t.lastHash = blockHash;
-      const block: StoredBlock = { blockHash, tokens: blockTokens, tokenExtraIds: null, cacheLevel: 0, priority: 35, mmKeys: [], cacheSalt: null, loraId: null };
-      stored.push({ eventId: eventId++, data: { type: 'stored', parentHash: parent, blocks: [block] }, windowSize: 4096, attentionDpRank: t.rank, hashAlgo: null, layerGroupId: null });
-      pool.push(blockHash);
-      if (pool.length > params.blocksPerRank) {
-        stored.push({ eventId: eventId++, data: { type: 'removed', blockHashes: [pool.shift()!] }, windowSize: 4096, attentionDpRank: t.rank, hashAlgo: null, layerGroupId: null });
-      }
+      store(parent, blockTokens, blockHash);
     }
     eventIds.set(streamKey, eventId);
     t.length += params.blocksPerTurn * TPB;
