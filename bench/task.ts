@@ -1,28 +1,22 @@
 // Entry point of every measured child process: `node --expose-gc build/bench/task.js NAME PARAMS_JSON`.
-// Prints one JSON result line.
-import { runHash, type HashParams } from './tasks/hash.js';
-import { runIngest, type IngestParams } from './tasks/ingest.js';
-import { runMemory, type MemoryParams } from './tasks/memory.js';
-import { runLoad, type LoadParams } from './tasks/load.js';
-import { runSimWorker, type SimWorkerParams } from './tasks/sim-worker.js';
-import { runBundleGen, type BundleGenParams } from './tasks/bundle-gen.js';
-import { runJsonlRead, type JsonlReadParams } from './tasks/jsonl-read.js';
+// Prints one JSON result line. Task modules are imported on demand, so a child loads only what it measures.
 
-const tasks: Record<string, (params: never) => unknown> = {
-  hash: (p: HashParams) => runHash(p),
-  ingest: (p: IngestParams) => runIngest(p),
-  memory: (p: MemoryParams) => runMemory(p),
-  load: (p: LoadParams) => runLoad(p),
-  'sim-worker': (p: SimWorkerParams) => runSimWorker(p),
-  'bundle-gen': (p: BundleGenParams) => runBundleGen(p),
-  'jsonl-read': (p: JsonlReadParams) => runJsonlRead(p),
+const tasks: Record<string, () => Promise<(params: never) => unknown>> = {
+  hash: async () => (await import('./tasks/hash.js')).runHash,
+  ingest: async () => (await import('./tasks/ingest.js')).runIngest,
+  memory: async () => (await import('./tasks/memory.js')).runMemory,
+  load: async () => (await import('./tasks/load.js')).runLoad,
+  'sim-worker': async () => (await import('./tasks/sim-worker.js')).runSimWorker,
+  'bundle-gen': async () => (await import('./tasks/bundle-gen.js')).runBundleGen,
+  'jsonl-read': async () => (await import('./tasks/jsonl-read.js')).runJsonlRead,
 };
 
 async function main(): Promise<void> {
   const [name, paramsJson] = process.argv.slice(2);
-  const task = name === undefined ? undefined : tasks[name];
-  if (task === undefined) throw new Error(`unknown bench task ${String(name)}; known: ${Object.keys(tasks).join(', ')}`);
-  const result = await (task as (params: unknown) => unknown)(JSON.parse(paramsJson ?? '{}'));
+  const load = name === undefined ? undefined : tasks[name];
+  if (load === undefined) throw new Error(`unknown bench task ${String(name)}; known: ${Object.keys(tasks).join(', ')}`);
+  const task = (await load()) as (params: unknown) => unknown;
+  const result = await task(JSON.parse(paramsJson ?? '{}'));
   const usage = process.resourceUsage();
   process.stdout.write(`${JSON.stringify({ ...(result as object), taskMaxRssBytes: usage.maxRSS * 1024 })}\n`);
 }

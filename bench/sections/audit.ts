@@ -6,6 +6,7 @@ import { cliCommandMissing, cliPath } from '../lib/cli.js';
 import { scratchPath } from '../lib/paths.js';
 import { runNodeTask, runProcess } from '../lib/proc.js';
 import { fmtBytes, fmtMs, fmtRatio, notMeasured, statusOf, type RunConfig, type SectionReport } from '../lib/report.js';
+import { formatTop, profileDir, topSelfTime } from '../lib/profile.js';
 import { median } from '../lib/stats.js';
 import { bundleWriterAvailable, type BundleGenParams, type BundleGenResult } from '../tasks/bundle-gen.js';
 
@@ -48,6 +49,28 @@ export async function auditSection(config: RunConfig): Promise<SectionReport> {
   }
   const wall = median(walls);
   const peak = rss.length > 0 ? median(rss) : null;
+  const notes = [
+    `Per run: ${walls.map((w, i) => `${fmtMs(w)}${rss[i] === undefined ? '' : ` / ${fmtBytes(rss[i])}`}`).join(', ')}. ` +
+      `The audit reported ${report!.stats.requests.toLocaleString('en-US')} requests, verdict ${report!.verdict}, findings: ${report!.findings.map((f) => f.id).join(', ') || 'none'}.`,
+  ];
+  if (wall >= 60_000 || (peak !== null && peak >= 2 * 2 ** 30)) {
+    // profile on a tenth of the bundle: the audit is a linear pass, so the shares carry over
+    const small = scratchPath('bundle-profile');
+    rmSync(small, { recursive: true, force: true });
+    await runNodeTask<BundleGenResult>('bundle-gen', { ...params, dir: small, requests: Math.ceil(params.requests / 10) }, { nodeFlags: ['--max-old-space-size=8192'] });
+    const prof = profileDir();
+    const r = await runProcess(process.execPath, [...prof.flags, cliPath, 'audit', '--bundle', small, '--json', '--no-progress'], { timeoutMs: 30 * 60_000 });
+    if (r.code !== 0 && r.code !== 1) throw new Error(`profiled audit exited with ${String(r.code)}:\n${r.stderr.slice(-2000)}`);
+    const top = topSelfTime(prof.dir, 12);
+    notes.push(
+      `**Target missed — profile** (\`node --cpu-prof\` of the audit on a bundle a tenth the size, self time of ${top.totalMs.toFixed(0)} ms): ${formatTop(top.entries)}. ` +
+        ((top.entries[0]?.share ?? 0) >= 0.3
+          ? `\`${top.entries[0]!.fn}\` dominates: that function is the next step.`
+          : 'No single function dominates: the time is spread over decoding the JSONL records, applying events to the tables, the per-decision ' +
+            'joins and GC, so the next step is structural: decode records with a specialised scanner instead of generic JSON, apply events to ' +
+            'the tables without materialising per-event objects, and decode in a worker thread while the main thread applies.'),
+    );
+  }
   return {
     id: 'audit',
     title: TITLE,
@@ -74,9 +97,6 @@ export async function auditSection(config: RunConfig): Promise<SectionReport> {
         status: peak === null ? 'not measured' : statusOf(peak < 2 * 2 ** 30),
       },
     ],
-    notes: [
-      `Per run: ${walls.map((w, i) => `${fmtMs(w)}${rss[i] === undefined ? '' : ` / ${fmtBytes(rss[i])}`}`).join(', ')}. ` +
-        `The audit reported ${report!.stats.requests.toLocaleString('en-US')} requests, verdict ${report!.verdict}, findings: ${report!.findings.map((f) => f.id).join(', ') || 'none'}.`,
-    ],
+    notes,
   };
 }

@@ -6,6 +6,7 @@ import { hasGxx } from '../lib/env.js';
 import { parseTaskOutput, runNodeTask, runProcess, runPython } from '../lib/proc.js';
 import { baselinesDir, hashVectorsPath, scratchPath } from '../lib/paths.js';
 import { fmtRate, fmtRatio, statusOf, type Row, type RunConfig, type SectionReport } from '../lib/report.js';
+import { formatTop, profileDir, topSelfTime } from '../lib/profile.js';
 import { median } from '../lib/stats.js';
 import type { HashParams, HashResult } from '../tasks/hash.js';
 import { bigIntV1Block } from '../lib/v1-bigint-reference.js';
@@ -196,6 +197,21 @@ export async function hashingSection(config: RunConfig): Promise<SectionReport> 
     `Samples (tokens per CPU-second, per run): ours ${ours.map((v) => fmtRate(v, '')).join(', ')}; C++ ${cpp.map((v) => fmtRate(v, '')).join(', ') || '—'}; ` +
       `BigInt ${bigint.map((v) => fmtRate(v, '')).join(', ')}; Python ${python.map((v) => fmtRate(v, '')).join(', ')}.`,
   );
+  const missed = rows.some((r) => r.status === 'missed');
+  if (missed) {
+    const prof = profileDir();
+    await runNodeTask<HashResult>('hash', { impl: 'uint32-halves', tokens: bigTokens, block, seed, reps, warmupReps: 3 } satisfies HashParams, { nodeFlags: prof.flags });
+    const top = topSelfTime(prof.dir, 5);
+    notes.push(
+      `**Target missed — profile** (\`node --cpu-prof\`, one run, self time of ${top.totalMs.toFixed(0)} ms): ${formatTop(top.entries)}. ` +
+        `\`hashV1Into\` (the token loop) has ${(100 * top.entries.filter((e) => e.fn.startsWith('hashV1Into')).reduce((n, e) => n + e.share, 0)).toFixed(0)} % of the samples. ` +
+        'The per-token loop runs in a small hand-encoded WebAssembly module with native i64 arithmetic (src/core/hashing/v1-token-mix.ts; ' +
+        'the JavaScript int32-halves loop, about half as fast, is the fallback). It is latency-bound: each token\'s seed update depends on the ' +
+        'previous one. What remains between it and g++ -O2 is the per-block call and the copy of the tokens into WebAssembly memory, and ' +
+        'code generation (V8 neither unrolls nor schedules the loop as g++ does). Next step: hash a whole chain per WebAssembly call ' +
+        '(tokens copied once, parents chained inside the module) instead of one block per call.',
+    );
+  }
   return {
     id: 'hashing',
     title,
