@@ -2,7 +2,7 @@
 (trtllm-wire.md sections 1.4 and 2.1): json.loads of each /kv_cache_events response, then update_with_events into one
 Python set per (server, hash_algo): `stored` adds every block hash, `removed` discards, other types are ignored.
 
-usage: ingest.py --passes N --warmup W FILE...   -> one JSON line: bytes, events, per-pass seconds, set size
+usage: ingest.py --passes N --warmup W FILE...   -> one JSON line: bytes, events, per-pass wall and CPU seconds, set size
 """
 import json
 import sys
@@ -42,10 +42,12 @@ def main(argv):
             buffers.append(fh.read())
     total = sum(len(b) for b in buffers)
     seconds = []
+    cpu_seconds = []
     events = 0
     state = None
     for p in range(warmup + passes):
         start = time.perf_counter()
+        cpu = time.process_time()
         state = ServerState()
         events = 0
         for buf in buffers:
@@ -54,8 +56,9 @@ def main(argv):
             state.update_with_events(batch)
         if p >= warmup:
             seconds.append(time.perf_counter() - start)
+            cpu_seconds.append(time.process_time() - cpu)
     blocks = len(state.tables.get("v1_block_key", ())) if state else 0
-    print(json.dumps({"bytes": total, "events": events, "seconds": seconds, "replicaBlocks": blocks}))
+    print(json.dumps({"bytes": total, "events": events, "seconds": seconds, "cpuSeconds": cpu_seconds, "replicaBlocks": blocks}))
 
 
 if __name__ == "__main__":

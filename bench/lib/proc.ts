@@ -9,21 +9,25 @@ export interface ProcResult {
   readonly stderr: string;
   readonly code: number | null;
   readonly wallMs: number;
-  /** peak RSS of the child in bytes (from /usr/bin/time -f %M when available), else null */
+  /** peak RSS of the child in bytes when measureRss was asked (GNU time, or python3's getrusage), else null */
   readonly maxRssBytes: number | null;
 }
 
 const hasGnuTime = spawnSync('/usr/bin/time', ['-f', '%M', 'true'], { encoding: 'utf8' }).status === 0;
+// without GNU time, python3 runs the command and reports the peak RSS of its (only) child from getrusage
+const PY_RSS_WRAPPER =
+  'import resource,subprocess,sys\nr=subprocess.run(sys.argv[1:])\n' +
+  "sys.stderr.write('__MAXRSS_KB__=%d\\n' % resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)\nsys.exit(r.returncode)";
 
-/** Runs a command to completion; `measureRss` wraps it in /usr/bin/time to read the peak RSS. */
+/** Runs a command to completion; `measureRss` wraps it (GNU time or python3) to read its peak RSS. */
 export function runProcess(
   command: string,
   args: readonly string[],
   options: { input?: string; measureRss?: boolean; timeoutMs?: number; env?: NodeJS.ProcessEnv } = {},
 ): Promise<ProcResult> {
-  const wrap = options.measureRss === true && hasGnuTime;
-  const cmd = wrap ? '/usr/bin/time' : command;
-  const argv = wrap ? ['-f', '__MAXRSS_KB__=%M', command, ...args] : [...args];
+  const rss = options.measureRss === true;
+  const cmd = !rss ? command : hasGnuTime ? '/usr/bin/time' : 'python3';
+  const argv = !rss ? [...args] : hasGnuTime ? ['-f', '__MAXRSS_KB__=%M', command, ...args] : ['-c', PY_RSS_WRAPPER, command, ...args];
   return new Promise((resolvePromise, reject) => {
     const start = performance.now();
     const child = spawn(cmd, argv, { cwd: repoRoot, stdio: ['pipe', 'pipe', 'pipe'], env: options.env ?? process.env });
@@ -53,6 +57,8 @@ export function runProcess(
       }
       resolvePromise({ stdout: Buffer.concat(out).toString('utf8'), stderr, code, wallMs, maxRssBytes });
     });
+    // a child that exits without reading its input is fine: ignore EPIPE on stdin
+    child.stdin.on('error', () => undefined);
     child.stdin.end(options.input ?? '');
   });
 }

@@ -16,6 +16,8 @@ export interface IngestResult {
   readonly bytes: number;
   readonly events: number;
   readonly seconds: number[];
+  /** CPU time of the process per pass (user + system, all threads: GC helpers count) */
+  readonly cpuSeconds: number[];
   /** blocks in the router replica after the last pass (cross-checked against the Python set) */
   readonly replicaBlocks: number | null;
 }
@@ -47,11 +49,15 @@ export function runIngest(params: IngestParams): IngestResult {
   for (let i = 0; i < params.warmupPasses; i++) pass();
   const gc = (globalThis as { gc?: () => void }).gc;
   const seconds: number[] = [];
+  const cpuSeconds: number[] = [];
   for (let i = 0; i < params.passes; i++) {
     gc?.();
+    const cpu = process.cpuUsage();
     const start = performance.now();
     pass();
     seconds.push((performance.now() - start) / 1000);
+    const used = process.cpuUsage(cpu);
+    cpuSeconds.push((used.user + used.system) / 1e6);
   }
-  return { bytes, events, seconds, replicaBlocks };
+  return { bytes, events, seconds, cpuSeconds, replicaBlocks };
 }
