@@ -4,6 +4,7 @@ import { cliCommandMissing, cliPath } from '../lib/cli.js';
 import { freePort, waitForHttp } from '../lib/net.js';
 import { runNodeTask, startService, startTaskService } from '../lib/proc.js';
 import { fmtMs, fmtRatio, notMeasured, statusOf, type Row, type RunConfig, type SectionReport } from '../lib/report.js';
+import { formatTop, profileDir, topSelfTime } from '../lib/profile.js';
 import { median } from '../lib/stats.js';
 import type { LoadParams, LoadResult } from '../tasks/load.js';
 
@@ -16,24 +17,29 @@ export async function relaySection(config: RunConfig): Promise<SectionReport> {
       ['throughput vs direct', '≥ 0.9× direct'],
     ]);
   const worker = await startTaskService<{ ports: number[] }>('sim-worker', { servers: 1, chunks: 16, eventFiles: [] });
-  const relayPort = await freePort();
-  const webPort = await freePort();
   const workerUrl = `http://127.0.0.1:${worker.info.ports[0]!}`;
-  const relayUrl = `http://127.0.0.1:${relayPort}`;
-  const serve = await startService(
-    process.execPath,
-    [cliPath, 'serve', '--relay', `ctx0=${workerUrl}@127.0.0.1:${relayPort}`, '--web.listen-address', `127.0.0.1:${webPort}`],
-    { readyLine: false, ready: () => waitForHttp(`${relayUrl}/health`) },
-  ).catch(async (e: unknown) => {
+  const startServe = async (nodeFlags: readonly string[]): Promise<{ url: string; stop: () => Promise<void> }> => {
+    const relayPort = await freePort();
+    const webPort = await freePort();
+    const url = `http://127.0.0.1:${relayPort}`;
+    const service = await startService(
+      process.execPath,
+      [...nodeFlags, cliPath, 'serve', '--relay', `ctx0=${workerUrl}@127.0.0.1:${relayPort}`, '--web.listen-address', `127.0.0.1:${webPort}`],
+      { readyLine: false, ready: () => waitForHttp(`${url}/health`) },
+    );
+    return { url, stop: () => service.stop() };
+  };
+  const serve = await startServe([]).catch(async (e: unknown) => {
     await worker.stop();
     throw e;
   });
+  const relayUrl = serve.url;
   const concurrency = config.quick ? 16 : 256;
   const base: Omit<LoadParams, 'origin'> = {
     path: '/v1/completions',
     concurrency,
-    requestsPerClient: config.quick ? 2 : 8,
-    warmupPerClient: 1,
+    warmupSeconds: config.quick ? 1 : 3,
+    measureSeconds: config.quick ? 2 : 10,
     promptBytes: 200_000,
   };
   const direct: LoadResult[] = [];
@@ -45,9 +51,11 @@ export async function relaySection(config: RunConfig): Promise<SectionReport> {
       direct.push(d);
       relayed.push(await runNodeTask<LoadResult>('load', { ...base, origin: relayUrl }));
     }
+  } catch (e) {
+    await worker.stop();
+    throw e;
   } finally {
     await serve.stop();
-    await worker.stop();
   }
   const med = (rs: LoadResult[], f: (r: LoadResult) => number): number => median(rs.map(f));
   const p50d = med(direct, (r) => r.latenciesMs.p50);
@@ -92,18 +100,48 @@ export async function relaySection(config: RunConfig): Promise<SectionReport> {
       status: statusOf(relayErrors === 0),
     },
   ];
+  const notes = [
+    `Per run p50 direct/relay (ms): ${direct.map((d, i) => `${d.latenciesMs.p50.toFixed(1)}/${relayed[i]!.latenciesMs.p50.toFixed(1)}`).join(', ')}; ` +
+      `req/s direct/relay: ${direct.map((d, i) => `${rps(d).toFixed(0)}/${rps(relayed[i]!).toFixed(0)}`).join(', ')}.`,
+  ];
+  try {
+    if (rows.some((r) => r.status === 'missed')) {
+      // profile the sidecar under the same load: where does a relayed request spend its time?
+      const prof = profileDir();
+      const profiled = await startServe(prof.flags);
+      try {
+        await runNodeTask<LoadResult>('load', { ...base, origin: profiled.url });
+      } finally {
+        await profiled.stop();
+      }
+      let top: ReturnType<typeof topSelfTime> | null = null;
+      try {
+        top = topSelfTime(prof.dir, 12);
+      } catch {
+        notes.push('**Target missed.** The profile of the sidecar could not be read (it did not write one on SIGTERM).');
+      }
+      if (top !== null) {
+        notes.push(
+          `**Target missed — profile** of \`kvsentinel serve\` during one load run (\`node --cpu-prof\`, self time of ${top.totalMs.toFixed(0)} ms): ${formatTop(top.entries)}. ` +
+            'The relay runs on one Node event loop that receives the 200 KB body, reads the prompt\'s token ids from it, forwards it and streams ' +
+            `the SSE response back, while the worker and the load generator share the same cores: every CPU-second the relay spends per ` +
+            `request adds queueing delay for all ${concurrency} in-flight requests. Next step: the functions at the top of this profile.`,
+        );
+      }
+    }
+  } finally {
+    await worker.stop();
+  }
   return {
     id: 'relay',
     title: TITLE,
     method:
       `A simulated CTX worker (bench/tasks/sim-worker.ts, its own process) answers \`POST /v1/completions\` with ${16} SSE chunks, a usage chunk and [DONE]. ` +
-      `A load process runs ${concurrency} closed-loop clients (undici Pool, keep-alive), each sending ${base.requestsPerClient} requests after ${base.warmupPerClient} warm-up ` +
+      `A load process runs ${concurrency} closed-loop clients (undici Pool, keep-alive), each keeping one request in flight for ${base.warmupSeconds} s of warm-up and ${base.measureSeconds} s measured, ` +
       `with a ${base.promptBytes / 1000} KB prompt of token ids, once against the worker and once through \`kvsentinel serve --relay\` (its own process), interleaved per run. ` +
-      `Latency is time to the last byte; figures are medians over runs of each run's percentile.`,
+      `Latency is time to the last byte of requests started in the window, throughput counts requests completed in it; ` +
+      `figures are medians over runs of each run's percentile.`,
     rows,
-    notes: [
-      `Per run p50 direct/relay (ms): ${direct.map((d, i) => `${d.latenciesMs.p50.toFixed(1)}/${relayed[i]!.latenciesMs.p50.toFixed(1)}`).join(', ')}; ` +
-        `req/s direct/relay: ${direct.map((d, i) => `${rps(d).toFixed(0)}/${rps(relayed[i]!).toFixed(0)}`).join(', ')}.`,
-    ],
+    notes,
   };
 }

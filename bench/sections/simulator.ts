@@ -18,7 +18,9 @@ export async function simulatorSection(config: RunConfig): Promise<SectionReport
       ['sim run --preset seed wall time', '—'],
       ['requests simulated per second', '—'],
     ]);
-  const args = [cliPath, 'sim', 'run', '--preset', 'seed', '--json'];
+  // quick mode shrinks the workload through the documented --set knobs; a full run is the preset as shipped
+  const quickSet = ['workload.trajectories=16', 'workload.concurrency=8', 'workload.turns_min=2', 'workload.turns_max=3'].flatMap((kv) => ['--set', kv]);
+  const args = [cliPath, 'sim', 'run', '--preset', 'seed', ...(config.quick ? quickSet : []), '--json'];
   const walls: number[] = [];
   const rss: number[] = [];
   let result: SimJson | null = null;

@@ -1,14 +1,14 @@
 // Child task: closed-loop load against a completions endpoint. `concurrency` clients each send requests back to
-// back (a 200 KB prompt of token ids, SSE response read to the last byte); latency is time to the last byte.
+// back (a 200 KB prompt of token ids, SSE response read to the last byte) for a warm-up period, then for the
+// measured period; latency is time to the last byte, throughput = completed requests / measured period.
 import { Pool } from 'undici';
 
 export interface LoadParams {
   readonly origin: string;
   readonly path: string;
   readonly concurrency: number;
-  /** requests per client after warm-up */
-  readonly requestsPerClient: number;
-  readonly warmupPerClient: number;
+  readonly warmupSeconds: number;
+  readonly measureSeconds: number;
   readonly promptBytes: number;
 }
 
@@ -42,9 +42,7 @@ export async function runLoad(params: LoadParams): Promise<LoadResult> {
   const bodies = Array.from({ length: params.concurrency }, (_, c) => promptBody(params.promptBytes, c));
   let errors = 0;
   let responseBytes = 0;
-  const latencies: number[] = [];
-  const one = async (client: number, record: boolean): Promise<void> => {
-    const start = performance.now();
+  const send = async (client: number): Promise<void> => {
     try {
       const res = await pool.request({
         method: 'POST',
@@ -57,25 +55,32 @@ export async function runLoad(params: LoadParams): Promise<LoadResult> {
     } catch {
       errors++;
     }
-    if (record) latencies.push(performance.now() - start);
   };
-  const clients = (count: number, record: boolean): Promise<void[]> =>
-    Promise.all(
-      Array.from({ length: params.concurrency }, async (_, c) => {
-        for (let i = 0; i < count; i++) await one(c, record);
-      }),
-    );
-  await clients(params.warmupPerClient, false);
-  responseBytes = 0;
-  const start = performance.now();
-  await clients(params.requestsPerClient, true);
-  const seconds = (performance.now() - start) / 1000;
+  // one continuous closed loop: requests started inside the measured window give latencies, requests completed
+  // inside it give throughput; each client keeps exactly one request in flight
+  const latencies: number[] = [];
+  let completedInWindow = 0;
+  const measureStart = performance.now() + params.warmupSeconds * 1000;
+  const measureEnd = measureStart + params.measureSeconds * 1000;
+  await Promise.all(
+    Array.from({ length: params.concurrency }, async (_, client) => {
+      for (;;) {
+        const start = performance.now();
+        if (start >= measureEnd) return;
+        await send(client);
+        const end = performance.now();
+        if (start >= measureStart) latencies.push(end - start);
+        if (end >= measureStart && end <= measureEnd) completedInWindow++;
+      }
+    }),
+  );
   await pool.close();
+  if (latencies.length === 0) throw new Error(`no request started and completed in the ${params.measureSeconds} s window`);
   latencies.sort((a, b) => a - b);
   return {
-    requests: latencies.length,
+    requests: completedInWindow,
     errors,
-    seconds,
+    seconds: params.measureSeconds,
     latenciesMs: { p50: percentile(latencies, 0.5), p90: percentile(latencies, 0.9), p99: percentile(latencies, 0.99), max: latencies[latencies.length - 1]! },
     responseBytes,
   };
