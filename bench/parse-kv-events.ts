@@ -13,7 +13,7 @@ function rng(seed: number): () => number {
   };
 }
 
-function payload(storedEvents: number, tokensPerEvent: number, tokensPerBlock: number): string {
+function payload(storedEvents: number, tokensPerEvent: number, tokensPerBlock: number, removedPerStored = 0.25, hashesPerRemoved = 8): string {
   const next = rng(42);
   const hash = (): bigint => (BigInt(next()) << 32n) | BigInt(next());
   const events: KvEvent[] = [];
@@ -26,8 +26,8 @@ function payload(storedEvents: number, tokensPerEvent: number, tokensPerBlock: n
       blocks.push({ blockHash: hash(), tokens, tokenExtraIds: null, cacheLevel: 0, priority: 35, mmKeys: [], cacheSalt: null, loraId: null });
     }
     events.push({ eventId: id++, data: { type: 'stored', parentHash: e % 3 === 0 ? null : hash(), blocks }, windowSize: 4096, attentionDpRank: 0, hashAlgo: null, layerGroupId: null });
-    if (e % 4 === 0) {
-      events.push({ eventId: id++, data: { type: 'removed', blockHashes: Array.from({ length: 8 }, hash) }, windowSize: 4096, attentionDpRank: 0, hashAlgo: null, layerGroupId: null });
+    for (let r = removedPerStored; r > 0 && (r >= 1 || e % Math.round(1 / r) === 0); r--) {
+      events.push({ eventId: id++, data: { type: 'removed', blockHashes: Array.from({ length: hashesPerRemoved }, hash) }, windowSize: 4096, attentionDpRank: 0, hashAlgo: null, layerGroupId: null });
     }
   }
   return serializeKvEvents(events);
@@ -62,11 +62,16 @@ function compare(runs: number, base: () => unknown, ours: () => unknown): void {
   console.log(`speed vs JSON.parse: ${(sa.median / sb.median).toFixed(2)}x (median), ${(sa.min / sb.min).toFixed(2)}x (min)`);
 }
 
-for (const tpb of [32, 128]) {
+const scenarios: [string, () => string][] = [
+  ['1000 stored x 128 tokens (tpb 32) + 250 removed x 8', () => payload(1000, 128, 32)],
+  ['1000 stored x 128 tokens (tpb 128) + 250 removed x 8', () => payload(1000, 128, 128)],
+  ['eviction storm: 200 stored x 128 (tpb 32) + 4000 removed x 32', () => payload(200, 128, 32, 20, 32)],
+];
+for (const [name, make] of scenarios) {
   // as the daemon sees it: decoded from the response bytes (a flat string, not a concatenation rope)
-  const text = Buffer.from(payload(1000, 128, tpb), "utf8").toString("utf8");
+  const text = Buffer.from(make(), 'utf8').toString('utf8');
   const parsed = parseKvEvents(text);
   if (parsed.issues.length > 0) throw new Error(JSON.stringify(parsed.issues[0]));
-  console.log(`payload: ${(text.length / 1e6).toFixed(2)} MB, ${parsed.events.length} events, tokens per block ${tpb}`);
+  console.log(`${name}: ${(text.length / 1e6).toFixed(2)} MB, ${parsed.events.length} events`);
   compare(21, () => JSON.parse(text) as unknown, () => parseKvEvents(text));
 }

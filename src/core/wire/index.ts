@@ -12,8 +12,9 @@ export {
 } from './kv-event.js';
 export type { WireIssue } from './wire-issue.js';
 export { parseTokenList, type TokenListResult } from './token-list.js';
-export { parseKvEvents, type KvEventsParse, type ParsedKvEvent } from './parse-kv-events.js';
-export { serializeKvEvent, serializeKvEvents } from './serialize-kv-events.js';
+export { parseKvEvents, type KvEventsParse, type ParsedKvEvent, type ParseKvEventsOptions } from './parse-kv-events.js';
+export { serializeKvEvent, serializeKvEvents, joinRawKvEvents } from './serialize-kv-events.js';
+export { WIRE_ISSUE_CODES, type WireIssueCode } from './wire-issue-codes.js';
 export {
   parseLosslessJson,
   isJsonObject,

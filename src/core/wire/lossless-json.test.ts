@@ -80,3 +80,10 @@ describe('parseLosslessJson', () => {
     );
   });
 });
+
+describe('parseLosslessJson: hostile input', () => {
+  it('reports deep nesting and non-strings as issues', () => {
+    expect(parseLosslessJson('['.repeat(100_000)).issues.map((i) => i.code)).toEqual(['too-deep']);
+    expect(parseLosslessJson(null as unknown as string).issues.map((i) => i.code)).toEqual(['internal']);
+  });
+});

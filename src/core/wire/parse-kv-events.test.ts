@@ -4,6 +4,7 @@ import { parseKvEvents } from './parse-kv-events.js';
 import { serializeKvEvent, serializeKvEvents } from './serialize-kv-events.js';
 import type { KvEvent, StoredBlock } from './kv-event.js';
 import { kvEventArb } from '../../../test/helpers/kv-event-arbitraries.js';
+import { WIRE_ISSUE_CODES } from './wire-issue-codes.js';
 
 const U64_MAX = 18446744073709551615n;
 
@@ -415,5 +416,87 @@ describe('parseKvEvents: properties', () => {
       ),
       { numRuns: 400 },
     );
+  });
+});
+
+describe('parseKvEvents: hostile input', () => {
+  it('reports deep nesting as an issue instead of overflowing the stack', () => {
+    const deep = `[{"event_id":0,"x":${'['.repeat(100_000)}`;
+    const parsed = parseKvEvents(deep);
+    expect(parsed.issues.map((i) => i.code)).toEqual(['too-deep']);
+    const fine = parseKvEvents(`[{"data":{"type":"all_cleared"},"x":${'['.repeat(50)}${']'.repeat(50)}}]`);
+    expect(fine.issues).toEqual([]);
+  });
+
+  it('turns even a non-string argument from untyped callers into an internal issue', () => {
+    const parsed = parseKvEvents(undefined as unknown as string);
+    expect(parsed.events).toEqual([]);
+    expect(parsed.issues.map((i) => i.code)).toEqual(['internal']);
+  });
+
+  it('every emitted code is catalogued', () => {
+    const texts = ['', '{}', '[1]', '[{"type":"x"}]', '[', '[]x', '[01]', '["\\q"]', '[{"event_id":1.5}]'];
+    for (const text of texts) for (const issue of parseKvEvents(text).issues) expect(Object.keys(WIRE_ISSUE_CODES)).toContain(issue.code);
+  });
+});
+
+describe('parseKvEvents: hash digits', () => {
+  it('reads every digit count and the 2^32 / 2^53 / 2^64 boundaries exactly', () => {
+    const values = [
+      '0',
+      '7',
+      '4294967295',
+      '4294967296',
+      '9007199254740991',
+      '9007199254740993',
+      '999999999999999',
+      '1000000000000000',
+      '99999999999999999999'.slice(0, 19),
+      '18446744073709551615',
+      '18446744073709551614',
+      '10000000000000000000',
+      ...Array.from({ length: 20 }, (_, n) => '9'.repeat(n + 1)).filter((s) => BigInt(s) <= 18446744073709551615n),
+    ];
+    const text = `[{"type":"removed","block_hashes":[${values.join(',')}]}]`;
+    const [event] = ok(text);
+    expect(event?.data).toEqual({ type: 'removed', blockHashes: values.map((v) => BigInt(v)) });
+  });
+
+  it('property: any u64 written in decimal comes back exact', () => {
+    fc.assert(
+      fc.property(fc.array(fc.bigInt({ min: 0n, max: 18446744073709551615n }), { minLength: 1, maxLength: 20 }), (hashes) => {
+        const [event] = ok(`[{"type":"removed","block_hashes":[${hashes.join(',')}]}]`);
+        expect(event?.data).toEqual({ type: 'removed', blockHashes: hashes });
+      }),
+      { numRuns: 300 },
+    );
+  });
+});
+
+describe('parseKvEvents: large blocks', () => {
+  it('grows the token scratch past its initial size, extra ids included, and keeps blocks independent', () => {
+    const ids = Array.from({ length: 5000 }, (_, k) => (k * 2654435761) >>> 0);
+    const extras = ids.map((_, k) => (k === 4999 ? 3 : 0));
+    const big = { ...block(1n, []), tokens: Uint32Array.from(ids), tokenExtraIds: Uint32Array.from(extras) };
+    const small = block(2n, [1, 2, 3]);
+    const events: KvEvent[] = [
+      { eventId: 0, data: { type: 'stored', parentHash: null, blocks: [big, small] }, windowSize: 1, attentionDpRank: null, hashAlgo: null, layerGroupId: null },
+    ];
+    const text = serializeKvEvents(events);
+    expect(ok(text)).toEqual(events);
+    expect(ok(spread(text))).toEqual(events);
+  });
+});
+
+describe('parseKvEvents: issue flood', () => {
+  it('lists at most maxItemIssues bad items and counts the rest', () => {
+    const bad = '{"type":"removed","block_hashes":[-1]}';
+    const good = '{"type":"all_cleared"}';
+    const text = `[${Array.from({ length: 10 }, () => bad).join(',')},${good}]`;
+    const parsed = parseKvEvents(text, { maxItemIssues: 3 });
+    expect(parsed.events.map((e) => e.index)).toEqual([10]);
+    expect(parsed.issues.map((i) => i.code)).toEqual(['hash-negative', 'hash-negative', 'hash-negative', 'issues-suppressed']);
+    expect(parsed.issues[3]?.message).toContain('7 more');
+    expect(parseKvEvents(text).issues).toHaveLength(10);
   });
 });

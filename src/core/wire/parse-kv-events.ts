@@ -12,6 +12,9 @@
 // - Fields older builds do not write are optional (`mm_keys` → [], `cache_salt` → null, `token_extra_id` → 0,
 //   `parent_hash` → null, updated diffs → null, type tags of nested objects); fields every build writes are required.
 // - Unknown keys are skipped (newer builds add fields); a repeated known key is an issue ('duplicate-key').
+// - A hash's form (decimal u64 or hex string) is taken as written; whether it matches the event's hash_algo is left
+//   to the consumer. token_extra_id is held as uint32 (C++ declares it 64-bit; larger values are reported).
+// - Strings are strict JSON plus UTF-8 sanity: raw control characters and unpaired surrogates are rejected.
 import type { EventDiff, HashAlgo, KvEvent, KvEventData, MmKey, StoredBlock, WireBlockHash } from './kv-event.js';
 import { isHashAlgo } from './kv-event.js';
 import type { WireIssue } from './wire-issue.js';
@@ -35,7 +38,10 @@ import {
 
 export interface ParsedKvEvent {
   readonly event: KvEvent;
-  /** exact source text of the array item */
+  /**
+   * exact source text of the array item. V8 keeps it as a slice of the input, so holding any `raw` keeps the
+   * whole body alive: a long-lived buffer of raws should copy them (e.g. through a Buffer) or drop the body soon.
+   */
   readonly raw: string;
   /** position of the item in the array */
   readonly index: number;
@@ -49,6 +55,13 @@ export interface KvEventsParse {
 }
 
 const U64_MAX_DECIMAL = '18446744073709551615';
+const TWO_32 = 0x1_0000_0000;
+// one u64 read through two u32 halves, in platform byte order
+const u64View = new BigUint64Array(1);
+const u64Halves = new Uint32Array(u64View.buffer);
+const LITTLE_ENDIAN = new Uint8Array(Uint32Array.of(1).buffer)[0] === 1;
+const U64_LO = LITTLE_ENDIAN ? 0 : 1;
+const U64_HI = LITTLE_ENDIAN ? 1 : 0;
 const MAX_U32 = 0xffff_ffff;
 const TOKEN_PREFIX = '{"type":"unique_token","token_id":';
 const TOKEN_EXTRA_KEY = ',"token_extra_id":';
@@ -113,6 +126,40 @@ function parseHash(text: string, i: number, what: string): WireBlockHash {
     }
     pos = end;
     return upper ? value.toLowerCase() : value;
+  }
+  if (c >= 48 && c <= 57) {
+    // fast path: accumulate the value as two exact uint32 halves (no string slice, one BigInt); anything unusual
+    // (fraction, exponent, leading zero, > 20 digits, > 2^64-1) falls through to the checked path below
+    // up to 15 digits in one exact double, then the rest digit by digit with a carry into the high half
+    let v = 0;
+    let k = i;
+    const head = Math.min(text.length, i + 15);
+    for (; k < head; k++) {
+      const d = text.charCodeAt(k) - 48;
+      if (d < 0 || d > 9) break;
+      v = v * 10 + d;
+    }
+    let hi = Math.floor(v / TWO_32);
+    let lo = v - hi * TWO_32;
+    if (k === head) {
+      const limit = Math.min(text.length, i + 21);
+      for (; k < limit; k++) {
+        const d = text.charCodeAt(k) - 48;
+        if (d < 0 || d > 9) break;
+        const next = lo * 10 + d;
+        const carry = Math.floor(next / TWO_32);
+        lo = next - carry * TWO_32;
+        hi = hi * 10 + carry;
+      }
+    }
+    const after = text.charCodeAt(k) | 32; // '.' → 46, 'e'/'E' → 101
+    if (k - i <= 20 && hi <= MAX_U32 && after !== 46 && after !== 101 && (c !== 48 || k === i + 1)) {
+      pos = k;
+      if (hi === 0) return BigInt(lo);
+      u64Halves[U64_LO] = lo;
+      u64Halves[U64_HI] = hi;
+      return u64View[0] ?? 0n;
+    }
   }
   if (c === 45 || (c >= 48 && c <= 57)) {
     const end = scanNumber(text, i);
@@ -814,7 +861,7 @@ function parseItem(text: string, i: number): KvEvent {
 
 // ---------------------------------------------------------------- document
 
-function parseDocument(text: string, events: ParsedKvEvent[], issues: WireIssue[]): void {
+function parseDocument(text: string, events: ParsedKvEvent[], issues: WireIssue[], itemIssues: { count: number; readonly max: number }): void {
   const n = text.length;
   const i = skipWs(text, text.charCodeAt(0) === 0xfeff ? 1 : 0);
   if (i >= n) {
@@ -855,9 +902,12 @@ function parseDocument(text: string, events: ParsedKvEvent[], issues: WireIssue[
           issues.push(toIssue(e, pathAt(text, 0, '$', e.offset)));
           return;
         }
-        issues.push(
-          e instanceof ScanFailure ? toIssue(e, pathAt(text, itemStart, `$[${index}]`, e.offset)) : internalIssue(e, itemStart),
-        );
+        if (itemIssues.count < itemIssues.max) {
+          issues.push(
+            e instanceof ScanFailure ? toIssue(e, pathAt(text, itemStart, `$[${index}]`, e.offset)) : internalIssue(e, itemStart),
+          );
+        }
+        itemIssues.count++;
         try {
           end = skipValue(text, itemStart); // skip the bad item, keep the others
         } catch (s) {
@@ -902,14 +952,27 @@ function parseDocument(text: string, events: ParsedKvEvent[], issues: WireIssue[
   }
 }
 
-/** Parses a `/kv_cache_events` body. Never throws: every problem is an issue with a JSON path and an offset. */
-export function parseKvEvents(text: string): KvEventsParse {
+export interface ParseKvEventsOptions {
+  /** at most this many bad-item issues are listed (a flood of bad items stays bounded); default 1000 */
+  readonly maxItemIssues?: number;
+}
+
+/**
+ * Parses a `/kv_cache_events` body. Never throws: every problem is an issue with a JSON path and an offset.
+ * Beyond `maxItemIssues` bad items, one 'issues-suppressed' issue says how many more were skipped.
+ */
+export function parseKvEvents(text: string, options: ParseKvEventsOptions = {}): KvEventsParse {
   const events: ParsedKvEvent[] = [];
   const issues: WireIssue[] = [];
+  const itemIssues = { count: 0, max: options.maxItemIssues ?? 1000 };
   try {
-    parseDocument(text, events, issues);
+    parseDocument(text, events, issues, itemIssues);
   } catch (e) {
     issues.push(internalIssue(e, null));
+  }
+  if (itemIssues.count > itemIssues.max) {
+    const more = itemIssues.count - itemIssues.max;
+    issues.push({ code: 'issues-suppressed', message: `${more} more bad items were skipped without an issue each`, path: '$', offset: 0 });
   }
   return { events, issues };
 }

@@ -4,7 +4,7 @@ import { parseServerInfo } from './parse-server-info.js';
 describe('parseServerInfo', () => {
   it('reads a newer worker answer', () => {
     const { value, issues } = parseServerInfo(
-      '{"disaggregated_params":{"request_type":"context_only"},"kv_cache_hash_algo":"v2_sha256","tokens_per_block":64,"render_fingerprint":"abc","extra":18446744073709551615}',
+      '{"disaggregated_params":{"request_type":"context_only"},"kv_cache_hash_algo":"v2_sha256","tokens_per_block":64,"render_fingerprint":"abc","max_batch_size":64,"extra":18446744073709551615}',
     );
     expect(issues).toEqual([]);
     expect(value).toMatchObject({
@@ -12,6 +12,7 @@ describe('parseServerInfo', () => {
       disaggregatedParams: { request_type: 'context_only' },
       tokensPerBlock: 64,
       renderFingerprint: 'abc',
+      maxBatchSize: 64,
     });
     expect(value?.raw['extra']).toBe(18446744073709551615n);
   });
@@ -19,7 +20,7 @@ describe('parseServerInfo', () => {
   it('reads an older answer with only disaggregated_params as "not stated"', () => {
     const { value, issues } = parseServerInfo('{"disaggregated_params":null}');
     expect(issues).toEqual([]);
-    expect(value).toMatchObject({ kvCacheHashAlgo: null, disaggregatedParams: null, tokensPerBlock: null, renderFingerprint: null });
+    expect(value).toMatchObject({ kvCacheHashAlgo: null, disaggregatedParams: null, tokensPerBlock: null, renderFingerprint: null, maxBatchSize: null });
   });
 
   it('reports wrong fields with path and offset and keeps the others', () => {

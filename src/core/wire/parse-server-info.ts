@@ -15,6 +15,8 @@ export interface ServerInfo {
   readonly disaggregatedParams: JsonValue | null;
   readonly tokensPerBlock: number | null;
   readonly renderFingerprint: string | null;
+  /** some builds and mocks add it; the router's load score divides by it */
+  readonly maxBatchSize: number | null;
   /** the whole document, for fields this parser does not name */
   readonly raw: JsonObject;
 }
@@ -45,6 +47,7 @@ export function parseServerInfo(text: string): ServerInfoParse {
         disaggregatedParams: root['disaggregated_params'] ?? null,
         tokensPerBlock: tokensPerBlock === 0 ? null : tokensPerBlock,
         renderFingerprint: read.str(root, 'render_fingerprint', []),
+        maxBatchSize: read.uint(root, 'max_batch_size', []),
         raw: root,
       },
       issues,

@@ -28,6 +28,11 @@ describe('parseUsage', () => {
       cachedTokens: 2,
     });
     expect(parseUsage(' [DONE] ')).toEqual({ value: null, issues: [] });
+    expect(parseUsage('data: [DONE]')).toEqual({ value: null, issues: [] });
+    expect(parseUsage('data: {"usage":{"prompt_tokens":4,"prompt_tokens_details":{"cached_tokens":x}}}').issues).toEqual([
+      expect.objectContaining({ code: 'invalid-json', offset: 75 }),
+    ]);
+    expect(parseUsage('data: {"usage":{"prompt_tokens":4}}').value?.promptTokens).toBe(4);
   });
 
   it('reports a malformed count with its path and offset', () => {

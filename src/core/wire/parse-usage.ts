@@ -21,15 +21,17 @@ export interface UsageParse {
 
 /**
  * Usage of one JSON object text: a whole completion / chat response, or the data of one SSE chunk (without the
- * `data: ` prefix). The `[DONE]` sentinel reads as no usage, without an issue.
+ * `data: ` prefix, which is also tolerated). The `[DONE]` sentinel reads as no usage, without an issue.
  */
 export function parseUsage(text: string): UsageParse {
   const issues: WireIssue[] = [];
   try {
-    if (text.trim() === '[DONE]') return { value: null, issues };
-    const root = parseRootObject(text, 'a completion response', issues);
+    // tolerate a whole SSE line: `data: {…}` (the prefix is replaced by spaces so offsets stay those of `text`)
+    const body = text.startsWith('data:') ? `     ${text.slice(5)}` : text;
+    if (body.trim() === '[DONE]') return { value: null, issues };
+    const root = parseRootObject(body, 'a completion response', issues);
     if (root === null) return { value: null, issues };
-    const read = new FieldReader(text, issues);
+    const read = new FieldReader(body, issues);
     const usage = read.obj(root, 'usage', []);
     if (usage === null) return { value: null, issues };
     const details = read.obj(usage, 'prompt_tokens_details', ['usage']);

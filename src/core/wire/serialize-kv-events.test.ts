@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { serializeKvEvent, serializeKvEvents } from './serialize-kv-events.js';
+import { joinRawKvEvents, serializeKvEvent, serializeKvEvents } from './serialize-kv-events.js';
+import { parseKvEvents } from './parse-kv-events.js';
 import type { KvEvent } from './kv-event.js';
 
 const base = { eventId: 3, windowSize: 4096, attentionDpRank: null, hashAlgo: null, layerGroupId: null } as const;
@@ -53,5 +54,13 @@ describe('serializeKvEvent', () => {
         '{"event_id":3,"data":{"type":"all_cleared"},"window_size":4096}]',
     );
     expect(serializeKvEvents([])).toBe('[]');
+  });
+});
+
+describe('joinRawKvEvents', () => {
+  it('re-serves items byte for byte', () => {
+    const text = '[{"type":"all_cleared"},{"event_id":1,"data":{"type":"removed","block_hashes":[18446744073709551615]}}]';
+    expect(joinRawKvEvents(parseKvEvents(text).events)).toBe(text);
+    expect(joinRawKvEvents([])).toBe('[]');
   });
 });

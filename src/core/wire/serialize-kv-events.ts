@@ -80,3 +80,10 @@ export function serializeKvEvent(event: KvEvent): string {
 export function serializeKvEvents(events: readonly KvEvent[]): string {
   return `[${events.map(serializeKvEvent).join(',')}]`;
 }
+
+/** Re-serves parsed items byte for byte (each `raw` is the exact source text of one array item). */
+export function joinRawKvEvents(items: readonly { readonly raw: string }[]): string {
+  let out = '[';
+  for (let k = 0; k < items.length; k++) out += (k > 0 ? ',' : '') + (items[k]?.raw ?? '');
+  return out + ']';
+}

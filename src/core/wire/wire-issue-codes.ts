@@ -1,0 +1,35 @@
+// Every WireIssue code the wire parsers emit, with what it means: stable values for metric labels and docs.
+// 'syntax' codes break the document (later items are not read); the others skip one item or field.
+
+export const WIRE_ISSUE_CODES = {
+  // JSON syntax (the document stops here; items completed before are kept)
+  'empty-input': 'the body is empty or whitespace',
+  'truncated-json': 'the input ends inside a value (offset = input length)',
+  'invalid-json': 'an unexpected character where JSON requires something else',
+  'invalid-number': 'a number not in JSON grammar (leading zero, missing digits)',
+  'control-character': 'a raw control character inside a string',
+  'invalid-escape': 'a backslash escape JSON does not define',
+  'invalid-unicode': 'an unpaired UTF-16 surrogate (raw or escaped): not valid UTF-8 text',
+  'too-deep': 'nesting deeper than 256 levels',
+  'trailing-garbage': 'non-whitespace after the top-level value',
+  // structure and values (the item, or the field, is skipped)
+  'not-an-array': 'the top level is not the expected array',
+  'missing-field': 'a field every TensorRT-LLM build writes is absent (path names the field)',
+  'wrong-type': 'a value of the wrong JSON type',
+  'wrong-type-tag': 'a nested object whose "type" tag is not the expected one',
+  'duplicate-key': 'a key repeated in one object',
+  'unknown-event-type': 'data.type is not created, stored, removed, updated or all_cleared',
+  'unknown-hash-algo': 'hash_algo / kv_cache_hash_algo is not a known algorithm',
+  'hash-float': 'a hash written with a fraction (1.5, 1.0): the producer lost precision',
+  'hash-exponent': 'a hash written in exponent form (1e19): the producer lost precision',
+  'hash-negative': 'a negative hash (wire hashes are unsigned 64-bit)',
+  'hash-out-of-range': 'a hash above 2^64-1',
+  'invalid-hash-string': 'a string hash that is not 64 hex digits',
+  'token-id-out-of-range': 'a token id (or extra id) outside 0..2^32-1',
+  'not-an-integer': 'a count written with a fraction or exponent',
+  'number-out-of-range': 'a count that is negative or above 2^53-1',
+  'issues-suppressed': 'more bad items than the issue limit: the count of the unlisted ones',
+  internal: 'a bug in the parser, caught: the input position is reported when known',
+} as const;
+
+export type WireIssueCode = keyof typeof WIRE_ISSUE_CODES;
