@@ -22,6 +22,7 @@ export function profileDir(): { dir: string; flags: string[] } {
   return { dir, flags: ['--cpu-prof', `--cpu-prof-dir=${dir}`] };
 }
 
+/** Self time per function (idle excluded), the `count` largest, and the busy total. */
 export function topSelfTime(dir: string, count: number): { entries: ProfileEntry[]; totalMs: number } {
   const file = readdirSync(dir).find((n) => n.endsWith('.cpuprofile'));
   if (file === undefined) throw new Error(`no .cpuprofile written in ${dir}`);
@@ -33,8 +34,9 @@ export function topSelfTime(dir: string, count: number): { entries: ProfileEntry
   profile.samples.forEach((id, i) => {
     const node = byId.get(id);
     const dt = profile.timeDeltas[i] ?? 0;
+    // waiting is not work: shares are of the time the process was busy
+    if (node === undefined || node.callFrame.functionName === '(idle)') return;
     total += dt;
-    if (node === undefined) return;
     const cf = node.callFrame;
     const where = cf.url === '' ? '' : ` (${cf.url.split('/').slice(-2).join('/')}:${cf.lineNumber + 1})`;
     const key = `${cf.functionName === '' ? '(anonymous)' : cf.functionName}${where}`;

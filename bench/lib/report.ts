@@ -129,7 +129,10 @@ export function renderReport(
           'load average (1/5/15 min) at start / end',
           `${machine.loadAverageAtStart.map((v) => v.toFixed(2)).join(' ')} / ${extra.loadAverageAtEnd.map((v) => v.toFixed(2)).join(' ')}`,
         ],
-        ['runs per figure', `${config.runs} (slow benchmarks: ${config.slowRuns})${config.quick ? ' — QUICK MODE: tiny sizes, not representative' : ''}`],
+        [
+          'runs per figure',
+          `${config.runs} (slow benchmarks: ${config.slowRuns})${config.quick ? ' — QUICK MODE: tiny sizes and no profiles; the figures and statuses are not representative' : ''}`,
+        ],
         ['suite wall time', `${extra.totalSeconds.toFixed(0)} s`],
       ],
     ),

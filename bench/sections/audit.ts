@@ -53,7 +53,7 @@ export async function auditSection(config: RunConfig): Promise<SectionReport> {
     `Per run: ${walls.map((w, i) => `${fmtMs(w)}${rss[i] === undefined ? '' : ` / ${fmtBytes(rss[i])}`}`).join(', ')}. ` +
       `The audit reported ${report!.stats.requests.toLocaleString('en-US')} requests, verdict ${report!.verdict}, findings: ${report!.findings.map((f) => f.id).join(', ') || 'none'}.`,
   ];
-  if (wall >= 60_000 || (peak !== null && peak >= 2 * 2 ** 30)) {
+  if ((wall >= 60_000 || (peak !== null && peak >= 2 * 2 ** 30)) && !config.quick) {
     // profile on a tenth of the bundle: the audit is a linear pass, so the shares carry over
     const small = scratchPath('bundle-profile');
     rmSync(small, { recursive: true, force: true });

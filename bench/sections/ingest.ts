@@ -86,7 +86,7 @@ export async function ingestSection(config: RunConfig): Promise<SectionReport> {
       `Python ${wallMbps('python').toFixed(0)} MB/s (ratios ${fmtRatio(wallMbps(ours) / wallMbps('json-parse'))} and ${fmtRatio(wallMbps(ours) / wallMbps('python'))}).`,
     `Samples (CPU seconds per pass, median per run): ${[...samples.entries()].map(([k, v]) => `${k} ${v.map((s) => s.toFixed(3)).join('/')}`).join('; ')}.`,
   ];
-  if (vsJson < 1 || vsPy < 5) {
+  if ((vsJson < 1 || vsPy < 5) && !config.quick) {
     const prof = profileDir();
     await runNodeTask<IngestResult>('ingest', { mode: ours, files: payload.files, passes, warmupPasses: 1 } satisfies IngestParams, { nodeFlags: prof.flags });
     const top = topSelfTime(prof.dir, 12);

@@ -105,7 +105,7 @@ export async function relaySection(config: RunConfig): Promise<SectionReport> {
       `req/s direct/relay: ${direct.map((d, i) => `${rps(d).toFixed(0)}/${rps(relayed[i]!).toFixed(0)}`).join(', ')}.`,
   ];
   try {
-    if (rows.some((r) => r.status === 'missed')) {
+    if (rows.some((r) => r.status === 'missed') && !config.quick) {
       // profile the sidecar under the same load: where does a relayed request spend its time?
       const prof = profileDir();
       const profiled = await startServe(prof.flags);
