@@ -1,5 +1,5 @@
 // A direct BigInt transcription of v1_block_key (trtllm-wire.md §1.2): the "obvious" JavaScript implementation,
-// measured as the baseline the uint32-halves hasher must beat. One BigInt operation chain per token.
+// measured as the baseline the project's hasher must beat. One BigInt operation chain per token.
 
 const M64 = (1n << 64n) - 1n;
 const M32 = (1n << 32n) - 1n;

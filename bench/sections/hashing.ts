@@ -1,4 +1,4 @@
-// §2 v1_block_key hashing throughput: the project's uint32-halves hasher against a BigInt transcription, the
+// §2 v1_block_key hashing throughput: the project's hasher (WebAssembly token loop) and its JavaScript fallback against a BigInt transcription, the
 // router's plain Python and a g++ -O2 build of the same algorithm (the practical limit).
 import { readFileSync } from 'node:fs';
 import { hashV1Chain } from '../../src/core/hashing/index.js';
@@ -119,14 +119,18 @@ export async function hashingSection(config: RunConfig): Promise<SectionReport> 
   const bigint: number[] = [];
   const python: number[] = [];
   const cpp: number[] = [];
+  const fallback: number[] = [];
   const wall = { ours: [] as number[], cpp: [] as number[] };
   const args = (tokens: number): string[] => ['bench', '--tokens', String(tokens), '--block', String(block), '--seed', String(seed)];
   for (let run = 0; run < config.runs; run++) {
-    const params: HashParams = { impl: 'uint32-halves', tokens: bigTokens, block, seed, reps, warmupReps: 3 };
+    const params: HashParams = { impl: 'project', tokens: bigTokens, block, seed, reps, warmupReps: 3 };
     const js = await runNodeTask<HashResult>('hash', params);
     agree('hashV1Chain (child)', js, expectBig);
     ours.push(rate(js));
     wall.ours.push(wallRate(js));
+    const fb = await runNodeTask<HashResult>('hash', { ...params, impl: 'js-fallback' });
+    agree('JavaScript fallback loop', fb, expectBig);
+    fallback.push(rate(fb));
     const bi = await runNodeTask<HashResult>('hash', { ...params, impl: 'bigint', tokens: smallTokens, reps: 3, warmupReps: 1 });
     agree('BigInt reference', bi, expectSmall);
     bigint.push(rate(bi));
@@ -150,6 +154,14 @@ export async function hashingSection(config: RunConfig): Promise<SectionReport> 
       ratio: '—',
       target: '≥ 100 M tokens/s',
       status: statusOf(m >= 100e6),
+    },
+    {
+      measurement: 'vs its JavaScript fallback loop (int32 halves, used where WebAssembly is unavailable)',
+      result: fmtRate(m, 'tokens/s'),
+      baseline: fmtRate(median(fallback), 'tokens/s'),
+      ratio: fmtRatio(m / median(fallback)),
+      target: '—',
+      status: 'info',
     },
     {
       measurement: 'vs BigInt reference (same algorithm, BigInt per token)',
@@ -194,13 +206,13 @@ export async function hashingSection(config: RunConfig): Promise<SectionReport> 
       (wall.cpp.length > 0 ? `, C++ ${fmtRate(median(wall.cpp), 'tokens/s')} (ratio ${fmtRatio(median(wall.ours) / median(wall.cpp))}).` : '.'),
   );
   notes.push(
-    `Samples (tokens per CPU-second, per run): ours ${ours.map((v) => fmtRate(v, '')).join(', ')}; C++ ${cpp.map((v) => fmtRate(v, '')).join(', ') || '—'}; ` +
+    `Samples (tokens per CPU-second, per run): ours ${ours.map((v) => fmtRate(v, '')).join(', ')}; JavaScript fallback ${fallback.map((v) => fmtRate(v, '')).join(', ')}; C++ ${cpp.map((v) => fmtRate(v, '')).join(', ') || '—'}; ` +
       `BigInt ${bigint.map((v) => fmtRate(v, '')).join(', ')}; Python ${python.map((v) => fmtRate(v, '')).join(', ')}.`,
   );
   const missed = rows.some((r) => r.status === 'missed');
   if (missed && !config.quick) {
     const prof = profileDir();
-    await runNodeTask<HashResult>('hash', { impl: 'uint32-halves', tokens: bigTokens, block, seed, reps, warmupReps: 3 } satisfies HashParams, { nodeFlags: prof.flags });
+    await runNodeTask<HashResult>('hash', { impl: 'project', tokens: bigTokens, block, seed, reps, warmupReps: 3 } satisfies HashParams, { nodeFlags: prof.flags });
     const top = topSelfTime(prof.dir, 8);
     notes.push(
       `**Target missed — profile** (\`node --cpu-prof\`, one run, self time of ${top.totalMs.toFixed(0)} ms): ${formatTop(top.entries)}. ` +
@@ -217,7 +229,7 @@ export async function hashingSection(config: RunConfig): Promise<SectionReport> 
     title,
     method:
       `Chained v1_block_key over an LCG token stream (token ids < 2^17) in blocks of ${block}: ${bigTokens.toLocaleString('en-US')} tokens for ` +
-      `the TypeScript hasher and C++ (median of ${reps} passes after warm-up per run), ${smallTokens.toLocaleString('en-US')} tokens for the BigInt and ` +
+      `the project's hasher (its token loop in WebAssembly), its JavaScript fallback loop and C++ (median of ${reps} passes after warm-up per run), ${smallTokens.toLocaleString('en-US')} tokens for the BigInt and ` +
       `Python references. Each run is a fresh process per implementation, interleaved so all see the same machine load. ` +
       `Throughput is tokens per CPU-second of the process (Node \`process.cpuUsage\`, Python \`time.process_time\`, C++ \`CLOCK_PROCESS_CPUTIME_ID\`): ` +
       `the hashers are single-threaded, and on this shared machine wall time mostly measures waiting for a core.`,

@@ -92,9 +92,12 @@ export async function ingestSection(config: RunConfig): Promise<SectionReport> {
     const top = topSelfTime(prof.dir, 12);
     notes.push(
       `**Target missed — profile** (\`node --cpu-prof\`, one parse + replica run, self time of ${top.totalMs.toFixed(0)} ms): ${formatTop(top.entries)}. ` +
-        'What limits it: the parser must look at every byte of the token arrays (≈ 90 % of the payload) to stay lossless and to validate, ' +
-        'while JSON.parse is native code; the table apply is a small share. Next step: skip-scan the `tokens` arrays of blocks the tables do not need ' +
-        '(the replica needs only hashes), keeping a lazy slice for hash verification.',
+        'What limits it: the token arrays are most of the payload (a 128-token block is ≈ 7 KB of `{"type":"unique_token",…}` objects) ' +
+        'and a lossless, validating parser has to walk every one of them in JavaScript, while json.loads and JSON.parse are native code; ' +
+        'decoding the response bytes to a string (`slice` in node:buffer) and GC of the per-event objects are most of the rest, and the ' +
+        'table apply is a few per cent. The 5× Python target would need ≈ 5× json.loads\' native speed from JavaScript. Next step: let ' +
+        'consumers that need only hashes (the router replica) skip-scan the `tokens` arrays and keep a lazy raw slice for hash verification, ' +
+        'and decode the bytes as latin1 when they are ASCII.',
     );
   }
   return {
