@@ -1,6 +1,8 @@
 import { Command, CommanderError } from 'commander';
 import { CliError, EXIT_USAGE } from './cli-error.js';
 import { registerHashCommand } from './commands/hash.js';
+import { registerSimCommand } from './commands/sim.js';
+import { registerSimServeCommand } from './commands/sim-serve.js';
 import { VERSION } from './version.js';
 
 export function buildProgram(): Command {
@@ -10,6 +12,8 @@ export function buildProgram(): Command {
     .showHelpAfterError()
     .exitOverride();
   registerHashCommand(program);
+  registerSimCommand(program);
+  registerSimServeCommand(program);
   return program;
 }
 

@@ -1,0 +1,200 @@
+// `kvsentinel sim serve`: the simulated TensorRT-LLM disaggregated cluster on real ports — every CTX worker, the
+// orchestrator and its debug endpoint — optionally driving the closed-loop workload in (scaled) real time, until
+// SIGINT/SIGTERM or --duration. Prints the URLs (with --json: one JSON line first, then one when the workload ends).
+import { createWriteStream, type WriteStream } from 'node:fs';
+import type { Command } from 'commander';
+import { startLiveCluster, type LiveCluster } from '../../sim/live/index.js';
+import { activeFaults, parseDurationMs, presetConfig, SimConfigError, type SimConfig } from '../../sim/sim-config.js';
+import { CliError } from '../cli-error.js';
+
+interface SimServeOptions {
+  preset: string;
+  set: string[];
+  host: string;
+  portBase?: number;
+  workload?: boolean;
+  timeScale: number;
+  ctxUrls: string[];
+  ctxWait: number;
+  requestLog?: string;
+  requestLogTokenIds?: boolean;
+  orchestratorLog?: string;
+  duration?: number;
+  exitWhenDone?: boolean;
+  json?: boolean;
+}
+
+/** the seed preset's workload produces meaningful traffic in ~30–60 s at this speed */
+export const DEFAULT_TIME_SCALE = 10;
+
+function collect(value: string, previous: string[]): string[] {
+  return [...previous, value];
+}
+
+function parsePort(value: string): number {
+  if (!/^\d+$/.test(value) || Number(value) < 1 || Number(value) > 65_535) throw new CliError(`--port-base ${value}: expected a port number 1..65535`);
+  return Number(value);
+}
+
+function parseScale(value: string): number {
+  const n = Number(value);
+  if (value.trim() === '' || !Number.isFinite(n) || n <= 0) throw new CliError(`--time-scale ${value}: expected a positive number (virtual seconds per real second)`);
+  return n;
+}
+
+function parseDuration(flag: string): (value: string) => number {
+  return (value) => {
+    const ms = parseDurationMs(value);
+    if (ms === null) throw new CliError(`${flag} ${value}: expected a duration such as 30s, 1500ms, 2m`);
+    return ms;
+  };
+}
+
+/** `ID=HOST:PORT,ID=HOST:PORT` (repeatable) → id → host:port */
+export function parseCtxUrls(items: readonly string[]): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const item of items) {
+    for (const part of item.split(',')) {
+      const entry = part.trim();
+      if (entry === '') continue;
+      const eq = entry.indexOf('=');
+      const id = eq > 0 ? entry.slice(0, eq).trim() : '';
+      const address = eq > 0 ? entry.slice(eq + 1).trim().replace(/^https?:\/\//i, '').replace(/\/+$/, '') : '';
+      if (id === '' || !/^[^\s/]+:\d{1,5}$/.test(address)) throw new CliError(`--ctx-urls ${entry}: expected ID=HOST:PORT (e.g. ctx0=127.0.0.1:9401)`);
+      if (out[id] !== undefined) throw new CliError(`--ctx-urls ${entry}: ${id} given twice`);
+      out[id] = address;
+    }
+  }
+  return out;
+}
+
+function lineWriter(path: string | undefined, flag: string): { write: ((line: string) => void) | undefined; close: () => Promise<void> } {
+  if (path === undefined) return { write: undefined, close: () => Promise.resolve() };
+  let stream: WriteStream;
+  try {
+    stream = createWriteStream(path, { flags: 'a' });
+  } catch (err) {
+    throw new CliError(`${flag} ${path}: ${err instanceof Error ? err.message : String(err)}`);
+  }
+  let failed: Error | null = null;
+  stream.on('error', (err) => {
+    if (failed === null) process.stderr.write(`kvsentinel: ${flag} ${path}: ${err.message}\n`);
+    failed = err;
+  });
+  return {
+    write: (line) => {
+      if (failed === null) stream.write(`${line}\n`);
+    },
+    close: () => new Promise((resolve) => stream.end(() => resolve())),
+  };
+}
+
+function describeCluster(cluster: LiveCluster, config: SimConfig, scale: number): Record<string, unknown> {
+  return {
+    preset: config.preset,
+    time_scale: scale,
+    faults: activeFaults(config),
+    workers: cluster.workers.map((w) => ({ id: w.id, url: w.url, address: w.address })),
+    orchestrator_url: cluster.orchestratorUrl,
+    debug_url: cluster.debugUrl,
+    applied_events_url: cluster.appliedEventsUrl,
+    ctx_addresses: cluster.ctxAddresses,
+  };
+}
+
+export function registerSimServeCommand(program: Command): void {
+  const sim = program.commands.find((c) => c.name() === 'sim') ?? program.command('sim').description('the simulated TensorRT-LLM disaggregated cluster');
+  sim
+    .command('serve')
+    .description('serve the simulated cluster on real ports: CTX workers, the orchestrator and its /debug/router endpoint')
+    .option('--preset <name>', 'preset (seed, healthy)', 'seed')
+    .option('--set <key=value>', 'override a simulator setting (repeatable; see sim run)', collect, [])
+    .option('--host <host>', 'listen host of every server', '127.0.0.1')
+    .option('--port-base <n>', 'workers on N, N+1 …, the orchestrator after them (default: free ports)', parsePort)
+    .option('--workload', 'drive the closed-loop multi-turn workload through the orchestrator')
+    .option('--time-scale <x>', 'virtual seconds per real second for model timings', parseScale, DEFAULT_TIME_SCALE)
+    .option('--ctx-urls <list>', "the orchestrator's CTX list: ID=HOST:PORT,… (e.g. relay ports); others stay the workers", collect, [])
+    .option('--ctx-wait <duration>', 'how long to wait for every CTX address to answer /server_info', parseDuration('--ctx-wait'), 120_000)
+    .option('--request-log <file>', 'append the canonical request log (JSONL) to FILE')
+    .option('--request-log-token-ids', 'include prompt_token_ids in the request log')
+    .option('--orchestrator-log <file>', "append the orchestrator's TensorRT-LLM log lines to FILE")
+    .option('--duration <duration>', 'stop after this long (real time)', parseDuration('--duration'))
+    .option('--exit-when-done', 'with --workload: stop when the workload finished')
+    .option('--json', 'print the URLs as one JSON line (and the workload summary as another)')
+    .action(async (options: SimServeOptions) => {
+      let config: SimConfig;
+      try {
+        config = presetConfig(options.preset, options.set);
+      } catch (err) {
+        if (err instanceof SimConfigError) throw new CliError(err.message);
+        throw err;
+      }
+      const ctxUrls = parseCtxUrls(options.ctxUrls);
+      const requestLog = lineWriter(options.requestLog, '--request-log');
+      const orchestratorLog = lineWriter(options.orchestratorLog, '--orchestrator-log');
+      const out = (line: string): void => void process.stdout.write(`${line}\n`);
+      const err = (line: string): void => void process.stderr.write(`${line}\n`);
+      if (Object.keys(ctxUrls).length > 0 && !options.json) err(`waiting for the CTX addresses ${Object.values(ctxUrls).join(', ')} to answer /server_info …`);
+      let cluster: LiveCluster;
+      try {
+        cluster = await startLiveCluster(config, {
+          host: options.host,
+          timeScale: options.timeScale,
+          ctxUrls,
+          ctxWaitMs: options.ctxWait,
+          ...(options.portBase !== undefined ? { portBase: options.portBase } : {}),
+          ...(requestLog.write !== undefined ? { requestLog: requestLog.write } : {}),
+          ...(orchestratorLog.write !== undefined ? { orchestratorLog: orchestratorLog.write } : {}),
+          ...(options.requestLogTokenIds === true ? { requestLogPromptTokenIds: true } : {}),
+        });
+      } catch (e) {
+        await Promise.all([requestLog.close(), orchestratorLog.close()]);
+        throw new CliError(e instanceof Error ? e.message : String(e));
+      }
+      const info = describeCluster(cluster, config, options.timeScale);
+      if (options.json) out(JSON.stringify(info));
+      else {
+        out(`kvsentinel sim serve: preset ${config.preset}, time scale ${options.timeScale}×, faults: ${activeFaults(config).join(' ') || 'none'}`);
+        for (const w of cluster.workers) out(`  ${w.id.padEnd(13)} ${w.url}${cluster.ctxAddresses[w.id] !== w.address ? `   (orchestrator sends to ${cluster.ctxAddresses[w.id]})` : ''}`);
+        out(`  orchestrator  ${cluster.orchestratorUrl}`);
+        out(`  router debug  ${cluster.debugUrl}`);
+      }
+
+      await new Promise<void>((resolve) => {
+        let finished = false;
+        const finish = (): void => {
+          if (finished) return;
+          finished = true;
+          process.off('SIGINT', finish);
+          process.off('SIGTERM', finish);
+          resolve();
+        };
+        process.once('SIGINT', finish);
+        process.once('SIGTERM', finish);
+        if (options.duration !== undefined) setTimeout(finish, options.duration).unref();
+        if (options.workload) {
+          const workload = cluster.startWorkload();
+          const progress = (): void => {
+            const s = workload.summary();
+            err(`  ${s.wallSeconds.toFixed(0)} s: ${s.requests} requests, ${s.trajectories}/${config.workload.trajectories} trajectories, cache hit ${(s.cacheHitRatio * 100).toFixed(1)}%, turn scatter ${(s.turnScatterRatio * 100).toFixed(1)}%`);
+          };
+          const timer = options.json ? null : setInterval(progress, 5000);
+          timer?.unref();
+          void workload.done.then(() => {
+            if (timer !== null) clearInterval(timer);
+          });
+          void workload.done.then((s) => {
+            if (s.stopped) return;
+            const summary = { requests: s.requests, trajectories: s.trajectories, cache_hit_ratio: s.cacheHitRatio, turn_scatter_ratio: s.turnScatterRatio, failed_requests: s.failedRequests, wall_seconds: s.wallSeconds };
+            if (options.json) out(JSON.stringify({ workload_done: summary }));
+            else err(`workload done: ${JSON.stringify(summary)}`);
+            if (options.exitWhenDone) finish();
+          });
+        } else {
+          cluster.armFaults();
+        }
+      });
+      await cluster.stop();
+      await Promise.all([requestLog.close(), orchestratorLog.close()]);
+    });
+}

@@ -1,0 +1,218 @@
+// The live HTTP driver: a SimConfig's CTX workers and orchestrator on real ports, one LiveScheduler (the model's
+// clock on real time, sped up by `timeScale`), the workload on demand, the fault knobs wired to the wire.
+import type { CtxWorkerConfig } from '../ctx-worker.js';
+import { Rng } from '../rng.js';
+import { serverIds } from '../run-virtual.js';
+import type { SimConfig } from '../sim-config.js';
+import { LiveCtxWorker } from './live-ctx-worker.js';
+import { LiveOrchestrator, type CtxTarget } from './live-orchestrator.js';
+import { LiveScheduler } from './live-scheduler.js';
+import { LiveWorkload, type LiveTurnRecord } from './live-workload.js';
+
+export interface LiveWorkerInfo {
+  readonly id: string;
+  /** http://host:port */
+  readonly url: string;
+  /** host:port */
+  readonly address: string;
+}
+
+export interface LiveClusterOptions {
+  /** listen host of every server (default 127.0.0.1) */
+  readonly host?: string;
+  /** workers on portBase, portBase+1 …, the orchestrator on portBase+servers; absent = free ports (port 0) */
+  readonly portBase?: number;
+  /** virtual ms per real ms (default 1): 10 runs the model's timings ten times faster */
+  readonly timeScale?: number;
+  /**
+   * Where the orchestrator sends CTX requests and event polls, per worker id (`host:port`, e.g. a relay port).
+   * A function receives the started workers first (start relays in front of them there). Missing ids: the worker.
+   */
+  readonly ctxUrls?: Readonly<Record<string, string>> | ((workers: readonly LiveWorkerInfo[]) => Promise<Readonly<Record<string, string>>>);
+  /** how long the orchestrator waits for every CTX address to answer /server_info (real ms, default 30 s) */
+  readonly ctxWaitMs?: number;
+  readonly requestLog?: (line: string) => void;
+  readonly requestLogPromptTokenIds?: boolean;
+  readonly orchestratorLog?: (line: string) => void;
+  /** perf_metrics_max_requests of each worker (default 1000) */
+  readonly perfMetricsMaxRequests?: number;
+}
+
+export interface StartWorkloadOptions {
+  /** overrides of the config's workload section */
+  readonly trajectories?: number;
+  readonly concurrency?: number;
+  readonly onTurn?: (record: LiveTurnRecord) => void;
+  readonly onTrajectoryDone?: (done: number, total: number) => void;
+}
+
+export interface LiveCluster {
+  readonly config: SimConfig;
+  readonly scheduler: LiveScheduler;
+  readonly workers: readonly LiveWorkerInfo[];
+  readonly orchestratorUrl: string;
+  /** GET this (optionally ?since=SEQ) for design.md §8 */
+  readonly debugUrl: string;
+  /** the orchestrator's record of applied events, per server (GET) */
+  readonly appliedEventsUrl: string;
+  /** the orchestrator's CTX list: worker id → host:port it sends to */
+  readonly ctxAddresses: Readonly<Record<string, string>>;
+  readonly orchestrator: LiveOrchestrator;
+  worker(id: string): LiveCtxWorker;
+  /** starts the closed-loop workload through the orchestrator (arms the ctx.restart_at fault on first call) */
+  startWorkload(options?: StartWorkloadOptions): LiveWorkload;
+  /** schedules ctx.restart_at relative to now (startWorkload does it; call it to run faults without a workload) */
+  armFaults(): void;
+  /** crash and restart a worker now (connection refused during ctx.restart_downtime) */
+  restartWorker(id: string): Promise<void>;
+  /** stops workloads, servers and timers; idempotent */
+  stop(): Promise<void>;
+}
+
+function workerConfig(config: SimConfig, id: string): CtxWorkerConfig {
+  const c = config.ctx;
+  return {
+    id,
+    ranks: c.attentionDp,
+    blockSize: c.tokensPerBlock,
+    gpuBlocksPerRank: c.gpuBlocksPerRank,
+    hostBlocksPerRank: c.hostBlocksPerRank,
+    maxConcurrency: c.maxConcurrency,
+    prefillTokensPerSecond: c.prefillTokensPerSecond,
+    overheadMs: c.overheadMs,
+    rankAssignment: c.rankAssignment,
+    hashAlgo: c.hashAlgo,
+    eventBufferMaxSize: c.eventBufferMaxSize,
+    kvEventsPush: c.kvEventsPush,
+    adpGatherDrop: c.adpGatherDrop,
+    gatherPeriodMs: c.gatherPeriodMs,
+    windowSize: c.windowSize,
+    restartDowntimeMs: c.restartDowntimeMs,
+  };
+}
+
+export async function startLiveCluster(config: SimConfig, options: LiveClusterOptions = {}): Promise<LiveCluster> {
+  const host = options.host ?? '127.0.0.1';
+  const scheduler = new LiveScheduler(options.timeScale ?? 1);
+  const ids = serverIds(config.ctx.servers);
+  const port = (offset: number): number => (options.portBase === undefined ? 0 : options.portBase + offset);
+  const workers = ids.map(
+    (id, i) =>
+      new LiveCtxWorker(scheduler, workerConfig(config, id), {
+        host,
+        port: port(i),
+        competitorPeriodMs: config.ctx.competingConsumer ? config.ctx.competitorPeriodMs : null,
+        perfMetricsMaxRequests: options.perfMetricsMaxRequests ?? 1000,
+      }),
+  );
+  const byId = new Map(workers.map((w) => [w.id, w]));
+  const workloads: LiveWorkload[] = [];
+  let orchestrator: LiveOrchestrator | null = null;
+  let stopped = false;
+  const stop = async (): Promise<void> => {
+    if (stopped) return;
+    stopped = true;
+    await Promise.all(workloads.map((w) => w.stop()));
+    scheduler.stop();
+    await orchestrator?.stop();
+    await Promise.all(workers.map((w) => w.stop()));
+  };
+
+  try {
+    await Promise.all(workers.map((w) => w.start()));
+    const infos: LiveWorkerInfo[] = workers.map((w) => ({ id: w.id, url: w.url, address: w.address }));
+    const overrides = typeof options.ctxUrls === 'function' ? await options.ctxUrls(infos) : (options.ctxUrls ?? {});
+    for (const key of Object.keys(overrides)) {
+      if (!byId.has(key)) throw new Error(`ctx url for ${key}: no such worker (workers: ${ids.join(', ')})`);
+    }
+    const targets: CtxTarget[] = workers.map((w) => ({ id: w.id, address: stripScheme(overrides[w.id] ?? w.address) }));
+    const orch = new LiveOrchestrator(scheduler, {
+      host,
+      port: port(ids.length),
+      targets,
+      router: config.router,
+      gen: config.gen,
+      serverInfoTimeoutMs: options.ctxWaitMs ?? 30_000,
+      ...(options.requestLog !== undefined ? { requestLog: options.requestLog } : {}),
+      ...(options.requestLogPromptTokenIds !== undefined ? { requestLogPromptTokenIds: options.requestLogPromptTokenIds } : {}),
+      ...(options.orchestratorLog !== undefined ? { orchestratorLog: options.orchestratorLog } : {}),
+    });
+    orchestrator = orch;
+    await orch.start();
+
+    // ctx.stall_every: each server stalls now and then while a workload runs (seeded like the virtual driver)
+    const startStalls = (workload: LiveWorkload): void => {
+      const c = config.ctx;
+      if (c.stallEveryMs <= 0) return;
+      let running = true;
+      void workload.done.then(() => {
+        running = false;
+      });
+      workers.forEach((w, index) => {
+        const rng = new Rng(config.workload.seed, 0x57a11 + index);
+        const next = (): void => {
+          if (!running) return;
+          w.worker.stall(rng.exponential(c.stallMs));
+          scheduler.at(scheduler.now() + rng.exponential(c.stallEveryMs), next);
+        };
+        scheduler.at(scheduler.now() + rng.exponential(c.stallEveryMs), next);
+      });
+    };
+
+    let armed = false;
+    const armFaults = (): void => {
+      if (armed) return;
+      armed = true;
+      const at = config.ctx.restartAtMs;
+      if (at !== null) scheduler.at(scheduler.now() + at, () => void workers[0]!.restart());
+    };
+    return {
+      config,
+      scheduler,
+      workers: infos,
+      orchestratorUrl: orch.url,
+      debugUrl: `${orch.url}/debug/router`,
+      appliedEventsUrl: `${orch.url}/debug/applied-events`,
+      ctxAddresses: Object.fromEntries(targets.map((t) => [t.id, t.address])),
+      orchestrator: orch,
+      worker: (id) => {
+        const w = byId.get(id);
+        if (w === undefined) throw new Error(`no worker ${id} (workers: ${ids.join(', ')})`);
+        return w;
+      },
+      startWorkload: (opts = {}) => {
+        if (stopped) throw new Error('the cluster is stopped');
+        armFaults();
+        const workload = new LiveWorkload(scheduler, {
+          url: orch.url,
+          workload: {
+            ...config.workload,
+            ...(opts.trajectories !== undefined ? { trajectories: opts.trajectories } : {}),
+            ...(opts.concurrency !== undefined ? { concurrency: opts.concurrency } : {}),
+          },
+          ...(opts.onTurn !== undefined ? { onTurn: opts.onTurn } : {}),
+          ...(opts.onTrajectoryDone !== undefined ? { onTrajectoryDone: opts.onTrajectoryDone } : {}),
+        });
+        workloads.push(workload);
+        workload.start();
+        startStalls(workload);
+        return workload;
+      },
+      armFaults,
+      restartWorker: async (id) => {
+        const w = byId.get(id);
+        if (w === undefined) throw new Error(`no worker ${id} (workers: ${ids.join(', ')})`);
+        await w.restart();
+      },
+      stop,
+    };
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+}
+
+/** accepts host:port or http://host:port[/] */
+function stripScheme(address: string): string {
+  return address.replace(/^https?:\/\//i, '').replace(/\/+$/, '');
+}

@@ -1,0 +1,284 @@
+// One simulated CTX worker on a real port (trtllm-wire.md §2, §4): the model's CtxWorker behind trtllm-serve's
+// endpoints. POST /v1/completions and /v1/chat/completions (context_only or plain; JSON or SSE with usage in the
+// final chunk), destructive POST /kv_cache_events (TensorRT-LLM's exact compact JSON), GET /server_info, /health,
+// draining /perf_metrics, /prometheus/metrics. A restart closes the port (connection refused, in-flight requests
+// reset) until the model's downtime is over; a competing consumer drains the queue in the background.
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { serializeKvEvents } from '../../core/wire/serialize-kv-events.js';
+import { CtxWorker, WorkerDownError, type CtxResult, type CtxWorkerConfig } from '../ctx-worker.js';
+import { StaticPrompt, type Prompt, type PromptBlocks } from '../prompt.js';
+import type { HashAlgo } from '../../core/wire/kv-event.js';
+import { DigestLog } from './event-digest.js';
+import { HttpError, LiveHttpServer, readBody, sendError, sendJsonText, sendText, sseData, startSse } from './http-kit.js';
+import type { LiveScheduler } from './live-scheduler.js';
+import { parseOpenAiRequest, type OpenAiEndpoint, type OpenAiRequest } from './openai-request.js';
+import { chunkBody, fillerText, responseBody, type ResponseHead, type UsageNumbers } from './openai-response.js';
+
+export interface LiveCtxWorkerOptions {
+  readonly host: string;
+  /** 0 = any free port */
+  readonly port: number;
+  /** a competitor drains /kv_cache_events every `competitorPeriodMs` (virtual ms); null = none */
+  readonly competitorPeriodMs: number | null;
+  /** perf_metrics_max_requests (0 = /perf_metrics always []) */
+  readonly perfMetricsMaxRequests: number;
+}
+
+export interface LiveCtxWorkerStats {
+  httpRequests: number;
+  drainsServed: number;
+  eventsServed: number;
+  /** events taken by the competing consumer */
+  eventsStolen: number;
+}
+
+interface PerfEntry {
+  readonly ctxRequestId: number;
+  readonly result: CtxResult;
+  readonly arrivalS: number;
+  readonly scheduledS: number;
+  readonly firstTokenS: number;
+}
+
+const NO_TOKENS = new Uint32Array(0);
+
+/**
+ * An HTTP request's prompt that lets go of its tokens and hashes once the request is answered: the model's FIFO
+ * keeps consumed entries around for a while, harmless for trajectory views in virtual time but, live, each
+ * prompt is its own buffer (tens of MB per worker under the seed workload).
+ */
+class ReleasablePrompt implements Prompt {
+  #inner: StaticPrompt | null;
+
+  constructor(tokens: Uint32Array) {
+    this.#inner = new StaticPrompt(tokens);
+  }
+
+  get tokens(): Uint32Array {
+    return this.#inner?.tokens ?? NO_TOKENS;
+  }
+
+  blocks(blockSize: number, algo: HashAlgo): PromptBlocks {
+    return (this.#inner ?? new StaticPrompt(NO_TOKENS)).blocks(blockSize, algo);
+  }
+
+  drifted(): Prompt {
+    return (this.#inner ?? new StaticPrompt(NO_TOKENS)).drifted();
+  }
+
+  release(): void {
+    this.#inner = null;
+  }
+}
+
+export class LiveCtxWorker {
+  readonly worker: CtxWorker;
+  readonly http: LiveHttpServer;
+  /** every event this worker returned on POST /kv_cache_events, in order */
+  readonly served = new DigestLog();
+  readonly stats: LiveCtxWorkerStats = { httpRequests: 0, drainsServed: 0, eventsServed: 0, eventsStolen: 0 };
+  readonly #scheduler: LiveScheduler;
+  readonly #options: LiveCtxWorkerOptions;
+  readonly #perf: PerfEntry[] = [];
+  #ctxRequestSeq = 0;
+  #cancelCompetitor: (() => void) | null = null;
+  #restarting: Promise<void> | null = null;
+  #stopped = false;
+
+  constructor(scheduler: LiveScheduler, config: CtxWorkerConfig, options: LiveCtxWorkerOptions) {
+    this.#scheduler = scheduler;
+    this.#options = options;
+    this.worker = new CtxWorker(scheduler, config);
+    this.http = new LiveHttpServer(options.host, options.port, (req, res, url) => this.#handle(req, res, url));
+  }
+
+  get id(): string {
+    return this.worker.id;
+  }
+
+  get url(): string {
+    return this.http.url;
+  }
+
+  /** host:port, as a TensorRT-LLM context_servers list names it */
+  get address(): string {
+    return this.http.address;
+  }
+
+  async start(): Promise<void> {
+    await this.http.listen();
+    if (this.#options.competitorPeriodMs !== null && this.#cancelCompetitor === null) {
+      this.#cancelCompetitor = this.#scheduler.every(this.#options.competitorPeriodMs, () => {
+        try {
+          this.stats.eventsStolen += this.worker.drainEvents().length;
+        } catch {
+          // the competitor's failures are invisible to everyone else
+        }
+      });
+    }
+  }
+
+  /**
+   * Crash and come back (ctx.restart_downtime later, virtual time): in-flight requests are reset, the port refuses
+   * connections during the downtime, the caches are empty and event ids start at 0 again. Resolves once it listens.
+   */
+  restart(): Promise<void> {
+    if (this.#restarting !== null) return this.#restarting;
+    this.worker.restart();
+    this.#restarting = (async () => {
+      await this.http.close();
+      await new Promise<void>((resolve) => {
+        this.#scheduler.at(this.#scheduler.now() + this.worker.config.restartDowntimeMs, resolve);
+        if (this.#scheduler.stopped) resolve();
+      });
+      if (!this.#stopped) await this.http.listen();
+      this.#restarting = null;
+    })();
+    return this.#restarting;
+  }
+
+  async stop(): Promise<void> {
+    this.#stopped = true;
+    this.#cancelCompetitor?.();
+    await this.http.close();
+  }
+
+  async #handle(req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> {
+    this.stats.httpRequests++;
+    const route = `${req.method ?? 'GET'} ${url.pathname}`;
+    switch (route) {
+      case 'POST /v1/completions':
+        return this.#completion('completions', req, res);
+      case 'POST /v1/chat/completions':
+        return this.#completion('chat', req, res);
+      case 'POST /kv_cache_events':
+        return this.#kvCacheEvents(req, res);
+      case 'GET /server_info':
+        return sendJsonText(res, 200, JSON.stringify(this.worker.serverInfo()));
+      case 'GET /health':
+        return sendText(res, this.worker.isUp() ? 200 : 503, '', 'text/plain');
+      case 'GET /perf_metrics':
+        return sendJsonText(res, 200, this.#drainPerfMetrics());
+      case 'GET /prometheus/metrics':
+        return sendText(res, 200, this.#prometheus(), 'text/plain; version=0.0.4; charset=utf-8');
+      default:
+        return sendError(res, 404, `${route}: not found`);
+    }
+  }
+
+  async #kvCacheEvents(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    await readBody(req, 1024 * 1024);
+    let events;
+    try {
+      events = this.worker.drainEvents();
+    } catch (err) {
+      if (err instanceof WorkerDownError) throw new HttpError(503, err.message);
+      throw err;
+    }
+    this.stats.drainsServed++;
+    this.stats.eventsServed += events.length;
+    this.served.add(events);
+    sendJsonText(res, 200, serializeKvEvents(events));
+  }
+
+  async #completion(endpoint: OpenAiEndpoint, req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const arrivalS = performance.now() / 1000;
+    const request = parseOpenAiRequest(endpoint, await readBody(req), req.headers);
+    const ctxRequestId = ++this.#ctxRequestSeq;
+    const requestId = `${endpoint === 'chat' ? 'chatcmpl' : 'cmpl'}-${this.id}-${ctxRequestId}`;
+    const prompt = new ReleasablePrompt(request.tokens);
+    const result = await new Promise<CtxResult>((resolve) => {
+      this.worker.submit({ requestId, correlationId: request.conversationId, prompt }, resolve);
+    });
+    prompt.release();
+    if (!result.ok) {
+      res.destroy(); // the server went away mid-request (restart)
+      return;
+    }
+    const nowS = performance.now() / 1000;
+    const queuedS = (result.startedAt - result.arrivedAt) / this.#scheduler.speed / 1000;
+    this.#recordPerf({ ctxRequestId, result, arrivalS, scheduledS: arrivalS + queuedS, firstTokenS: nowS });
+    this.#respond(request, res, requestId, ctxRequestId, result);
+  }
+
+  #respond(request: OpenAiRequest, res: ServerResponse, id: string, ctxRequestId: number, result: CtxResult): void {
+    const completionTokens = request.contextOnly ? 1 : (request.maxTokens ?? 16);
+    const usage: UsageNumbers = { promptTokens: result.promptTokens, completionTokens, cachedTokens: result.cachedTokens };
+    const head: ResponseHead = { endpoint: request.endpoint, id, created: Math.floor(Date.now() / 1000), model: request.model };
+    const text = fillerText(completionTokens);
+    const disagg = request.contextOnly
+      ? { request_type: 'context_only', first_gen_tokens: [request.tokens[request.tokens.length - 1] ?? 0], ctx_request_id: ctxRequestId, encoded_opaque_state: null, draft_tokens: null }
+      : null;
+    if (!request.stream) {
+      sendJsonText(res, 200, responseBody(head, text, usage, disagg));
+      return;
+    }
+    startSse(res);
+    sseData(res, chunkBody(head, text, null, null));
+    sseData(res, chunkBody(head, '', 'length', usage));
+    sseData(res, '[DONE]');
+    res.end();
+  }
+
+  #recordPerf(entry: PerfEntry): void {
+    const max = this.#options.perfMetricsMaxRequests;
+    if (max <= 0) return;
+    this.#perf.push(entry);
+    if (this.#perf.length > max) this.#perf.splice(0, this.#perf.length - max);
+  }
+
+  #drainPerfMetrics(): string {
+    const entries = this.#perf.splice(0, this.#perf.length);
+    const bs = this.worker.config.blockSize;
+    return JSON.stringify(
+      entries.map((e) => {
+        const total = Math.ceil(Math.max(e.result.promptTokens - 1, 0) / bs);
+        const reused = Math.floor(e.result.cachedTokens / bs);
+        return {
+          request_id: e.ctxRequestId,
+          perf_metrics: {
+            first_iter: e.ctxRequestId,
+            last_iter: e.ctxRequestId,
+            timing_metrics: {
+              server_arrival_time: e.arrivalS,
+              arrival_time: e.arrivalS,
+              first_scheduled_time: e.scheduledS,
+              first_token_time: e.firstTokenS,
+              server_first_token_time: e.firstTokenS,
+              last_token_time: e.firstTokenS,
+            },
+            kv_cache_metrics: {
+              num_total_allocated_blocks: total,
+              num_new_allocated_blocks: total - reused,
+              num_reused_blocks: reused,
+              num_missed_blocks: total - reused,
+            },
+          },
+          ctx_request_id: e.ctxRequestId,
+        };
+      }),
+    );
+  }
+
+  #prometheus(): string {
+    const w = this.worker;
+    const labels = `{model_name="kvsentinel-sim",engine_type="trtllm",server="${this.id}"}`;
+    let used = 0;
+    for (let r = 0; r < w.config.ranks; r++) used += w.rankCache(r).gpuSize;
+    const capacity = w.config.ranks * w.config.gpuBlocksPerRank;
+    const lines: string[] = [];
+    const metric = (name: string, type: 'counter' | 'gauge', help: string, value: number): void => {
+      lines.push(`# HELP ${name} ${help}`, `# TYPE ${name} ${type}`, `${name}${labels} ${Number.isFinite(value) ? value : 0}`);
+    };
+    metric('trtllm_request_success_total', 'counter', 'Count of successfully processed requests.', w.stats.requests);
+    metric('trtllm_prompt_tokens_total', 'counter', 'Prompt tokens processed.', w.stats.promptTokens);
+    metric('trtllm_prompt_cached_tokens_total', 'counter', 'Prompt tokens served from the KV cache.', w.stats.cachedTokens);
+    metric('trtllm_kv_cache_hit_rate', 'gauge', 'KV cache hit rate (cached / prompt tokens).', w.stats.promptTokens === 0 ? 0 : w.stats.cachedTokens / w.stats.promptTokens);
+    metric('trtllm_kv_cache_utilization', 'gauge', 'Used fraction of the GPU KV cache blocks.', capacity === 0 ? 0 : used / capacity);
+    metric('trtllm_kv_cache_used_blocks', 'gauge', 'Used GPU KV cache blocks.', used);
+    metric('trtllm_kv_cache_free_blocks', 'gauge', 'Free GPU KV cache blocks.', capacity - used);
+    metric('trtllm_num_requests_running', 'gauge', 'Requests in prefill.', w.running);
+    metric('trtllm_num_requests_waiting', 'gauge', 'Requests queued.', w.inflight - w.running);
+    return `${lines.join('\n')}\n`;
+  }
+}

@@ -1,0 +1,196 @@
+// The closed-loop multi-turn workload over HTTP: c slots, each running trajectories one after another through the
+// orchestrator's `/v1/completions` (prompt token ids in `prompt`, `X-Correlation-ID` per trajectory); the next turn
+// leaves when the response is back and the tool ran (tool latency on the model's clock, so the time scale applies).
+// Same trajectories as the virtual driver (content from (seed, index) only); a failed request is retried.
+import { Agent, request as httpRequest } from 'undici';
+import { parseUsage } from '../../core/wire/parse-usage.js';
+import { Rng } from '../rng.js';
+import { TurnStats, type TurnStatsSnapshot } from '../turn-stats.js';
+import { systemPrefix, Trajectory, type WorkloadConfig } from '../workload.js';
+import type { LiveScheduler } from './live-scheduler.js';
+
+export interface LiveTurnRecord {
+  readonly trajectory: number;
+  readonly correlationId: string;
+  /** 0-based */
+  readonly turn: number;
+  readonly promptTokens: number;
+  readonly cachedTokens: number;
+  /** usage.prompt_tokens_details.cached_tokens was present in the response */
+  readonly cachedTokensReported: boolean;
+}
+
+export interface LiveWorkloadOptions {
+  /** the orchestrator's base URL */
+  readonly url: string;
+  readonly workload: WorkloadConfig;
+  readonly onTurn?: (record: LiveTurnRecord) => void;
+  readonly onTrajectoryDone?: (done: number, total: number) => void;
+  /** virtual ms before a failed request is retried (default 1000) */
+  readonly retryDelayMs?: number;
+  /** stop retrying a turn after this many failures (default 20) */
+  readonly maxRetries?: number;
+}
+
+export interface LiveWorkloadSummary extends TurnStatsSnapshot {
+  readonly trajectories: number;
+  readonly failedRequests: number;
+  /** responses without usage.prompt_tokens_details.cached_tokens */
+  readonly missingCachedTokens: number;
+  readonly abandonedTrajectories: number;
+  readonly stopped: boolean;
+  readonly wallSeconds: number;
+}
+
+export class LiveWorkload {
+  readonly #scheduler: LiveScheduler;
+  readonly #options: LiveWorkloadOptions;
+  readonly #config: WorkloadConfig;
+  readonly #agent = new Agent({ keepAliveTimeout: 30_000 });
+  readonly #stats = new TurnStats();
+  readonly #prefix: Uint32Array;
+  readonly #timing: Rng;
+  readonly #started = performance.now();
+  readonly #texts = new WeakMap<Trajectory, { length: number; text: string }>();
+  #next = 0;
+  #done = 0;
+  #abandoned = 0;
+  #failed = 0;
+  #missingCached = 0;
+  #activeSlots = 0;
+  #requestSeq = 0;
+  #stopped = false;
+  #resolve: (summary: LiveWorkloadSummary) => void = () => undefined;
+  /** resolves when every trajectory finished (or stop() was called) */
+  readonly done: Promise<LiveWorkloadSummary>;
+
+  constructor(scheduler: LiveScheduler, options: LiveWorkloadOptions) {
+    this.#scheduler = scheduler;
+    this.#options = options;
+    this.#config = options.workload;
+    this.#prefix = systemPrefix(options.workload);
+    this.#timing = new Rng(options.workload.seed, 0x7115);
+    this.done = new Promise((resolve) => {
+      this.#resolve = resolve;
+    });
+  }
+
+  summary(): LiveWorkloadSummary {
+    return {
+      ...this.#stats.snapshot(),
+      trajectories: this.#done,
+      failedRequests: this.#failed,
+      missingCachedTokens: this.#missingCached,
+      abandonedTrajectories: this.#abandoned,
+      stopped: this.#stopped,
+      wallSeconds: (performance.now() - this.#started) / 1000,
+    };
+  }
+
+  start(): void {
+    const slots = Math.min(this.#config.concurrency, this.#config.trajectories);
+    if (slots === 0) this.#finish();
+    for (let slot = 0; slot < slots; slot++) {
+      this.#activeSlots++;
+      const offset = this.#config.rampMs * this.#timing.next();
+      this.#scheduler.at(this.#scheduler.now() + offset, () => this.#startNext());
+    }
+  }
+
+  async stop(): Promise<LiveWorkloadSummary> {
+    if (!this.#stopped) {
+      this.#stopped = true;
+      await this.#agent.destroy().catch(() => undefined);
+      this.#finish();
+    }
+    return this.done;
+  }
+
+  #finish(): void {
+    this.#resolve(this.summary());
+  }
+
+  #slotDone(): void {
+    this.#activeSlots--;
+    if (this.#activeSlots === 0) {
+      void this.#agent.close().catch(() => undefined);
+      this.#finish();
+    }
+  }
+
+  #startNext(): void {
+    if (this.#stopped) return;
+    if (this.#next >= this.#config.trajectories) {
+      this.#slotDone();
+      return;
+    }
+    const trajectory = new Trajectory(this.#config, this.#next++, this.#prefix);
+    void this.#runTurn(trajectory, 0, 0);
+  }
+
+  /** the prompt's token ids as JSON text, extended incrementally (contexts only grow; TypedArray.join is slow) */
+  #promptText(trajectory: Trajectory): string {
+    const tokens = trajectory.tokens();
+    let cached = this.#texts.get(trajectory) ?? { length: 0, text: '' };
+    // one flat string per turn (joined), so the cached text is a short rope, not one node per token
+    const part: string[] = [];
+    for (let i = cached.length; i < trajectory.length; i++) part.push(String(tokens[i]));
+    const joined = part.join(',');
+    const text = cached.length === 0 ? joined : joined === '' ? cached.text : `${cached.text},${joined}`;
+    cached = { length: trajectory.length, text };
+    this.#texts.set(trajectory, cached);
+    return text;
+  }
+
+  async #send(trajectory: Trajectory, turn: number): Promise<{ promptTokens: number; cachedTokens: number | null } | null> {
+    const body = `{"model":"kvsentinel-sim","prompt":[${this.#promptText(trajectory)}],"max_tokens":${trajectory.turns[turn]!.outputTokens}}`;
+    const requestId = `wl-${(++this.#requestSeq).toString(16).padStart(8, '0')}`;
+    try {
+      const res = await httpRequest(`${this.#options.url}/v1/completions`, {
+        method: 'POST',
+        body,
+        headers: { 'content-type': 'application/json', 'x-correlation-id': trajectory.correlationId, 'x-request-id': requestId },
+        dispatcher: this.#agent,
+        headersTimeout: 600_000,
+        bodyTimeout: 600_000,
+      });
+      const text = await res.body.text();
+      if (res.statusCode !== 200) return null;
+      const usage = parseUsage(text).value;
+      return { promptTokens: usage?.promptTokens ?? trajectory.length, cachedTokens: usage?.cachedTokens ?? null };
+    } catch {
+      return null;
+    }
+  }
+
+  async #runTurn(trajectory: Trajectory, turn: number, attempt: number): Promise<void> {
+    if (this.#stopped) return;
+    const result = await this.#send(trajectory, turn);
+    if (this.#stopped) return;
+    if (result === null) {
+      this.#failed++;
+      if (attempt + 1 >= (this.#options.maxRetries ?? 20)) {
+        this.#abandoned++;
+        this.#startNext();
+        return;
+      }
+      this.#scheduler.at(this.#scheduler.now() + (this.#options.retryDelayMs ?? 1000), () => void this.#runTurn(trajectory, turn, attempt + 1));
+      return;
+    }
+    if (result.cachedTokens === null) this.#missingCached++;
+    const cached = result.cachedTokens ?? 0;
+    this.#stats.add(result.promptTokens, cached, turn > 0);
+    this.#options.onTurn?.({ trajectory: trajectory.index, correlationId: trajectory.correlationId, turn, promptTokens: result.promptTokens, cachedTokens: cached, cachedTokensReported: result.cachedTokens !== null });
+    if (turn + 1 >= trajectory.turns.length) {
+      this.#done++;
+      this.#options.onTrajectoryDone?.(this.#done, this.#config.trajectories);
+      this.#startNext();
+      return;
+    }
+    const plan = trajectory.turns[turn]!;
+    this.#scheduler.at(this.#scheduler.now() + plan.toolMs, () => {
+      trajectory.advance(turn);
+      void this.#runTurn(trajectory, turn + 1, 0);
+    });
+  }
+}

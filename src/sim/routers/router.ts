@@ -1,0 +1,74 @@
+// The orchestrator's CTX router (tensorrt_llm/serve/router.py): picks a server per request, is told when the
+// request finished. Each implementation keeps its own per-server state.
+import type { HashAlgo } from '../../core/wire/kv-event.js';
+import type { Prompt } from '../prompt.js';
+
+export const ROUTER_TYPES = ['round_robin', 'load_balancing', 'kv_cache_aware', 'conversation'] as const;
+export type RouterType = (typeof ROUTER_TYPES)[number];
+
+export interface RouteRequest {
+  readonly requestId: string;
+  readonly correlationId: string | null;
+  /** the prompt as the router sees it (router.token_drift: differently tokenized) */
+  readonly prompt: Prompt;
+}
+
+export interface RouteCandidate {
+  readonly server: string;
+  readonly matchedTokens: number;
+  readonly activeRequests: number;
+  readonly score: number;
+}
+
+export interface RouteDecision {
+  readonly server: string;
+  /** kv_cache_aware: every server's score; other routers: null */
+  readonly candidates: readonly RouteCandidate[] | null;
+}
+
+export interface RouterServerState {
+  readonly server: string;
+  readonly activeRequests: number;
+  readonly hashAlgo: HashAlgo | null;
+  readonly blockTableSize: number | null;
+  readonly polls: number;
+  readonly pollFailures: number;
+}
+
+export interface RouterSettings {
+  readonly type: RouterType;
+  readonly tokensPerBlock: number | null;
+  readonly maxBatchSize: number | null;
+  readonly backfillBlockHashesOnFinish: boolean | null;
+  readonly pollOnFinish: boolean | null;
+}
+
+export interface Router {
+  readonly settings: RouterSettings;
+  readonly servers: readonly string[];
+  route(request: RouteRequest): RouteDecision;
+  /** finish_request: the CTX response came back (or failed) */
+  finish(server: string, request: RouteRequest, success: boolean): void;
+  state(): RouterServerState[];
+}
+
+/** Active-request bookkeeping shared by the routers. */
+export class ActiveCounts {
+  readonly #counts = new Map<string, number>();
+
+  constructor(servers: readonly string[]) {
+    for (const server of servers) this.#counts.set(server, 0);
+  }
+
+  get(server: string): number {
+    return this.#counts.get(server) ?? 0;
+  }
+
+  increment(server: string): void {
+    this.#counts.set(server, this.get(server) + 1);
+  }
+
+  decrement(server: string): void {
+    this.#counts.set(server, Math.max(this.get(server) - 1, 0));
+  }
+}

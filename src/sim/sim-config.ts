@@ -1,0 +1,297 @@
+// Simulator configuration, presets and `--set key=value` overrides. One workload and one set of model
+// parameters serve every row of the calibration table; a row changes only the settings it names.
+import { HASH_ALGOS, type HashAlgo } from '../core/wire/kv-event.js';
+import type { RankAssignment } from './ctx-worker.js';
+import { ROUTER_TYPES, type RouterType } from './routers/router.js';
+import type { WorkloadConfig } from './workload.js';
+
+export interface CtxConfig {
+  readonly servers: number;
+  readonly attentionDp: number;
+  readonly tokensPerBlock: number;
+  readonly gpuBlocksPerRank: number;
+  readonly hostBlocksPerRank: number;
+  readonly maxConcurrency: number;
+  readonly prefillTokensPerSecond: number;
+  readonly overheadMs: number;
+  readonly rankAssignment: RankAssignment;
+  readonly hashAlgo: HashAlgo;
+  readonly eventBufferMaxSize: number;
+  readonly kvEventsPush: boolean;
+  readonly competingConsumer: boolean;
+  readonly competitorPeriodMs: number;
+  readonly adpGatherDrop: boolean;
+  readonly gatherPeriodMs: number;
+  readonly windowSize: number;
+  /** ctx0 restarts at this virtual time (ms); null = never */
+  readonly restartAtMs: number | null;
+  readonly restartDowntimeMs: number;
+  /** mean time between stalls of one CTX server (0 = never) */
+  readonly stallEveryMs: number;
+  /** mean stall duration (exponential) */
+  readonly stallMs: number;
+}
+
+export interface RouterConfig {
+  readonly type: RouterType;
+  readonly tokensPerBlock: number;
+  readonly maxBatchSize: number;
+  readonly backfillBlockHashesOnFinish: boolean;
+  readonly pollOnFinish: boolean;
+  readonly tokenDrift: boolean;
+}
+
+export interface GenConfig {
+  readonly overheadMs: number;
+  readonly msPerToken: number;
+}
+
+export interface SimConfig {
+  readonly preset: string;
+  readonly workload: WorkloadConfig;
+  readonly ctx: CtxConfig;
+  readonly router: RouterConfig;
+  readonly gen: GenConfig;
+}
+
+type Mutable<T> = { -readonly [K in keyof T]: T[K] extends object ? Mutable<T[K]> : T[K] };
+
+/**
+ * The bug report's deployment (design.md §1): 3 CTX servers with attention-DP 4, c = 384, agentic-coding
+ * trajectories (≈ 40k input, ≈ 300 output), worker block size 128, a large host cache, router defaults
+ * (tokens_per_block 32, max_batch_size 64), and events off (event_buffer_max_size 0, the strongest candidate).
+ * See src/sim/README.md for why these workload numbers are plausible.
+ */
+export const SEED_PRESET: SimConfig = {
+  preset: 'seed',
+  workload: {
+    seed: 14882,
+    concurrency: 384,
+    trajectories: 1536,
+    systemPrefixTokens: 2500,
+    taskTokensMedian: 400,
+    taskTokensSigma: 0.8,
+    turnsMin: 22,
+    turnsMax: 62,
+    outputTokensMedian: 260,
+    outputTokensSigma: 0.5,
+    toolTokensMedian: 300,
+    toolTokensSigma: 1.0,
+    toolTokensMax: 32_000,
+    toolBigProbability: 0.09,
+    toolBigMedian: 8000,
+    toolBigSigma: 0.7,
+    toolLatencyMs: 500,
+    rampMs: 2000,
+    vocabSize: 129_280,
+  },
+  ctx: {
+    servers: 3,
+    attentionDp: 4,
+    tokensPerBlock: 128,
+    gpuBlocksPerRank: 8192,
+    hostBlocksPerRank: 65_536,
+    maxConcurrency: 8,
+    prefillTokensPerSecond: 8000,
+    overheadMs: 150,
+    rankAssignment: 'affinity',
+    hashAlgo: 'v1_block_key',
+    eventBufferMaxSize: 0,
+    kvEventsPush: false,
+    competingConsumer: false,
+    competitorPeriodMs: 250,
+    adpGatherDrop: false,
+    gatherPeriodMs: 5,
+    windowSize: 131_072,
+    restartAtMs: null,
+    restartDowntimeMs: 3000,
+    stallEveryMs: 20_000,
+    stallMs: 12_000,
+  },
+  router: {
+    type: 'kv_cache_aware',
+    tokensPerBlock: 32,
+    maxBatchSize: 64,
+    backfillBlockHashesOnFinish: false,
+    pollOnFinish: true,
+    tokenDrift: false,
+  },
+  gen: { overheadMs: 200, msPerToken: 25 },
+};
+
+/** seed with the router's signal alive: events on, router block size = worker block size */
+export const HEALTHY_PRESET: SimConfig = {
+  ...SEED_PRESET,
+  preset: 'healthy',
+  ctx: { ...SEED_PRESET.ctx, eventBufferMaxSize: 10_000 },
+  router: { ...SEED_PRESET.router, tokensPerBlock: 128 },
+};
+
+export const PRESETS: Readonly<Record<string, SimConfig>> = { seed: SEED_PRESET, healthy: HEALTHY_PRESET };
+
+export class SimConfigError extends Error {
+  override readonly name = 'SimConfigError';
+}
+
+type Kind = 'int' | 'posint' | 'number' | 'bool' | 'duration' | 'optional-duration' | { readonly oneOf: readonly string[] };
+
+interface Knob {
+  readonly kind: Kind;
+  readonly section: 'workload' | 'ctx' | 'router' | 'gen';
+  readonly field: string;
+  readonly fault?: (value: unknown) => boolean;
+  readonly help: string;
+}
+
+/** every `--set` key; faults say when a value is a fault worth reporting */
+export const KNOBS: Readonly<Record<string, Knob>> = {
+  'workload.seed': { kind: 'int', section: 'workload', field: 'seed', help: 'random seed' },
+  'workload.concurrency': { kind: 'posint', section: 'workload', field: 'concurrency', help: 'trajectories in flight (c)' },
+  'workload.trajectories': { kind: 'posint', section: 'workload', field: 'trajectories', help: 'trajectories in the run' },
+  'workload.system_prefix_tokens': { kind: 'int', section: 'workload', field: 'systemPrefixTokens', help: 'shared system prefix' },
+  'workload.task_tokens_median': { kind: 'posint', section: 'workload', field: 'taskTokensMedian', help: 'first user message, median' },
+  'workload.task_tokens_sigma': { kind: 'number', section: 'workload', field: 'taskTokensSigma', help: 'log-normal sigma' },
+  'workload.turns_min': { kind: 'posint', section: 'workload', field: 'turnsMin', help: 'turns per trajectory, min' },
+  'workload.turns_max': { kind: 'posint', section: 'workload', field: 'turnsMax', help: 'turns per trajectory, max' },
+  'workload.output_tokens_median': { kind: 'posint', section: 'workload', field: 'outputTokensMedian', help: 'output per turn, median' },
+  'workload.output_tokens_sigma': { kind: 'number', section: 'workload', field: 'outputTokensSigma', help: 'log-normal sigma' },
+  'workload.tool_tokens_median': { kind: 'posint', section: 'workload', field: 'toolTokensMedian', help: 'tool result per turn, median' },
+  'workload.tool_tokens_sigma': { kind: 'number', section: 'workload', field: 'toolTokensSigma', help: 'log-normal sigma' },
+  'workload.tool_tokens_max': { kind: 'posint', section: 'workload', field: 'toolTokensMax', help: 'tool result cap' },
+  'workload.tool_big_probability': { kind: 'number', section: 'workload', field: 'toolBigProbability', help: 'share of large tool results' },
+  'workload.tool_big_median': { kind: 'posint', section: 'workload', field: 'toolBigMedian', help: 'large tool result, median' },
+  'workload.tool_big_sigma': { kind: 'number', section: 'workload', field: 'toolBigSigma', help: 'log-normal sigma' },
+  'workload.tool_latency': { kind: 'duration', section: 'workload', field: 'toolLatencyMs', help: 'mean tool execution time' },
+  'workload.ramp': { kind: 'duration', section: 'workload', field: 'rampMs', help: 'start window of the c slots' },
+  'ctx.servers': { kind: 'posint', section: 'ctx', field: 'servers', help: 'CTX servers' },
+  'ctx.attention_dp': { kind: 'posint', section: 'ctx', field: 'attentionDp', help: 'attention-DP ranks per server' },
+  'ctx.tokens_per_block': { kind: 'posint', section: 'ctx', field: 'tokensPerBlock', help: 'worker KV block size' },
+  'ctx.gpu_blocks': { kind: 'posint', section: 'ctx', field: 'gpuBlocksPerRank', help: 'GPU blocks per rank' },
+  'ctx.host_blocks': { kind: 'int', section: 'ctx', field: 'hostBlocksPerRank', help: 'host blocks per rank (host_cache_size)' },
+  'ctx.max_concurrency': { kind: 'posint', section: 'ctx', field: 'maxConcurrency', help: 'prefills running at once per server' },
+  'ctx.prefill_tokens_per_s': { kind: 'number', section: 'ctx', field: 'prefillTokensPerSecond', help: 'prefill throughput per running request' },
+  'ctx.overhead': { kind: 'duration', section: 'ctx', field: 'overheadMs', help: 'fixed prefill overhead' },
+  'ctx.rank_assignment': { kind: { oneOf: ['affinity', 'least_loaded'] }, section: 'ctx', field: 'rankAssignment', help: 'attention-DP rank choice' },
+  'ctx.hash_algo': { kind: { oneOf: HASH_ALGOS }, section: 'ctx', field: 'hashAlgo', help: 'kv_cache_event_hash_algo (effective)' },
+  'ctx.event_buffer_max_size': { kind: 'int', section: 'ctx', field: 'eventBufferMaxSize', fault: (v) => v === 0, help: 'KV event buffer per rank; 0 = events off' },
+  'ctx.kv_events_push': { kind: 'bool', section: 'ctx', field: 'kvEventsPush', fault: (v) => v === true, help: 'push (ZMQ) events: pull returns []' },
+  'ctx.competing_consumer': { kind: 'bool', section: 'ctx', field: 'competingConsumer', fault: (v) => v === true, help: 'another consumer drains /kv_cache_events' },
+  'ctx.competitor_period': { kind: 'duration', section: 'ctx', field: 'competitorPeriodMs', help: 'how often the competitor drains' },
+  'ctx.adp_gather_drop': { kind: 'bool', section: 'ctx', field: 'adpGatherDrop', fault: (v) => v === true, help: 'events of ranks ≠ 0 lost' },
+  'ctx.gather_period': { kind: 'duration', section: 'ctx', field: 'gatherPeriodMs', help: 'attention_dp_events_gather_period_ms' },
+  'ctx.window_size': { kind: 'posint', section: 'ctx', field: 'windowSize', help: 'window_size in events' },
+  'ctx.restart_at': { kind: 'optional-duration', section: 'ctx', field: 'restartAtMs', fault: (v) => v !== null, help: 'ctx0 restarts at this virtual time' },
+  'ctx.restart_downtime': { kind: 'duration', section: 'ctx', field: 'restartDowntimeMs', help: 'restart downtime' },
+  'ctx.stall_every': { kind: 'duration', section: 'ctx', field: 'stallEveryMs', help: 'mean time between CTX stalls (0 = none)' },
+  'ctx.stall': { kind: 'duration', section: 'ctx', field: 'stallMs', help: 'mean CTX stall duration' },
+  'router.type': { kind: { oneOf: ROUTER_TYPES }, section: 'router', field: 'type', help: 'CTX router' },
+  'router.tokens_per_block': { kind: 'posint', section: 'router', field: 'tokensPerBlock', help: 'router chunk size' },
+  'router.max_batch_size': { kind: 'posint', section: 'router', field: 'maxBatchSize', help: 'load term denominator' },
+  'router.backfill_block_hashes_on_finish': { kind: 'bool', section: 'router', field: 'backfillBlockHashesOnFinish', help: 'insert own hashes on finish' },
+  'router.poll_on_finish': { kind: 'bool', section: 'router', field: 'pollOnFinish', fault: (v) => v === false, help: 'poll events in finish_request' },
+  'router.token_drift': { kind: 'bool', section: 'router', field: 'tokenDrift', fault: (v) => v === true, help: 'router tokenizes differently' },
+  'gen.overhead': { kind: 'duration', section: 'gen', field: 'overheadMs', help: 'GEN step overhead' },
+  'gen.ms_per_token': { kind: 'number', section: 'gen', field: 'msPerToken', help: 'decode time per output token' },
+};
+
+/** "30s", "1500ms", "2m", "1h" or a bare number of seconds → milliseconds */
+export function parseDurationMs(text: string): number | null {
+  const match = /^(\d+(?:\.\d+)?)(ms|s|m|h)?$/.exec(text.trim());
+  if (match === null) return null;
+  const value = Number(match[1]);
+  const unit = match[2] ?? 's';
+  const factor = unit === 'ms' ? 1 : unit === 's' ? 1000 : unit === 'm' ? 60_000 : 3_600_000;
+  return value * factor;
+}
+
+function parseValue(key: string, kind: Kind, raw: string): unknown {
+  const bad = (what: string): SimConfigError => new SimConfigError(`--set ${key}=${raw}: ${what}`);
+  if (typeof kind === 'object') {
+    if (!kind.oneOf.includes(raw)) throw bad(`expected one of ${kind.oneOf.join(', ')}`);
+    return raw;
+  }
+  switch (kind) {
+    case 'int':
+    case 'posint': {
+      const what = kind === 'posint' ? 'expected a positive integer' : 'expected a non-negative integer';
+      if (!/^\d+$/.test(raw) || !Number.isSafeInteger(Number(raw))) throw bad(what);
+      const value = Number(raw);
+      if (kind === 'posint' && value < 1) throw bad(what);
+      return value;
+    }
+    case 'number': {
+      const value = Number(raw);
+      if (raw.trim() === '' || !Number.isFinite(value) || value < 0) throw bad('expected a non-negative number');
+      return value;
+    }
+    case 'bool':
+      if (raw === 'true') return true;
+      if (raw === 'false') return false;
+      throw bad('expected true or false');
+    case 'duration':
+    case 'optional-duration': {
+      if (kind === 'optional-duration' && (raw === 'never' || raw === 'none')) return null;
+      const ms = parseDurationMs(raw);
+      if (ms === null) throw bad('expected a duration such as 30s, 1500ms, 2m (bare numbers are seconds)');
+      return ms;
+    }
+  }
+}
+
+function clone(config: SimConfig): Mutable<SimConfig> {
+  return {
+    preset: config.preset,
+    workload: { ...config.workload },
+    ctx: { ...config.ctx },
+    router: { ...config.router },
+    gen: { ...config.gen },
+  };
+}
+
+/** applies `key=value` overrides; unknown keys and bad values throw SimConfigError naming the key */
+export function applyOverrides(base: SimConfig, overrides: readonly string[]): SimConfig {
+  const config = clone(base);
+  for (const item of overrides) {
+    const eq = item.indexOf('=');
+    if (eq <= 0) throw new SimConfigError(`--set ${item}: expected key=value`);
+    const key = item.slice(0, eq).trim();
+    const raw = item.slice(eq + 1).trim();
+    const knob = KNOBS[key];
+    if (knob === undefined) throw new SimConfigError(`--set ${key}: unknown key (known: ${Object.keys(KNOBS).join(', ')})`);
+    (config[knob.section] as Record<string, unknown>)[knob.field] = parseValue(key, knob.kind, raw);
+  }
+  validate(config);
+  return config;
+}
+
+function validate(config: SimConfig): void {
+  const w = config.workload;
+  if (w.turnsMin > w.turnsMax) throw new SimConfigError(`--set workload.turns_min=${w.turnsMin}: exceeds workload.turns_max=${w.turnsMax}`);
+  if (config.ctx.maxConcurrency < 1) throw new SimConfigError('--set ctx.max_concurrency: must be at least 1');
+  if (config.ctx.prefillTokensPerSecond <= 0) throw new SimConfigError('--set ctx.prefill_tokens_per_s: must be positive');
+}
+
+export function presetConfig(name: string, overrides: readonly string[] = []): SimConfig {
+  const preset = PRESETS[name];
+  if (preset === undefined) throw new SimConfigError(`--preset ${name}: unknown preset (known: ${Object.keys(PRESETS).join(', ')})`);
+  return applyOverrides(preset, overrides);
+}
+
+/** the fault knobs in effect, as key=value strings */
+export function activeFaults(config: SimConfig): string[] {
+  const faults: string[] = [];
+  for (const [key, knob] of Object.entries(KNOBS)) {
+    const value = (config[knob.section] as unknown as Record<string, unknown>)[knob.field];
+    if (knob.fault?.(value) === true) faults.push(`${key}=${formatKnobValue(value)}`);
+  }
+  if (config.router.type === 'kv_cache_aware' && config.router.tokensPerBlock !== config.ctx.tokensPerBlock) {
+    faults.push(`router.tokens_per_block=${config.router.tokensPerBlock}`);
+  }
+  return faults;
+}
+
+function formatKnobValue(value: unknown): string {
+  if (value === null) return 'never';
+  if (typeof value === 'number' || typeof value === 'boolean' || typeof value === 'string') return String(value);
+  return JSON.stringify(value);
+}
