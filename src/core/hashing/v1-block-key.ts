@@ -1,8 +1,8 @@
 // TensorRT-LLM `v1_block_key` (Python hash_v1_block_key, C++ BlockKeyHasher::hash), trtllm-wire.md §1.2.
 // All arithmetic mod 2^64 on uint32 halves: no BigInt is allocated per token or per block in the chain path.
 import { bigIntHi, bigIntLo, hashCombine, mul64, u64ToBigInt, type U64Scratch } from './u64.js';
+import { createWasmTokenMixer, mixTokensJs, type TokenMixer } from './v1-token-mix.js';
 
-const C32 = 0x045d9f3b;
 const G = 0x9e3779b9;
 const K1_HI = 0xbf58476d;
 const K1_LO = 0x1ce4e5b9;
@@ -19,6 +19,8 @@ export interface V1HashOptions {
 }
 
 const scratch: U64Scratch = new Uint32Array(2);
+// per-token loop: WebAssembly (native i64) where available, else the JavaScript int32-halves loop
+const mixTokens: TokenMixer = createWasmTokenMixer() ?? mixTokensJs;
 const tmp: U64Scratch = new Uint32Array(2);
 
 /** mix64(v, seed) where v = (vHi:vLo); result in `scratch` */
@@ -68,23 +70,9 @@ export function hashV1Into(
     seedHi = scratch[0]!;
     seedLo = scratch[1]!;
   }
-  // Hot loop in signed int32 arithmetic: V8 keeps every value in an integer register (uint32 values above
-  // 2^31 would become doubles). Only the low-word sum is a double, to get the carry.
-  let hi = seedHi | 0;
-  let lo = seedLo | 0;
-  for (let i = start; i < end; i++) {
-    let v = tokens[i]! | 0;
-    v = Math.imul((v >>> 16) ^ v, C32);
-    v = Math.imul((v >>> 16) ^ v, C32);
-    v = (((v >>> 16) ^ v) + G) | 0;
-    // seed ^= v + (seed << 6) + (seed >> 2), mod 2^64
-    const loSum = (v >>> 0) + ((lo << 6) >>> 0) + (((lo >>> 2) | (hi << 30)) >>> 0);
-    const carry = loSum >= 0x1_0000_0000 ? (loSum >= 0x2_0000_0000 ? 2 : 1) : 0;
-    hi ^= (((hi << 6) | (lo >>> 26)) + (hi >>> 2) + carry) | 0;
-    lo ^= loSum | 0;
-  }
-  seedHi = hi >>> 0;
-  seedLo = lo >>> 0;
+  mixTokens(tokens, start, end, seedHi, seedLo, scratch);
+  seedHi = scratch[0]!;
+  seedLo = scratch[1]!;
   if (loraId !== null) {
     mix64(bigIntHi(loraId), bigIntLo(loraId), seedHi, seedLo);
     seedHi = scratch[0]!;

@@ -1,0 +1,147 @@
+// §4 Relay overhead: the same closed-loop load (256 concurrent clients, 200 KB prompts, SSE responses) against a
+// simulated CTX worker directly and through `kvsentinel serve --relay`, interleaved run by run.
+import { cliCommandMissing, cliPath } from '../lib/cli.js';
+import { freePort, waitForHttp } from '../lib/net.js';
+import { runNodeTask, startService, startTaskService } from '../lib/proc.js';
+import { fmtMs, fmtRatio, notMeasured, statusOf, type Row, type RunConfig, type SectionReport } from '../lib/report.js';
+import { formatTop, profileDir, topSelfTime } from '../lib/profile.js';
+import { median } from '../lib/stats.js';
+import type { LoadParams, LoadResult } from '../tasks/load.js';
+
+const TITLE = '4. Relay overhead';
+
+export async function relaySection(config: RunConfig): Promise<SectionReport> {
+  const missing = await cliCommandMissing(['serve']);
+  if (missing !== null) return notMeasured('relay', TITLE, missing, [
+      ['added latency p50', 'p50 under +1 ms'],
+      ['throughput vs direct', '≥ 0.9× direct'],
+    ]);
+  const worker = await startTaskService<{ ports: number[] }>('sim-worker', { servers: 1, chunks: 16, eventFiles: [] });
+  const workerUrl = `http://127.0.0.1:${worker.info.ports[0]!}`;
+  const startServe = async (nodeFlags: readonly string[]): Promise<{ url: string; stop: () => Promise<void> }> => {
+    const relayPort = await freePort();
+    const webPort = await freePort();
+    const url = `http://127.0.0.1:${relayPort}`;
+    const service = await startService(
+      process.execPath,
+      [...nodeFlags, cliPath, 'serve', '--relay', `ctx0=${workerUrl}@127.0.0.1:${relayPort}`, '--web.listen-address', `127.0.0.1:${webPort}`],
+      { readyLine: false, ready: () => waitForHttp(`${url}/health`) },
+    );
+    return { url, stop: () => service.stop() };
+  };
+  const serve = await startServe([]).catch(async (e: unknown) => {
+    await worker.stop();
+    throw e;
+  });
+  const relayUrl = serve.url;
+  const concurrency = config.quick ? 16 : 256;
+  const base: Omit<LoadParams, 'origin'> = {
+    path: '/v1/completions',
+    concurrency,
+    warmupSeconds: config.quick ? 1 : 3,
+    measureSeconds: config.quick ? 2 : 10,
+    promptBytes: 200_000,
+  };
+  const direct: LoadResult[] = [];
+  const relayed: LoadResult[] = [];
+  try {
+    for (let run = 0; run < config.runs; run++) {
+      const d = await runNodeTask<LoadResult>('load', { ...base, origin: workerUrl });
+      if (d.errors > 0) throw new Error(`direct load had ${d.errors} failed requests: the harness is broken`);
+      direct.push(d);
+      relayed.push(await runNodeTask<LoadResult>('load', { ...base, origin: relayUrl }));
+    }
+  } catch (e) {
+    await worker.stop();
+    throw e;
+  } finally {
+    await serve.stop();
+  }
+  const med = (rs: LoadResult[], f: (r: LoadResult) => number): number => median(rs.map(f));
+  const p50d = med(direct, (r) => r.latenciesMs.p50);
+  const p50r = med(relayed, (r) => r.latenciesMs.p50);
+  const p99d = med(direct, (r) => r.latenciesMs.p99);
+  const p99r = med(relayed, (r) => r.latenciesMs.p99);
+  const rps = (r: LoadResult): number => r.requests / r.seconds;
+  const rpsD = med(direct, rps);
+  const rpsR = med(relayed, rps);
+  const relayErrors = relayed.reduce((n, r) => n + r.errors, 0);
+  const rows: Row[] = [
+    {
+      measurement: 'added latency p50 (time to last SSE byte)',
+      result: `${fmtMs(p50r)} (+${fmtMs(p50r - p50d)})`,
+      baseline: `direct ${fmtMs(p50d)}`,
+      ratio: fmtRatio(p50r / p50d),
+      target: 'p50 under +1 ms',
+      status: statusOf(p50r - p50d < 1),
+    },
+    {
+      measurement: 'added latency p99',
+      result: `${fmtMs(p99r)} (+${fmtMs(p99r - p99d)})`,
+      baseline: `direct ${fmtMs(p99d)}`,
+      ratio: fmtRatio(p99r / p99d),
+      target: '—',
+      status: 'info',
+    },
+    {
+      measurement: 'throughput',
+      result: `${rpsR.toFixed(0)} req/s`,
+      baseline: `direct ${rpsD.toFixed(0)} req/s`,
+      ratio: fmtRatio(rpsR / rpsD),
+      target: '≥ 0.9× direct',
+      status: statusOf(rpsR / rpsD >= 0.9),
+    },
+    {
+      measurement: 'failed requests through the relay',
+      result: String(relayErrors),
+      baseline: '0 direct',
+      ratio: '—',
+      target: '0 (never lose a request)',
+      status: statusOf(relayErrors === 0),
+    },
+  ];
+  const notes = [
+    `Per run p50 direct/relay (ms): ${direct.map((d, i) => `${d.latenciesMs.p50.toFixed(1)}/${relayed[i]!.latenciesMs.p50.toFixed(1)}`).join(', ')}; ` +
+      `req/s direct/relay: ${direct.map((d, i) => `${rps(d).toFixed(0)}/${rps(relayed[i]!).toFixed(0)}`).join(', ')}.`,
+  ];
+  try {
+    if (rows.some((r) => r.status === 'missed') && !config.quick) {
+      // profile the sidecar under the same load: where does a relayed request spend its time?
+      const prof = profileDir();
+      const profiled = await startServe(prof.flags);
+      try {
+        await runNodeTask<LoadResult>('load', { ...base, origin: profiled.url });
+      } finally {
+        await profiled.stop();
+      }
+      let top: ReturnType<typeof topSelfTime> | null = null;
+      try {
+        top = topSelfTime(prof.dir, 12);
+      } catch {
+        notes.push('**Target missed.** The profile of the sidecar could not be read (it did not write one on SIGTERM).');
+      }
+      if (top !== null) {
+        notes.push(
+          `**Target missed — profile** of \`kvsentinel serve\` during one load run (\`node --cpu-prof\`, self time of ${top.totalMs.toFixed(0)} ms): ${formatTop(top.entries)}. ` +
+            'The relay runs on one Node event loop that receives the 200 KB body, reads the prompt\'s token ids from it, forwards it and streams ' +
+            `the SSE response back, while the worker and the load generator share the same cores: every CPU-second the relay spends per ` +
+            `request adds queueing delay for all ${concurrency} in-flight requests. Next step: the functions at the top of this profile.`,
+        );
+      }
+    }
+  } finally {
+    await worker.stop();
+  }
+  return {
+    id: 'relay',
+    title: TITLE,
+    method:
+      `A simulated CTX worker (bench/tasks/sim-worker.ts, its own process) answers \`POST /v1/completions\` with ${16} SSE chunks, a usage chunk and [DONE]. ` +
+      `A load process runs ${concurrency} closed-loop clients (undici Pool, keep-alive), each keeping one request in flight for ${base.warmupSeconds} s of warm-up and ${base.measureSeconds} s measured, ` +
+      `with a ${base.promptBytes / 1000} KB prompt of token ids, once against the worker and once through \`kvsentinel serve --relay\` (its own process), interleaved per run. ` +
+      `Latency is time to the last byte of requests started in the window, throughput counts requests completed in it; ` +
+      `figures are medians over runs of each run's percentile.`,
+    rows,
+    notes,
+  };
+}

@@ -1,0 +1,63 @@
+// Child task: ingest recorded `/kv_cache_events` responses from their bytes, timed per pass over all files.
+import { readFileSync } from 'node:fs';
+import { RouterReplicaTable, WorkerTruthTable } from '../../src/core/tables/index.js';
+import { parseKvEvents } from '../../src/core/wire/parse-kv-events.js';
+
+export type IngestMode = 'json-parse' | 'parse' | 'parse-replica' | 'parse-truth-replica';
+
+export interface IngestParams {
+  readonly mode: IngestMode;
+  readonly files: readonly string[];
+  readonly passes: number;
+  readonly warmupPasses: number;
+}
+
+export interface IngestResult {
+  readonly bytes: number;
+  readonly events: number;
+  readonly seconds: number[];
+  /** CPU time of the process per pass (user + system, all threads: GC helpers count) */
+  readonly cpuSeconds: number[];
+  /** blocks in the router replica after the last pass (cross-checked against the Python set) */
+  readonly replicaBlocks: number | null;
+}
+
+const SERVER = 'ctx0';
+
+export function runIngest(params: IngestParams): IngestResult {
+  const buffers = params.files.map((f) => readFileSync(f));
+  const bytes = buffers.reduce((n, b) => n + b.length, 0);
+  let events = 0;
+  let replicaBlocks: number | null = null;
+  const pass = (): void => {
+    events = 0;
+    if (params.mode === 'json-parse') {
+      for (const buf of buffers) events += (JSON.parse(buf.toString('utf8')) as unknown[]).length;
+      return;
+    }
+    const replica = params.mode === 'parse' ? null : new RouterReplicaTable();
+    const truth = params.mode === 'parse-truth-replica' ? new WorkerTruthTable() : null;
+    for (const buf of buffers) {
+      const parsed = parseKvEvents(buf.toString('utf8'));
+      if (parsed.issues.length > 0) throw new Error(`payload did not parse cleanly: ${JSON.stringify(parsed.issues[0])}`);
+      events += parsed.events.length;
+      if (replica !== null) for (const p of parsed.events) replica.apply(SERVER, p.event);
+      if (truth !== null) for (const p of parsed.events) truth.apply(SERVER, p.event);
+    }
+    replicaBlocks = replica === null ? null : replica.blockCount(SERVER);
+  };
+  for (let i = 0; i < params.warmupPasses; i++) pass();
+  const gc = (globalThis as { gc?: () => void }).gc;
+  const seconds: number[] = [];
+  const cpuSeconds: number[] = [];
+  for (let i = 0; i < params.passes; i++) {
+    gc?.();
+    const cpu = process.cpuUsage();
+    const start = performance.now();
+    pass();
+    seconds.push((performance.now() - start) / 1000);
+    const used = process.cpuUsage(cpu);
+    cpuSeconds.push((used.user + used.system) / 1e6);
+  }
+  return { bytes, events, seconds, cpuSeconds, replicaBlocks };
+}

@@ -1,0 +1,214 @@
+// The per-token part of v1_block_key (trtllm-wire.md §1.2): seed = mix32(token, seed) for every token of a block.
+// Two implementations with one contract: a WebAssembly loop with native i64 arithmetic (the fast path, ~2× the
+// JavaScript one because the 64-bit seed update is serial and JavaScript has to split it into int32 halves), and
+// the pure JavaScript loop (fallback where WebAssembly is unavailable, e.g. `node --jitless`, or on big-endian
+// hosts). The WebAssembly module is tiny and encoded below, instruction by instruction: no toolchain, no I/O.
+import type { U64Scratch } from './u64.js';
+
+/** Runs mix32 over tokens[start, end) starting from seed (hi:lo); writes the seed into out as [hi, lo]. */
+export type TokenMixer = (tokens: ArrayLike<number>, start: number, end: number, seedHi: number, seedLo: number, out: U64Scratch) => void;
+
+const C32 = 0x045d9f3b;
+const G = 0x9e3779b9;
+const TWO_POW_MINUS_32 = 2 ** -32;
+
+/**
+ * JavaScript loop in signed int32 arithmetic: V8 keeps every value in an integer register (uint32 values above
+ * 2^31 would become doubles). Only the low-word sum is a double, to get the carry: carry = floor(loSum / 2^32)
+ * ∈ {0, 1, 2}, taken branch-free (× 2^-32 is exact in a double) because carries are random and a
+ * compare-and-branch mispredicts about every other token. Unrolled by two so a pair's independent token mixes
+ * overlap the serial seed update.
+ */
+export const mixTokensJs: TokenMixer = (tokens, start, end, seedHi, seedLo, out) => {
+  let hi = seedHi | 0;
+  let lo = seedLo | 0;
+  let i = start;
+  for (; i + 1 < end; i += 2) {
+    let v = tokens[i]! | 0;
+    let w = tokens[i + 1]! | 0;
+    v = Math.imul((v >>> 16) ^ v, C32);
+    w = Math.imul((w >>> 16) ^ w, C32);
+    v = Math.imul((v >>> 16) ^ v, C32);
+    w = Math.imul((w >>> 16) ^ w, C32);
+    v = (((v >>> 16) ^ v) + G) | 0;
+    w = (((w >>> 16) ^ w) + G) | 0;
+    // seed ^= v + (seed << 6) + (seed >> 2), mod 2^64; then the same with w
+    let loSum = (v >>> 0) + ((lo << 6) >>> 0) + (((lo >>> 2) | (hi << 30)) >>> 0);
+    hi ^= (((hi << 6) | (lo >>> 26)) + (hi >>> 2) + ((loSum * TWO_POW_MINUS_32) | 0)) | 0;
+    lo ^= loSum | 0;
+    loSum = (w >>> 0) + ((lo << 6) >>> 0) + (((lo >>> 2) | (hi << 30)) >>> 0);
+    hi ^= (((hi << 6) | (lo >>> 26)) + (hi >>> 2) + ((loSum * TWO_POW_MINUS_32) | 0)) | 0;
+    lo ^= loSum | 0;
+  }
+  if (i < end) {
+    let v = tokens[i]! | 0;
+    v = Math.imul((v >>> 16) ^ v, C32);
+    v = Math.imul((v >>> 16) ^ v, C32);
+    v = (((v >>> 16) ^ v) + G) | 0;
+    const loSum = (v >>> 0) + ((lo << 6) >>> 0) + (((lo >>> 2) | (hi << 30)) >>> 0);
+    hi ^= (((hi << 6) | (lo >>> 26)) + (hi >>> 2) + ((loSum * TWO_POW_MINUS_32) | 0)) | 0;
+    lo ^= loSum | 0;
+  }
+  out[0] = hi >>> 0;
+  out[1] = lo >>> 0;
+};
+
+// --- WebAssembly encoding helpers (binary format, MVP instructions only) ---
+
+function uleb(n: number): number[] {
+  const bytes: number[] = [];
+  let rest = n >>> 0;
+  do {
+    let b = rest & 0x7f;
+    rest >>>= 7;
+    if (rest !== 0) b |= 0x80;
+    bytes.push(b);
+  } while (rest !== 0);
+  return bytes;
+}
+
+function sleb32(n: number): number[] {
+  const bytes: number[] = [];
+  let rest = n | 0;
+  for (;;) {
+    const b = rest & 0x7f;
+    rest >>= 7;
+    if ((rest === 0 && (b & 0x40) === 0) || (rest === -1 && (b & 0x40) !== 0)) {
+      bytes.push(b);
+      return bytes;
+    }
+    bytes.push(b | 0x80);
+  }
+}
+
+function vec(items: readonly (readonly number[])[]): number[] {
+  return [...uleb(items.length), ...items.flat()];
+}
+
+function section(id: number, bytes: readonly number[]): number[] {
+  return [id, ...uleb(bytes.length), ...bytes];
+}
+
+function name(text: string): number[] {
+  return vec([...text].map((c) => [c.charCodeAt(0)]));
+}
+
+const I32 = 0x7f;
+const I64 = 0x7e;
+const op = {
+  block: 0x02,
+  loop: 0x03,
+  br: 0x0c,
+  brIf: 0x0d,
+  end: 0x0b,
+  localGet: 0x20,
+  localSet: 0x21,
+  i32Load: 0x28,
+  i64Store: 0x37,
+  i32Const: 0x41,
+  i64Const: 0x42,
+  i32GeU: 0x4f,
+  i32Add: 0x6a,
+  i32Mul: 0x6c,
+  i32Xor: 0x73,
+  i32Shl: 0x74,
+  i32ShrU: 0x76,
+  i64Add: 0x7c,
+  i64Or: 0x84,
+  i64Xor: 0x85,
+  i64Shl: 0x86,
+  i64ShrU: 0x88,
+  i64ExtendI32U: 0xad,
+  void: 0x40,
+} as const;
+
+/** Tokens are copied to this byte offset of the module's memory; the resulting seed is stored at offset 0. */
+const TOKENS_AT = 16;
+
+/** mix(len: i32, seedHi: i32, seedLo: i32): the loop over `len` u32 tokens at TOKENS_AT; seed (i64) → memory[0]. */
+function mixModuleBytes(): Uint8Array {
+  // params 0 len, 1 hi, 2 lo; locals 3 seed (i64), 4 p, 5 end, 6 v (i32)
+  const [len, hi, lo, seed, p, end, v] = [0, 1, 2, 3, 4, 5, 6];
+  const mixStep = (add: number): number[] => [
+    // v = ((v >>> 16) ^ v) * C32, or + G for the last step
+    op.localGet, v, op.i32Const, 16, op.i32ShrU, op.localGet, v, op.i32Xor,
+    op.i32Const, ...sleb32(add === G ? G : C32), add === G ? op.i32Add : op.i32Mul, op.localSet, v,
+  ];
+  const code = [
+    ...vec([[1, I64], [3, I32]]),
+    // seed = (u64(hi) << 32) | u64(lo)
+    op.localGet, hi, op.i64ExtendI32U, op.i64Const, 32, op.i64Shl, op.localGet, lo, op.i64ExtendI32U, op.i64Or, op.localSet, seed,
+    // p = TOKENS_AT; end = TOKENS_AT + len * 4
+    op.i32Const, TOKENS_AT, op.localSet, p,
+    op.localGet, len, op.i32Const, 2, op.i32Shl, op.i32Const, TOKENS_AT, op.i32Add, op.localSet, end,
+    op.block, op.void, op.loop, op.void,
+    // if p >= end: break
+    op.localGet, p, op.localGet, end, op.i32GeU, op.brIf, 1,
+    // v = memory.u32[p] (align 2^2, offset 0)
+    op.localGet, p, op.i32Load, 2, 0, op.localSet, v,
+    ...mixStep(C32),
+    ...mixStep(C32),
+    ...mixStep(G),
+    // seed ^= u64(v) + (seed << 6) + (seed >> 2)
+    op.localGet, seed, op.localGet, v, op.i64ExtendI32U, op.localGet, seed, op.i64Const, 6, op.i64Shl, op.i64Add,
+    op.localGet, seed, op.i64Const, 2, op.i64ShrU, op.i64Add, op.i64Xor, op.localSet, seed,
+    // p += 4; continue
+    op.localGet, p, op.i32Const, 4, op.i32Add, op.localSet, p,
+    op.br, 0, op.end, op.end,
+    // memory.u64[0] = seed (align 2^3, offset 0)
+    op.i32Const, 0, op.localGet, seed, op.i64Store, 3, 0,
+    op.end,
+  ];
+  return new Uint8Array([
+    0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00, // magic, version 1
+    ...section(1, vec([[0x60, ...vec([[I32], [I32], [I32]]), ...vec([])]])), // type 0: (i32 i32 i32) -> ()
+    ...section(3, vec([[0]])), // function 0 has type 0
+    ...section(5, vec([[0x00, 1]])), // one memory, min 1 page, no max
+    ...section(7, vec([[...name('mix'), 0x00, 0], [...name('memory'), 0x02, 0]])), // exports
+    ...section(10, vec([[...uleb(code.length), ...code]])),
+  ]);
+}
+
+const LITTLE_ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
+
+// lib ES2023 declares no WebAssembly: the few members used here
+interface WasmMemory {
+  readonly buffer: ArrayBuffer;
+  grow(pages: number): number;
+}
+interface WasmApi {
+  readonly Module: new (bytes: Uint8Array) => object;
+  readonly Instance: new (module: object) => { readonly exports: Readonly<Record<string, unknown>> };
+}
+
+/** The WebAssembly mixer, or null where WebAssembly is unavailable or the host is big-endian. */
+export function createWasmTokenMixer(): TokenMixer | null {
+  const api = (globalThis as { WebAssembly?: WasmApi }).WebAssembly;
+  if (!LITTLE_ENDIAN || api === undefined) return null;
+  let exports: Readonly<Record<string, unknown>>;
+  try {
+    exports = new api.Instance(new api.Module(mixModuleBytes())).exports;
+  } catch {
+    return null;
+  }
+  const mix = exports.mix as (len: number, hi: number, lo: number) => void;
+  const memory = exports.memory as WasmMemory;
+  let words = new Uint32Array(memory.buffer);
+  const first = TOKENS_AT / 4;
+  return (tokens, start, end, seedHi, seedLo, out) => {
+    const count = end - start;
+    if (first + count > words.length) {
+      memory.grow(Math.ceil(((first + count) * 4 - memory.buffer.byteLength) / 65536));
+      words = new Uint32Array(memory.buffer);
+    }
+    if (tokens instanceof Uint32Array) {
+      words.set(tokens.subarray(start, end), first);
+    } else {
+      // ToUint32 on store: the same token id as `| 0` in the JavaScript loop
+      for (let i = 0; i < count; i++) words[first + i] = tokens[start + i]!;
+    }
+    mix(count, seedHi, seedLo);
+    out[0] = words[1]!;
+    out[1] = words[0]!;
+  };
+}
