@@ -1,8 +1,13 @@
 import { Command, CommanderError } from 'commander';
 import { CliError, EXIT_USAGE } from './cli-error.js';
+import { registerAuditCommand } from './commands/audit.js';
 import { registerHashCommand } from './commands/hash.js';
+import { registerRecordCommand } from './commands/record.js';
+import { registerServeCommand } from './commands/serve.js';
+import { liveAudit } from './serve/live-audit.js';
 import { registerSimCommand } from './commands/sim.js';
 import { registerSimServeCommand } from './commands/sim-serve.js';
+import { registerTailCommand } from './commands/tail.js';
 import { VERSION } from './version.js';
 
 export function buildProgram(): Command {
@@ -12,6 +17,10 @@ export function buildProgram(): Command {
     .showHelpAfterError()
     .exitOverride();
   registerHashCommand(program);
+  registerAuditCommand(program, liveAudit);
+  registerServeCommand(program);
+  registerRecordCommand(program);
+  registerTailCommand(program);
   registerSimCommand(program);
   registerSimServeCommand(program);
   return program;

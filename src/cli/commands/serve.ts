@@ -1,0 +1,54 @@
+// `kvsentinel serve`: the sidecar daemon (design.md §7). Flags and/or a YAML/JSON config file; SIGHUP and
+// POST /-/reload re-read the file (an invalid one is rejected and the old one kept); SIGTERM/SIGINT stop gracefully.
+import type { Command } from 'commander';
+import { CliError } from '../cli-error.js';
+import { createDaemon } from '../serve/daemon.js';
+import { createStderrLogger } from '../serve/logger.js';
+import { addSourceOptions, hasSources, loadCliConfig, NO_SOURCE_MESSAGE, sourceFlags, type SourceOptionValues } from '../serve/source-flags.js';
+
+interface ServeOptions extends SourceOptionValues {
+  'config.check'?: boolean;
+  'log.level'?: string;
+}
+
+export function registerServeCommand(program: Command): void {
+  const command = program.command('serve').description('run the sidecar: relay ports, watch sources, /metrics, /ws live feed, landing page at /');
+  addSourceOptions(command)
+    .option('--config.check', 'validate the configuration and exit (0 valid, 2 invalid)')
+    .option('--web.listen-address <host:port>', 'metrics, health, live feed and landing page (default 0.0.0.0:9464: Prometheus scrapes the pod IP)')
+    .option('--log.level <level>', 'info | warn | error', 'info')
+    .action(async (options: ServeOptions) => {
+      const level = options['log.level'];
+      if (level !== 'info' && level !== 'warn' && level !== 'error') throw new CliError(`--log.level '${String(level)}': expected info, warn or error`);
+      const flags = sourceFlags(options);
+      const load = () => loadCliConfig(flags);
+      const config = await load();
+      if (options['config.check'] === true) {
+        process.stdout.write('configuration is valid\n');
+        return;
+      }
+      if (!hasSources(config)) throw new CliError(NO_SOURCE_MESSAGE);
+      const logger = createStderrLogger({ level });
+      // KVSENTINEL_REVISION: the build's source revision for kvsentinel_build_info (images set it)
+      const daemon = createDaemon(config, { logger, loadConfig: load, revision: process.env.KVSENTINEL_REVISION ?? 'unknown' });
+      try {
+        await daemon.start();
+      } catch (err) {
+        await daemon.stop();
+        throw new CliError(`cannot start: ${err instanceof Error ? err.message : String(err)}`);
+      }
+      await new Promise<void>((resolve) => {
+        const onHup = (): void => {
+          daemon.reload().catch(() => undefined); // logged by the daemon; the old config stays
+        };
+        const onStop = (signal: string): void => {
+          logger.info('stopping', { signal });
+          process.off('SIGHUP', onHup);
+          void daemon.stop().then(resolve);
+        };
+        process.on('SIGHUP', onHup);
+        process.once('SIGTERM', () => onStop('SIGTERM'));
+        process.once('SIGINT', () => onStop('SIGINT'));
+      });
+    });
+}

@@ -1,0 +1,6 @@
+// `audit --json`: the report as one JSON object (design.md §7), newline-terminated.
+import type { AuditReport } from '../../core/diagnosis/audit-report.js';
+
+export function renderJson(report: AuditReport): string {
+  return `${JSON.stringify(report, null, 2)}\n`;
+}

@@ -1,0 +1,85 @@
+import { describe, expect, it } from 'vitest';
+import { buildConfig, parseDuration, parseHostPort, parseRelayFlag } from './config.js';
+
+describe('serve config', () => {
+  it('parses --relay ID=URL@[HOST:]PORT', () => {
+    expect(parseRelayFlag('ctx0=http://10.0.0.5:8001@9401')).toEqual({ id: 'ctx0', upstream: 'http://10.0.0.5:8001', host: null, port: 9401 });
+    expect(parseRelayFlag('ctx1=http://w1:8001/@10.1.2.3:9402')).toEqual({ id: 'ctx1', upstream: 'http://w1:8001', host: '10.1.2.3', port: 9402 });
+    expect(parseRelayFlag('a=http://[::1]:8001@[::1]:9403')).toMatchObject({ host: '::1', port: 9403 });
+  });
+
+  it.each([
+    ['ctx0=http://x:1', 'expected ID=URL@[HOST:]PORT'],
+    ['ctx0=ftp://x:1@9401', 'is not an http(s) URL'],
+    ['c t=http://x:1@9401', 'is not a server id'],
+    ['ctx0=http://x:1@70000', "'70000' is not a port"],
+  ])('rejects --relay %s naming the flag', (flag, message) => {
+    expect(() => parseRelayFlag(flag)).toThrow(`--relay '${flag}'`);
+    expect(() => parseRelayFlag(flag)).toThrow(message);
+  });
+
+  it('defaults to 0.0.0.0:9464 and relays bind the listen host', () => {
+    const c = buildConfig(undefined, { relay: ['ctx0=http://w:8001@9401'] });
+    expect(c.listen).toEqual({ host: '0.0.0.0', port: 9464 });
+    expect(c.relays[0]?.host).toBeNull();
+    expect(c.relay.drainIntervalMs).toBe(250);
+    expect(parseHostPort('x', ':9100')).toEqual({ host: '0.0.0.0', port: 9100 });
+  });
+
+  it('merges file lists with flags; flags override scalars', () => {
+    const c = buildConfig(
+      {
+        web: { listen_address: '127.0.0.1:9000' },
+        relays: [{ id: 'ctx0', upstream: 'http://w0:8001', listen: 9401 }],
+        relay: { drain_interval: '100ms', buffer_max_bytes: '64MiB', consumer_by: 'address-port' },
+        ctx: [{ id: 'ctx5', url: 'http://w5:8001', prometheus: true }],
+        router_debug: 'http://router:8000/debug/router',
+        requests: 'perf.jsonl',
+      },
+      { relay: ['ctx1=http://w1:8001@9402'], listenAddress: '127.0.0.1:9100', requests: ['openai:client.jsonl'] },
+      'k.yaml',
+    );
+    expect(c.listen).toEqual({ host: '127.0.0.1', port: 9100 });
+    expect(c.relays.map((r) => r.id)).toEqual(['ctx0', 'ctx1']);
+    expect(c.relay).toMatchObject({ drainIntervalMs: 100, bufferMaxBytes: 64 * 1024 * 1024, consumerBy: 'address-port' });
+    expect(c.ctx[0]).toEqual({ id: 'ctx5', url: 'http://w5:8001', events: 'none', prometheus: true });
+    expect(c.routerDebug).toEqual({ url: 'http://router:8000/debug/router', intervalMs: 1000 });
+    expect(c.requestLogs).toEqual([
+      { path: 'perf.jsonl', format: 'auto' },
+      { path: 'client.jsonl', format: 'openai' },
+    ]);
+  });
+
+  it.each([
+    [{ relays: [{ id: 'ctx0', upstream: 'http://w:1' }] }, 'k.yaml: relays[0].listen: missing'],
+    [{ relay: { drain_interval: 'soon' } }, "k.yaml: relay.drain_interval: 'soon' is not a positive duration"],
+    [{ ctx: [{ id: 'a', url: 'http://w:1', events: 'steal' }] }, "k.yaml: ctx[0].events: 'steal' is not none or exclusive"],
+    [{ web: { listen_adress: ':1' } }, 'k.yaml: web.listen_adress: unknown key'],
+    [{ relays: [{ id: 'a', upstream: 'http://w:1', listen: 9401 }], ctx: [{ id: 'a', url: 'http://w:2' }] }, "server id 'a' is used twice"],
+    [
+      {
+        relays: [
+          { id: 'a', upstream: 'http://w:1', listen: 9401 },
+          { id: 'b', upstream: 'http://w:2', listen: 9401 },
+        ],
+      },
+      'listen address 0.0.0.0:9401 is also used by relay a',
+    ],
+    [{ relays: [{ id: 'a', upstream: 'http://w:1', listen: 9464 }] }, 'port 9464 is the web listen port'],
+    [[1, 2], 'k.yaml: expected a mapping at the top level'],
+  ])('rejects %j naming the key', (doc, message) => {
+    expect(() => buildConfig(doc, {}, 'k.yaml')).toThrow(message);
+  });
+
+  it('needs --ctx for --events exclusive', () => {
+    expect(() => buildConfig(undefined, { events: 'exclusive' })).toThrow('--events exclusive');
+    expect(buildConfig(undefined, { events: 'exclusive', ctx: ['c=http://w:1'] }).ctx[0]?.events).toBe('exclusive');
+  });
+
+  it.each([
+    ['250ms', 250],
+    ['5s', 5000],
+    ['1.5m', 90_000],
+    [750, 750],
+  ])('duration %j = %d ms', (v, ms) => expect(parseDuration('x', v)).toBe(ms));
+});

@@ -1,0 +1,324 @@
+// The composition root of `kvsentinel serve`: one state fed by every source (relay ports, watch pollers, log
+// followers, exclusive drainers); the exporter, the live feed and the landing page read the same snapshots.
+// Sources are reconciled by spec on reload: unchanged ones keep running (a relay keeps its event buffer and its
+// consumers' cursors), removed ones stop, new ones start. An invalid new config changes nothing.
+import { Registry } from 'prom-client';
+import type { Observation } from '../../core/observe/observation.js';
+import { createSentinelState, type SentinelOptions, type SentinelState } from '../../core/state/sentinel-state.js';
+import type { SentinelSnapshot } from '../../core/state/snapshot.js';
+import { createServerResolver, type ServerResolver } from '../../core/watch/server-resolver.js';
+import { parseKvEvents } from '../../core/wire/parse-kv-events.js';
+import { createExporter, type Exporter, type ReloadStatus } from '../../outputs/exporter.js';
+import { LiveFeed } from '../../outputs/live-feed.js';
+import { WebServer } from '../../outputs/web-server.js';
+import type { Clock, Logger, ObservationSink, RunningSource } from '../../sources/ports.js';
+import { InflightTracker } from '../../sources/relay/inflight-tracker.js';
+import { WorkerRelay, type ParseEvents } from '../../sources/relay/worker-relay.js';
+import { SourceStatusBoard } from '../../sources/source-status.js';
+import { createExclusiveEventsSource } from '../../sources/watch/exclusive-events-source.js';
+import { createOrchestratorLogSource, createRequestLogSource } from '../../sources/watch/log-sources.js';
+import { createPrometheusScrapeSource } from '../../sources/watch/prometheus-scrape-source.js';
+import { createRouterDebugSource } from '../../sources/watch/router-debug-source.js';
+import { createServerInfoSource } from '../../sources/watch/server-info-source.js';
+import { VERSION } from '../version.js';
+import type { ServeConfig } from './config.js';
+
+/** What the daemon needs from the state (createSentinelState satisfies it). */
+/** Hooks the state calls while applying a decision or outcome (the live feed shows the joins). */
+export interface StateHooks {
+  readonly onDecision: NonNullable<SentinelOptions['onDecision']>;
+  readonly onOutcome: NonNullable<SentinelOptions['onOutcome']>;
+}
+
+export interface StatePort {
+  apply(observation: Observation): void;
+  snapshot(now: number): SentinelSnapshot;
+}
+
+export interface DaemonDeps {
+  readonly clock?: Clock;
+  readonly logger?: Logger;
+  readonly createState?: (config: ServeConfig, hooks: StateHooks) => StatePort;
+  readonly parseEvents?: ParseEvents;
+  /** re-reads the configuration on reload (SIGHUP, POST /-/reload); without it reload re-applies the current one */
+  readonly loadConfig?: () => Promise<ServeConfig>;
+  readonly revision?: string;
+  /** false: no web server (a live audit needs sources and the state only) */
+  readonly web?: boolean;
+}
+
+export interface Daemon {
+  start(): Promise<void>;
+  /** Graceful: stops accepting, lets in-flight relay requests finish, stops pollers. Idempotent. */
+  stop(): Promise<void>;
+  /** Loads and applies a new configuration; rejects (keeping the old one) when it is invalid. */
+  reload(): Promise<void>;
+  snapshot(): SentinelSnapshot;
+  readonly status: SourceStatusBoard;
+  readonly exporter: Exporter;
+  readonly config: () => ServeConfig;
+  webAddress(): { host: string; port: number };
+  relayAddress(id: string): { host: string; port: number } | null;
+}
+
+interface SourceSpec {
+  readonly key: string;
+  readonly make: () => RunningSource;
+}
+
+export function defaultState(config: ServeConfig, hooks?: StateHooks): SentinelState {
+  return createSentinelState({
+    ...(hooks !== undefined ? { onDecision: hooks.onDecision, onOutcome: hooks.onOutcome } : {}),
+    mode: config.ctx.some((c) => c.events === 'exclusive') ? 'exclusive' : 'auto',
+    windowMs: 10 * 60_000,
+    // a daemon should not flap: a finding needs two evaluations to turn on, five to turn off
+    hysteresis: { onAfter: 2, offAfter: 5 },
+    evaluateEveryMs: 1_000,
+  });
+}
+
+export function createDaemon(initial: ServeConfig, deps: DaemonDeps = {}): Daemon {
+  const clock = deps.clock ?? Date.now;
+  const logger = deps.logger ?? { info: () => undefined, warn: () => undefined, error: () => undefined };
+  const parseEvents = deps.parseEvents ?? parseKvEvents;
+  let config = initial;
+  let feed: LiveFeed | null = null;
+  const hooks: StateHooks = {
+    onDecision: (join) => feed?.noteDecisionJoin(join),
+    onOutcome: (join) => feed?.noteOutcomeJoin(join),
+  };
+  const state = (deps.createState ?? defaultState)(config, hooks);
+  let stateErrors = 0;
+
+  const sink: ObservationSink = {
+    apply(o) {
+      try {
+        state.apply(o);
+      } catch (err) {
+        // a state bug must never take the data path down with it
+        if (stateErrors++ < 20) logger.error('state rejected an observation', { kind: o.kind, error: String(err) });
+      }
+      feed?.apply(o);
+    },
+  };
+  const status = new SourceStatusBoard({ sink, clock, logger });
+  const snapshot = (): SentinelSnapshot => state.snapshot(clock());
+  let reloadStatus: ReloadStatus = { successful: true, lastSuccessAt: clock() };
+  const exporter = createExporter({
+    registry: new Registry(),
+    sources: () => status.list(),
+    snapshot,
+    reload: () => reloadStatus,
+    build: { version: VERSION, revision: deps.revision ?? 'unknown', nodejsVersion: process.version },
+    logger,
+  });
+  feed = new LiveFeed({ snapshot, clock, logger, version: VERSION });
+  const inflight = new InflightTracker();
+  const tokensPerBlock = new Map<string, number>();
+  const running = new Map<string, RunningSource>();
+  let resolver: ServerResolver = resolverFor(config);
+  let started = false;
+  let ready = false;
+  let stopping: Promise<void> | undefined;
+
+  const web = new WebServer({
+    exporter,
+    feed,
+    landing: () => {
+      let s: SentinelSnapshot | null = null;
+      try {
+        s = snapshot();
+      } catch (err) {
+        logger.error('snapshot failed', { error: String(err) });
+      }
+      return {
+        version: VERSION,
+        verdict: s?.verdict ?? null,
+        findings: s?.findings ?? [],
+        sources: status.list(),
+        relays: [...running.values()].filter((r): r is WorkerRelay => r instanceof WorkerRelay).map((r) => {
+          const a = r.address();
+          const consumers = r.bufferStats().consumers.map((c) => ({ consumer: c.consumer, backlog: c.backlog, delivered: c.delivered, dropped: c.dropped }));
+          return { id: r.target.id, listen: `${a.host}:${a.port}`, upstream: r.target.upstream, consumers };
+        }),
+      };
+    },
+    ready: () => ready,
+    reload: () => daemon.reload(),
+    logger,
+  });
+
+  function resolverFor(c: ServeConfig): ServerResolver {
+    const aliases: Record<string, string[]> = {};
+    for (const r of c.relays) aliases[r.id] = [r.upstream, `${r.host ?? c.listen.host}:${r.port}`, `:${r.port}`];
+    for (const x of c.ctx) aliases[x.id] = [x.url];
+    return createServerResolver(aliases);
+  }
+
+  function specsFor(c: ServeConfig): SourceSpec[] {
+    const common = { timeoutMs: c.timeoutMs, maxBytes: c.maxResponseBytes };
+    const specs: SourceSpec[] = [];
+    const resolve: ServerResolver = (name) => resolver(name);
+    for (const r of c.relays) {
+      const target = { id: r.id, upstream: r.upstream, host: r.host ?? c.listen.host, port: r.port };
+      const options = {
+        drainIntervalMs: c.relay.drainIntervalMs,
+        drainTimeoutMs: c.relay.drainTimeoutMs,
+        maxDrainBytes: c.relay.maxDrainBytes,
+        consumerHeader: c.relay.consumerHeader,
+        consumerBy: c.relay.consumerBy,
+        captureMaxBytes: c.relay.captureMaxBytes,
+        proxyTimeoutMs: c.relay.proxyTimeoutMs,
+        shutdownGraceMs: c.relay.shutdownGraceMs,
+        buffer: { maxEvents: c.relay.bufferMaxEvents, maxBytes: c.relay.bufferMaxBytes, consumerIdleMs: c.relay.consumerIdleMs, retainReadMs: c.relay.retainReadMs },
+      };
+      specs.push({
+        key: `relay ${JSON.stringify([target, options])}`,
+        make: () => new WorkerRelay(target, { sink, status, clock, logger, inflight, parseEvents, onProxied: (s, sec) => exporter.observeRelayDuration(s, sec) }, options),
+      });
+    }
+    const workers = [...c.relays.map((r) => ({ id: r.id, url: r.upstream })), ...c.ctx.map((x) => ({ id: x.id, url: x.url }))];
+    for (const w of workers) {
+      specs.push({
+        key: `server-info ${JSON.stringify([w, c.serverInfoIntervalMs, common])}`,
+        make: () =>
+          createServerInfoSource(
+            { sink, status, clock, onInfo: (server, tpb) => (tpb !== null ? tokensPerBlock.set(server, tpb) : tokensPerBlock.delete(server)) },
+            { server: w.id, url: w.url, intervalMs: c.serverInfoIntervalMs, ...common },
+          ),
+      });
+    }
+    for (const x of c.ctx) {
+      if (x.prometheus) {
+        specs.push({ key: `prometheus ${JSON.stringify([x, c.pollIntervalMs, common])}`, make: () => createPrometheusScrapeSource({ status }, { server: x.id, url: x.url, intervalMs: c.pollIntervalMs, ...common }) });
+      }
+      if (x.events === 'exclusive') {
+        specs.push({
+          key: `events ${JSON.stringify([x, c.relay.drainIntervalMs, common])}`,
+          make: () => createExclusiveEventsSource({ sink, status, clock, logger, parseEvents }, { server: x.id, url: x.url, intervalMs: c.relay.drainIntervalMs, timeoutMs: c.timeoutMs, maxBytes: c.relay.maxDrainBytes }),
+        });
+      }
+    }
+    if (c.routerDebug !== null) {
+      const rd = c.routerDebug;
+      specs.push({ key: `router-debug ${JSON.stringify([rd, common])}`, make: () => createRouterDebugSource({ sink, status, clock, resolve }, { url: rd.url, intervalMs: rd.intervalMs, ...common }) });
+    }
+    if (c.orchestratorLog !== null) {
+      const path = c.orchestratorLog;
+      specs.push({ key: `orchestrator-log ${JSON.stringify([path, c.followIntervalMs])}`, make: () => createOrchestratorLogSource({ sink, status, clock, logger, resolve }, { path, intervalMs: c.followIntervalMs }) });
+    }
+    c.requestLogs.forEach((r, index) => {
+      specs.push({
+        key: `requests ${JSON.stringify([r, index, c.followIntervalMs])}`,
+        make: () =>
+          createRequestLogSource(
+            { sink, status, clock, logger, resolve, tokensPerBlock: (s) => tokensPerBlock.get(s) ?? null },
+            { path: r.path, format: r.format, intervalMs: c.followIntervalMs, index },
+          ),
+      });
+    });
+    return specs;
+  }
+
+  async function reconcile(c: ServeConfig): Promise<void> {
+    const wanted = new Map(specsFor(c).map((s) => [s.key, s]));
+    const removed = [...running].filter(([key]) => !wanted.has(key));
+    // stop first: a changed relay frees its port before its replacement binds it
+    await Promise.all(
+      removed.map(async ([key, source]) => {
+        running.delete(key);
+        await source.stop();
+        status.unregister(source.name);
+      }),
+    );
+    const failures: string[] = [];
+    for (const [key, spec] of wanted) {
+      if (running.has(key)) continue;
+      const source = spec.make();
+      status.register(source.name);
+      try {
+        await source.start();
+        running.set(key, source);
+      } catch (err) {
+        const message = `${source.name} did not start: ${err instanceof Error ? err.message : String(err)}`;
+        status.fail(source.name, 'other', message);
+        failures.push(message);
+        await source.stop().catch(() => undefined);
+      }
+    }
+    sink.apply({
+      kind: 'router-config',
+      ts: clock(),
+      source: 'config',
+      routerType: null,
+      tokensPerBlock: null,
+      maxBatchSize: null,
+      backfillBlockHashesOnFinish: null,
+      servers: [...c.relays.map((r) => r.id), ...c.ctx.map((x) => x.id)],
+    });
+    if (failures.length > 0) throw new Error(failures.join('; '));
+  }
+
+  const daemon: Daemon = {
+    status,
+    exporter,
+    config: () => config,
+    snapshot,
+    async start() {
+      if (started) return;
+      started = true;
+      const serveWeb = deps.web !== false;
+      if (serveWeb) {
+        await web.listen(config.listen.host, config.listen.port);
+        feed?.start();
+      }
+      await reconcile(config);
+      ready = true;
+      if (serveWeb) {
+        const a = web.address();
+        logger.info('kvsentinel serving', { listen: `${a.host}:${a.port}`, sources: running.size });
+      }
+    },
+    async reload() {
+      let next: ServeConfig;
+      try {
+        next = deps.loadConfig !== undefined ? await deps.loadConfig() : config;
+        if (next.listen.host !== config.listen.host || next.listen.port !== config.listen.port) {
+          throw new Error(`web.listen_address cannot change on reload (${config.listen.host}:${config.listen.port} -> ${next.listen.host}:${next.listen.port}); restart instead`);
+        }
+      } catch (err) {
+        reloadStatus = { ...reloadStatus, successful: false };
+        logger.error('reload failed; keeping the current configuration', { error: err instanceof Error ? err.message : String(err) });
+        throw err;
+      }
+      config = next;
+      resolver = resolverFor(next);
+      try {
+        await reconcile(next);
+        reloadStatus = { successful: true, lastSuccessAt: clock() };
+        logger.info('configuration reloaded', { sources: running.size });
+      } catch (err) {
+        reloadStatus = { ...reloadStatus, successful: false };
+        throw err;
+      }
+    },
+    stop() {
+      stopping ??= (async () => {
+        ready = false;
+        // relays first: they finish in-flight requests; pollers stop in parallel
+        await Promise.all([...running.values()].map((s) => s.stop()));
+        running.clear();
+        await feed?.stop();
+        if (started && deps.web !== false) await web.close();
+        logger.info('kvsentinel stopped');
+      })();
+      return stopping;
+    },
+    webAddress: () => web.address(),
+    relayAddress(id) {
+      for (const s of running.values()) if (s instanceof WorkerRelay && s.target.id === id) return s.address();
+      return null;
+    },
+  };
+  return daemon;
+}

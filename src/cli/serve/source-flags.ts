@@ -1,0 +1,62 @@
+// The source flags `serve`, `audit` (live) and `record` share (design.md §7: "same source flags as serve").
+import type { Command } from 'commander';
+import { CliError } from '../cli-error.js';
+import { ConfigError, loadConfig, type ServeConfig, type ServeFlags } from './config.js';
+
+const collect = (value: string, previous: string[] = []): string[] => [...previous, value];
+
+export function addSourceOptions(command: Command): Command {
+  return command
+    .option('--config.file <file>', 'YAML or JSON configuration file')
+    .option('--config <file>', 'alias of --config.file')
+    .option('--relay <ID=URL@[HOST:]PORT>', 'relay CTX worker ID on its own port (repeatable); the router then uses <sidecar-host>:PORT', collect)
+    .option('--ctx <ID=URL>', 'watch a CTX worker (/server_info; with --events exclusive also drain its events) (repeatable)', collect)
+    .option('--events <mode>', "none | exclusive: drain --ctx workers' /kv_cache_events (only when no router consumes them)")
+    .option('--router-debug <url>', 'router debug endpoint (design.md §8)')
+    .option('--requests <[FORMAT:]FILE>', 'request log JSONL to follow; FORMAT canonical|perf-metrics|openai|relay (repeatable)', collect)
+    .option('--orchestrator-log <file>', 'orchestrator log to follow');
+}
+
+export interface SourceOptionValues {
+  config?: string;
+  'config.file'?: string;
+  relay?: string[];
+  ctx?: string[];
+  events?: string;
+  routerDebug?: string;
+  requests?: string[];
+  orchestratorLog?: string;
+  'web.listenAddress'?: string;
+}
+
+export function sourceFlags(options: SourceOptionValues): ServeFlags {
+  if (options.config !== undefined && options['config.file'] !== undefined) throw new CliError('give --config or --config.file, not both');
+  if (options.events !== undefined && options.events !== 'none' && options.events !== 'exclusive') throw new CliError(`--events '${options.events}': expected none or exclusive`);
+  const configFile = options['config.file'] ?? options.config;
+  return {
+    ...(configFile !== undefined ? { configFile } : {}),
+    ...(options.relay !== undefined ? { relay: options.relay } : {}),
+    ...(options.ctx !== undefined ? { ctx: options.ctx } : {}),
+    ...(options.events !== undefined ? { events: options.events } : {}),
+    ...(options.routerDebug !== undefined ? { routerDebug: options.routerDebug } : {}),
+    ...(options.requests !== undefined ? { requests: options.requests } : {}),
+    ...(options.orchestratorLog !== undefined ? { orchestratorLog: options.orchestratorLog } : {}),
+    ...(options['web.listenAddress'] !== undefined ? { listenAddress: options['web.listenAddress'] } : {}),
+  };
+}
+
+/** loadConfig with ConfigError turned into the CLI's one-line usage error. */
+export async function loadCliConfig(flags: ServeFlags): Promise<ServeConfig> {
+  try {
+    return await loadConfig(flags);
+  } catch (err) {
+    if (err instanceof ConfigError) throw new CliError(err.message);
+    throw err;
+  }
+}
+
+export function hasSources(config: ServeConfig): boolean {
+  return config.relays.length > 0 || config.ctx.length > 0 || config.routerDebug !== null || config.orchestratorLog !== null || config.requestLogs.length > 0;
+}
+
+export const NO_SOURCE_MESSAGE = 'no source configured: give --relay, --ctx, --router-debug, --requests or --orchestrator-log (or a --config.file)';

@@ -1,0 +1,85 @@
+import { describe, expect, it } from 'vitest';
+import { miniCluster } from '../../../test/helpers/mini-cluster.js';
+import { ObservationDigester } from '../state/observation-digester.js';
+import { decodeBundleRecord, encodeBundleRecord, KeyHistory, type BundleRecord } from './bundle-codec.js';
+
+function recordAll(includePrompts: boolean): { records: BundleRecord[]; lines: string[] } {
+  const digester = new ObservationDigester();
+  const history = new KeyHistory(64);
+  const records: BundleRecord[] = [];
+  const lines: string[] = [];
+  for (const observation of miniCluster({ routing: 'random', trajectories: 10, turns: 4, routerTokensPerBlock: 8 })) {
+    const digest = digester.digest(observation);
+    digester.observe(observation, digest);
+    records.push({ observation, digest });
+    lines.push(encodeBundleRecord({ observation, digest }, history, includePrompts));
+  }
+  return { records, lines };
+}
+
+describe('bundle codec', () => {
+  it('round-trips observations and digests; without --include-prompts no token id leaves', () => {
+    const { records, lines } = recordAll(false);
+    const history = new KeyHistory(64);
+    lines.forEach((line, i) => {
+      const decoded = decodeBundleRecord(line, i + 1, history);
+      if (!decoded.ok) throw new Error(decoded.issue.message);
+      const original = records[i]!;
+      const obs = decoded.record.observation;
+      expect(obs.kind).toBe(original.observation.kind);
+      if (obs.kind === 'decision' && original.observation.kind === 'decision') {
+        expect(obs.promptTokens).toBeNull();
+        expect(obs.promptTokenCount).toBe(original.observation.promptTokens!.length);
+        expect(decoded.record.digest).toEqual(original.digest);
+      } else if (obs.kind === 'worker-events' && original.observation.kind === 'worker-events') {
+        const blocks = obs.events.flatMap((e) => (e.data.type === 'stored' ? e.data.blocks : []));
+        expect(blocks.every((b) => b.tokens.length === 0)).toBe(true);
+        const originalHashes = original.observation.events.flatMap((e) => (e.data.type === 'stored' ? e.data.blocks.map((b) => b.blockHash) : []));
+        expect(blocks.map((b) => b.blockHash)).toEqual(originalHashes);
+        expect(decoded.record.digest).toEqual(original.digest);
+      } else {
+        expect(obs).toEqual(original.observation);
+      }
+    });
+    // follow-up turns share their prefix keys with the previous turn instead of repeating them
+    expect(lines.some((l) => l.includes('"p":'))).toBe(true);
+    expect(lines.join('\n')).not.toMatch(/"tokens":\[/);
+  });
+
+  it('with --include-prompts the tokens survive exactly', () => {
+    const { records, lines } = recordAll(true);
+    const history = new KeyHistory(64);
+    lines.forEach((line, i) => {
+      const decoded = decodeBundleRecord(line, i + 1, history);
+      if (!decoded.ok) throw new Error(decoded.issue.message);
+      expect(decoded.record.observation).toEqual(records[i]!.observation);
+    });
+  });
+
+  it('keeps u64 hashes above 2^53 exact', () => {
+    const line = encodeBundleRecord(
+      {
+        observation: { kind: 'worker-events', ts: 1, server: 'ctx0', firstSeq: 0, events: [{ eventId: 2, data: { type: 'removed', blockHashes: [6875034662206558884n, 18446744073709551615n] }, windowSize: 4096, attentionDpRank: null, hashAlgo: null, layerGroupId: null }] },
+        digest: null,
+      },
+      new KeyHistory(),
+      false,
+    );
+    expect(line).toContain('"6875034662206558884"');
+    const decoded = decodeBundleRecord(line, 1, new KeyHistory());
+    expect(decoded.ok && decoded.record.observation.kind === 'worker-events' && decoded.record.observation.events[0]!.data).toEqual({ type: 'removed', blockHashes: [6875034662206558884n, 18446744073709551615n] });
+  });
+
+  it.each([
+    ['not json', '{"kind":', 'line 7: not JSON'],
+    ['unknown kind', '{"kind":"gossip","ts":1}', 'line 7: $.kind: unknown observation kind gossip'],
+    ['bad hash', '{"kind":"worker-events","ts":1,"server":"a","firstSeq":0,"events":[{"eventId":0,"data":{"type":"removed","blockHashes":["12x"]}}]}', 'line 7: $.events[0].data.blockHashes[0]: expected a block hash'],
+    ['hash beyond u64', '{"kind":"worker-events","ts":1,"server":"a","firstSeq":0,"events":[{"eventId":0,"data":{"type":"removed","blockHashes":["18446744073709551616"]}}]}', 'expected a block hash'],
+    ['missing server', '{"kind":"outcome","ts":1,"requestId":"r"}', 'line 7: $.server: expected a string'],
+    ['dangling prefix reference', '{"kind":"decision","ts":1,"requestId":"r","correlationId":"t","server":"a","promptTokens":null,"promptTokenCount":3,"inflight":null,"digest":{"keys":{"hashedTokens":2,"tpb":4,"router":{"v1_block_key":{"p":3,"t":""}},"worker":{}}}}', 'refers to keys of an earlier turn'],
+  ])('reports %s with line and path, without throwing', (_name, line, message) => {
+    const decoded = decodeBundleRecord(line, 7, new KeyHistory());
+    expect(decoded.ok).toBe(false);
+    if (!decoded.ok) expect(decoded.issue.message).toContain(message);
+  });
+});

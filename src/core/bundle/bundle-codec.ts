@@ -1,0 +1,492 @@
+// One line of a bundle's observations.jsonl: an observation plus the digest computed at record time. Prompts never
+// leave the process unless the bundle was recorded with --include-prompts: decisions carry their router-style and
+// worker-style block keys (hashes, not token ids), stored blocks their token counts and hash-check results.
+// Block hashes are strings (u64 as unsigned decimal, v2_sha256 as its 64-char hex), so plain JSON.parse is exact;
+// key arrays are base64 of little-endian u64s, shared with the previous turn of the same trajectory where they agree.
+import type { HashCheck, StoredEventCheck } from '../state/hash-verifier.js';
+import type { DecisionKeys, ObservationDigest } from '../state/observation-digester.js';
+import { LruMap } from '../state/lru-map.js';
+import type { Observation } from '../observe/observation.js';
+import { isHashAlgo, type HashAlgo, type KvEvent, type KvEventData, type StoredBlock, type WireBlockHash } from '../wire/kv-event.js';
+import type { WireIssue } from '../wire/wire-issue.js';
+import { decodeU64Base64, encodeU64Base64 } from './u64-base64.js';
+
+export const BUNDLE_FORMAT = 'kvsentinel-bundle';
+export const BUNDLE_VERSION = 1;
+/** trajectories whose last keys are remembered for prefix sharing (writer and reader must agree: see manifest) */
+export const DEFAULT_KEY_HISTORY = 4096;
+
+export interface BundleRecord {
+  readonly observation: Observation;
+  readonly digest: ObservationDigest | null;
+}
+
+type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
+type JsonObject = { [key: string]: Json };
+
+const NO_TOKENS = new Uint32Array(0);
+const CHECK_CODES: Record<HashCheck, string> = { match: 'm', mismatch: 'x', unverifiable: 'u' };
+
+function hashOut(hash: WireBlockHash): string {
+  return typeof hash === 'bigint' ? hash.toString(10) : hash;
+}
+
+class DecodeError extends Error {
+  readonly path: string;
+
+  constructor(path: string, message: string) {
+    super(message);
+    this.path = path;
+  }
+}
+
+function hashIn(value: Json | undefined, path: string): WireBlockHash {
+  if (typeof value === 'string') {
+    if (/^[0-9a-f]{64}$/.test(value)) return value;
+    if (/^\d{1,20}$/.test(value)) {
+      const n = BigInt(value);
+      if (n < 1n << 64n) return n;
+    }
+  }
+  throw new DecodeError(path, 'expected a block hash (unsigned 64-bit decimal string or 64-char hex)');
+}
+
+/** Keys shared with the previous turn of a trajectory: remembered per correlation id, LRU. */
+export class KeyHistory {
+  readonly #lru: LruMap<string, Map<string, BigUint64Array>>;
+
+  constructor(cap = DEFAULT_KEY_HISTORY) {
+    this.#lru = new LruMap(cap);
+  }
+
+  take(correlationId: string | null): Map<string, BigUint64Array> | undefined {
+    return correlationId === null ? undefined : this.#lru.get(correlationId);
+  }
+
+  remember(correlationId: string | null, arrays: Map<string, BigUint64Array>): void {
+    if (correlationId !== null) this.#lru.set(correlationId, arrays);
+  }
+}
+
+function commonPrefix(a: BigUint64Array, b: BigUint64Array): number {
+  const n = Math.min(a.length, b.length);
+  let i = 0;
+  while (i < n && a[i] === b[i]) i++;
+  return i;
+}
+
+function encodeKeys(keys: DecisionKeys, correlationId: string | null, history: KeyHistory): JsonObject {
+  const base = history.take(correlationId);
+  const arrays = new Map<string, BigUint64Array>();
+  const one = (name: string, arr: BigUint64Array): Json => {
+    arrays.set(name, arr);
+    const previous = base?.get(name);
+    const shared = previous === undefined ? 0 : commonPrefix(previous, arr);
+    return shared > 0 ? { p: shared, t: encodeU64Base64(arr.subarray(shared)) } : encodeU64Base64(arr);
+  };
+  const router: JsonObject = {};
+  for (const [algo, arr] of keys.router) router[algo] = one(`r:${algo}`, arr);
+  const worker: JsonObject = {};
+  for (const [id, arr] of keys.worker) {
+    // the worker keys are often the router's own array (same block size): say so instead of repeating them
+    const same = [...keys.router.entries()].find(([, r]) => r === arr);
+    worker[id] = same !== undefined ? { same: same[0] } : one(`w:${id}`, arr);
+  }
+  history.remember(correlationId, arrays);
+  return { hashedTokens: keys.hashedTokens, tpb: keys.routerTokensPerBlock, router, worker };
+}
+
+function decodeKeys(value: Json | undefined, correlationId: string | null, history: KeyHistory, path: string): DecisionKeys {
+  const obj = asObject(value, path);
+  const base = history.take(correlationId);
+  const arrays = new Map<string, BigUint64Array>();
+  const one = (name: string, v: Json | undefined, p: string): BigUint64Array => {
+    let out: BigUint64Array | null;
+    if (typeof v === 'string') out = decodeU64Base64(v);
+    else {
+      const o = asObject(v, p);
+      const shared = num(o.p, `${p}.p`);
+      const tail = decodeU64Base64(str(o.t, `${p}.t`));
+      const previous = base?.get(name);
+      if (previous === undefined || previous.length < shared) throw new DecodeError(p, 'refers to keys of an earlier turn the bundle never gave');
+      if (tail === null) out = null;
+      else {
+        out = new BigUint64Array(shared + tail.length);
+        out.set(previous.subarray(0, shared));
+        out.set(tail, shared);
+      }
+    }
+    if (out === null) throw new DecodeError(p, 'expected base64 of u64 block keys');
+    arrays.set(name, out);
+    return out;
+  };
+  const router = new Map<HashAlgo, BigUint64Array>();
+  for (const [algo, v] of Object.entries(asObject(obj.router, `${path}.router`))) {
+    if (!isHashAlgo(algo)) throw new DecodeError(`${path}.router`, `unknown hash algorithm ${algo}`);
+    router.set(algo, one(`r:${algo}`, v, `${path}.router.${algo}`));
+  }
+  const worker = new Map<string, BigUint64Array>();
+  for (const [id, v] of Object.entries(asObject(obj.worker, `${path}.worker`))) {
+    if (v !== null && typeof v === 'object' && !Array.isArray(v) && typeof v.same === 'string') {
+      const arr = router.get(v.same as HashAlgo);
+      if (arr === undefined) throw new DecodeError(`${path}.worker.${id}`, `refers to router keys ${v.same} that are absent`);
+      worker.set(id, arr);
+    } else {
+      worker.set(id, one(`w:${id}`, v, `${path}.worker.${id}`));
+    }
+  }
+  history.remember(correlationId, arrays);
+  return {
+    hashedTokens: num(obj.hashedTokens, `${path}.hashedTokens`),
+    routerTokensPerBlock: num(obj.tpb, `${path}.tpb`),
+    router,
+    worker,
+  };
+}
+
+function encodeEvent(event: KvEvent, includePrompts: boolean): JsonObject {
+  const data = event.data;
+  let d: JsonObject;
+  switch (data.type) {
+    case 'created':
+      d = { type: 'created', numBlocksPerCacheLevel: [...data.numBlocksPerCacheLevel] };
+      break;
+    case 'stored':
+      d = {
+        type: 'stored',
+        parentHash: data.parentHash === null ? null : hashOut(data.parentHash),
+        blocks: data.blocks.map((b) => {
+          const block: JsonObject = {
+            blockHash: hashOut(b.blockHash),
+            tokenCount: b.tokens.length,
+            cacheLevel: b.cacheLevel,
+            priority: b.priority,
+            mmKeys: b.mmKeys.map((m) => ({ hash: m.hash, startOffset: m.startOffset })),
+            cacheSalt: b.cacheSalt,
+            loraId: b.loraId === null ? null : b.loraId.toString(10),
+          };
+          if (includePrompts) {
+            block.tokens = Array.from(b.tokens);
+            if (b.tokenExtraIds !== null) block.tokenExtraIds = Array.from(b.tokenExtraIds);
+          } else if (b.tokenExtraIds !== null) {
+            block.hasTokenExtraIds = true;
+          }
+          return block;
+        }),
+      };
+      break;
+    case 'removed':
+      d = { type: 'removed', blockHashes: data.blockHashes.map(hashOut) };
+      break;
+    case 'updated':
+      d = {
+        type: 'updated',
+        blockHash: hashOut(data.blockHash),
+        cacheLevel: data.cacheLevel === null ? null : { newValue: data.cacheLevel.newValue, oldValue: data.cacheLevel.oldValue },
+        priority: data.priority === null ? null : { newValue: data.priority.newValue, oldValue: data.priority.oldValue },
+      };
+      break;
+    case 'all_cleared':
+      d = { type: 'all_cleared' };
+      break;
+  }
+  return {
+    eventId: event.eventId,
+    windowSize: event.windowSize,
+    attentionDpRank: event.attentionDpRank,
+    hashAlgo: event.hashAlgo,
+    layerGroupId: event.layerGroupId,
+    data: d,
+  };
+}
+
+function encodeCheck(check: StoredEventCheck | null): Json {
+  if (check === null) return null;
+  return { checks: check.checks.map((c) => CHECK_CODES[c]).join(''), alt: check.alternative };
+}
+
+/** Serializes one record to a JSON line (without the newline). */
+export function encodeBundleRecord(record: BundleRecord, history: KeyHistory, includePrompts: boolean): string {
+  const obs = record.observation;
+  let out: JsonObject;
+  if (obs.kind === 'worker-events') {
+    out = { kind: obs.kind, ts: obs.ts, server: obs.server, firstSeq: obs.firstSeq, events: obs.events.map((e) => encodeEvent(e, includePrompts)) };
+    if (record.digest?.kind === 'worker-events') out.digest = { stored: record.digest.digest.stored.map(encodeCheck) };
+  } else if (obs.kind === 'decision') {
+    out = {
+      kind: obs.kind,
+      ts: obs.ts,
+      requestId: obs.requestId,
+      correlationId: obs.correlationId,
+      server: obs.server,
+      promptTokens: includePrompts && obs.promptTokens !== null ? Array.from(obs.promptTokens) : null,
+      promptTokenCount: obs.promptTokenCount ?? obs.promptTokens?.length ?? null,
+      inflight: obs.inflight === null ? null : { ...obs.inflight },
+    };
+    if (record.digest?.kind === 'decision') out.digest = { keys: encodeKeys(record.digest.keys, obs.correlationId, history) };
+  } else {
+    out = JSON.parse(JSON.stringify(obs)) as JsonObject;
+  }
+  return JSON.stringify(out);
+}
+
+// ---- decoding: every field checked, problems reported with their path ----
+
+function asObject(value: Json | undefined, path: string): JsonObject {
+  if (value === null || value === undefined || typeof value !== 'object' || Array.isArray(value)) throw new DecodeError(path, 'expected an object');
+  return value;
+}
+function num(value: Json | undefined, path: string): number {
+  if (typeof value !== 'number' || !Number.isFinite(value)) throw new DecodeError(path, 'expected a number');
+  return value;
+}
+function numOrNull(value: Json | undefined, path: string): number | null {
+  return value === null || value === undefined ? null : num(value, path);
+}
+function str(value: Json | undefined, path: string): string {
+  if (typeof value !== 'string') throw new DecodeError(path, 'expected a string');
+  return value;
+}
+function strOrNull(value: Json | undefined, path: string): string | null {
+  return value === null || value === undefined ? null : str(value, path);
+}
+function boolOrNull(value: Json | undefined, path: string): boolean | null {
+  if (value === null || value === undefined) return null;
+  if (typeof value !== 'boolean') throw new DecodeError(path, 'expected true or false');
+  return value;
+}
+function algoOrNull(value: Json | undefined, path: string): HashAlgo | null {
+  if (value === null || value === undefined) return null;
+  if (!isHashAlgo(value)) throw new DecodeError(path, 'expected a hash algorithm name');
+  return value;
+}
+function arr(value: Json | undefined, path: string): Json[] {
+  if (!Array.isArray(value)) throw new DecodeError(path, 'expected an array');
+  return value;
+}
+function tokens(value: Json | undefined, path: string): Uint32Array {
+  const a = arr(value, path);
+  const out = new Uint32Array(a.length);
+  a.forEach((v, i) => {
+    if (typeof v !== 'number' || !Number.isInteger(v) || v < 0 || v > 0xffff_ffff) throw new DecodeError(`${path}[${i}]`, 'expected a token id');
+    out[i] = v;
+  });
+  return out;
+}
+function diff(value: Json | undefined, path: string): { newValue: number | null; oldValue: number | null } | null {
+  if (value === null || value === undefined) return null;
+  const o = asObject(value, path);
+  return { newValue: numOrNull(o.newValue, `${path}.newValue`), oldValue: numOrNull(o.oldValue, `${path}.oldValue`) };
+}
+
+function decodeBlock(value: Json, path: string): { block: StoredBlock; tokenCount: number } {
+  const o = asObject(value, path);
+  const blockTokens = o.tokens === undefined ? NO_TOKENS : tokens(o.tokens, `${path}.tokens`);
+  const tokenCount = o.tokenCount === undefined ? blockTokens.length : num(o.tokenCount, `${path}.tokenCount`);
+  const loraId = strOrNull(o.loraId, `${path}.loraId`);
+  return {
+    tokenCount,
+    block: {
+      blockHash: hashIn(o.blockHash, `${path}.blockHash`),
+      tokens: blockTokens,
+      tokenExtraIds: o.tokenExtraIds === undefined ? null : tokens(o.tokenExtraIds, `${path}.tokenExtraIds`),
+      cacheLevel: num(o.cacheLevel, `${path}.cacheLevel`),
+      priority: numOrNull(o.priority, `${path}.priority`),
+      mmKeys: arr(o.mmKeys ?? [], `${path}.mmKeys`).map((m, i) => {
+        const mo = asObject(m, `${path}.mmKeys[${i}]`);
+        return { hash: str(mo.hash, `${path}.mmKeys[${i}].hash`), startOffset: num(mo.startOffset, `${path}.mmKeys[${i}].startOffset`) };
+      }),
+      cacheSalt: strOrNull(o.cacheSalt, `${path}.cacheSalt`),
+      loraId: loraId === null ? null : BigInt(loraId),
+    },
+  };
+}
+
+function decodeEvent(value: Json, path: string): { event: KvEvent; tokenCounts: number[] | null } {
+  const o = asObject(value, path);
+  const d = asObject(o.data, `${path}.data`);
+  const type = str(d.type, `${path}.data.type`);
+  let data: KvEventData;
+  let tokenCounts: number[] | null = null;
+  switch (type) {
+    case 'created':
+      data = { type, numBlocksPerCacheLevel: arr(d.numBlocksPerCacheLevel, `${path}.data.numBlocksPerCacheLevel`).map((v, i) => num(v, `${path}.data.numBlocksPerCacheLevel[${i}]`)) };
+      break;
+    case 'stored': {
+      const blocks = arr(d.blocks, `${path}.data.blocks`).map((b, i) => decodeBlock(b, `${path}.data.blocks[${i}]`));
+      tokenCounts = blocks.map((b) => b.tokenCount);
+      data = {
+        type,
+        parentHash: d.parentHash === null || d.parentHash === undefined ? null : hashIn(d.parentHash, `${path}.data.parentHash`),
+        blocks: blocks.map((b) => b.block),
+      };
+      break;
+    }
+    case 'removed':
+      data = { type, blockHashes: arr(d.blockHashes, `${path}.data.blockHashes`).map((h, i) => hashIn(h, `${path}.data.blockHashes[${i}]`)) };
+      break;
+    case 'updated':
+      data = { type, blockHash: hashIn(d.blockHash, `${path}.data.blockHash`), cacheLevel: diff(d.cacheLevel, `${path}.data.cacheLevel`), priority: diff(d.priority, `${path}.data.priority`) };
+      break;
+    case 'all_cleared':
+      data = { type };
+      break;
+    default:
+      throw new DecodeError(`${path}.data.type`, `unknown event type ${type}`);
+  }
+  return {
+    tokenCounts,
+    event: {
+      eventId: numOrNull(o.eventId, `${path}.eventId`),
+      data,
+      windowSize: numOrNull(o.windowSize, `${path}.windowSize`),
+      attentionDpRank: numOrNull(o.attentionDpRank, `${path}.attentionDpRank`),
+      hashAlgo: algoOrNull(o.hashAlgo, `${path}.hashAlgo`),
+      layerGroupId: numOrNull(o.layerGroupId, `${path}.layerGroupId`),
+    },
+  };
+}
+
+const CHECK_FROM_CODE: Record<string, HashCheck> = { m: 'match', x: 'mismatch', u: 'unverifiable' };
+
+function decodeCheck(value: Json | undefined, tokenCounts: number[] | null, path: string): StoredEventCheck | null {
+  if (value === null || value === undefined) return null;
+  const o = asObject(value, path);
+  const codes = str(o.checks, `${path}.checks`);
+  const checks = [...codes].map((c, i) => {
+    const check = CHECK_FROM_CODE[c];
+    if (check === undefined) throw new DecodeError(`${path}.checks[${i}]`, `unknown check code ${c}`);
+    return check;
+  });
+  return { checks, tokenCounts: tokenCounts ?? [], alternative: algoOrNull(o.alt, `${path}.alt`) };
+}
+
+function decodeObservation(o: JsonObject, history: KeyHistory): BundleRecord {
+  const kind = str(o.kind, '$.kind');
+  const ts = num(o.ts, '$.ts');
+  switch (kind) {
+    case 'worker-events': {
+      const decoded = arr(o.events, '$.events').map((e, i) => decodeEvent(e, `$.events[${i}]`));
+      const observation: Observation = { kind, ts, server: str(o.server, '$.server'), firstSeq: num(o.firstSeq, '$.firstSeq'), events: decoded.map((d) => d.event) };
+      if (o.digest === undefined || o.digest === null) return { observation, digest: null };
+      const stored = arr(asObject(o.digest, '$.digest').stored, '$.digest.stored');
+      if (stored.length !== decoded.length) throw new DecodeError('$.digest.stored', 'must have one entry per event');
+      return {
+        observation,
+        digest: { kind: 'worker-events', digest: { stored: stored.map((c, i) => decodeCheck(c, decoded[i]!.tokenCounts, `$.digest.stored[${i}]`)) } },
+      };
+    }
+    case 'decision': {
+      const correlationId = strOrNull(o.correlationId, '$.correlationId');
+      const inflight = o.inflight === null || o.inflight === undefined ? null : Object.fromEntries(Object.entries(asObject(o.inflight, '$.inflight')).map(([k, v]) => [k, num(v, `$.inflight.${k}`)]));
+      const observation: Observation = {
+        kind,
+        ts,
+        requestId: str(o.requestId, '$.requestId'),
+        correlationId,
+        server: str(o.server, '$.server'),
+        promptTokens: o.promptTokens === null || o.promptTokens === undefined ? null : tokens(o.promptTokens, '$.promptTokens'),
+        promptTokenCount: numOrNull(o.promptTokenCount, '$.promptTokenCount'),
+        inflight,
+      };
+      if (o.digest === undefined || o.digest === null) return { observation, digest: null };
+      return { observation, digest: { kind: 'decision', keys: decodeKeys(asObject(o.digest, '$.digest').keys, correlationId, history, '$.digest.keys') } };
+    }
+    case 'router-poll':
+      return { digest: null, observation: { kind, ts, server: str(o.server, '$.server'), consumer: str(o.consumer, '$.consumer'), fromSeq: num(o.fromSeq, '$.fromSeq'), toSeq: num(o.toSeq, '$.toSeq'), dropped: num(o.dropped, '$.dropped') } };
+    case 'outcome':
+      return {
+        digest: null,
+        observation: {
+          kind,
+          ts,
+          requestId: str(o.requestId, '$.requestId'),
+          server: str(o.server, '$.server'),
+          ok: boolOrNull(o.ok, '$.ok') ?? false,
+          promptTokens: numOrNull(o.promptTokens, '$.promptTokens'),
+          cachedTokens: numOrNull(o.cachedTokens, '$.cachedTokens'),
+          latencyMs: numOrNull(o.latencyMs, '$.latencyMs'),
+        },
+      };
+    case 'server-info':
+      return { digest: null, observation: { kind, ts, server: str(o.server, '$.server'), hashAlgo: algoOrNull(o.hashAlgo, '$.hashAlgo'), tokensPerBlock: numOrNull(o.tokensPerBlock, '$.tokensPerBlock') } };
+    case 'router-config': {
+      const source = str(o.source, '$.source');
+      if (source !== 'debug-endpoint' && source !== 'orchestrator-log' && source !== 'config' && source !== 'simulator') throw new DecodeError('$.source', `unknown router-config source ${source}`);
+      return {
+        digest: null,
+        observation: {
+          kind,
+          ts,
+          source,
+          routerType: strOrNull(o.routerType, '$.routerType'),
+          tokensPerBlock: numOrNull(o.tokensPerBlock, '$.tokensPerBlock'),
+          maxBatchSize: numOrNull(o.maxBatchSize, '$.maxBatchSize'),
+          backfillBlockHashesOnFinish: boolOrNull(o.backfillBlockHashesOnFinish, '$.backfillBlockHashesOnFinish'),
+          servers: o.servers === null || o.servers === undefined ? null : arr(o.servers, '$.servers').map((s, i) => str(s, `$.servers[${i}]`)),
+        },
+      };
+    }
+    case 'router-state':
+      return {
+        digest: null,
+        observation: {
+          kind,
+          ts,
+          server: str(o.server, '$.server'),
+          activeRequests: numOrNull(o.activeRequests, '$.activeRequests'),
+          hashAlgo: algoOrNull(o.hashAlgo, '$.hashAlgo'),
+          blockTableSize: numOrNull(o.blockTableSize, '$.blockTableSize'),
+          polls: numOrNull(o.polls, '$.polls'),
+          pollFailures: numOrNull(o.pollFailures, '$.pollFailures'),
+        },
+      };
+    case 'router-score':
+      return {
+        digest: null,
+        observation: {
+          kind,
+          ts,
+          seq: num(o.seq, '$.seq'),
+          requestId: str(o.requestId, '$.requestId'),
+          correlationId: strOrNull(o.correlationId, '$.correlationId'),
+          chosen: str(o.chosen, '$.chosen'),
+          candidates: arr(o.candidates, '$.candidates').map((c, i) => {
+            const co = asObject(c, `$.candidates[${i}]`);
+            return {
+              server: str(co.server, `$.candidates[${i}].server`),
+              matchedTokens: num(co.matchedTokens, `$.candidates[${i}].matchedTokens`),
+              activeRequests: num(co.activeRequests, `$.candidates[${i}].activeRequests`),
+              score: num(co.score, `$.candidates[${i}].score`),
+            };
+          }),
+        },
+      };
+    case 'poll-failure':
+      return { digest: null, observation: { kind, ts, server: str(o.server, '$.server'), message: str(o.message, '$.message') } };
+    case 'source-health':
+      return { digest: null, observation: { kind, ts, source: str(o.source, '$.source'), up: boolOrNull(o.up, '$.up') ?? false, error: strOrNull(o.error, '$.error') } };
+    default:
+      throw new DecodeError('$.kind', `unknown observation kind ${kind}`);
+  }
+}
+
+export type DecodeResult = { readonly ok: true; readonly record: BundleRecord } | { readonly ok: false; readonly issue: WireIssue };
+
+/** Parses one line; a bad line is an issue naming the line and the field, never an exception. */
+export function decodeBundleRecord(line: string, lineNumber: number, history: KeyHistory): DecodeResult {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(line);
+  } catch (err) {
+    return { ok: false, issue: { code: 'bad-json', message: `line ${lineNumber}: not JSON (${err instanceof Error ? err.message : String(err)})`, path: '$', offset: null } };
+  }
+  try {
+    return { ok: true, record: decodeObservation(asObject(parsed as Json, '$'), history) };
+  } catch (err) {
+    if (err instanceof DecodeError) {
+      return { ok: false, issue: { code: 'bad-record', message: `line ${lineNumber}: ${err.path}: ${err.message}`, path: err.path, offset: null } };
+    }
+    throw err;
+  }
+}

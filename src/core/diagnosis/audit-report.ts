@@ -1,0 +1,109 @@
+// The one-shot audit's result (design.md §7 `audit --json`): verdict, findings with evidence and fixes, headline
+// stats and a per-server table, built from a state snapshot. Reporters (text, JSON) only format it.
+import { severityRank, type Severity } from './finding-catalog.js';
+import type { SentinelStateSnapshot } from '../state/sentinel-state.js';
+import type { Verdict } from '../state/snapshot.js';
+
+export interface AuditFinding {
+  readonly id: string;
+  readonly severity: Severity;
+  readonly servers: readonly string[];
+  readonly summary: string;
+  readonly evidence: Readonly<Record<string, number | string | boolean>>;
+  readonly cause: string;
+  readonly fix: string;
+  readonly since: number;
+}
+
+export interface AuditServerRow {
+  readonly server: string;
+  readonly requests: number;
+  readonly prompt_tokens: number;
+  readonly cached_tokens: number;
+  readonly cache_hit_ratio: number | null;
+  readonly oracle_cached_tokens: number;
+  readonly predicted_router_cached_tokens: number;
+  readonly router_table_blocks: number;
+  readonly router_polls: number;
+  readonly events: number;
+  readonly event_gaps: number;
+  readonly event_resets: number;
+  readonly hash_mismatches: number;
+}
+
+export interface AuditSource {
+  readonly kind: 'bundle' | 'live';
+  readonly description: string;
+  readonly observations: number;
+  /** malformed input items skipped */
+  readonly malformed: number;
+}
+
+export interface AuditReport {
+  readonly verdict: Verdict;
+  readonly findings: readonly AuditFinding[];
+  readonly stats: {
+    readonly requests: number;
+    readonly cache_hit_ratio: number | null;
+    readonly oracle_hit_ratio: number | null;
+    readonly oracle_basis: 'worker-truth' | 'sticky-ideal' | null;
+    readonly turn_scatter_ratio: number | null;
+    readonly stickiness: number | null;
+    readonly tokens_lost_per_second: number | null;
+    readonly window_seconds: number | null;
+  };
+  readonly servers: readonly AuditServerRow[];
+  readonly source: AuditSource;
+  /** rules that crashed (their findings are missing) */
+  readonly rule_errors: number;
+}
+
+function round(value: number | null, digits = 4): number | null {
+  if (value === null) return null;
+  const f = 10 ** digits;
+  return Math.round(value * f) / f;
+}
+
+export function buildAuditReport(snapshot: SentinelStateSnapshot, source: AuditSource): AuditReport {
+  // most severe first, catalog order within a severity
+  const findings = [...snapshot.findings]
+    .map((f, i) => ({ f, i }))
+    .sort((a, b) => severityRank(b.f.severity) - severityRank(a.f.severity) || a.i - b.i)
+    .map(({ f }) => ({ id: f.id, severity: f.severity, servers: f.servers, summary: f.summary, evidence: f.evidence, cause: f.cause, fix: f.fix, since: f.since }));
+  return {
+    verdict: snapshot.verdict,
+    findings,
+    stats: {
+      requests: snapshot.requests,
+      cache_hit_ratio: round(snapshot.cacheHitRatio),
+      oracle_hit_ratio: round(snapshot.oracleHitRatio),
+      oracle_basis: snapshot.oracleBasis,
+      turn_scatter_ratio: round(snapshot.turnScatterRatio),
+      stickiness: round(snapshot.stickiness),
+      tokens_lost_per_second: round(snapshot.tokensLostPerSecond, 1),
+      window_seconds: snapshot.window === null ? null : round((snapshot.window.to - snapshot.window.from) / 1000, 1),
+    },
+    servers: snapshot.servers.map((s) => ({
+      server: s.server,
+      requests: s.requests,
+      prompt_tokens: s.promptTokens,
+      cached_tokens: s.cachedTokens,
+      cache_hit_ratio: s.promptTokens > 0 ? round(s.cachedTokens / s.promptTokens) : null,
+      oracle_cached_tokens: s.oracleCachedTokens,
+      predicted_router_cached_tokens: s.predictedRouterCachedTokens,
+      router_table_blocks: s.routerTableBlocks,
+      router_polls: s.routerPolls,
+      events: s.ranks.reduce((n, r) => n + Object.values(r.eventsByType).reduce((a, b) => a + b, 0), 0),
+      event_gaps: s.ranks.reduce((n, r) => n + r.gaps, 0),
+      event_resets: s.ranks.reduce((n, r) => n + r.resets, 0),
+      hash_mismatches: s.hashChecks.mismatch,
+    })),
+    source,
+    rule_errors: snapshot.ruleErrors,
+  };
+}
+
+/** Exit code of design.md §6: 1 when a finding is at or above `failOn`, else 0. */
+export function auditExitCode(report: AuditReport, failOn: Severity): 0 | 1 {
+  return report.findings.some((f) => severityRank(f.severity) >= severityRank(failOn)) ? 1 : 0;
+}

@@ -1,0 +1,183 @@
+// The contract between the state and the findings: the state condenses what it saw into a DiagnosisInput (plain
+// numbers over the evaluation window), each rule reads it and either holds (a RuleHit) or not (null). Rules know
+// nothing of tables, joins or sources; the runner knows no rule by name.
+import type { FindingId } from './finding-catalog.js';
+import type { DiagnosisThresholds } from './thresholds.js';
+
+export interface RankDiagnosis {
+  readonly rank: number;
+  /** the events stated attention_dp_rank (an attention-DP worker) */
+  readonly stated: boolean;
+  readonly events: number;
+  readonly gaps: number;
+  readonly missedEvents: number;
+  readonly resets: number;
+  readonly lastEventId: number | null;
+}
+
+export interface RouterStateView {
+  readonly ts: number;
+  readonly blockTableSize: number | null;
+  readonly activeRequests: number | null;
+  readonly polls: number | null;
+  readonly pollFailures: number | null;
+}
+
+export interface ServerDiagnosis {
+  readonly server: string;
+  /** CTX requests routed to the server in the window */
+  readonly requests: number;
+  readonly outcomes: number;
+  readonly failures: number;
+  readonly promptTokens: number;
+  readonly cachedTokens: number;
+  /** drains of the worker's /kv_cache_events by the sidecar (relay / exclusive), in the window */
+  readonly drains: number;
+  readonly emptyDrains: number;
+  /** events drained in the window, and since start */
+  readonly events: number;
+  readonly eventsTotal: number;
+  readonly storedEvents: number;
+  readonly gaps: number;
+  readonly missedEvents: number;
+  readonly resets: number;
+  readonly ranks: readonly RankDiagnosis[];
+  readonly routerPolls: number;
+  readonly routerPollsTotal: number;
+  readonly eventsDeliveredToRouter: number;
+  readonly pollFailures: number;
+  readonly hashChecks: { readonly match: number; readonly mismatch: number; readonly unverifiable: number };
+  /** another algorithm that reproduces mismatching root blocks, if one does */
+  readonly alternativeHashAlgo: string | null;
+  readonly advertisedHashAlgo: string | null;
+  readonly hashAlgo: string;
+  readonly advertisedBlockSize: number | null;
+  readonly inferredBlockSize: number | null;
+  readonly truthBlocks: number;
+  readonly replicaBlocks: number;
+  readonly routerState: RouterStateView | null;
+  /** decisions to this server whose outcome showed more cached tokens than worker truth held (by a block) */
+  readonly realisedAboveOracle: number;
+  /** decisions to this server with keys and an outcome (the denominator of realisedAboveOracle) */
+  readonly joinedOutcomes: number;
+  /** mean in-flight requests on this server at decision time, null when the source does not report it */
+  readonly meanInflight: number | null;
+}
+
+export interface DecisionDiagnosis {
+  /** servers the router chooses among */
+  readonly serverCount: number;
+  readonly decisions: number;
+  /** decisions whose prompt was hashed (relay with token ids, or a bundle with keys) */
+  readonly withKeys: number;
+  readonly withOutcome: number;
+  readonly predictedAnyMatch: number;
+  readonly oracleAnyMatch: number;
+  /** decisions whose first worker-style key is held by some server: a shared system prefix normally is */
+  readonly firstBlockHeld: number;
+  readonly oracleBest: number;
+  readonly notOracleBest: number;
+  readonly noPrefix: number;
+  /** Σ over decisions with a prefix of |oracle-best servers| / N: the oracle-best count chance would give */
+  readonly oracleBestByChance: number;
+  /** the same when servers are picked with their observed share of requests instead of uniformly */
+  readonly oracleBestByLoadShare: number;
+  /** Σ share² over servers: how often a follow-up lands on its previous server by chance given the load shares (≥ 1/N) */
+  readonly stickinessByLoadShare: number;
+  /** chosen server had the highest predicted router score (ties included) */
+  readonly agreesWithReplica: number;
+  /** decisions where a server with a much larger predicted cache term lost to the chosen one on load */
+  readonly sentAwayByLoad: number;
+  readonly followups: number;
+  readonly sticky: number;
+  readonly followupsWithOutcome: number;
+  readonly scattered: number;
+  /** Σ over outcomes (joined to a decision or not) */
+  readonly promptTokens: number;
+  readonly cachedTokens: number;
+  /** Σ over outcomes of decisions with keys: prompt, realised cached and oracle-best cached tokens (worker truth) */
+  readonly joinedPromptTokens: number;
+  readonly joinedCachedTokens: number;
+  readonly joinedOracleCachedTokens: number;
+  /** watch: Σ cached tokens had every follow-up gone back to its previous server (never below the realised) */
+  readonly stickyIdealCachedTokens: number;
+  /** prompt tokens of the outcomes counted in stickyIdealCachedTokens */
+  readonly stickyIdealPromptTokens: number;
+  readonly predictedCachedTokens: number;
+  /** mean over decisions of the largest in-flight count across servers; null when not reported */
+  readonly meanMaxInflight: number | null;
+  /** decisions that reported in-flight counts per server */
+  readonly inflightReports: number;
+  /** … where (busiest − idlest) / max_batch_size reached sentAwayCacheDelta: the load term alone outweighs that much cache */
+  readonly loadSpreadOverCacheDelta: number;
+  readonly peakInflight: number | null;
+  readonly realisedAboveOracle: number;
+  readonly joinedOutcomes: number;
+}
+
+export interface RouterScoreDiagnosis {
+  /** decisions reported by the router debug endpoint */
+  readonly decisions: number;
+  readonly anyMatch: number;
+  readonly sentAwayByLoad: number;
+  /** decisions the debug endpoint reported where our replica predicted a match on some server */
+  readonly replicaPredictedMatch: number;
+  /** … and the router itself reported no match anywhere */
+  readonly replicaMatchRouterNone: number;
+}
+
+export interface SourceDiagnosis {
+  readonly source: string;
+  readonly up: boolean;
+  readonly error: string | null;
+  /** since when the source has been down, ms; null when up */
+  readonly downSince: number | null;
+  /** last failed read, ms */
+  readonly lastFailure: number | null;
+  readonly failures: number;
+}
+
+export interface RouterDiagnosis {
+  readonly type: string | null;
+  readonly source: string | null;
+  readonly tokensPerBlock: number | null;
+  readonly maxBatchSize: number | null;
+  readonly backfillBlockHashesOnFinish: boolean | null;
+  /** false for routers that never read KV events (conversation, round_robin, load_balancing) */
+  readonly consumesEvents: boolean;
+}
+
+export interface DiagnosisInput {
+  readonly now: number;
+  /** time span of the data the rules read */
+  readonly window: { readonly from: number; readonly to: number } | null;
+  readonly thresholds: DiagnosisThresholds;
+  readonly router: RouterDiagnosis;
+  /** the sidecar drains worker events (relay or exclusive mode) */
+  readonly seesWorkerEvents: boolean;
+  /** the sidecar sees the router's polls (relay mode) */
+  readonly seesRouterPolls: boolean;
+  /** the router's polls pass through the sidecar (relay mode), so their absence means something */
+  readonly routerPollsExpected: boolean;
+  /** a router debug endpoint reports state or scores */
+  readonly seesRouterDebug: boolean;
+  readonly servers: readonly ServerDiagnosis[];
+  readonly decisions: DecisionDiagnosis;
+  readonly routerScores: RouterScoreDiagnosis;
+  readonly sources: readonly SourceDiagnosis[];
+}
+
+export interface RuleHit {
+  readonly servers: readonly string[];
+  readonly summary: string;
+  readonly evidence: Readonly<Record<string, number | string | boolean>>;
+  /** the cause in trtllm-wire.md §7 it points to */
+  readonly cause: string;
+  /** exact configuration keys and values */
+  readonly fix: string;
+}
+
+export interface Rule {
+  readonly id: FindingId;
+  evaluate(input: DiagnosisInput): RuleHit | null;
+}

@@ -1,0 +1,48 @@
+// hit-rate-below-oracle: the realised prefix-cache hit trails the best achievable — the oracle from worker truth
+// (relay), or in watch mode the sticky ideal (every follow-up back on its previous server) — and what it costs.
+import type { Rule } from '../rule.js';
+import { percent, ratio, round3, windowEvidence, windowSeconds } from './rule-math.js';
+
+export const hitRateBelowOracle: Rule = {
+  id: 'hit-rate-below-oracle',
+  evaluate(input) {
+    const t = input.thresholds;
+    const d = input.decisions;
+    let realised: number;
+    let best: number;
+    let prompt: number;
+    let basis: string;
+    if (d.withKeys >= t.minDecisions && d.joinedPromptTokens > 0 && input.seesWorkerEvents && input.servers.some((s) => s.storedEvents > 0)) {
+      realised = d.joinedCachedTokens;
+      best = d.joinedOracleCachedTokens;
+      prompt = d.joinedPromptTokens;
+      basis = 'worker truth (oracle-best server per request)';
+    } else if (d.followupsWithOutcome >= t.minFollowups && d.stickyIdealPromptTokens > 0) {
+      realised = d.cachedTokens;
+      best = d.stickyIdealCachedTokens;
+      prompt = d.stickyIdealPromptTokens;
+      basis = 'sticky ideal (each follow-up on its previous server)';
+    } else {
+      return null;
+    }
+    const realisedRatio = ratio(realised, prompt);
+    const bestRatio = ratio(best, prompt);
+    if (bestRatio - realisedRatio <= t.maxHitRateGap) return null;
+    const lostPerSecond = Math.max(0, best - realised) / windowSeconds(input.window);
+    return {
+      servers: input.servers.map((s) => s.server),
+      summary: `prefix-cache hit ${percent(realisedRatio)} vs ${percent(bestRatio)} achievable: ${lostPerSecond.toFixed(0)} prompt tokens/s recomputed needlessly`,
+      evidence: {
+        realised_hit_ratio: round3(realisedRatio),
+        oracle_hit_ratio: round3(bestRatio),
+        oracle_basis: basis,
+        prompt_tokens: prompt,
+        tokens_lost: Math.max(0, best - realised),
+        tokens_lost_per_second: round3(lostPerSecond),
+        ...windowEvidence(input.window),
+      },
+      cause: 'trtllm-wire.md §7: requests are not routed to the server holding their prefix (see cache-signal-inert, load-term-dominates and their causes)',
+      fix: 'apply the fixes of the cause findings; router_args.backfill_block_hashes_on_finish: true recovers most of the gap',
+    };
+  },
+};

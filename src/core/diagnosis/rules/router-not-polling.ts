@@ -1,0 +1,31 @@
+// router-not-polling: in relay mode the router finished requests on a server but never asked the relay for its
+// events (the older finish_request-without-session path): its table is never filled and nothing is logged.
+import type { Rule } from '../rule.js';
+import { windowEvidence } from './rule-math.js';
+
+export const routerNotPolling: Rule = {
+  id: 'router-not-polling',
+  evaluate(input) {
+    if (!input.seesWorkerEvents || !input.router.consumesEvents || !input.routerPollsExpected) return null;
+    const hit = input.servers.filter((s) => s.outcomes >= input.thresholds.minServerRequests && s.routerPolls === 0);
+    if (hit.length === 0) return null;
+    const names = hit.map((s) => s.server);
+    const finished = hit.reduce((n, s) => n + s.outcomes, 0);
+    return {
+      servers: names,
+      summary: `the router finished ${finished} requests on ${names.join(', ')} but never polled their events`,
+      evidence: {
+        finished_requests: finished,
+        router_polls: 0,
+        router_polls_since_start: hit.reduce((n, s) => n + s.routerPollsTotal, 0),
+        poll_failures: hit.reduce((n, s) => n + s.pollFailures, 0),
+        events_waiting: hit.reduce((n, s) => n + s.events, 0),
+        ...windowEvidence(input.window),
+      },
+      cause: 'trtllm-wire.md §7.6: finish_request without a session and a router that polls only with one → zero polls, zero logs',
+      fix:
+        'upgrade the orchestrator so finish_request polls with the router\'s own session (newer router.py poll_and_update); ' +
+        'until then router_args.backfill_block_hashes_on_finish: true',
+    };
+  },
+};

@@ -1,0 +1,201 @@
+import { describe, expect, it } from 'vitest';
+import { quietDecisions, quietInput, quietServer, servers } from '../../../../test/helpers/diagnosis-input.js';
+import { FINDING_IDS } from '../finding-catalog.js';
+import type { DiagnosisInput } from '../rule.js';
+import { runRules } from '../run-rules.js';
+import { RULES } from './index.js';
+
+function firing(input: DiagnosisInput): string[] {
+  return [...runRules(RULES, input).hits.keys()];
+}
+
+describe('rules', () => {
+  it('has exactly one rule per catalog id, in catalog order', () => {
+    expect(RULES.map((r) => r.id)).toEqual(FINDING_IDS);
+  });
+
+  it('a quiet healthy input fires nothing', () => {
+    const run = runRules(RULES, quietInput());
+    expect(run.errors).toEqual([]);
+    expect([...run.hits.keys()]).toEqual([]);
+  });
+
+  const cases: { name: string; input: DiagnosisInput; expected: string[] }[] = [
+    {
+      name: 'events-absent: requests served, no event drained',
+      input: quietInput({ servers: servers({ events: 0, eventsTotal: 0, storedEvents: 0, truthBlocks: 0, hashChecks: { match: 0, mismatch: 0, unverifiable: 0 }, realisedAboveOracle: 0 }), decisions: quietDecisions({ predictedAnyMatch: 0, oracleAnyMatch: 0, firstBlockHeld: 0, oracleBest: 0, notOracleBest: 0, noPrefix: 600, oracleBestByChance: 0 }) }),
+      expected: ['events-absent'],
+    },
+    {
+      name: 'event-queue-shared: gaps',
+      input: quietInput({ servers: [quietServer('ctx0', { gaps: 40, missedEvents: 400 }), quietServer('ctx1'), quietServer('ctx2')] }),
+      expected: ['event-queue-shared'],
+    },
+    {
+      name: 'router-not-polling: outcomes but zero polls',
+      input: quietInput({ servers: servers({ routerPolls: 0, routerPollsTotal: 0, replicaBlocks: 0 }) }),
+      expected: ['router-not-polling'],
+    },
+    {
+      name: 'events-partial-ranks: one server shows fewer ranks than the others',
+      input: quietInput({
+        servers: [
+          quietServer('ctx0', { ranks: [{ rank: 0, stated: true, events: 300, gaps: 0, missedEvents: 0, resets: 0, lastEventId: 299 }] }),
+          ...['ctx1', 'ctx2'].map((s) =>
+            quietServer(s, { ranks: [0, 1, 2, 3].map((rank) => ({ rank, stated: true, events: 200, gaps: 0, missedEvents: 0, resets: 0, lastEventId: 199 })) }),
+          ),
+        ],
+      }),
+      expected: ['events-partial-ranks'],
+    },
+    {
+      name: 'events-partial-ranks: only rank 0 everywhere, served requests reuse unannounced blocks',
+      input: quietInput({ servers: servers({ ranks: [{ rank: 0, stated: true, events: 300, gaps: 0, missedEvents: 0, resets: 0, lastEventId: 299 }], realisedAboveOracle: 150 }) }),
+      expected: ['events-partial-ranks'],
+    },
+    {
+      name: 'event-stream-reset: info',
+      input: quietInput({ servers: [quietServer('ctx0', { resets: 1 }), quietServer('ctx1'), quietServer('ctx2')] }),
+      expected: ['event-stream-reset'],
+    },
+    {
+      name: 'hash-mismatch',
+      input: quietInput({ servers: servers({ hashChecks: { match: 0, mismatch: 800, unverifiable: 0 }, alternativeHashAlgo: 'v2_sha256_64' }) }),
+      expected: ['hash-mismatch'],
+    },
+    {
+      name: 'tokens-per-block-mismatch: router 32 vs workers 128',
+      input: quietInput({ router: { ...quietInput().router, tokensPerBlock: 32 } }),
+      expected: ['tokens-per-block-mismatch'],
+    },
+    {
+      name: 'router-hash-divergence: workers reuse, router keys never found',
+      input: quietInput({ decisions: quietDecisions({ firstBlockHeld: 0, oracleAnyMatch: 0, predictedAnyMatch: 0, oracleBest: 0, notOracleBest: 0, noPrefix: 600, joinedOracleCachedTokens: 0 }) }),
+      expected: ['router-hash-divergence'],
+    },
+    {
+      name: 'router-table-empty via the debug endpoint',
+      input: quietInput({ seesRouterDebug: true, servers: servers({ routerState: { ts: 1, blockTableSize: 0, activeRequests: 3, polls: 10, pollFailures: 0 } }) }),
+      expected: ['router-table-empty'],
+    },
+    {
+      name: 'cache-signal-inert: predicted ≡ 0 while truth holds prefixes, oracle-best at chance',
+      input: quietInput({ decisions: quietDecisions({ predictedAnyMatch: 0, oracleBest: 200, notOracleBest: 390, oracleBestByChance: 210, sticky: 170, scattered: 10 }) }),
+      expected: ['cache-signal-inert'],
+    },
+    {
+      name: 'cache-signal-inert from logs only: stickiness at 1/N',
+      input: quietInput({
+        seesWorkerEvents: false,
+        seesRouterPolls: false,
+        routerPollsExpected: false,
+        servers: servers({ drains: 0, events: 0, eventsTotal: 0, routerPolls: 0, routerPollsTotal: 0, joinedOutcomes: 0, realisedAboveOracle: 0, truthBlocks: 0 }),
+        decisions: quietDecisions({ withKeys: 0, predictedAnyMatch: 0, oracleAnyMatch: 0, firstBlockHeld: 0, oracleBest: 0, notOracleBest: 0, noPrefix: 0, oracleBestByChance: 0, sticky: 170, joinedPromptTokens: 0, joinedCachedTokens: 0, joinedOracleCachedTokens: 0, stickyIdealCachedTokens: 5_750_000 }),
+      }),
+      expected: ['cache-signal-inert'],
+    },
+    {
+      name: 'load-term-dominates: active requests above max_batch_size',
+      input: quietInput({ router: { ...quietInput().router, maxBatchSize: 64 }, servers: servers({ meanInflight: 128 }), decisions: quietDecisions({ meanMaxInflight: 135 }) }),
+      expected: ['load-term-dominates'],
+    },
+    {
+      name: 'turn-scatter-high',
+      input: quietInput({ decisions: quietDecisions({ scattered: 60 }) }),
+      expected: ['turn-scatter-high'],
+    },
+    {
+      name: 'hit-rate-below-oracle',
+      input: quietInput({ decisions: quietDecisions({ joinedCachedTokens: 5_200_000 }) }),
+      expected: ['hit-rate-below-oracle'],
+    },
+    {
+      name: 'source-unreachable after the grace period',
+      input: quietInput({ sources: [{ source: 'relay:ctx1', up: false, error: 'ECONNREFUSED', downSince: 500_000, lastFailure: 590_000, failures: 90 }] }),
+      expected: ['source-unreachable'],
+    },
+  ];
+
+  it.each(cases)('$name', ({ input, expected }) => {
+    expect(firing(input)).toEqual(expected);
+  });
+
+  it('thin evidence fires nothing: 10 requests per server, everything broken', () => {
+    const thin = quietInput({
+      servers: servers({ requests: 10, outcomes: 10, events: 0, eventsTotal: 0, routerPolls: 0, joinedOutcomes: 10, realisedAboveOracle: 5 }),
+      decisions: quietDecisions({ decisions: 30, withKeys: 30, predictedAnyMatch: 0, oracleBest: 5, notOracleBest: 20, oracleBestByChance: 9, followups: 20, sticky: 6, followupsWithOutcome: 20, scattered: 10 }),
+    });
+    expect(firing(thin)).toEqual([]);
+  });
+
+  it('a conversation router is never blamed for the event path it does not use', () => {
+    const input = quietInput({
+      router: { type: 'conversation', source: 'simulator', tokensPerBlock: 128, maxBatchSize: null, backfillBlockHashesOnFinish: null, consumesEvents: false },
+      servers: servers({ events: 0, eventsTotal: 0, routerPolls: 0, routerPollsTotal: 0 }),
+      decisions: quietDecisions({ predictedAnyMatch: 0 }),
+    });
+    expect(firing(input)).toEqual([]);
+  });
+
+  it('every hit carries a cause and a fix naming a configuration key (info findings need no change)', () => {
+    for (const { input, expected } of cases) {
+      const run = runRules(RULES, input);
+      for (const id of expected.filter((x) => x !== 'event-stream-reset')) {
+        const hit = run.hits.get(id as never)!;
+        expect(hit.cause.length).toBeGreaterThan(10);
+        expect(hit.fix).toMatch(/[a-z_]+\.[a-z_]+|--[a-z]/);
+        expect(hit.summary.length).toBeGreaterThan(10);
+      }
+    }
+  });
+
+  it('load-term-dominates recommends max_batch_size from the observed active requests', () => {
+    const input = quietInput({ router: { ...quietInput().router, maxBatchSize: 64 }, servers: servers({ meanInflight: 128 }), decisions: quietDecisions({ meanMaxInflight: 128 }) });
+    expect(runRules(RULES, input).hits.get('load-term-dominates')!.fix).toContain('router_args.max_batch_size: 512');
+  });
+
+  it('tokens-per-block-mismatch names the workers\' block size as the fix', () => {
+    const input = quietInput({ router: { ...quietInput().router, tokensPerBlock: 32 } });
+    expect(runRules(RULES, input).hits.get('tokens-per-block-mismatch')!.fix).toContain('router_args.tokens_per_block: 128');
+  });
+
+  it('a throwing rule becomes an error count, the others still run', () => {
+    const broken = { id: 'hash-mismatch' as const, evaluate: (): never => { throw new Error('boom'); } };
+    const run = runRules([broken, ...RULES.filter((r) => r.id !== 'hash-mismatch')], quietInput({ decisions: quietDecisions({ scattered: 60 }) }));
+    expect(run.errors).toEqual([{ id: 'hash-mismatch', message: 'boom' }]);
+    expect([...run.hits.keys()]).toEqual(['turn-scatter-high']);
+  });
+});
+
+describe('source-unreachable', () => {
+  const src = (over: object) => quietInput({ sources: [{ source: 'relay:ctx1', up: false, error: 'ECONNREFUSED', downSince: 599_000, lastFailure: 599_000, failures: 1, ...over }] });
+  it('waits for the grace period or three failed reads', () => {
+    expect(firing(src({}))).toEqual([]);
+    expect(firing(src({ failures: 3 }))).toEqual(['source-unreachable']);
+    expect(firing(src({ downSince: 500_000 }))).toEqual(['source-unreachable']);
+  });
+});
+
+describe('load-term-dominates', () => {
+  const base = quietInput({ router: { ...quietInput().router, maxBatchSize: 64 } });
+  it('fires when the router, scoring exactly as replicated, keeps choosing a less loaded server over the prefix holder', () => {
+    expect(firing({ ...base, decisions: quietDecisions({ sentAwayByLoad: 20 }) })).toEqual(['load-term-dominates']);
+  });
+  it('a wide load spread alone is evidence, not a finding: the cache advantage is usually far larger than a quarter', () => {
+    expect(firing({ ...base, decisions: quietDecisions({ loadSpreadOverCacheDelta: 300 }) })).toEqual([]);
+  });
+});
+
+describe('cache-signal-inert chance model', () => {
+  const logsOnly = (over: object) =>
+    quietInput({
+      seesWorkerEvents: false,
+      routerPollsExpected: false,
+      decisions: quietDecisions({ withKeys: 0, predictedAnyMatch: 0, oracleAnyMatch: 0, oracleBest: 0, notOracleBest: 0, noPrefix: 0, ...over }),
+    });
+  it('uneven load raises chance stickiness to Σ share²: 50% sticky is chance when one server takes half the load', () => {
+    // shares 0.16 / 0.54 / 0.30 → Σ share² = 0.405
+    expect(firing(logsOnly({ sticky: 250, stickinessByLoadShare: 0.405 }))).toContain('cache-signal-inert');
+    expect(firing(logsOnly({ sticky: 250, stickinessByLoadShare: 1 / 3 }))).not.toContain('cache-signal-inert');
+  });
+});

@@ -1,0 +1,35 @@
+// tokens-per-block-mismatch: the router chunks prompts into blocks of a different size than the workers' KV blocks,
+// so the block hashes it computes can never equal the stored ones.
+import type { Rule } from '../rule.js';
+import { windowEvidence } from './rule-math.js';
+
+export const tokensPerBlockMismatch: Rule = {
+  id: 'tokens-per-block-mismatch',
+  evaluate(input) {
+    const tpb = input.router.tokensPerBlock;
+    if (tpb === null || !input.router.consumesEvents) return null;
+    if (input.decisions.decisions < input.thresholds.minServerRequests) return null;
+    const hit = input.servers.filter((s) => {
+      const size = s.advertisedBlockSize ?? s.inferredBlockSize;
+      return size !== null && size !== tpb;
+    });
+    if (hit.length === 0) return null;
+    const sizes = [...new Set(hit.map((s) => (s.advertisedBlockSize ?? s.inferredBlockSize)!))];
+    const names = hit.map((s) => s.server);
+    const workerSize = sizes[0]!;
+    return {
+      servers: names,
+      summary: `the router hashes ${tpb}-token chunks but ${names.join(', ')} store ${sizes.join('/')}-token blocks: its hashes can never match`,
+      evidence: {
+        router_tokens_per_block: tpb,
+        router_settings_from: input.router.source ?? 'unknown',
+        worker_block_size: sizes.join('/'),
+        worker_block_size_from: hit.some((s) => s.advertisedBlockSize !== null) ? 'server_info' : 'stored events',
+        decisions: input.decisions.decisions,
+        ...windowEvidence(input.window),
+      },
+      cause: 'trtllm-wire.md §1.4/§7.3: router chunking differs from the worker block size, so router and worker hashes live in different spaces',
+      fix: `router_args.tokens_per_block: ${workerSize} (or TRTLLM_KVCACHE_AWARE_ROUTER_HASH_TOKENS_PER_BLOCK=${workerSize}), the workers' kv_cache_config.tokens_per_block`,
+    };
+  },
+};

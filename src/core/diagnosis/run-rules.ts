@@ -1,0 +1,28 @@
+// The dumb runner: evaluates every rule against one input; a rule that throws yields no finding and is counted,
+// so one broken rule cannot take the diagnosis (or the daemon) down.
+import type { FindingId } from './finding-catalog.js';
+import type { DiagnosisInput, Rule, RuleHit } from './rule.js';
+
+export interface RuleError {
+  readonly id: FindingId;
+  readonly message: string;
+}
+
+export interface RuleRun {
+  readonly hits: ReadonlyMap<FindingId, RuleHit>;
+  readonly errors: readonly RuleError[];
+}
+
+export function runRules(rules: readonly Rule[], input: DiagnosisInput): RuleRun {
+  const hits = new Map<FindingId, RuleHit>();
+  const errors: RuleError[] = [];
+  for (const rule of rules) {
+    try {
+      const hit = rule.evaluate(input);
+      if (hit !== null) hits.set(rule.id, hit);
+    } catch (err) {
+      errors.push({ id: rule.id, message: err instanceof Error ? err.message : String(err) });
+    }
+  }
+  return { hits, errors };
+}

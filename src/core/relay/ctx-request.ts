@@ -1,0 +1,210 @@
+// What the relay learns from a CTX request body and headers (trtllm-wire.md §5): prompt token ids when the request
+// carries them, the disaggregated request id, and the trajectory id the conversation router would use.
+// disagg_request_id may be a 64-bit integer: it is read from the raw text, never through a JS number.
+
+export interface CtxRequestInfo {
+  /** token ids of the (first) prompt when sent as ids; null for text prompts or chat messages */
+  readonly promptTokens: Uint32Array | null;
+  readonly promptCount: number;
+  readonly disaggRequestId: string | null;
+  readonly requestType: string | null;
+  readonly correlationId: string | null;
+  readonly stream: boolean;
+}
+
+export type HeaderBag = Readonly<Record<string, string | readonly string[] | undefined>>;
+
+/** Header names, in priority order, that carry a trajectory id (conversation router order, then X-Correlation-ID). */
+export const CORRELATION_HEADERS = ['x-correlation-id', 'x-session-id', 'x-session-affinity', 'x-multi-turn-session-id'] as const;
+
+function header(headers: HeaderBag, name: string): string | null {
+  const v = headers[name];
+  const s = Array.isArray(v) ? (v[0] as string | undefined) : (v as string | undefined);
+  return s !== undefined && s !== '' ? s : null;
+}
+
+function isRecord(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+function toTokens(v: unknown): Uint32Array | null {
+  if (!Array.isArray(v) || v.length === 0) return null;
+  const out = new Uint32Array(v.length);
+  for (let i = 0; i < v.length; i++) {
+    const t: unknown = v[i];
+    if (typeof t !== 'number' || !Number.isInteger(t) || t < 0 || t > 0xffff_ffff) return null;
+    out[i] = t;
+  }
+  return out;
+}
+
+const DISAGG_ID = /"disagg_request_id"\s*:\s*(-?\d+|"(?:[^"\\]|\\.)*")/;
+
+function stringId(v: unknown): string | null {
+  if (typeof v === 'string' && v !== '') return v;
+  if (typeof v === 'number' && Number.isSafeInteger(v)) return String(v);
+  return null;
+}
+
+/**
+ * Top-level members of a JSON object as [start, end) slices of their values, without materialising them: a 40k-token
+ * prompt is only scanned, never turned into a JS array. Null when the text is not an object (or is malformed).
+ */
+function topLevelMembers(text: string): Map<string, [number, number]> | null {
+  const n = text.length;
+  const ws = (c: number): boolean => c === 32 || c === 9 || c === 10 || c === 13;
+  let i = 0;
+  while (i < n && ws(text.charCodeAt(i))) i++;
+  if (text.charCodeAt(i) !== 123) return null;
+  i++;
+  const out = new Map<string, [number, number]>();
+  const skipString = (k: number): number => {
+    k++;
+    while (k < n) {
+      const c = text.charCodeAt(k);
+      if (c === 92) k += 2;
+      else if (c === 34) return k + 1;
+      else k++;
+    }
+    return -1;
+  };
+  for (;;) {
+    while (i < n && ws(text.charCodeAt(i))) i++;
+    if (text.charCodeAt(i) === 125) return out;
+    if (text.charCodeAt(i) !== 34) return null;
+    const keyEnd = skipString(i);
+    if (keyEnd < 0) return null;
+    const key = text.slice(i + 1, keyEnd - 1);
+    i = keyEnd;
+    while (i < n && ws(text.charCodeAt(i))) i++;
+    if (text.charCodeAt(i) !== 58) return null;
+    i++;
+    while (i < n && ws(text.charCodeAt(i))) i++;
+    const start = i;
+    let depth = 0;
+    while (i < n) {
+      const c = text.charCodeAt(i);
+      if (c === 34) {
+        i = skipString(i);
+        if (i < 0) return null;
+        continue;
+      }
+      if (c === 123 || c === 91) depth++;
+      else if (c === 125 || c === 93) {
+        if (depth === 0) break;
+        depth--;
+      } else if (c === 44 && depth === 0) break;
+      i++;
+    }
+    if (i >= n) return null;
+    let end = i;
+    while (end > start && ws(text.charCodeAt(end - 1))) end--;
+    out.set(key, [start, end]);
+    if (text.charCodeAt(i) === 44) i++;
+  }
+}
+
+/** `[1,2,3]` straight into a Uint32Array; null when the slice is anything else. */
+function scanTokenArray(text: string, start: number, end: number): Uint32Array | null {
+  if (text.charCodeAt(start) !== 91) return null;
+  let out = new Uint32Array(Math.max(16, (end - start) >> 2));
+  let count = 0;
+  let i = start + 1;
+  let expectValue = true;
+  while (i < end) {
+    const c = text.charCodeAt(i);
+    if (c === 32 || c === 9 || c === 10 || c === 13) {
+      i++;
+      continue;
+    }
+    if (c === 93) return expectValue && count > 0 ? null : out.slice(0, count);
+    if (c === 44) {
+      if (expectValue) return null;
+      expectValue = true;
+      i++;
+      continue;
+    }
+    if (!expectValue || c < 48 || c > 57) return null;
+    let v = 0;
+    while (i < end) {
+      const d = text.charCodeAt(i) - 48;
+      if (d < 0 || d > 9) break;
+      v = v * 10 + d;
+      if (v > 0xffff_ffff) return null;
+      i++;
+    }
+    if (count === out.length) {
+      const grown = new Uint32Array(out.length * 2);
+      grown.set(out);
+      out = grown;
+    }
+    out[count++] = v;
+    expectValue = false;
+  }
+  return null;
+}
+
+function parseSlice(text: string, slice: [number, number] | undefined): unknown {
+  if (slice === undefined) return undefined;
+  try {
+    return JSON.parse(text.slice(slice[0], slice[1]));
+  } catch {
+    return undefined;
+  }
+}
+
+/** Never throws: a body that is not JSON yields nulls (headers still give the correlation id). */
+export function parseCtxRequest(bodyText: string | null, headers: HeaderBag): CtxRequestInfo {
+  const members = bodyText !== null ? topLevelMembers(bodyText) : null;
+  const text = bodyText ?? '';
+  const get = (key: string): unknown => (members !== null ? parseSlice(text, members.get(key)) : undefined);
+  const disaggRaw = get('disaggregated_params');
+  const disagg = isRecord(disaggRaw) ? disaggRaw : {};
+  const convRaw = get('conversation_params');
+  const convParams = isRecord(convRaw) ? convRaw : {};
+
+  let promptTokens: Uint32Array | null = null;
+  let promptCount = 0;
+  const promptSlice = members?.get('prompt');
+  if (promptSlice !== undefined) {
+    const first = text.charCodeAt(promptSlice[0]);
+    if (first === 34) promptCount = 1;
+    else if (first === 91) {
+      promptTokens = scanTokenArray(text, promptSlice[0], promptSlice[1]);
+      if (promptTokens !== null) promptCount = promptTokens.length > 0 ? 1 : 0;
+      else {
+        // several prompts (or strings): the small general path
+        const prompt = parseSlice(text, promptSlice);
+        if (Array.isArray(prompt) && prompt.length > 0) {
+          promptCount = prompt.length;
+          promptTokens = toTokens(prompt[0]);
+        }
+      }
+      if (promptTokens !== null && promptTokens.length === 0) promptTokens = null;
+    }
+  } else if (members?.has('messages') === true) promptCount = 1;
+  const idsSlice = members?.get('prompt_token_ids');
+  if (promptTokens === null && idsSlice !== undefined) {
+    promptTokens = scanTokenArray(text, idsSlice[0], idsSlice[1]);
+    if (promptTokens !== null && promptTokens.length === 0) promptTokens = null;
+  }
+
+  let disaggRequestId: string | null = null;
+  const disaggSlice = members?.get('disaggregated_params');
+  if (disaggSlice !== undefined && 'disagg_request_id' in disagg) {
+    const m = DISAGG_ID.exec(text.slice(disaggSlice[0], disaggSlice[1]));
+    if (m?.[1] !== undefined) disaggRequestId = m[1].startsWith('"') ? (JSON.parse(m[1]) as string) : m[1];
+  }
+
+  let correlationId = stringId(convParams['conversation_id']) ?? stringId(disagg['conversation_id']);
+  for (const name of CORRELATION_HEADERS) correlationId ??= header(headers, name);
+
+  return {
+    promptTokens,
+    promptCount,
+    disaggRequestId,
+    requestType: typeof disagg['request_type'] === 'string' ? disagg['request_type'] : null,
+    correlationId,
+    stream: get('stream') === true,
+  };
+}

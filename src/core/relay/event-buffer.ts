@@ -1,0 +1,227 @@
+// The relay's per-worker event log: every event drained from a CTX worker, as its exact JSON text, numbered with
+// relay sequence numbers, and one cursor per consumer so each consumer (router replica) receives every event exactly
+// once and in order. Pure and deterministic: no I/O, no clock (`now` is a parameter).
+//
+// Decisions:
+// - One shared log, not one queue per consumer: memory is bounded once (maxEvents, maxBytes), and a backlog is the
+//   span between a consumer's cursor and the log's end. Overflow evicts the oldest events; each consumer whose cursor
+//   was inside the evicted span is told how many it lost (drop-oldest, counted per consumer).
+// - Events every known consumer has read are released once they are older than retainReadMs, so a replica that
+//   joins shortly after another (replicas start together; one polls first) still gets the stream from the start.
+//   Before any consumer exists the log keeps events up to the bound, so the router's first poll gets the worker's
+//   history from the sidecar's start (`created` first).
+// - A consumer that arrives while no other is known (the first, or the router back after being forgotten) starts
+//   where the last known consumers stopped reading, so events evicted in between count as dropped for it; a consumer
+//   that joins beside others starts at the oldest retained event (what it missed before joining is not "dropped").
+// - A consumer idle for longer than consumerIdleMs is forgotten so it stops pinning the log; if it returns it is new.
+
+export interface EventBufferOptions {
+  readonly maxEvents: number;
+  /** approximate: UTF-16 code units of the retained texts */
+  readonly maxBytes: number;
+  readonly consumerIdleMs: number;
+  /** events every consumer has read stay this long for consumers that join later */
+  readonly retainReadMs: number;
+}
+
+export interface ConsumerRead {
+  readonly consumer: string;
+  /** relay seq of items[0] */
+  readonly fromSeq: number;
+  /** one past the last delivered seq */
+  readonly toSeq: number;
+  readonly items: readonly string[];
+  /** events this consumer lost (evicted unread) since its previous read */
+  readonly dropped: number;
+}
+
+export interface ConsumerStats {
+  readonly consumer: string;
+  readonly cursor: number;
+  readonly backlog: number;
+  readonly delivered: number;
+  readonly dropped: number;
+  readonly reads: number;
+  readonly lastReadAt: number;
+}
+
+export interface EventBufferStats {
+  readonly nextSeq: number;
+  readonly retainedFrom: number;
+  readonly retainedEvents: number;
+  readonly retainedBytes: number;
+  /** events evicted by the bound (whether or not a consumer had read them) */
+  readonly evicted: number;
+  readonly expiredConsumers: number;
+  readonly consumers: readonly ConsumerStats[];
+}
+
+interface Consumer {
+  cursor: number;
+  /** toSeq of its last read (the cursor may move further when eviction skips events it never read) */
+  readUpTo: number;
+  delivered: number;
+  dropped: number;
+  pendingDropped: number;
+  reads: number;
+  lastReadAt: number;
+}
+
+// Sizing: a stored event of a 40k-token prompt (tpb 128) is ~2 MB of JSON, and under load read events are retained
+// until the byte bound, so the bound is what a relay costs in steady state (64 MiB; three relays fit a 768 MiB heap).
+export const DEFAULT_EVENT_BUFFER_OPTIONS: EventBufferOptions = {
+  maxEvents: 200_000,
+  maxBytes: 64 * 1024 * 1024,
+  // the router polls only when requests finish: an idle night must not make it a stranger
+  consumerIdleMs: 60 * 60_000,
+  retainReadMs: 10_000,
+};
+
+export function serializeEventItems(items: readonly string[]): string {
+  return `[${items.join(',')}]`;
+}
+
+export class EventBuffer {
+  readonly #options: EventBufferOptions;
+  #log: string[] = [];
+  #appendedAt: number[] = []; // parallel to #log
+  #head = 0; // index in #log of seq #retainedFrom
+  #retainedFrom = 0;
+  #bytes = 0;
+  #evicted = 0;
+  #expired = 0;
+  /** the lowest position the known consumers had actually read to, as of the last read */
+  #resumeFrom = 0;
+  readonly #consumers = new Map<string, Consumer>();
+
+  constructor(options: Partial<EventBufferOptions> = {}) {
+    this.#options = { ...DEFAULT_EVENT_BUFFER_OPTIONS, ...options };
+    if (!(this.#options.maxEvents >= 1) || !(this.#options.maxBytes >= 1)) throw new RangeError('EventBuffer: maxEvents and maxBytes must be >= 1');
+  }
+
+  get nextSeq(): number {
+    return this.#retainedFrom + this.#log.length - this.#head;
+  }
+
+  /** Appends drained events (exact JSON texts, in worker order); returns the relay seq of the first. */
+  append(items: readonly string[], now: number): number {
+    const firstSeq = this.nextSeq;
+    for (const item of items) {
+      this.#log.push(item);
+      this.#appendedAt.push(now);
+      this.#bytes += item.length;
+    }
+    this.#enforceBound();
+    this.#releaseRead(now);
+    return firstSeq;
+  }
+
+  /** Everything since the consumer's last read, exactly once; advances its cursor. */
+  read(consumer: string, now: number): ConsumerRead {
+    this.#expireIdle(now, consumer);
+    let state = this.#consumers.get(consumer);
+    if (state === undefined) {
+      const start = this.#consumers.size === 0 ? Math.min(this.#resumeFrom, this.#retainedFrom) : this.#retainedFrom;
+      const lost = this.#retainedFrom - start;
+      state = { cursor: this.#retainedFrom, readUpTo: this.#retainedFrom, delivered: 0, dropped: lost, pendingDropped: lost, reads: 0, lastReadAt: now };
+      this.#consumers.set(consumer, state);
+    }
+    const fromSeq = state.cursor;
+    const toSeq = this.nextSeq;
+    const items = this.#log.slice(this.#head + (fromSeq - this.#retainedFrom), this.#log.length);
+    const dropped = state.pendingDropped;
+    state.cursor = toSeq;
+    state.readUpTo = toSeq;
+    let resume = toSeq;
+    for (const c of this.#consumers.values()) resume = Math.min(resume, c.readUpTo);
+    this.#resumeFrom = resume;
+    state.delivered += items.length;
+    state.pendingDropped = 0;
+    state.reads++;
+    state.lastReadAt = now;
+    this.#releaseRead(now);
+    return { consumer, fromSeq, toSeq, items, dropped };
+  }
+
+  stats(): EventBufferStats {
+    const nextSeq = this.nextSeq;
+    const consumers = [...this.#consumers].map(([consumer, c]) => ({
+      consumer,
+      cursor: c.cursor,
+      backlog: nextSeq - c.cursor,
+      delivered: c.delivered,
+      dropped: c.dropped,
+      reads: c.reads,
+      lastReadAt: c.lastReadAt,
+    }));
+    return {
+      nextSeq,
+      retainedFrom: this.#retainedFrom,
+      retainedEvents: this.#log.length - this.#head,
+      retainedBytes: this.#bytes,
+      evicted: this.#evicted,
+      expiredConsumers: this.#expired,
+      consumers,
+    };
+  }
+
+  #expireIdle(now: number, keep: string): void {
+    for (const [id, c] of this.#consumers) {
+      if (id !== keep && now - c.lastReadAt > this.#options.consumerIdleMs) {
+        this.#consumers.delete(id);
+        this.#expired++;
+      }
+    }
+  }
+
+  #enforceBound(): void {
+    const count = this.#log.length - this.#head;
+    let drop = 0;
+    let bytes = this.#bytes;
+    while (count - drop > this.#options.maxEvents || (bytes > this.#options.maxBytes && count - drop > 1)) {
+      bytes -= (this.#log[this.#head + drop] as string).length;
+      drop++;
+    }
+    if (drop === 0) return;
+    this.#evicted += drop;
+    this.#dropFront(drop, bytes);
+    for (const c of this.#consumers.values()) {
+      if (c.cursor < this.#retainedFrom) {
+        const lost = this.#retainedFrom - c.cursor;
+        c.dropped += lost;
+        c.pendingDropped += lost;
+        c.cursor = this.#retainedFrom;
+      }
+    }
+  }
+
+  #releaseRead(now: number): void {
+    if (this.#consumers.size === 0) return;
+    let min = this.nextSeq;
+    for (const c of this.#consumers.values()) min = Math.min(min, c.cursor);
+    const cutoff = now - this.#options.retainReadMs;
+    let release = 0;
+    let bytes = this.#bytes;
+    const readable = min - this.#retainedFrom;
+    while (release < readable && (this.#appendedAt[this.#head + release] as number) <= cutoff) {
+      bytes -= (this.#log[this.#head + release] as string).length;
+      release++;
+    }
+    if (release > 0) this.#dropFront(release, bytes);
+  }
+
+  #dropFront(n: number, bytesAfter: number): void {
+    this.#head += n;
+    this.#retainedFrom += n;
+    this.#bytes = bytesAfter;
+    if (this.#head === this.#log.length) {
+      this.#log = [];
+      this.#appendedAt = [];
+      this.#head = 0;
+    } else if (this.#head > 4096 && this.#head * 2 > this.#log.length) {
+      this.#log = this.#log.slice(this.#head);
+      this.#appendedAt = this.#appendedAt.slice(this.#head);
+      this.#head = 0;
+    }
+  }
+}

@@ -1,0 +1,94 @@
+// Splits a JSON array into the exact source text of each top-level item, without parsing values, so the relay can
+// re-serve a worker's `/kv_cache_events` body byte for byte (hashes keep every digit) whatever the items contain.
+import type { WireIssue } from '../wire/wire-issue.js';
+
+export type SplitArrayResult =
+  | { readonly ok: true; readonly items: string[] }
+  | { readonly ok: false; readonly issue: WireIssue; readonly items: string[] };
+
+const MAX_DEPTH = 512;
+
+function isWs(c: number): boolean {
+  return c === 32 || c === 9 || c === 10 || c === 13;
+}
+
+function fail(code: string, message: string, offset: number, items: string[]): SplitArrayResult {
+  return { ok: false, issue: { code, message, path: '$', offset }, items };
+}
+
+/**
+ * Items are returned trimmed of surrounding whitespace. Strings and nesting are tracked so commas inside them do not
+ * split; item contents are not validated beyond bracket balance (the domain parser judges them).
+ */
+export function splitJsonArray(text: string): SplitArrayResult {
+  const items: string[] = [];
+  const n = text.length;
+  let i = 0;
+  while (i < n && isWs(text.charCodeAt(i))) i++;
+  if (i >= n) return fail('empty-body', 'body is empty, expected a JSON array', 0, items);
+  if (text.charCodeAt(i) !== 91) return fail('not-an-array', `expected '[' at offset ${i}`, i, items);
+  i++;
+  let expectItem = true;
+  let sawItem = false;
+  for (;;) {
+    while (i < n && isWs(text.charCodeAt(i))) i++;
+    if (i >= n) return fail('truncated-json', `array not closed at offset ${n}`, n, items);
+    const c = text.charCodeAt(i);
+    if (c === 93) {
+      if (sawItem && expectItem) return fail('trailing-comma', `trailing comma before ']' at offset ${i}`, i, items);
+      i++;
+      break;
+    }
+    if (!expectItem) {
+      if (c !== 44) return fail('expected-comma', `expected ',' or ']' at offset ${i}`, i, items);
+      i++;
+      expectItem = true;
+      continue;
+    }
+    if (c === 44) return fail('empty-item', `empty array item at offset ${i}`, i, items);
+    const start = i;
+    let depth = 0;
+    let valueEnded = false; // at depth 0 a value ended (closing bracket, string end or whitespace after a scalar)
+    while (i < n) {
+      const d = text.charCodeAt(i);
+      if (depth === 0 && valueEnded && !isWs(d) && d !== 44 && d !== 93) {
+        return fail('expected-comma', `expected ',' or ']' at offset ${i}`, i, items);
+      }
+      if (d === 34) {
+        i++;
+        while (i < n) {
+          const s = text.charCodeAt(i);
+          if (s === 92) i += 2;
+          else if (s === 34) break;
+          else i++;
+        }
+        if (i >= n) return fail('truncated-json', `string not closed (started in item at offset ${start})`, start, items);
+        i++;
+        if (depth === 0) valueEnded = true;
+        continue;
+      }
+      if (d === 123 || d === 91) {
+        if (++depth > MAX_DEPTH) return fail('too-deep', `nesting deeper than ${MAX_DEPTH} at offset ${i}`, i, items);
+      } else if (d === 125 || d === 93) {
+        if (depth === 0) break; // the closing ']' of the outer array
+        depth--;
+        if (depth === 0) valueEnded = true;
+      } else if (d === 44 && depth === 0) {
+        break;
+      } else if (depth === 0 && isWs(d)) {
+        valueEnded = true;
+      }
+      i++;
+    }
+    if (depth !== 0 || i >= n) return fail('truncated-json', `item at offset ${start} is not closed`, start, items);
+    let end = i;
+    while (end > start && isWs(text.charCodeAt(end - 1))) end--;
+    if (end === start) return fail('empty-item', `empty array item at offset ${start}`, start, items);
+    items.push(text.slice(start, end));
+    sawItem = true;
+    expectItem = false;
+  }
+  while (i < n && isWs(text.charCodeAt(i))) i++;
+  if (i < n) return fail('trailing-data', `unexpected data after the array at offset ${i}`, i, items);
+  return { ok: true, items };
+}

@@ -1,0 +1,228 @@
+// Turns the token-bearing parts of observations into what the joins need, so prompts never have to leave the
+// process: per decision the router-style block keys (router tokens_per_block, each server's algorithm, last token
+// excluded, partial tail) and the worker-style keys (worker block size), per stored event the hash checks and block
+// token counts. The state computes digests itself from live observations; `kvsentinel record` computes the same
+// digests at record time and writes them to the bundle instead of token ids. Both feed this class the same
+// observation sequence, so the context (router settings, server algorithms, block sizes) — and therefore the
+// digests — are identical.
+import { routerHashedTokens } from '../hashing/router-chunking.js';
+import type { Observation } from '../observe/observation.js';
+import type { HashAlgo, KvEvent } from '../wire/kv-event.js';
+import { HashVerifier, type StoredEventCheck } from './hash-verifier.js';
+import { extendKeyChain, prefixFingerprints, sharedPrefixTokens } from './incremental-keys.js';
+import { LruMap } from './lru-map.js';
+
+/** TensorRT-LLM's defaults when the router's settings were never observed (trtllm-wire.md §1.4). */
+export const DEFAULT_ROUTER_TOKENS_PER_BLOCK = 32;
+export const DEFAULT_ROUTER_MAX_BATCH_SIZE = 64;
+export const DEFAULT_HASH_ALGO: HashAlgo = 'v1_block_key';
+
+export interface DecisionKeys {
+  /** prompt tokens the router hashes (prompt length − 1) */
+  readonly hashedTokens: number;
+  readonly routerTokensPerBlock: number;
+  /** router-style keys per hash algorithm in use by some server */
+  readonly router: ReadonlyMap<HashAlgo, BigUint64Array>;
+  /** worker-style keys by `workerKeyId(algo, blockSize)`; absent when no worker block size is known yet */
+  readonly worker: ReadonlyMap<string, BigUint64Array>;
+}
+
+export interface WorkerEventsDigest {
+  /** aligned with the observation's events: a check for each `stored` event, null for the others */
+  readonly stored: readonly (StoredEventCheck | null)[];
+}
+
+export type ObservationDigest =
+  | { readonly kind: 'decision'; readonly keys: DecisionKeys }
+  | { readonly kind: 'worker-events'; readonly digest: WorkerEventsDigest };
+
+export function workerKeyId(algo: HashAlgo, blockSize: number): string {
+  return `${algo}/${blockSize}`;
+}
+
+export interface RouterSettings {
+  readonly routerType: string | null;
+  readonly tokensPerBlock: number | null;
+  readonly maxBatchSize: number | null;
+  readonly backfillBlockHashesOnFinish: boolean | null;
+  readonly servers: readonly string[] | null;
+  readonly source: string | null;
+}
+
+interface ServerContext {
+  advertisedAlgo: HashAlgo | null;
+  eventAlgo: HashAlgo | null;
+  advertisedBlockSize: number | null;
+  /** longest stored block seen: the block size (partial tails are shorter) */
+  inferredBlockSize: number | null;
+}
+
+interface TrajectoryKeys {
+  readonly fingerprints: Uint32Array;
+  readonly routerTokensPerBlock: number;
+  readonly router: ReadonlyMap<HashAlgo, BigUint64Array>;
+  readonly worker: ReadonlyMap<string, BigUint64Array>;
+}
+
+/** Trajectories whose last keys are kept to hash their next turn incrementally (≥ the concurrency in practice). */
+export const DEFAULT_INCREMENTAL_TRAJECTORIES = 1024;
+
+export class ObservationDigester {
+  #router: RouterSettings = {
+    routerType: null,
+    tokensPerBlock: null,
+    maxBatchSize: null,
+    backfillBlockHashesOnFinish: null,
+    servers: null,
+    source: null,
+  };
+  readonly #servers = new Map<string, ServerContext>();
+  readonly #verifier = new HashVerifier();
+  readonly #trajectories: LruMap<string, TrajectoryKeys>;
+
+  constructor(incrementalTrajectories = DEFAULT_INCREMENTAL_TRAJECTORIES) {
+    this.#trajectories = new LruMap(incrementalTrajectories);
+  }
+
+  get router(): RouterSettings {
+    return this.#router;
+  }
+
+  routerTokensPerBlock(): number {
+    return this.#router.tokensPerBlock ?? DEFAULT_ROUTER_TOKENS_PER_BLOCK;
+  }
+
+  /** Servers in stable order: the router's list first, then every other server seen. */
+  serverIds(): string[] {
+    const listed = this.#router.servers ?? [];
+    const rest = [...this.#servers.keys()].filter((s) => !listed.includes(s)).sort();
+    return [...listed, ...rest];
+  }
+
+  /** The algorithm the router hashes with for the server: /server_info, else its events, else v1_block_key. */
+  hashAlgoOf(server: string): HashAlgo {
+    const ctx = this.#servers.get(server);
+    return ctx?.advertisedAlgo ?? ctx?.eventAlgo ?? DEFAULT_HASH_ALGO;
+  }
+
+  /** The algorithm /server_info states, null when it never did. */
+  advertisedHashAlgo(server: string): HashAlgo | null {
+    return this.#servers.get(server)?.advertisedAlgo ?? null;
+  }
+
+  advertisedBlockSize(server: string): number | null {
+    return this.#servers.get(server)?.advertisedBlockSize ?? null;
+  }
+
+  inferredBlockSize(server: string): number | null {
+    return this.#servers.get(server)?.inferredBlockSize ?? null;
+  }
+
+  /** The worker's KV block size: /server_info, else inferred from stored blocks, else null. */
+  blockSizeOf(server: string): number | null {
+    const ctx = this.#servers.get(server);
+    return ctx?.advertisedBlockSize ?? ctx?.inferredBlockSize ?? null;
+  }
+
+  /** Computes the digest of an observation from its tokens (null when it has none to digest). */
+  digest(obs: Observation): ObservationDigest | null {
+    if (obs.kind === 'decision') {
+      if (obs.promptTokens === null) return null;
+      this.#server(obs.server);
+      return { kind: 'decision', keys: this.#decisionKeys(obs.promptTokens, obs.correlationId) };
+    }
+    if (obs.kind === 'worker-events') {
+      const stored = obs.events.map((event) => this.#checkStored(obs.server, event));
+      return { kind: 'worker-events', digest: { stored } };
+    }
+    return null;
+  }
+
+  /** Updates the context from an observation (after digesting it). */
+  observe(obs: Observation, digest: ObservationDigest | null): void {
+    switch (obs.kind) {
+      case 'router-config':
+        this.#router = {
+          routerType: obs.routerType ?? this.#router.routerType,
+          tokensPerBlock: obs.tokensPerBlock ?? this.#router.tokensPerBlock,
+          maxBatchSize: obs.maxBatchSize ?? this.#router.maxBatchSize,
+          backfillBlockHashesOnFinish: obs.backfillBlockHashesOnFinish ?? this.#router.backfillBlockHashesOnFinish,
+          servers: obs.servers ?? this.#router.servers,
+          source: obs.source,
+        };
+        for (const s of obs.servers ?? []) this.#server(s);
+        return;
+      case 'server-info': {
+        const ctx = this.#server(obs.server);
+        if (obs.hashAlgo !== null) ctx.advertisedAlgo = obs.hashAlgo;
+        if (obs.tokensPerBlock !== null && obs.tokensPerBlock > 0) ctx.advertisedBlockSize = obs.tokensPerBlock;
+        return;
+      }
+      case 'worker-events': {
+        const ctx = this.#server(obs.server);
+        const stored = digest?.kind === 'worker-events' ? digest.digest.stored : null;
+        obs.events.forEach((event, i) => {
+          if (event.hashAlgo !== null) ctx.eventAlgo = event.hashAlgo;
+          if (event.data.type !== 'stored') return;
+          const counts = stored?.[i]?.tokenCounts ?? event.data.blocks.map((b) => b.tokens.length);
+          for (const n of counts) if (ctx.inferredBlockSize === null || n > ctx.inferredBlockSize) ctx.inferredBlockSize = n;
+        });
+        return;
+      }
+      case 'decision':
+      case 'outcome':
+      case 'router-state':
+      case 'router-poll':
+      case 'router-score':
+      case 'poll-failure':
+      case 'source-health':
+        if ('server' in obs) this.#server(obs.server);
+        return;
+    }
+  }
+
+  #checkStored(server: string, event: KvEvent): StoredEventCheck | null {
+    if (event.data.type !== 'stored') return null;
+    const algo = event.hashAlgo ?? this.#servers.get(server)?.advertisedAlgo ?? DEFAULT_HASH_ALGO;
+    return this.#verifier.check(event.data.parentHash, event.data.blocks, algo);
+  }
+
+  #decisionKeys(prompt: Uint32Array, correlationId: string | null): DecisionKeys {
+    const tpb = this.routerTokensPerBlock();
+    const algos = new Set<HashAlgo>();
+    const workerSpecs = new Map<string, { algo: HashAlgo; size: number }>();
+    for (const server of this.serverIds()) {
+      const algo = this.hashAlgoOf(server);
+      algos.add(algo);
+      const size = this.blockSizeOf(server);
+      if (size !== null) workerSpecs.set(workerKeyId(algo, size), { algo, size });
+    }
+    if (algos.size === 0) algos.add(DEFAULT_HASH_ALGO);
+    const hashed = routerHashedTokens(prompt) as Uint32Array;
+    // a follow-up turn shares most of its prompt with the previous one: reuse those keys
+    const fingerprints = prefixFingerprints(hashed);
+    const previous = correlationId === null ? undefined : this.#trajectories.get(correlationId);
+    const shared = previous === undefined ? 0 : sharedPrefixTokens(previous.fingerprints, fingerprints);
+    const router = new Map<HashAlgo, BigUint64Array>();
+    for (const algo of algos) {
+      const before = previous !== undefined && previous.routerTokensPerBlock === tpb ? previous.router.get(algo) : undefined;
+      router.set(algo, extendKeyChain(hashed, tpb, algo, before, shared));
+    }
+    const worker = new Map<string, BigUint64Array>();
+    for (const [id, { algo, size }] of workerSpecs) {
+      // same chunking as the router's: reuse its keys instead of hashing the prompt twice
+      worker.set(id, size === tpb ? router.get(algo)! : extendKeyChain(hashed, size, algo, previous?.worker.get(id), shared));
+    }
+    if (correlationId !== null) this.#trajectories.set(correlationId, { fingerprints, routerTokensPerBlock: tpb, router, worker });
+    return { hashedTokens: hashed.length, routerTokensPerBlock: tpb, router, worker };
+  }
+
+  #server(server: string): ServerContext {
+    let ctx = this.#servers.get(server);
+    if (!ctx) {
+      ctx = { advertisedAlgo: null, eventAlgo: null, advertisedBlockSize: null, inferredBlockSize: null };
+      this.#servers.set(server, ctx);
+    }
+    return ctx;
+  }
+}

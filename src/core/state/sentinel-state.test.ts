@@ -1,0 +1,146 @@
+import { describe, expect, it } from 'vitest';
+import { miniCluster, type MiniOptions } from '../../../test/helpers/mini-cluster.js';
+import { createSentinelState, type DecisionJoin, type OutcomeJoin, type SentinelOptions } from './sentinel-state.js';
+
+function audit(mini: MiniOptions, options: SentinelOptions = {}) {
+  const state = createSentinelState({ thresholds: { minDecisions: 40, minFollowups: 30, minServerRequests: 10 }, ...options });
+  const observations = miniCluster(mini);
+  for (const obs of observations) state.apply(obs);
+  const now = observations.at(-1)!.ts;
+  return { state, snapshot: state.snapshot(now), input: state.diagnosisInput(now) };
+}
+
+describe('sentinel state joins', () => {
+  it('healthy sticky routing: predicted = oracle, chosen is the oracle best, no findings', () => {
+    const { snapshot, input } = audit({ routing: 'sticky' });
+    expect(snapshot.findings.map((f) => f.id)).toEqual([]);
+    expect(snapshot.verdict).toBe('healthy');
+    const d = input.decisions;
+    expect(d.withKeys).toBe(240);
+    // follow-ups always return to their prefix; only a first turn can miss a server that already holds the
+    // shared system prefix (the first turns are placed at random)
+    expect(d.oracleBest + d.notOracleBest + d.noPrefix).toBe(240);
+    expect(d.notOracleBest).toBeLessThanOrEqual(3);
+    expect(d.oracleBest / (d.oracleBest + d.notOracleBest)).toBeGreaterThan(0.98);
+    expect(d.predictedAnyMatch).toBe(d.oracleAnyMatch);
+    expect(d.agreesWithReplica).toBeGreaterThan(200);
+    expect(d.followups).toBe(200);
+    expect(d.sticky).toBe(200);
+    // realised cached equals the oracle except for first turns placed away from the system prefix (2 blocks of 4)
+    expect(d.joinedCachedTokens).toBe(d.joinedOracleCachedTokens - 8 * d.notOracleBest);
+    expect(snapshot.cacheHitRatio).toBeCloseTo(snapshot.oracleHitRatio!, 2);
+    expect(snapshot.servers.every((s) => s.hashChecks.mismatch === 0 && s.hashChecks.match > 0)).toBe(true);
+    expect(snapshot.turnScatterRatio).toBe(0);
+  });
+
+  it('random routing with a live table: chosen is the oracle best about 1/N of the time → cache-signal-inert', () => {
+    const { snapshot, input } = audit({ routing: 'random', trajectories: 60 });
+    const d = input.decisions;
+    const rate = d.oracleBest / (d.oracleBest + d.notOracleBest);
+    expect(rate).toBeLessThan(0.6);
+    expect(snapshot.findings.map((f) => f.id)).toContain('cache-signal-inert');
+    expect(snapshot.verdict).toBe('inert');
+    expect(snapshot.stickiness).toBeLessThan(0.5);
+  });
+
+  it('events absent: relay sees polls but never an event', () => {
+    const { snapshot } = audit({ routing: 'random', events: false, trajectories: 60 });
+    const ids = snapshot.findings.map((f) => f.id);
+    expect(ids).toContain('events-absent');
+    expect(ids).toContain('cache-signal-inert');
+    expect(snapshot.findings.find((f) => f.id === 'events-absent')!.fix).toMatch(/kv_cache_config\.event_buffer_max_size: \d+/);
+  });
+
+  it('router tokens_per_block ≠ worker block size: predicted matches ≡ 0 while the oracle sees prefixes', () => {
+    const { snapshot, input } = audit({ routing: 'random', routerTokensPerBlock: 8, trajectories: 60 });
+    expect(input.decisions.predictedAnyMatch).toBe(0);
+    expect(input.decisions.oracleAnyMatch).toBeGreaterThan(0);
+    const ids = snapshot.findings.map((f) => f.id);
+    expect(ids).toContain('tokens-per-block-mismatch');
+    expect(ids).toContain('cache-signal-inert');
+    expect(ids).not.toContain('router-hash-divergence');
+  });
+
+  it('router prompt drift: router keys never meet worker blocks although workers reuse', () => {
+    const { snapshot } = audit({ routing: 'random', drift: true, trajectories: 60 });
+    const ids = snapshot.findings.map((f) => f.id);
+    expect(ids).toContain('router-hash-divergence');
+    expect(ids).not.toContain('tokens-per-block-mismatch');
+  });
+
+  it('event ids skipped: event-queue-shared with the missing count', () => {
+    const { snapshot } = audit({ routing: 'sticky', stolenEvery: 3 });
+    const finding = snapshot.findings.find((f) => f.id === 'event-queue-shared');
+    expect(finding).toBeDefined();
+    expect(Number(finding!.evidence.missed_events)).toBe(2 * Number(finding!.evidence.gaps));
+  });
+
+  it('router never polls: router-not-polling, and the replica stays empty', () => {
+    const { snapshot } = audit({ routing: 'random', routerPolls: false, trajectories: 60 });
+    expect(snapshot.findings.map((f) => f.id)).toContain('router-not-polling');
+    expect(snapshot.servers.every((s) => s.routerTableBlocks === 0)).toBe(true);
+  });
+
+  it('conversation router without polls is not blamed for the event path', () => {
+    const { snapshot } = audit({ routing: 'sticky', routerPolls: false, routerType: 'conversation' });
+    expect(snapshot.findings).toEqual([]);
+  });
+
+  it('bounded memory: trajectories beyond the cap are evicted and counted', () => {
+    const { snapshot } = audit({ routing: 'sticky', trajectories: 50, turns: 2 }, { limits: { trajectories: 10 } });
+    expect(snapshot.dropped.trajectoriesEvicted).toBe(90);
+  });
+
+  it('pending decisions expire after their TTL and are counted', () => {
+    const state = createSentinelState({ limits: { pendingTtlMs: 1000 } });
+    state.apply({ kind: 'decision', ts: 0, requestId: 'a', correlationId: null, server: 'ctx0', promptTokens: null, promptTokenCount: 10, inflight: null });
+    state.apply({ kind: 'decision', ts: 5000, requestId: 'b', correlationId: null, server: 'ctx0', promptTokens: null, promptTokenCount: 10, inflight: null });
+    state.apply({ kind: 'outcome', ts: 5001, requestId: 'a', server: 'ctx0', ok: true, promptTokens: 10, cachedTokens: 0, latencyMs: 1 });
+    const snap = state.snapshot(5001);
+    expect(snap.dropped.pendingDecisionsExpired).toBe(1);
+    expect(snap.dropped.outcomesWithoutDecision).toBe(1);
+  });
+
+  it('hysteresis: a finding needs onAfter evaluations to turn on and offAfter to turn off', () => {
+    const state = createSentinelState({ hysteresis: { onAfter: 2, offAfter: 2 }, thresholds: { sourceDownMs: 0 } });
+    state.apply({ kind: 'source-health', ts: 0, source: 'relay:ctx0', up: false, error: 'ECONNREFUSED' });
+    expect(state.snapshot(1).findings).toEqual([]);
+    const on = state.snapshot(2).findings;
+    expect(on.map((f) => f.id)).toEqual(['source-unreachable']);
+    expect(on[0]!.since).toBe(1);
+    state.apply({ kind: 'source-health', ts: 3, source: 'relay:ctx0', up: true, error: null });
+    expect(state.snapshot(4).findings.map((f) => f.id)).toEqual(['source-unreachable']);
+    expect(state.snapshot(5).findings).toEqual([]);
+  });
+
+  it('a windowed state forgets old evidence', () => {
+    const state = createSentinelState({ windowMs: 10_000, thresholds: { minServerRequests: 5 } });
+    for (const obs of miniCluster({ routing: 'random', events: false, trajectories: 10, turns: 2 })) state.apply(obs);
+    expect(state.snapshot(2100).findings.map((f) => f.id)).toContain('events-absent');
+    expect(state.snapshot(60_000).findings.map((f) => f.id)).not.toContain('events-absent');
+  });
+});
+
+describe('join hooks for the live feed', () => {
+  it('reports each decision with per-server predicted/oracle tokens and each outcome with its oracle', () => {
+    const decisions: DecisionJoin[] = [];
+    const outcomes: OutcomeJoin[] = [];
+    const state = createSentinelState({ onDecision: (d) => decisions.push(d), onOutcome: (o) => outcomes.push(o) });
+    for (const obs of miniCluster({ routing: 'sticky', trajectories: 3, turns: 3 })) state.apply(obs);
+    expect(decisions).toHaveLength(9);
+    expect(outcomes).toHaveLength(9);
+    const followup = decisions.filter((d) => d.followup);
+    expect(followup).toHaveLength(6);
+    expect(followup.every((d) => d.sticky === true && d.chosenIsOracleBest === true)).toBe(true);
+    const last = followup.at(-1)!;
+    const chosen = last.candidates.find((c) => c.server === last.server)!;
+    // the router's table (exact replica) and worker truth agree on what the chosen server holds
+    expect(chosen.predictedTokens).toBe(chosen.oracleTokens);
+    expect(chosen.oracleTokens).toBeGreaterThan(0);
+    expect(outcomes.every((o) => o.oracleCachedTokens !== null && o.cachedTokens! <= o.oracleCachedTokens)).toBe(true);
+    const followupIds = new Set(followup.map((d) => d.requestId));
+    expect(outcomes.filter((o) => followupIds.has(o.requestId)).every((o) => o.cachedTokens === o.oracleCachedTokens && !o.scattered)).toBe(true);
+    // token counts only, never token ids
+    expect(JSON.stringify(decisions)).not.toMatch(/\[\s*1[12],\s*1[23]/);
+  });
+});

@@ -1,0 +1,956 @@
+// The sidecar's one state: fed observations (apply), read through snapshots (snapshot). It holds worker truth and
+// the router replica, event-sequence trackers, the per-decision joins (design.md §4), per-trajectory turn tracking,
+// windowed counters, and runs the rules (design.md §5) with hysteresis. Pure: `now` is a parameter, no I/O.
+// Memory is bounded: trajectories and pending decisions are capped maps (LRU / FIFO + TTL) with dropped counters,
+// the relay buffer is capped per server, and counters live in a fixed ring of time buckets.
+import { severityRank } from '../diagnosis/finding-catalog.js';
+import { FindingHysteresis, type HysteresisOptions } from '../diagnosis/finding-hysteresis.js';
+import type {
+  DecisionDiagnosis,
+  DiagnosisInput,
+  RankDiagnosis,
+  RouterStateView,
+  Rule,
+  ServerDiagnosis,
+  SourceDiagnosis,
+} from '../diagnosis/rule.js';
+import { RULES } from '../diagnosis/rules/index.js';
+import { runRules } from '../diagnosis/run-rules.js';
+import { DEFAULT_THRESHOLDS, type DiagnosisThresholds } from '../diagnosis/thresholds.js';
+import type {
+  DecisionObservation,
+  Observation,
+  OutcomeObservation,
+  RouterPollObservation,
+  RouterScoreObservation,
+  WorkerEventsObservation,
+} from '../observe/observation.js';
+import { EventSequenceTracker, RouterReplicaTable, WorkerTruthTable } from '../tables/index.js';
+import type { HashAlgo } from '../wire/kv-event.js';
+import type { StoredEventCheck } from './hash-verifier.js';
+import { LruMap } from './lru-map.js';
+import {
+  DEFAULT_ROUTER_MAX_BATCH_SIZE,
+  ObservationDigester,
+  workerKeyId,
+  type DecisionKeys,
+  type ObservationDigest,
+} from './observation-digester.js';
+import { RelayBuffer, expandCompactEvent, type CompactEvent } from './relay-buffer.js';
+import type { DecisionStats, Finding, RankStats, ServerStats, SentinelSnapshot, Verdict } from './snapshot.js';
+import { WindowedCounters } from './windowed-counters.js';
+
+export type SentinelMode = 'relay' | 'watch' | 'exclusive' | 'auto';
+
+export interface SentinelLimits {
+  /** trajectories (correlation ids) remembered for turn tracking, LRU */
+  readonly trajectories: number;
+  /** decisions awaiting their outcome, oldest dropped first */
+  readonly pendingDecisions: number;
+  /** a decision without an outcome for this long is dropped, ms */
+  readonly pendingTtlMs: number;
+  /** relay events per server awaiting delivery to the router */
+  readonly relayBufferEvents: number;
+  /** distinct sources whose health is tracked */
+  readonly sources: number;
+}
+
+export const DEFAULT_LIMITS: SentinelLimits = {
+  trajectories: 100_000,
+  pendingDecisions: 20_000,
+  pendingTtlMs: 600_000,
+  relayBufferEvents: 20_000,
+  sources: 256,
+};
+
+/**
+ * What the daemon should run with: rules over the last 5 minutes, evaluated at most every 5 s, a finding on after
+ * 3 consecutive evaluations (15 s) and off after 12 (1 min), so fixes show and nothing flaps.
+ */
+export const DAEMON_STATE_OPTIONS = {
+  mode: 'relay',
+  windowMs: 300_000,
+  evaluateEveryMs: 5_000,
+  hysteresis: { onAfter: 3, offAfter: 12 },
+} as const satisfies SentinelOptions;
+
+/** One decision joined with both tables (design.md §4), for the live feed; token counts only, never token ids. */
+export interface DecisionJoin {
+  readonly ts: number;
+  readonly requestId: string;
+  readonly correlationId: string | null;
+  readonly server: string;
+  /** a later turn of a trajectory seen before, and whether it stayed on the previous turn's server */
+  readonly followup: boolean;
+  readonly sticky: boolean | null;
+  /** prompt tokens the router hashes (null without token ids) */
+  readonly hashedTokens: number | null;
+  /** per server: tokens the router's table (replica) matches, tokens the worker really holds, the router's score */
+  readonly candidates: readonly { readonly server: string; readonly predictedTokens: number; readonly oracleTokens: number; readonly score: number }[];
+  /** servers holding the longest prefix (empty when none holds any) */
+  readonly oracleBest: readonly string[];
+  readonly chosenIsOracleBest: boolean | null;
+}
+
+/** A decision's outcome joined with its decision. */
+export interface OutcomeJoin {
+  readonly ts: number;
+  readonly requestId: string;
+  readonly server: string;
+  readonly ok: boolean;
+  readonly promptTokens: number | null;
+  readonly cachedTokens: number | null;
+  /** what the best server held when the request was routed (null without keys) */
+  readonly oracleCachedTokens: number | null;
+  /** a follow-up turn that found less than half of its prompt cached */
+  readonly scattered: boolean;
+}
+
+export interface SentinelOptions {
+  /** the vantage point; 'auto' infers relay from drained events (exclusive mode must be stated) */
+  readonly mode?: SentinelMode;
+  /** rules read counters over the last windowMs; null (default) = since start, as the one-shot audit wants */
+  readonly windowMs?: number | null;
+  /** daemon: a finding turns on after onAfter evaluations and off after offAfter; default 1/1 (one-shot) */
+  readonly hysteresis?: HysteresisOptions;
+  /** snapshot() re-evaluates the rules at most this often, ms; default 0 (every snapshot) */
+  readonly evaluateEveryMs?: number;
+  readonly thresholds?: Partial<DiagnosisThresholds>;
+  readonly limits?: Partial<SentinelLimits>;
+  /** override the rule set (tests) */
+  readonly rules?: readonly Rule[];
+  /** called for every decision once joined (the live feed); must not throw */
+  readonly onDecision?: (join: DecisionJoin) => void;
+  /** called for every outcome that closed a known decision */
+  readonly onOutcome?: (join: OutcomeJoin) => void;
+}
+
+export interface SentinelDropCounters {
+  readonly trajectoriesEvicted: number;
+  readonly pendingDecisionsEvicted: number;
+  readonly pendingDecisionsExpired: number;
+  readonly relayEventsDropped: number;
+  readonly relayEventsMissed: number;
+  readonly sourcesIgnored: number;
+  readonly outcomesWithoutDecision: number;
+}
+
+/** The snapshot contract plus what the state alone knows (compatible extension of SentinelSnapshot). */
+export interface SentinelStateSnapshot extends SentinelSnapshot {
+  readonly window: { readonly from: number; readonly to: number } | null;
+  /** (oracle − realised cached tokens) per second over the window; null without an oracle */
+  readonly tokensLostPerSecond: number | null;
+  readonly oracleBasis: 'worker-truth' | 'sticky-ideal' | null;
+  /** share of follow-up turns that went back to their previous server; null before any */
+  readonly stickiness: number | null;
+  readonly ruleErrors: number;
+  readonly dropped: SentinelDropCounters;
+}
+
+export interface SentinelState {
+  /** Applies one observation; `digest` is given when it was computed at record time (bundles). */
+  apply(obs: Observation, digest?: ObservationDigest | null): void;
+  snapshot(now: number): SentinelStateSnapshot;
+  /** What the rules would read at `now` (tests, debugging). */
+  diagnosisInput(now: number): DiagnosisInput;
+  readonly digester: ObservationDigester;
+}
+
+interface PendingDecision {
+  readonly ts: number;
+  readonly server: string;
+  readonly followup: boolean;
+  readonly prevPromptTokens: number | null;
+  readonly hasKeys: boolean;
+  readonly oracleBestTokens: number;
+  readonly oracleChosenTokens: number;
+  readonly blockSize: number;
+  /** router keys for backfill-on-finish, kept only when the router backfills */
+  readonly backfillKeys: BigUint64Array | null;
+  readonly backfillAlgo: HashAlgo;
+}
+
+interface Trajectory {
+  lastServer: string;
+  lastPromptTokens: number | null;
+  turns: number;
+}
+
+interface ServerTotals {
+  requests: number;
+  failures: number;
+  promptTokens: number;
+  cachedTokens: number;
+  oracleCachedTokens: number;
+  predictedRouterCachedTokens: number;
+  routerPolls: number;
+  eventsDelivered: number;
+  eventsDropped: number;
+  hashMatch: number;
+  hashMismatch: number;
+  hashUnverifiable: number;
+  inflight: number;
+  alternativeAlgo: HashAlgo | null;
+  routerState: RouterStateView | null;
+}
+
+interface SourceTrack {
+  up: boolean;
+  error: string | null;
+  downSince: number | null;
+  lastFailure: number | null;
+  failures: number;
+}
+
+const ROUTERS_WITHOUT_EVENTS = ['conversation', 'round_robin', 'load_balancing'];
+
+function routerConsumesEvents(type: string | null): boolean {
+  if (type === null) return true;
+  const t = type.toLowerCase().replace(/[-\s]/g, '_');
+  return !ROUTERS_WITHOUT_EVENTS.some((name) => t.includes(name));
+}
+
+function emptyTotals(): ServerTotals {
+  return {
+    requests: 0,
+    failures: 0,
+    promptTokens: 0,
+    cachedTokens: 0,
+    oracleCachedTokens: 0,
+    predictedRouterCachedTokens: 0,
+    routerPolls: 0,
+    eventsDelivered: 0,
+    eventsDropped: 0,
+    hashMatch: 0,
+    hashMismatch: 0,
+    hashUnverifiable: 0,
+    inflight: 0,
+    alternativeAlgo: null,
+    routerState: null,
+  };
+}
+
+export function verdictOf(findings: readonly Finding[]): Verdict {
+  if (findings.some((f) => f.id === 'cache-signal-inert')) return 'inert';
+  if (findings.some((f) => severityRank(f.severity) >= severityRank('warning'))) return 'degraded';
+  return 'healthy';
+}
+
+export function createSentinelState(options: SentinelOptions = {}): SentinelState {
+  return new Sentinel(options);
+}
+
+class Sentinel implements SentinelState {
+  readonly digester = new ObservationDigester();
+  readonly #mode: SentinelMode;
+  readonly #thresholds: DiagnosisThresholds;
+  readonly #limits: SentinelLimits;
+  readonly #rules: readonly Rule[];
+  readonly #hysteresis: FindingHysteresis;
+  readonly #evaluateEveryMs: number;
+  readonly #onDecision: ((join: DecisionJoin) => void) | null;
+  readonly #onOutcome: ((join: OutcomeJoin) => void) | null;
+  readonly #truth = new WorkerTruthTable();
+  readonly #replica = new RouterReplicaTable();
+  readonly #sequence = new EventSequenceTracker();
+  readonly #win: WindowedCounters;
+  readonly #all: WindowedCounters;
+  readonly #servers = new Map<string, ServerTotals>();
+  readonly #relay = new Map<string, RelayBuffer>();
+  readonly #trajectories: LruMap<string, Trajectory>;
+  readonly #pending: LruMap<string, PendingDecision>;
+  /** requestId → our replica predicted a match somewhere / the router reported one (joins router-score) */
+  readonly #predictions: LruMap<string, boolean>;
+  readonly #reportedScores: LruMap<string, boolean>;
+  readonly #sources = new Map<string, SourceTrack>();
+  readonly #decisionServers = new Set<string>();
+  #sawDrain = false;
+  #sawRouterPoll = false;
+  #sawRouterDebug = false;
+  #pendingExpired = 0;
+  #sourcesIgnored = 0;
+  #orphanOutcomes = 0;
+  #ruleErrors = 0;
+  #lastEvaluation: number | null = null;
+  #findings: Finding[] = [];
+
+  constructor(options: SentinelOptions) {
+    this.#mode = options.mode ?? 'auto';
+    this.#thresholds = { ...DEFAULT_THRESHOLDS, ...options.thresholds };
+    this.#limits = { ...DEFAULT_LIMITS, ...options.limits };
+    this.#rules = options.rules ?? RULES;
+    this.#hysteresis = new FindingHysteresis(options.hysteresis ?? { onAfter: 1, offAfter: 1 });
+    this.#evaluateEveryMs = options.evaluateEveryMs ?? 0;
+    this.#onDecision = options.onDecision ?? null;
+    this.#onOutcome = options.onOutcome ?? null;
+    const windowMs = options.windowMs ?? null;
+    this.#all = new WindowedCounters({ windowMs: null });
+    this.#win = windowMs === null ? this.#all : new WindowedCounters({ windowMs });
+    this.#trajectories = new LruMap(this.#limits.trajectories);
+    this.#pending = new LruMap(this.#limits.pendingDecisions);
+    this.#predictions = new LruMap(this.#limits.pendingDecisions);
+    this.#reportedScores = new LruMap(this.#limits.pendingDecisions);
+  }
+
+  apply(obs: Observation, digest?: ObservationDigest | null): void {
+    const d = digest !== undefined ? digest : this.digester.digest(obs);
+    this.digester.observe(obs, d);
+    this.#expirePending(obs.ts);
+    switch (obs.kind) {
+      case 'worker-events':
+        this.#workerEvents(obs, d?.kind === 'worker-events' ? d.digest.stored : null);
+        return;
+      case 'router-poll':
+        this.#routerPoll(obs);
+        return;
+      case 'decision':
+        this.#decision(obs, d?.kind === 'decision' ? d.keys : null);
+        return;
+      case 'outcome':
+        this.#outcome(obs);
+        return;
+      case 'router-state': {
+        this.#sawRouterDebug = true;
+        this.#totals(obs.server).routerState = {
+          ts: obs.ts,
+          blockTableSize: obs.blockTableSize,
+          activeRequests: obs.activeRequests,
+          polls: obs.polls,
+          pollFailures: obs.pollFailures,
+        };
+        return;
+      }
+      case 'router-score':
+        this.#routerScore(obs);
+        return;
+      case 'poll-failure':
+        this.#count(obs.ts, `pollfail|${obs.server}`);
+        return;
+      case 'source-health':
+        this.#sourceHealth(obs.ts, obs.source, obs.up, obs.error);
+        return;
+      case 'server-info':
+      case 'router-config':
+        for (const server of obs.kind === 'router-config' ? (obs.servers ?? []) : [obs.server]) this.#totals(server);
+        return;
+    }
+  }
+
+  #count(ts: number, key: string, amount = 1): void {
+    this.#all.add(ts, key, amount);
+    if (this.#win !== this.#all) this.#win.add(ts, key, amount);
+  }
+
+  #max(ts: number, key: string, value: number): void {
+    this.#all.max(ts, key, value);
+    if (this.#win !== this.#all) this.#win.max(ts, key, value);
+  }
+
+  #totals(server: string): ServerTotals {
+    let t = this.#servers.get(server);
+    if (!t) {
+      t = emptyTotals();
+      this.#servers.set(server, t);
+    }
+    return t;
+  }
+
+  #relayOf(server: string): RelayBuffer {
+    let buffer = this.#relay.get(server);
+    if (!buffer) {
+      buffer = new RelayBuffer(this.#limits.relayBufferEvents);
+      this.#relay.set(server, buffer);
+    }
+    return buffer;
+  }
+
+  #workerEvents(obs: WorkerEventsObservation, checks: readonly (StoredEventCheck | null)[] | null): void {
+    const server = obs.server;
+    const totals = this.#totals(server);
+    this.#sawDrain = true;
+    // a drain proves the relay reads its worker again, even from a source that reports only its failures
+    const relaySource = this.#sources.get(`relay:${server}`);
+    if (relaySource !== undefined && !relaySource.up) this.#sourceHealth(obs.ts, `relay:${server}`, true, null);
+    this.#count(obs.ts, `drain|${server}`);
+    if (obs.events.length === 0) this.#count(obs.ts, `drain0|${server}`);
+    const relay = this.#relayOf(server);
+    obs.events.forEach((event, i) => {
+      const rank = event.attentionDpRank ?? 0;
+      const seq = this.#sequence.observeEvent(server, event);
+      if (seq.kind === 'reset') {
+        this.#truth.clearRank(server, rank);
+        this.#count(obs.ts, `reset|${server}`);
+        this.#count(obs.ts, `rreset|${server}|${rank}`);
+      } else if (seq.kind === 'gap' && !seq.first) {
+        this.#count(obs.ts, `gap|${server}`);
+        this.#count(obs.ts, `miss|${server}`, seq.missing);
+        this.#count(obs.ts, `rgap|${server}|${rank}`);
+        this.#count(obs.ts, `rmiss|${server}|${rank}`, seq.missing);
+      }
+      this.#truth.apply(server, event);
+      this.#count(obs.ts, `ev|${server}`);
+      this.#count(obs.ts, `rev|${server}|${rank}`);
+      if (event.attentionDpRank !== null) this.#count(obs.ts, `rstated|${server}|${rank}`);
+      if (event.data.type === 'stored') {
+        this.#count(obs.ts, `stored|${server}`);
+        const check = checks?.[i] ?? null;
+        if (check !== null) {
+          let match = 0;
+          let mismatch = 0;
+          let unverifiable = 0;
+          for (const c of check.checks) {
+            if (c === 'match') match++;
+            else if (c === 'mismatch') mismatch++;
+            else unverifiable++;
+          }
+          totals.hashMatch += match;
+          totals.hashMismatch += mismatch;
+          totals.hashUnverifiable += unverifiable;
+          if (match > 0) this.#count(obs.ts, `hm|${server}`, match);
+          if (mismatch > 0) this.#count(obs.ts, `hx|${server}`, mismatch);
+          if (unverifiable > 0) this.#count(obs.ts, `hu|${server}`, unverifiable);
+          if (check.alternative !== null) totals.alternativeAlgo = check.alternative;
+        }
+      }
+      const late = relay.push(obs.firstSeq + i, event);
+      if (late !== null) this.#applyToReplica(server, late);
+    });
+  }
+
+  #applyToReplica(server: string, event: CompactEvent): void {
+    this.#replica.apply(server, expandCompactEvent(event));
+  }
+
+  #routerPoll(obs: RouterPollObservation): void {
+    this.#sawRouterPoll = true;
+    const totals = this.#totals(obs.server);
+    totals.routerPolls++;
+    totals.eventsDelivered += Math.max(0, obs.toSeq - obs.fromSeq);
+    totals.eventsDropped += obs.dropped;
+    this.#count(obs.ts, `poll|${obs.server}`);
+    this.#count(obs.ts, `deliv|${obs.server}`, Math.max(0, obs.toSeq - obs.fromSeq));
+    for (const event of this.#relayOf(obs.server).deliver(obs.fromSeq, obs.toSeq)) this.#applyToReplica(obs.server, event);
+  }
+
+  #serverCount(): number {
+    const listed = this.digester.router.servers?.length ?? 0;
+    return Math.max(listed, this.#decisionServers.size);
+  }
+
+  #decision(obs: DecisionObservation, keys: DecisionKeys | null): void {
+    const server = obs.server;
+    const totals = this.#totals(server);
+    totals.requests++;
+    this.#decisionServers.add(server);
+    this.#count(obs.ts, `req|${server}`);
+    this.#count(obs.ts, 'dec');
+
+    if (obs.inflight !== null) {
+      let busiest = 0;
+      for (const [s, n] of Object.entries(obs.inflight)) {
+        busiest = Math.max(busiest, n);
+        this.#count(obs.ts, `infl|${s}`, n);
+        this.#count(obs.ts, `inflN|${s}`);
+        this.#totals(s).inflight = n;
+      }
+      this.#count(obs.ts, 'maxInfl', busiest);
+      this.#count(obs.ts, 'maxInflN');
+      // how far the load term alone separates the servers: (busiest − idlest) / max_batch_size
+      const counts = Object.values(obs.inflight);
+      const spread = counts.length > 1 ? (busiest - Math.min(...counts)) / (this.digester.router.maxBatchSize ?? DEFAULT_ROUTER_MAX_BATCH_SIZE) : 0;
+      if (spread >= this.#thresholds.sentAwayCacheDelta) this.#count(obs.ts, 'loadSpread');
+      this.#max(obs.ts, 'peakInfl', busiest);
+    }
+
+    // per-trajectory turn tracking
+    let followup = false;
+    let sticky: boolean | null = null;
+    let prevPromptTokens: number | null = null;
+    if (obs.correlationId !== null) {
+      const traj = this.#trajectories.get(obs.correlationId);
+      if (traj) {
+        followup = true;
+        prevPromptTokens = traj.lastPromptTokens;
+        this.#count(obs.ts, 'fu');
+        sticky = traj.lastServer === server;
+        if (sticky) this.#count(obs.ts, 'sticky');
+        traj.lastServer = server;
+        traj.turns++;
+        traj.lastPromptTokens = obs.promptTokenCount ?? traj.lastPromptTokens;
+      } else {
+        this.#trajectories.set(obs.correlationId, { lastServer: server, lastPromptTokens: obs.promptTokenCount, turns: 1 });
+      }
+    }
+
+    let oracleBestTokens = 0;
+    let oracleChosenTokens = 0;
+    let blockSize = this.digester.blockSizeOf(server) ?? 0;
+    let backfillKeys: BigUint64Array | null = null;
+    const backfillAlgo = this.digester.hashAlgoOf(server);
+    let candidates: DecisionJoin['candidates'] = [];
+    let oracleBest: string[] = [];
+    if (keys !== null) {
+      const joined = this.#join(obs, keys);
+      candidates = joined.candidates;
+      oracleBest = joined.oracleBestServers;
+      oracleBestTokens = joined.oracleBest;
+      oracleChosenTokens = joined.oracleChosen;
+      blockSize = joined.blockSize;
+      totals.predictedRouterCachedTokens += joined.predictedChosen;
+      this.#predictions.set(obs.requestId, joined.predictedAny);
+      const reported = this.#reportedScores.peek(obs.requestId);
+      if (reported !== undefined) this.#joinScore(obs.ts, joined.predictedAny, reported);
+      if (this.digester.router.backfillBlockHashesOnFinish === true) backfillKeys = keys.router.get(backfillAlgo) ?? null;
+    }
+    if (this.#onDecision !== null) {
+      this.#onDecision({
+        ts: obs.ts,
+        requestId: obs.requestId,
+        correlationId: obs.correlationId,
+        server,
+        followup,
+        sticky,
+        hashedTokens: keys?.hashedTokens ?? null,
+        candidates,
+        oracleBest,
+        chosenIsOracleBest: keys === null || oracleBest.length === 0 ? null : oracleBest.includes(server),
+      });
+    }
+    this.#pending.set(obs.requestId, {
+      ts: obs.ts,
+      server,
+      followup,
+      prevPromptTokens,
+      hasKeys: keys !== null,
+      oracleBestTokens,
+      oracleChosenTokens,
+      blockSize,
+      backfillKeys,
+      backfillAlgo,
+    });
+  }
+
+  /** The per-decision join of design.md §4: predicted router matches, oracle matches and scores per server. */
+  #join(
+    obs: DecisionObservation,
+    keys: DecisionKeys,
+  ): {
+    oracleBest: number;
+    oracleChosen: number;
+    predictedChosen: number;
+    predictedAny: boolean;
+    blockSize: number;
+    candidates: DecisionJoin['candidates'];
+    oracleBestServers: string[];
+  } {
+    const ts = obs.ts;
+    const servers = this.digester.serverIds();
+    if (!servers.includes(obs.server)) servers.push(obs.server);
+    const tpb = keys.routerTokensPerBlock;
+    const mbs = this.digester.router.maxBatchSize ?? DEFAULT_ROUTER_MAX_BATCH_SIZE;
+    const n = servers.length;
+    const predicted = new Array<number>(n).fill(0);
+    const oracle = new Array<number>(n).fill(0);
+    const scores = new Array<number>(n).fill(0);
+    const cacheTerms = new Array<number>(n).fill(0);
+    let firstHeld = false;
+    let chosenIndex = -1;
+    let chosenBlockSize = 0;
+    for (let i = 0; i < n; i++) {
+      const s = servers[i]!;
+      if (s === obs.server) chosenIndex = i;
+      const algo = this.digester.hashAlgoOf(s);
+      const routerKeys = keys.router.get(algo) ?? keys.router.values().next().value;
+      if (routerKeys !== undefined) {
+        predicted[i] = this.#replica.matchedBlocks(s, routerKeys, algo) * tpb;
+        cacheTerms[i] = predicted[i]! / Math.max(routerKeys.length * tpb, 1);
+      }
+      const size = this.digester.blockSizeOf(s);
+      const workerKeys = size === null ? undefined : keys.worker.get(workerKeyId(algo, size));
+      if (size !== null && workerKeys !== undefined && workerKeys.length > 0) {
+        const match = this.#truth.prefixMatch(s, workerKeys);
+        oracle[i] = Math.min(match.bestRankBlocks * size, keys.hashedTokens);
+        if (!firstHeld && match.unionBlocks > 0) firstHeld = true;
+      }
+      if (s === obs.server) chosenBlockSize = size ?? 0;
+      scores[i] = cacheTerms[i]! - (obs.inflight?.[s] ?? 0) / mbs;
+    }
+    this.#count(ts, 'keys');
+    const predictedAny = predicted.some((p) => p > 0);
+    if (predictedAny) this.#count(ts, 'predAny');
+    const maxOracle = Math.max(...oracle);
+    if (maxOracle > 0) this.#count(ts, 'oracleAny');
+    if (firstHeld) this.#count(ts, 'first');
+    if (maxOracle <= 0) {
+      this.#count(ts, 'noPrefix');
+    } else {
+      const best = oracle.filter((o) => o === maxOracle).length;
+      this.#count(ts, oracle[chosenIndex] === maxOracle ? 'best' : 'notBest');
+      this.#count(ts, 'chance', best / n);
+      for (let i = 0; i < n; i++) if (oracle[i] === maxOracle) this.#count(ts, `bestHas|${servers[i]!}`);
+    }
+    const maxScore = Math.max(...scores);
+    const agrees = scores[chosenIndex]! >= maxScore - 1e-9;
+    if (agrees) this.#count(ts, 'agree');
+    // sent away by load: the router did what its (replicated) score says, and the score preferred a less loaded
+    // server over one holding much more of the prompt
+    const chosenTerm = cacheTerms[chosenIndex]!;
+    if (agrees && cacheTerms.some((c) => c - chosenTerm >= this.#thresholds.sentAwayCacheDelta)) this.#count(ts, 'away');
+    const predictedChosen = Math.min(predicted[chosenIndex]!, keys.hashedTokens);
+    this.#count(ts, 'pred', predictedChosen);
+    return {
+      oracleBest: maxOracle,
+      oracleChosen: oracle[chosenIndex]!,
+      predictedChosen,
+      predictedAny,
+      blockSize: chosenBlockSize,
+      candidates: servers.map((server, i) => ({ server, predictedTokens: predicted[i]!, oracleTokens: oracle[i]!, score: scores[i]! })),
+      oracleBestServers: maxOracle > 0 ? servers.filter((_, i) => oracle[i] === maxOracle) : [],
+    };
+  }
+
+  #outcome(obs: OutcomeObservation): void {
+    const server = obs.server;
+    const totals = this.#totals(server);
+    this.#count(obs.ts, `out|${server}`);
+    if (!obs.ok) {
+      totals.failures++;
+      this.#count(obs.ts, `fail|${server}`);
+    }
+    const prompt = obs.promptTokens ?? 0;
+    const cached = Math.min(obs.cachedTokens ?? 0, prompt);
+    if (obs.ok && obs.promptTokens !== null) {
+      totals.promptTokens += prompt;
+      totals.cachedTokens += cached;
+      this.#count(obs.ts, `ptok|${server}`, prompt);
+      this.#count(obs.ts, `ctok|${server}`, cached);
+      this.#count(obs.ts, 'ptok', prompt);
+      this.#count(obs.ts, 'ctok', cached);
+    }
+    const pending = this.#pending.peek(obs.requestId);
+    if (pending === undefined) {
+      this.#orphanOutcomes++;
+      return;
+    }
+    this.#pending.delete(obs.requestId);
+    this.#count(obs.ts, 'wout');
+    if (pending.backfillKeys !== null && obs.ok) this.#replica.backfill(pending.server, pending.backfillKeys, pending.backfillAlgo);
+    const scattered = obs.ok && obs.promptTokens !== null && pending.followup && cached < 0.5 * prompt;
+    if (this.#onOutcome !== null) {
+      this.#onOutcome({
+        ts: obs.ts,
+        requestId: obs.requestId,
+        server,
+        ok: obs.ok,
+        promptTokens: obs.promptTokens,
+        cachedTokens: obs.cachedTokens,
+        oracleCachedTokens: pending.hasKeys ? Math.min(pending.oracleBestTokens, prompt) : null,
+        scattered,
+      });
+    }
+    if (!obs.ok || obs.promptTokens === null) return;
+    if (pending.followup) {
+      this.#count(obs.ts, 'fuOut');
+      if (scattered) this.#count(obs.ts, 'scat');
+      const ideal = Math.max(cached, pending.prevPromptTokens === null ? 0 : Math.min(pending.prevPromptTokens, prompt - 1));
+      this.#count(obs.ts, 'ideal', ideal);
+    } else {
+      this.#count(obs.ts, 'ideal', cached);
+    }
+    this.#count(obs.ts, 'idealP', prompt);
+    if (pending.hasKeys) {
+      const oracleBest = Math.min(pending.oracleBestTokens, prompt);
+      totals.oracleCachedTokens += oracleBest;
+      this.#count(obs.ts, 'jp', prompt);
+      this.#count(obs.ts, 'jc', cached);
+      this.#count(obs.ts, 'jo', oracleBest);
+      this.#count(obs.ts, `joined|${server}`);
+      if (cached > pending.oracleChosenTokens + Math.max(pending.blockSize, 1)) this.#count(obs.ts, `above|${server}`);
+    }
+  }
+
+  #routerScore(obs: RouterScoreObservation): void {
+    this.#sawRouterDebug = true;
+    this.#count(obs.ts, 'rs');
+    const anyMatch = obs.candidates.some((c) => c.matchedTokens > 0);
+    if (anyMatch) this.#count(obs.ts, 'rsAny');
+    const mbs = this.digester.router.maxBatchSize ?? DEFAULT_ROUTER_MAX_BATCH_SIZE;
+    const chosen = obs.candidates.find((c) => c.server === obs.chosen);
+    if (chosen !== undefined) {
+      const term = (c: { score: number; activeRequests: number }): number => c.score + c.activeRequests / mbs;
+      const chosenTerm = term(chosen);
+      if (obs.candidates.some((c) => term(c) - chosenTerm >= this.#thresholds.sentAwayCacheDelta)) this.#count(obs.ts, 'rsAway');
+    }
+    const predicted = this.#predictions.peek(obs.requestId);
+    if (predicted !== undefined) this.#joinScore(obs.ts, predicted, anyMatch);
+    else this.#reportedScores.set(obs.requestId, anyMatch);
+  }
+
+  #joinScore(ts: number, replicaPredicted: boolean, routerReported: boolean): void {
+    if (!replicaPredicted) return;
+    this.#count(ts, 'rsRep');
+    if (!routerReported) this.#count(ts, 'rsRepNone');
+  }
+
+  #sourceHealth(ts: number, source: string, up: boolean, error: string | null): void {
+    let track = this.#sources.get(source);
+    if (!track) {
+      if (this.#sources.size >= this.#limits.sources) {
+        this.#sourcesIgnored++;
+        return;
+      }
+      track = { up: true, error: null, downSince: null, lastFailure: null, failures: 0 };
+      this.#sources.set(source, track);
+    }
+    if (up) {
+      track.up = true;
+      track.error = null;
+      track.downSince = null;
+      track.lastFailure = null;
+      track.failures = 0;
+    } else {
+      if (track.up) track.downSince = ts;
+      track.up = false;
+      track.error = error;
+      track.lastFailure = ts;
+      track.failures++;
+    }
+  }
+
+  #expirePending(now: number): void {
+    const limit = now - this.#limits.pendingTtlMs;
+    for (;;) {
+      const oldest = this.#pending.oldest();
+      if (oldest === undefined || oldest[1].ts >= limit) return;
+      this.#pending.delete(oldest[0]);
+      this.#pendingExpired++;
+    }
+  }
+
+  get #seesWorkerEvents(): boolean {
+    // a relay reports the router's polls even when every drain was empty
+    return this.#mode === 'relay' || this.#mode === 'exclusive' || (this.#mode === 'auto' && (this.#sawDrain || this.#sawRouterPoll));
+  }
+
+  diagnosisInput(now: number): DiagnosisInput {
+    const w = this.#win;
+    const sum = (key: string): number => w.sum(key, now);
+    const router = this.digester.router;
+    const servers: ServerDiagnosis[] = this.digester.serverIds().map((server) => {
+      const totals = this.#totals(server);
+      const ranks: RankDiagnosis[] = this.#sequence.ranks(server).map((r) => ({
+        rank: r.attentionDpRank,
+        stated: r.rankStated,
+        events: sum(`rev|${server}|${r.attentionDpRank}`),
+        gaps: sum(`rgap|${server}|${r.attentionDpRank}`),
+        missedEvents: sum(`rmiss|${server}|${r.attentionDpRank}`),
+        resets: sum(`rreset|${server}|${r.attentionDpRank}`),
+        lastEventId: r.lastEventId,
+      }));
+      const inflN = sum(`inflN|${server}`);
+      return {
+        server,
+        requests: sum(`req|${server}`),
+        outcomes: sum(`out|${server}`),
+        failures: sum(`fail|${server}`),
+        promptTokens: sum(`ptok|${server}`),
+        cachedTokens: sum(`ctok|${server}`),
+        drains: sum(`drain|${server}`),
+        emptyDrains: sum(`drain0|${server}`),
+        events: sum(`ev|${server}`),
+        eventsTotal: this.#all.sum(`ev|${server}`, now),
+        storedEvents: sum(`stored|${server}`),
+        gaps: sum(`gap|${server}`),
+        missedEvents: sum(`miss|${server}`),
+        resets: sum(`reset|${server}`),
+        ranks,
+        routerPolls: sum(`poll|${server}`),
+        routerPollsTotal: totals.routerPolls,
+        eventsDeliveredToRouter: sum(`deliv|${server}`),
+        pollFailures: sum(`pollfail|${server}`),
+        hashChecks: { match: sum(`hm|${server}`), mismatch: sum(`hx|${server}`), unverifiable: sum(`hu|${server}`) },
+        alternativeHashAlgo: totals.alternativeAlgo,
+        advertisedHashAlgo: this.digester.advertisedHashAlgo(server),
+        hashAlgo: this.digester.hashAlgoOf(server),
+        advertisedBlockSize: this.digester.advertisedBlockSize(server),
+        inferredBlockSize: this.digester.inferredBlockSize(server),
+        truthBlocks: this.#truth.blockCount(server),
+        replicaBlocks: this.#replica.blockCount(server),
+        routerState: totals.routerState,
+        realisedAboveOracle: sum(`above|${server}`),
+        joinedOutcomes: sum(`joined|${server}`),
+        meanInflight: inflN > 0 ? sum(`infl|${server}`) / inflN : null,
+      };
+    });
+    const maxInflN = sum('maxInflN');
+    // the null model of "routing ignores the cache": a server is picked with its observed share of requests
+    const decisionsInWindow = sum('dec');
+    const share = (server: string): number => (decisionsInWindow > 0 ? sum(`req|${server}`) / decisionsInWindow : 0);
+    const decisions: DecisionDiagnosis = {
+      serverCount: this.#serverCount(),
+      decisions: sum('dec'),
+      withKeys: sum('keys'),
+      withOutcome: sum('wout'),
+      predictedAnyMatch: sum('predAny'),
+      oracleAnyMatch: sum('oracleAny'),
+      firstBlockHeld: sum('first'),
+      oracleBest: sum('best'),
+      notOracleBest: sum('notBest'),
+      noPrefix: sum('noPrefix'),
+      oracleBestByChance: sum('chance'),
+      oracleBestByLoadShare: this.digester.serverIds().reduce((n, sv) => n + share(sv) * sum(`bestHas|${sv}`), 0),
+      stickinessByLoadShare: this.digester.serverIds().reduce((n, sv) => n + share(sv) ** 2, 0),
+      agreesWithReplica: sum('agree'),
+      sentAwayByLoad: sum('away'),
+      followups: sum('fu'),
+      sticky: sum('sticky'),
+      followupsWithOutcome: sum('fuOut'),
+      scattered: sum('scat'),
+      promptTokens: sum('ptok'),
+      cachedTokens: sum('ctok'),
+      joinedPromptTokens: sum('jp'),
+      joinedCachedTokens: sum('jc'),
+      joinedOracleCachedTokens: sum('jo'),
+      stickyIdealCachedTokens: sum('ideal'),
+      stickyIdealPromptTokens: sum('idealP'),
+      predictedCachedTokens: sum('pred'),
+      meanMaxInflight: maxInflN > 0 ? sum('maxInfl') / maxInflN : null,
+      inflightReports: maxInflN,
+      loadSpreadOverCacheDelta: sum('loadSpread'),
+      peakInflight: w.maxOf('peakInfl', now),
+      realisedAboveOracle: servers.reduce((n, s) => n + s.realisedAboveOracle, 0),
+      joinedOutcomes: servers.reduce((n, s) => n + s.joinedOutcomes, 0),
+    };
+    const sources: SourceDiagnosis[] = [...this.#sources.entries()]
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+      .map(([source, t]) => ({ source, up: t.up, error: t.error, downSince: t.downSince, lastFailure: t.lastFailure, failures: t.failures }));
+    return {
+      now,
+      window: w.span(now),
+      thresholds: this.#thresholds,
+      router: {
+        type: router.routerType,
+        source: router.source,
+        tokensPerBlock: router.tokensPerBlock,
+        maxBatchSize: router.maxBatchSize,
+        backfillBlockHashesOnFinish: router.backfillBlockHashesOnFinish,
+        consumesEvents: routerConsumesEvents(router.routerType),
+      },
+      seesWorkerEvents: this.#seesWorkerEvents,
+      seesRouterPolls: this.#sawRouterPoll,
+      routerPollsExpected: this.#mode === 'relay' || (this.#mode === 'auto' && (this.#sawDrain || this.#sawRouterPoll)),
+      seesRouterDebug: this.#sawRouterDebug,
+      servers,
+      decisions,
+      routerScores: {
+        decisions: sum('rs'),
+        anyMatch: sum('rsAny'),
+        sentAwayByLoad: sum('rsAway'),
+        replicaPredictedMatch: sum('rsRep'),
+        replicaMatchRouterNone: sum('rsRepNone'),
+      },
+      sources,
+    };
+  }
+
+  snapshot(now: number): SentinelStateSnapshot {
+    const input = this.diagnosisInput(now);
+    if (this.#lastEvaluation === null || now - this.#lastEvaluation >= this.#evaluateEveryMs) {
+      const run = runRules(this.#rules, input);
+      this.#ruleErrors += run.errors.length;
+      this.#findings = this.#hysteresis.update(now, run.hits);
+      this.#lastEvaluation = now;
+    }
+    const all = this.#all;
+    const total = (key: string): number => all.sum(key, now);
+    const d = input.decisions;
+    let oracleHitRatio: number | null = null;
+    let oracleBasis: SentinelStateSnapshot['oracleBasis'] = null;
+    let tokensLost: number | null = null;
+    const truthAvailable = input.servers.some((sv) => sv.storedEvents > 0);
+    if (total('jp') > 0 && input.seesWorkerEvents && truthAvailable) {
+      oracleHitRatio = total('jo') / total('jp');
+      oracleBasis = 'worker-truth';
+      tokensLost = Math.max(0, d.joinedOracleCachedTokens - d.joinedCachedTokens);
+    } else if (total('fuOut') > 0 && total('idealP') > 0) {
+      oracleHitRatio = total('ideal') / total('idealP');
+      oracleBasis = 'sticky-ideal';
+      tokensLost = Math.max(0, d.stickyIdealCachedTokens - d.cachedTokens);
+    }
+    const span = input.window;
+    const seconds = span === null ? 1 : Math.max(1, (span.to - span.from) / 1000);
+    const decisionStats: DecisionStats = {
+      oracleBest: total('best'),
+      notOracleBest: total('notBest'),
+      noPrefix: total('noPrefix'),
+      followupTurns: total('fu'),
+      scatteredTurns: total('scat'),
+    };
+    const prompt = total('ptok');
+    return {
+      now,
+      verdict: verdictOf(this.#findings),
+      findings: this.#findings,
+      servers: this.digester.serverIds().map((server) => this.#serverStats(server)),
+      decisions: decisionStats,
+      cacheHitRatio: prompt > 0 ? total('ctok') / prompt : null,
+      oracleHitRatio,
+      turnScatterRatio: total('fuOut') > 0 ? total('scat') / total('fuOut') : null,
+      requests: total('dec'),
+      window: span,
+      tokensLostPerSecond: tokensLost === null ? null : tokensLost / seconds,
+      oracleBasis,
+      stickiness: total('fu') > 0 ? total('sticky') / total('fu') : null,
+      ruleErrors: this.#ruleErrors,
+      dropped: {
+        trajectoriesEvicted: this.#trajectories.dropped,
+        pendingDecisionsEvicted: this.#pending.dropped,
+        pendingDecisionsExpired: this.#pendingExpired,
+        relayEventsDropped: [...this.#relay.values()].reduce((n, b) => n + b.dropped, 0),
+        relayEventsMissed: [...this.#relay.values()].reduce((n, b) => n + b.missed, 0),
+        sourcesIgnored: this.#sourcesIgnored,
+        outcomesWithoutDecision: this.#orphanOutcomes,
+      },
+    };
+  }
+
+  #serverStats(server: string): ServerStats {
+    const t = this.#totals(server);
+    const streams = this.#truth.streams(server);
+    const ranks: RankStats[] = this.#sequence.ranks(server).map((r) => {
+      const blocksByLevel: Record<number, number> = {};
+      for (const s of streams) {
+        if (s.attentionDpRank !== r.attentionDpRank) continue;
+        s.blocksPerLevel.forEach((n, level) => {
+          blocksByLevel[level] = (blocksByLevel[level] ?? 0) + n;
+        });
+      }
+      return {
+        rank: r.attentionDpRank,
+        eventsByType: r.eventsByType,
+        gaps: r.gaps,
+        missedEvents: r.missedEvents,
+        resets: r.resets,
+        lastEventId: r.lastEventId,
+        blocksByLevel,
+      };
+    });
+    return {
+      server,
+      ranks,
+      routerTableBlocks: this.#replica.blockCount(server),
+      routerPolls: t.routerPolls,
+      eventsDeliveredToRouter: t.eventsDelivered,
+      eventsDroppedForConsumers: t.eventsDropped,
+      hashChecks: { match: t.hashMatch, mismatch: t.hashMismatch, unverifiable: t.hashUnverifiable },
+      requests: t.requests,
+      requestFailures: t.failures,
+      promptTokens: t.promptTokens,
+      cachedTokens: t.cachedTokens,
+      oracleCachedTokens: t.oracleCachedTokens,
+      predictedRouterCachedTokens: t.predictedRouterCachedTokens,
+      inflight: t.inflight,
+    };
+  }
+}
+

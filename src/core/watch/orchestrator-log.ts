@@ -1,0 +1,74 @@
+// Lines of the TensorRT-LLM disaggregated orchestrator's log that reveal router configuration and event polling
+// (trtllm-wire.md §1.4, §5): `BlockHashMixin: tokens_per_block=N`, router class names, `max_batch_size`,
+// `backfill_block_hashes_on_finish`, `<server> is ready with info: {...}` and
+// `Failed to poll KV cache events from <server>: <error>`. Other lines are ignored.
+import type { Observation } from '../observe/observation.js';
+import { isHashAlgo } from '../wire/kv-event.js';
+import type { ServerResolver } from './server-resolver.js';
+
+const TPB = /BlockHashMixin: tokens_per_block=(\d+)/;
+const MAX_BATCH = /\bmax_batch_size['"]?\s*[=:]\s*(\d+)/;
+const BACKFILL = /\bbackfill_block_hashes_on_finish['"]?\s*[=:]\s*(True|False|true|false)/;
+const ROUTER_CLASS = /\b(KvCacheAwareRouter|ConversationRouter|RoundRobinRouter|LoadBalancingRouter)\b/;
+const ROUTER_TYPE_KEY = /\b(?:router_)?type['"]?\s*[=:]\s*['"]?(kv_cache_aware|conversation|round_robin|load_balancing)\b/;
+const POLL_FAIL = /Failed to poll KV cache events from (\S+?):(?:\s(.*))?$/;
+// stock: "server is ready with info: {...}" (no server named); variants name it before "server" or instead of it
+const READY = /(?:^|\s)(?:(\S+) )?(\S+) is ready with info: (.*)$/;
+const INFO_ALGO = /['"]kv_cache_hash_algo['"]\s*:\s*['"]([a-z0-9_]+)['"]/;
+const INFO_TPB = /['"]tokens_per_block['"]\s*:\s*(\d+)/;
+
+const ROUTER_TYPES: Record<string, string> = {
+  KvCacheAwareRouter: 'kv_cache_aware',
+  ConversationRouter: 'conversation',
+  RoundRobinRouter: 'round_robin',
+  LoadBalancingRouter: 'load_balancing',
+};
+
+function routerConfig(ts: number, fields: { routerType?: string; tokensPerBlock?: number; maxBatchSize?: number; backfill?: boolean }): Observation {
+  return {
+    kind: 'router-config',
+    ts,
+    source: 'orchestrator-log',
+    routerType: fields.routerType ?? null,
+    tokensPerBlock: fields.tokensPerBlock ?? null,
+    maxBatchSize: fields.maxBatchSize ?? null,
+    backfillBlockHashesOnFinish: fields.backfill ?? null,
+    servers: null,
+  };
+}
+
+/** Observations one log line yields (usually none). */
+export function parseOrchestratorLogLine(line: string, ts: number, resolve: ServerResolver): Observation[] {
+  const out: Observation[] = [];
+  const poll = POLL_FAIL.exec(line);
+  if (poll !== null) {
+    // the router logs an empty message for timeouts
+    out.push({ kind: 'poll-failure', ts, server: resolve(poll[1] as string), message: (poll[2] ?? '').trim() || 'timeout (empty error)' });
+    return out;
+  }
+  const ready = READY.exec(line);
+  if (ready !== null) {
+    const before = ready[1];
+    const subject = ready[2] as string;
+    const who = subject === 'server' ? (before !== undefined && !before.startsWith('[') ? before : null) : subject;
+    const info = ready[3] as string;
+    const algo = INFO_ALGO.exec(info)?.[1];
+    const tpb = INFO_TPB.exec(info)?.[1];
+    // the stock line starts "server is ready…" and names no server: only a line that names one is attributable
+    if (who !== null) out.push({ kind: 'server-info', ts, server: resolve(who), hashAlgo: isHashAlgo(algo) ? algo : null, tokensPerBlock: tpb !== undefined ? Number(tpb) : null });
+    return out;
+  }
+  const fields: { routerType?: string; tokensPerBlock?: number; maxBatchSize?: number; backfill?: boolean } = {};
+  const tpb = TPB.exec(line);
+  if (tpb !== null) fields.tokensPerBlock = Number(tpb[1]);
+  const mbs = MAX_BATCH.exec(line);
+  if (mbs !== null) fields.maxBatchSize = Number(mbs[1]);
+  const backfill = BACKFILL.exec(line);
+  if (backfill !== null) fields.backfill = (backfill[1] as string).toLowerCase() === 'true';
+  const cls = ROUTER_CLASS.exec(line);
+  if (cls !== null) fields.routerType = ROUTER_TYPES[cls[1] as string] as string;
+  const typed = ROUTER_TYPE_KEY.exec(line);
+  if (typed !== null) fields.routerType = typed[1] as string;
+  if (Object.keys(fields).length > 0) out.push(routerConfig(ts, fields));
+  return out;
+}

@@ -1,0 +1,215 @@
+// The Prometheus exporter: every family of metric-catalog.ts on its own Registry, values computed at scrape time
+// from one snapshot (prom-client collect()), never from timers. Counters are cumulative values of the snapshot,
+// re-set on each scrape. The relay's request-duration histogram is the one family observed as it happens.
+//
+// Decisions:
+// - One snapshot per scrape: metrics() takes the view once and every collect() reads it.
+// - A failing snapshot never fails the scrape: source health is still exported, the error is logged.
+// - Every finding id and verdict is exported (0 when not active), so alerts see a series before the first firing.
+import { Counter, Gauge, Histogram, collectDefaultMetrics, type Registry } from 'prom-client';
+import { FINDING_CATALOG, FINDING_IDS } from '../core/diagnosis/finding-catalog.js';
+import type { SentinelSnapshot, ServerStats, Verdict } from '../core/state/snapshot.js';
+import type { KvEventType } from '../core/wire/kv-event.js';
+import type { Logger } from '../sources/ports.js';
+import type { SourceStatus } from '../sources/source-status.js';
+import { METRICS, type MetricSpec } from './metric-catalog.js';
+
+export interface ExporterView {
+  readonly snapshot: SentinelSnapshot;
+  readonly sources: readonly SourceStatus[];
+}
+
+export interface ReloadStatus {
+  readonly successful: boolean;
+  /** ms since epoch of the last successful (re)load */
+  readonly lastSuccessAt: number;
+}
+
+export interface BuildInfo {
+  readonly version: string;
+  readonly revision: string;
+  readonly nodejsVersion: string;
+}
+
+export interface ExporterDeps {
+  readonly registry: Registry;
+  readonly sources: () => readonly SourceStatus[];
+  readonly snapshot: () => SentinelSnapshot;
+  readonly reload: () => ReloadStatus;
+  readonly build: BuildInfo;
+  readonly logger: Logger;
+  /** default process/nodejs metrics, unprefixed (observability.md §1) */
+  readonly defaultMetrics?: boolean;
+}
+
+export interface Exporter {
+  /** Text exposition of one scrape. */
+  metrics(): Promise<string>;
+  readonly contentType: string;
+  observeRelayDuration(server: string, seconds: number): void;
+}
+
+const EVENT_TYPES: readonly KvEventType[] = ['created', 'stored', 'removed', 'updated', 'all_cleared'];
+const VERDICTS: readonly Verdict[] = ['healthy', 'degraded', 'inert'];
+
+type Labels = Record<string, string>;
+
+export function createExporter(deps: ExporterDeps): Exporter {
+  const { registry } = deps;
+  let current: { snapshot: SentinelSnapshot | null; sources: readonly SourceStatus[] } | null = null;
+  const view = (): { snapshot: SentinelSnapshot | null; sources: readonly SourceStatus[] } => {
+    if (current !== null) return current;
+    // a collect outside metrics() (e.g. registry.getMetricsAsJSON) still gets a consistent view
+    return take();
+  };
+  const take = (): { snapshot: SentinelSnapshot | null; sources: readonly SourceStatus[] } => {
+    let snapshot: SentinelSnapshot | null = null;
+    try {
+      snapshot = deps.snapshot();
+    } catch (err) {
+      deps.logger.error('snapshot failed during scrape', { error: String(err) });
+    }
+    return { snapshot, sources: deps.sources() };
+  };
+
+  const gauge = (spec: MetricSpec, fill: (set: (labels: Labels, value: number) => void) => void): void => {
+    new Gauge({
+      name: spec.name,
+      help: spec.help,
+      labelNames: spec.labels,
+      registers: [registry],
+      collect() {
+        this.reset();
+        fill((labels, value) => this.set(labels, value));
+      },
+    });
+  };
+  const counter = (spec: MetricSpec, fill: (set: (labels: Labels, value: number) => void) => void): void => {
+    new Counter({
+      name: spec.name,
+      help: spec.help,
+      labelNames: spec.labels,
+      registers: [registry],
+      collect() {
+        this.reset();
+        fill((labels, value) => this.inc(labels, value));
+      },
+    });
+  };
+  const perServer = (spec: MetricSpec, pick: (s: ServerStats) => number, kind: 'counter' | 'gauge' = 'counter'): void => {
+    const fill = (set: (labels: Labels, value: number) => void): void => {
+      for (const s of view().snapshot?.servers ?? []) set({ server: s.server }, pick(s));
+    };
+    if (kind === 'counter') counter(spec, fill);
+    else gauge(spec, fill);
+  };
+  const perRank = (spec: MetricSpec, pick: (r: ServerStats['ranks'][number]) => number): void => {
+    counter(spec, (set) => {
+      for (const s of view().snapshot?.servers ?? []) for (const r of s.ranks) set({ server: s.server, rank: String(r.rank) }, pick(r));
+    });
+  };
+
+  gauge(METRICS.buildInfo, (set) => set({ version: deps.build.version, revision: deps.build.revision, nodejs_version: deps.build.nodejsVersion }, 1));
+  gauge(METRICS.up, (set) => {
+    for (const s of view().sources) set({ source: s.source }, s.up ? 1 : 0);
+  });
+  counter(METRICS.sourceErrors, (set) => {
+    for (const s of view().sources) for (const [reason, n] of Object.entries(s.errors)) set({ source: s.source, reason }, n);
+  });
+  counter(METRICS.badInput, (set) => {
+    for (const s of view().sources) for (const [code, n] of Object.entries(s.badInput)) set({ source: s.source, code }, n);
+  });
+  gauge(METRICS.configReloadSuccessful, (set) => set({}, deps.reload().successful ? 1 : 0));
+  gauge(METRICS.configReloadTimestamp, (set) => set({}, deps.reload().lastSuccessAt / 1000));
+
+  counter(METRICS.kvEvents, (set) => {
+    for (const s of view().snapshot?.servers ?? []) {
+      for (const r of s.ranks) for (const type of EVENT_TYPES) set({ server: s.server, rank: String(r.rank), type }, r.eventsByType[type] ?? 0);
+    }
+  });
+  perRank(METRICS.kvEventGaps, (r) => r.gaps);
+  perRank(METRICS.kvEventsMissed, (r) => r.missedEvents);
+  perRank(METRICS.kvEventResets, (r) => r.resets);
+  perServer(METRICS.relayEventsDropped, (s) => s.eventsDroppedForConsumers);
+  perServer(METRICS.routerPolls, (s) => s.routerPolls);
+  perServer(METRICS.relayEventsDelivered, (s) => s.eventsDeliveredToRouter);
+  counter(METRICS.hashChecks, (set) => {
+    for (const s of view().snapshot?.servers ?? []) {
+      set({ server: s.server, result: 'match' }, s.hashChecks.match);
+      set({ server: s.server, result: 'mismatch' }, s.hashChecks.mismatch);
+      set({ server: s.server, result: 'unverifiable' }, s.hashChecks.unverifiable);
+    }
+  });
+  gauge(METRICS.workerTableBlocks, (set) => {
+    for (const s of view().snapshot?.servers ?? []) {
+      for (const r of s.ranks) {
+        for (const [level, n] of Object.entries(r.blocksByLevel)) set({ server: s.server, rank: String(r.rank), cache_level: level }, n);
+      }
+    }
+  });
+  perServer(METRICS.routerTableBlocks, (s) => s.routerTableBlocks, 'gauge');
+  perServer(METRICS.requests, (s) => s.requests);
+  perServer(METRICS.requestFailures, (s) => s.requestFailures);
+  perServer(METRICS.promptTokens, (s) => s.promptTokens);
+  perServer(METRICS.cachedTokens, (s) => s.cachedTokens);
+  perServer(METRICS.oracleCachedTokens, (s) => s.oracleCachedTokens);
+  perServer(METRICS.predictedRouterCachedTokens, (s) => s.predictedRouterCachedTokens);
+  counter(METRICS.decisions, (set) => {
+    const d = view().snapshot?.decisions;
+    if (d === undefined) return;
+    set({ outcome: 'oracle_best' }, d.oracleBest);
+    set({ outcome: 'not_oracle_best' }, d.notOracleBest);
+    set({ outcome: 'no_prefix' }, d.noPrefix);
+  });
+  counter(METRICS.followupTurns, (set) => {
+    const d = view().snapshot?.decisions;
+    if (d !== undefined) set({}, d.followupTurns);
+  });
+  counter(METRICS.scatteredTurns, (set) => {
+    const d = view().snapshot?.decisions;
+    if (d !== undefined) set({}, d.scatteredTurns);
+  });
+  perServer(METRICS.inflightRequests, (s) => s.inflight, 'gauge');
+  const relayDuration = new Histogram({
+    name: METRICS.relayDuration.name,
+    help: METRICS.relayDuration.help,
+    labelNames: METRICS.relayDuration.labels,
+    // CTX prefill of long prompts takes seconds; the low edges show the relay's own overhead on tiny requests
+    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
+    registers: [registry],
+  });
+  gauge(METRICS.findingActive, (set) => {
+    const snapshot = view().snapshot;
+    if (snapshot === null) return;
+    const active = new Set(snapshot.findings.map((f) => f.id));
+    for (const id of FINDING_IDS) set({ id, severity: FINDING_CATALOG[id] }, active.has(id) ? 1 : 0);
+  });
+  gauge(METRICS.verdict, (set) => {
+    const snapshot = view().snapshot;
+    if (snapshot === null) return;
+    for (const v of VERDICTS) set({ verdict: v }, snapshot.verdict === v ? 1 : 0);
+  });
+
+  if (deps.defaultMetrics !== false) collectDefaultMetrics({ register: registry });
+
+  let scraping: Promise<string> | undefined;
+  return {
+    contentType: registry.contentType,
+    observeRelayDuration(server, seconds) {
+      relayDuration.observe({ server }, seconds);
+    },
+    metrics() {
+      // concurrent scrapes share one snapshot and one exposition
+      scraping ??= (async () => {
+        current = take();
+        try {
+          return await registry.metrics();
+        } finally {
+          current = null;
+          scraping = undefined;
+        }
+      })();
+      return scraping;
+    },
+  };
+}

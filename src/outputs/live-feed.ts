@@ -1,0 +1,144 @@
+// The /ws live feed: decisions, outcomes and source changes as they happen, finding changes and table stats from
+// snapshots taken on an interval. A slow client is skipped (frames dropped for it, counted), never buffered without
+// bound, and never slows the relay: broadcasting is a non-blocking send per client.
+import type { IncomingMessage } from 'node:http';
+import type { Duplex } from 'node:stream';
+import { WebSocket, WebSocketServer } from 'ws';
+import type { Observation } from '../core/observe/observation.js';
+import type { Finding, SentinelSnapshot } from '../core/state/snapshot.js';
+import type { Clock, Logger, ObservationSink } from '../sources/ports.js';
+import { findingChanges, observationFrame, statsFrame, withDecisionJoin, withOutcomeJoin, type DecisionJoinLike, type LiveFrame } from './live-frames.js';
+
+export interface LiveFeedOptions {
+  readonly snapshotIntervalMs: number;
+  /** stats frames every this many ms (a multiple of snapshotIntervalMs in practice) */
+  readonly statsIntervalMs: number;
+  /** frames are dropped for a client with more than this many bytes queued */
+  readonly maxBufferedBytes: number;
+}
+
+export const DEFAULT_LIVE_FEED_OPTIONS: LiveFeedOptions = { snapshotIntervalMs: 1_000, statsIntervalMs: 5_000, maxBufferedBytes: 4 * 1024 * 1024 };
+
+export class LiveFeed implements ObservationSink {
+  readonly #wss = new WebSocketServer({ noServer: true, maxPayload: 64 * 1024 });
+  readonly #snapshot: () => SentinelSnapshot;
+  readonly #clock: Clock;
+  readonly #logger: Logger;
+  readonly #options: LiveFeedOptions;
+  readonly #version: string;
+  #timer: NodeJS.Timeout | undefined;
+  #findings: readonly Finding[] = [];
+  #lastStatsAt = -Infinity;
+  #dropped = 0;
+  readonly #sourceUp = new Map<string, boolean>();
+  // the state joins a decision while applying it, just before the feed sees the observation: hold the join briefly
+  #decisionJoin: { requestId: string; join: DecisionJoinLike } | null = null;
+  #outcomeJoin: { requestId: string; join: { oracleCachedTokens: number | null; scattered: boolean } } | null = null;
+
+  constructor(deps: { snapshot: () => SentinelSnapshot; clock: Clock; logger: Logger; version: string }, options: Partial<LiveFeedOptions> = {}) {
+    this.#snapshot = deps.snapshot;
+    this.#clock = deps.clock;
+    this.#logger = deps.logger;
+    this.#version = deps.version;
+    this.#options = { ...DEFAULT_LIVE_FEED_OPTIONS, ...options };
+  }
+
+  get clients(): number {
+    return this.#wss.clients.size;
+  }
+
+  get droppedFrames(): number {
+    return this.#dropped;
+  }
+
+  start(): void {
+    this.#timer ??= setInterval(() => this.tick(), this.#options.snapshotIntervalMs);
+    this.#timer.unref();
+  }
+
+  async stop(): Promise<void> {
+    clearInterval(this.#timer);
+    this.#timer = undefined;
+    for (const c of this.#wss.clients) c.close(1001, 'kvsentinel stopping');
+    await new Promise<void>((resolve) => this.#wss.close(() => resolve()));
+  }
+
+  /** Takes an HTTP upgrade for /ws. */
+  handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
+    this.#wss.handleUpgrade(req, socket, head, (ws) => {
+      ws.on('error', () => ws.terminate());
+      this.#send(ws, { type: 'hello', ts: this.#clock(), version: this.#version });
+      try {
+        const s = this.#snapshot();
+        this.#send(ws, statsFrame(s));
+        // a new client learns the findings that already hold
+        for (const f of findingChanges([], s.findings, s.now)) this.#send(ws, f);
+      } catch (err) {
+        this.#logger.error('live feed: snapshot failed', { error: String(err) });
+      }
+    });
+  }
+
+  apply(o: Observation): void {
+    if (o.kind === 'source-health') {
+      // sources report every failure; the feed shows changes only
+      if (this.#sourceUp.get(o.source) === o.up) return;
+      this.#sourceUp.set(o.source, o.up);
+    }
+    const decisionJoin = this.#decisionJoin;
+    const outcomeJoin = this.#outcomeJoin;
+    this.#decisionJoin = null;
+    this.#outcomeJoin = null;
+    if (this.#wss.clients.size === 0) return;
+    let frame = observationFrame(o);
+    if (frame?.type === 'decision' && o.kind === 'decision' && decisionJoin?.requestId === o.requestId) frame = withDecisionJoin(frame, decisionJoin.join);
+    if (frame?.type === 'outcome' && o.kind === 'outcome' && outcomeJoin?.requestId === o.requestId) frame = withOutcomeJoin(frame, outcomeJoin.join);
+    if (frame !== null) this.broadcast(frame);
+  }
+
+  /** The state's join of the decision being applied (SentinelOptions.onDecision). */
+  noteDecisionJoin(join: DecisionJoinLike & { readonly requestId: string }): void {
+    this.#decisionJoin = { requestId: join.requestId, join };
+  }
+
+  /** The state's join of the outcome being applied (SentinelOptions.onOutcome). */
+  noteOutcomeJoin(join: { readonly requestId: string; readonly oracleCachedTokens: number | null; readonly scattered: boolean }): void {
+    this.#outcomeJoin = { requestId: join.requestId, join };
+  }
+
+  /** One snapshot: finding changes now, stats when due. */
+  tick(): void {
+    let s: SentinelSnapshot;
+    try {
+      s = this.#snapshot();
+    } catch (err) {
+      this.#logger.error('live feed: snapshot failed', { error: String(err) });
+      return;
+    }
+    for (const f of findingChanges(this.#findings, s.findings, s.now)) this.broadcast(f);
+    this.#findings = s.findings;
+    if (s.now - this.#lastStatsAt >= this.#options.statsIntervalMs) {
+      this.#lastStatsAt = s.now;
+      this.broadcast(statsFrame(s));
+    }
+  }
+
+  broadcast(frame: LiveFrame): void {
+    if (this.#wss.clients.size === 0) return;
+    const text = JSON.stringify(frame);
+    for (const ws of this.#wss.clients) this.#sendText(ws, text);
+  }
+
+  #send(ws: WebSocket, frame: LiveFrame): void {
+    this.#sendText(ws, JSON.stringify(frame));
+  }
+
+  #sendText(ws: WebSocket, text: string): void {
+    if (ws.readyState !== WebSocket.OPEN) return;
+    if (ws.bufferedAmount > this.#options.maxBufferedBytes) {
+      this.#dropped++;
+      return;
+    }
+    ws.send(text);
+  }
+}

@@ -1,0 +1,88 @@
+// The sidecar's own HTTP endpoint: /metrics, /-/healthy, /-/ready, POST /-/reload, the landing page and the /ws
+// live feed (observability.md §2). Liveness never depends on the router; readiness means sources are started.
+import { once } from 'node:events';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Logger } from '../sources/ports.js';
+import type { Exporter } from './exporter.js';
+import { renderLandingPage, type LandingInfo } from './landing-page.js';
+import type { LiveFeed } from './live-feed.js';
+
+export interface WebServerDeps {
+  readonly exporter: Exporter;
+  readonly feed: LiveFeed;
+  readonly landing: () => LandingInfo;
+  readonly ready: () => boolean;
+  /** re-reads the configuration; rejects with the reason when the new one is invalid (the old one stays) */
+  readonly reload: () => Promise<void>;
+  readonly logger: Logger;
+}
+
+export class WebServer {
+  readonly #server: Server;
+  readonly #deps: WebServerDeps;
+
+  constructor(deps: WebServerDeps) {
+    this.#deps = deps;
+    this.#server = createServer((req, res) => {
+      this.#handle(req, res).catch((err: unknown) => {
+        deps.logger.error('web handler failed', { error: String(err) });
+        if (!res.headersSent) res.writeHead(500, { 'content-type': 'text/plain' });
+        res.end('internal error\n');
+      });
+    });
+    this.#server.on('upgrade', (req, socket, head) => {
+      if ((req.url ?? '').split('?')[0] === '/ws') deps.feed.handleUpgrade(req, socket, head);
+      else socket.destroy();
+    });
+  }
+
+  async listen(host: string, port: number): Promise<{ host: string; port: number }> {
+    this.#server.listen(port, host);
+    await once(this.#server, 'listening');
+    return this.address();
+  }
+
+  address(): { host: string; port: number } {
+    const a = this.#server.address() as AddressInfo;
+    return { host: a.address, port: a.port };
+  }
+
+  async close(): Promise<void> {
+    const closed = new Promise<void>((resolve) => this.#server.close(() => resolve()));
+    this.#server.closeAllConnections();
+    await closed;
+  }
+
+  async #handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const path = (req.url ?? '/').split('?')[0] ?? '/';
+    const text = (status: number, body: string, type = 'text/plain; charset=utf-8'): void => {
+      res.writeHead(status, { 'content-type': type, 'content-length': Buffer.byteLength(body) }).end(body);
+    };
+    if (path === '/-/reload') {
+      if (req.method !== 'POST' && req.method !== 'PUT') {
+        res.setHeader('allow', 'POST, PUT');
+        return text(405, 'Only POST or PUT requests allowed\n');
+      }
+      try {
+        await this.#deps.reload();
+        return text(200, 'config reloaded\n');
+      } catch (err) {
+        return text(500, `failed to reload config: ${err instanceof Error ? err.message : String(err)}\n`);
+      }
+    }
+    if (req.method !== 'GET' && req.method !== 'HEAD') return text(405, 'method not allowed\n');
+    switch (path) {
+      case '/metrics':
+        return text(200, await this.#deps.exporter.metrics(), this.#deps.exporter.contentType);
+      case '/-/healthy':
+        return text(200, 'Healthy\n');
+      case '/-/ready':
+        return this.#deps.ready() ? text(200, 'Ready\n') : text(503, 'Not ready\n');
+      case '/':
+        return text(200, renderLandingPage(this.#deps.landing()), 'text/html; charset=utf-8');
+      default:
+        return text(404, 'not found\n');
+    }
+  }
+}

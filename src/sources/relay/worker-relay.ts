@@ -1,0 +1,405 @@
+// One relay port for one CTX worker (design.md §3, relay mode). Every path is a streaming reverse proxy to the
+// worker, except POST /kv_cache_events, which is answered from the relay's own event buffer: the relay is the sole
+// consumer of the worker's destructive queue and gives each consumer every event exactly once, in the worker's exact
+// JSON. Completion requests additionally become decision and outcome observations.
+//
+// Decisions:
+// - Drains run on an interval and whenever a consumer polls (the poll waits for a drain that *started* after it, so
+//   the router sees events as soon as they exist); never two drains in flight to one worker.
+// - When a drain fails the poll is still answered from the buffer (200): the failure is the relay's to report
+//   (kvsentinel_up{source="relay:ID"} = 0, a counted error), not the router's to retry.
+// - A body that is not a JSON array is not forwarded (the items cannot be delimited); it is counted as a parse error.
+//   Items the domain parser rejects are still forwarded byte for byte: the relay never edits the stream.
+// - Consumers are told apart by a header (default X-Kvsentinel-Consumer) when present, else by remote address
+//   (not port: aiohttp pools open new connections with new ports), or address+port when configured.
+// - Request and response bodies stream through; the relay keeps a bounded copy (captureMaxBytes) only to read the
+//   prompt and the usage. Parsing happens off the data path (setImmediate).
+import { once } from 'node:events';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { performance } from 'node:perf_hooks';
+import { PassThrough, type Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { Pool } from 'undici';
+import type { KvEvent } from '../../core/wire/kv-event.js';
+import type { WireIssue } from '../../core/wire/wire-issue.js';
+import { parseCompletionUsage } from '../../core/relay/completion-usage.js';
+import { parseCtxRequest } from '../../core/relay/ctx-request.js';
+import { EventBuffer, serializeEventItems, type EventBufferOptions, type EventBufferStats } from '../../core/relay/event-buffer.js';
+import { splitJsonArray } from '../../core/relay/split-json-array.js';
+import { CoalescingRunner } from '../coalescing-runner.js';
+import { fetchText, reasonOf } from '../http/fetch-text.js';
+import type { Clock, Logger, ObservationSink, RunningSource, SourceReporter } from '../ports.js';
+import { downstreamResponseHeaders, upstreamRequestHeaders } from './http-headers.js';
+import type { InflightTracker } from './inflight-tracker.js';
+
+export interface ParsedEventsLike {
+  readonly events: readonly { readonly event: KvEvent; readonly index: number }[];
+  readonly issues: readonly WireIssue[];
+}
+
+export type ParseEvents = (text: string) => ParsedEventsLike;
+
+export interface RelayTarget {
+  /** server id used in observations and metric labels */
+  readonly id: string;
+  /** the worker's base URL, e.g. http://10.0.0.5:8001 */
+  readonly upstream: string;
+  readonly host: string;
+  /** 0 picks a free port (tests) */
+  readonly port: number;
+}
+
+export interface RelayOptions {
+  readonly drainIntervalMs: number;
+  readonly drainTimeoutMs: number;
+  readonly maxDrainBytes: number;
+  readonly buffer: Partial<EventBufferOptions>;
+  /** lower-case header name that names a consumer; empty string disables it */
+  readonly consumerHeader: string;
+  readonly consumerBy: 'address' | 'address-port';
+  readonly captureMaxBytes: number;
+  /** upstream response-headers and inter-chunk timeout for proxied requests */
+  readonly proxyTimeoutMs: number;
+  /** how long stop() lets in-flight proxied requests finish */
+  readonly shutdownGraceMs: number;
+}
+
+export const DEFAULT_RELAY_OPTIONS: RelayOptions = {
+  drainIntervalMs: 250,
+  drainTimeoutMs: 5_000,
+  maxDrainBytes: 64 * 1024 * 1024,
+  buffer: {},
+  consumerHeader: 'x-kvsentinel-consumer',
+  consumerBy: 'address',
+  captureMaxBytes: 16 * 1024 * 1024,
+  proxyTimeoutMs: 600_000,
+  shutdownGraceMs: 30_000,
+};
+
+export interface RelayDeps {
+  readonly sink: ObservationSink;
+  readonly status: SourceReporter;
+  readonly clock: Clock;
+  readonly logger: Logger;
+  readonly inflight: InflightTracker;
+  readonly parseEvents: ParseEvents;
+  /** proxied request durations, to the last byte (the exporter's histogram) */
+  readonly onProxied?: (server: string, seconds: number) => void;
+}
+
+const RESPONSE_TAIL_BYTES = 256 * 1024;
+const RESPONSE_CAPTURE_BYTES = 1024 * 1024;
+
+function pathOf(url: string | undefined): string {
+  const u = url ?? '/';
+  const q = u.indexOf('?');
+  return q === -1 ? u : u.slice(0, q);
+}
+
+/** Keeps the first `max` bytes; past that only a rolling tail, and remembers that it is incomplete. */
+class BodyCapture {
+  readonly #max: number;
+  #chunks: Buffer[] = [];
+  #bytes = 0;
+  #overflow = false;
+
+  constructor(max: number) {
+    this.#max = max;
+  }
+
+  add(chunk: Buffer): void {
+    this.#chunks.push(chunk);
+    this.#bytes += chunk.length;
+    if (this.#bytes > this.#max) {
+      this.#overflow = true;
+      // keep a tail only
+      while (this.#chunks.length > 1 && this.#bytes - (this.#chunks[0] as Buffer).length >= RESPONSE_TAIL_BYTES) {
+        this.#bytes -= (this.#chunks.shift() as Buffer).length;
+      }
+    }
+  }
+
+  get complete(): boolean {
+    return !this.#overflow;
+  }
+
+  text(): string {
+    return Buffer.concat(this.#chunks, this.#bytes).toString('utf8');
+  }
+}
+
+export class WorkerRelay implements RunningSource {
+  readonly name: string;
+  readonly target: RelayTarget;
+  readonly #options: RelayOptions;
+  readonly #deps: RelayDeps;
+  readonly #buffer: EventBuffer;
+  readonly #drainer: CoalescingRunner;
+  readonly #pool: Pool;
+  readonly #server: Server;
+  readonly #active = new Set<Promise<void>>();
+  readonly #stopSignal = new AbortController();
+  #timer: NodeJS.Timeout | undefined;
+  #requestCounter = 0;
+  #started = false;
+  #stopped: Promise<void> | undefined;
+
+  constructor(target: RelayTarget, deps: RelayDeps, options: Partial<RelayOptions> = {}) {
+    this.target = target;
+    this.name = `relay:${target.id}`;
+    this.#options = { ...DEFAULT_RELAY_OPTIONS, ...options };
+    this.#deps = deps;
+    this.#buffer = new EventBuffer(this.#options.buffer);
+    this.#drainer = new CoalescingRunner(() => this.#drainOnce());
+    this.#pool = new Pool(target.upstream, {
+      headersTimeout: this.#options.proxyTimeoutMs,
+      bodyTimeout: this.#options.proxyTimeoutMs,
+      keepAliveTimeout: 30_000,
+    });
+    this.#server = createServer({ keepAliveTimeout: 65_000 }, (req, res) => this.#track(this.#handle(req, res)));
+    deps.inflight.register(target.id);
+  }
+
+  /** The bound address (after start). */
+  address(): { host: string; port: number } {
+    const a = this.#server.address() as AddressInfo | null;
+    if (a === null) throw new Error(`${this.name} is not listening`);
+    return { host: a.address, port: a.port };
+  }
+
+  bufferStats(): EventBufferStats {
+    return this.#buffer.stats();
+  }
+
+  async start(): Promise<void> {
+    if (this.#started) return;
+    this.#started = true;
+    this.#server.listen(this.target.port, this.target.host);
+    await once(this.#server, 'listening');
+    this.#timer = setInterval(() => void this.#drainer.tick(), this.#options.drainIntervalMs);
+    this.#timer.unref();
+    void this.#drainer.tick();
+  }
+
+  /** Stops accepting, lets in-flight proxied requests finish (up to the grace period), stops draining. Idempotent. */
+  stop(): Promise<void> {
+    this.#stopped ??= this.#doStop();
+    return this.#stopped;
+  }
+
+  /** Drains the worker now (tests and shutdown hooks). */
+  drainNow(): Promise<void> {
+    return this.#drainer.runFresh();
+  }
+
+  async #doStop(): Promise<void> {
+    clearInterval(this.#timer);
+    const closed = this.#started ? new Promise<void>((resolve) => this.#server.close(() => resolve())) : Promise.resolve();
+    this.#server.closeIdleConnections();
+    const grace = new Promise<void>((resolve) => setTimeout(resolve, this.#options.shutdownGraceMs).unref());
+    await Promise.race([Promise.allSettled([...this.#active]), grace]);
+    this.#stopSignal.abort();
+    this.#server.closeAllConnections();
+    await closed;
+    await this.#drainer.idle();
+    await this.#pool.close().catch(() => undefined);
+    this.#deps.inflight.unregister(this.target.id);
+  }
+
+  #track(work: Promise<void>): void {
+    const p = work.catch((err: unknown) => this.#deps.logger.error(`${this.name}: request handler failed`, { error: String(err) }));
+    this.#active.add(p);
+    void p.finally(() => this.#active.delete(p));
+  }
+
+  async #handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    if (req.method === 'POST' && pathOf(req.url) === '/kv_cache_events') return this.#serveEvents(req, res);
+    return this.#proxy(req, res);
+  }
+
+  #consumerOf(req: IncomingMessage): string {
+    const h = this.#options.consumerHeader !== '' ? req.headers[this.#options.consumerHeader] : undefined;
+    const named = Array.isArray(h) ? h[0] : h;
+    if (named !== undefined && named !== '') return named;
+    const addr = req.socket.remoteAddress ?? 'unknown';
+    return this.#options.consumerBy === 'address-port' ? `${addr}:${req.socket.remotePort ?? 0}` : addr;
+  }
+
+  async #serveEvents(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    req.resume(); // the body is empty by contract; discard whatever came
+    await this.#drainer.runFresh();
+    const consumer = this.#consumerOf(req);
+    const read = this.#buffer.read(consumer, this.#deps.clock());
+    const body = serializeEventItems(read.items);
+    res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
+    res.end(body);
+    this.#deps.sink.apply({
+      kind: 'router-poll',
+      ts: this.#deps.clock(),
+      server: this.target.id,
+      consumer,
+      fromSeq: read.fromSeq,
+      toSeq: read.toSeq,
+      dropped: read.dropped,
+    });
+  }
+
+  async #drainOnce(): Promise<void> {
+    const url = `${this.target.upstream.replace(/\/+$/, '')}/kv_cache_events`;
+    let text: string;
+    try {
+      const fetched = await fetchText(url, {
+        method: 'POST',
+        timeoutMs: this.#options.drainTimeoutMs,
+        maxBytes: this.#options.maxDrainBytes,
+        dispatcher: this.#pool,
+        signal: this.#stopSignal.signal,
+      });
+      text = fetched.text;
+    } catch (err) {
+      this.#deps.status.fail(this.name, reasonOf(err), err instanceof Error ? err.message : String(err));
+      return;
+    }
+    const split = splitJsonArray(text);
+    if (!split.ok) {
+      this.#deps.status.badInput(this.name, split.issue.code);
+      this.#deps.status.fail(this.name, 'parse', `${url}: ${split.issue.message}`);
+      return;
+    }
+    this.#deps.status.ok(this.name);
+    if (split.items.length === 0) return;
+    const ts = this.#deps.clock();
+    const firstSeq = this.#buffer.append(split.items, ts);
+    // parse off the poll's path: the consumer gets its answer first
+    setImmediate(() => this.#emitEvents(text, firstSeq, ts));
+  }
+
+  #emitEvents(text: string, firstSeq: number, ts: number): void {
+    let parsed: ParsedEventsLike;
+    try {
+      parsed = this.#deps.parseEvents(text);
+    } catch (err) {
+      this.#deps.status.badInput(this.name, 'parser-crash');
+      this.#deps.logger.error(`${this.name}: event parser threw`, { error: String(err) });
+      return;
+    }
+    for (const issue of parsed.issues) this.#deps.status.badInput(this.name, issue.code);
+    // one observation per run of consecutive items, so relay seqs stay exact when a bad item was skipped
+    let run: KvEvent[] = [];
+    let runStart = -1;
+    let prev = -2;
+    const flush = (): void => {
+      if (run.length > 0) this.#deps.sink.apply({ kind: 'worker-events', ts, server: this.target.id, firstSeq: firstSeq + runStart, events: run });
+      run = [];
+    };
+    for (const { event, index } of parsed.events) {
+      if (index !== prev + 1) {
+        flush();
+        runStart = index;
+      }
+      run.push(event);
+      prev = index;
+    }
+    flush();
+  }
+
+  async #proxy(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const startedAt = performance.now();
+    const ts = this.#deps.clock();
+    const path = pathOf(req.url);
+    const isCtx = req.method === 'POST' && (path === '/v1/completions' || path === '/v1/chat/completions');
+    const abort = new AbortController();
+    res.on('close', () => {
+      if (!res.writableFinished) abort.abort(); // the client went away: cancel upstream
+    });
+
+    let body: Readable | undefined;
+    let decide: (() => void) | undefined;
+    let requestId = '';
+    if (req.method !== 'GET' && req.method !== 'HEAD') {
+      const pass = new PassThrough();
+      if (isCtx) {
+        const capture = new BodyCapture(this.#options.captureMaxBytes);
+        const inflight = this.#deps.inflight.snapshot();
+        this.#deps.inflight.inc(this.target.id);
+        requestId = `relay-${this.target.id}-${++this.#requestCounter}`;
+        let decided = false;
+        decide = () => {
+          if (decided) return;
+          decided = true;
+          const info = parseCtxRequest(capture.complete ? capture.text() : null, req.headers);
+          if (info.disaggRequestId !== null) requestId = info.disaggRequestId;
+          this.#deps.sink.apply({
+            kind: 'decision',
+            ts,
+            requestId,
+            correlationId: info.correlationId,
+            server: this.target.id,
+            promptTokens: info.promptTokens,
+            promptTokenCount: info.promptTokens?.length ?? null,
+            inflight,
+          });
+        };
+        req.on('data', (chunk: Buffer) => capture.add(chunk));
+        req.on('end', () => setImmediate(() => decide?.()));
+      }
+      req.pipe(pass);
+      body = pass;
+    }
+
+    let ok = false;
+    let usage: { promptTokens: number | null; cachedTokens: number | null } = { promptTokens: null, cachedTokens: null };
+    try {
+      const upstream = await this.#pool.request({
+        method: req.method ?? 'GET',
+        path: req.url ?? '/',
+        headers: upstreamRequestHeaders(req.headers),
+        body: body ?? null,
+        signal: abort.signal,
+      });
+      res.writeHead(upstream.statusCode, downstreamResponseHeaders(upstream.headers));
+      res.flushHeaders();
+      // usage comes last: a long response keeps only its tail, so concurrency cannot multiply a big capture
+      const capture = isCtx ? new BodyCapture(Math.min(this.#options.captureMaxBytes, RESPONSE_CAPTURE_BYTES)) : undefined;
+      if (capture !== undefined) upstream.body.on('data', (chunk: Buffer) => capture.add(chunk));
+      await pipeline(upstream.body, res);
+      ok = upstream.statusCode >= 200 && upstream.statusCode < 300;
+      if (capture !== undefined) {
+        const ct = upstream.headers['content-type'];
+        const sse = typeof ct === 'string' && ct.includes('text/event-stream');
+        usage = parseCompletionUsage(capture.text(), { sse, complete: capture.complete });
+      }
+      if (upstream.statusCode < 500) this.#deps.status.ok(this.name);
+    } catch (err) {
+      if (!abort.signal.aborted) {
+        const message = err instanceof Error ? err.message : String(err);
+        this.#deps.status.fail(this.name, reasonOf(err), `${this.target.upstream}: ${message}`);
+        if (!res.headersSent) {
+          const text = JSON.stringify({ error: { message: `kvsentinel relay: upstream ${this.target.id} failed: ${message}`, type: 'bad_gateway' } });
+          res.writeHead(502, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
+          res.end(text);
+        } else {
+          res.destroy();
+        }
+      }
+    } finally {
+      if (isCtx) {
+        decide?.();
+        this.#deps.inflight.dec(this.target.id);
+        const latencyMs = performance.now() - startedAt;
+        this.#deps.sink.apply({
+          kind: 'outcome',
+          ts: this.#deps.clock(),
+          requestId,
+          server: this.target.id,
+          ok,
+          promptTokens: usage.promptTokens,
+          cachedTokens: usage.cachedTokens,
+          latencyMs,
+        });
+        this.#deps.onProxied?.(this.target.id, latencyMs / 1000);
+      }
+    }
+  }
+}

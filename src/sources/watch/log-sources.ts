@@ -1,0 +1,55 @@
+// File sources: the orchestrator log (router configuration, poll failures) and request logs (JSONL decisions and
+// outcomes), both followed like `tail -F`. A malformed line is counted (kvsentinel_bad_input_total) and logged with
+// its line number, never fatal.
+import { parseOrchestratorLogLine } from '../../core/watch/orchestrator-log.js';
+import { parseRequestLogLine, type RequestLogPreset } from '../../core/watch/request-log.js';
+import type { ServerResolver } from '../../core/watch/server-resolver.js';
+import { FileFollower } from '../file-follower.js';
+import type { Clock, Logger, ObservationSink, SourceReporter } from '../ports.js';
+
+interface FileSourceDeps {
+  readonly sink: ObservationSink;
+  readonly status: SourceReporter;
+  readonly clock: Clock;
+  readonly logger: Logger;
+  readonly resolve: ServerResolver;
+}
+
+export function createOrchestratorLogSource(deps: FileSourceDeps, options: { path: string; intervalMs: number; fromStart?: boolean }): FileFollower {
+  return new FileFollower(
+    'orchestrator-log',
+    options.path,
+    {
+      status: deps.status,
+      onLine: (line) => {
+        for (const o of parseOrchestratorLogLine(line, deps.clock(), deps.resolve)) deps.sink.apply(o);
+      },
+    },
+    { intervalMs: options.intervalMs, fromStart: options.fromStart ?? true },
+  );
+}
+
+export function createRequestLogSource(
+  deps: FileSourceDeps & { tokensPerBlock: (server: string) => number | null },
+  options: { path: string; format: RequestLogPreset | 'auto'; intervalMs: number; fromStart?: boolean; index: number },
+): FileFollower {
+  const name = `requests:${options.index}`;
+  let logged = 0;
+  return new FileFollower(
+    name,
+    options.path,
+    {
+      status: deps.status,
+      onLine: (line, lineNo) => {
+        const r = parseRequestLogLine(line, lineNo, options.format, { now: deps.clock(), resolve: deps.resolve, tokensPerBlock: deps.tokensPerBlock });
+        if (r.issue !== null) {
+          deps.status.badInput(name, r.issue.code);
+          // the first problems are worth a log line each; after that the counter speaks
+          if (logged++ < 20) deps.logger.warn(`${options.path}: ${r.issue.message}`, { code: r.issue.code });
+        }
+        for (const o of r.observations) deps.sink.apply(o);
+      },
+    },
+    { intervalMs: options.intervalMs, fromStart: options.fromStart ?? true },
+  );
+}

@@ -1,0 +1,103 @@
+// A quiet DiagnosisInput (three healthy relay-mode servers, enough samples, nothing wrong) that rule tests bend one
+// field at a time.
+import type { DecisionDiagnosis, DiagnosisInput, ServerDiagnosis } from '../../src/core/diagnosis/rule.js';
+import { DEFAULT_THRESHOLDS } from '../../src/core/diagnosis/thresholds.js';
+
+export function quietServer(server: string, over: Partial<ServerDiagnosis> = {}): ServerDiagnosis {
+  return {
+    server,
+    requests: 200,
+    outcomes: 200,
+    failures: 0,
+    promptTokens: 2_000_000,
+    cachedTokens: 1_900_000,
+    drains: 100,
+    emptyDrains: 10,
+    events: 900,
+    eventsTotal: 900,
+    storedEvents: 300,
+    gaps: 0,
+    missedEvents: 0,
+    resets: 0,
+    ranks: [{ rank: 0, stated: false, events: 900, gaps: 0, missedEvents: 0, resets: 0, lastEventId: 899 }],
+    routerPolls: 200,
+    routerPollsTotal: 200,
+    eventsDeliveredToRouter: 900,
+    pollFailures: 0,
+    hashChecks: { match: 5000, mismatch: 0, unverifiable: 0 },
+    alternativeHashAlgo: null,
+    advertisedHashAlgo: 'v1_block_key',
+    hashAlgo: 'v1_block_key',
+    advertisedBlockSize: 128,
+    inferredBlockSize: 128,
+    truthBlocks: 4000,
+    replicaBlocks: 4000,
+    routerState: null,
+    realisedAboveOracle: 2,
+    joinedOutcomes: 200,
+    meanInflight: 20,
+    ...over,
+  };
+}
+
+export function quietDecisions(over: Partial<DecisionDiagnosis> = {}): DecisionDiagnosis {
+  return {
+    serverCount: 3,
+    decisions: 600,
+    withKeys: 600,
+    withOutcome: 600,
+    predictedAnyMatch: 590,
+    oracleAnyMatch: 595,
+    firstBlockHeld: 598,
+    oracleBest: 560,
+    notOracleBest: 30,
+    noPrefix: 10,
+    oracleBestByChance: 250,
+    oracleBestByLoadShare: 250,
+    stickinessByLoadShare: 1 / 3,
+    agreesWithReplica: 600,
+    sentAwayByLoad: 3,
+    followups: 500,
+    sticky: 470,
+    followupsWithOutcome: 500,
+    scattered: 10,
+    promptTokens: 6_000_000,
+    cachedTokens: 5_700_000,
+    joinedPromptTokens: 6_000_000,
+    joinedCachedTokens: 5_700_000,
+    joinedOracleCachedTokens: 5_760_000,
+    stickyIdealCachedTokens: 5_760_000,
+    stickyIdealPromptTokens: 6_000_000,
+    predictedCachedTokens: 5_600_000,
+    meanMaxInflight: 24,
+    inflightReports: 600,
+    loadSpreadOverCacheDelta: 0,
+    peakInflight: 40,
+    realisedAboveOracle: 6,
+    joinedOutcomes: 600,
+    ...over,
+  };
+}
+
+export function quietInput(over: Partial<DiagnosisInput> = {}): DiagnosisInput {
+  return {
+    now: 600_000,
+    window: { from: 0, to: 600_000 },
+    thresholds: DEFAULT_THRESHOLDS,
+    router: { type: 'kv_cache_aware', source: 'simulator', tokensPerBlock: 128, maxBatchSize: 512, backfillBlockHashesOnFinish: false, consumesEvents: true },
+    seesWorkerEvents: true,
+    seesRouterPolls: true,
+    routerPollsExpected: true,
+    seesRouterDebug: false,
+    servers: ['ctx0', 'ctx1', 'ctx2'].map((s) => quietServer(s)),
+    decisions: quietDecisions(),
+    routerScores: { decisions: 0, anyMatch: 0, sentAwayByLoad: 0, replicaPredictedMatch: 0, replicaMatchRouterNone: 0 },
+    sources: [],
+    ...over,
+  };
+}
+
+/** every server with the same overrides */
+export function servers(over: Partial<ServerDiagnosis>): ServerDiagnosis[] {
+  return ['ctx0', 'ctx1', 'ctx2'].map((s) => quietServer(s, over));
+}

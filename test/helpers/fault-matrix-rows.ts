@@ -1,0 +1,145 @@
+// Rows of the fault matrix (issue items 5/6) on the virtual-time driver: every simulator fault, the healthy configuration,
+// the conversation router, and watch mode (logs only, with and without the router debug endpoint). Each row runs
+// the simulator at a reduced size (c = 48 instead of 384; prompts ~8k instead of ~40k tokens) and feeds what
+// kvsentinel would observe into one state; the audit must report exactly the expected critical findings.
+//
+// Scale: the bug report runs c = 384 over 3 CTX servers (~128 active requests per server) with the router's
+// max_batch_size 64 (load term ≈ 2); the fixed configuration uses 512 (≈ 0.25). At c = 48 (~16 per server) the
+// same ratios are max_batch_size 8 and 64, so rows derived from the seed use 8 and rows derived from the healthy
+// configuration 64.
+//
+// Expected findings (critical exactly; warnings: those listed must be present; healthy rows: no warning at all):
+//
+// | row                                   | critical                                                              | warning (at least)                |
+// |---------------------------------------|-----------------------------------------------------------------------|-----------------------------------|
+// | healthy                               | —                                                                     | — (verdict healthy)               |
+// | seed (events off, tpb 32, mbs 8)      | events-absent, tokens-per-block-mismatch, router-table-empty, inert   | turn-scatter, hit-below-oracle    |
+// | router.max_batch_size=1               | —                                                                     | load-term-dominates               |
+// | ctx.event_buffer_max_size=0           | events-absent, router-table-empty, cache-signal-inert                 | turn-scatter-high                 |
+// | ctx.kv_events_push=true               | events-absent, router-table-empty, cache-signal-inert                 | turn-scatter-high                 |
+// | ctx.competing_consumer=true           | event-queue-shared                                                    |                                   |
+// | router.tokens_per_block=32            | tokens-per-block-mismatch, cache-signal-inert                         | turn-scatter-high                 |
+// | router.token_drift=true               | router-hash-divergence, cache-signal-inert                            | turn-scatter-high                 |
+// |   … relay without debug endpoint      | router-hash-divergence, cache-signal-inert                            |                                   |
+// | ctx.adp_gather_drop=true              | —                                                                     | events-partial-ranks              |
+// | router.poll_on_finish=false           | router-not-polling, router-table-empty, cache-signal-inert            | turn-scatter-high                 |
+// | ctx.restart_at=20s                    | — (info: event-stream-reset)                                          | —                                 |
+// | conversation router on the seed       | —                                                                     | — (verdict healthy)               |
+// | watch, seed, with debug endpoint      | tokens-per-block-mismatch, router-table-empty, cache-signal-inert     | turn-scatter-high                 |
+// | watch, seed, logs only                | tokens-per-block-mismatch, cache-signal-inert                         | turn-scatter-high                 |
+// | watch, healthy, with / without debug  | —                                                                     | — (verdict healthy)               |
+// | watch + prompt_token_ids: like logs only (seed inert, healthy quiet)                                                          |
+// | logs only, parsed by kvsentinel: seed | tokens-per-block-mismatch, cache-signal-inert                         | turn-scatter-high                 |
+// | logs only, parsed by kvsentinel: ok   | —                                                                     | — (verdict healthy)               |
+import { buildAuditReport, type AuditReport } from '../../src/core/diagnosis/audit-report.js';
+import type { Observation } from '../../src/core/observe/observation.js';
+import { createSentinelState } from '../../src/core/state/sentinel-state.js';
+import { parseOrchestratorLogLine } from '../../src/core/watch/orchestrator-log.js';
+import { parseRequestLogLine } from '../../src/core/watch/request-log.js';
+import { createServerResolver } from '../../src/core/watch/server-resolver.js';
+import { runVirtual } from '../../src/sim/run-virtual.js';
+import { presetConfig } from '../../src/sim/sim-config.js';
+
+export const REDUCED_SCALE = [
+  'workload.concurrency=48',
+  'workload.trajectories=120',
+  'workload.system_prefix_tokens=2000',
+  'workload.task_tokens_median=800',
+  'workload.turns_min=6',
+  'workload.turns_max=14',
+  'workload.tool_tokens_median=200',
+  'workload.tool_tokens_max=4000',
+  'workload.output_tokens_median=100',
+];
+const SEED = ['router.max_batch_size=8'];
+const HEALTHY = ['router.max_batch_size=64'];
+
+export interface Row {
+  readonly name: string;
+  readonly preset: 'seed' | 'healthy';
+  readonly set: readonly string[];
+  /** watch-logs: only the simulator's request log and orchestrator log, parsed by kvsentinel's own log parsers */
+  readonly tap: 'relay' | 'watch' | 'watch-logs';
+  /** watch: the request log carries prompt_token_ids (decisions then have keys, but no events to match them) */
+  readonly tokenIds?: boolean;
+  /** relay: also the router debug endpoint (router-state / router-score observations); watch: the same */
+  readonly debug: boolean;
+  readonly critical: readonly string[];
+  readonly warnings: readonly string[];
+  /** no warning or critical finding at all */
+  readonly healthy?: boolean;
+}
+
+const INERT_EVENTS = ['events-absent', 'router-table-empty', 'cache-signal-inert'];
+
+export const FAULT_MATRIX: readonly Row[] = [
+  { name: 'healthy', preset: 'healthy', set: HEALTHY, tap: 'relay', debug: true, critical: [], warnings: [], healthy: true },
+  { name: 'seed', preset: 'seed', set: SEED, tap: 'relay', debug: true, critical: ['events-absent', 'tokens-per-block-mismatch', 'router-table-empty', 'cache-signal-inert'], warnings: ['turn-scatter-high', 'hit-rate-below-oracle'] },
+  { name: 'router.max_batch_size=1 (load term outweighs a live cache term)', preset: 'healthy', set: ['router.max_batch_size=1'], tap: 'relay', debug: true, critical: [], warnings: ['load-term-dominates'] },
+  { name: 'ctx.event_buffer_max_size=0', preset: 'healthy', set: [...HEALTHY, 'ctx.event_buffer_max_size=0'], tap: 'relay', debug: true, critical: INERT_EVENTS, warnings: ['turn-scatter-high'] },
+  { name: 'ctx.kv_events_push=true', preset: 'healthy', set: [...HEALTHY, 'ctx.kv_events_push=true'], tap: 'relay', debug: true, critical: INERT_EVENTS, warnings: ['turn-scatter-high'] },
+  { name: 'ctx.competing_consumer=true', preset: 'healthy', set: [...HEALTHY, 'ctx.competing_consumer=true'], tap: 'relay', debug: true, critical: ['event-queue-shared'], warnings: [] },
+  { name: 'router.tokens_per_block=32', preset: 'healthy', set: [...HEALTHY, 'router.tokens_per_block=32'], tap: 'relay', debug: true, critical: ['tokens-per-block-mismatch', 'cache-signal-inert'], warnings: ['turn-scatter-high'] },
+  { name: 'router.token_drift=true', preset: 'healthy', set: [...HEALTHY, 'router.token_drift=true'], tap: 'relay', debug: true, critical: ['router-hash-divergence', 'cache-signal-inert'], warnings: ['turn-scatter-high'] },
+  { name: 'router.token_drift=true, relay without debug endpoint', preset: 'healthy', set: [...HEALTHY, 'router.token_drift=true'], tap: 'relay', debug: false, critical: ['router-hash-divergence', 'cache-signal-inert'], warnings: [] },
+  { name: 'ctx.adp_gather_drop=true', preset: 'healthy', set: [...HEALTHY, 'ctx.adp_gather_drop=true'], tap: 'relay', debug: true, critical: [], warnings: ['events-partial-ranks'] },
+  { name: 'router.poll_on_finish=false', preset: 'healthy', set: [...HEALTHY, 'router.poll_on_finish=false'], tap: 'relay', debug: true, critical: ['router-not-polling', 'router-table-empty', 'cache-signal-inert'], warnings: ['turn-scatter-high'] },
+  { name: 'ctx.restart_at=20s', preset: 'healthy', set: [...HEALTHY, 'ctx.restart_at=20s'], tap: 'relay', debug: true, critical: [], warnings: [], healthy: true },
+  { name: 'conversation router on the seed faults', preset: 'seed', set: [...SEED, 'router.type=conversation'], tap: 'relay', debug: true, critical: [], warnings: [], healthy: true },
+  { name: 'watch, seed, request log + orchestrator log + debug endpoint', preset: 'seed', set: SEED, tap: 'watch', debug: true, critical: ['tokens-per-block-mismatch', 'router-table-empty', 'cache-signal-inert'], warnings: ['turn-scatter-high'] },
+  { name: 'watch, seed, request log + orchestrator log only', preset: 'seed', set: SEED, tap: 'watch', debug: false, critical: ['tokens-per-block-mismatch', 'cache-signal-inert'], warnings: ['turn-scatter-high'] },
+  { name: 'watch, healthy, with debug endpoint', preset: 'healthy', set: HEALTHY, tap: 'watch', debug: true, critical: [], warnings: [], healthy: true },
+  { name: 'watch, healthy, logs only', preset: 'healthy', set: HEALTHY, tap: 'watch', debug: false, critical: [], warnings: [], healthy: true },
+  { name: 'watch, seed, logs only, request log with prompt_token_ids', preset: 'seed', set: SEED, tap: 'watch', debug: false, tokenIds: true, critical: ['tokens-per-block-mismatch', 'cache-signal-inert'], warnings: ['turn-scatter-high'] },
+  { name: 'watch, healthy, logs only, request log with prompt_token_ids', preset: 'healthy', set: HEALTHY, tap: 'watch', debug: false, tokenIds: true, critical: [], warnings: [], healthy: true },
+  { name: 'watch, seed, request-log and orchestrator-log lines through the log parsers', preset: 'seed', set: SEED, tap: 'watch-logs', debug: false, critical: ['tokens-per-block-mismatch', 'cache-signal-inert'], warnings: ['turn-scatter-high'] },
+  { name: 'watch, healthy, request-log and orchestrator-log lines through the log parsers', preset: 'healthy', set: HEALTHY, tap: 'watch-logs', debug: false, critical: [], warnings: [], healthy: true },
+];
+
+const DEBUG_KINDS = new Set<Observation['kind']>(['router-state', 'router-score']);
+
+/** The simulator writes its request log and orchestrator log; kvsentinel's own parsers turn the lines into observations. */
+function auditLogs(row: Row): AuditReport {
+  const state = createSentinelState({ mode: 'watch' });
+  const resolve = createServerResolver({});
+  let observations = 0;
+  let last = 0;
+  const feed = (list: readonly Observation[]): void => {
+    for (const obs of list) {
+      observations++;
+      last = Math.max(last, obs.ts);
+      state.apply(obs);
+    }
+  };
+  let lineNo = 0;
+  runVirtual(presetConfig(row.preset, [...REDUCED_SCALE, ...row.set]), {
+    orchestratorLog: (line) => feed(parseOrchestratorLogLine(line, last, resolve)),
+    requestLog: (line) => {
+      const parsed = parseRequestLogLine(line, ++lineNo, 'canonical', { now: last, resolve, tokensPerBlock: () => null });
+      if (parsed.issue !== null) throw new Error(parsed.issue.message);
+      feed(parsed.observations);
+    },
+  });
+  return buildAuditReport(state.snapshot(last), { kind: 'live', description: `logs ${row.name}`, observations, malformed: 0 });
+}
+
+/** Runs one row on the virtual-time driver and audits what kvsentinel would have observed. */
+export function auditRow(row: Row): AuditReport {
+  if (row.tap === 'watch-logs') return auditLogs(row);
+  const state = createSentinelState({ mode: row.tap === 'relay' ? 'relay' : 'watch' });
+  let observations = 0;
+  let last = 0;
+  runVirtual(presetConfig(row.preset, [...REDUCED_SCALE, ...row.set]), {
+    tap: row.tap,
+    watchDebugEndpoint: row.debug,
+    watchPromptTokenIds: row.tokenIds === true,
+    onObservation: (obs) => {
+      if (!row.debug && DEBUG_KINDS.has(obs.kind)) return;
+      observations++;
+      last = Math.max(last, obs.ts);
+      state.apply(obs);
+    },
+  });
+  return buildAuditReport(state.snapshot(last), { kind: 'live', description: `virtual ${row.name}`, observations, malformed: 0 });
+}
+

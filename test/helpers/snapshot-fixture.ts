@@ -1,0 +1,50 @@
+// Hand-built snapshots for output tests (the real state builds them from observations).
+import type { Finding, SentinelSnapshot, ServerStats } from '../../src/core/state/snapshot.js';
+
+export function serverStats(server: string, overrides: Partial<ServerStats> = {}): ServerStats {
+  return {
+    server,
+    ranks: [
+      { rank: 0, eventsByType: { created: 1, stored: 40, removed: 3, updated: 0, all_cleared: 0 }, gaps: 2, missedEvents: 9, resets: 1, lastEventId: 50, blocksByLevel: { 0: 120, 1: 4 } },
+    ],
+    routerTableBlocks: 0,
+    routerPolls: 17,
+    eventsDeliveredToRouter: 44,
+    eventsDroppedForConsumers: 0,
+    hashChecks: { match: 40, mismatch: 0, unverifiable: 1 },
+    requests: 20,
+    requestFailures: 1,
+    promptTokens: 80_000,
+    cachedTokens: 70_000,
+    oracleCachedTokens: 76_000,
+    predictedRouterCachedTokens: 0,
+    inflight: 2,
+    ...overrides,
+  };
+}
+
+export const inertFinding: Finding = {
+  id: 'cache-signal-inert',
+  severity: 'critical',
+  servers: [],
+  summary: 'routing ignores where prefixes are cached',
+  evidence: { decisions: 40, predicted_matches: 0 },
+  cause: '§7.1',
+  fix: 'event_buffer_max_size: 1024',
+  since: 1_000,
+};
+
+export function snapshotFixture(overrides: Partial<SentinelSnapshot> = {}): SentinelSnapshot {
+  return {
+    now: 10_000,
+    verdict: 'inert',
+    findings: [inertFinding],
+    servers: [serverStats('ctx0'), serverStats('ctx1', { routerTableBlocks: 5 })],
+    decisions: { oracleBest: 10, notOracleBest: 25, noPrefix: 5, followupTurns: 30, scatteredTurns: 4 },
+    cacheHitRatio: 0.875,
+    oracleHitRatio: 0.95,
+    turnScatterRatio: 4 / 30,
+    requests: 40,
+    ...overrides,
+  };
+}

@@ -1,0 +1,24 @@
+// The fault matrix on the virtual-time driver; the rows and the expected findings table are in
+// test/helpers/fault-matrix-rows.ts.
+import { describe, expect, it } from 'vitest';
+import { auditRow, FAULT_MATRIX } from '../helpers/fault-matrix-rows.js';
+
+describe('fault matrix (virtual-time driver)', () => {
+  it.each(FAULT_MATRIX.map((row) => [row.name, row] as const))('%s', (_name, row) => {
+    const report = auditRow(row);
+    const ids = (severity: string): string[] => report.findings.filter((f) => f.severity === severity).map((f) => f.id).sort();
+    expect(ids('critical')).toEqual([...row.critical].sort());
+    for (const id of row.warnings) expect(ids('warning')).toContain(id);
+    if (row.healthy === true) {
+      expect(ids('warning')).toEqual([]);
+      expect(report.verdict).toBe('healthy');
+    }
+    expect(report.verdict).toBe(row.critical.includes('cache-signal-inert') ? 'inert' : row.critical.length + row.warnings.length > 0 ? 'degraded' : 'healthy');
+    expect(report.rule_errors).toBe(0);
+    // every critical finding names its cause and a concrete configuration fix
+    for (const f of report.findings.filter((x) => x.severity === 'critical')) {
+      expect(f.cause).toMatch(/trtllm-wire\.md §/);
+      expect(f.fix.length).toBeGreaterThan(20);
+    }
+  });
+});

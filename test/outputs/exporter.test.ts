@@ -1,0 +1,94 @@
+import { Registry } from 'prom-client';
+import { describe, expect, it } from 'vitest';
+import { FINDING_IDS } from '../../src/core/diagnosis/finding-catalog.js';
+import { createExporter } from '../../src/outputs/exporter.js';
+import { METRICS } from '../../src/outputs/metric-catalog.js';
+import { silentLogger } from '../../src/sources/ports.js';
+import type { SourceStatus } from '../../src/sources/source-status.js';
+import { promtoolProblems } from '../helpers/promtool.js';
+import { snapshotFixture } from '../helpers/snapshot-fixture.js';
+
+const sources: SourceStatus[] = [
+  { source: 'relay:ctx0', up: true, seen: true, lastError: null, lastOkAt: 1, lastErrorAt: null, errors: {}, badInput: {} },
+  { source: 'relay:ctx1', up: false, seen: true, lastError: 'ECONNREFUSED', lastOkAt: null, lastErrorAt: 2, errors: { connect: 3, parse: 1 }, badInput: { 'hash-not-integer': 2 } },
+];
+
+function make(snapshot = snapshotFixture, opts: { failSnapshot?: boolean } = {}) {
+  const registry = new Registry();
+  const exporter = createExporter({
+    registry,
+    sources: () => sources,
+    snapshot: () => {
+      if (opts.failSnapshot === true) throw new Error('state broke');
+      return snapshot();
+    },
+    reload: () => ({ successful: true, lastSuccessAt: 1_700_000_000_000 }),
+    build: { version: '0.1.0', revision: 'abc123', nodejsVersion: process.version },
+    logger: silentLogger,
+  });
+  return { registry, exporter };
+}
+
+describe('exporter', () => {
+  it('exports every catalog family with values from the snapshot', async () => {
+    const { exporter } = make();
+    const text = await exporter.metrics();
+    for (const spec of Object.values(METRICS)) expect(text).toContain(`# TYPE ${spec.name} ${spec.type}`);
+    expect(text).toContain('kvsentinel_up{source="relay:ctx0"} 1');
+    expect(text).toContain('kvsentinel_up{source="relay:ctx1"} 0');
+    expect(text).toContain('kvsentinel_source_errors_total{source="relay:ctx1",reason="connect"} 3');
+    expect(text).toContain('kvsentinel_bad_input_total{source="relay:ctx1",code="hash-not-integer"} 2');
+    expect(text).toContain('kvsentinel_kv_events_total{server="ctx0",rank="0",type="stored"} 40');
+    expect(text).toContain('kvsentinel_kv_event_gaps_total{server="ctx1",rank="0"} 2');
+    expect(text).toContain('kvsentinel_worker_table_blocks{server="ctx0",rank="0",cache_level="1"} 4');
+    expect(text).toContain('kvsentinel_router_table_blocks{server="ctx1"} 5');
+    expect(text).toContain('kvsentinel_hash_checks_total{server="ctx0",result="unverifiable"} 1');
+    expect(text).toContain('kvsentinel_cached_tokens_total{server="ctx0"} 70000');
+    expect(text).toContain('kvsentinel_decisions_total{outcome="not_oracle_best"} 25');
+    expect(text).toContain('kvsentinel_finding_active{id="cache-signal-inert",severity="critical"} 1');
+    expect(text).toContain('kvsentinel_finding_active{id="events-absent",severity="critical"} 0');
+    expect(text.match(/^kvsentinel_finding_active\{/gm)).toHaveLength(FINDING_IDS.length);
+    expect(text).toContain('kvsentinel_verdict{verdict="inert"} 1');
+    expect(text).toContain('kvsentinel_verdict{verdict="healthy"} 0');
+    expect(text).toContain('kvsentinel_config_last_reload_success_timestamp_seconds 1700000000');
+    expect(text).toMatch(/kvsentinel_build_info\{version="0.1.0",revision="abc123",nodejs_version="v\d+/);
+    expect(text).toContain('process_cpu_seconds_total');
+  });
+
+  it('computes values at scrape time', async () => {
+    let requests = 1;
+    const { exporter } = make(() => snapshotFixture({ servers: [{ ...snapshotFixture().servers[0]!, requests }] }));
+    expect(await exporter.metrics()).toContain('kvsentinel_requests_total{server="ctx0"} 1\n');
+    requests = 5;
+    expect(await exporter.metrics()).toContain('kvsentinel_requests_total{server="ctx0"} 5\n');
+  });
+
+  it('still exports source health when the snapshot fails', async () => {
+    const { exporter } = make(snapshotFixture, { failSnapshot: true });
+    const text = await exporter.metrics();
+    expect(text).toContain('kvsentinel_up{source="relay:ctx1"} 0');
+    expect(text).not.toContain('kvsentinel_verdict{');
+  });
+
+  it('observes relay durations into the histogram', async () => {
+    const { exporter } = make();
+    exporter.observeRelayDuration('ctx0', 0.002);
+    const text = await exporter.metrics();
+    expect(text).toContain('kvsentinel_relay_request_duration_seconds_bucket{le="0.0025",server="ctx0"} 1');
+    expect(text).toContain('kvsentinel_relay_request_duration_seconds_count{server="ctx0"} 1');
+  });
+
+  it('passes promtool check metrics for every kvsentinel_* family', async () => {
+    const { exporter } = make();
+    exporter.observeRelayDuration('ctx0', 0.2);
+    const { problems } = promtoolProblems(await exporter.metrics());
+    expect(problems).toEqual([]);
+  });
+});
+
+describe('promtool helper', () => {
+  it('does report a badly named kvsentinel family (the lint is not vacuous)', () => {
+    const bad = '# HELP kvsentinel_foo_ms x\n# TYPE kvsentinel_foo_ms counter\nkvsentinel_foo_ms 1\n';
+    expect(promtoolProblems(bad).problems.length).toBeGreaterThan(0);
+  });
+});
