@@ -1,6 +1,7 @@
 import { Command, CommanderError } from 'commander';
 import { CliError, EXIT_USAGE } from './cli-error.js';
 import { registerAuditCommand } from './commands/audit.js';
+import { registerDemoCommand } from './commands/demo.js';
 import { registerHashCommand } from './commands/hash.js';
 import { registerRecordCommand } from './commands/record.js';
 import { registerServeCommand } from './commands/serve.js';
@@ -16,6 +17,7 @@ export function buildProgram(): Command {
     .version(VERSION)
     .showHelpAfterError()
     .exitOverride();
+  registerDemoCommand(program);
   registerHashCommand(program);
   registerAuditCommand(program, liveAudit);
   registerServeCommand(program);
