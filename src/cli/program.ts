@@ -2,6 +2,7 @@ import { Command, CommanderError } from 'commander';
 import { CliError, EXIT_USAGE } from './cli-error.js';
 import { registerAuditCommand } from './commands/audit.js';
 import { registerHashCommand } from './commands/hash.js';
+import { registerRecordCommand } from './commands/record.js';
 import { registerServeCommand } from './commands/serve.js';
 import { liveAudit } from './serve/live-audit.js';
 import { registerSimCommand } from './commands/sim.js';
@@ -18,6 +19,7 @@ export function buildProgram(): Command {
   registerHashCommand(program);
   registerAuditCommand(program, liveAudit);
   registerServeCommand(program);
+  registerRecordCommand(program);
   registerTailCommand(program);
   registerSimCommand(program);
   registerSimServeCommand(program);

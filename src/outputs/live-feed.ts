@@ -7,7 +7,7 @@ import { WebSocket, WebSocketServer } from 'ws';
 import type { Observation } from '../core/observe/observation.js';
 import type { Finding, SentinelSnapshot } from '../core/state/snapshot.js';
 import type { Clock, Logger, ObservationSink } from '../sources/ports.js';
-import { findingChanges, observationFrame, statsFrame, type LiveFrame } from './live-frames.js';
+import { findingChanges, observationFrame, statsFrame, withDecisionJoin, withOutcomeJoin, type DecisionJoinLike, type LiveFrame } from './live-frames.js';
 
 export interface LiveFeedOptions {
   readonly snapshotIntervalMs: number;
@@ -31,6 +31,9 @@ export class LiveFeed implements ObservationSink {
   #lastStatsAt = -Infinity;
   #dropped = 0;
   readonly #sourceUp = new Map<string, boolean>();
+  // the state joins a decision while applying it, just before the feed sees the observation: hold the join briefly
+  #decisionJoin: { requestId: string; join: DecisionJoinLike } | null = null;
+  #outcomeJoin: { requestId: string; join: { oracleCachedTokens: number | null; scattered: boolean } } | null = null;
 
   constructor(deps: { snapshot: () => SentinelSnapshot; clock: Clock; logger: Logger; version: string }, options: Partial<LiveFeedOptions> = {}) {
     this.#snapshot = deps.snapshot;
@@ -82,9 +85,25 @@ export class LiveFeed implements ObservationSink {
       if (this.#sourceUp.get(o.source) === o.up) return;
       this.#sourceUp.set(o.source, o.up);
     }
+    const decisionJoin = this.#decisionJoin;
+    const outcomeJoin = this.#outcomeJoin;
+    this.#decisionJoin = null;
+    this.#outcomeJoin = null;
     if (this.#wss.clients.size === 0) return;
-    const frame = observationFrame(o);
+    let frame = observationFrame(o);
+    if (frame?.type === 'decision' && o.kind === 'decision' && decisionJoin?.requestId === o.requestId) frame = withDecisionJoin(frame, decisionJoin.join);
+    if (frame?.type === 'outcome' && o.kind === 'outcome' && outcomeJoin?.requestId === o.requestId) frame = withOutcomeJoin(frame, outcomeJoin.join);
     if (frame !== null) this.broadcast(frame);
+  }
+
+  /** The state's join of the decision being applied (SentinelOptions.onDecision). */
+  noteDecisionJoin(join: DecisionJoinLike & { readonly requestId: string }): void {
+    this.#decisionJoin = { requestId: join.requestId, join };
+  }
+
+  /** The state's join of the outcome being applied (SentinelOptions.onOutcome). */
+  noteOutcomeJoin(join: { readonly requestId: string; readonly oracleCachedTokens: number | null; readonly scattered: boolean }): void {
+    this.#outcomeJoin = { requestId: join.requestId, join };
   }
 
   /** One snapshot: finding changes now, stats when due. */

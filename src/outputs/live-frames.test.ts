@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { snapshotFixture, inertFinding } from '../../test/helpers/snapshot-fixture.js';
-import { findingChanges, observationFrame, statsFrame } from './live-frames.js';
+import { findingChanges, observationFrame, statsFrame, withDecisionJoin, type DecisionFrame } from './live-frames.js';
 import { renderLandingPage } from './landing-page.js';
 
 describe('live frames', () => {
@@ -9,6 +9,12 @@ describe('live frames', () => {
     expect(f).toEqual({ type: 'decision', ts: 1, server: 's', request_id: 'r', correlation_id: 'c', prompt_token_count: 3, inflight: { s: 1 } });
     expect(JSON.stringify(f)).not.toMatch(/9,8,7|\[9/);
     expect(observationFrame({ kind: 'router-poll', ts: 1, server: 's', consumer: 'c', fromSeq: 0, toSeq: 1, dropped: 0 })).toBeNull();
+  });
+
+  it('adds the state join as counts and server ids', () => {
+    const base = observationFrame({ kind: 'decision', ts: 1, requestId: 'r', correlationId: null, server: 'a', promptTokens: null, promptTokenCount: 40, inflight: null }) as DecisionFrame;
+    const f = withDecisionJoin(base, { followup: true, sticky: false, oracleBest: ['b'], chosenIsOracleBest: false, candidates: [{ server: 'a', predictedTokens: 0, oracleTokens: 0, score: -0.01 }, { server: 'b', predictedTokens: 0, oracleTokens: 32, score: 0 }] });
+    expect(f).toMatchObject({ followup: true, sticky: false, chosen_is_oracle_best: false, oracle_best: ['b'], candidates: [{ server: 'a', predicted_tokens: 0, oracle_tokens: 0, score: -0.01 }, { server: 'b', oracle_tokens: 32 }] });
   });
 
   it('reports raised and cleared findings between snapshots', () => {

@@ -11,6 +11,12 @@ export interface DecisionFrame {
   readonly correlation_id: string | null;
   readonly prompt_token_count: number | null;
   readonly inflight: Readonly<Record<string, number>> | null;
+  /** the state's join, when it has one: what each server's router table and real cache held for this prompt */
+  readonly followup?: boolean;
+  readonly sticky?: boolean | null;
+  readonly chosen_is_oracle_best?: boolean | null;
+  readonly oracle_best?: readonly string[];
+  readonly candidates?: readonly { readonly server: string; readonly predicted_tokens: number; readonly oracle_tokens: number; readonly score: number }[];
 }
 
 export interface OutcomeFrame {
@@ -22,6 +28,8 @@ export interface OutcomeFrame {
   readonly prompt_token_count: number | null;
   readonly cached_token_count: number | null;
   readonly latency_ms: number | null;
+  readonly oracle_cached_token_count?: number | null;
+  readonly scattered?: boolean;
 }
 
 export interface SourceFrame {
@@ -90,6 +98,30 @@ export function observationFrame(o: Observation): LiveFrame | null {
     case 'poll-failure':
       return null;
   }
+}
+
+/** Join facts the state computed for a decision (DecisionJoin), as frame fields: counts and server ids only. */
+export interface DecisionJoinLike {
+  readonly followup: boolean;
+  readonly sticky: boolean | null;
+  readonly candidates: readonly { readonly server: string; readonly predictedTokens: number; readonly oracleTokens: number; readonly score: number }[];
+  readonly oracleBest: readonly string[];
+  readonly chosenIsOracleBest: boolean | null;
+}
+
+export function withDecisionJoin(frame: DecisionFrame, join: DecisionJoinLike): DecisionFrame {
+  return {
+    ...frame,
+    followup: join.followup,
+    sticky: join.sticky,
+    chosen_is_oracle_best: join.chosenIsOracleBest,
+    oracle_best: join.oracleBest,
+    candidates: join.candidates.map((c) => ({ server: c.server, predicted_tokens: c.predictedTokens, oracle_tokens: c.oracleTokens, score: c.score })),
+  };
+}
+
+export function withOutcomeJoin(frame: OutcomeFrame, join: { readonly oracleCachedTokens: number | null; readonly scattered: boolean }): OutcomeFrame {
+  return { ...frame, oracle_cached_token_count: join.oracleCachedTokens, scattered: join.scattered };
 }
 
 function findingFrame(f: Finding, change: 'raised' | 'cleared', ts: number): FindingFrame {

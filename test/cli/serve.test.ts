@@ -150,4 +150,23 @@ describe('kvsentinel serve (CLI)', () => {
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain("--duration: 'soon' is not a positive duration");
   }, 60_000);
+
+  it('record: the sources into a bundle that audit --bundle replays', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'kvs-rec-'));
+    cleanups.push(() => rm(dir, { recursive: true, force: true }));
+    const log = join(dir, 'requests.jsonl');
+    const lines = Array.from({ length: 6 }, (_, i) => JSON.stringify({ ts: 1_700_000_000 + i, request_id: `r${i}`, correlation_id: `t${i % 2}`, ctx_server: `ctx${i % 2}`, prompt_tokens: 100, cached_tokens: i < 2 ? 0 : 80 }));
+    await writeFile(log, `${lines.join('\n')}\nnot json\n`);
+    const out = join(dir, 'bundle');
+    const rec = await runCli(['record', '--requests', log, '--duration', '1500ms', '--out', out]);
+    expect(rec.stderr).toMatch(/recorded \d+ observations/);
+    expect(rec.code).toBe(0);
+    const audit = await runCli(['audit', '--bundle', out, '--json', '--fail-on', 'critical']);
+    const report = JSON.parse(audit.stdout) as { stats: { requests: number; cache_hit_ratio: number } };
+    expect(report.stats.requests).toBe(6);
+    expect(report.stats.cache_hit_ratio).toBeCloseTo(320 / 600);
+    const again = await runCli(['record', '--requests', log, '--duration', '1s', '--out', out]);
+    expect(again.code).toBe(2);
+    expect(again.stderr).toContain('is not empty');
+  }, 60_000);
 });

@@ -109,6 +109,11 @@ describe('kvsentinel serve (in process)', () => {
     const decisions = frames.filter((f) => f.includes('"type":"decision"')).map((f) => JSON.parse(f) as Record<string, unknown>);
     expect(decisions).toHaveLength(5);
     expect(decisions[0]).toMatchObject({ server: 'ctx0', prompt_token_count: 3 });
+    // the state's join rides along: per-server router-predicted and really-held tokens (counts, never ids)
+    const joined = decisions.find((d) => Array.isArray(d['candidates']) && (d['candidates'] as unknown[]).length > 0);
+    const candidate = (joined?.['candidates'] as Record<string, unknown>[] | undefined)?.[0];
+    expect(typeof candidate?.['predicted_tokens']).toBe('number');
+    expect(typeof candidate?.['oracle_tokens']).toBe('number');
     // a worker dies: its relay source goes down and the source-unreachable finding is raised
     await ws[1]?.close();
     await eventually(() => frames.some((f) => f.includes('"type":"finding"') && f.includes('"change":"raised"') && f.includes('source-unreachable')), 8_000, 'finding frame');

@@ -22,14 +22,24 @@ export function formatLiveFrame(frame: Frame, c: ChalkInstance): string {
       return `${t} connected to kvsentinel ${str(frame['version'])}`;
     case 'decision': {
       const inflight = frame['inflight'] !== null && typeof frame['inflight'] === 'object' ? Object.entries(frame['inflight'] as Record<string, unknown>).map(([k, v]) => `${k}=${str(v)}`).join(',') : '-';
-      return `${t} ${c.cyan('decision')} ${str(frame['server'])} req=${str(frame['request_id'])} corr=${str(frame['correlation_id'])} prompt=${str(frame['prompt_token_count'])} inflight=${inflight}`;
+      let join = '';
+      if (Array.isArray(frame['candidates'])) {
+        const chosen = (frame['candidates'] as Frame[]).find((x) => x['server'] === frame['server']);
+        const best = frame['chosen_is_oracle_best'];
+        join =
+          ` router-predicted=${str(chosen?.['predicted_tokens'])} held=${str(chosen?.['oracle_tokens'])}` +
+          (best === true ? c.green(' oracle-best') : best === false ? c.yellow(` not-oracle-best (best: ${(frame['oracle_best'] as unknown[] | undefined)?.map(str).join(',') ?? '-'})`) : '');
+      }
+      return `${t} ${c.cyan('decision')} ${str(frame['server'])} req=${str(frame['request_id'])} corr=${str(frame['correlation_id'])} prompt=${str(frame['prompt_token_count'])} inflight=${inflight}${join}`;
     }
     case 'outcome': {
       const prompt = frame['prompt_token_count'];
       const cached = frame['cached_token_count'];
       const ratio = typeof prompt === 'number' && typeof cached === 'number' && prompt > 0 ? ` (${pct(cached / prompt)})` : '';
       const latency = typeof frame['latency_ms'] === 'number' ? ` ${(frame['latency_ms']).toFixed(1)}ms` : '';
-      return `${t} ${frame['ok'] === true ? c.green('outcome ') : c.red('failed  ')} ${str(frame['server'])} req=${str(frame['request_id'])} cached=${str(cached)}/${str(prompt)}${ratio}${latency}`;
+      const oracle = frame['oracle_cached_token_count'] !== undefined ? ` best-possible=${str(frame['oracle_cached_token_count'])}` : '';
+      const scattered = frame['scattered'] === true ? c.yellow(' scattered') : '';
+      return `${t} ${frame['ok'] === true ? c.green('outcome ') : c.red('failed  ')} ${str(frame['server'])} req=${str(frame['request_id'])} cached=${str(cached)}/${str(prompt)}${ratio}${oracle}${latency}${scattered}`;
     }
     case 'finding': {
       const raised = frame['change'] === 'raised';

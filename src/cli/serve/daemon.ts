@@ -4,7 +4,7 @@
 // consumers' cursors), removed ones stop, new ones start. An invalid new config changes nothing.
 import { Registry } from 'prom-client';
 import type { Observation } from '../../core/observe/observation.js';
-import { createSentinelState, type SentinelState } from '../../core/state/sentinel-state.js';
+import { createSentinelState, type SentinelOptions, type SentinelState } from '../../core/state/sentinel-state.js';
 import type { SentinelSnapshot } from '../../core/state/snapshot.js';
 import { createServerResolver, type ServerResolver } from '../../core/watch/server-resolver.js';
 import { parseKvEvents } from '../../core/wire/parse-kv-events.js';
@@ -24,6 +24,12 @@ import { VERSION } from '../version.js';
 import type { ServeConfig } from './config.js';
 
 /** What the daemon needs from the state (createSentinelState satisfies it). */
+/** Hooks the state calls while applying a decision or outcome (the live feed shows the joins). */
+export interface StateHooks {
+  readonly onDecision: NonNullable<SentinelOptions['onDecision']>;
+  readonly onOutcome: NonNullable<SentinelOptions['onOutcome']>;
+}
+
 export interface StatePort {
   apply(observation: Observation): void;
   snapshot(now: number): SentinelSnapshot;
@@ -32,7 +38,7 @@ export interface StatePort {
 export interface DaemonDeps {
   readonly clock?: Clock;
   readonly logger?: Logger;
-  readonly createState?: (config: ServeConfig) => StatePort;
+  readonly createState?: (config: ServeConfig, hooks: StateHooks) => StatePort;
   readonly parseEvents?: ParseEvents;
   /** re-reads the configuration on reload (SIGHUP, POST /-/reload); without it reload re-applies the current one */
   readonly loadConfig?: () => Promise<ServeConfig>;
@@ -60,8 +66,9 @@ interface SourceSpec {
   readonly make: () => RunningSource;
 }
 
-export function defaultState(config: ServeConfig): SentinelState {
+export function defaultState(config: ServeConfig, hooks?: StateHooks): SentinelState {
   return createSentinelState({
+    ...(hooks !== undefined ? { onDecision: hooks.onDecision, onOutcome: hooks.onOutcome } : {}),
     mode: config.ctx.some((c) => c.events === 'exclusive') ? 'exclusive' : 'auto',
     windowMs: 10 * 60_000,
     // a daemon should not flap: a finding needs two evaluations to turn on, five to turn off
@@ -75,9 +82,13 @@ export function createDaemon(initial: ServeConfig, deps: DaemonDeps = {}): Daemo
   const logger = deps.logger ?? { info: () => undefined, warn: () => undefined, error: () => undefined };
   const parseEvents = deps.parseEvents ?? parseKvEvents;
   let config = initial;
-  const state = (deps.createState ?? defaultState)(config);
-  let stateErrors = 0;
   let feed: LiveFeed | null = null;
+  const hooks: StateHooks = {
+    onDecision: (join) => feed?.noteDecisionJoin(join),
+    onOutcome: (join) => feed?.noteOutcomeJoin(join),
+  };
+  const state = (deps.createState ?? defaultState)(config, hooks);
+  let stateErrors = 0;
 
   const sink: ObservationSink = {
     apply(o) {
