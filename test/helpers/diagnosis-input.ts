@@ -53,6 +53,8 @@ export function quietDecisions(over: Partial<DecisionDiagnosis> = {}): DecisionD
     notOracleBest: 30,
     noPrefix: 10,
     oracleBestByChance: 250,
+    oracleBestByLoadShare: 250,
+    stickinessByLoadShare: 1 / 3,
     agreesWithReplica: 600,
     sentAwayByLoad: 3,
     followups: 500,

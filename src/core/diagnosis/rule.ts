@@ -80,6 +80,10 @@ export interface DecisionDiagnosis {
   readonly noPrefix: number;
   /** Σ over decisions with a prefix of |oracle-best servers| / N: the oracle-best count chance would give */
   readonly oracleBestByChance: number;
+  /** the same when servers are picked with their observed share of requests instead of uniformly */
+  readonly oracleBestByLoadShare: number;
+  /** Σ share² over servers: how often a follow-up lands on its previous server by chance given the load shares (≥ 1/N) */
+  readonly stickinessByLoadShare: number;
   /** chosen server had the highest predicted router score (ties included) */
   readonly agreesWithReplica: number;
   /** decisions where a server with a much larger predicted cache term lost to the chosen one on load */

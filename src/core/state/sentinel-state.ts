@@ -587,6 +587,7 @@ class Sentinel implements SentinelState {
       const best = oracle.filter((o) => o === maxOracle).length;
       this.#count(ts, oracle[chosenIndex] === maxOracle ? 'best' : 'notBest');
       this.#count(ts, 'chance', best / n);
+      for (let i = 0; i < n; i++) if (oracle[i] === maxOracle) this.#count(ts, `bestHas|${servers[i]!}`);
     }
     const maxScore = Math.max(...scores);
     const agrees = scores[chosenIndex]! >= maxScore - 1e-9;
@@ -782,6 +783,9 @@ class Sentinel implements SentinelState {
       };
     });
     const maxInflN = sum('maxInflN');
+    // the null model of "routing ignores the cache": a server is picked with its observed share of requests
+    const decisionsInWindow = sum('dec');
+    const share = (server: string): number => (decisionsInWindow > 0 ? sum(`req|${server}`) / decisionsInWindow : 0);
     const decisions: DecisionDiagnosis = {
       serverCount: this.#serverCount(),
       decisions: sum('dec'),
@@ -794,6 +798,8 @@ class Sentinel implements SentinelState {
       notOracleBest: sum('notBest'),
       noPrefix: sum('noPrefix'),
       oracleBestByChance: sum('chance'),
+      oracleBestByLoadShare: this.digester.serverIds().reduce((n, sv) => n + share(sv) * sum(`bestHas|${sv}`), 0),
+      stickinessByLoadShare: this.digester.serverIds().reduce((n, sv) => n + share(sv) ** 2, 0),
       agreesWithReplica: sum('agree'),
       sentAwayByLoad: sum('away'),
       followups: sum('fu'),

@@ -26,7 +26,8 @@ export const cacheSignalInert: Rule = {
     const ranked = d.oracleBest + d.notOracleBest;
     if (ranked >= t.minDecisions) {
       const rate = ratio(d.oracleBest, ranked);
-      const chance = ratio(d.oracleBestByChance, ranked);
+      // chance = picking servers blindly, uniformly or with their observed load shares (whichever is higher)
+      const chance = Math.max(ratio(d.oracleBestByChance, ranked), ratio(d.oracleBestByLoadShare, ranked));
       evidence.oracle_best_rate = round3(rate);
       evidence.oracle_best_by_chance = round3(chance);
       if (rate <= chance + t.inertMargin) {
@@ -35,12 +36,13 @@ export const cacheSignalInert: Rule = {
     }
     if (d.followups >= t.minFollowups && d.serverCount >= 2) {
       const stickiness = ratio(d.sticky, d.followups);
-      const chance = 1 / d.serverCount;
+      // chance: 1/N with even load; Σ share² when the load shares are uneven (always ≥ 1/N)
+      const chance = Math.max(1 / d.serverCount, d.stickinessByLoadShare);
       evidence.followup_turns = d.followups;
       evidence.stickiness = round3(stickiness);
       evidence.stickiness_by_chance = round3(chance);
       if (stickiness <= chance + t.inertMargin) {
-        reasons.push(`follow-up turns returned to their previous server ${percent(stickiness)} of the time, chance (1/${d.serverCount}) gives ${percent(chance)}`);
+        reasons.push(`follow-up turns returned to their previous server ${percent(stickiness)} of the time, chance (1/${d.serverCount} at even load, Σ share² here) gives ${percent(chance)}`);
       }
     }
     const rs = input.routerScores;

@@ -185,3 +185,17 @@ describe('load-term-dominates', () => {
     expect(firing({ ...base, decisions: quietDecisions({ loadSpreadOverCacheDelta: 300 }) })).toEqual([]);
   });
 });
+
+describe('cache-signal-inert chance model', () => {
+  const logsOnly = (over: object) =>
+    quietInput({
+      seesWorkerEvents: false,
+      routerPollsExpected: false,
+      decisions: quietDecisions({ withKeys: 0, predictedAnyMatch: 0, oracleAnyMatch: 0, oracleBest: 0, notOracleBest: 0, noPrefix: 0, ...over }),
+    });
+  it('uneven load raises chance stickiness to Σ share²: 50% sticky is chance when one server takes half the load', () => {
+    // shares 0.16 / 0.54 / 0.30 → Σ share² = 0.405
+    expect(firing(logsOnly({ sticky: 250, stickinessByLoadShare: 0.405 }))).toContain('cache-signal-inert');
+    expect(firing(logsOnly({ sticky: 250, stickinessByLoadShare: 1 / 3 }))).not.toContain('cache-signal-inert');
+  });
+});

@@ -1,0 +1,113 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { parse as parseYaml } from 'yaml';
+import { FINDING_CATALOG, FINDING_IDS } from '../../src/core/diagnosis/finding-catalog.js';
+import { repoRoot } from '../helpers/paths.js';
+import { alertRules, loadRuleGroups, recordingRuleNames, RULE_TESTS_FILE, RULES_FILE, runTool } from '../helpers/prom-tools.js';
+import { classifyMetricName, selectorsOf } from '../helpers/promql.js';
+
+const groups = loadRuleGroups();
+const alerts = alertRules(groups);
+const recorded = recordingRuleNames(groups);
+
+function pascal(id: string): string {
+  return id.replace(/(^|-)([a-z])/g, (_m, _d: string, c: string) => c.toUpperCase());
+}
+
+describe('alerts/kvsentinel.rules.yaml', () => {
+  it('passes promtool check rules with lint errors fatal', async () => {
+    const r = await runTool('promtool', ['check', 'rules', '--lint-fatal', RULES_FILE]);
+    expect(r.stderr + r.stdout).toContain('SUCCESS');
+    expect(r.code).toBe(0);
+  });
+
+  it('passes its promtool unit tests', async () => {
+    const r = await runTool('promtool', ['test', 'rules', RULE_TESTS_FILE]);
+    expect(r.stdout + r.stderr).toContain('SUCCESS');
+    expect(r.code).toBe(0);
+  });
+
+  it('has one alert per critical finding, named Kv + the id, and none for lesser findings', () => {
+    for (const id of FINDING_IDS) {
+      const selecting = alerts.filter((a) => a.expr.includes(`id="${id}"`));
+      if (FINDING_CATALOG[id] === 'critical') {
+        expect(selecting.map((a) => a.alert), id).toEqual([`Kv${pascal(id)}`]);
+        expect(selecting[0]?.labels?.severity, id).toBe('critical');
+        expect(selecting[0]?.expr, id).toMatch(/^max_over_time\(kvsentinel_finding_active\{id="[a-z-]+"\}\[5m\]\) == 1$/);
+      } else {
+        expect(selecting, id).toEqual([]);
+      }
+    }
+  });
+
+  it('has the source-health, sidecar-down and sidecar-absent alerts', () => {
+    const byName = new Map(alerts.map((a) => [a.alert, a]));
+    expect(byName.get('KvSentinelSourceDown')?.expr).toContain('kvsentinel_up');
+    expect(byName.get('KvSentinelDown')?.expr).toBe('up{job=~"kvsentinel.*"} == 0');
+    expect(byName.get('KvSentinelAbsent')?.expr).toBe('absent(up{job="kvsentinel"})');
+  });
+
+  it('gives every alert a CamelCase name, a severity, a for, and summary/description/runbook_url', () => {
+    const runbook = readFileSync(join(repoRoot, 'alerts/runbook.md'), 'utf8');
+    const headings = new Set([...runbook.matchAll(/^## (\S+)$/gm)].map((m) => (m[1] ?? '').toLowerCase()));
+    const names = alerts.map((a) => a.alert);
+    expect(new Set(names).size).toBe(names.length);
+    for (const a of alerts) {
+      const name = a.alert ?? '';
+      expect(name).toMatch(/^Kv(?:[A-Z][a-z]+)+$/);
+      expect(['critical', 'warning', 'info'], name).toContain(a.labels?.severity);
+      expect(a.for, name).toMatch(/^\d+m$/);
+      const ann = a.annotations ?? {};
+      expect(ann.summary, name).toMatch(/^[A-Za-z].*\.$/);
+      expect(ann.summary, name).not.toContain('{{');
+      expect(ann.description, name).toContain('{{ $labels.');
+      expect(ann.runbook_url, name).toMatch(new RegExp(`/alerts/runbook\\.md#${name.toLowerCase()}$`));
+      expect(headings.has(name.toLowerCase()), `runbook.md has a "## ${name}" section`).toBe(true);
+    }
+    expect(headings.size).toBe(alerts.length);
+    // Each section says what the alert means, how to confirm it and how to fix it.
+    for (const section of runbook.split(/^## /m).slice(1)) {
+      const title = section.split('\n')[0] ?? '';
+      for (const part of ['**Meaning.**', '**Confirm.**', '**Fix.**']) expect(section, `${title}: ${part}`).toContain(part);
+    }
+  });
+
+  it('selects only metrics the exporter registers, recording rules it defines, and up', () => {
+    for (const g of groups) {
+      for (const r of g.rules) {
+        for (const s of selectorsOf(r.expr)) {
+          expect(s.name, r.expr).not.toBeNull();
+          const kind = classifyMetricName(s.name ?? '', recorded);
+          expect(kind, `${s.name ?? ''} in ${r.expr}`).not.toBeNull();
+          if (kind === 'counter') expect(s.rangeFunction, `${s.name ?? ''} must be inside rate()`).toBe('rate');
+        }
+      }
+    }
+  });
+
+  it('names recording rules level:metric:operation, aggregated by job and instance', () => {
+    for (const g of groups) {
+      for (const r of g.rules.filter((x) => x.record !== undefined)) {
+        expect(r.record).toMatch(/^instance:kvsentinel_[a-z_]+:(ratio_)?rate5m$/);
+      }
+    }
+  });
+
+  it('ships an example Alertmanager config amtool accepts', async () => {
+    const r = await runTool('amtool', ['check-config', join(repoRoot, 'alerts/alertmanager.example.yml')]);
+    expect(r.stdout).toContain('SUCCESS');
+    expect(r.code).toBe(0);
+  });
+
+  it('has a firing and a not-firing promtool case for every alert', () => {
+    interface Case { alertname: string; exp_alerts?: unknown[] }
+    const doc = parseYaml(readFileSync(RULE_TESTS_FILE, 'utf8')) as { tests: { alert_rule_test?: Case[] }[] };
+    const cases = doc.tests.flatMap((t) => t.alert_rule_test ?? []);
+    for (const a of alerts) {
+      const mine = cases.filter((c) => c.alertname === a.alert);
+      expect(mine.some((c) => (c.exp_alerts ?? []).length > 0), `${a.alert ?? ''} firing case`).toBe(true);
+      expect(mine.some((c) => (c.exp_alerts ?? []).length === 0), `${a.alert ?? ''} not-firing case`).toBe(true);
+    }
+  });
+});
