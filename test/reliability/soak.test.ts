@@ -38,5 +38,5 @@ describe('soak (reduced)', () => {
     expect(r.snapshot.dropped.pendingDecisionsEvicted + r.snapshot.dropped.pendingDecisionsExpired).toBe(DECISIONS / 10 - limits.pendingDecisions);
     expect(r.snapshot.requests).toBe(DECISIONS);
     expect(r.samples.length).toBeGreaterThanOrEqual(20);
-  }, Math.max(120_000, EVENTS / 10));
+  }, Math.max(120_000, EVENTS / 2)); // ~6 k events/s on a loaded core: 10 M in under an hour
 });
