@@ -63,7 +63,16 @@ describe('live simulator behind the relay, with faults', () => {
     daemon = run.daemon;
     const summary = await cluster.startWorkload().done;
     expect(summary.failedRequests).toBe(0);
-    const m = await run.metrics();
+    let m = '';
+    const stored = (server: string): number => valueOf(m, `kvsentinel_kv_events_total{server="${server}",rank="0",type="stored"}`);
+    await eventually(
+      () => {
+        void run.metrics().then((t) => (m = t));
+        return stored('ctx0') > 0 && stored('ctx1') > 0;
+      },
+      10_000,
+      'stored events counted for both servers',
+    );
     for (const server of ['ctx0', 'ctx1']) {
       expect(valueOf(m, `kvsentinel_kv_events_total{server="${server}",rank="0",type="stored"}`)).toBeGreaterThan(0);
       expect(m).not.toContain(`kvsentinel_kv_events_total{server="${server}",rank="1"`);

@@ -1,4 +1,4 @@
-// Reduced soak in CI (200 k events of churn, 20 k decisions): every cache on the path stays within its explicit
+// Reduced soak in CI (100 k events of churn, 10 k decisions): every cache on the path stays within its explicit
 // bound and counts what it dropped. Memory is asserted through those bounds, not through timing or RSS (shared CI
 // machines make RSS noisy); scripts/soak.sh runs the full size and records the RSS curve.
 import { appendFileSync } from 'node:fs';
@@ -6,8 +6,8 @@ import { describe, expect, it } from 'vitest';
 import { MAX_FORGOTTEN } from '../../src/core/relay/event-buffer.js';
 import { runSoak } from './soak-run.js';
 
-const EVENTS = Number(process.env.KVS_SOAK_EVENTS ?? 200_000);
-const DECISIONS = Number(process.env.KVS_SOAK_DECISIONS ?? 20_000);
+const EVENTS = Number(process.env.KVS_SOAK_EVENTS ?? 100_000);
+const DECISIONS = Number(process.env.KVS_SOAK_DECISIONS ?? 10_000);
 const WORKING_SET = 4_096;
 /** a file to append the memory samples to (one JSON line each) */
 const CURVE = process.env.KVS_SOAK_CURVE;
