@@ -1,6 +1,7 @@
 import { Command, CommanderError } from 'commander';
 import { CliError, EXIT_USAGE } from './cli-error.js';
 import { registerAuditCommand } from './commands/audit.js';
+import { registerDemoCommand } from './commands/demo.js';
 import { registerHashCommand } from './commands/hash.js';
 import { registerRecordCommand } from './commands/record.js';
 import { registerServeCommand } from './commands/serve.js';
@@ -23,6 +24,7 @@ export function buildProgram(): Command {
   registerTailCommand(program);
   registerSimCommand(program);
   registerSimServeCommand(program);
+  registerDemoCommand(program);
   return program;
 }
 

@@ -61,6 +61,7 @@ export function quietDecisions(over: Partial<DecisionDiagnosis> = {}): DecisionD
     sticky: 470,
     followupsWithOutcome: 500,
     scattered: 10,
+    avoidableScattered: 10,
     promptTokens: 6_000_000,
     cachedTokens: 5_700_000,
     joinedPromptTokens: 6_000_000,

@@ -3,9 +3,9 @@
 //
 // HOOK FOR THE LIVE SIMULATOR: a second `TargetFactory` is where the live simulated cluster (seed preset faults, or
 // the healthy configuration) and the real sidecar in relay mode (the router pointed at its relay ports) plug in;
-// register it with one `alertPipelineSuite(…)` line in test/ops/alert-pipeline.test.ts. A factory for it, already
-// run against the daemon branch, is in test/ops/live-sim-target.md. Until the daemon and the simulator are in main,
-// the same assertions run against `syntheticTargetFactory`.
+// register it with one `alertPipelineSuite(…)` line in test/ops/alert-pipeline.test.ts. A factory for it (main's
+// live cluster behind the daemon), already run on a merge with the daemon branch, is in test/ops/live-sim-target.md
+// with what it found. Until the daemon is in main, the same assertions run against `syntheticTargetFactory`.
 import { HEALTHY, SEED_LIKE, startSyntheticExporter } from './synthetic-exporter.js';
 
 export type Scenario = 'seed' | 'healthy';

@@ -92,6 +92,8 @@ export interface DecisionDiagnosis {
   readonly sticky: number;
   readonly followupsWithOutcome: number;
   readonly scattered: number;
+  /** scattered turns routing could have avoided: a server held ≥ half the prompt (truth), or (no truth) the turn left its previous server */
+  readonly avoidableScattered: number;
   /** Σ over outcomes (joined to a decision or not) */
   readonly promptTokens: number;
   readonly cachedTokens: number;

@@ -160,6 +160,8 @@ interface PendingDecision {
   readonly ts: number;
   readonly server: string;
   readonly followup: boolean;
+  /** went back to the previous turn's server (null for first turns) */
+  readonly sticky: boolean | null;
   readonly prevPromptTokens: number | null;
   readonly hasKeys: boolean;
   readonly oracleBestTokens: number;
@@ -265,6 +267,8 @@ class Sentinel implements SentinelState {
   readonly #sources = new Map<string, SourceTrack>();
   readonly #decisionServers = new Set<string>();
   #sawDrain = false;
+  /** a stored event was seen: worker truth can say where a prefix was */
+  #truthSeen = false;
   #sawRouterPoll = false;
   #sawRouterDebug = false;
   #pendingExpired = 0;
@@ -392,6 +396,7 @@ class Sentinel implements SentinelState {
       this.#count(obs.ts, `rev|${server}|${rank}`);
       if (event.attentionDpRank !== null) this.#count(obs.ts, `rstated|${server}|${rank}`);
       if (event.data.type === 'stored') {
+        this.#truthSeen = true;
         this.#count(obs.ts, `stored|${server}`);
         const check = checks?.[i] ?? null;
         if (check !== null) {
@@ -520,6 +525,7 @@ class Sentinel implements SentinelState {
       ts: obs.ts,
       server,
       followup,
+      sticky,
       prevPromptTokens,
       hasKeys: keys !== null,
       oracleBestTokens,
@@ -651,7 +657,13 @@ class Sentinel implements SentinelState {
     if (!obs.ok || obs.promptTokens === null) return;
     if (pending.followup) {
       this.#count(obs.ts, 'fuOut');
-      if (scattered) this.#count(obs.ts, 'scat');
+      if (scattered) {
+        this.#count(obs.ts, 'scat');
+        // avoidable: some server held at least half of the prompt (worker truth), or, without truth, the turn left
+        // the server that held its earlier turns
+        const avoidable = pending.hasKeys && this.#truthSeen ? pending.oracleBestTokens >= 0.5 * prompt : pending.sticky === false;
+        if (avoidable) this.#count(obs.ts, 'scatAvoid');
+      }
       const ideal = Math.max(cached, pending.prevPromptTokens === null ? 0 : Math.min(pending.prevPromptTokens, prompt - 1));
       this.#count(obs.ts, 'ideal', ideal);
     } else {
@@ -806,6 +818,7 @@ class Sentinel implements SentinelState {
       sticky: sum('sticky'),
       followupsWithOutcome: sum('fuOut'),
       scattered: sum('scat'),
+      avoidableScattered: sum('scatAvoid'),
       promptTokens: sum('ptok'),
       cachedTokens: sum('ctok'),
       joinedPromptTokens: sum('jp'),

@@ -101,7 +101,7 @@ describe('rules', () => {
     },
     {
       name: 'turn-scatter-high',
-      input: quietInput({ decisions: quietDecisions({ scattered: 60 }) }),
+      input: quietInput({ decisions: quietDecisions({ scattered: 60, avoidableScattered: 55 }) }),
       expected: ['turn-scatter-high'],
     },
     {
@@ -161,7 +161,7 @@ describe('rules', () => {
 
   it('a throwing rule becomes an error count, the others still run', () => {
     const broken = { id: 'hash-mismatch' as const, evaluate: (): never => { throw new Error('boom'); } };
-    const run = runRules([broken, ...RULES.filter((r) => r.id !== 'hash-mismatch')], quietInput({ decisions: quietDecisions({ scattered: 60 }) }));
+    const run = runRules([broken, ...RULES.filter((r) => r.id !== 'hash-mismatch')], quietInput({ decisions: quietDecisions({ scattered: 60, avoidableScattered: 60 }) }));
     expect(run.errors).toEqual([{ id: 'hash-mismatch', message: 'boom' }]);
     expect([...run.hits.keys()]).toEqual(['turn-scatter-high']);
   });
@@ -197,5 +197,11 @@ describe('cache-signal-inert chance model', () => {
     // shares 0.16 / 0.54 / 0.30 → Σ share² = 0.405
     expect(firing(logsOnly({ sticky: 250, stickinessByLoadShare: 0.405 }))).toContain('cache-signal-inert');
     expect(firing(logsOnly({ sticky: 250, stickinessByLoadShare: 1 / 3 }))).not.toContain('cache-signal-inert');
+  });
+});
+
+describe('turn-scatter-high', () => {
+  it('ignores scatter no routing could have avoided (prefixes evicted everywhere)', () => {
+    expect(firing(quietInput({ decisions: quietDecisions({ scattered: 60, avoidableScattered: 5 }) }))).toEqual([]);
   });
 });

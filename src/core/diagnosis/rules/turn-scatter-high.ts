@@ -10,7 +10,9 @@ export const turnScatterHigh: Rule = {
     const d = input.decisions;
     if (d.followupsWithOutcome < t.minFollowups) return null;
     const scatter = ratio(d.scattered, d.followupsWithOutcome);
-    if (scatter <= t.maxTurnScatter) return null;
+    // scatter that no routing could have avoided (the prefix was evicted everywhere) is capacity, not routing
+    const avoidable = ratio(d.avoidableScattered, d.followupsWithOutcome);
+    if (scatter <= t.maxTurnScatter || avoidable <= t.maxTurnScatter) return null;
     return {
       servers: input.servers.map((s) => s.server),
       summary: `${percent(scatter)} of follow-up turns were scattered (cached < 50% of input), threshold ${percent(t.maxTurnScatter)}`,
@@ -18,6 +20,7 @@ export const turnScatterHigh: Rule = {
         followup_turns: d.followupsWithOutcome,
         scattered_turns: d.scattered,
         turn_scatter_ratio: round3(scatter),
+        avoidable_scatter_ratio: round3(avoidable),
         threshold: t.maxTurnScatter,
         ...windowEvidence(input.window),
       },
