@@ -1,5 +1,6 @@
 // The sidecar's own HTTP endpoint: /metrics, /-/healthy, /-/ready, POST /-/reload, the landing page and the /ws
 // live feed (observability.md §2). Liveness never depends on the router; readiness means sources are started.
+import { timingSafeEqual } from 'node:crypto';
 import { once } from 'node:events';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -15,6 +16,8 @@ export interface WebServerDeps {
   readonly ready: () => boolean;
   /** re-reads the configuration; rejects with the reason when the new one is invalid (the old one stays) */
   readonly reload: () => Promise<void>;
+  /** when it returns a token, /ws and POST /-/reload need `Authorization: Bearer <token>` */
+  readonly bearerToken?: () => string | null;
   readonly logger: Logger;
 }
 
@@ -32,8 +35,12 @@ export class WebServer {
       });
     });
     this.#server.on('upgrade', (req, socket, head) => {
-      if ((req.url ?? '').split('?')[0] === '/ws') deps.feed.handleUpgrade(req, socket, head);
-      else socket.destroy();
+      if ((req.url ?? '').split('?')[0] !== '/ws') return void socket.destroy();
+      if (!this.#authorized(req)) {
+        socket.end('HTTP/1.1 401 Unauthorized\r\nwww-authenticate: Bearer\r\ncontent-length: 0\r\nconnection: close\r\n\r\n');
+        return;
+      }
+      deps.feed.handleUpgrade(req, socket, head);
     });
   }
 
@@ -48,6 +55,16 @@ export class WebServer {
     return { host: a.address, port: a.port };
   }
 
+  #authorized(req: IncomingMessage): boolean {
+    const token = this.#deps.bearerToken?.() ?? null;
+    if (token === null) return true;
+    const m = /^Bearer\s+(\S+)\s*$/i.exec(req.headers.authorization ?? '');
+    if (m === null) return false;
+    const given = Buffer.from(m[1] as string);
+    const want = Buffer.from(token);
+    return given.length === want.length && timingSafeEqual(given, want);
+  }
+
   async close(): Promise<void> {
     const closed = new Promise<void>((resolve) => this.#server.close(() => resolve()));
     this.#server.closeAllConnections();
@@ -59,10 +76,15 @@ export class WebServer {
     const text = (status: number, body: string, type = 'text/plain; charset=utf-8'): void => {
       res.writeHead(status, { 'content-type': type, 'content-length': Buffer.byteLength(body) }).end(body);
     };
+    req.resume(); // no endpoint reads a body: discard it without buffering
     if (path === '/-/reload') {
       if (req.method !== 'POST' && req.method !== 'PUT') {
         res.setHeader('allow', 'POST, PUT');
         return text(405, 'Only POST or PUT requests allowed\n');
+      }
+      if (!this.#authorized(req)) {
+        res.setHeader('www-authenticate', 'Bearer');
+        return text(401, 'unauthorized\n');
       }
       try {
         await this.#deps.reload();

@@ -16,6 +16,7 @@ export function registerServeCommand(program: Command): void {
   addSourceOptions(command)
     .option('--config.check', 'validate the configuration and exit (0 valid, 2 invalid)')
     .option('--web.listen-address <host:port>', 'metrics, health, live feed and landing page (default 0.0.0.0:9464: Prometheus scrapes the pod IP)')
+    .option('--web.bearer-token-file <path>', 'require Authorization: Bearer <token> (first line of the file) for /ws and POST /-/reload; /metrics and health stay open')
     .option('--log.level <level>', 'info | warn | error', 'info')
     .action(async (options: ServeOptions) => {
       const level = options['log.level'];

@@ -5,6 +5,7 @@
 // Default listen address 0.0.0.0:9464: Prometheus scrapes the sidecar from outside its pod (the pod IP), and relay
 // ports bind the same host by default because the router must reach them; a loopback default would leave the
 // standard deployment unscrapeable. 9464 is the port the deployment manifests and dashboards use.
+import { readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { parse as parseYaml } from 'yaml';
 
@@ -40,6 +41,8 @@ export interface RequestLogSpec {
 
 export interface ServeConfig {
   readonly listen: HostPort;
+  /** when set, /ws and POST /-/reload require `Authorization: Bearer <token>` (web.bearer_token_file) */
+  readonly bearerToken: string | null;
   readonly relays: readonly RelaySpec[];
   readonly relay: {
     readonly drainIntervalMs: number;
@@ -78,6 +81,7 @@ export interface ServeFlags {
   readonly requests?: readonly string[];
   readonly orchestratorLog?: string;
   readonly listenAddress?: string;
+  readonly bearerTokenFile?: string;
 }
 
 export class ConfigError extends Error {
@@ -228,6 +232,20 @@ const RELAY_KEYS = [
   'shutdown_grace',
 ] as const;
 
+/** The token is the file's first line; an unreadable or empty file is a configuration error naming the key. */
+function readBearerToken(where: string, v: unknown): string {
+  if (typeof v !== 'string' || v === '') return fail(where, `${describe(v)} is not a file path`);
+  let text: string;
+  try {
+    text = readFileSync(v, 'utf8');
+  } catch (err) {
+    return fail(where, `cannot read ${v}: ${err instanceof Error ? err.message : String(err)}`);
+  }
+  const token = (text.split(/\r?\n/)[0] ?? '').trim();
+  if (token.length < 16) fail(where, `${v}: the token must be at least 16 characters on the first line`);
+  return token;
+}
+
 /** Validates a parsed config document plus flags into a ServeConfig. `source` names the file in errors. */
 export function buildConfig(doc: unknown, flags: ServeFlags, source = 'config'): ServeConfig {
   const file: Raw = doc === undefined || doc === null ? {} : isRaw(doc) ? doc : fail(source, 'expected a mapping at the top level');
@@ -235,7 +253,9 @@ export function buildConfig(doc: unknown, flags: ServeFlags, source = 'config'):
   const at = (key: string): string => `${source}: ${key}`;
 
   const web = file['web'] === undefined ? {} : isRaw(file['web']) ? file['web'] : fail(at('web'), 'expected a mapping');
-  checkKeys(at('web'), web, ['listen_address']);
+  checkKeys(at('web'), web, ['listen_address', 'bearer_token_file']);
+  const tokenFile = flags.bearerTokenFile !== undefined ? { where: '--web.bearer-token-file', v: flags.bearerTokenFile as unknown } : web['bearer_token_file'] !== undefined ? { where: at('web.bearer_token_file'), v: web['bearer_token_file'] } : null;
+  const bearerToken = tokenFile === null ? null : readBearerToken(tokenFile.where, tokenFile.v);
   const listen =
     flags.listenAddress !== undefined
       ? parseHostPort('--web.listen-address', flags.listenAddress)
@@ -299,6 +319,7 @@ export function buildConfig(doc: unknown, flags: ServeFlags, source = 'config'):
   const top = <T>(key: string, parse: (where: string, v: unknown) => T, dflt: T): T => (file[key] === undefined ? dflt : parse(at(key), file[key]));
   const config: ServeConfig = {
     listen,
+    bearerToken,
     relays,
     relay: {
       drainIntervalMs: opt('drain_interval', parseDuration, 250),

@@ -145,6 +145,7 @@ export function createDaemon(initial: ServeConfig, deps: DaemonDeps = {}): Daemo
     },
     ready: () => ready,
     reload: () => daemon.reload(),
+    bearerToken: () => config.bearerToken,
     logger,
   });
 

@@ -27,6 +27,7 @@ export interface SourceOptionValues {
   requests?: string[];
   orchestratorLog?: string;
   'web.listenAddress'?: string;
+  'web.bearerTokenFile'?: string;
 }
 
 export function sourceFlags(options: SourceOptionValues): ServeFlags {
@@ -42,6 +43,7 @@ export function sourceFlags(options: SourceOptionValues): ServeFlags {
     ...(options.requests !== undefined ? { requests: options.requests } : {}),
     ...(options.orchestratorLog !== undefined ? { orchestratorLog: options.orchestratorLog } : {}),
     ...(options['web.listenAddress'] !== undefined ? { listenAddress: options['web.listenAddress'] } : {}),
+    ...(options['web.bearerTokenFile'] !== undefined ? { bearerTokenFile: options['web.bearerTokenFile'] } : {}),
   };
 }
 

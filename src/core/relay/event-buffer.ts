@@ -13,7 +13,9 @@
 // - A consumer that arrives while no other is known (the first, or the router back after being forgotten) starts
 //   where the last known consumers stopped reading, so events evicted in between count as dropped for it; a consumer
 //   that joins beside others starts at the oldest retained event (what it missed before joining is not "dropped").
-// - A consumer idle for longer than consumerIdleMs is forgotten so it stops pinning the log; if it returns it is new.
+// - A consumer idle for longer than consumerIdleMs is forgotten so it stops pinning the log; if it returns it is new,
+//   except that it resumes after the last event it read (remembered for up to MAX_FORGOTTEN consumers, the oldest
+//   memory discarded first and counted): events retained for another, lagging consumer are never delivered twice.
 
 export interface EventBufferOptions {
   readonly maxEvents: number;
@@ -53,6 +55,8 @@ export interface EventBufferStats {
   /** events evicted by the bound (whether or not a consumer had read them) */
   readonly evicted: number;
   readonly expiredConsumers: number;
+  /** forgotten consumers whose resume position was discarded by the MAX_FORGOTTEN bound */
+  readonly forgottenDiscarded: number;
   readonly consumers: readonly ConsumerStats[];
 }
 
@@ -77,6 +81,9 @@ export const DEFAULT_EVENT_BUFFER_OPTIONS: EventBufferOptions = {
   retainReadMs: 10_000,
 };
 
+/** bound on the resume positions kept for forgotten consumers */
+export const MAX_FORGOTTEN = 1024;
+
 export function serializeEventItems(items: readonly string[]): string {
   return `[${items.join(',')}]`;
 }
@@ -93,6 +100,9 @@ export class EventBuffer {
   /** the lowest position the known consumers had actually read to, as of the last read */
   #resumeFrom = 0;
   readonly #consumers = new Map<string, Consumer>();
+  /** forgotten consumer -> the toSeq of its last read */
+  readonly #forgotten = new Map<string, number>();
+  #forgottenDiscarded = 0;
 
   constructor(options: Partial<EventBufferOptions> = {}) {
     this.#options = { ...DEFAULT_EVENT_BUFFER_OPTIONS, ...options };
@@ -121,9 +131,15 @@ export class EventBuffer {
     this.#expireIdle(now, consumer);
     let state = this.#consumers.get(consumer);
     if (state === undefined) {
-      const start = this.#consumers.size === 0 ? Math.min(this.#resumeFrom, this.#retainedFrom) : this.#retainedFrom;
-      const lost = this.#retainedFrom - start;
-      state = { cursor: this.#retainedFrom, readUpTo: this.#retainedFrom, delivered: 0, dropped: lost, pendingDropped: lost, reads: 0, lastReadAt: now };
+      let start = this.#consumers.size === 0 ? Math.min(this.#resumeFrom, this.#retainedFrom) : this.#retainedFrom;
+      const prior = this.#forgotten.get(consumer);
+      if (prior !== undefined) {
+        this.#forgotten.delete(consumer);
+        start = Math.max(start, prior);
+      }
+      const lost = Math.max(0, this.#retainedFrom - start);
+      const cursor = Math.max(start, this.#retainedFrom);
+      state = { cursor, readUpTo: cursor, delivered: 0, dropped: lost, pendingDropped: lost, reads: 0, lastReadAt: now };
       this.#consumers.set(consumer, state);
     }
     const fromSeq = state.cursor;
@@ -161,6 +177,7 @@ export class EventBuffer {
       retainedBytes: this.#bytes,
       evicted: this.#evicted,
       expiredConsumers: this.#expired,
+      forgottenDiscarded: this.#forgottenDiscarded,
       consumers,
     };
   }
@@ -170,6 +187,12 @@ export class EventBuffer {
       if (id !== keep && now - c.lastReadAt > this.#options.consumerIdleMs) {
         this.#consumers.delete(id);
         this.#expired++;
+        this.#forgotten.set(id, c.readUpTo);
+        if (this.#forgotten.size > MAX_FORGOTTEN) {
+          const oldest = this.#forgotten.keys().next().value as string;
+          this.#forgotten.delete(oldest);
+          this.#forgottenDiscarded++;
+        }
       }
     }
   }

@@ -165,7 +165,7 @@ export class ObservationDigester {
           if (event.hashAlgo !== null) ctx.eventAlgo = event.hashAlgo;
           if (event.data.type !== 'stored') return;
           const counts = stored?.[i]?.tokenCounts ?? event.data.blocks.map((b) => b.tokens.length);
-          for (const n of counts) if (ctx.inferredBlockSize === null || n > ctx.inferredBlockSize) ctx.inferredBlockSize = n;
+          for (const n of counts) if (n > 0 && (ctx.inferredBlockSize === null || n > ctx.inferredBlockSize)) ctx.inferredBlockSize = n; // a block without tokens says nothing about the size
         });
         return;
       }

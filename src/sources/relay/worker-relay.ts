@@ -142,6 +142,7 @@ export class WorkerRelay implements RunningSource {
   readonly #stopSignal = new AbortController();
   #timer: NodeJS.Timeout | undefined;
   #requestCounter = 0;
+  #abandonedPolls = 0;
   #started = false;
   #stopped: Promise<void> | undefined;
 
@@ -166,6 +167,11 @@ export class WorkerRelay implements RunningSource {
     const a = this.#server.address() as AddressInfo | null;
     if (a === null) throw new Error(`${this.name} is not listening`);
     return { host: a.address, port: a.port };
+  }
+
+  /** event polls whose consumer hung up before the answer (their events stay for the consumer's next poll) */
+  get abandonedPolls(): number {
+    return this.#abandonedPolls;
   }
 
   bufferStats(): EventBufferStats {
@@ -228,7 +234,15 @@ export class WorkerRelay implements RunningSource {
 
   async #serveEvents(req: IncomingMessage, res: ServerResponse): Promise<void> {
     req.resume(); // the body is empty by contract; discard whatever came
+    let hungUp = false;
+    res.once('close', () => {
+      if (res.writableFinished) return;
+      hungUp = true;
+      this.#abandonedPolls++;
+    });
     await this.#drainer.runFresh();
+    // the consumer gave up while the worker was slow (a router poll timeout): its cursor stays, the events wait for it
+    if (hungUp || req.socket.destroyed) return;
     const consumer = this.#consumerOf(req);
     const read = this.#buffer.read(consumer, this.#deps.clock());
     const body = serializeEventItems(read.items);

@@ -1,0 +1,137 @@
+// Fault injection through the whole daemon (relay ports, state, exporter) for the faults the existing tests do not
+// reach: hashes written as floats or negative numbers inside an otherwise good drain, event_id gaps and a reset
+// (worker restart), HTTP 5xx and a slow (timed-out) drain, and a router whose debug endpoint does not exist. A
+// healthy second worker runs beside the faulty one: its data must be complete whatever happens to the first.
+import { once } from 'node:events';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { request } from 'undici';
+import { afterEach, describe, expect, it } from 'vitest';
+import { buildConfig } from '../../src/cli/serve/config.js';
+import { createDaemon } from '../../src/cli/serve/daemon.js';
+import { startFakeCtxWorker, type FakeCtxWorker } from '../helpers/fake-ctx-worker.js';
+import { pollEvents, runFakeOrchestrator } from '../helpers/fake-orchestrator.js';
+import { promtoolProblems } from '../helpers/promtool.js';
+import { eventually } from '../helpers/recording-sink.js';
+
+const cleanups: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  for (const c of cleanups.splice(0).reverse()) await c();
+});
+
+const removed = (id: number, hash: string): string => `{"event_id":${id},"data":{"type":"removed","block_hashes":[${hash}]},"window_size":4096}`;
+const created = (id: number): string => `{"event_id":${id},"data":{"type":"created","num_blocks_per_cache_level":[8192,0]},"window_size":4096}`;
+
+type Drain = { readonly body: string } | { readonly status: number } | { readonly delayMs: number };
+
+/** A worker whose drains answer from a script (then `[]`); server_info and metrics are healthy. */
+async function scriptedWorker(script: Drain[]): Promise<{ url: string; script: Drain[] }> {
+  const server: Server = createServer((req, res) => {
+    req.resume();
+    const path = (req.url ?? '/').split('?')[0];
+    void (async () => {
+      if (path === '/kv_cache_events') {
+        const d = script.shift() ?? { body: '[]' };
+        if ('status' in d) return void res.writeHead(d.status).end('{"detail":"internal error"}');
+        if ('delayMs' in d) await new Promise((r) => setTimeout(r, d.delayMs));
+        return void res.writeHead(200, { 'content-type': 'application/json' }).end('body' in d ? d.body : '[]');
+      }
+      if (path === '/server_info') return void res.writeHead(200).end('{"kv_cache_hash_algo":"v1_block_key","tokens_per_block":4}');
+      res.writeHead(404).end('not found');
+    })();
+  });
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  cleanups.push(() => {
+    server.closeAllConnections();
+    return new Promise((r) => server.close(() => r()));
+  });
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, script };
+}
+
+async function metricsOf(base: string): Promise<string> {
+  const res = await request(`${base}/metrics`);
+  return res.body.text();
+}
+
+const valueOf = (metrics: string, series: string): number => {
+  const line = metrics.split('\n').find((l) => l.startsWith(`${series} `));
+  return line === undefined ? 0 : Number(line.slice(series.length + 1));
+};
+
+describe('daemon under injected faults', () => {
+  it('float and negative hashes, id gaps, a reset, 5xx, a slow drain, a missing router debug endpoint: all counted, nothing else lost', async () => {
+    const good = [created(0), removed(1, '18446744073709551615'), removed(2, '9007199254740993')];
+    const mixed = [removed(3, '1.5'), removed(4, '-5'), removed(5, '12345678901234567890')];
+    const afterGap = [removed(9, '42')];
+    const restarted = [created(0), removed(1, '7')];
+    const faulty = await scriptedWorker([
+      { body: `[${good.join(',')}]` },
+      { body: `[${mixed.join(',')}]` },
+      { body: `[${afterGap.join(',')}]` },
+      { status: 503 },
+      { delayMs: 600 },
+      { body: `[${restarted.join(',')}]` },
+    ]);
+    const healthy: FakeCtxWorker = await startFakeCtxWorker();
+    cleanups.push(() => healthy.close());
+    const noDebug = await scriptedWorker([]); // answers 404 for /debug/...
+    const config = buildConfig(
+      {
+        web: { listen_address: '127.0.0.1:0' },
+        relays: [
+          { id: 'ctx0', upstream: faulty.url, listen: '127.0.0.1:0' },
+          { id: 'ctx1', upstream: healthy.url, listen: '127.0.0.1:0' },
+        ],
+        relay: { drain_interval: '40ms', drain_timeout: '300ms' },
+        router_debug: { url: noDebug.url, interval: '50ms' },
+        server_info_interval: '200ms',
+        timeout: '300ms',
+      },
+      {},
+    );
+    const daemon = createDaemon(config);
+    await daemon.start();
+    cleanups.push(() => daemon.stop());
+    const web = daemon.webAddress();
+    const base = `http://${web.host}:${web.port}`;
+    const relay = (id: string): string => `http://127.0.0.1:${daemon.relayAddress(id)?.port}`;
+
+    await eventually(() => faulty.script.length === 0, 8_000, 'every scripted drain served');
+    const run = await runFakeOrchestrator([relay('ctx1')], 6, { consumer: 'router' });
+    expect(run.statuses.every((s) => s === 200)).toBe(true);
+
+    // the router gets every item the faulty worker handed over, bad ones included, byte for byte and in order
+    expect(await pollEvents(relay('ctx0'), 'router')).toEqual([...good, ...mixed, ...afterGap, ...restarted]);
+    // the healthy worker's stream is complete
+    const healthyGot = [...(run.received.get(relay('ctx1')) ?? []), ...(await pollEvents(relay('ctx1'), 'router'))];
+    expect(healthyGot).toEqual(healthy.emitted);
+
+    let m = '';
+    await eventually(
+      () => {
+        void metricsOf(base).then((t) => (m = t));
+        return valueOf(m, 'kvsentinel_kv_event_stream_resets_total{server="ctx0",rank="0"}') >= 1 && valueOf(m, 'kvsentinel_up{source="router-debug"}') === 0 && m.includes('reason="timeout"');
+      },
+      5_000,
+      'fault counters in /metrics',
+    );
+    expect(valueOf(m, 'kvsentinel_bad_input_total{source="relay:ctx0",code="hash-float"}')).toBe(1);
+    expect(valueOf(m, 'kvsentinel_bad_input_total{source="relay:ctx0",code="hash-negative"}')).toBe(1);
+    expect(valueOf(m, 'kvsentinel_kv_event_gaps_total{server="ctx0",rank="0"}')).toBeGreaterThanOrEqual(1);
+    expect(valueOf(m, 'kvsentinel_kv_events_missed_total{server="ctx0",rank="0"}')).toBeGreaterThanOrEqual(3);
+    expect(valueOf(m, 'kvsentinel_source_errors_total{source="relay:ctx0",reason="http_status"}')).toBeGreaterThanOrEqual(1);
+    expect(valueOf(m, 'kvsentinel_source_errors_total{source="relay:ctx0",reason="timeout"}')).toBeGreaterThanOrEqual(1);
+    expect(valueOf(m, 'kvsentinel_source_errors_total{source="router-debug",reason="http_status"}')).toBeGreaterThanOrEqual(1);
+    // good events of the faulty worker were applied: the valid removal after the bad ones, and both created
+    expect(valueOf(m, 'kvsentinel_kv_events_total{server="ctx0",rank="0",type="created"}')).toBe(2);
+    expect(valueOf(m, 'kvsentinel_kv_events_total{server="ctx0",rank="0",type="removed"}')).toBe(good.length - 1 + 1 + afterGap.length + 1);
+    // the faulty worker recovered: up again; the healthy one never went down
+    expect(valueOf(m, 'kvsentinel_up{source="relay:ctx0"}')).toBe(1);
+    expect(valueOf(m, 'kvsentinel_up{source="relay:ctx1"}')).toBe(1);
+    expect(valueOf(m, 'kvsentinel_source_errors_total{source="relay:ctx1",reason="http_status"}')).toBe(0);
+    expect(valueOf(m, 'kvsentinel_requests_total{server="ctx1"}')).toBe(6);
+    expect(promtoolProblems(m).problems).toEqual([]);
+    expect((await request(`${base}/-/healthy`)).statusCode).toBe(200);
+  }, 20_000);
+});
