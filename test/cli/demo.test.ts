@@ -113,7 +113,7 @@ describe('kvsentinel demo (live simulator + relay sidecar; the live-driver rows 
     expect(requests).toBeGreaterThan(150);
     // the signal is alive: every server's events reached the router's table
     const servers = run.stdout.slice(run.stdout.indexOf('Servers'));
-    for (const id of ['ctx0', 'ctx1', 'ctx2']) expect(servers).toMatch(new RegExp(`${id}\\s+\\d+\\s+[\\d.]+%\\s+[\\d,]+\\s+[1-9][\\d,]*\\s+\\d+\\s+[1-9]`));
+    for (const id of ['ctx0', 'ctx1', 'ctx2']) expect(servers).toMatch(new RegExp(`${id}\\s+[1-9][\\d,]*\\s+[\\d.]+%\\s+[\\d,]+\\s+[1-9][\\d,]*\\s+[\\d,]+\\s+[1-9]`));
     expect(run.stdout).toMatch(/While it ran, the sidecar served its landing page at http:\/\/127\.0\.0\.1:\d+\//);
     expect(run.metrics).toMatch(/kvsentinel_up\{source="relay:ctx0"\} 1/);
     expect(run.seconds).toBeLessThan(100);
