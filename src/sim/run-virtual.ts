@@ -12,7 +12,7 @@ import { Rng } from './rng.js';
 import { createRouter } from './routers/create-router.js';
 import type { RouterSettings } from './routers/router.js';
 import { VirtualScheduler } from './scheduler.js';
-import { activeFaults, type SimConfig } from './sim-config.js';
+import { activeFaults, ctxWorkerConfig, type SimConfig } from './sim-config.js';
 import { TurnStats } from './turn-stats.js';
 
 export type TapMode = 'relay' | 'watch';
@@ -90,24 +90,7 @@ export function runVirtual(config: SimConfig, options: RunVirtualOptions = {}): 
   const c = config.ctx;
   const workers = ids.map(
     (id) =>
-      new CtxWorker(scheduler, {
-        id,
-        ranks: c.attentionDp,
-        blockSize: c.tokensPerBlock,
-        gpuBlocksPerRank: c.gpuBlocksPerRank,
-        hostBlocksPerRank: c.hostBlocksPerRank,
-        maxConcurrency: c.maxConcurrency,
-        prefillTokensPerSecond: c.prefillTokensPerSecond,
-        overheadMs: c.overheadMs,
-        rankAssignment: c.rankAssignment,
-        hashAlgo: c.hashAlgo,
-        eventBufferMaxSize: c.eventBufferMaxSize,
-        kvEventsPush: c.kvEventsPush,
-        adpGatherDrop: c.adpGatherDrop,
-        gatherPeriodMs: c.gatherPeriodMs,
-        windowSize: c.windowSize,
-        restartDowntimeMs: c.restartDowntimeMs,
-      }),
+      new CtxWorker(scheduler, ctxWorkerConfig(config, id)),
   );
   const byId = new Map(workers.map((w) => [w.id, w]));
   const relays = new Map<string, RelayModel>();

@@ -1,7 +1,7 @@
 // Simulator configuration, presets and `--set key=value` overrides. One workload and one set of model
 // parameters serve every row of the calibration table; a row changes only the settings it names.
 import { HASH_ALGOS, type HashAlgo } from '../core/wire/kv-event.js';
-import type { RankAssignment } from './ctx-worker.js';
+import type { CtxWorkerConfig, RankAssignment } from './ctx-worker.js';
 import { ROUTER_TYPES, type RouterType } from './routers/router.js';
 import type { WorkloadConfig } from './workload.js';
 
@@ -294,4 +294,27 @@ function formatKnobValue(value: unknown): string {
   if (value === null) return 'never';
   if (typeof value === 'number' || typeof value === 'boolean' || typeof value === 'string') return String(value);
   return JSON.stringify(value);
+}
+
+/** The settings of one CTX worker, as both drivers build it from the cluster config. */
+export function ctxWorkerConfig(config: SimConfig, id: string): CtxWorkerConfig {
+  const c = config.ctx;
+  return {
+    id,
+    ranks: c.attentionDp,
+    blockSize: c.tokensPerBlock,
+    gpuBlocksPerRank: c.gpuBlocksPerRank,
+    hostBlocksPerRank: c.hostBlocksPerRank,
+    maxConcurrency: c.maxConcurrency,
+    prefillTokensPerSecond: c.prefillTokensPerSecond,
+    overheadMs: c.overheadMs,
+    rankAssignment: c.rankAssignment,
+    hashAlgo: c.hashAlgo,
+    eventBufferMaxSize: c.eventBufferMaxSize,
+    kvEventsPush: c.kvEventsPush,
+    adpGatherDrop: c.adpGatherDrop,
+    gatherPeriodMs: c.gatherPeriodMs,
+    windowSize: c.windowSize,
+    restartDowntimeMs: c.restartDowntimeMs,
+  };
 }

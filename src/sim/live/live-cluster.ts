@@ -1,9 +1,8 @@
 // The live HTTP driver: a SimConfig's CTX workers and orchestrator on real ports, one LiveScheduler (the model's
 // clock on real time, sped up by `timeScale`), the workload on demand, the fault knobs wired to the wire.
-import type { CtxWorkerConfig } from '../ctx-worker.js';
 import { Rng } from '../rng.js';
 import { serverIds } from '../run-virtual.js';
-import type { SimConfig } from '../sim-config.js';
+import { ctxWorkerConfig, type SimConfig } from '../sim-config.js';
 import { LiveCtxWorker } from './live-ctx-worker.js';
 import { LiveOrchestrator, type CtxTarget } from './live-orchestrator.js';
 import { LiveScheduler } from './live-scheduler.js';
@@ -69,28 +68,6 @@ export interface LiveCluster {
   stop(): Promise<void>;
 }
 
-function workerConfig(config: SimConfig, id: string): CtxWorkerConfig {
-  const c = config.ctx;
-  return {
-    id,
-    ranks: c.attentionDp,
-    blockSize: c.tokensPerBlock,
-    gpuBlocksPerRank: c.gpuBlocksPerRank,
-    hostBlocksPerRank: c.hostBlocksPerRank,
-    maxConcurrency: c.maxConcurrency,
-    prefillTokensPerSecond: c.prefillTokensPerSecond,
-    overheadMs: c.overheadMs,
-    rankAssignment: c.rankAssignment,
-    hashAlgo: c.hashAlgo,
-    eventBufferMaxSize: c.eventBufferMaxSize,
-    kvEventsPush: c.kvEventsPush,
-    adpGatherDrop: c.adpGatherDrop,
-    gatherPeriodMs: c.gatherPeriodMs,
-    windowSize: c.windowSize,
-    restartDowntimeMs: c.restartDowntimeMs,
-  };
-}
-
 export async function startLiveCluster(config: SimConfig, options: LiveClusterOptions = {}): Promise<LiveCluster> {
   const host = options.host ?? '127.0.0.1';
   const scheduler = new LiveScheduler(options.timeScale ?? 1);
@@ -98,7 +75,7 @@ export async function startLiveCluster(config: SimConfig, options: LiveClusterOp
   const port = (offset: number): number => (options.portBase === undefined ? 0 : options.portBase + offset);
   const workers = ids.map(
     (id, i) =>
-      new LiveCtxWorker(scheduler, workerConfig(config, id), {
+      new LiveCtxWorker(scheduler, ctxWorkerConfig(config, id), {
         host,
         port: port(i),
         competitorPeriodMs: config.ctx.competingConsumer ? config.ctx.competitorPeriodMs : null,
