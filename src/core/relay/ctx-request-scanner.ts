@@ -207,17 +207,26 @@ export class CtxRequestScanner {
     let v = this.#tValue;
     let out = this.#tokens;
     let count = this.#tCount;
-    for (; i < n; i++) {
-      const c = chunk[i] as number;
-      const d = c - 48;
+    while (i < n) {
+      let c = chunk[i] as number;
       if (tState === T_NUMBER) {
-        if (d >= 0 && d <= 9) {
+        // the hot loop: the digits of one id
+        let d = c - 48;
+        while (d >= 0 && d <= 9) {
           v = v * 10 + d;
           if (v > 0xffff_ffff) {
-            tState = T_FAILED;
-            break;
+            this.#tState = T_FAILED;
+            return i;
           }
-          continue;
+          if (++i === n) {
+            this.#tState = T_NUMBER;
+            this.#tValue = v;
+            this.#tokens = out;
+            this.#tCount = count;
+            return n;
+          }
+          c = chunk[i] as number;
+          d = c - 48;
         }
         if (count === out.length) {
           const grown = new Uint32Array(out.length * 2);
@@ -227,8 +236,11 @@ export class CtxRequestScanner {
         out[count++] = v;
         tState = T_AFTER;
       }
-      if (isWs(c)) continue;
-      if (c === 93) {
+      if (c === 44 && tState === T_AFTER) tState = T_EXPECT;
+      else if (c >= 48 && c <= 57 && tState === T_EXPECT) {
+        v = c - 48;
+        tState = T_NUMBER;
+      } else if (c === 93) {
         if (tState === T_EXPECT && count > 0) {
           tState = T_FAILED;
           break;
@@ -237,17 +249,11 @@ export class CtxRequestScanner {
         this.#depth = 0; // the array's ']' closes the value's only bracket
         i++;
         break;
-      }
-      if (c === 44 && tState === T_AFTER) {
-        tState = T_EXPECT;
-        continue;
-      }
-      if (tState !== T_EXPECT || d < 0 || d > 9) {
+      } else if (!isWs(c)) {
         tState = T_FAILED;
         break;
       }
-      v = d;
-      tState = T_NUMBER;
+      i++;
     }
     this.#tState = tState;
     this.#tValue = v;
