@@ -406,6 +406,8 @@ export class WorkerRelay implements RunningSource {
         pass.destroy();
         this.#rejectTooLarge(req, res, `sent more than ${limit} bytes`);
       });
+      // forwarding before reading: each chunk is handed to the upstream socket before the scanner looks at it
+      req.pipe(pass);
       if (isCtx) {
         const capture = new BodyCapture(this.#options.captureMaxBytes, 0);
         // the prompt is read as the body streams through, chunk by chunk; the capture is only for the rare body the
@@ -438,7 +440,6 @@ export class WorkerRelay implements RunningSource {
         });
         req.on('end', () => setImmediate(() => decide?.()));
       }
-      req.pipe(pass);
       body = pass;
     }
 
