@@ -188,8 +188,8 @@ export async function relaySection(config: RunConfig): Promise<SectionReport> {
       if (top !== null) {
         notes.push(
           `**Target missed — profile** of \`kvsentinel serve\` during one load run (\`node --cpu-prof\`, self time of ${top.totalMs.toFixed(0)} ms): ${formatTop(top.entries)}. ` +
-            'The relay runs on one Node event loop that receives the 200 KB body, reads the prompt\'s token ids from it, forwards it and streams ' +
-            `the SSE response back, while the worker and the load generator share the same cores: every CPU-second the relay spends per ` +
+            '(The profile is of the main thread; the prompt\'s token ids are read on the relay\'s scan thread.) The event loop receives the 200 KB body, ' +
+            'forwards it, copies it to the scan thread, records the decision and streams the SSE response back, while the worker and the load generator share the same cores: every CPU-second the relay spends per ' +
             `request adds queueing delay for all ${concurrency} in-flight requests. Next step: the functions at the top of this profile.`,
         );
       }

@@ -14,7 +14,8 @@
 //   (not port: aiohttp pools open new connections with new ports), or address+port when configured.
 // - Request and response bodies stream through; the relay keeps a bounded copy (captureMaxBytes) only to read the
 //   prompt and the usage. The prompt's token ids are scanned chunk by chunk as the body passes (CtxRequestScanner),
-//   the decision is assembled after the body ended (setImmediate), off the forwarding path.
+//   on a worker thread (CtxScanPool) so the event loop only forwards; decisions are recorded in the order the
+//   request bodies ended, each before its outcome, with the in-flight counts taken when the request arrived.
 // - A request body over maxRequestBytes is refused with 413 (JSON error, connection closed) and counted: at once when
 //   Content-Length declares it, else when the streamed body crosses the limit (the upstream request is aborted).
 import { once } from 'node:events';
@@ -27,13 +28,13 @@ import { Pool } from 'undici';
 import type { KvEvent } from '../../core/wire/kv-event.js';
 import type { WireIssue } from '../../core/wire/wire-issue.js';
 import { parseCompletionUsage } from '../../core/relay/completion-usage.js';
-import { parseCtxRequest } from '../../core/relay/ctx-request.js';
-import { CtxRequestScanner } from '../../core/relay/ctx-request-scanner.js';
+import { parseCtxRequest, type CtxRequestInfo } from '../../core/relay/ctx-request.js';
 import { EventBuffer, serializeEventItems, type EventBufferOptions, type EventBufferStats } from '../../core/relay/event-buffer.js';
 import { splitJsonArray } from '../../core/relay/split-json-array.js';
 import { CoalescingRunner } from '../coalescing-runner.js';
 import { fetchText, reasonOf } from '../http/fetch-text.js';
 import type { Clock, Logger, ObservationSink, RunningSource, SourceReporter } from '../ports.js';
+import { CtxScanPool } from './ctx-scan-pool.js';
 import { downstreamResponseHeaders, upstreamRequestHeaders } from './http-headers.js';
 import type { InflightTracker } from './inflight-tracker.js';
 
@@ -69,6 +70,8 @@ export interface RelayOptions {
   readonly proxyTimeoutMs: number;
   /** how long stop() lets in-flight proxied requests finish */
   readonly shutdownGraceMs: number;
+  /** read request bodies on a worker thread (false: on the event loop) */
+  readonly scanThread: boolean;
 }
 
 export const DEFAULT_RELAY_OPTIONS: RelayOptions = {
@@ -82,6 +85,7 @@ export const DEFAULT_RELAY_OPTIONS: RelayOptions = {
   maxRequestBytes: 64 * 1024 * 1024,
   proxyTimeoutMs: 600_000,
   shutdownGraceMs: 30_000,
+  scanThread: true,
 };
 
 export interface RelayDeps {
@@ -164,6 +168,9 @@ export class WorkerRelay implements RunningSource {
   readonly #buffer: EventBuffer;
   readonly #drainer: CoalescingRunner;
   readonly #pool: Pool;
+  readonly #scans: CtxScanPool;
+  /** the last decision recorded or pending: decisions are recorded one after another, in the order bodies ended */
+  #lastDecision: Promise<void> = Promise.resolve();
   readonly #server: Server;
   readonly #active = new Set<Promise<void>>();
   readonly #stopSignal = new AbortController();
@@ -186,6 +193,7 @@ export class WorkerRelay implements RunningSource {
       bodyTimeout: this.#options.proxyTimeoutMs,
       keepAliveTimeout: 30_000,
     });
+    this.#scans = new CtxScanPool({ thread: this.#options.scanThread });
     this.#server = createServer({ keepAliveTimeout: 65_000 }, (req, res) => this.#track(this.#handle(req, res)));
     deps.inflight.register(target.id);
   }
@@ -243,6 +251,7 @@ export class WorkerRelay implements RunningSource {
     await closed;
     await this.#drainer.idle();
     await this.#pool.close().catch(() => undefined);
+    await this.#scans.close();
     this.#deps.inflight.unregister(this.target.id);
   }
 
@@ -391,7 +400,7 @@ export class WorkerRelay implements RunningSource {
 
     let body: Readable | undefined;
     let tooLarge = false;
-    let decide: (() => void) | undefined;
+    let decide: (() => Promise<void>) | undefined;
     let requestId = '';
     if (req.method !== 'GET' && req.method !== 'HEAD') {
       const pass = new PassThrough();
@@ -411,16 +420,30 @@ export class WorkerRelay implements RunningSource {
       if (isCtx) {
         const capture = new BodyCapture(this.#options.captureMaxBytes, 0);
         // the prompt is read as the body streams through, chunk by chunk; the capture is only for the rare body the
-        // scanner hands to the text path (several prompts)
-        const scanner = new CtxRequestScanner();
+        // scanner hands to the text path (several prompts) and for a scan thread that died
+        const scan = this.#scans.open();
         const inflight = this.#deps.inflight.snapshot();
         this.#deps.inflight.inc(this.target.id);
         requestId = `relay-${this.target.id}-${++this.#requestCounter}`;
-        let decided = false;
+        let decision: Promise<void> | undefined;
+        const infoOf = async (): Promise<CtxRequestInfo> => {
+          if (!capture.complete) {
+            scan.drop();
+            return parseCtxRequest(null, req.headers);
+          }
+          const scanned = await scan.finish(req.headers).catch(() => null);
+          return scanned ?? parseCtxRequest(capture.text(), req.headers);
+        };
         decide = () => {
-          if (decided) return;
-          decided = true;
-          const info = capture.complete ? (scanner.finish(req.headers) ?? parseCtxRequest(capture.text(), req.headers)) : parseCtxRequest(null, req.headers);
+          if (decision !== undefined) return decision;
+          const info = infoOf();
+          decision = this.#lastDecision
+            .then(async () => record(await info))
+            .catch((err: unknown) => this.#deps.logger.error(`${this.name}: recording a decision failed`, { error: String(err) }));
+          this.#lastDecision = decision;
+          return decision;
+        };
+        const record = (info: CtxRequestInfo): void => {
           if (info.disaggRequestId !== null) requestId = info.disaggRequestId;
           this.#deps.sink.apply({
             kind: 'decision',
@@ -434,11 +457,11 @@ export class WorkerRelay implements RunningSource {
           });
         };
         req.on('data', (chunk: Buffer) => {
-          if (tooLarge) return;
+          if (tooLarge || decision !== undefined) return; // a decision already taken reads no more
           capture.add(chunk);
-          if (capture.complete) scanner.feed(chunk);
+          if (capture.complete) scan.feed(chunk);
         });
-        req.on('end', () => setImmediate(() => decide?.()));
+        req.on('end', () => void decide?.());
       }
       body = pass;
     }
@@ -480,9 +503,10 @@ export class WorkerRelay implements RunningSource {
       }
     } finally {
       if (isCtx) {
-        decide?.();
         this.#deps.inflight.dec(this.target.id);
         const latencyMs = performance.now() - startedAt;
+        // the decision first (recorded when the scan answered), then the outcome
+        await decide?.();
         this.#deps.sink.apply({
           kind: 'outcome',
           ts: this.#deps.clock(),
