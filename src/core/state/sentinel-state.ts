@@ -708,15 +708,19 @@ class Sentinel implements SentinelState {
         const avoidable = pending.hasKeys && this.#truthSeen ? pending.oracleBestTokens >= 0.5 * prompt : pending.sticky === false;
         if (avoidable) this.#count(obs.ts, 'scatAvoid');
       }
-      const ideal = Math.max(cached, pending.prevPromptTokens === null ? 0 : Math.min(pending.prevPromptTokens, prompt - 1));
-      this.#count(obs.ts, 'ideal', ideal);
-    } else {
-      this.#count(obs.ts, 'ideal', cached);
     }
+    // the sticky ideal: every follow-up back on its previous server (never below the realised)
+    const ideal = pending.followup ? Math.max(cached, pending.prevPromptTokens === null ? 0 : Math.min(pending.prevPromptTokens, prompt - 1)) : cached;
+    this.#count(obs.ts, 'ideal', ideal);
     this.#count(obs.ts, 'idealP', prompt);
+    // the exported oracle (kvsentinel_oracle_cached_tokens_total) follows the diagnosis: the oracle-best server from
+    // worker truth when the sidecar sees stored events, else the sticky ideal — so the tokens lost it gives are those
+    // hit-rate-below-oracle reports, also with events off
+    const truthOracle = pending.hasKeys && this.#seesWorkerEvents && this.#truthSeen;
+    if (!truthOracle) totals.oracleCachedTokens += ideal;
     if (pending.hasKeys) {
       const oracleBest = Math.min(pending.oracleBestTokens, prompt);
-      totals.oracleCachedTokens += oracleBest;
+      if (truthOracle) totals.oracleCachedTokens += oracleBest;
       this.#count(obs.ts, 'jp', prompt);
       this.#count(obs.ts, 'jc', cached);
       this.#count(obs.ts, 'jo', oracleBest);
