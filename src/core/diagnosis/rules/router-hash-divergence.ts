@@ -32,8 +32,9 @@ export const routerHashDivergence: Rule = {
     const rs = input.routerScores;
     const debug = rs.replicaPredictedMatch >= t.minDecisions && ratio(rs.replicaMatchRouterNone, rs.replicaPredictedMatch) >= 0.9;
     if (!keyed && !debug && !contradicted) return null;
-    // unseen chunk size: a router chunking other than the workers looks the same from outside as drifting token ids
-    const sizeUnknown = contradicted && !keyed && !debug && input.router.tokensPerBlock === null;
+    // a chunk size no source states (unknown, or inferred earlier — the router may have been reconfigured since): a
+    // router chunking other than the workers looks the same from outside as drifting token ids
+    const sizeUnknown = contradicted && !keyed && !debug && (input.router.tokensPerBlock === null || input.router.tokensPerBlockFrom === 'inferred');
     const sizes = [...new Set(input.servers.map((s) => s.advertisedBlockSize ?? s.inferredBlockSize).filter((v): v is number => v !== null))];
     const workerSize = sizes.join('/') || 'the workers\' kv_cache_config.tokens_per_block';
     return {
@@ -43,7 +44,9 @@ export const routerHashDivergence: Rule = {
         : debug
           ? `the router reports no matched tokens on ${rs.replicaMatchRouterNone} of ${rs.replicaPredictedMatch} decisions where its own table should have matched`
           : `the router's table should match ${(ratio(d.predictedAnyMatch, d.withKeys) * 100).toFixed(0)}% of requests, yet only ${(ratio(d.agreesWithReplica, d.withKeys) * 100).toFixed(0)}% of its choices follow the score that gives` +
-            (sizeUnknown ? ` (no source states the router's tokens_per_block: a chunk size other than the workers' ${workerSize} looks the same)` : ''),
+            (sizeUnknown
+              ? ` (no source states the router's tokens_per_block${input.router.tokensPerBlock !== null ? `, ${input.router.tokensPerBlock} was inferred from its earlier routing` : ''}: a chunk size other than the workers' ${workerSize} looks the same)`
+              : ''),
       evidence: {
         decisions_with_keys: d.withKeys,
         first_block_held_share: round3(ratio(d.firstBlockHeld, d.withKeys)),

@@ -225,5 +225,9 @@ describe('router tokens_per_block unknown or inferred', () => {
     const hit = runRules(RULES, quietInput({ router: unknown, decisions: contradicted })).hits.get('router-hash-divergence');
     expect(hit!.summary).toContain("no source states the router's tokens_per_block");
     expect(hit!.fix).toMatch(/^router_args\.tokens_per_block: 128 if the router's differs/);
+    // an inferred size may be stale (the router reconfigured since): still named
+    const inferred = runRules(RULES, quietInput({ router: { ...unknown, tokensPerBlock: 128, tokensPerBlockFrom: 'inferred', tokensPerBlockCandidates: [] }, decisions: contradicted })).hits.get('router-hash-divergence');
+    expect(inferred!.summary).toContain('128 was inferred from its earlier routing');
+    expect(inferred!.fix).toMatch(/^router_args\.tokens_per_block: 128 if the router's differs/);
   });
 });
