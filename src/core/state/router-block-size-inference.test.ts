@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { miniCluster, type MiniOptions } from '../../../test/helpers/mini-cluster.js';
 import { RouterBlockSizeInference } from './router-block-size-inference.js';
-import { createSentinelState, type SentinelOptions } from './sentinel-state.js';
+import { createSentinelState, type DecisionJoin, type SentinelOptions } from './sentinel-state.js';
 
 const THRESHOLDS = { minDecisions: 40, minFollowups: 30, minServerRequests: 10 };
 
@@ -133,5 +133,33 @@ describe('router tokens_per_block inferred from routing (no source states it)', 
     const mismatch = snapshot.findings.find((f) => f.id === 'tokens-per-block-mismatch');
     expect(mismatch?.evidence.router_tokens_per_block_from).toBe('simulator');
     expect(input.decisions.predictedAnyMatch).toBe(0);
+  });
+});
+
+describe('backfill_block_hashes_on_finish with the chunk size unknown', () => {
+  it('replays the router\'s own keys under every candidate: the next turn predicts a match on its server', () => {
+    const joins: DecisionJoin[] = [];
+    const state = createSentinelState({ mode: 'relay', onDecision: (j) => joins.push(j) });
+    const servers = ['ctx0', 'ctx1'];
+    // an orchestrator log that states backfill but not tokens_per_block
+    state.apply({ kind: 'router-config', ts: 0, source: 'orchestrator-log', routerType: 'kv_cache_aware', tokensPerBlock: null, maxBatchSize: 64, backfillBlockHashesOnFinish: true, servers });
+    for (const server of servers) state.apply({ kind: 'server-info', ts: 0, server, hashAlgo: 'v1_block_key', tokensPerBlock: 64 });
+    const prompt = Uint32Array.from({ length: 300 }, (_, i) => 7 + i);
+    const turn = (ts: number, requestId: string, tokens: Uint32Array): void => {
+      state.apply({ kind: 'decision', ts, requestId, correlationId: 'c', server: 'ctx1', promptTokens: tokens, promptTokenCount: tokens.length, inflight: { ctx0: 0, ctx1: 0 } });
+      state.apply({ kind: 'outcome', ts: ts + 1, requestId, server: 'ctx1', ok: true, promptTokens: tokens.length, cachedTokens: 0, latencyMs: 1 });
+    };
+    turn(10, 'r0', prompt);
+    turn(20, 'r1', Uint32Array.from([...prompt, 1, 2, 3]));
+    const second = joins[1]!.candidates.find((c) => c.server === 'ctx1')!;
+    // 299 hashed tokens: 4 full 64-token blocks and a partial tail, backfilled and found again (predicted with 32
+    // until a size is inferred: 9 full 32-token blocks and a partial one)
+    expect(second.predictedTokens).toBeGreaterThanOrEqual(256);
+    expect(joins[1]!.candidates.find((c) => c.server === 'ctx0')!.predictedTokens).toBe(0);
+    expect(state.diagnosisInput(30).decisions.predictedAnyMatch).toBe(1);
+    // a debug endpoint now states 64: the 64-token keys backfilled while the size was unknown are in the table
+    state.apply({ kind: 'router-config', ts: 40, source: 'debug-endpoint', routerType: 'kv_cache_aware', tokensPerBlock: 64, maxBatchSize: 64, backfillBlockHashesOnFinish: true, servers });
+    turn(50, 'r2', Uint32Array.from([...prompt, 1, 2, 3, 4, 5]));
+    expect(joins[2]!.candidates.find((c) => c.server === 'ctx1')!.predictedTokens).toBe(256);
   });
 });
