@@ -144,7 +144,7 @@ export interface RouterDiagnosis {
   readonly source: string | null;
   /** the router's chunk size: stated by a source, or inferred from its routing; null while unknown */
   readonly tokensPerBlock: number | null;
-  /** where tokensPerBlock comes from: the stating source (e.g. 'orchestrator-log', 'router-debug') or 'inferred' */
+  /** where tokensPerBlock comes from: the stating source (e.g. 'orchestrator-log', 'debug-endpoint') or 'inferred' */
   readonly tokensPerBlockFrom: string | null;
   /** while tokensPerBlock is unknown: the chunk sizes the router may use (32 and the worker block sizes), else [] */
   readonly tokensPerBlockCandidates: readonly number[];
