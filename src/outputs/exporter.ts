@@ -47,8 +47,8 @@ export interface Exporter {
   metrics(): Promise<string>;
   readonly contentType: string;
   observeRelayDuration(server: string, seconds: number): void;
-  /** a request the relay refused (counted as it happens, like the duration histogram) */
-  countRelayRejected(server: string, reason: string): void;
+  /** requests the relay refused (counted as it happens, like the duration histogram); `by` 0 creates the series */
+  countRelayRejected(server: string, reason: string, by?: number): void;
 }
 
 const EVENT_TYPES: readonly KvEventType[] = ['created', 'stored', 'removed', 'updated', 'all_cleared'];
@@ -201,8 +201,8 @@ export function createExporter(deps: ExporterDeps): Exporter {
     observeRelayDuration(server, seconds) {
       relayDuration.observe({ server }, seconds);
     },
-    countRelayRejected(server, reason) {
-      relayRejected.inc({ server, reason });
+    countRelayRejected(server, reason, by = 1) {
+      relayRejected.inc({ server, reason }, by);
     },
     metrics() {
       // concurrent scrapes share one snapshot and one exposition

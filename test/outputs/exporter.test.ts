@@ -81,6 +81,8 @@ describe('exporter', () => {
   it('counts requests the relay refused, by server and reason', async () => {
     const { exporter } = make();
     expect(await exporter.metrics()).not.toContain('kvsentinel_relay_requests_rejected_total{');
+    exporter.countRelayRejected('ctx0', 'body_too_large', 0);
+    expect(await exporter.metrics()).toContain('kvsentinel_relay_requests_rejected_total{server="ctx0",reason="body_too_large"} 0\n');
     exporter.countRelayRejected('ctx0', 'body_too_large');
     exporter.countRelayRejected('ctx0', 'body_too_large');
     expect(await exporter.metrics()).toContain('kvsentinel_relay_requests_rejected_total{server="ctx0",reason="body_too_large"} 2\n');
