@@ -50,7 +50,9 @@ export async function relaySection(config: RunConfig): Promise<SectionReport> {
   const workerUrl = `http://127.0.0.1:${worker.info.ports[0]!}`;
   const startServe = async (nodeFlags: readonly string[]): Promise<{ url: string; pid: number | undefined; stop: () => Promise<void> }> => {
     const relayPort = await freePort();
-    const webPort = await freePort();
+    let webPort = await freePort();
+    // two free-port probes can hand out the same port (it is only bound later): the CLI refuses that, so ask again
+    while (webPort === relayPort) webPort = await freePort();
     const url = `http://127.0.0.1:${relayPort}`;
     const service = await startService(
       process.execPath,

@@ -19,12 +19,11 @@
 // - A request body over maxRequestBytes is refused with 413 (JSON error, connection closed) and counted: at once when
 //   Content-Length declares it, else when the streamed body crosses the limit (the upstream request is aborted).
 import { once } from 'node:events';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { PassThrough, type Readable } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
-import { Pool } from 'undici';
+import { type Dispatcher, Pool } from 'undici';
 import type { KvEvent } from '../../core/wire/kv-event.js';
 import type { WireIssue } from '../../core/wire/wire-issue.js';
 import { parseCompletionUsage } from '../../core/relay/completion-usage.js';
@@ -158,6 +157,93 @@ class BodyCapture {
 /** Content-Length as a number; null when absent or not a plain decimal (then the streamed count decides). */
 function declaredLength(value: string | undefined): number | null {
   return value !== undefined && /^\d{1,15}$/.test(value) ? Number(value) : null;
+}
+
+/**
+ * One proxied request's upstream side, driven by undici's raw dispatch handler: response bytes go straight from the
+ * upstream parser to the client response (no body stream, no pipeline, no AbortSignal per request), with backpressure
+ * from the client socket pausing the upstream. The response headers are sent with the first body bytes when those
+ * arrive in the same read (one write instead of two), else on the next tick, so a slow first token still shows
+ * the client its status at once.
+ */
+class UpstreamExchange {
+  readonly #res: ServerResponse;
+  #controller: Dispatcher.DispatchController | null = null;
+  #cancelled = false;
+  #settled = false;
+  #resolve: (head: { statusCode: number; headers: IncomingHttpHeaders }) => void = () => undefined;
+  #reject: (err: Error) => void = () => undefined;
+
+  constructor(res: ServerResponse) {
+    this.#res = res;
+  }
+
+  /** true once the exchange was cancelled on purpose (client gone, body refused): not an upstream failure */
+  get cancelled(): boolean {
+    return this.#cancelled;
+  }
+
+  cancel(): void {
+    if (this.#cancelled) return;
+    this.#cancelled = true;
+    this.#controller?.abort(new Error('kvsentinel relay: request cancelled'));
+    this.#fail(new Error('kvsentinel relay: request cancelled'));
+  }
+
+  /** Forwards the request; resolves with the upstream head once the whole response was handed to the client. */
+  run(
+    pool: Pool,
+    options: Dispatcher.DispatchOptions,
+    capture: BodyCapture | undefined,
+  ): Promise<{ statusCode: number; headers: IncomingHttpHeaders }> {
+    const res = this.#res;
+    const done = new Promise<{ statusCode: number; headers: IncomingHttpHeaders }>((resolve, reject) => {
+      this.#resolve = resolve;
+      this.#reject = reject;
+    });
+    let head: { statusCode: number; headers: IncomingHttpHeaders } | null = null;
+    let wroteBody = false;
+    const resume = (): void => this.#controller?.resume();
+    pool.dispatch(options, {
+      onRequestStart: (controller) => {
+        this.#controller = controller;
+        if (this.#cancelled) controller.abort(new Error('kvsentinel relay: request cancelled'));
+      },
+      onResponseStart: (_controller, statusCode, headers) => {
+        head = { statusCode, headers };
+        res.writeHead(statusCode, downstreamResponseHeaders(headers));
+        process.nextTick(() => {
+          if (!wroteBody && !res.writableEnded && !res.destroyed) res.flushHeaders();
+        });
+      },
+      onResponseData: (controller, chunk) => {
+        wroteBody = true;
+        capture?.add(chunk);
+        if (!res.write(chunk)) {
+          controller.pause();
+          res.once('drain', resume);
+        }
+      },
+      onResponseEnd: () => {
+        const h = head;
+        res.end((err?: Error | null) => {
+          if (err) this.#fail(err);
+          else if (h !== null && !this.#settled) {
+            this.#settled = true;
+            this.#resolve(h);
+          }
+        });
+      },
+      onResponseError: (_controller, err) => this.#fail(err),
+    });
+    return done;
+  }
+
+  #fail(err: Error): void {
+    if (this.#settled) return;
+    this.#settled = true;
+    this.#reject(err);
+  }
 }
 
 export class WorkerRelay implements RunningSource {
@@ -393,9 +479,9 @@ export class WorkerRelay implements RunningSource {
       this.#rejectTooLarge(req, res, `declares ${declared} bytes`);
       return;
     }
-    const abort = new AbortController();
+    const exchange = new UpstreamExchange(res);
     res.on('close', () => {
-      if (!res.writableFinished) abort.abort(); // the client went away: cancel upstream
+      if (!res.writableFinished) exchange.cancel(); // the client went away: cancel upstream
     });
 
     let body: Readable | undefined;
@@ -410,7 +496,7 @@ export class WorkerRelay implements RunningSource {
         received += chunk.length;
         if (received <= limit || tooLarge) return;
         tooLarge = true;
-        abort.abort();
+        exchange.cancel();
         req.unpipe(pass);
         pass.destroy();
         this.#rejectTooLarge(req, res, `sent more than ${limit} bytes`);
@@ -469,19 +555,14 @@ export class WorkerRelay implements RunningSource {
     let ok = false;
     let usage: { promptTokens: number | null; cachedTokens: number | null } = { promptTokens: null, cachedTokens: null };
     try {
-      const upstream = await this.#pool.request({
+      // usage comes last: a long response keeps only its tail, so concurrency cannot multiply a big capture
+      const capture = isCtx ? new BodyCapture(Math.min(this.#options.captureMaxBytes, RESPONSE_CAPTURE_BYTES), RESPONSE_TAIL_BYTES) : undefined;
+      const upstream = await exchange.run(this.#pool, {
         method: req.method ?? 'GET',
         path: req.url ?? '/',
         headers: upstreamRequestHeaders(req.headers),
         body: body ?? null,
-        signal: abort.signal,
-      });
-      res.writeHead(upstream.statusCode, downstreamResponseHeaders(upstream.headers));
-      res.flushHeaders();
-      // usage comes last: a long response keeps only its tail, so concurrency cannot multiply a big capture
-      const capture = isCtx ? new BodyCapture(Math.min(this.#options.captureMaxBytes, RESPONSE_CAPTURE_BYTES), RESPONSE_TAIL_BYTES) : undefined;
-      if (capture !== undefined) upstream.body.on('data', (chunk: Buffer) => capture.add(chunk));
-      await pipeline(upstream.body, res);
+      }, capture);
       ok = upstream.statusCode >= 200 && upstream.statusCode < 300;
       if (capture !== undefined) {
         const ct = upstream.headers['content-type'];
@@ -490,7 +571,7 @@ export class WorkerRelay implements RunningSource {
       }
       if (upstream.statusCode < 500) this.#deps.status.ok(this.name);
     } catch (err) {
-      if (!abort.signal.aborted) {
+      if (!exchange.cancelled) {
         const message = err instanceof Error ? err.message : String(err);
         this.#deps.status.fail(this.name, reasonOf(err), `${this.target.upstream}: ${message}`);
         if (!res.headersSent) {
