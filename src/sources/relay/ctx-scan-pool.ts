@@ -1,7 +1,7 @@
 // Reads CTX request bodies on a worker thread, so the relay's event loop only forwards bytes (design: the relay must
-// never hold the data path for analysis). Each chunk is copied to the thread as it passes; when the body ended the
+// never hold the data path for analysis). The chunks are copied to the thread as they pass; when the body ended the
 // thread answers with the request info. One thread answers in the order requests finished, which is the order the
-// relay records decisions in.
+// relay records decisions in. The chunks one request received in one tick are copied over together, in one message.
 //
 // When the thread cannot be used (its compiled file is missing, as when the sources run untranspiled under the test
 // runner, or the thread died) scanning happens inline with the same scanner: same answers, on the event loop.
@@ -14,6 +14,7 @@ import type { ScanReply, ScanRequest } from './ctx-scan-thread.js';
 
 /** One request's scan: feed every chunk, then finish once (or drop). */
 export interface CtxScan {
+  /** `chunk` is read (copied) after the current tick: its bytes must not change until then (socket chunks do not) */
   feed(chunk: Uint8Array): void;
   /** the request info; null when the body needs parseCtxRequest's text path */
   finish(headers: HeaderBag): Promise<CtxRequestInfo | null>;
@@ -44,6 +45,7 @@ export class CtxScanPool {
   #failed = false;
   #nextId = 0;
   readonly #pending = new Map<number, (info: CtxRequestInfo | null | undefined) => void>();
+  #flushes: (() => void)[] = [];
 
   /** `thread: false` scans inline (and so does a missing thread file). */
   constructor(options: { thread: boolean }) {
@@ -65,13 +67,31 @@ export class CtxScanPool {
       worker.postMessage(m, transfer);
       return true;
     };
+    // the chunks that arrived in one tick travel in one message: one copy (the relay still forwards the originals,
+    // which are only read until then) and one postMessage per request per tick, not per chunk
+    let queued: Uint8Array[] = [];
+    let queuedBytes = 0;
+    const flush = (): void => {
+      if (queued.length === 0) return;
+      const copy = new Uint8Array(queuedBytes);
+      let at = 0;
+      for (const c of queued) {
+        copy.set(c, at);
+        at += c.length;
+      }
+      queued = [];
+      queuedBytes = 0;
+      send({ kind: 'chunk', id, bytes: copy }, [copy.buffer]);
+    };
     return {
       feed: (chunk) => {
-        const copy = new Uint8Array(chunk); // the relay still forwards the original
-        send({ kind: 'chunk', id, bytes: copy }, [copy.buffer]);
+        if (queued.length === 0) this.#flushLater(flush);
+        queued.push(chunk);
+        queuedBytes += chunk.length;
       },
       finish: (headers) =>
         new Promise((resolve, reject) => {
+          flush();
           this.#pending.set(id, (info) => (info === undefined ? reject(new Error('scan thread stopped')) : resolve(info)));
           // plain header values only: the bag is cloned to the thread
           if (!send({ kind: 'finish', id, headers: { ...headers } })) {
@@ -80,9 +100,22 @@ export class CtxScanPool {
           }
         }),
       drop: () => {
+        queued = [];
+        queuedBytes = 0;
         send({ kind: 'drop', id });
       },
     };
+  }
+
+  /** Runs `flush` once after the current I/O callbacks (all the chunks read in this tick are queued by then). */
+  #flushLater(flush: () => void): void {
+    this.#flushes.push(flush);
+    if (this.#flushes.length > 1) return;
+    setImmediate(() => {
+      const due = this.#flushes;
+      this.#flushes = [];
+      for (const f of due) f();
+    });
   }
 
   async close(): Promise<void> {
