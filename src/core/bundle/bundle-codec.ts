@@ -7,7 +7,7 @@ import type { HashCheck, StoredEventCheck } from '../state/hash-verifier.js';
 import type { DecisionKeys, ObservationDigest } from '../state/observation-digester.js';
 import { LruMap } from '../state/lru-map.js';
 import type { Observation } from '../observe/observation.js';
-import { isHashAlgo, type HashAlgo, type KvEvent, type KvEventData, type StoredBlock, type WireBlockHash } from '../wire/kv-event.js';
+import { isHashAlgo, type HashAlgo, type KvEvent, type KvEventData, type MmKey, type StoredBlock, type WireBlockHash } from '../wire/kv-event.js';
 import type { WireIssue } from '../wire/wire-issue.js';
 import { decodeU64Base64, encodeU64Base64 } from './u64-base64.js';
 
@@ -25,6 +25,7 @@ type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 type JsonObject = { [key: string]: Json };
 
 const NO_TOKENS = new Uint32Array(0);
+const NO_MM_KEYS_JSON: Json[] = [];
 const CHECK_CODES: Record<HashCheck, string> = { match: 'm', mismatch: 'x', unverifiable: 'u' };
 
 function hashOut(hash: WireBlockHash): string {
@@ -298,26 +299,30 @@ function diff(value: Json | undefined, path: string, suffix = ''): { newValue: n
   return { newValue: numOrNull(o.newValue, `${path}${suffix}.newValue`), oldValue: numOrNull(o.oldValue, `${path}${suffix}.oldValue`) };
 }
 
-function decodeBlock(value: Json, path: string): { block: StoredBlock; tokenCount: number } {
+const NO_MM_KEYS: readonly MmKey[] = Object.freeze([]);
+
+/** One stored block; its token count goes to counts[index] (a bundle keeps counts, not tokens). */
+function decodeBlock(value: Json, path: string, counts: number[], index: number): StoredBlock {
   const o = asObject(value, path);
   const blockTokens = o.tokens === undefined ? NO_TOKENS : tokens(o.tokens, path, '.tokens');
-  const tokenCount = o.tokenCount === undefined ? blockTokens.length : num(o.tokenCount, path, '.tokenCount');
+  counts[index] = o.tokenCount === undefined ? blockTokens.length : num(o.tokenCount, path, '.tokenCount');
   const loraId = strOrNull(o.loraId, path, '.loraId');
+  const mm = arr(o.mmKeys ?? NO_MM_KEYS_JSON, path, '.mmKeys');
   return {
-    tokenCount,
-    block: {
-      blockHash: hashIn(o.blockHash, path, '.blockHash'),
-      tokens: blockTokens,
-      tokenExtraIds: o.tokenExtraIds === undefined ? null : tokens(o.tokenExtraIds, path, '.tokenExtraIds'),
-      cacheLevel: num(o.cacheLevel, path, '.cacheLevel'),
-      priority: numOrNull(o.priority, path, '.priority'),
-      mmKeys: arr(o.mmKeys ?? [], path, '.mmKeys').map((m, i) => {
-        const mo = asObject(m, `${path}.mmKeys[${i}]`);
-        return { hash: str(mo.hash, `${path}.mmKeys[${i}].hash`), startOffset: num(mo.startOffset, `${path}.mmKeys[${i}].startOffset`) };
-      }),
-      cacheSalt: strOrNull(o.cacheSalt, path, '.cacheSalt'),
-      loraId: loraId === null ? null : BigInt(loraId),
-    },
+    blockHash: hashIn(o.blockHash, path, '.blockHash'),
+    tokens: blockTokens,
+    tokenExtraIds: o.tokenExtraIds === undefined ? null : tokens(o.tokenExtraIds, path, '.tokenExtraIds'),
+    cacheLevel: num(o.cacheLevel, path, '.cacheLevel'),
+    priority: numOrNull(o.priority, path, '.priority'),
+    mmKeys:
+      mm.length === 0
+        ? NO_MM_KEYS
+        : mm.map((m, i) => {
+            const mo = asObject(m, `${path}.mmKeys[${i}]`);
+            return { hash: str(mo.hash, `${path}.mmKeys[${i}].hash`), startOffset: num(mo.startOffset, `${path}.mmKeys[${i}].startOffset`) };
+          }),
+    cacheSalt: strOrNull(o.cacheSalt, path, '.cacheSalt'),
+    loraId: loraId === null ? null : BigInt(loraId),
   };
 }
 
@@ -332,12 +337,14 @@ function decodeEvent(value: Json, path: string): { event: KvEvent; tokenCounts: 
       data = { type, numBlocksPerCacheLevel: arr(d.numBlocksPerCacheLevel, path, '.data.numBlocksPerCacheLevel').map((v, i) => num(v, `${path}.data.numBlocksPerCacheLevel[${i}]`)) };
       break;
     case 'stored': {
-      const blocks = arr(d.blocks, path, '.data.blocks').map((b, i) => decodeBlock(b, `${path}.data.blocks[${i}]`));
-      tokenCounts = blocks.map((b) => b.tokenCount);
+      const raw = arr(d.blocks, path, '.data.blocks');
+      const blocks: StoredBlock[] = [];
+      tokenCounts = [];
+      for (let i = 0; i < raw.length; i++) blocks.push(decodeBlock(raw[i]!, `${path}.data.blocks[${i}]`, tokenCounts, i));
       data = {
         type,
         parentHash: d.parentHash === null || d.parentHash === undefined ? null : hashIn(d.parentHash, path, '.data.parentHash'),
-        blocks: blocks.map((b) => b.block),
+        blocks,
       };
       break;
     }
@@ -372,11 +379,16 @@ function decodeCheck(value: Json | undefined, tokenCounts: number[] | null, path
   if (value === null || value === undefined) return null;
   const o = asObject(value, path);
   const codes = str(o.checks, path, '.checks');
-  const checks = [...codes].map((c, i) => {
-    const check = CHECK_FROM_CODE[c];
-    if (check === undefined) throw new DecodeError(`${path}.checks[${i}]`, `unknown check code ${c}`);
-    return check;
-  });
+  const checks: HashCheck[] = [];
+  for (let i = 0; i < codes.length; i++) {
+    const check = CHECK_FROM_CODE[codes[i]!];
+    if (check === undefined) {
+      // the error names the code point, as a character of the string
+      const at = [...codes.slice(0, i)].length;
+      throw new DecodeError(`${path}.checks[${at}]`, `unknown check code ${String.fromCodePoint(codes.codePointAt(i)!)}`);
+    }
+    checks.push(check);
+  }
   return { checks, tokenCounts: tokenCounts ?? [], alternative: algoOrNull(o.alt, path, '.alt') };
 }
 
@@ -385,15 +397,24 @@ function decodeObservation(o: JsonObject, history: KeyHistory): BundleRecord {
   const ts = num(o.ts, '$.ts');
   switch (kind) {
     case 'worker-events': {
-      const decoded = arr(o.events, '$.events').map((e, i) => decodeEvent(e, `$.events[${i}]`));
-      const observation: Observation = { kind, ts, server: str(o.server, '$.server'), firstSeq: num(o.firstSeq, '$.firstSeq'), events: decoded.map((d) => d.event) };
+      const raw = arr(o.events, '$.events');
+      const events: KvEvent[] = [];
+      const tokenCounts: (number[] | null)[] = [];
+      for (let i = 0; i < raw.length; i++) {
+        const decoded = decodeEvent(raw[i]!, `$.events[${i}]`);
+        events.push(decoded.event);
+        tokenCounts.push(decoded.tokenCounts);
+      }
+      const observation: Observation = { kind, ts, server: str(o.server, '$.server'), firstSeq: num(o.firstSeq, '$.firstSeq'), events };
       if (o.digest === undefined || o.digest === null) return { observation, digest: null };
       const stored = arr(asObject(o.digest, '$.digest').stored, '$.digest.stored');
-      if (stored.length !== decoded.length) throw new DecodeError('$.digest.stored', 'must have one entry per event');
-      return {
-        observation,
-        digest: { kind: 'worker-events', digest: { stored: stored.map((c, i) => decodeCheck(c, decoded[i]!.tokenCounts, `$.digest.stored[${i}]`)) } },
-      };
+      if (stored.length !== events.length) throw new DecodeError('$.digest.stored', 'must have one entry per event');
+      const checks: (StoredEventCheck | null)[] = [];
+      for (let i = 0; i < stored.length; i++) {
+        const c = stored[i];
+        checks.push(c === null || c === undefined ? null : decodeCheck(c, tokenCounts[i]!, `$.digest.stored[${i}]`));
+      }
+      return { observation, digest: { kind: 'worker-events', digest: { stored: checks } } };
     }
     case 'decision': {
       const correlationId = strOrNull(o.correlationId, '$.correlationId');

@@ -590,7 +590,7 @@ class Sentinel implements SentinelState {
       const size = this.digester.blockSizeOf(s);
       const workerKeys = size === null ? undefined : keys.worker.get(workerKeyId(algo, size));
       if (size !== null && workerKeys !== undefined && workerKeys.length > 0) {
-        const match = this.#truth.prefixMatch(s, workerKeys);
+        const match = this.#truth.bestPrefix(s, workerKeys);
         oracle[i] = Math.min(match.bestRankBlocks * size, keys.hashedTokens);
         if (!firstHeld && match.unionBlocks > 0) firstHeld = true;
       }
@@ -626,7 +626,8 @@ class Sentinel implements SentinelState {
       predictedChosen,
       predictedAny,
       blockSize: chosenBlockSize,
-      candidates: servers.map((server, i) => ({ server, predictedTokens: predicted[i]!, oracleTokens: oracle[i]!, score: scores[i]! })),
+      // only the onDecision hook (the live feed) reads them
+      candidates: this.#onDecision === null ? [] : servers.map((server, i) => ({ server, predictedTokens: predicted[i]!, oracleTokens: oracle[i]!, score: scores[i]! })),
       oracleBestServers: maxOracle > 0 ? servers.filter((_, i) => oracle[i] === maxOracle) : [],
     };
   }

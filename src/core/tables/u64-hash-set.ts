@@ -16,9 +16,25 @@ export const U64_HI_OFFSET = LITTLE_ENDIAN ? 1 : 0;
 /** Offset of the low half of key i in `u64HalvesView(keys)`: `view[2 * i + U64_LO_OFFSET]`. */
 export const U64_LO_OFFSET = LITTLE_ENDIAN ? 0 : 1;
 
+// The last two views made: a per-decision join reads the same one or two key arrays against every server, and a
+// typed-array view costs more to create than the lookups it serves. A view shares its array's memory, and a typed
+// array's buffer and offset never change, so a cached view of the same array is current while the length agrees
+// (a detached buffer reads as length 0).
+let keysA: BigUint64Array | null = null;
+let viewA: Uint32Array | null = null;
+let keysB: BigUint64Array | null = null;
+let viewB: Uint32Array | null = null;
+
 /** A Uint32Array view over the same memory as `keys`, for reading keys as halves without allocating BigInts. */
 export function u64HalvesView(keys: BigUint64Array): Uint32Array {
-  return new Uint32Array(keys.buffer, keys.byteOffset, keys.length * 2);
+  if (keys === keysA && viewA !== null && viewA.length === keys.length * 2) return viewA;
+  if (keys === keysB && viewB !== null && viewB.length === keys.length * 2) return viewB;
+  const view = new Uint32Array(keys.buffer, keys.byteOffset, keys.length * 2);
+  keysB = keysA;
+  viewB = viewA;
+  keysA = keys;
+  viewA = view;
+  return view;
 }
 
 function checkKey(key: bigint): void {

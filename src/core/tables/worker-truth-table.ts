@@ -182,31 +182,18 @@ export class WorkerTruthTable {
       options.attentionDpRank !== undefined || options.windowSize !== undefined || options.hashAlgo !== undefined || options.layerGroupId !== undefined;
     // the unfiltered grouping (every per-decision join asks for it) is cached until the server's streams change
     const groups = filtered ? this.#groupByRank(server, options) : (this.#groups.get(server) ?? this.#cacheGroups(server));
-    const maxLevel = options.maxCacheLevel ?? MAX_LEVEL;
-    const requireAll = options.require === 'all';
-    const halves = u64HalvesView(keys);
     const perRank = new Map<number, number>();
-    let bestRank: number | null = null;
-    let bestRankBlocks = 0;
-    for (let g = 0; g < groups.ranks.length; g++) {
-      const rank = groups.ranks[g]!;
-      const streams = groups.streams[g]!;
-      let n = 0;
-      while (n < keys.length && rankHolds(streams, halves, n, maxLevel, requireAll)) n++;
-      perRank.set(rank, n);
-      if (bestRank === null || n > bestRankBlocks) {
-        bestRank = rank;
-        bestRankBlocks = n;
-      }
-    }
-    // A key beyond a rank's own match can still be held by another rank, so the union is walked key by key.
-    let unionBlocks = bestRankBlocks;
-    for (; unionBlocks < keys.length; unionBlocks++) {
-      let held = false;
-      for (let g = 0; !held && g < groups.streams.length; g++) held = rankHolds(groups.streams[g]!, halves, unionBlocks, maxLevel, requireAll);
-      if (!held) break;
-    }
-    return { bestRank, bestRankBlocks, unionBlocks, perRank };
+    const best = matchGroups(groups, u64HalvesView(keys), keys.length, options.maxCacheLevel ?? MAX_LEVEL, options.require === 'all', perRank);
+    return { bestRank: best.bestRank, bestRankBlocks: best.bestRankBlocks, unionBlocks: best.unionBlocks, perRank };
+  }
+
+  /**
+   * `prefixMatch` without options and without the per-rank map: what the per-decision join needs (it asks for every
+   * server on every decision).
+   */
+  bestPrefix(server: string, keys: BigUint64Array): BestPrefix {
+    const groups = this.#groups.get(server) ?? this.#cacheGroups(server);
+    return matchGroups(groups, u64HalvesView(keys), keys.length, MAX_LEVEL, false, null);
   }
 
   /** The server's streams that pass `options`, grouped by rank, ranks ascending. */
@@ -401,6 +388,43 @@ function compareIds(a: Stream, b: Stream): number {
   const x = streamId(a.key.attentionDpRank, a.key.windowSize, a.key.hashAlgo, a.key.layerGroupId);
   const y = streamId(b.key.attentionDpRank, b.key.windowSize, b.key.hashAlgo, b.key.layerGroupId);
   return x < y ? -1 : x > y ? 1 : 0;
+}
+
+export interface BestPrefix {
+  readonly bestRank: number | null;
+  readonly bestRankBlocks: number;
+  readonly unionBlocks: number;
+}
+
+function matchGroups(
+  groups: RankGroups,
+  halves: Uint32Array,
+  count: number,
+  maxLevel: number,
+  requireAll: boolean,
+  perRank: Map<number, number> | null,
+): BestPrefix {
+  let bestRank: number | null = null;
+  let bestRankBlocks = 0;
+  for (let g = 0; g < groups.ranks.length; g++) {
+    const rank = groups.ranks[g]!;
+    const streams = groups.streams[g]!;
+    let n = 0;
+    while (n < count && rankHolds(streams, halves, n, maxLevel, requireAll)) n++;
+    perRank?.set(rank, n);
+    if (bestRank === null || n > bestRankBlocks) {
+      bestRank = rank;
+      bestRankBlocks = n;
+    }
+  }
+  // A key beyond a rank's own match can still be held by another rank, so the union is walked key by key.
+  let unionBlocks = bestRankBlocks;
+  for (; unionBlocks < count; unionBlocks++) {
+    let held = false;
+    for (let g = 0; !held && g < groups.streams.length; g++) held = rankHolds(groups.streams[g]!, halves, unionBlocks, maxLevel, requireAll);
+    if (!held) break;
+  }
+  return { bestRank, bestRankBlocks, unionBlocks };
 }
 
 function rankHolds(
