@@ -79,21 +79,12 @@ export class RouterReplicaTable {
         return { added: 0, removed: 0, ignored: false };
       case 'stored': {
         const set = this.#set(state, algo);
-        if (keys === null) return { added: 0, removed: 0, ignored: false };
-        const halves = u64HalvesView(keys);
-        let added = 0;
-        for (let i = 0; i < keys.length; i++) if (set.addHalves(halves[2 * i + U64_HI_OFFSET]!, halves[2 * i + U64_LO_OFFSET]!)) added++;
-        return { added, removed: 0, ignored: false };
+        return { added: keys === null ? 0 : set.addKeys(keys), removed: 0, ignored: false };
       }
       case 'removed': {
         const set = this.#set(state, algo);
-        if (keys === null) return { added: 0, removed: 0, ignored: false };
-        const halves = u64HalvesView(keys);
-        let removed = 0;
-        for (let i = 0; i < keys.length; i++) {
-          if (set.deleteHalves(halves[2 * i + U64_HI_OFFSET]!, halves[2 * i + U64_LO_OFFSET]!)) removed++;
-          else state.removedUnknown++;
-        }
+        const removed = keys === null ? 0 : set.deleteKeys(keys);
+        state.removedUnknown += (keys?.length ?? 0) - removed;
         return { added: 0, removed, ignored: false };
       }
       case 'updated':

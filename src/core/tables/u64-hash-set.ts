@@ -37,6 +37,9 @@ export function u64HalvesView(keys: BigUint64Array): Uint32Array {
   return view;
 }
 
+const splitCell = new BigUint64Array(1);
+const splitHalves = new Uint32Array(splitCell.buffer);
+
 function checkKey(key: bigint): void {
   if (key < 0n || key > U64_MAX) throw new RangeError(`u64 key out of range: ${key.toString()}`);
 }
@@ -214,6 +217,29 @@ export class U64HashSet {
     payloads[hole] = 0;
     this.#size--;
     return true;
+  }
+
+  /**
+   * Adds every key of `keys` (payload 0); returns how many were new. Splits each key through a scratch cell: for the
+   * short arrays of single events that is cheaper than a halves view, which would externalise the array's buffer.
+   */
+  addKeys(keys: BigUint64Array): number {
+    let added = 0;
+    for (let i = 0; i < keys.length; i++) {
+      splitCell[0] = keys[i]!;
+      if (this.addHalves(splitHalves[U64_HI_OFFSET]!, splitHalves[U64_LO_OFFSET]!)) added++;
+    }
+    return added;
+  }
+
+  /** Deletes every key of `keys`; returns how many were present. */
+  deleteKeys(keys: BigUint64Array): number {
+    let deleted = 0;
+    for (let i = 0; i < keys.length; i++) {
+      splitCell[0] = keys[i]!;
+      if (this.deleteHalves(splitHalves[U64_HI_OFFSET]!, splitHalves[U64_LO_OFFSET]!)) deleted++;
+    }
+    return deleted;
   }
 
   has(key: bigint): boolean {

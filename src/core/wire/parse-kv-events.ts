@@ -69,6 +69,9 @@ const TOKEN_PREFIX_LENGTH = TOKEN_PREFIX.length;
 const TOKEN_BETWEEN = `${TOKEN_EXTRA_KEY}0},${TOKEN_PREFIX}`;
 const TOKEN_BETWEEN_LENGTH = TOKEN_BETWEEN.length;
 const TOKEN_EXTRA_KEY_LENGTH = TOKEN_EXTRA_KEY.length;
+const TOKEN_TAIL_LENGTH = `${TOKEN_EXTRA_KEY}0}`.length;
+/** a run of compact tokens with extra id 0, each followed by ',' before the next token or by ']' (not consumed) */
+const COMPACT_TOKEN_RUN = /(?:\{"type":"unique_token","token_id":(?:0|[1-9][0-9]{0,9}),"token_extra_id":0\}(?:,(?=\{)|(?=\])))*/y;
 
 // Position after the last value parsed by a parse* function (saves returning pairs on the hot path).
 let pos = 0;
@@ -363,6 +366,41 @@ function parseTokens(text: string, i: number): void {
   }
   let ids = tokenScratch;
   let xs = extraScratch;
+  // Bulk path: one sticky regular expression (native code) checks a whole run of tokens in TensorRT-LLM's compact
+  // spelling with extra id 0, then the ids are read from the layout it proved. It stops at a token boundary: after a
+  // token followed by ']', or after the comma before a token it does not take. From there the loop below goes on
+  // token by token, so anything unusual (and every issue, with its code and offset) is handled exactly as before.
+  COMPACT_TOKEN_RUN.lastIndex = j;
+  COMPACT_TOKEN_RUN.test(text); // matches at least the empty run
+  const runEnd = COMPACT_TOKEN_RUN.lastIndex;
+  let k = j;
+  while (k < runEnd) {
+    const tokenStart = k;
+    k += TOKEN_PREFIX_LENGTH;
+    let id = text.charCodeAt(k++) - 48;
+    for (let d = text.charCodeAt(k) - 48; d >= 0 && d <= 9; d = text.charCodeAt(++k) - 48) id = id * 10 + d;
+    if (id > MAX_U32) {
+      k = tokenStart; // the loop below reports it
+      break;
+    }
+    if (count === ids.length) {
+      growScratch();
+      ids = tokenScratch;
+      xs = extraScratch;
+    }
+    ids[count] = id;
+    xs[count] = 0;
+    count++;
+    k += TOKEN_TAIL_LENGTH;
+    if (k < runEnd) k++; // the comma before the next token
+  }
+  j = k;
+  if (k === runEnd && text.charCodeAt(j) === 93) {
+    tokenCount = count;
+    anyExtra = false;
+    pos = j + 1;
+    return;
+  }
   let primed = false;
   for (;;) {
     if (count === ids.length) {
