@@ -224,22 +224,24 @@ export class U64HashSet {
    * short arrays of single events that is cheaper than a halves view, which would externalise the array's buffer.
    */
   addKeys(keys: BigUint64Array): number {
-    let added = 0;
-    for (let i = 0; i < keys.length; i++) {
-      splitCell[0] = keys[i]!;
-      if (this.addHalves(splitHalves[U64_HI_OFFSET]!, splitHalves[U64_LO_OFFSET]!)) added++;
-    }
-    return added;
+    return this.#eachKey(keys, false);
   }
 
   /** Deletes every key of `keys`; returns how many were present. */
   deleteKeys(keys: BigUint64Array): number {
-    let deleted = 0;
+    return this.#eachKey(keys, true);
+  }
+
+  /** Adds (or deletes) each key; counts the keys that changed the set. */
+  #eachKey(keys: BigUint64Array, del: boolean): number {
+    let changed = 0;
     for (let i = 0; i < keys.length; i++) {
       splitCell[0] = keys[i]!;
-      if (this.deleteHalves(splitHalves[U64_HI_OFFSET]!, splitHalves[U64_LO_OFFSET]!)) deleted++;
+      const hi = splitHalves[U64_HI_OFFSET]!;
+      const lo = splitHalves[U64_LO_OFFSET]!;
+      if (del ? this.deleteHalves(hi, lo) : this.addHalves(hi, lo)) changed++;
     }
-    return deleted;
+    return changed;
   }
 
   has(key: bigint): boolean {

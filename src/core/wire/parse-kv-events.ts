@@ -22,6 +22,10 @@ import {
   ScanFailure,
   decodeString,
   excerpt,
+  nextElement,
+  nextMember as nextMemberAt,
+  readMemberKey,
+  walkEnd,
   failValue,
   internalIssue,
   numberShape,
@@ -264,25 +268,16 @@ function expectTag(text: string, i: number, expected: string, what: string): voi
 
 /** Reads the key at `j` (a quote expected); leaves pos at the value start. */
 function readKey(text: string, j: number): string {
-  if (text.charCodeAt(j) !== 34) return unexpected(text, j, 'a string key');
-  const keyEnd = scanString(text, j);
-  const key = decodeString(text, j, keyEnd, stringHadEscape);
-  const colon = skipWs(text, keyEnd);
-  if (text.charCodeAt(colon) !== 58) return unexpected(text, colon, "':'");
-  pos = skipWs(text, colon + 1);
+  const key = readMemberKey(text, j);
+  pos = walkEnd;
   return key;
 }
 
 /** After a member value ending at `j`: returns the next key offset, or -1 after the closing brace (pos = after it). */
 function nextMember(text: string, j: number): number {
-  const k = skipWs(text, j);
-  const d = text.charCodeAt(k);
-  if (d === 44) return skipWs(text, k + 1);
-  if (d === 125) {
-    pos = k + 1;
-    return -1;
-  }
-  return unexpected(text, k, "',' or '}'");
+  const k = nextMemberAt(text, j);
+  if (k < 0) pos = walkEnd;
+  return k;
 }
 
 /** Offset of the first key of the object at `i`, or -1 when it is empty (pos = after it). */
@@ -509,20 +504,8 @@ function eachElement(text: string, i: number, what: string, item: (start: number
     pos = j + 1;
     return;
   }
-  for (;;) {
-    item(j);
-    j = skipWs(text, pos);
-    const d = text.charCodeAt(j);
-    if (d === 44) {
-      j = skipWs(text, j + 1);
-      continue;
-    }
-    if (d === 93) {
-      pos = j + 1;
-      return;
-    }
-    unexpected(text, j, "',' or ']'");
-  }
+  for (; j >= 0; j = nextElement(text, pos)) item(j);
+  pos = walkEnd;
 }
 
 function parseMmKey(text: string, i: number): MmKey {
