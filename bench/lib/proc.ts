@@ -112,6 +112,8 @@ export async function runPython<T>(
 export interface Service<T> {
   /** the first JSON line the service printed (its ports) */
   readonly info: T;
+  /** the child's process id (for its CPU time in /proc) */
+  readonly pid: number | undefined;
   /** stderr so far, for error messages */
   stderr(): string;
   stop(): Promise<void>;
@@ -153,7 +155,7 @@ export function startService<T>(
       if (settled) return;
       settled = true;
       clearTimeout(timer);
-      resolvePromise({ info, stderr: () => err, stop });
+      resolvePromise({ info, pid: child.pid, stderr: () => err, stop });
     };
     child.on('error', (e) => fail(e.message));
     void exited.then((code) => fail(`exited early with code ${String(code)}`));
