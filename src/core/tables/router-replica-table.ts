@@ -4,7 +4,7 @@
 // `created` only sets the server's algorithm, `updated` is ignored. `all_cleared` is not handled by the router's
 // table update as far as its source shows, so it is ignored too (counted in `ignored`).
 import { blockKey64 } from '../hashing/block-key.js';
-import type { HashAlgo, KvEvent } from '../wire/kv-event.js';
+import type { HashAlgo, KvEvent, KvEventType } from '../wire/kv-event.js';
 import { U64_HI_OFFSET, U64_LO_OFFSET, U64HashSet, u64HalvesView } from './u64-hash-set.js';
 import { DEFAULT_EVENT_HASH_ALGO } from './worker-truth-table.js';
 
@@ -57,6 +57,34 @@ export class RouterReplicaTable {
           if (set.delete(blockKey64(hash))) removed++;
           else state.removedUnknown++;
         }
+        return { added: 0, removed, ignored: false };
+      }
+      case 'updated':
+      case 'all_cleared':
+        state.ignoredEvents++;
+        return { added: 0, removed: 0, ignored: true };
+    }
+  }
+
+  /**
+   * `apply` for an event already reduced to its block keys (stored: the stored blocks' keys, removed: the removed
+   * keys; null for other types): the relay buffer's compact form, applied without rebuilding per-block objects.
+   */
+  applyKeys(server: string, type: KvEventType, hashAlgo: HashAlgo | null, keys: BigUint64Array | null): ReplicaApplyResult {
+    const state = this.#server(server);
+    const algo = hashAlgo ?? DEFAULT_EVENT_HASH_ALGO;
+    switch (type) {
+      case 'created':
+        state.hashAlgo = algo;
+        return { added: 0, removed: 0, ignored: false };
+      case 'stored': {
+        const set = this.#set(state, algo);
+        return { added: keys === null ? 0 : set.addKeys(keys), removed: 0, ignored: false };
+      }
+      case 'removed': {
+        const set = this.#set(state, algo);
+        const removed = keys === null ? 0 : set.deleteKeys(keys);
+        state.removedUnknown += (keys?.length ?? 0) - removed;
         return { added: 0, removed, ignored: false };
       }
       case 'updated':
