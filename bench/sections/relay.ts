@@ -56,7 +56,8 @@ function whatLimits(loadD: number | null, workerD: number | null, relay: number 
     `forwarding path (undici raw dispatch, no prompt reading) measured ~0.8 ms per request, mostly kernel socket time. With the load generator, the worker and the relay ` +
     `sharing ${cores} cores and the direct run CPU-bound, that floor alone caps relayed throughput near ${floorCap.toFixed(1)}× direct, so ≥ 0.9× is out of reach on this ` +
     `machine by construction: it needs the relay on cores of its own. Above the floor this relay spends about ${fmt(Math.max(0, relay - direct))} per request on its own ` +
-    `work (copying the body to the scan thread, the decision digest — prefix fingerprints and block keys of the prompt, on the main thread — the usage parse, GC).`
+    `work, scan thread included (/proc counts the whole process): copying the body to the scan thread and reading its token ids there, the decision digest — prefix ` +
+    `fingerprints and block keys of the prompt, on the main thread — the usage parse, GC.`
   );
 }
 
