@@ -203,7 +203,11 @@ class UpstreamExchange {
     });
     let head: { statusCode: number; headers: IncomingHttpHeaders } | null = null;
     let wroteBody = false;
-    const resume = (): void => this.#controller?.resume();
+    let waitingDrain = false;
+    const resume = (): void => {
+      waitingDrain = false;
+      this.#controller?.resume();
+    };
     pool.dispatch(options, {
       onRequestStart: (controller) => {
         this.#controller = controller;
@@ -219,7 +223,9 @@ class UpstreamExchange {
       onResponseData: (controller, chunk) => {
         wroteBody = true;
         capture?.add(chunk);
-        if (!res.write(chunk)) {
+        if (!res.write(chunk) && !waitingDrain) {
+          // the client reads slower than the worker writes: stop reading the worker until the client caught up
+          waitingDrain = true;
           controller.pause();
           res.once('drain', resume);
         }
