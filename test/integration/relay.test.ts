@@ -1,3 +1,6 @@
+import { createHash } from 'node:crypto';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { request } from 'undici';
 import { parseKvEvents } from '../../src/core/wire/parse-kv-events.js';
@@ -175,6 +178,49 @@ describe('relay', () => {
     await eventually(() => sink.of('outcome').length === 1, 2_000, 'outcome');
     expect(sink.of('outcome')[0]).toMatchObject({ ok: true, promptTokens: 7, cachedTokens: 64 });
     expect(sink.of('decision')[0]).toMatchObject({ correlationId: 'sess-1', promptTokens: null, promptTokenCount: null });
+  });
+
+  it('forwards a large response byte for byte to a client that stalls and then reads (pause and resume upstream)', async () => {
+    // 16 MB of blocks that each carry their offset: any lost, repeated or reordered chunk changes the digest. (Whether
+    // the worker is held back cannot be asserted here: loopback receive buffers may grow to 32 MB each.)
+    const big = Buffer.alloc(16 * 1024 * 1024);
+    for (let i = 0; i < 4096; i++) big[i] = (i * 31) & 0xff;
+    for (let at = 4096; at < big.length; at *= 2) big.copy(big, at, 0, at);
+    for (let at = 0; at < big.length; at += 4096) big.writeUInt32BE(at, at);
+    const upstream = createServer((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/octet-stream' });
+      let at = 0;
+      const pump = (): void => {
+        while (at < big.length) {
+          const ok = res.write(big.subarray(at, at + 64 * 1024));
+          at += 64 * 1024;
+          if (!ok) return void res.once('drain', pump);
+        }
+        res.end();
+      };
+      pump();
+    });
+    await new Promise<void>((resolve) => upstream.listen(0, '127.0.0.1', resolve));
+    cleanups.push(() => new Promise<void>((resolve) => upstream.close(() => resolve())));
+    const sink = new RecordingSink();
+    const relay = new WorkerRelay(
+      { id: 'big', upstream: `http://127.0.0.1:${(upstream.address() as AddressInfo).port}`, host: '127.0.0.1', port: 0 },
+      { sink, status: new SourceStatusBoard({ sink, clock: Date.now }), clock: Date.now, logger: silentLogger, inflight: new InflightTracker(), parseEvents: parseIds },
+      { drainIntervalMs: 60_000, shutdownGraceMs: 1_000 },
+    );
+    await relay.start();
+    cleanups.push(() => relay.stop());
+    const res = await request(`http://127.0.0.1:${relay.address().port}/big`);
+    const it = (res.body as AsyncIterable<Buffer>)[Symbol.asyncIterator]();
+    const parts: Buffer[] = [];
+    const first = await it.next();
+    parts.push(first.value as Buffer);
+    // the client stops reading for a while: the relay's writes to it back up
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    for (let r = await it.next(); r.done !== true; r = await it.next()) parts.push(r.value);
+    const got = Buffer.concat(parts);
+    expect(got.length).toBe(big.length);
+    expect(createHash('sha256').update(got).digest('hex')).toBe(createHash('sha256').update(big).digest('hex'));
   });
 
   it('propagates a client abort upstream', async () => {
