@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { request } from 'undici';
 import { parseKvEvents } from '../../src/core/wire/parse-kv-events.js';
 import { InflightTracker } from '../../src/sources/relay/inflight-tracker.js';
@@ -8,13 +8,11 @@ import { silentLogger } from '../../src/sources/ports.js';
 import { startFakeCtxWorker, storedEventText, type FakeCtxWorker } from '../helpers/fake-ctx-worker.js';
 import { pollEvents, runFakeOrchestrator } from '../helpers/fake-orchestrator.js';
 import { RecordingSink, eventually } from '../helpers/recording-sink.js';
+import { cleanupsAfterEach } from '../helpers/test-resources.js';
 
 const parseIds: ParseEvents = parseKvEvents;
 
-const cleanups: (() => Promise<void>)[] = [];
-afterEach(async () => {
-  for (const c of cleanups.splice(0).reverse()) await c();
-});
+const cleanups = cleanupsAfterEach();
 
 async function setup(workers = 1, options: Partial<RelayOptions> = {}) {
   const sink = new RecordingSink();

@@ -6,18 +6,16 @@ import { once } from 'node:events';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { request } from 'undici';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { buildConfig } from '../../src/cli/serve/config.js';
 import { createDaemon } from '../../src/cli/serve/daemon.js';
 import { startFakeCtxWorker, type FakeCtxWorker } from '../helpers/fake-ctx-worker.js';
 import { pollEvents, runFakeOrchestrator } from '../helpers/fake-orchestrator.js';
 import { promtoolProblems } from '../helpers/promtool.js';
 import { eventually } from '../helpers/recording-sink.js';
+import { cleanupsAfterEach } from '../helpers/test-resources.js';
 
-const cleanups: (() => Promise<void>)[] = [];
-afterEach(async () => {
-  for (const c of cleanups.splice(0).reverse()) await c();
-});
+const cleanups = cleanupsAfterEach();
 
 const removed = (id: number, hash: string): string => `{"event_id":${id},"data":{"type":"removed","block_hashes":[${hash}]},"window_size":4096}`;
 const created = (id: number): string => `{"event_id":${id},"data":{"type":"created","num_blocks_per_cache_level":[8192,0]},"window_size":4096}`;
