@@ -1,8 +1,9 @@
 // Model-based property test of the relay's event buffer (src/core/relay/event-buffer.ts): 1 000 generated schedules
-// of appends, reads by several consumers, clock advances (idle consumers forgotten, read events released) and
-// overflow of tiny bounds. After every step the buffer is checked against an independent model: each consumer gets
-// every event exactly once and in order, except events the buffer reports as dropped to exactly that consumer, and
-// the bounds hold (count, bytes) with every eviction counted.
+// of appends, reads by several consumers, clock advances (idle consumers forgotten, read events released), more
+// consumers than the buffer keeps (the longest silent one forgotten) and overflow of tiny bounds. After every step
+// the buffer is checked against an independent model: each consumer gets every event exactly once and in order,
+// except events the buffer reports as dropped to exactly that consumer, and the bounds hold (count, bytes) with
+// every eviction counted.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { EventBuffer } from '../../src/core/relay/event-buffer.js';
@@ -36,7 +37,7 @@ describe('relay event buffer against a model (1 000 schedules)', () => {
     fc.assert(
       fc.property(
         fc.array(opArb, { minLength: 1, maxLength: 80 }),
-        fc.record({ maxEvents: fc.integer({ min: 1, max: 16 }), maxBytes: fc.integer({ min: 60, max: 1_500 }), consumerIdleMs: fc.integer({ min: 50, max: 400 }), retainReadMs: fc.integer({ min: 0, max: 200 }) }),
+        fc.record({ maxEvents: fc.integer({ min: 1, max: 16 }), maxBytes: fc.integer({ min: 60, max: 1_500 }), consumerIdleMs: fc.integer({ min: 50, max: 400 }), retainReadMs: fc.integer({ min: 0, max: 200 }), maxConsumers: fc.integer({ min: 1, max: 4 }) }),
         (ops, options) => {
           const b = new EventBuffer(options);
           const known = new Map<string, ModelConsumer>();
@@ -56,8 +57,17 @@ describe('relay event buffer against a model (1 000 schedules)', () => {
               const name = `router-${op.c}`;
               // the model's idle-forget: every *other* consumer idle for longer than consumerIdleMs
               for (const [id, c] of known) if (id !== name && now - c.lastReadAt > options.consumerIdleMs) known.delete(id);
+              // and the consumer bound: a newcomer past maxConsumers makes the longest-silent one forgotten
+              let evictedConsumers = b.stats().evictedConsumers;
+              if (!known.has(name) && known.size >= options.maxConsumers) {
+                let oldest: string | null = null;
+                for (const [id, c] of known) if (oldest === null || c.lastReadAt < known.get(oldest)!.lastReadAt) oldest = id;
+                known.delete(oldest!);
+                evictedConsumers++;
+              }
               const before = b.stats().retainedFrom;
               const r = b.read(name, now);
+              expect(b.stats().evictedConsumers).toBe(evictedConsumers);
               // items are exactly seqs fromSeq..toSeq-1 (event ids equal relay seqs here), toSeq is everything appended
               expect(r.items.map(idOf)).toEqual(Array.from({ length: r.toSeq - r.fromSeq }, (_, k) => r.fromSeq + k));
               expect(r.toSeq).toBe(appended);

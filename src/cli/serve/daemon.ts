@@ -74,6 +74,7 @@ export function defaultState(config: ServeConfig, hooks?: StateHooks): SentinelS
     // a daemon should not flap: a finding needs two evaluations to turn on, five to turn off
     hysteresis: { onAfter: 2, offAfter: 5 },
     evaluateEveryMs: 1_000,
+    limits: { tableBlocksPerServer: config.state.maxTableBlocks },
   });
 }
 

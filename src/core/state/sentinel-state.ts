@@ -25,7 +25,7 @@ import type {
   RouterScoreObservation,
   WorkerEventsObservation,
 } from '../observe/observation.js';
-import { EventSequenceTracker, RouterReplicaTable, WorkerTruthTable } from '../tables/index.js';
+import { DEFAULT_MAX_TABLE_BLOCKS_PER_SERVER, EventSequenceTracker, RouterReplicaTable, WorkerTruthTable } from '../tables/index.js';
 import type { HashAlgo } from '../wire/kv-event.js';
 import type { StoredEventCheck } from './hash-verifier.js';
 import { LruMap } from './lru-map.js';
@@ -53,6 +53,8 @@ export interface SentinelLimits {
   readonly relayBufferEvents: number;
   /** distinct sources whose health is tracked */
   readonly sources: number;
+  /** blocks per server in worker truth and, separately, in the router replica (arbitrary block evicted past it) */
+  readonly tableBlocksPerServer: number;
 }
 
 export const DEFAULT_LIMITS: SentinelLimits = {
@@ -61,6 +63,7 @@ export const DEFAULT_LIMITS: SentinelLimits = {
   pendingTtlMs: 600_000,
   relayBufferEvents: 20_000,
   sources: 256,
+  tableBlocksPerServer: DEFAULT_MAX_TABLE_BLOCKS_PER_SERVER,
 };
 
 /**
@@ -125,16 +128,6 @@ export interface SentinelOptions {
   readonly onOutcome?: (join: OutcomeJoin) => void;
 }
 
-export interface SentinelDropCounters {
-  readonly trajectoriesEvicted: number;
-  readonly pendingDecisionsEvicted: number;
-  readonly pendingDecisionsExpired: number;
-  readonly relayEventsDropped: number;
-  readonly relayEventsMissed: number;
-  readonly sourcesIgnored: number;
-  readonly outcomesWithoutDecision: number;
-}
-
 /** The snapshot contract plus what the state alone knows (compatible extension of SentinelSnapshot). */
 export interface SentinelStateSnapshot extends SentinelSnapshot {
   readonly window: { readonly from: number; readonly to: number } | null;
@@ -144,7 +137,6 @@ export interface SentinelStateSnapshot extends SentinelSnapshot {
   /** share of follow-up turns that went back to their previous server; null before any */
   readonly stickiness: number | null;
   readonly ruleErrors: number;
-  readonly dropped: SentinelDropCounters;
 }
 
 export interface SentinelState {
@@ -252,8 +244,8 @@ class Sentinel implements SentinelState {
   readonly #evaluateEveryMs: number;
   readonly #onDecision: ((join: DecisionJoin) => void) | null;
   readonly #onOutcome: ((join: OutcomeJoin) => void) | null;
-  readonly #truth = new WorkerTruthTable();
-  readonly #replica = new RouterReplicaTable();
+  readonly #truth: WorkerTruthTable;
+  readonly #replica: RouterReplicaTable;
   readonly #sequence = new EventSequenceTracker();
   readonly #win: WindowedCounters;
   readonly #all: WindowedCounters;
@@ -290,6 +282,8 @@ class Sentinel implements SentinelState {
     const windowMs = options.windowMs ?? null;
     this.#all = new WindowedCounters({ windowMs: null });
     this.#win = windowMs === null ? this.#all : new WindowedCounters({ windowMs });
+    this.#truth = new WorkerTruthTable({ maxBlocksPerServer: this.#limits.tableBlocksPerServer });
+    this.#replica = new RouterReplicaTable({ maxBlocksPerServer: this.#limits.tableBlocksPerServer });
     this.#trajectories = new LruMap(this.#limits.trajectories);
     this.#pending = new LruMap(this.#limits.pendingDecisions);
     this.#predictions = new LruMap(this.#limits.pendingDecisions);
@@ -923,6 +917,9 @@ class Sentinel implements SentinelState {
         relayEventsMissed: [...this.#relay.values()].reduce((n, b) => n + b.missed, 0),
         sourcesIgnored: this.#sourcesIgnored,
         outcomesWithoutDecision: this.#orphanOutcomes,
+        scoreJoinsEvicted: this.#predictions.dropped + this.#reportedScores.dropped,
+        incrementalKeysEvicted: this.digester.evicted.incrementalKeys,
+        v2KeysEvicted: this.digester.evicted.v2Keys,
       },
     };
   }
@@ -956,6 +953,8 @@ class Sentinel implements SentinelState {
       eventsDeliveredToRouter: t.eventsDelivered,
       eventsDroppedForConsumers: t.eventsDropped,
       hashChecks: { match: t.hashMatch, mismatch: t.hashMismatch, unverifiable: t.hashUnverifiable },
+      workerTableBlocksEvicted: this.#truth.evictedBlocks(server),
+      routerTableBlocksEvicted: this.#replica.evictedBlocks(server),
       requests: t.requests,
       requestFailures: t.failures,
       promptTokens: t.promptTokens,

@@ -6,7 +6,7 @@
 import { blockKey64 } from '../hashing/block-key.js';
 import type { HashAlgo, KvEvent } from '../wire/kv-event.js';
 import { U64_HI_OFFSET, U64_LO_OFFSET, U64HashSet, u64HalvesView } from './u64-hash-set.js';
-import { DEFAULT_EVENT_HASH_ALGO } from './worker-truth-table.js';
+import { checkTableBounds, DEFAULT_EVENT_HASH_ALGO, type TableBounds } from './worker-truth-table.js';
 
 export interface ReplicaApplyResult {
   readonly added: number;
@@ -33,8 +33,29 @@ interface ServerState {
   ignoredEvents: number;
 }
 
+/** A predicate over key halves: is the key one of `keys`? (the blocks an event or a backfill is adding) */
+function sparing(keys: BigUint64Array): (hi: number, lo: number) => boolean {
+  const set = new U64HashSet(keys.length);
+  const halves = u64HalvesView(keys);
+  for (let i = 0; i < keys.length; i++) set.addHalves(halves[2 * i + U64_HI_OFFSET]!, halves[2 * i + U64_LO_OFFSET]!);
+  return (hi, lo) => set.hasHalves(hi, lo);
+}
+
 export class RouterReplicaTable {
   readonly #servers = new Map<string, ServerState>();
+  readonly #max: number;
+  /** blocks evicted by the cap, per server */
+  readonly #evicted = new Map<string, number>();
+
+  /** The router's own table has no cap; this one does (the same as worker truth's), and counts what it evicts. */
+  constructor(bounds: Partial<TableBounds> = {}) {
+    this.#max = checkTableBounds(bounds).maxBlocksPerServer;
+  }
+
+  /** Blocks of `server` evicted because its sets were at maxBlocksPerServer (cumulative). */
+  evictedBlocks(server: string): number {
+    return this.#evicted.get(server) ?? 0;
+  }
 
   apply(server: string, event: KvEvent): ReplicaApplyResult {
     const state = this.#server(server);
@@ -47,7 +68,17 @@ export class RouterReplicaTable {
       case 'stored': {
         const set = this.#set(state, algo);
         let added = 0;
-        for (const block of data.blocks) if (set.add(blockKey64(block.blockHash))) added++;
+        let held = this.#held(state);
+        const keys = held + data.blocks.length > this.#max ? BigUint64Array.from(data.blocks, (b) => blockKey64(b.blockHash)) : null;
+        const spare = keys === null ? null : sparing(keys);
+        for (const block of data.blocks) {
+          const key = blockKey64(block.blockHash);
+          if (held >= this.#max && !set.has(key)) held -= this.#evictOne(server, state, set, spare);
+          if (set.add(key)) {
+            added++;
+            held++;
+          }
+        }
         return { added, removed: 0, ignored: false };
       }
       case 'removed': {
@@ -91,8 +122,16 @@ export class RouterReplicaTable {
     const set = this.#set(state, hashAlgo ?? state.hashAlgo);
     const halves = u64HalvesView(keys);
     let added = 0;
+    let held = this.#held(state);
+    const spare = held + keys.length > this.#max ? sparing(keys) : null;
     for (let i = 0; i < keys.length; i++) {
-      if (set.addHalves(halves[2 * i + U64_HI_OFFSET]!, halves[2 * i + U64_LO_OFFSET]!)) added++;
+      const hi = halves[2 * i + U64_HI_OFFSET]!;
+      const lo = halves[2 * i + U64_LO_OFFSET]!;
+      if (held >= this.#max && !set.hasHalves(hi, lo)) held -= this.#evictOne(server, state, set, spare);
+      if (set.addHalves(hi, lo)) {
+        added++;
+        held++;
+      }
     }
     return added;
   }
@@ -139,6 +178,7 @@ export class RouterReplicaTable {
     let dropped = 0;
     for (const set of this.#servers.get(server)?.sets.values() ?? []) dropped += set.size;
     this.#servers.delete(server);
+    this.#evicted.delete(server);
     return dropped;
   }
 
@@ -149,6 +189,24 @@ export class RouterReplicaTable {
       this.#servers.set(server, state);
     }
     return state;
+  }
+
+  #held(state: ServerState): number {
+    let n = 0;
+    for (const set of state.sets.values()) n += set.size;
+    return n;
+  }
+
+  /**
+   * Evicts one block from `set` when it holds any, else from the server's largest set, the keys being applied last;
+   * returns blocks evicted.
+   */
+  #evictOne(server: string, state: ServerState, set: U64HashSet, spare: ((hi: number, lo: number) => boolean) | null): number {
+    let victim = set;
+    if (victim.size === 0) for (const s of state.sets.values()) if (s.size > victim.size) victim = s;
+    if (victim.evictOne(spare ?? undefined) < 0) return 0;
+    this.#evicted.set(server, this.evictedBlocks(server) + 1);
+    return 1;
   }
 
   #set(state: ServerState, algo: HashAlgo): U64HashSet {
