@@ -58,6 +58,8 @@ export interface ServeConfig {
     readonly consumerIdleMs: number;
     /** events every consumer has read stay this long for replicas that join later */
     readonly retainReadMs: number;
+    /** consumers (router replicas) known at once per relay; the longest silent is forgotten past it */
+    readonly maxConsumers: number;
     readonly proxyTimeoutMs: number;
     readonly shutdownGraceMs: number;
   };
@@ -234,6 +236,7 @@ const RELAY_KEYS = [
   'capture_max_bytes',
   'buffer_max_events',
   'buffer_max_bytes',
+  'max_consumers',
   'proxy_timeout',
   'shutdown_grace',
 ] as const;
@@ -346,6 +349,7 @@ export function buildConfig(doc: unknown, flags: ServeFlags, source = 'config'):
       bufferMaxBytes: opt('buffer_max_bytes', parseBytes, 64 * 1024 ** 2),
       consumerIdleMs: opt('consumer_idle', parseDuration, 3_600_000),
       retainReadMs: opt('retain_read', (w, v) => (v === 0 || v === '0' ? 0 : parseDuration(w, v)), 10_000),
+      maxConsumers: opt('max_consumers', parsePositiveInt, 64),
       proxyTimeoutMs: opt('proxy_timeout', parseDuration, 600_000),
       shutdownGraceMs: opt('shutdown_grace', parseDuration, 30_000),
     },

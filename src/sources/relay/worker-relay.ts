@@ -65,6 +65,20 @@ export interface RelayOptions {
   readonly shutdownGraceMs: number;
 }
 
+/** What a relay dropped or gave up on, cumulative (the exporter's cache and poll counters). */
+export interface RelayCounters {
+  readonly server: string;
+  /** event polls whose consumer hung up before the answer */
+  readonly abandonedPolls: number;
+  /** request or response copies that hit their bound (prompt or usage not read) */
+  readonly capturesTruncated: number;
+  /** events evicted from the event buffer by its bounds (read or not) */
+  readonly eventsEvicted: number;
+  readonly consumersExpired: number;
+  readonly consumersEvicted: number;
+  readonly resumePositionsDiscarded: number;
+}
+
 export const DEFAULT_RELAY_OPTIONS: RelayOptions = {
   drainIntervalMs: 250,
   drainTimeoutMs: 5_000,
@@ -143,6 +157,7 @@ export class WorkerRelay implements RunningSource {
   #timer: NodeJS.Timeout | undefined;
   #requestCounter = 0;
   #abandonedPolls = 0;
+  #capturesTruncated = 0;
   #started = false;
   #stopped: Promise<void> | undefined;
 
@@ -176,6 +191,19 @@ export class WorkerRelay implements RunningSource {
 
   bufferStats(): EventBufferStats {
     return this.#buffer.stats();
+  }
+
+  counters(): RelayCounters {
+    const b = this.#buffer.stats();
+    return {
+      server: this.target.id,
+      abandonedPolls: this.#abandonedPolls,
+      capturesTruncated: this.#capturesTruncated,
+      eventsEvicted: b.evicted,
+      consumersExpired: b.expiredConsumers,
+      consumersEvicted: b.evictedConsumers,
+      resumePositionsDiscarded: b.forgottenDiscarded,
+    };
   }
 
   async start(): Promise<void> {
@@ -342,6 +370,7 @@ export class WorkerRelay implements RunningSource {
         decide = () => {
           if (decided) return;
           decided = true;
+          if (!capture.complete) this.#capturesTruncated++;
           const info = parseCtxRequest(capture.complete ? capture.text() : null, req.headers);
           if (info.disaggRequestId !== null) requestId = info.disaggRequestId;
           this.#deps.sink.apply({
@@ -382,6 +411,7 @@ export class WorkerRelay implements RunningSource {
       if (capture !== undefined) {
         const ct = upstream.headers['content-type'];
         const sse = typeof ct === 'string' && ct.includes('text/event-stream');
+        if (!capture.complete) this.#capturesTruncated++;
         usage = parseCompletionUsage(capture.text(), { sse, complete: capture.complete });
       }
       if (upstream.statusCode < 500) this.#deps.status.ok(this.name);
