@@ -16,7 +16,8 @@
 // - A consumer idle for longer than consumerIdleMs is forgotten so it stops pinning the log (and so is the longest
 //   silent one when maxConsumers are known and another arrives); if it returns it is new,
 //   except that it resumes after the last event it read (remembered for up to MAX_FORGOTTEN consumers, the oldest
-//   memory discarded first and counted): events retained for another, lagging consumer are never delivered twice.
+//   memory discarded first and counted): events retained for another, lagging consumer are never delivered twice,
+//   and events that left the log meanwhile (released after the others read them, or evicted) count as dropped to it.
 
 export interface EventBufferOptions {
   readonly maxEvents: number;
@@ -148,8 +149,9 @@ export class EventBuffer {
       let start = this.#consumers.size === 0 ? Math.min(this.#resumeFrom, this.#retainedFrom) : this.#retainedFrom;
       const prior = this.#forgotten.get(consumer);
       if (prior !== undefined) {
+        // it resumes after what it read: whatever left the log since then was lost to it, and is counted so
         this.#forgotten.delete(consumer);
-        start = Math.max(start, prior);
+        start = prior;
       }
       const lost = Math.max(0, this.#retainedFrom - start);
       const cursor = Math.max(start, this.#retainedFrom);
