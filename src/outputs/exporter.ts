@@ -72,6 +72,7 @@ function cacheDrops(snapshot: SentinelSnapshot | null, relays: readonly RelayCou
     'score_joins/cap': d?.scoreJoinsEvicted ?? 0,
     'incremental_keys/cap': d?.incrementalKeysEvicted ?? 0,
     'v2_keys/cap': d?.v2KeysEvicted ?? 0,
+    'servers/cap': d?.serverObservationsIgnored ?? 0,
     'relay_events/cap': sum((r) => r.eventsEvicted),
     'relay_consumers/idle': sum((r) => r.consumersExpired),
     'relay_consumers/cap': sum((r) => r.consumersEvicted),

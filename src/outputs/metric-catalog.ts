@@ -70,6 +70,7 @@ export const CACHE_DROPS = [
   ['score_joins', 'cap'],
   ['incremental_keys', 'cap'],
   ['v2_keys', 'cap'],
+  ['servers', 'cap'],
   ['relay_events', 'cap'],
   ['relay_consumers', 'idle'],
   ['relay_consumers', 'cap'],

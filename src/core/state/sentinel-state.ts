@@ -55,6 +55,11 @@ export interface SentinelLimits {
   readonly sources: number;
   /** blocks per server in worker truth and, separately, in the router replica (arbitrary block evicted past it) */
   readonly tableBlocksPerServer: number;
+  /**
+   * distinct CTX servers the state tracks (every per-server table and counter hangs off one); observations about
+   * servers past it are ignored and counted. Server names from logs and the router pass through unresolved.
+   */
+  readonly servers: number;
 }
 
 export const DEFAULT_LIMITS: SentinelLimits = {
@@ -64,6 +69,7 @@ export const DEFAULT_LIMITS: SentinelLimits = {
   relayBufferEvents: 20_000,
   sources: 256,
   tableBlocksPerServer: DEFAULT_MAX_TABLE_BLOCKS_PER_SERVER,
+  servers: 1_024,
 };
 
 /**
@@ -258,6 +264,9 @@ class Sentinel implements SentinelState {
   readonly #reportedScores: LruMap<string, boolean>;
   readonly #sources = new Map<string, SourceTrack>();
   readonly #decisionServers = new Set<string>();
+  /** servers admitted under limits.servers */
+  readonly #admitted = new Set<string>();
+  #serverObservationsIgnored = 0;
   #sawDrain = false;
   /** a stored event was seen: worker truth can say where a prefix was */
   #truthSeen = false;
@@ -290,7 +299,12 @@ class Sentinel implements SentinelState {
     this.#reportedScores = new LruMap(this.#limits.pendingDecisions);
   }
 
-  apply(obs: Observation, digest?: ObservationDigest | null): void {
+  apply(observation: Observation, digest?: ObservationDigest | null): void {
+    const obs = this.#withinServerCap(observation);
+    if (obs === null) {
+      this.#serverObservationsIgnored++;
+      return;
+    }
     const d = digest !== undefined ? digest : this.digester.digest(obs);
     this.digester.observe(obs, d);
     this.#expirePending(obs.ts);
@@ -331,6 +345,36 @@ class Sentinel implements SentinelState {
       case 'router-config':
         for (const server of obs.kind === 'router-config' ? (obs.servers ?? []) : [obs.server]) this.#totals(server);
         return;
+    }
+  }
+
+  #admit(server: string): boolean {
+    if (this.#admitted.has(server)) return true;
+    if (this.#admitted.size >= this.#limits.servers) return false;
+    this.#admitted.add(server);
+    return true;
+  }
+
+  /** The observation as far as it concerns admitted servers; null when it is about a server past the cap. */
+  #withinServerCap(obs: Observation): Observation | null {
+    switch (obs.kind) {
+      case 'source-health':
+        return obs;
+      case 'router-config':
+        return obs.servers === null || obs.servers.every((s) => this.#admit(s)) ? obs : { ...obs, servers: obs.servers.filter((s) => this.#admitted.has(s)) };
+      case 'router-score':
+        return this.#admit(obs.chosen) && obs.candidates.every((c) => this.#admit(c.server)) ? obs : null;
+      case 'decision':
+        if (!this.#admit(obs.server)) return null;
+        if (obs.inflight === null || Object.keys(obs.inflight).every((s) => this.#admit(s))) return obs;
+        return { ...obs, inflight: Object.fromEntries(Object.entries(obs.inflight).filter(([s]) => this.#admitted.has(s))) };
+      case 'worker-events':
+      case 'router-poll':
+      case 'outcome':
+      case 'server-info':
+      case 'router-state':
+      case 'poll-failure':
+        return this.#admit(obs.server) ? obs : null;
     }
   }
 
@@ -920,6 +964,7 @@ class Sentinel implements SentinelState {
         scoreJoinsEvicted: this.#predictions.dropped + this.#reportedScores.dropped,
         incrementalKeysEvicted: this.digester.evicted.incrementalKeys,
         v2KeysEvicted: this.digester.evicted.v2Keys,
+        serverObservationsIgnored: this.#serverObservationsIgnored,
       },
     };
   }

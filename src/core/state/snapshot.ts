@@ -80,6 +80,8 @@ export interface SentinelDropCounters {
   readonly incrementalKeysEvicted: number;
   /** full v2 keys evicted from the hash verifier */
   readonly v2KeysEvicted: number;
+  /** observations ignored because they named a server past the state's server cap */
+  readonly serverObservationsIgnored: number;
 }
 
 export interface SentinelSnapshot {
