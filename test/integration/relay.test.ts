@@ -151,6 +151,19 @@ describe('relay', () => {
     expect(durations).toHaveLength(1);
   });
 
+  it('forwards a request larger than relay.capture_max_bytes whole, keeps no copy of its prompt, and counts it', async () => {
+    const { fakes, bases, sink, relays } = await setup(1, { captureMaxBytes: 64 });
+    const body = `{"model":"m","prompt":[${Array.from({ length: 200 }, (_, i) => i + 1).join(',')}]}`;
+    const res = await request(`${bases[0]}/v1/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+    expect(res.statusCode).toBe(200);
+    await res.body.text();
+    expect(fakes[0]?.requests.find((r) => r.path === '/v1/completions')?.body).toBe(body);
+    await eventually(() => sink.of('outcome').length === 1, 2_000, 'outcome');
+    expect(sink.of('decision')[0]).toMatchObject({ promptTokens: null, promptTokenCount: null });
+    // the request copy and the response copy (bounded by the same 64 bytes here)
+    expect(relays[0]?.counters().capturesTruncated).toBe(2);
+  });
+
   it('streams SSE through as it is produced and reads the final usage', async () => {
     const { fakes, bases, sink } = await setup(1);
     const worker = fakes[0] as FakeCtxWorker;
