@@ -1,5 +1,7 @@
 // What the networked tests share: a list of cleanups run after each test (newest first, so a daemon stops before
-// the worker it relays to), and a port that was free a moment ago (for daemons that need it on a command line).
+// the worker it relays to), a port that was free a moment ago (for daemons that need it on a command line), and a
+// wait on an async read that never leaves a read in flight (one left behind fails as an unhandled rejection once
+// the test stops its server).
 import { createServer } from 'node:net';
 import { afterEach } from 'vitest';
 
@@ -24,4 +26,15 @@ export async function freePort(host = '127.0.0.1'): Promise<number> {
   const port = (srv.address() as { port: number }).port;
   await new Promise<void>((resolve) => srv.close(() => resolve()));
   return port;
+}
+
+/** Reads until `ok` holds, one read at a time; rejects naming `what` after `timeoutMs`. Returns the last read. */
+export async function readUntil<T>(read: () => Promise<T>, ok: (value: T) => boolean, what: string, timeoutMs = 5_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await read();
+    if (ok(value)) return value;
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
 }

@@ -13,7 +13,7 @@ import { startFakeCtxWorker, storedEventText, type FakeCtxWorker } from '../help
 import { pollEvents, runFakeOrchestrator } from '../helpers/fake-orchestrator.js';
 import { promtoolProblems } from '../helpers/promtool.js';
 import { eventually } from '../helpers/recording-sink.js';
-import { cleanupsAfterEach } from '../helpers/test-resources.js';
+import { cleanupsAfterEach, readUntil } from '../helpers/test-resources.js';
 
 const cleanups = cleanupsAfterEach();
 
@@ -53,15 +53,7 @@ async function metricsOf(base: string): Promise<string> {
 }
 
 /** Scrapes until `ok` holds (one scrape at a time: none is left in flight when the test stops the daemon). */
-async function metricsWhen(base: string, ok: (metrics: string) => boolean, what: string, timeoutMs = 5_000): Promise<string> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const m = await metricsOf(base);
-    if (ok(m)) return m;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
+const metricsWhen = (base: string, ok: (metrics: string) => boolean, what: string): Promise<string> => readUntil(() => metricsOf(base), ok, what);
 
 const valueOf = (metrics: string, series: string): number => {
   const line = metrics.split('\n').find((l) => l.startsWith(`${series} `));
