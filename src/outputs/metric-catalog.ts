@@ -41,7 +41,7 @@ export const METRICS = {
   requestFailures: spec('request_failures_total', 'counter', ['server'], 'CTX requests that failed.'),
   promptTokens: spec('prompt_tokens_total', 'counter', ['server'], 'Prompt tokens of completed CTX requests.'),
   cachedTokens: spec('cached_tokens_total', 'counter', ['server'], 'Prompt tokens the server reported as cached (usage.prompt_tokens_details.cached_tokens).'),
-  oracleCachedTokens: spec('oracle_cached_tokens_total', 'counter', ['server'], 'Prompt tokens the best server could have served from cache (worker truth), by chosen server.'),
+  oracleCachedTokens: spec('oracle_cached_tokens_total', 'counter', ['server'], 'Prompt tokens the ideal choice could have served from cache, by chosen server: the best server\'s cached prefix (worker truth) while KV events are seen, else the sticky ideal (each follow-up turn on its previous server).'),
   predictedRouterCachedTokens: spec('predicted_router_cached_tokens_total', 'counter', ['server'], "Prompt tokens the router's table predicted as cached on the chosen server."),
   decisions: spec('decisions_total', 'counter', ['outcome'], 'Routing decisions: oracle_best, not_oracle_best or no_prefix (no server held any prefix).'),
   followupTurns: spec('followup_turns_total', 'counter', [], 'Follow-up turns (turn >= 2) of trajectories seen before.'),

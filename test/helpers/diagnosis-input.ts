@@ -85,7 +85,7 @@ export function quietInput(over: Partial<DiagnosisInput> = {}): DiagnosisInput {
     now: 600_000,
     window: { from: 0, to: 600_000 },
     thresholds: DEFAULT_THRESHOLDS,
-    router: { type: 'kv_cache_aware', source: 'simulator', tokensPerBlock: 128, maxBatchSize: 512, backfillBlockHashesOnFinish: false, consumesEvents: true },
+    router: { type: 'kv_cache_aware', source: 'simulator', tokensPerBlock: 128, tokensPerBlockFrom: 'simulator', tokensPerBlockCandidates: [], maxBatchSize: 512, backfillBlockHashesOnFinish: false, consumesEvents: true },
     seesWorkerEvents: true,
     seesRouterPolls: true,
     routerPollsExpected: true,

@@ -21,6 +21,10 @@
 // | router.tokens_per_block=32            | tokens-per-block-mismatch, cache-signal-inert                         | turn-scatter-high                 |
 // | router.token_drift=true               | router-hash-divergence, cache-signal-inert                            | turn-scatter-high                 |
 // |   … relay without debug endpoint      | router-hash-divergence, cache-signal-inert                            |                                   |
+// | relay, no debug endpoint, no orchestrator log (router settings unknown; tokens_per_block inferred from routing): |
+// |   healthy                             | — (tokens_per_block 128 inferred)                                     | — (verdict healthy)               |
+// |   seed                                | events-absent, cache-signal-inert (no tpb-mismatch on a guess)        | turn-scatter, hit-below-oracle    |
+// |   router.tokens_per_block=32          | router-hash-divergence (naming tokens_per_block), cache-signal-inert  | turn-scatter-high                 |
 // | ctx.adp_gather_drop=true              | —                                                                     | events-partial-ranks              |
 // | router.poll_on_finish=false           | router-not-polling, router-table-empty, cache-signal-inert            | turn-scatter-high                 |
 // | ctx.restart_at=20s                    | — (info: event-stream-reset)                                          | —                                 |
@@ -64,6 +68,11 @@ export interface Row {
   readonly tokenIds?: boolean;
   /** relay: also the router debug endpoint (router-state / router-score observations); watch: the same */
   readonly debug: boolean;
+  /**
+   * relay: false = no source states the router's settings (no debug endpoint, no orchestrator log): the state
+   * only learns the server list, as the daemon's own configuration gives it; tokens_per_block is inferred
+   */
+  readonly routerSettings?: boolean;
   readonly critical: readonly string[];
   readonly warnings: readonly string[];
   /** no warning or critical finding at all */
@@ -82,6 +91,9 @@ export const FAULT_MATRIX: readonly Row[] = [
   { name: 'router.tokens_per_block=32', preset: 'healthy', set: [...HEALTHY, 'router.tokens_per_block=32'], tap: 'relay', debug: true, critical: ['tokens-per-block-mismatch', 'cache-signal-inert'], warnings: ['turn-scatter-high'] },
   { name: 'router.token_drift=true', preset: 'healthy', set: [...HEALTHY, 'router.token_drift=true'], tap: 'relay', debug: true, critical: ['router-hash-divergence', 'cache-signal-inert'], warnings: ['turn-scatter-high'] },
   { name: 'router.token_drift=true, relay without debug endpoint', preset: 'healthy', set: [...HEALTHY, 'router.token_drift=true'], tap: 'relay', debug: false, critical: ['router-hash-divergence', 'cache-signal-inert'], warnings: [] },
+  { name: 'healthy, relay mode, no debug endpoint, no orchestrator log', preset: 'healthy', set: HEALTHY, tap: 'relay', debug: false, routerSettings: false, critical: [], warnings: [], healthy: true },
+  { name: 'seed, relay mode, no debug endpoint, no orchestrator log', preset: 'seed', set: SEED, tap: 'relay', debug: false, routerSettings: false, critical: ['events-absent', 'cache-signal-inert'], warnings: ['turn-scatter-high', 'hit-rate-below-oracle'] },
+  { name: 'router.tokens_per_block=32, relay mode, no debug endpoint, no orchestrator log', preset: 'healthy', set: [...HEALTHY, 'router.tokens_per_block=32'], tap: 'relay', debug: false, routerSettings: false, critical: ['router-hash-divergence', 'cache-signal-inert'], warnings: ['turn-scatter-high'] },
   { name: 'ctx.adp_gather_drop=true', preset: 'healthy', set: [...HEALTHY, 'ctx.adp_gather_drop=true'], tap: 'relay', debug: true, critical: [], warnings: ['events-partial-ranks'] },
   { name: 'router.poll_on_finish=false', preset: 'healthy', set: [...HEALTHY, 'router.poll_on_finish=false'], tap: 'relay', debug: true, critical: ['router-not-polling', 'router-table-empty', 'cache-signal-inert'], warnings: ['turn-scatter-high'] },
   { name: 'ctx.restart_at=20s', preset: 'healthy', set: [...HEALTHY, 'ctx.restart_at=20s'], tap: 'relay', debug: true, critical: [], warnings: [], healthy: true },
@@ -133,8 +145,12 @@ export function auditRow(row: Row): AuditReport {
     tap: row.tap,
     watchDebugEndpoint: row.debug,
     watchPromptTokenIds: row.tokenIds === true,
-    onObservation: (obs) => {
-      if (!row.debug && DEBUG_KINDS.has(obs.kind)) return;
+    onObservation: (observed) => {
+      if (!row.debug && DEBUG_KINDS.has(observed.kind)) return;
+      const obs: Observation =
+        observed.kind === 'router-config' && row.routerSettings === false
+          ? { ...observed, source: 'config', routerType: null, tokensPerBlock: null, maxBatchSize: null, backfillBlockHashesOnFinish: null }
+          : observed;
       observations++;
       last = Math.max(last, obs.ts);
       state.apply(obs);

@@ -11,7 +11,16 @@ export interface MiniOptions {
   readonly routerTokensPerBlock?: number;
   readonly trajectories?: number;
   readonly turns?: number;
-  readonly routing?: 'sticky' | 'random';
+  /**
+   * sticky: back to the previous turn's server; random; prefix: the server whose router table (the keys of the
+   * events the router received, looked up with the router's tokens_per_block) scores best, TensorRT-LLM's score:
+   * matched / prompt blocks − active / max_batch_size (active = trajectories placed on the server, max_batch_size
+   * = trajectories per server), ties at
+   * random — a working KV-cache-aware router
+   */
+  readonly routing?: 'sticky' | 'random' | 'prefix';
+  /** false: no source states the router's settings (relay without debug endpoint or orchestrator log) */
+  readonly routerSettings?: boolean;
   /** workers emit events */
   readonly events?: boolean;
   /** skip this many event ids after every stored event (a competing consumer) */
@@ -28,6 +37,7 @@ export function miniCluster(options: MiniOptions = {}): Observation[] {
   const n = options.servers ?? 3;
   const bs = options.blockSize ?? 4;
   const tpb = options.routerTokensPerBlock ?? bs;
+  const prefixMaxBatch = Math.max(4, Math.ceil((options.trajectories ?? 40) / n));
   const servers = Array.from({ length: n }, (_, i) => `ctx${i}`);
   const held = servers.map(() => new Set<bigint>());
   const eventIds = servers.map(() => 0);
@@ -39,23 +49,46 @@ export function miniCluster(options: MiniOptions = {}): Observation[] {
   };
   const out: Observation[] = [];
   let ts = 0;
-  out.push({ kind: 'router-config', ts, source: 'simulator', routerType: options.routerType ?? 'kv_cache_aware', tokensPerBlock: tpb, maxBatchSize: 64, backfillBlockHashesOnFinish: false, servers });
+  if (options.routerSettings === false) {
+    out.push({ kind: 'router-config', ts, source: 'config', routerType: null, tokensPerBlock: null, maxBatchSize: null, backfillBlockHashesOnFinish: null, servers });
+  } else {
+    out.push({ kind: 'router-config', ts, source: 'simulator', routerType: options.routerType ?? 'kv_cache_aware', tokensPerBlock: tpb, maxBatchSize: options.routing === 'prefix' ? prefixMaxBatch : 64, backfillBlockHashesOnFinish: false, servers });
+  }
   for (const server of servers) out.push({ kind: 'server-info', ts, server, hashAlgo: 'v1_block_key', tokensPerBlock: bs });
-  const system = [11, 12, 13, 14, 15, 16, 17, 18];
+  // what the router's table holds per server: the stored keys of the events it polled
+  const routerTable = servers.map(() => new Set<bigint>());
+  const routerPolls = options.routerPolls !== false && options.events !== false;
+  // prompts scale with the block size: a 2-block system prefix, 1.5 blocks more per turn (8 and 6 tokens at 4)
+  const system = Array.from({ length: 2 * bs }, (_, i) => 11 + i);
+  const growth = Math.round(1.5 * bs);
   const last = new Map<number, number>();
+  const load = (server: number): number => [...last.values()].filter((s) => s === server).length;
   let request = 0;
   for (let turn = 0; turn < (options.turns ?? 6); turn++) {
     for (let t = 0; t < (options.trajectories ?? 40); t++) {
       ts += 100;
-      const prompt = Uint32Array.from([...system, ...Array.from({ length: 6 * (turn + 1) }, (_, i) => 1000 * (t + 1) + i)]);
+      const prompt = Uint32Array.from([...system, ...Array.from({ length: growth * (turn + 1) }, (_, i) => 1000 * (t + 1) + i)]);
       const previous = last.get(t);
-      const chosen =
-        options.routing === 'random' || previous === undefined ? Math.floor(random() * n) : previous;
+      let chosen: number;
+      if (options.routing === 'prefix') {
+        const routerKeys = wireHashChain(prompt.subarray(0, prompt.length - 1), tpb, 'v1_block_key') as bigint[];
+        const scores = routerTable.map((table, i) => {
+          let m = 0;
+          while (m < routerKeys.length && table.has(routerKeys[m]!)) m++;
+          return m / Math.max(routerKeys.length, 1) - load(i) / prefixMaxBatch;
+        });
+        const best = Math.max(...scores);
+        const tied = scores.map((x, i) => (x >= best - 1e-9 ? i : -1)).filter((i) => i >= 0);
+        chosen = tied[Math.floor(random() * tied.length)]!;
+      } else {
+        chosen = options.routing === 'random' || previous === undefined ? Math.floor(random() * n) : previous;
+      }
+      const inflight = Object.fromEntries(servers.map((s, i) => [s, options.routing === 'prefix' ? load(i) : 1]));
       last.set(t, chosen);
       const server = servers[chosen]!;
       const requestId = `r${request++}`;
       const routerPrompt = options.drift === true ? Uint32Array.from(prompt, (x, i) => (i === 0 ? x + 1 : x)) : prompt;
-      out.push({ kind: 'decision', ts, requestId, correlationId: `traj${t}`, server, promptTokens: routerPrompt, promptTokenCount: prompt.length, inflight: Object.fromEntries(servers.map((s) => [s, 1])) });
+      out.push({ kind: 'decision', ts, requestId, correlationId: `traj${t}`, server, promptTokens: routerPrompt, promptTokenCount: prompt.length, inflight });
       const keys = wireHashChain(prompt.subarray(0, prompt.length - 1), bs, 'v1_block_key') as bigint[];
       let cachedBlocks = 0;
       while (cachedBlocks < keys.length && held[chosen]!.has(keys[cachedBlocks]!)) cachedBlocks++;
@@ -96,6 +129,7 @@ export function miniCluster(options: MiniOptions = {}): Observation[] {
         out.push({ kind: 'worker-events', ts: ts + 55, server, firstSeq: from, events });
         relaySeq[chosen]! += events.length;
       }
+      if (routerPolls) for (const e of events) if (e.data.type === 'stored') for (const b of e.data.blocks) routerTable[chosen]!.add(b.blockHash as bigint);
       if (options.routerPolls !== false) {
         out.push({ kind: 'router-poll', ts: ts + 56, server, consumer: 'router', fromSeq: from, toSeq: relaySeq[chosen]!, dropped: 0 });
       }

@@ -1,11 +1,9 @@
 // What the end-to-end alert test scrapes. A factory starts a target for a scenario and says which alerts the
 // scenario must raise.
 //
-// HOOK FOR THE LIVE SIMULATOR: a second `TargetFactory` is where the live simulated cluster (seed preset faults, or
-// the healthy configuration) and the real sidecar in relay mode (the router pointed at its relay ports) plug in;
-// register it with one `alertPipelineSuite(…)` line in test/ops/alert-pipeline.test.ts. A factory for it (main's
-// live cluster behind the daemon), already run on a merge with the daemon branch, is in test/ops/live-sim-target.md
-// with what it found. Until the daemon is in main, the same assertions run against `syntheticTargetFactory`.
+// Two factories: `syntheticTargetFactory` (an exporter generated from the metric catalog: every family and label) and
+// `liveSimTargetFactory` in live-sim-target.ts (the live simulated cluster behind the real sidecar in relay mode);
+// test/ops/alert-pipeline.test.ts runs the same assertions against both.
 import { HEALTHY, SEED_LIKE, startSyntheticExporter } from './synthetic-exporter.js';
 
 export type Scenario = 'seed' | 'healthy';
@@ -20,6 +18,11 @@ export interface ScrapeTarget {
    * panels when the fault is "events off", error panels in a clean run. Every other panel must return series.
    */
   readonly mayBeEmpty: ReadonlyMap<string, string>;
+  /**
+   * Requests the target must have counted (Σ kvsentinel_requests_total) before "no critical alert" means anything:
+   * enough for the statistical rules to have evaluated (0: the target's findings do not depend on traffic).
+   */
+  readonly minRequests: number;
   close(): Promise<void>;
 }
 
@@ -32,6 +35,7 @@ export const syntheticTargetFactory: TargetFactory = async (scenario) => {
     causeAlerts: scenario === 'seed' ? ['KvEventsAbsent', 'KvTokensPerBlockMismatch'] : [],
     // The synthetic exporter exposes every family with every label set: every panel has data.
     mayBeEmpty: new Map(),
+    minRequests: 0,
     close: () => exporter.close(),
   };
 };

@@ -1,6 +1,6 @@
 // A stand-in for the kvsentinel exporter, generated from the metric catalog: every family, every label, plausible
-// values, counters that grow with time. It proves the Prometheus → Alertmanager → webhook chain and the dashboards'
-// queries until the live simulator and the daemon can be scraped instead (see scrape-targets.ts).
+// values, counters that grow with time. It proves the Prometheus → Alertmanager → webhook chain and every dashboard
+// query against every family and label; live-sim-target.ts scrapes the real sidecar (see scrape-targets.ts).
 import { createServer } from 'node:http';
 import { FINDING_CATALOG, FINDING_IDS, type FindingId } from '../../src/core/diagnosis/finding-catalog.js';
 import { METRICS, type MetricSpec } from '../../src/outputs/metric-catalog.js';

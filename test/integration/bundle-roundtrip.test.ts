@@ -30,6 +30,9 @@ describe('record → audit --bundle', () => {
     ['tokens_per_block mismatch, random routing', { routing: 'random', routerTokensPerBlock: 8, trajectories: 60 }],
     ['events absent', { routing: 'random', events: false, trajectories: 60 }],
     ['drift', { routing: 'random', drift: true, trajectories: 60 }],
+    // no source states the router's tokens_per_block: inferred from the recorded digests exactly as live
+    ['router settings unknown, tokens_per_block inferred', { routing: 'prefix', routerSettings: false, blockSize: 64, routerTokensPerBlock: 64, trajectories: 30 }],
+    ['router settings unknown, router chunking 32 over 64-token blocks', { routing: 'prefix', routerSettings: false, blockSize: 64, routerTokensPerBlock: 32, trajectories: 30 }],
   ])('%s: the offline audit gives the live findings, evidence and stats', async (_name, mini) => {
     const { liveReport, offline, manifest } = await recordAndAudit(mini);
     expect(manifest.complete).toBe(true);
@@ -37,6 +40,7 @@ describe('record → audit --bundle', () => {
     expect(strip(offline)).toEqual(strip(liveReport));
     expect(offline.stats).toEqual(liveReport.stats);
     expect(offline.servers).toEqual(liveReport.servers);
+    if (mini.routerSettings === false) expect(offline.stats.router_tokens_per_block).toBe(mini.routerTokensPerBlock === mini.blockSize ? mini.blockSize : null);
   });
 
   it('keeps prompts out of the bundle unless asked', async () => {

@@ -4,6 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadDashboards, panelsOf, queriesOf } from '../helpers/dashboards.js';
 import { startPromStack, type PromStack } from '../helpers/prom-stack.js';
+import { liveSimTargetFactory } from '../helpers/live-sim-target.js';
 import { syntheticTargetFactory, type ScrapeTarget, type TargetFactory } from '../helpers/scrape-targets.js';
 
 /** Grafana's substitution for "All" on job/instance/server and a range Prometheus can fill after a few scrapes. */
@@ -97,6 +98,10 @@ function alertPipelineSuite(name: string, factory: TargetFactory): void {
       const { target, stack } = healthy;
       expect(target.causeAlerts).toEqual([]);
       await waitForRecordedRatio(stack);
+      await stack.waitFor(`${target.minRequests} requests counted by the sidecar`, async () => {
+        const r = await stack.query('sum(kvsentinel_requests_total{job="kvsentinel"})');
+        return Number(r[0]?.value[1] ?? 0) >= target.minRequests ? r : undefined;
+      });
       // Then several evaluation cycles longer than for: (1 s) + group_interval (1 s); a wrong rule would fire now.
       const evaluatedAt = Date.now();
       await stack.waitFor('five more rule evaluations', () => (Date.now() - evaluatedAt > 5000 ? true : undefined));
@@ -128,3 +133,4 @@ async function waitForRecordedRatio(stack: PromStack): Promise<void> {
 }
 
 alertPipelineSuite('synthetic exporter generated from the metric catalog', syntheticTargetFactory);
+alertPipelineSuite('live simulator behind the real sidecar', liveSimTargetFactory);

@@ -41,6 +41,9 @@ export interface AuditReport {
     readonly stickiness: number | null;
     readonly tokens_lost_per_second: number | null;
     readonly window_seconds: number | null;
+    /** the router's chunk size and where it comes from ('inferred' = from its routing); null while unknown */
+    readonly router_tokens_per_block: number | null;
+    readonly router_tokens_per_block_from: string | null;
   };
   readonly servers: readonly AuditServerRow[];
   readonly source: AuditSource;
@@ -73,6 +76,8 @@ export function buildAuditReport(snapshot: SentinelStateSnapshot, source: AuditS
       stickiness: round(snapshot.stickiness),
       tokens_lost_per_second: round(snapshot.tokensLostPerSecond, 1),
       window_seconds: snapshot.window === null ? null : round((snapshot.window.to - snapshot.window.from) / 1000, 1),
+      router_tokens_per_block: snapshot.routerTokensPerBlock.value,
+      router_tokens_per_block_from: snapshot.routerTokensPerBlock.from,
     },
     servers: snapshot.servers.map((s) => ({
       server: s.server,

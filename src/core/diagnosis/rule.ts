@@ -142,7 +142,12 @@ export interface SourceDiagnosis {
 export interface RouterDiagnosis {
   readonly type: string | null;
   readonly source: string | null;
+  /** the router's chunk size: stated by a source, or inferred from its routing; null while unknown */
   readonly tokensPerBlock: number | null;
+  /** where tokensPerBlock comes from: the stating source (e.g. 'orchestrator-log', 'debug-endpoint') or 'inferred' */
+  readonly tokensPerBlockFrom: string | null;
+  /** while tokensPerBlock is unknown: the chunk sizes the router may use (32 and the worker block sizes), else [] */
+  readonly tokensPerBlockCandidates: readonly number[];
   readonly maxBatchSize: number | null;
   readonly backfillBlockHashesOnFinish: boolean | null;
   /** false for routers that never read KV events (conversation, round_robin, load_balancing) */

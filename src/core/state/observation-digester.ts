@@ -40,9 +40,30 @@ export function workerKeyId(algo: HashAlgo, blockSize: number): string {
   return `${algo}/${blockSize}`;
 }
 
+/** The worker block sizes a decision's keys were computed for (parsed from the `workerKeyId`s). */
+export function workerKeySizes(keys: DecisionKeys): number[] {
+  const sizes = new Set<number>();
+  for (const id of keys.worker.keys()) {
+    const size = Number(id.slice(id.lastIndexOf('/') + 1));
+    if (Number.isInteger(size) && size > 0) sizes.add(size);
+  }
+  return [...sizes].sort((a, b) => a - b);
+}
+
+/**
+ * The router-style keys of a decision as a router chunking `tokensPerBlock` tokens would compute them: the router
+ * keys when that is the digest's router chunk size, else the worker keys of that size (same chunking, same chain).
+ */
+export function keysAtBlockSize(keys: DecisionKeys, tokensPerBlock: number, algo: HashAlgo): BigUint64Array | undefined {
+  if (tokensPerBlock === keys.routerTokensPerBlock) return keys.router.get(algo) ?? keys.router.values().next().value;
+  return keys.worker.get(workerKeyId(algo, tokensPerBlock));
+}
+
 export interface RouterSettings {
   readonly routerType: string | null;
   readonly tokensPerBlock: number | null;
+  /** the source that stated tokensPerBlock (null while none did) */
+  readonly tokensPerBlockFrom: string | null;
   readonly maxBatchSize: number | null;
   readonly backfillBlockHashesOnFinish: boolean | null;
   readonly servers: readonly string[] | null;
@@ -71,6 +92,7 @@ export class ObservationDigester {
   #router: RouterSettings = {
     routerType: null,
     tokensPerBlock: null,
+    tokensPerBlockFrom: null,
     maxBatchSize: null,
     backfillBlockHashesOnFinish: null,
     servers: null,
@@ -150,6 +172,7 @@ export class ObservationDigester {
         this.#router = {
           routerType: obs.routerType ?? this.#router.routerType,
           tokensPerBlock: obs.tokensPerBlock ?? this.#router.tokensPerBlock,
+          tokensPerBlockFrom: obs.tokensPerBlock !== null ? obs.source : this.#router.tokensPerBlockFrom,
           maxBatchSize: obs.maxBatchSize ?? this.#router.maxBatchSize,
           backfillBlockHashesOnFinish: obs.backfillBlockHashesOnFinish ?? this.#router.backfillBlockHashesOnFinish,
           servers: obs.servers ?? this.#router.servers,

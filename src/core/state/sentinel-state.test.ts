@@ -171,3 +171,26 @@ describe('join hooks for the live feed', () => {
     expect(JSON.stringify(decisions)).not.toMatch(/\[\s*1[12],\s*1[23]/);
   });
 });
+
+describe('the exported oracle (per-server oracle cached tokens) follows the diagnosis', () => {
+  const sum = (snapshot: ReturnType<typeof audit>['snapshot'], pick: (s: (typeof snapshot.servers)[number]) => number): number =>
+    snapshot.servers.reduce((n, s) => n + pick(s), 0);
+
+  it('events off: the sticky ideal, so the tokens lost equal hit-rate-below-oracle\'s', () => {
+    const { snapshot, input } = audit({ routing: 'random', events: false, trajectories: 60 }, { mode: 'relay' });
+    expect(snapshot.oracleBasis).toBe('sticky-ideal');
+    const oracle = sum(snapshot, (s) => s.oracleCachedTokens);
+    expect(oracle).toBe(input.decisions.stickyIdealCachedTokens);
+    const lost = oracle - sum(snapshot, (s) => s.cachedTokens);
+    expect(lost).toBeGreaterThan(0);
+    expect(snapshot.findings.find((f) => f.id === 'hit-rate-below-oracle')?.evidence.tokens_lost).toBe(lost);
+  });
+
+  it('events on: the oracle-best server from worker truth', () => {
+    const { snapshot, input } = audit({ routing: 'random', trajectories: 60 }, { mode: 'relay' });
+    expect(snapshot.oracleBasis).toBe('worker-truth');
+    const oracle = sum(snapshot, (s) => s.oracleCachedTokens);
+    expect(oracle).toBe(input.decisions.joinedOracleCachedTokens);
+    expect(snapshot.findings.find((f) => f.id === 'hit-rate-below-oracle')?.evidence.tokens_lost).toBe(oracle - sum(snapshot, (s) => s.cachedTokens));
+  });
+});

@@ -31,11 +31,15 @@ import type { StoredEventCheck } from './hash-verifier.js';
 import { LruMap } from './lru-map.js';
 import {
   DEFAULT_ROUTER_MAX_BATCH_SIZE,
+  DEFAULT_ROUTER_TOKENS_PER_BLOCK,
+  keysAtBlockSize,
   ObservationDigester,
   workerKeyId,
+  workerKeySizes,
   type DecisionKeys,
   type ObservationDigest,
 } from './observation-digester.js';
+import { RouterBlockSizeInference } from './router-block-size-inference.js';
 import { RelayBuffer, expandCompactEvent, type CompactEvent } from './relay-buffer.js';
 import type { DecisionStats, Finding, RankStats, ServerStats, SentinelSnapshot, Verdict } from './snapshot.js';
 import { WindowedCounters } from './windowed-counters.js';
@@ -140,6 +144,8 @@ export interface SentinelStateSnapshot extends SentinelSnapshot {
   /** (oracle − realised cached tokens) per second over the window; null without an oracle */
   readonly tokensLostPerSecond: number | null;
   readonly oracleBasis: 'worker-truth' | 'sticky-ideal' | null;
+  /** the router's tokens_per_block: stated (from = the source), inferred from its routing (from = 'inferred'), or unknown */
+  readonly routerTokensPerBlock: { readonly value: number | null; readonly from: string | null; readonly candidates: readonly number[] };
   /** share of follow-up turns that went back to their previous server; null before any */
   readonly stickiness: number | null;
   readonly ruleErrors: number;
@@ -165,8 +171,8 @@ interface PendingDecision {
   readonly oracleBestTokens: number;
   readonly oracleChosenTokens: number;
   readonly blockSize: number;
-  /** router keys for backfill-on-finish, kept only when the router backfills */
-  readonly backfillKeys: BigUint64Array | null;
+  /** router keys for backfill-on-finish (one chain per candidate chunk size), kept only when the router backfills */
+  readonly backfillKeys: readonly BigUint64Array[] | null;
   readonly backfillAlgo: HashAlgo;
 }
 
@@ -267,6 +273,10 @@ class Sentinel implements SentinelState {
   /** servers admitted under limits.servers */
   readonly #admitted = new Set<string>();
   #serverObservationsIgnored = 0;
+  /** the router's tokens_per_block from its behaviour, while no source states it */
+  readonly #tpbInference = new RouterBlockSizeInference();
+  /** the chunk sizes last considered while the router's is unknown */
+  #tpbCandidates: readonly number[] = [];
   #sawDrain = false;
   /** a stored event was seen: worker truth can say where a prefix was */
   #truthSeen = false;
@@ -528,7 +538,7 @@ class Sentinel implements SentinelState {
     let oracleBestTokens = 0;
     let oracleChosenTokens = 0;
     let blockSize = this.digester.blockSizeOf(server) ?? 0;
-    let backfillKeys: BigUint64Array | null = null;
+    let backfillKeys: BigUint64Array[] | null = null;
     const backfillAlgo = this.digester.hashAlgoOf(server);
     let candidates: DecisionJoin['candidates'] = [];
     let oracleBest: string[] = [];
@@ -543,7 +553,10 @@ class Sentinel implements SentinelState {
       this.#predictions.set(obs.requestId, joined.predictedAny);
       const reported = this.#reportedScores.peek(obs.requestId);
       if (reported !== undefined) this.#joinScore(obs.ts, joined.predictedAny, reported);
-      if (this.digester.router.backfillBlockHashesOnFinish === true) backfillKeys = keys.router.get(backfillAlgo) ?? null;
+      if (this.digester.router.backfillBlockHashesOnFinish === true) {
+        // the router backfills its own keys; with its chunk size unknown, those of every candidate (they never collide)
+        backfillKeys = joined.routerTokensPerBlock.map((tpb) => keysAtBlockSize(keys, tpb, backfillAlgo)).filter((k) => k !== undefined);
+      }
     }
     if (this.#onDecision !== null) {
       this.#onDecision({
@@ -574,6 +587,19 @@ class Sentinel implements SentinelState {
     });
   }
 
+  /**
+   * The router chunk sizes to predict with: the stated one; else the inferred one; else the candidates (32 and every
+   * worker block size) while the router's behaviour decides between them.
+   */
+  #routerBlockSizes(keys: DecisionKeys): { readonly known: boolean; readonly candidates: readonly number[] } {
+    if (this.digester.router.tokensPerBlock !== null) return { known: true, candidates: [keys.routerTokensPerBlock] };
+    const inferred = this.#tpbInference.inferred;
+    if (inferred !== null) return { known: true, candidates: [inferred] };
+    const candidates = [keys.routerTokensPerBlock, ...workerKeySizes(keys).filter((size) => size !== keys.routerTokensPerBlock)];
+    this.#tpbCandidates = candidates;
+    return { known: false, candidates };
+  }
+
   /** The per-decision join of design.md §4: predicted router matches, oracle matches and scores per server. */
   #join(
     obs: DecisionObservation,
@@ -586,29 +612,45 @@ class Sentinel implements SentinelState {
     blockSize: number;
     candidates: DecisionJoin['candidates'];
     oracleBestServers: string[];
+    routerTokensPerBlock: readonly number[];
   } {
     const ts = obs.ts;
     const servers = this.digester.serverIds();
     if (!servers.includes(obs.server)) servers.push(obs.server);
-    const tpb = keys.routerTokensPerBlock;
     const mbs = this.digester.router.maxBatchSize ?? DEFAULT_ROUTER_MAX_BATCH_SIZE;
     const n = servers.length;
-    const predicted = new Array<number>(n).fill(0);
+    const algos = servers.map((s) => this.digester.hashAlgoOf(s));
+    const chosenIndex = servers.indexOf(obs.server);
+    // predicted router matches under each chunk size the router may use
+    const sizes = this.#routerBlockSizes(keys);
+    let predictedAny = false;
+    const predictedBy = new Map<number, { predicted: number[]; blocks: number[] }>();
+    for (const tpb of sizes.candidates) {
+      const predicted = new Array<number>(n).fill(0);
+      const blocks = new Array<number>(n).fill(0);
+      for (let i = 0; i < n; i++) {
+        const routerKeys = keysAtBlockSize(keys, tpb, algos[i]!);
+        if (routerKeys === undefined) continue;
+        predicted[i] = this.#replica.matchedBlocks(servers[i]!, routerKeys, algos[i]) * tpb;
+        blocks[i] = routerKeys.length;
+        if (predicted[i]! > 0) predictedAny = true;
+      }
+      predictedBy.set(tpb, { predicted, blocks });
+      if (!sizes.known) this.#tpbInference.observe(tpb, predicted, chosenIndex);
+    }
+    if (!sizes.known) this.#tpbInference.settle();
+    // scores and predicted tokens with the known size, or the candidate the router follows best so far
+    const tpb = sizes.known ? sizes.candidates[0]! : this.#tpbInference.leader(sizes.candidates, keys.routerTokensPerBlock);
+    const { predicted, blocks } = predictedBy.get(tpb)!;
     const oracle = new Array<number>(n).fill(0);
     const scores = new Array<number>(n).fill(0);
     const cacheTerms = new Array<number>(n).fill(0);
     let firstHeld = false;
-    let chosenIndex = -1;
     let chosenBlockSize = 0;
     for (let i = 0; i < n; i++) {
       const s = servers[i]!;
-      if (s === obs.server) chosenIndex = i;
-      const algo = this.digester.hashAlgoOf(s);
-      const routerKeys = keys.router.get(algo) ?? keys.router.values().next().value;
-      if (routerKeys !== undefined) {
-        predicted[i] = this.#replica.matchedBlocks(s, routerKeys, algo) * tpb;
-        cacheTerms[i] = predicted[i]! / Math.max(routerKeys.length * tpb, 1);
-      }
+      const algo = algos[i]!;
+      cacheTerms[i] = predicted[i]! / Math.max(blocks[i]! * tpb, 1);
       const size = this.digester.blockSizeOf(s);
       const workerKeys = size === null ? undefined : keys.worker.get(workerKeyId(algo, size));
       if (size !== null && workerKeys !== undefined && workerKeys.length > 0) {
@@ -616,11 +658,12 @@ class Sentinel implements SentinelState {
         oracle[i] = Math.min(match.bestRankBlocks * size, keys.hashedTokens);
         if (!firstHeld && match.unionBlocks > 0) firstHeld = true;
       }
-      if (s === obs.server) chosenBlockSize = size ?? 0;
+      if (i === chosenIndex) chosenBlockSize = size ?? 0;
       scores[i] = cacheTerms[i]! - (obs.inflight?.[s] ?? 0) / mbs;
     }
     this.#count(ts, 'keys');
-    const predictedAny = predicted.some((p) => p > 0);
+    // while the router's chunk size is unknown, a match predicted under any candidate counts (predicted ≡ 0 must
+    // hold under every size the router may use)
     if (predictedAny) this.#count(ts, 'predAny');
     const maxOracle = Math.max(...oracle);
     if (maxOracle > 0) this.#count(ts, 'oracleAny');
@@ -650,6 +693,7 @@ class Sentinel implements SentinelState {
       blockSize: chosenBlockSize,
       candidates: servers.map((server, i) => ({ server, predictedTokens: predicted[i]!, oracleTokens: oracle[i]!, score: scores[i]! })),
       oracleBestServers: maxOracle > 0 ? servers.filter((_, i) => oracle[i] === maxOracle) : [],
+      routerTokensPerBlock: sizes.candidates,
     };
   }
 
@@ -678,7 +722,7 @@ class Sentinel implements SentinelState {
     }
     this.#pending.delete(obs.requestId);
     this.#count(obs.ts, 'wout');
-    if (pending.backfillKeys !== null && obs.ok) this.#replica.backfill(pending.server, pending.backfillKeys, pending.backfillAlgo);
+    if (pending.backfillKeys !== null && obs.ok) for (const k of pending.backfillKeys) this.#replica.backfill(pending.server, k, pending.backfillAlgo);
     const scattered = obs.ok && obs.promptTokens !== null && pending.followup && cached < 0.5 * prompt;
     if (this.#onOutcome !== null) {
       this.#onOutcome({
@@ -702,15 +746,19 @@ class Sentinel implements SentinelState {
         const avoidable = pending.hasKeys && this.#truthSeen ? pending.oracleBestTokens >= 0.5 * prompt : pending.sticky === false;
         if (avoidable) this.#count(obs.ts, 'scatAvoid');
       }
-      const ideal = Math.max(cached, pending.prevPromptTokens === null ? 0 : Math.min(pending.prevPromptTokens, prompt - 1));
-      this.#count(obs.ts, 'ideal', ideal);
-    } else {
-      this.#count(obs.ts, 'ideal', cached);
     }
+    // the sticky ideal: every follow-up back on its previous server (never below the realised)
+    const ideal = pending.followup ? Math.max(cached, pending.prevPromptTokens === null ? 0 : Math.min(pending.prevPromptTokens, prompt - 1)) : cached;
+    this.#count(obs.ts, 'ideal', ideal);
     this.#count(obs.ts, 'idealP', prompt);
+    // the exported oracle (kvsentinel_oracle_cached_tokens_total) follows the diagnosis: the oracle-best server from
+    // worker truth when the sidecar sees stored events, else the sticky ideal — so the tokens lost it gives are those
+    // hit-rate-below-oracle reports, also with events off
+    const truthOracle = pending.hasKeys && this.#seesWorkerEvents && this.#truthSeen;
+    if (!truthOracle) totals.oracleCachedTokens += ideal;
     if (pending.hasKeys) {
       const oracleBest = Math.min(pending.oracleBestTokens, prompt);
-      totals.oracleCachedTokens += oracleBest;
+      if (truthOracle) totals.oracleCachedTokens += oracleBest;
       this.#count(obs.ts, 'jp', prompt);
       this.#count(obs.ts, 'jc', cached);
       this.#count(obs.ts, 'jo', oracleBest);
@@ -780,6 +828,15 @@ class Sentinel implements SentinelState {
   get #seesWorkerEvents(): boolean {
     // a relay reports the router's polls even when every drain was empty
     return this.#mode === 'relay' || this.#mode === 'exclusive' || (this.#mode === 'auto' && (this.#sawDrain || this.#sawRouterPoll));
+  }
+
+  #routerTokensPerBlock(): Pick<DiagnosisInput['router'], 'tokensPerBlock' | 'tokensPerBlockFrom' | 'tokensPerBlockCandidates'> {
+    const router = this.digester.router;
+    if (router.tokensPerBlock !== null) return { tokensPerBlock: router.tokensPerBlock, tokensPerBlockFrom: router.tokensPerBlockFrom, tokensPerBlockCandidates: [] };
+    const inferred = this.#tpbInference.inferred;
+    if (inferred !== null) return { tokensPerBlock: inferred, tokensPerBlockFrom: 'inferred', tokensPerBlockCandidates: [] };
+    const candidates = this.#tpbCandidates.length > 0 ? this.#tpbCandidates : [DEFAULT_ROUTER_TOKENS_PER_BLOCK];
+    return { tokensPerBlock: null, tokensPerBlockFrom: null, tokensPerBlockCandidates: [...candidates].sort((a, b) => a - b) };
   }
 
   diagnosisInput(now: number): DiagnosisInput {
@@ -882,7 +939,7 @@ class Sentinel implements SentinelState {
       router: {
         type: router.routerType,
         source: router.source,
-        tokensPerBlock: router.tokensPerBlock,
+        ...this.#routerTokensPerBlock(),
         maxBatchSize: router.maxBatchSize,
         backfillBlockHashesOnFinish: router.backfillBlockHashesOnFinish,
         consumesEvents: routerConsumesEvents(router.routerType),
@@ -951,6 +1008,11 @@ class Sentinel implements SentinelState {
       window: span,
       tokensLostPerSecond: tokensLost === null ? null : tokensLost / seconds,
       oracleBasis,
+      routerTokensPerBlock: {
+        value: input.router.tokensPerBlock,
+        from: input.router.tokensPerBlockFrom,
+        candidates: input.router.tokensPerBlockCandidates,
+      },
       stickiness: total('fu') > 0 ? total('sticky') / total('fu') : null,
       ruleErrors: this.#ruleErrors,
       dropped: {

@@ -1,5 +1,6 @@
 // cache-signal-inert (the headline): routing is statistically independent of where the prefix is cached —
-// predicted router matches ≡ 0 while worker truth shows reusable prefixes, or the chosen server is the oracle best
+// predicted router matches ≡ 0 (under every chunk size the router may use, while its tokens_per_block is unknown)
+// while worker truth shows reusable prefixes, or the chosen server is the oracle best
 // no more often than chance, or (logs only) follow-up turns return to their previous server no more often than 1/N,
 // or the router's debug endpoint reports no matched tokens at all.
 import type { Rule } from '../rule.js';
@@ -19,8 +20,14 @@ export const cacheSignalInert: Rule = {
       evidence.decisions_with_keys = d.withKeys;
       evidence.predicted_match_share = round3(predicted);
       evidence.oracle_match_share = round3(oracle);
+      // with the router's chunk size unknown, predictedAnyMatch counts a match under any size it may use: the
+      // criterion then says "no size gives a match", never "the default size gives none"
+      const unknown = input.router.tokensPerBlock === null;
+      evidence.router_tokens_per_block = unknown ? `unknown (predicted under each of ${input.router.tokensPerBlockCandidates.join('/')})` : input.router.tokensPerBlock;
+      if (!unknown) evidence.router_tokens_per_block_from = input.router.tokensPerBlockFrom ?? 'unknown';
       if (predicted <= t.predictedMatchMaxShare && oracle >= t.oracleMatchMinShare) {
-        reasons.push(`the router's table predicts a match for ${percent(predicted)} of decisions while workers hold a prefix for ${percent(oracle)}`);
+        const sizes = unknown ? ` under every tokens_per_block it may use (${input.router.tokensPerBlockCandidates.join(', ')})` : '';
+        reasons.push(`the router's table predicts a match for ${percent(predicted)} of decisions${sizes} while workers hold a prefix for ${percent(oracle)}`);
       }
     }
     const ranked = d.oracleBest + d.notOracleBest;

@@ -32,13 +32,21 @@ export const routerHashDivergence: Rule = {
     const rs = input.routerScores;
     const debug = rs.replicaPredictedMatch >= t.minDecisions && ratio(rs.replicaMatchRouterNone, rs.replicaPredictedMatch) >= 0.9;
     if (!keyed && !debug && !contradicted) return null;
+    // a chunk size no source states (unknown, or inferred earlier — the router may have been reconfigured since): a
+    // router chunking other than the workers looks the same from outside as drifting token ids
+    const sizeUnknown = contradicted && !keyed && !debug && (input.router.tokensPerBlock === null || input.router.tokensPerBlockFrom === 'inferred');
+    const sizes = [...new Set(input.servers.map((s) => s.advertisedBlockSize ?? s.inferredBlockSize).filter((v): v is number => v !== null))];
+    const workerSize = sizes.join('/') || 'the workers\' kv_cache_config.tokens_per_block';
     return {
       servers: input.servers.map((s) => s.server),
       summary: keyed
         ? `workers reuse ${(realisedHit * 100).toFixed(0)}% of prompt tokens, yet the block keys of the prompts the router sends match ${(ratio(d.oracleAnyMatch, d.withKeys) * 100).toFixed(1)}% of decisions in what they store`
         : debug
           ? `the router reports no matched tokens on ${rs.replicaMatchRouterNone} of ${rs.replicaPredictedMatch} decisions where its own table should have matched`
-          : `the router's table should match ${(ratio(d.predictedAnyMatch, d.withKeys) * 100).toFixed(0)}% of requests, yet only ${(ratio(d.agreesWithReplica, d.withKeys) * 100).toFixed(0)}% of its choices follow the score that gives`,
+          : `the router's table should match ${(ratio(d.predictedAnyMatch, d.withKeys) * 100).toFixed(0)}% of requests, yet only ${(ratio(d.agreesWithReplica, d.withKeys) * 100).toFixed(0)}% of its choices follow the score that gives` +
+            (sizeUnknown
+              ? ` (no source states the router's tokens_per_block${input.router.tokensPerBlock !== null ? `, ${input.router.tokensPerBlock} was inferred from its earlier routing` : ''}: a chunk size other than the workers' ${workerSize} looks the same)`
+              : ''),
       evidence: {
         decisions_with_keys: d.withKeys,
         first_block_held_share: round3(ratio(d.firstBlockHeld, d.withKeys)),
@@ -49,10 +57,12 @@ export const routerHashDivergence: Rule = {
         router_reported_none_where_table_matches: rs.replicaMatchRouterNone,
         predicted_match_share: round3(ratio(d.predictedAnyMatch, d.withKeys)),
         choices_following_replicated_score: round3(ratio(d.agreesWithReplica, d.withKeys)),
+        router_tokens_per_block: input.router.tokensPerBlock ?? 'unknown',
         ...windowEvidence(input.window),
       },
       cause: 'trtllm-wire.md §7.3: the router hashes token ids that differ from the workers\' (own chat rendering / tokenizer, `auto` algorithm drift, cache_salt)',
       fix:
+        (sizeUnknown ? `router_args.tokens_per_block: ${workerSize} if the router's differs (state it explicitly); otherwise ` : '') +
         'send the workers\' token ids: the same tokenizer and chat template on router and CTX workers (matching render fingerprints), ' +
         'kv_cache_config.kv_cache_event_hash_algo set explicitly (not auto) on both sides, the same cache_salt handling; ' +
         'until then router_args.backfill_block_hashes_on_finish: true (self-consistent router hashes)',

@@ -130,7 +130,7 @@ describe('rules', () => {
 
   it('a conversation router is never blamed for the event path it does not use', () => {
     const input = quietInput({
-      router: { type: 'conversation', source: 'simulator', tokensPerBlock: 128, maxBatchSize: null, backfillBlockHashesOnFinish: null, consumesEvents: false },
+      router: { type: 'conversation', source: 'simulator', tokensPerBlock: 128, tokensPerBlockFrom: 'simulator', tokensPerBlockCandidates: [], maxBatchSize: null, backfillBlockHashesOnFinish: null, consumesEvents: false },
       servers: servers({ events: 0, eventsTotal: 0, routerPolls: 0, routerPollsTotal: 0 }),
       decisions: quietDecisions({ predictedAnyMatch: 0 }),
     });
@@ -203,5 +203,31 @@ describe('cache-signal-inert chance model', () => {
 describe('turn-scatter-high', () => {
   it('ignores scatter no routing could have avoided (prefixes evicted everywhere)', () => {
     expect(firing(quietInput({ decisions: quietDecisions({ scattered: 60, avoidableScattered: 5 }) }))).toEqual([]);
+  });
+});
+
+describe('router tokens_per_block unknown or inferred', () => {
+  const unknown = { ...quietInput().router, tokensPerBlock: null, tokensPerBlockFrom: null, tokensPerBlockCandidates: [32, 128] };
+  it('tokens-per-block-mismatch never claims a mismatch on an unknown chunk size, and names an inferred one', () => {
+    expect(firing(quietInput({ router: unknown }))).toEqual([]);
+    const inferred = runRules(RULES, quietInput({ router: { ...unknown, tokensPerBlock: 32, tokensPerBlockFrom: 'inferred', tokensPerBlockCandidates: [] } }));
+    expect(inferred.hits.get('tokens-per-block-mismatch')!.evidence.router_tokens_per_block_from).toBe('inferred from its routing');
+  });
+  it('cache-signal-inert reads "predicted ≡ 0" as "under every candidate" and says so', () => {
+    const hit = runRules(RULES, quietInput({ router: unknown, decisions: quietDecisions({ predictedAnyMatch: 0 }) })).hits.get('cache-signal-inert');
+    expect(hit!.summary).toContain('under every tokens_per_block it may use (32, 128)');
+    expect(hit!.evidence.router_tokens_per_block).toBe('unknown (predicted under each of 32/128)');
+  });
+  it('router-hash-divergence (choices contradict the replica) names the chunk size as a cause while it is unknown', () => {
+    const contradicted = quietDecisions({ agreesWithReplica: 100 });
+    const withSize = runRules(RULES, quietInput({ decisions: contradicted })).hits.get('router-hash-divergence');
+    expect(withSize!.fix).not.toContain('tokens_per_block');
+    const hit = runRules(RULES, quietInput({ router: unknown, decisions: contradicted })).hits.get('router-hash-divergence');
+    expect(hit!.summary).toContain("no source states the router's tokens_per_block");
+    expect(hit!.fix).toMatch(/^router_args\.tokens_per_block: 128 if the router's differs/);
+    // an inferred size may be stale (the router reconfigured since): still named
+    const inferred = runRules(RULES, quietInput({ router: { ...unknown, tokensPerBlock: 128, tokensPerBlockFrom: 'inferred', tokensPerBlockCandidates: [] }, decisions: contradicted })).hits.get('router-hash-divergence');
+    expect(inferred!.summary).toContain('128 was inferred from its earlier routing');
+    expect(inferred!.fix).toMatch(/^router_args\.tokens_per_block: 128 if the router's differs/);
   });
 });

@@ -1,5 +1,6 @@
 // tokens-per-block-mismatch: the router chunks prompts into blocks of a different size than the workers' KV blocks,
-// so the block hashes it computes can never equal the stored ones.
+// so the block hashes it computes can never equal the stored ones. Only with the router's chunk size known — stated by
+// a source or inferred from its routing (never the default assumed for lack of a source).
 import type { Rule } from '../rule.js';
 import { windowEvidence } from './rule-math.js';
 
@@ -22,7 +23,7 @@ export const tokensPerBlockMismatch: Rule = {
       summary: `the router hashes ${tpb}-token chunks but ${names.join(', ')} store ${sizes.join('/')}-token blocks: its hashes can never match`,
       evidence: {
         router_tokens_per_block: tpb,
-        router_settings_from: input.router.source ?? 'unknown',
+        router_tokens_per_block_from: input.router.tokensPerBlockFrom === 'inferred' ? 'inferred from its routing' : (input.router.tokensPerBlockFrom ?? 'unknown'),
         worker_block_size: sizes.join('/'),
         worker_block_size_from: hit.some((s) => s.advertisedBlockSize !== null) ? 'server_info' : 'stored events',
         decisions: input.decisions.decisions,
