@@ -1,6 +1,7 @@
 // Latency the relay adds to a CTX request (target: p50 < +1 ms), measured against the same fake worker directly.
-// A measurement, not a test. Run:
-//   npx tsc -p tsconfig.json --noEmit false --outDir .bench-build && node .bench-build/bench/relay-latency.js
+// A measurement, not a test, outside the report (`npm run bench -- --only relay` measures the relay under load). It is
+// compiled with the bench (`npm run bench`, or `npx tsc -p bench/tsconfig.json`) into build/; run:
+//   node build/bench/relay-latency.js
 // BENCH_PATH=/v1/other proxies without decision capture; BENCH_CAPTURE=1 captures but skips the body parse.
 // The worker answers instantly, so the decision parse (CPU, on the relay's event loop) shows up in full here; with a
 // real CTX worker it overlaps the prefill.

@@ -11,13 +11,15 @@ export interface ProcResult {
   readonly wallMs: number;
   /** peak RSS of the child in bytes when measureRss was asked (GNU time, or python3's getrusage), else null */
   readonly maxRssBytes: number | null;
+  /** user + system CPU seconds of the child, measured with the peak RSS (null without measureRss) */
+  readonly cpuSeconds: number | null;
 }
 
 const hasGnuTime = spawnSync('/usr/bin/time', ['-f', '%M', 'true'], { encoding: 'utf8' }).status === 0;
 // without GNU time, python3 runs the command and reports the peak RSS of its (only) child from getrusage
 const PY_RSS_WRAPPER =
   'import resource,subprocess,sys\nr=subprocess.run(sys.argv[1:])\n' +
-  "sys.stderr.write('__MAXRSS_KB__=%d\\n' % resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)\nsys.exit(r.returncode)";
+  "u=resource.getrusage(resource.RUSAGE_CHILDREN)\nsys.stderr.write('__CPU__=%f %f __MAXRSS_KB__=%d\\n' % (u.ru_utime,u.ru_stime,u.ru_maxrss))\nsys.exit(r.returncode)";
 
 /** Runs a command to completion; `measureRss` wraps it (GNU time or python3) to read its peak RSS. */
 export function runProcess(
@@ -27,7 +29,7 @@ export function runProcess(
 ): Promise<ProcResult> {
   const rss = options.measureRss === true;
   const cmd = !rss ? command : hasGnuTime ? '/usr/bin/time' : 'python3';
-  const argv = !rss ? [...args] : hasGnuTime ? ['-f', '__MAXRSS_KB__=%M', command, ...args] : ['-c', PY_RSS_WRAPPER, command, ...args];
+  const argv = !rss ? [...args] : hasGnuTime ? ['-f', '__CPU__=%U %S __MAXRSS_KB__=%M', command, ...args] : ['-c', PY_RSS_WRAPPER, command, ...args];
   return new Promise((resolvePromise, reject) => {
     const start = performance.now();
     const child = spawn(cmd, argv, { cwd: repoRoot, stdio: ['pipe', 'pipe', 'pipe'], env: options.env ?? process.env });
@@ -50,12 +52,14 @@ export function runProcess(
       const wallMs = performance.now() - start;
       let stderr = Buffer.concat(err).toString('utf8');
       let maxRssBytes: number | null = null;
-      const m = /__MAXRSS_KB__=(\d+)\s*$/.exec(stderr);
+      let cpuSeconds: number | null = null;
+      const m = /__CPU__=([\d.]+) ([\d.]+) __MAXRSS_KB__=(\d+)\s*$/.exec(stderr);
       if (m !== null) {
-        maxRssBytes = Number(m[1]) * 1024;
+        cpuSeconds = Number(m[1]) + Number(m[2]);
+        maxRssBytes = Number(m[3]) * 1024;
         stderr = stderr.slice(0, m.index);
       }
-      resolvePromise({ stdout: Buffer.concat(out).toString('utf8'), stderr, code, wallMs, maxRssBytes });
+      resolvePromise({ stdout: Buffer.concat(out).toString('utf8'), stderr, code, wallMs, maxRssBytes, cpuSeconds });
     });
     // a child that exits without reading its input is fine: ignore EPIPE on stdin
     child.stdin.on('error', () => undefined);
@@ -108,6 +112,8 @@ export async function runPython<T>(
 export interface Service<T> {
   /** the first JSON line the service printed (its ports) */
   readonly info: T;
+  /** the child's process id (for its CPU time in /proc) */
+  readonly pid: number | undefined;
   /** stderr so far, for error messages */
   stderr(): string;
   stop(): Promise<void>;
@@ -149,7 +155,7 @@ export function startService<T>(
       if (settled) return;
       settled = true;
       clearTimeout(timer);
-      resolvePromise({ info, stderr: () => err, stop });
+      resolvePromise({ info, pid: child.pid, stderr: () => err, stop });
     };
     child.on('error', (e) => fail(e.message));
     void exited.then((code) => fail(`exited early with code ${String(code)}`));

@@ -36,6 +36,7 @@ export async function auditSection(config: RunConfig): Promise<SectionReport> {
   const size = statSync(file).size;
   const walls: number[] = [];
   const rss: number[] = [];
+  const cpu: number[] = [];
   const floor: number[] = [];
   let report: AuditJson | null = null;
   for (let run = 0; run < config.slowRuns; run++) {
@@ -45,12 +46,13 @@ export async function auditSection(config: RunConfig): Promise<SectionReport> {
     report = JSON.parse(r.stdout) as AuditJson;
     walls.push(r.wallMs);
     if (r.maxRssBytes !== null) rss.push(r.maxRssBytes);
+    if (r.cpuSeconds !== null) cpu.push(r.cpuSeconds);
     floor.push((await runNodeTask<{ lines: number; seconds: number }>('jsonl-read', { file })).seconds * 1000);
   }
   const wall = median(walls);
   const peak = rss.length > 0 ? median(rss) : null;
   const notes = [
-    `Per run: ${walls.map((w, i) => `${fmtMs(w)}${rss[i] === undefined ? '' : ` / ${fmtBytes(rss[i])}`}`).join(', ')}. ` +
+    `Per run (wall / peak RSS / CPU seconds of the process): ${walls.map((w, i) => `${fmtMs(w)}${rss[i] === undefined ? '' : ` / ${fmtBytes(rss[i])}`}${cpu[i] === undefined ? '' : ` / ${cpu[i].toFixed(1)} s CPU`}`).join(', ')}. ` +
       `The audit reported ${report!.stats.requests.toLocaleString('en-US')} requests, verdict ${report!.verdict}, findings: ${report!.findings.map((f) => f.id).join(', ') || 'none'}.`,
   ];
   if ((wall >= 60_000 || (peak !== null && peak >= 2 * 2 ** 30)) && !config.quick) {
@@ -64,11 +66,15 @@ export async function auditSection(config: RunConfig): Promise<SectionReport> {
     const top = topSelfTime(prof.dir, 12);
     notes.push(
       `**Target missed — profile** (\`node --cpu-prof\` of the audit on a bundle a tenth the size, self time of ${top.totalMs.toFixed(0)} ms): ${formatTop(top.entries)}. ` +
-        ((top.entries[0]?.share ?? 0) >= 0.3
-          ? `\`${top.entries[0]!.fn}\` dominates: that function is the next step.`
-          : 'No single function dominates: the time is spread over decoding the JSONL records, applying events to the tables, the per-decision ' +
-            'joins and GC, so the next step is structural: decode records with a specialised scanner instead of generic JSON, apply events to ' +
-            'the tables without materialising per-event objects, and decode in a worker thread while the main thread applies.'),
+        'Where it goes: `decodeBundleRecord` is JSON.parse of each line (inlined, native); the rest is spread over applying ' +
+        'events to worker truth and the replica, the per-decision join (`bestPrefix`/`matchGroups`: the longest prefix per server ' +
+        'and rank, hash lookups per prompt block) and GC. Done so far: compact relay events go to the replica as keys (no per-block ' +
+        'objects rebuilt), per-event counters are summed per drain, the truth table caches its rank grouping and last stream per rank, ' +
+        'bundle lines are split on bytes instead of readline, hashes and check codes are decoded without regular expressions or ' +
+        'per-field path strings. What limits it: a single thread replaying ≈ 5 M events and 100 k joins in order, and on this shared ' +
+        'machine the wall time includes waiting for a core (compare the CPU seconds per run above). Next steps: a layout-specific ' +
+        'scanner for worker-events lines instead of JSON.parse plus field checks, and decoding in a worker thread into transferable ' +
+        'binary (keys, counts) while the main thread applies.',
     );
   }
   return {

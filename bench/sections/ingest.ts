@@ -92,12 +92,16 @@ export async function ingestSection(config: RunConfig): Promise<SectionReport> {
     const top = topSelfTime(prof.dir, 12);
     notes.push(
       `**Target missed — profile** (\`node --cpu-prof\`, one parse + replica run, self time of ${top.totalMs.toFixed(0)} ms): ${formatTop(top.entries)}. ` +
-        'What limits it: the token arrays are most of the payload (a 128-token block is ≈ 7 KB of `{"type":"unique_token",…}` objects) ' +
-        'and a lossless, validating parser has to walk every one of them in JavaScript, while json.loads and JSON.parse are native code; ' +
-        'decoding the response bytes to a string (`slice` in node:buffer) and GC of the per-event objects are most of the rest, and the ' +
-        'table apply is a few per cent. The 5× Python target would need ≈ 5× json.loads\' native speed from JavaScript. Next step: let ' +
-        'consumers that need only hashes (the router replica) skip-scan the `tokens` arrays and keep a lazy raw slice for hash verification, ' +
-        'and decode the bytes as latin1 when they are ASCII.',
+        'What limits it: the token arrays are most of the payload (a 128-token block is ≈ 7 KB of `{"type":"unique_token",…}` objects). ' +
+        'Runs of tokens in TensorRT-LLM\'s compact spelling are now checked by one sticky regular expression (native code, the `RegExp:` entry) ' +
+        'and their ids read from the layout it proved, so the JavaScript token loop (`parseTokens`) is no longer the largest cost. ' +
+        'What is left is mostly outside the parser: decoding the response bytes to a string (`slice` in node:buffer, UTF-8; latin1 for ' +
+        'ASCII bytes measured no faster here) and GC of what every pass allocates: the decoded body strings, the per-block token ' +
+        'arrays the hash verification needs and the event objects. Skipping the token arrays for the replica would not be honest: in the sidecar the same parse ' +
+        'feeds worker truth and hash verification, which need every token, and the replica takes its keys from that parse (the full ' +
+        'sidecar row above). The 5× target asks for ≈ 5× json.loads\' native speed from JavaScript, including the UTF-8 decode json.loads ' +
+        'does in C. Next step: parse straight from the response Uint8Array (no string decode; item `raw` slices decoded lazily), which ' +
+        'removes the `slice` share and most of the GC.',
     );
   }
   return {

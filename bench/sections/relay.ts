@@ -1,5 +1,10 @@
 // §4 Relay overhead: the same closed-loop load (256 concurrent clients, 200 KB prompts, SSE responses) against a
-// simulated CTX worker directly and through `kvsentinel serve --relay`, interleaved run by run.
+// simulated CTX worker directly and through `kvsentinel serve --relay`, interleaved run by run. Every figure is the
+// median over runs of the same-run pair (direct, relayed); the CPU each process spent per request shows what limits
+// the relayed throughput on a machine whose cores the load generator, the worker and the relay share.
+import { spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { cpus } from 'node:os';
 import { cliCommandMissing, cliPath } from '../lib/cli.js';
 import { freePort, waitForHttp } from '../lib/net.js';
 import { runNodeTask, startService, startTaskService } from '../lib/proc.js';
@@ -10,6 +15,31 @@ import type { LoadParams, LoadResult } from '../tasks/load.js';
 
 const TITLE = '4. Relay overhead';
 
+const CLK_TCK = Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout.trim()) || 100;
+
+/** CPU time (user + system) a process has used so far, from /proc; null where there is no /proc. */
+function processCpuMs(pid: number | undefined): number | null {
+  if (pid === undefined) return null;
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLK_TCK;
+  } catch {
+    return null;
+  }
+}
+
+function signedMs(ms: number): string {
+  return `${ms < 0 ? '−' : '+'}${fmtMs(Math.abs(ms))}`;
+}
+
+interface RunCpu {
+  /** CPU ms per completed request (whole run, warm-up included) of the load generator, the worker and the relay */
+  readonly load: number;
+  readonly worker: number | null;
+  readonly relay: number | null;
+}
+
 export async function relaySection(config: RunConfig): Promise<SectionReport> {
   const missing = await cliCommandMissing(['serve']);
   if (missing !== null) return notMeasured('relay', TITLE, missing, [
@@ -18,7 +48,7 @@ export async function relaySection(config: RunConfig): Promise<SectionReport> {
     ]);
   const worker = await startTaskService<{ ports: number[] }>('sim-worker', { servers: 1, chunks: 16, eventFiles: [] });
   const workerUrl = `http://127.0.0.1:${worker.info.ports[0]!}`;
-  const startServe = async (nodeFlags: readonly string[]): Promise<{ url: string; stop: () => Promise<void> }> => {
+  const startServe = async (nodeFlags: readonly string[]): Promise<{ url: string; pid: number | undefined; stop: () => Promise<void> }> => {
     const relayPort = await freePort();
     const webPort = await freePort();
     const url = `http://127.0.0.1:${relayPort}`;
@@ -27,7 +57,7 @@ export async function relaySection(config: RunConfig): Promise<SectionReport> {
       [...nodeFlags, cliPath, 'serve', '--relay', `ctx0=${workerUrl}@127.0.0.1:${relayPort}`, '--web.listen-address', `127.0.0.1:${webPort}`],
       { readyLine: false, ready: () => waitForHttp(`${url}/health`) },
     );
-    return { url, stop: () => service.stop() };
+    return { url, pid: service.pid, stop: () => service.stop() };
   };
   const serve = await startServe([]).catch(async (e: unknown) => {
     await worker.stop();
@@ -44,12 +74,26 @@ export async function relaySection(config: RunConfig): Promise<SectionReport> {
   };
   const direct: LoadResult[] = [];
   const relayed: LoadResult[] = [];
+  const directCpu: RunCpu[] = [];
+  const relayedCpu: RunCpu[] = [];
+  const measured = async (origin: string): Promise<{ result: LoadResult; cpu: RunCpu }> => {
+    const w0 = processCpuMs(worker.pid);
+    const r0 = processCpuMs(serve.pid);
+    const result = await runNodeTask<LoadResult>('load', { ...base, origin });
+    const w1 = processCpuMs(worker.pid);
+    const r1 = processCpuMs(serve.pid);
+    const per = (a: number | null, b: number | null): number | null => (a === null || b === null ? null : (b - a) / Math.max(1, result.totalRequests));
+    return { result, cpu: { load: result.cpuMs / Math.max(1, result.totalRequests), worker: per(w0, w1), relay: origin === workerUrl ? null : per(r0, r1) } };
+  };
   try {
     for (let run = 0; run < config.runs; run++) {
-      const d = await runNodeTask<LoadResult>('load', { ...base, origin: workerUrl });
-      if (d.errors > 0) throw new Error(`direct load had ${d.errors} failed requests: the harness is broken`);
-      direct.push(d);
-      relayed.push(await runNodeTask<LoadResult>('load', { ...base, origin: relayUrl }));
+      const d = await measured(workerUrl);
+      if (d.result.errors > 0) throw new Error(`direct load had ${d.result.errors} failed requests: the harness is broken`);
+      direct.push(d.result);
+      directCpu.push(d.cpu);
+      const r = await measured(relayUrl);
+      relayed.push(r.result);
+      relayedCpu.push(r.cpu);
     }
   } catch (e) {
     await worker.stop();
@@ -69,7 +113,7 @@ export async function relaySection(config: RunConfig): Promise<SectionReport> {
   const rows: Row[] = [
     {
       measurement: 'added latency p50 (time to last SSE byte)',
-      result: `${fmtMs(p50r)} (+${fmtMs(p50r - p50d)})`,
+      result: `${fmtMs(p50r)} (${signedMs(p50r - p50d)})`,
       baseline: `direct ${fmtMs(p50d)}`,
       ratio: fmtRatio(p50r / p50d),
       target: 'p50 under +1 ms',
@@ -77,7 +121,7 @@ export async function relaySection(config: RunConfig): Promise<SectionReport> {
     },
     {
       measurement: 'added latency p99',
-      result: `${fmtMs(p99r)} (+${fmtMs(p99r - p99d)})`,
+      result: `${fmtMs(p99r)} (${signedMs(p99r - p99d)})`,
       baseline: `direct ${fmtMs(p99d)}`,
       ratio: fmtRatio(p99r / p99d),
       target: '—',
@@ -100,7 +144,28 @@ export async function relaySection(config: RunConfig): Promise<SectionReport> {
       status: statusOf(relayErrors === 0),
     },
   ];
+  const medOf = (xs: readonly (number | null)[]): number | null => (xs.some((x) => x === null) ? null : median(xs as number[]));
+  const cpuLoadD = medOf(directCpu.map((c) => c.load));
+  const cpuLoadR = medOf(relayedCpu.map((c) => c.load));
+  const cpuWorkerD = medOf(directCpu.map((c) => c.worker));
+  const cpuWorkerR = medOf(relayedCpu.map((c) => c.worker));
+  const cpuRelay = medOf(relayedCpu.map((c) => c.relay));
+  const fmtCpu = (ms: number | null): string => (ms === null ? 'n/a' : `${ms.toFixed(2)} ms`);
+  rows.push({
+    measurement: 'relay CPU per request (`kvsentinel serve` process)',
+    result: fmtCpu(cpuRelay),
+    baseline: `worker ${fmtCpu(cpuWorkerD)}, load generator ${fmtCpu(cpuLoadD)} (direct)`,
+    ratio: cpuRelay !== null && cpuWorkerD !== null && cpuLoadD !== null ? fmtRatio((cpuLoadR ?? cpuLoadD) + (cpuWorkerR ?? cpuWorkerD) + cpuRelay > 0 ? (cpuLoadD + cpuWorkerD) / ((cpuLoadR ?? cpuLoadD) + (cpuWorkerR ?? cpuWorkerD) + cpuRelay) : Number.NaN) : '—',
+    target: '—',
+    status: 'info',
+  });
+  const cores = cpus().length;
   const notes = [
+    `CPU per completed request, medians over runs: direct — load generator ${fmtCpu(cpuLoadD)}, worker ${fmtCpu(cpuWorkerD)}; ` +
+      `relayed — load generator ${fmtCpu(cpuLoadR)}, worker ${fmtCpu(cpuWorkerR)}, relay ${fmtCpu(cpuRelay)}. ` +
+      `The three processes share this machine's ${cores} cores (and whatever else runs on it), so once the direct run is CPU-bound the relayed ` +
+      `throughput cannot exceed about direct × (direct CPU per request ÷ relayed CPU per request): the ratio column of the CPU row. ` +
+      `The relay forwards every byte twice (200 KB in, 200 KB out, and the SSE stream back), which is about as much socket work as the worker does.`,
     `Per run p50 direct/relay (ms): ${direct.map((d, i) => `${d.latenciesMs.p50.toFixed(1)}/${relayed[i]!.latenciesMs.p50.toFixed(1)}`).join(', ')}; ` +
       `req/s direct/relay: ${direct.map((d, i) => `${rps(d).toFixed(0)}/${rps(relayed[i]!).toFixed(0)}`).join(', ')}.`,
   ];
@@ -123,8 +188,8 @@ export async function relaySection(config: RunConfig): Promise<SectionReport> {
       if (top !== null) {
         notes.push(
           `**Target missed — profile** of \`kvsentinel serve\` during one load run (\`node --cpu-prof\`, self time of ${top.totalMs.toFixed(0)} ms): ${formatTop(top.entries)}. ` +
-            'The relay runs on one Node event loop that receives the 200 KB body, reads the prompt\'s token ids from it, forwards it and streams ' +
-            `the SSE response back, while the worker and the load generator share the same cores: every CPU-second the relay spends per ` +
+            '(The profile is of the main thread; the prompt\'s token ids are read on the relay\'s scan thread.) The event loop receives the 200 KB body, ' +
+            'forwards it, copies it to the scan thread, records the decision and streams the SSE response back, while the worker and the load generator share the same cores: every CPU-second the relay spends per ' +
             `request adds queueing delay for all ${concurrency} in-flight requests. Next step: the functions at the top of this profile.`,
         );
       }

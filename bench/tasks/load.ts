@@ -18,6 +18,10 @@ export interface LoadResult {
   readonly seconds: number;
   readonly latenciesMs: { p50: number; p90: number; p99: number; max: number };
   readonly responseBytes: number;
+  /** requests completed over the whole run (warm-up included), for CPU per request */
+  readonly totalRequests: number;
+  /** CPU time of this load process over the whole run */
+  readonly cpuMs: number;
 }
 
 function promptBody(bytes: number, client: number): string {
@@ -60,6 +64,8 @@ export async function runLoad(params: LoadParams): Promise<LoadResult> {
   // inside it give throughput; each client keeps exactly one request in flight
   const latencies: number[] = [];
   let completedInWindow = 0;
+  let completed = 0;
+  const cpuStart = process.cpuUsage();
   const measureStart = performance.now() + params.warmupSeconds * 1000;
   const measureEnd = measureStart + params.measureSeconds * 1000;
   await Promise.all(
@@ -69,12 +75,14 @@ export async function runLoad(params: LoadParams): Promise<LoadResult> {
         if (start >= measureEnd) return;
         await send(client);
         const end = performance.now();
+        completed++;
         if (start >= measureStart) latencies.push(end - start);
         if (end >= measureStart && end <= measureEnd) completedInWindow++;
       }
     }),
   );
   await pool.close();
+  const cpu = process.cpuUsage(cpuStart);
   if (latencies.length === 0) throw new Error(`no request started and completed in the ${params.measureSeconds} s window`);
   latencies.sort((a, b) => a - b);
   return {
@@ -83,5 +91,7 @@ export async function runLoad(params: LoadParams): Promise<LoadResult> {
     seconds: params.measureSeconds,
     latenciesMs: { p50: percentile(latencies, 0.5), p90: percentile(latencies, 0.9), p99: percentile(latencies, 0.99), max: latencies[latencies.length - 1]! },
     responseBytes,
+    totalRequests: completed,
+    cpuMs: (cpu.user + cpu.system) / 1000,
   };
 }

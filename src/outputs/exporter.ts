@@ -52,6 +52,8 @@ export interface Exporter {
   metrics(): Promise<string>;
   readonly contentType: string;
   observeRelayDuration(server: string, seconds: number): void;
+  /** requests the relay refused (counted as it happens, like the duration histogram); `by` 0 creates the series */
+  countRelayRejected(server: string, reason: string, by?: number): void;
 }
 
 const EVENT_TYPES: readonly KvEventType[] = ['created', 'stored', 'removed', 'updated', 'all_cleared'];
@@ -220,6 +222,7 @@ export function createExporter(deps: ExporterDeps): Exporter {
     buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
     registers: [registry],
   });
+  const relayRejected = new Counter({ name: METRICS.relayRejected.name, help: METRICS.relayRejected.help, labelNames: METRICS.relayRejected.labels, registers: [registry] });
   gauge(METRICS.findingActive, (set) => {
     const snapshot = view().snapshot;
     if (snapshot === null) return;
@@ -239,6 +242,9 @@ export function createExporter(deps: ExporterDeps): Exporter {
     contentType: registry.contentType,
     observeRelayDuration(server, seconds) {
       relayDuration.observe({ server }, seconds);
+    },
+    countRelayRejected(server, reason, by = 1) {
+      relayRejected.inc({ server, reason }, by);
     },
     metrics() {
       // concurrent scrapes share one snapshot and one exposition

@@ -47,6 +47,12 @@ export const METRICS = {
   followupTurns: spec('followup_turns_total', 'counter', [], 'Follow-up turns (turn >= 2) of trajectories seen before.'),
   scatteredTurns: spec('scattered_turns_total', 'counter', [], 'Follow-up turns whose cached tokens were under half the prompt although an earlier turn was served.'),
   inflightRequests: spec('inflight_requests', 'gauge', ['server'], 'CTX requests in flight through the relay.'),
+  relayRejected: spec(
+    'relay_requests_rejected_total',
+    'counter',
+    ['server', 'reason'],
+    'Requests the relay refused without forwarding them, by reason (body_too_large: body over relay.max_request_bytes, answered 413).',
+  ),
   relayDuration: spec('relay_request_duration_seconds', 'histogram', ['server'], 'Time the relay took to proxy a CTX request, to the last byte.'),
 
   cacheDropped: spec('cache_dropped_total', 'counter', ['cache', 'reason'], "Entries kvsentinel's bounded caches dropped, by cache and reason (cap: the bound was reached, ttl: too old, idle: silent too long, slow_client: a ws client's queue was full)."),

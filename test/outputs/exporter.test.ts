@@ -78,9 +78,20 @@ describe('exporter', () => {
     expect(text).toContain('kvsentinel_relay_request_duration_seconds_count{server="ctx0"} 1');
   });
 
+  it('counts requests the relay refused, by server and reason', async () => {
+    const { exporter } = make();
+    expect(await exporter.metrics()).not.toContain('kvsentinel_relay_requests_rejected_total{');
+    exporter.countRelayRejected('ctx0', 'body_too_large', 0);
+    expect(await exporter.metrics()).toContain('kvsentinel_relay_requests_rejected_total{server="ctx0",reason="body_too_large"} 0\n');
+    exporter.countRelayRejected('ctx0', 'body_too_large');
+    exporter.countRelayRejected('ctx0', 'body_too_large');
+    expect(await exporter.metrics()).toContain('kvsentinel_relay_requests_rejected_total{server="ctx0",reason="body_too_large"} 2\n');
+  });
+
   it('passes promtool check metrics for every kvsentinel_* family', async () => {
     const { exporter } = make();
     exporter.observeRelayDuration('ctx0', 0.2);
+    exporter.countRelayRejected('ctx0', 'body_too_large');
     const { problems } = promtoolProblems(await exporter.metrics());
     expect(problems).toEqual([]);
   });

@@ -9,6 +9,7 @@ import { addSourceOptions, hasSources, loadCliConfig, NO_SOURCE_MESSAGE, sourceF
 interface ServeOptions extends SourceOptionValues {
   'config.check'?: boolean;
   'log.level'?: string;
+  'relay.maxRequestBytes'?: string;
 }
 
 export function registerServeCommand(program: Command): void {
@@ -17,11 +18,13 @@ export function registerServeCommand(program: Command): void {
     .option('--config.check', 'validate the configuration and exit (0 valid, 2 invalid)')
     .option('--web.listen-address <host:port>', 'metrics, health, live feed and landing page (default 0.0.0.0:9464: Prometheus scrapes the pod IP)')
     .option('--web.bearer-token-file <path>', 'require Authorization: Bearer <token> (first line of the file) for /ws and POST /-/reload; /metrics and health stay open')
+    .option('--relay.max-request-bytes <size>', 'largest request body a relay forwards (e.g. 64MiB, the default); larger ones get 413 (relay.max_request_bytes)')
     .option('--log.level <level>', 'info | warn | error', 'info')
     .action(async (options: ServeOptions) => {
       const level = options['log.level'];
       if (level !== 'info' && level !== 'warn' && level !== 'error') throw new CliError(`--log.level '${String(level)}': expected info, warn or error`);
-      const flags = sourceFlags(options);
+      const maxRequestBytes = options['relay.maxRequestBytes'];
+      const flags = { ...sourceFlags(options), ...(maxRequestBytes !== undefined ? { relayMaxRequestBytes: maxRequestBytes } : {}) };
       const load = () => loadCliConfig(flags);
       const config = await load();
       if (options['config.check'] === true) {

@@ -82,6 +82,14 @@ describe('serve config', () => {
     expect(() => buildConfig(doc, {}, 'k.yaml')).toThrow(message);
   });
 
+  it('limits relayed request bodies to 64 MiB unless relay.max_request_bytes or the flag says otherwise', () => {
+    expect(buildConfig(undefined, {}).relay.maxRequestBytes).toBe(64 * 1024 * 1024);
+    expect(buildConfig({ relay: { max_request_bytes: '8MiB' } }, {}).relay.maxRequestBytes).toBe(8 * 1024 * 1024);
+    expect(buildConfig({ relay: { max_request_bytes: '8MiB' } }, { relayMaxRequestBytes: '1024' }).relay.maxRequestBytes).toBe(1024);
+    expect(() => buildConfig({ relay: { max_request_bytes: 'huge' } }, {}, 'k.yaml')).toThrow("k.yaml: relay.max_request_bytes: 'huge' is not a positive size");
+    expect(() => buildConfig(undefined, { relayMaxRequestBytes: '0' })).toThrow("--relay.max-request-bytes: '0' is not a positive size");
+  });
+
   it('needs --ctx for --events exclusive', () => {
     expect(() => buildConfig(undefined, { events: 'exclusive' })).toThrow('--events exclusive');
     expect(buildConfig(undefined, { events: 'exclusive', ctx: ['c=http://w:1'] }).ctx[0]?.events).toBe('exclusive');

@@ -52,6 +52,8 @@ export interface ServeConfig {
     readonly consumerHeader: string;
     readonly consumerBy: 'address' | 'address-port';
     readonly captureMaxBytes: number;
+    /** largest proxied request body; larger ones are answered 413 */
+    readonly maxRequestBytes: number;
     readonly bufferMaxEvents: number;
     readonly bufferMaxBytes: number;
     /** a consumer silent this long is forgotten */
@@ -90,6 +92,8 @@ export interface ServeFlags {
   readonly listenAddress?: string;
   readonly bearerTokenFile?: string;
   readonly maxTableBlocks?: string;
+  /** --relay.max-request-bytes (overrides relay.max_request_bytes) */
+  readonly relayMaxRequestBytes?: string;
 }
 
 export class ConfigError extends Error {
@@ -234,6 +238,7 @@ const RELAY_KEYS = [
   'consumer_idle',
   'retain_read',
   'capture_max_bytes',
+  'max_request_bytes',
   'buffer_max_events',
   'buffer_max_bytes',
   'max_consumers',
@@ -345,6 +350,8 @@ export function buildConfig(doc: unknown, flags: ServeFlags, source = 'config'):
       consumerHeader,
       consumerBy,
       captureMaxBytes: opt('capture_max_bytes', parseBytes, 16 * 1024 ** 2),
+      maxRequestBytes:
+        flags.relayMaxRequestBytes !== undefined ? parseBytes('--relay.max-request-bytes', flags.relayMaxRequestBytes) : opt('max_request_bytes', parseBytes, 64 * 1024 ** 2),
       bufferMaxEvents: opt('buffer_max_events', parsePositiveInt, 200_000),
       bufferMaxBytes: opt('buffer_max_bytes', parseBytes, 64 * 1024 ** 2),
       consumerIdleMs: opt('consumer_idle', parseDuration, 3_600_000),

@@ -192,13 +192,18 @@ export function createDaemon(initial: ServeConfig, deps: DaemonDeps = {}): Daemo
         consumerHeader: c.relay.consumerHeader,
         consumerBy: c.relay.consumerBy,
         captureMaxBytes: c.relay.captureMaxBytes,
+        maxRequestBytes: c.relay.maxRequestBytes,
         proxyTimeoutMs: c.relay.proxyTimeoutMs,
         shutdownGraceMs: c.relay.shutdownGraceMs,
         buffer: { maxEvents: c.relay.bufferMaxEvents, maxBytes: c.relay.bufferMaxBytes, consumerIdleMs: c.relay.consumerIdleMs, retainReadMs: c.relay.retainReadMs, maxConsumers: c.relay.maxConsumers },
       };
       specs.push({
         key: `relay ${JSON.stringify([target, options])}`,
-        make: () => new WorkerRelay(target, { sink, status, clock, logger, inflight, parseEvents, onProxied: (s, sec) => exporter.observeRelayDuration(s, sec) }, options),
+        make: () => {
+          // the series exists (at 0) from the start, so rate() and the dashboards see the relay before any refusal
+          exporter.countRelayRejected(target.id, 'body_too_large', 0);
+          return new WorkerRelay(target, { sink, status, clock, logger, inflight, parseEvents, onProxied: (s, sec) => exporter.observeRelayDuration(s, sec), onRejected: (s, reason) => exporter.countRelayRejected(s, reason) }, options);
+        },
       });
     }
     const workers = [...c.relays.map((r) => ({ id: r.id, url: r.upstream })), ...c.ctx.map((x) => ({ id: x.id, url: x.url }))];

@@ -70,10 +70,24 @@ describe('bundle codec', () => {
     expect(decoded.ok && decoded.record.observation.kind === 'worker-events' && decoded.record.observation.events[0]!.data).toEqual({ type: 'removed', blockHashes: [6875034662206558884n, 18446744073709551615n] });
   });
 
+  it('decodes decimal hashes exactly at every length and keeps lower-case 64-hex keys', () => {
+    const values = ['0', '7', '999999999999999', '1000000000000000', '9007199254740993', '18446744073709551615'];
+    const hex = 'ab'.repeat(32);
+    const line = JSON.stringify({ kind: 'worker-events', ts: 1, server: 'a', firstSeq: 0, events: [{ eventId: 0, data: { type: 'removed', blockHashes: [...values, hex] } }] });
+    const decoded = decodeBundleRecord(line, 1, new KeyHistory());
+    expect(decoded.ok && decoded.record.observation.kind === 'worker-events' && decoded.record.observation.events[0]!.data).toEqual({
+      type: 'removed',
+      blockHashes: [...values.map((v) => BigInt(v)), hex],
+    });
+  });
+
   it.each([
     ['not json', '{"kind":', 'line 7: not JSON'],
     ['unknown kind', '{"kind":"gossip","ts":1}', 'line 7: $.kind: unknown observation kind gossip'],
     ['bad hash', '{"kind":"worker-events","ts":1,"server":"a","firstSeq":0,"events":[{"eventId":0,"data":{"type":"removed","blockHashes":["12x"]}}]}', 'line 7: $.events[0].data.blockHashes[0]: expected a block hash'],
+    ['upper-case hex hash', `{"kind":"worker-events","ts":1,"server":"a","firstSeq":0,"events":[{"eventId":0,"data":{"type":"stored","parentHash":null,"blocks":[{"blockHash":"${'AB'.repeat(32)}","cacheLevel":0,"priority":null}]}}]}`, 'line 7: $.events[0].data.blocks[0].blockHash: expected a block hash'],
+    ['21-digit hash', '{"kind":"worker-events","ts":1,"server":"a","firstSeq":0,"events":[{"eventId":0,"data":{"type":"removed","blockHashes":["1","000000000000000000001"]}}]}', 'line 7: $.events[0].data.blockHashes[1]: expected a block hash'],
+    ['unknown check code', '{"kind":"worker-events","ts":1,"server":"a","firstSeq":0,"events":[{"eventId":0,"data":{"type":"removed","blockHashes":[]}}],"digest":{"stored":[{"checks":"m😀q","alt":null}]}}', 'line 7: $.digest.stored[0].checks[1]: unknown check code 😀'],
     ['hash beyond u64', '{"kind":"worker-events","ts":1,"server":"a","firstSeq":0,"events":[{"eventId":0,"data":{"type":"removed","blockHashes":["18446744073709551616"]}}]}', 'expected a block hash'],
     ['missing server', '{"kind":"outcome","ts":1,"requestId":"r"}', 'line 7: $.server: expected a string'],
     ['dangling prefix reference', '{"kind":"decision","ts":1,"requestId":"r","correlationId":"t","server":"a","promptTokens":null,"promptTokenCount":3,"inflight":null,"digest":{"keys":{"hashedTokens":2,"tpb":4,"router":{"v1_block_key":{"p":3,"t":""}},"worker":{}}}}', 'refers to keys of an earlier turn'],

@@ -7,7 +7,7 @@ import type { HashCheck, StoredEventCheck } from '../state/hash-verifier.js';
 import type { DecisionKeys, ObservationDigest } from '../state/observation-digester.js';
 import { LruMap } from '../state/lru-map.js';
 import type { Observation } from '../observe/observation.js';
-import { isHashAlgo, type HashAlgo, type KvEvent, type KvEventData, type StoredBlock, type WireBlockHash } from '../wire/kv-event.js';
+import { isHashAlgo, type HashAlgo, type KvEvent, type KvEventData, type MmKey, type StoredBlock, type WireBlockHash } from '../wire/kv-event.js';
 import type { WireIssue } from '../wire/wire-issue.js';
 import { decodeU64Base64, encodeU64Base64 } from './u64-base64.js';
 
@@ -25,6 +25,7 @@ type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 type JsonObject = { [key: string]: Json };
 
 const NO_TOKENS = new Uint32Array(0);
+const NO_MM_KEYS_JSON: Json[] = [];
 const CHECK_CODES: Record<HashCheck, string> = { match: 'm', mismatch: 'x', unverifiable: 'u' };
 
 function hashOut(hash: WireBlockHash): string {
@@ -40,15 +41,34 @@ class DecodeError extends Error {
   }
 }
 
-function hashIn(value: Json | undefined, path: string): WireBlockHash {
+const U64_MAX_DECIMAL = '18446744073709551615';
+
+/** Character loops, not regular expressions: every stored block and removed hash of a bundle passes through here. */
+function hashIn(value: Json | undefined, path: string, suffix = '', index = -1): WireBlockHash {
   if (typeof value === 'string') {
-    if (/^[0-9a-f]{64}$/.test(value)) return value;
-    if (/^\d{1,20}$/.test(value)) {
-      const n = BigInt(value);
-      if (n < 1n << 64n) return n;
+    const n = value.length;
+    if (n === 64) {
+      let hex = true;
+      for (let i = 0; hex && i < 64; i++) {
+        const c = value.charCodeAt(i);
+        hex = (c >= 48 && c <= 57) || (c >= 97 && c <= 102);
+      }
+      if (hex) return value;
+    } else if (n >= 1 && n <= 20) {
+      let v = 0;
+      let digits = true;
+      for (let i = 0; digits && i < n; i++) {
+        const d = value.charCodeAt(i) - 48;
+        digits = d >= 0 && d <= 9;
+        v = v * 10 + d;
+      }
+      // up to 15 digits the double is exact; longer ones go through BigInt's own parser
+      if (digits && n <= 15) return BigInt(v);
+      if (digits && (n < 20 || value <= U64_MAX_DECIMAL)) return BigInt(value);
     }
   }
-  throw new DecodeError(path, 'expected a block hash (unsigned 64-bit decimal string or 64-char hex)');
+  // the path is built only here: array items would otherwise pay for a path string each
+  throw new DecodeError(index >= 0 ? `${path}${suffix}[${index}]` : path + suffix, 'expected a block hash (unsigned 64-bit decimal string or 64-char hex)');
 }
 
 /** Keys shared with the previous turn of a trajectory: remembered per correlation id, LRU. */
@@ -232,101 +252,107 @@ export function encodeBundleRecord(record: BundleRecord, history: KeyHistory, in
 
 // ---- decoding: every field checked, problems reported with their path ----
 
-function asObject(value: Json | undefined, path: string): JsonObject {
-  if (value === null || value === undefined || typeof value !== 'object' || Array.isArray(value)) throw new DecodeError(path, 'expected an object');
+function asObject(value: Json | undefined, path: string, suffix = ''): JsonObject {
+  if (value === null || value === undefined || typeof value !== 'object' || Array.isArray(value)) throw new DecodeError(path + suffix, 'expected an object');
   return value;
 }
-function num(value: Json | undefined, path: string): number {
-  if (typeof value !== 'number' || !Number.isFinite(value)) throw new DecodeError(path, 'expected a number');
+function num(value: Json | undefined, path: string, suffix = ''): number {
+  if (typeof value !== 'number' || !Number.isFinite(value)) throw new DecodeError(path + suffix, 'expected a number');
   return value;
 }
-function numOrNull(value: Json | undefined, path: string): number | null {
-  return value === null || value === undefined ? null : num(value, path);
+function numOrNull(value: Json | undefined, path: string, suffix = ''): number | null {
+  return value === null || value === undefined ? null : num(value, path, suffix);
 }
-function str(value: Json | undefined, path: string): string {
-  if (typeof value !== 'string') throw new DecodeError(path, 'expected a string');
+function str(value: Json | undefined, path: string, suffix = ''): string {
+  if (typeof value !== 'string') throw new DecodeError(path + suffix, 'expected a string');
   return value;
 }
-function strOrNull(value: Json | undefined, path: string): string | null {
-  return value === null || value === undefined ? null : str(value, path);
+function strOrNull(value: Json | undefined, path: string, suffix = ''): string | null {
+  return value === null || value === undefined ? null : str(value, path, suffix);
 }
 function boolOrNull(value: Json | undefined, path: string): boolean | null {
   if (value === null || value === undefined) return null;
   if (typeof value !== 'boolean') throw new DecodeError(path, 'expected true or false');
   return value;
 }
-function algoOrNull(value: Json | undefined, path: string): HashAlgo | null {
+function algoOrNull(value: Json | undefined, path: string, suffix = ''): HashAlgo | null {
   if (value === null || value === undefined) return null;
-  if (!isHashAlgo(value)) throw new DecodeError(path, 'expected a hash algorithm name');
+  if (!isHashAlgo(value)) throw new DecodeError(path + suffix, 'expected a hash algorithm name');
   return value;
 }
-function arr(value: Json | undefined, path: string): Json[] {
-  if (!Array.isArray(value)) throw new DecodeError(path, 'expected an array');
+function arr(value: Json | undefined, path: string, suffix = ''): Json[] {
+  if (!Array.isArray(value)) throw new DecodeError(path + suffix, 'expected an array');
   return value;
 }
-function tokens(value: Json | undefined, path: string): Uint32Array {
-  const a = arr(value, path);
+function tokens(value: Json | undefined, path: string, suffix = ''): Uint32Array {
+  const a = arr(value, path, suffix);
   const out = new Uint32Array(a.length);
   a.forEach((v, i) => {
-    if (typeof v !== 'number' || !Number.isInteger(v) || v < 0 || v > 0xffff_ffff) throw new DecodeError(`${path}[${i}]`, 'expected a token id');
+    if (typeof v !== 'number' || !Number.isInteger(v) || v < 0 || v > 0xffff_ffff) throw new DecodeError(`${path}${suffix}[${i}]`, 'expected a token id');
     out[i] = v;
   });
   return out;
 }
-function diff(value: Json | undefined, path: string): { newValue: number | null; oldValue: number | null } | null {
+function diff(value: Json | undefined, path: string, suffix = ''): { newValue: number | null; oldValue: number | null } | null {
   if (value === null || value === undefined) return null;
-  const o = asObject(value, path);
-  return { newValue: numOrNull(o.newValue, `${path}.newValue`), oldValue: numOrNull(o.oldValue, `${path}.oldValue`) };
+  const o = asObject(value, path, suffix);
+  return { newValue: numOrNull(o.newValue, `${path}${suffix}.newValue`), oldValue: numOrNull(o.oldValue, `${path}${suffix}.oldValue`) };
 }
 
-function decodeBlock(value: Json, path: string): { block: StoredBlock; tokenCount: number } {
+const NO_MM_KEYS: readonly MmKey[] = Object.freeze([]);
+
+/** One stored block; its token count goes to counts[index] (a bundle keeps counts, not tokens). */
+function decodeBlock(value: Json, path: string, counts: number[], index: number): StoredBlock {
   const o = asObject(value, path);
-  const blockTokens = o.tokens === undefined ? NO_TOKENS : tokens(o.tokens, `${path}.tokens`);
-  const tokenCount = o.tokenCount === undefined ? blockTokens.length : num(o.tokenCount, `${path}.tokenCount`);
-  const loraId = strOrNull(o.loraId, `${path}.loraId`);
+  const blockTokens = o.tokens === undefined ? NO_TOKENS : tokens(o.tokens, path, '.tokens');
+  counts[index] = o.tokenCount === undefined ? blockTokens.length : num(o.tokenCount, path, '.tokenCount');
+  const loraId = strOrNull(o.loraId, path, '.loraId');
+  const mm = arr(o.mmKeys ?? NO_MM_KEYS_JSON, path, '.mmKeys');
   return {
-    tokenCount,
-    block: {
-      blockHash: hashIn(o.blockHash, `${path}.blockHash`),
-      tokens: blockTokens,
-      tokenExtraIds: o.tokenExtraIds === undefined ? null : tokens(o.tokenExtraIds, `${path}.tokenExtraIds`),
-      cacheLevel: num(o.cacheLevel, `${path}.cacheLevel`),
-      priority: numOrNull(o.priority, `${path}.priority`),
-      mmKeys: arr(o.mmKeys ?? [], `${path}.mmKeys`).map((m, i) => {
-        const mo = asObject(m, `${path}.mmKeys[${i}]`);
-        return { hash: str(mo.hash, `${path}.mmKeys[${i}].hash`), startOffset: num(mo.startOffset, `${path}.mmKeys[${i}].startOffset`) };
-      }),
-      cacheSalt: strOrNull(o.cacheSalt, `${path}.cacheSalt`),
-      loraId: loraId === null ? null : BigInt(loraId),
-    },
+    blockHash: hashIn(o.blockHash, path, '.blockHash'),
+    tokens: blockTokens,
+    tokenExtraIds: o.tokenExtraIds === undefined ? null : tokens(o.tokenExtraIds, path, '.tokenExtraIds'),
+    cacheLevel: num(o.cacheLevel, path, '.cacheLevel'),
+    priority: numOrNull(o.priority, path, '.priority'),
+    mmKeys:
+      mm.length === 0
+        ? NO_MM_KEYS
+        : mm.map((m, i) => {
+            const mo = asObject(m, `${path}.mmKeys[${i}]`);
+            return { hash: str(mo.hash, `${path}.mmKeys[${i}].hash`), startOffset: num(mo.startOffset, `${path}.mmKeys[${i}].startOffset`) };
+          }),
+    cacheSalt: strOrNull(o.cacheSalt, path, '.cacheSalt'),
+    loraId: loraId === null ? null : BigInt(loraId),
   };
 }
 
 function decodeEvent(value: Json, path: string): { event: KvEvent; tokenCounts: number[] | null } {
   const o = asObject(value, path);
-  const d = asObject(o.data, `${path}.data`);
-  const type = str(d.type, `${path}.data.type`);
+  const d = asObject(o.data, path, '.data');
+  const type = str(d.type, path, '.data.type');
   let data: KvEventData;
   let tokenCounts: number[] | null = null;
   switch (type) {
     case 'created':
-      data = { type, numBlocksPerCacheLevel: arr(d.numBlocksPerCacheLevel, `${path}.data.numBlocksPerCacheLevel`).map((v, i) => num(v, `${path}.data.numBlocksPerCacheLevel[${i}]`)) };
+      data = { type, numBlocksPerCacheLevel: arr(d.numBlocksPerCacheLevel, path, '.data.numBlocksPerCacheLevel').map((v, i) => num(v, `${path}.data.numBlocksPerCacheLevel[${i}]`)) };
       break;
     case 'stored': {
-      const blocks = arr(d.blocks, `${path}.data.blocks`).map((b, i) => decodeBlock(b, `${path}.data.blocks[${i}]`));
-      tokenCounts = blocks.map((b) => b.tokenCount);
+      const raw = arr(d.blocks, path, '.data.blocks');
+      const blocks: StoredBlock[] = [];
+      tokenCounts = [];
+      for (let i = 0; i < raw.length; i++) blocks.push(decodeBlock(raw[i]!, `${path}.data.blocks[${i}]`, tokenCounts, i));
       data = {
         type,
-        parentHash: d.parentHash === null || d.parentHash === undefined ? null : hashIn(d.parentHash, `${path}.data.parentHash`),
-        blocks: blocks.map((b) => b.block),
+        parentHash: d.parentHash === null || d.parentHash === undefined ? null : hashIn(d.parentHash, path, '.data.parentHash'),
+        blocks,
       };
       break;
     }
     case 'removed':
-      data = { type, blockHashes: arr(d.blockHashes, `${path}.data.blockHashes`).map((h, i) => hashIn(h, `${path}.data.blockHashes[${i}]`)) };
+      data = { type, blockHashes: arr(d.blockHashes, path, '.data.blockHashes').map((h, i) => hashIn(h, path, '.data.blockHashes', i)) };
       break;
     case 'updated':
-      data = { type, blockHash: hashIn(d.blockHash, `${path}.data.blockHash`), cacheLevel: diff(d.cacheLevel, `${path}.data.cacheLevel`), priority: diff(d.priority, `${path}.data.priority`) };
+      data = { type, blockHash: hashIn(d.blockHash, path, '.data.blockHash'), cacheLevel: diff(d.cacheLevel, path, '.data.cacheLevel'), priority: diff(d.priority, path, '.data.priority') };
       break;
     case 'all_cleared':
       data = { type };
@@ -337,12 +363,12 @@ function decodeEvent(value: Json, path: string): { event: KvEvent; tokenCounts: 
   return {
     tokenCounts,
     event: {
-      eventId: numOrNull(o.eventId, `${path}.eventId`),
+      eventId: numOrNull(o.eventId, path, '.eventId'),
       data,
-      windowSize: numOrNull(o.windowSize, `${path}.windowSize`),
-      attentionDpRank: numOrNull(o.attentionDpRank, `${path}.attentionDpRank`),
-      hashAlgo: algoOrNull(o.hashAlgo, `${path}.hashAlgo`),
-      layerGroupId: numOrNull(o.layerGroupId, `${path}.layerGroupId`),
+      windowSize: numOrNull(o.windowSize, path, '.windowSize'),
+      attentionDpRank: numOrNull(o.attentionDpRank, path, '.attentionDpRank'),
+      hashAlgo: algoOrNull(o.hashAlgo, path, '.hashAlgo'),
+      layerGroupId: numOrNull(o.layerGroupId, path, '.layerGroupId'),
     },
   };
 }
@@ -352,13 +378,18 @@ const CHECK_FROM_CODE: Record<string, HashCheck> = { m: 'match', x: 'mismatch', 
 function decodeCheck(value: Json | undefined, tokenCounts: number[] | null, path: string): StoredEventCheck | null {
   if (value === null || value === undefined) return null;
   const o = asObject(value, path);
-  const codes = str(o.checks, `${path}.checks`);
-  const checks = [...codes].map((c, i) => {
-    const check = CHECK_FROM_CODE[c];
-    if (check === undefined) throw new DecodeError(`${path}.checks[${i}]`, `unknown check code ${c}`);
-    return check;
-  });
-  return { checks, tokenCounts: tokenCounts ?? [], alternative: algoOrNull(o.alt, `${path}.alt`) };
+  const codes = str(o.checks, path, '.checks');
+  const checks: HashCheck[] = [];
+  for (let i = 0; i < codes.length; i++) {
+    const check = CHECK_FROM_CODE[codes[i]!];
+    if (check === undefined) {
+      // the error names the code point, as a character of the string
+      const at = [...codes.slice(0, i)].length;
+      throw new DecodeError(`${path}.checks[${at}]`, `unknown check code ${String.fromCodePoint(codes.codePointAt(i)!)}`);
+    }
+    checks.push(check);
+  }
+  return { checks, tokenCounts: tokenCounts ?? [], alternative: algoOrNull(o.alt, path, '.alt') };
 }
 
 function decodeObservation(o: JsonObject, history: KeyHistory): BundleRecord {
@@ -366,15 +397,24 @@ function decodeObservation(o: JsonObject, history: KeyHistory): BundleRecord {
   const ts = num(o.ts, '$.ts');
   switch (kind) {
     case 'worker-events': {
-      const decoded = arr(o.events, '$.events').map((e, i) => decodeEvent(e, `$.events[${i}]`));
-      const observation: Observation = { kind, ts, server: str(o.server, '$.server'), firstSeq: num(o.firstSeq, '$.firstSeq'), events: decoded.map((d) => d.event) };
+      const raw = arr(o.events, '$.events');
+      const events: KvEvent[] = [];
+      const tokenCounts: (number[] | null)[] = [];
+      for (let i = 0; i < raw.length; i++) {
+        const decoded = decodeEvent(raw[i]!, `$.events[${i}]`);
+        events.push(decoded.event);
+        tokenCounts.push(decoded.tokenCounts);
+      }
+      const observation: Observation = { kind, ts, server: str(o.server, '$.server'), firstSeq: num(o.firstSeq, '$.firstSeq'), events };
       if (o.digest === undefined || o.digest === null) return { observation, digest: null };
       const stored = arr(asObject(o.digest, '$.digest').stored, '$.digest.stored');
-      if (stored.length !== decoded.length) throw new DecodeError('$.digest.stored', 'must have one entry per event');
-      return {
-        observation,
-        digest: { kind: 'worker-events', digest: { stored: stored.map((c, i) => decodeCheck(c, decoded[i]!.tokenCounts, `$.digest.stored[${i}]`)) } },
-      };
+      if (stored.length !== events.length) throw new DecodeError('$.digest.stored', 'must have one entry per event');
+      const checks: (StoredEventCheck | null)[] = [];
+      for (let i = 0; i < stored.length; i++) {
+        const c = stored[i];
+        checks.push(c === null || c === undefined ? null : decodeCheck(c, tokenCounts[i]!, `$.digest.stored[${i}]`));
+      }
+      return { observation, digest: { kind: 'worker-events', digest: { stored: checks } } };
     }
     case 'decision': {
       const correlationId = strOrNull(o.correlationId, '$.correlationId');

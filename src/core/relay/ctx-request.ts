@@ -144,20 +144,32 @@ function scanTokenArray(text: string, start: number, end: number): Uint32Array |
   return null;
 }
 
-function parseSlice(text: string, slice: [number, number] | undefined): unknown {
-  if (slice === undefined) return undefined;
+function parseJson(text: string | undefined): unknown {
+  if (text === undefined) return undefined;
   try {
-    return JSON.parse(text.slice(slice[0], slice[1]));
+    return JSON.parse(text);
   } catch {
     return undefined;
   }
 }
 
-/** Never throws: a body that is not JSON yields nulls (headers still give the correlation id). */
-export function parseCtxRequest(bodyText: string | null, headers: HeaderBag): CtxRequestInfo {
-  const members = bodyText !== null ? topLevelMembers(bodyText) : null;
-  const text = bodyText ?? '';
-  const get = (key: string): unknown => (members !== null ? parseSlice(text, members.get(key)) : undefined);
+/**
+ * What parseCtxRequest needs from a body's top-level members: parseCtxRequest builds it from the whole text,
+ * CtxRequestScanner (ctx-request-scanner.ts) from the body's bytes as they stream through the relay.
+ */
+export interface CtxMemberView {
+  has(key: string): boolean;
+  /** the value's source text, trimmed (only the small members are ever asked for) */
+  text(key: string): string | undefined;
+  /** the character code where the value starts (the terminator when the value is empty) */
+  firstChar(key: string): number | undefined;
+  /** the value as a flat array of uint32 ids, null when it is anything else */
+  tokens(key: string): Uint32Array | null;
+}
+
+/** Assembles the request info from a body's members (null: the body is not an object) and the headers. */
+export function ctxInfoFromMembers(members: CtxMemberView | null, headers: HeaderBag): CtxRequestInfo {
+  const get = (key: string): unknown => (members !== null ? parseJson(members.text(key)) : undefined);
   const disaggRaw = get('disaggregated_params');
   const disagg = isRecord(disaggRaw) ? disaggRaw : {};
   const convRaw = get('conversation_params');
@@ -165,16 +177,15 @@ export function parseCtxRequest(bodyText: string | null, headers: HeaderBag): Ct
 
   let promptTokens: Uint32Array | null = null;
   let promptCount = 0;
-  const promptSlice = members?.get('prompt');
-  if (promptSlice !== undefined) {
-    const first = text.charCodeAt(promptSlice[0]);
+  if (members?.has('prompt') === true) {
+    const first = members.firstChar('prompt');
     if (first === 34) promptCount = 1;
     else if (first === 91) {
-      promptTokens = scanTokenArray(text, promptSlice[0], promptSlice[1]);
+      promptTokens = members.tokens('prompt');
       if (promptTokens !== null) promptCount = promptTokens.length > 0 ? 1 : 0;
       else {
         // several prompts (or strings): the small general path
-        const prompt = parseSlice(text, promptSlice);
+        const prompt = get('prompt');
         if (Array.isArray(prompt) && prompt.length > 0) {
           promptCount = prompt.length;
           promptTokens = toTokens(prompt[0]);
@@ -183,16 +194,15 @@ export function parseCtxRequest(bodyText: string | null, headers: HeaderBag): Ct
       if (promptTokens !== null && promptTokens.length === 0) promptTokens = null;
     }
   } else if (members?.has('messages') === true) promptCount = 1;
-  const idsSlice = members?.get('prompt_token_ids');
-  if (promptTokens === null && idsSlice !== undefined) {
-    promptTokens = scanTokenArray(text, idsSlice[0], idsSlice[1]);
+  if (promptTokens === null && members?.has('prompt_token_ids') === true) {
+    promptTokens = members.tokens('prompt_token_ids');
     if (promptTokens !== null && promptTokens.length === 0) promptTokens = null;
   }
 
   let disaggRequestId: string | null = null;
-  const disaggSlice = members?.get('disaggregated_params');
-  if (disaggSlice !== undefined && 'disagg_request_id' in disagg) {
-    const m = DISAGG_ID.exec(text.slice(disaggSlice[0], disaggSlice[1]));
+  const disaggText = members?.text('disaggregated_params');
+  if (disaggText !== undefined && 'disagg_request_id' in disagg) {
+    const m = DISAGG_ID.exec(disaggText);
     if (m?.[1] !== undefined) disaggRequestId = m[1].startsWith('"') ? (JSON.parse(m[1]) as string) : m[1];
   }
 
@@ -207,4 +217,26 @@ export function parseCtxRequest(bodyText: string | null, headers: HeaderBag): Ct
     correlationId,
     stream: get('stream') === true,
   };
+}
+
+/** Never throws: a body that is not JSON yields nulls (headers still give the correlation id). */
+export function parseCtxRequest(bodyText: string | null, headers: HeaderBag): CtxRequestInfo {
+  const members = bodyText !== null ? topLevelMembers(bodyText) : null;
+  if (bodyText === null || members === null) return ctxInfoFromMembers(null, headers);
+  const view: CtxMemberView = {
+    has: (key) => members.has(key),
+    text: (key) => {
+      const slice = members.get(key);
+      return slice === undefined ? undefined : bodyText.slice(slice[0], slice[1]);
+    },
+    firstChar: (key) => {
+      const slice = members.get(key);
+      return slice === undefined ? undefined : bodyText.charCodeAt(slice[0]);
+    },
+    tokens: (key) => {
+      const slice = members.get(key);
+      return slice === undefined ? null : scanTokenArray(bodyText, slice[0], slice[1]);
+    },
+  };
+  return ctxInfoFromMembers(view, headers);
 }

@@ -36,8 +36,21 @@ export type ObservationDigest =
   | { readonly kind: 'decision'; readonly keys: DecisionKeys }
   | { readonly kind: 'worker-events'; readonly digest: WorkerEventsDigest };
 
+const workerKeyIds = new Map<HashAlgo, Map<number, string>>();
+
 export function workerKeyId(algo: HashAlgo, blockSize: number): string {
-  return `${algo}/${blockSize}`;
+  // one string per (algo, size): the per-decision join looks keys up by it for every server
+  let bySize = workerKeyIds.get(algo);
+  if (bySize === undefined) {
+    bySize = new Map();
+    workerKeyIds.set(algo, bySize);
+  }
+  let id = bySize.get(blockSize);
+  if (id === undefined) {
+    id = `${algo}/${blockSize}`;
+    if (bySize.size < 64) bySize.set(blockSize, id);
+  }
+  return id;
 }
 
 /** The worker block sizes a decision's keys were computed for (parsed from the `workerKeyId`s). */
@@ -99,6 +112,9 @@ export class ObservationDigester {
     source: null,
   };
   readonly #servers = new Map<string, ServerContext>();
+  #serverIds: string[] | null = null;
+  /** the router's server list serverIds was computed with */
+  #serverIdsListed: readonly string[] | null = null;
   readonly #verifier = new HashVerifier();
   readonly #trajectories: LruMap<string, TrajectoryKeys>;
 
@@ -121,9 +137,14 @@ export class ObservationDigester {
 
   /** Servers in stable order: the router's list first, then every other server seen. */
   serverIds(): string[] {
-    const listed = this.#router.servers ?? [];
-    const rest = [...this.#servers.keys()].filter((s) => !listed.includes(s)).sort();
-    return [...listed, ...rest];
+    // asked on every decision: cached until a server appears or the router's list changes
+    if (this.#serverIds === null || this.#serverIdsListed !== this.#router.servers) {
+      const listed = this.#router.servers ?? [];
+      const rest = [...this.#servers.keys()].filter((s) => !listed.includes(s)).sort();
+      this.#serverIds = [...listed, ...rest];
+      this.#serverIdsListed = this.#router.servers;
+    }
+    return this.#serverIds.slice();
   }
 
   /** The algorithm the router hashes with for the server: /server_info, else its events, else v1_block_key. */
@@ -250,6 +271,7 @@ export class ObservationDigester {
     if (!ctx) {
       ctx = { advertisedAlgo: null, eventAlgo: null, advertisedBlockSize: null, inferredBlockSize: null };
       this.#servers.set(server, ctx);
+      this.#serverIds = null;
     }
     return ctx;
   }

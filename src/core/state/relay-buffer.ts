@@ -22,8 +22,16 @@ const NO_TOKENS = new Uint32Array(0);
 export function compactEvent(event: KvEvent): CompactEvent {
   const data = event.data;
   let keys: BigUint64Array | null = null;
-  if (data.type === 'stored') keys = BigUint64Array.from(data.blocks, (b) => blockKey64(b.blockHash));
-  else if (data.type === 'removed') keys = BigUint64Array.from(data.blockHashes, blockKey64);
+  // plain loops: BigUint64Array.from with a map function is several times slower on this hot path
+  if (data.type === 'stored') {
+    const blocks = data.blocks;
+    keys = new BigUint64Array(blocks.length);
+    for (let i = 0; i < blocks.length; i++) keys[i] = blockKey64(blocks[i]!.blockHash);
+  } else if (data.type === 'removed') {
+    const hashes = data.blockHashes;
+    keys = new BigUint64Array(hashes.length);
+    for (let i = 0; i < hashes.length; i++) keys[i] = blockKey64(hashes[i]!);
+  }
   return { type: data.type, hashAlgo: event.hashAlgo, attentionDpRank: event.attentionDpRank, keys };
 }
 

@@ -40,7 +40,7 @@ import {
   type ObservationDigest,
 } from './observation-digester.js';
 import { RouterBlockSizeInference } from './router-block-size-inference.js';
-import { RelayBuffer, expandCompactEvent, type CompactEvent } from './relay-buffer.js';
+import { RelayBuffer, type CompactEvent } from './relay-buffer.js';
 import type { DecisionStats, Finding, RankStats, ServerStats, SentinelSnapshot, Verdict } from './snapshot.js';
 import { WindowedCounters } from './windowed-counters.js';
 
@@ -426,7 +426,16 @@ class Sentinel implements SentinelState {
     this.#count(obs.ts, `drain|${server}`);
     if (obs.events.length === 0) this.#count(obs.ts, `drain0|${server}`);
     const relay = this.#relayOf(server);
-    obs.events.forEach((event, i) => {
+    // per-event counters are summed over the observation (all at obs.ts) and added once: a drain carries thousands
+    // of events, and a counter key is a fresh string to hash on every add
+    const events = obs.events;
+    const perRank = new Map<number, { events: number; stated: number }>();
+    let stored = 0;
+    let match = 0;
+    let mismatch = 0;
+    let unverifiable = 0;
+    for (let i = 0; i < events.length; i++) {
+      const event = events[i]!;
       const rank = event.attentionDpRank ?? 0;
       const seq = this.#sequence.observeEvent(server, event);
       if (seq.kind === 'reset') {
@@ -440,38 +449,45 @@ class Sentinel implements SentinelState {
         this.#count(obs.ts, `rmiss|${server}|${rank}`, seq.missing);
       }
       this.#truth.apply(server, event);
-      this.#count(obs.ts, `ev|${server}`);
-      this.#count(obs.ts, `rev|${server}|${rank}`);
-      if (event.attentionDpRank !== null) this.#count(obs.ts, `rstated|${server}|${rank}`);
+      let r = perRank.get(rank);
+      if (r === undefined) {
+        r = { events: 0, stated: 0 };
+        perRank.set(rank, r);
+      }
+      r.events++;
+      if (event.attentionDpRank !== null) r.stated++;
       if (event.data.type === 'stored') {
         this.#truthSeen = true;
-        this.#count(obs.ts, `stored|${server}`);
+        stored++;
         const check = checks?.[i] ?? null;
         if (check !== null) {
-          let match = 0;
-          let mismatch = 0;
-          let unverifiable = 0;
           for (const c of check.checks) {
             if (c === 'match') match++;
             else if (c === 'mismatch') mismatch++;
             else unverifiable++;
           }
-          totals.hashMatch += match;
-          totals.hashMismatch += mismatch;
-          totals.hashUnverifiable += unverifiable;
-          if (match > 0) this.#count(obs.ts, `hm|${server}`, match);
-          if (mismatch > 0) this.#count(obs.ts, `hx|${server}`, mismatch);
-          if (unverifiable > 0) this.#count(obs.ts, `hu|${server}`, unverifiable);
           if (check.alternative !== null) totals.alternativeAlgo = check.alternative;
         }
       }
       const late = relay.push(obs.firstSeq + i, event);
       if (late !== null) this.#applyToReplica(server, late);
-    });
+    }
+    if (events.length > 0) this.#count(obs.ts, `ev|${server}`, events.length);
+    for (const [rank, r] of perRank) {
+      this.#count(obs.ts, `rev|${server}|${rank}`, r.events);
+      if (r.stated > 0) this.#count(obs.ts, `rstated|${server}|${rank}`, r.stated);
+    }
+    if (stored > 0) this.#count(obs.ts, `stored|${server}`, stored);
+    totals.hashMatch += match;
+    totals.hashMismatch += mismatch;
+    totals.hashUnverifiable += unverifiable;
+    if (match > 0) this.#count(obs.ts, `hm|${server}`, match);
+    if (mismatch > 0) this.#count(obs.ts, `hx|${server}`, mismatch);
+    if (unverifiable > 0) this.#count(obs.ts, `hu|${server}`, unverifiable);
   }
 
   #applyToReplica(server: string, event: CompactEvent): void {
-    this.#replica.apply(server, expandCompactEvent(event));
+    this.#replica.applyKeys(server, event.type, event.hashAlgo, event.keys);
   }
 
   #routerPoll(obs: RouterPollObservation): void {
@@ -654,7 +670,7 @@ class Sentinel implements SentinelState {
       const size = this.digester.blockSizeOf(s);
       const workerKeys = size === null ? undefined : keys.worker.get(workerKeyId(algo, size));
       if (size !== null && workerKeys !== undefined && workerKeys.length > 0) {
-        const match = this.#truth.prefixMatch(s, workerKeys);
+        const match = this.#truth.bestPrefix(s, workerKeys);
         oracle[i] = Math.min(match.bestRankBlocks * size, keys.hashedTokens);
         if (!firstHeld && match.unionBlocks > 0) firstHeld = true;
       }
@@ -691,7 +707,8 @@ class Sentinel implements SentinelState {
       predictedChosen,
       predictedAny,
       blockSize: chosenBlockSize,
-      candidates: servers.map((server, i) => ({ server, predictedTokens: predicted[i]!, oracleTokens: oracle[i]!, score: scores[i]! })),
+      // only the onDecision hook (the live feed) reads them
+      candidates: this.#onDecision === null ? [] : servers.map((server, i) => ({ server, predictedTokens: predicted[i]!, oracleTokens: oracle[i]!, score: scores[i]! })),
       oracleBestServers: maxOracle > 0 ? servers.filter((_, i) => oracle[i] === maxOracle) : [],
       routerTokensPerBlock: sizes.candidates,
     };

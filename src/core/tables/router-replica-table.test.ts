@@ -130,4 +130,29 @@ describe('RouterReplicaTable', () => {
       { numRuns: 200 },
     );
   });
+
+  it('applyKeys (the relay buffer\'s compact form) leaves the same table as apply', () => {
+    const keyArb = fc.bigInt({ min: 0n, max: 2n ** 64n - 1n }).chain((big) => fc.constantFrom(big, big % 16n));
+    const eventArb = fc.record({ stored: fc.boolean(), algo: fc.constantFrom(null, 'v2_sha256_64' as const), hashes: fc.array(keyArb, { maxLength: 5 }) });
+    fc.assert(
+      fc.property(fc.array(eventArb, { maxLength: 40 }), (events) => {
+        const viaApply = new RouterReplicaTable();
+        const viaKeys = new RouterReplicaTable();
+        for (const e of events) {
+          const event = e.stored ? stored(e.hashes, { hashAlgo: e.algo }) : removed(e.hashes, { hashAlgo: e.algo });
+          const a = viaApply.apply('s', event);
+          const b = viaKeys.applyKeys('s', e.stored ? 'stored' : 'removed', e.algo, BigUint64Array.from(e.hashes));
+          expect(b).toEqual(a);
+        }
+        expect(viaKeys.servers()).toEqual(viaApply.servers());
+        for (const e of events) for (const h of e.hashes) expect(viaKeys.has('s', h, e.algo ?? 'v1_block_key')).toBe(viaApply.has('s', h, e.algo ?? 'v1_block_key'));
+      }),
+      { numRuns: 100 },
+    );
+    const table = new RouterReplicaTable();
+    expect(table.applyKeys('s', 'created', 'v2_sha256_64', null)).toEqual({ added: 0, removed: 0, ignored: false });
+    expect(table.hashAlgoOf('s')).toBe('v2_sha256_64');
+    expect(table.applyKeys('s', 'updated', null, null).ignored).toBe(true);
+    expect(table.servers()[0]!.ignoredEvents).toBe(1);
+  });
 });

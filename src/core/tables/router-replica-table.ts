@@ -4,7 +4,7 @@
 // `created` only sets the server's algorithm, `updated` is ignored. `all_cleared` is not handled by the router's
 // table update as far as its source shows, so it is ignored too (counted in `ignored`).
 import { blockKey64 } from '../hashing/block-key.js';
-import type { HashAlgo, KvEvent } from '../wire/kv-event.js';
+import type { HashAlgo, KvEvent, KvEventType } from '../wire/kv-event.js';
 import { U64_HI_OFFSET, U64_LO_OFFSET, U64HashSet, u64HalvesView } from './u64-hash-set.js';
 import { checkTableBounds, DEFAULT_EVENT_HASH_ALGO, type TableBounds } from './worker-truth-table.js';
 
@@ -65,22 +65,8 @@ export class RouterReplicaTable {
       case 'created':
         state.hashAlgo = algo;
         return { added: 0, removed: 0, ignored: false };
-      case 'stored': {
-        const set = this.#set(state, algo);
-        let added = 0;
-        let held = this.#held(state);
-        const keys = held + data.blocks.length > this.#max ? BigUint64Array.from(data.blocks, (b) => blockKey64(b.blockHash)) : null;
-        const spare = keys === null ? null : sparing(keys);
-        for (const block of data.blocks) {
-          const key = blockKey64(block.blockHash);
-          if (held >= this.#max && !set.has(key)) held -= this.#evictOne(server, state, set, spare);
-          if (set.add(key)) {
-            added++;
-            held++;
-          }
-        }
-        return { added, removed: 0, ignored: false };
-      }
+      case 'stored':
+        return { added: this.#addCapped(server, state, this.#set(state, algo), BigUint64Array.from(data.blocks, (b) => blockKey64(b.blockHash))), removed: 0, ignored: false };
       case 'removed': {
         const set = this.#set(state, algo);
         let removed = 0;
@@ -88,6 +74,32 @@ export class RouterReplicaTable {
           if (set.delete(blockKey64(hash))) removed++;
           else state.removedUnknown++;
         }
+        return { added: 0, removed, ignored: false };
+      }
+      case 'updated':
+      case 'all_cleared':
+        state.ignoredEvents++;
+        return { added: 0, removed: 0, ignored: true };
+    }
+  }
+
+  /**
+   * `apply` for an event already reduced to its block keys (stored: the stored blocks' keys, removed: the removed
+   * keys; null for other types): the relay buffer's compact form, applied without rebuilding per-block objects.
+   */
+  applyKeys(server: string, type: KvEventType, hashAlgo: HashAlgo | null, keys: BigUint64Array | null): ReplicaApplyResult {
+    const state = this.#server(server);
+    const algo = hashAlgo ?? DEFAULT_EVENT_HASH_ALGO;
+    switch (type) {
+      case 'created':
+        state.hashAlgo = algo;
+        return { added: 0, removed: 0, ignored: false };
+      case 'stored':
+        return { added: keys === null ? 0 : this.#addCapped(server, state, this.#set(state, algo), keys), removed: 0, ignored: false };
+      case 'removed': {
+        const set = this.#set(state, algo);
+        const removed = keys === null ? 0 : set.deleteKeys(keys);
+        state.removedUnknown += (keys?.length ?? 0) - removed;
         return { added: 0, removed, ignored: false };
       }
       case 'updated':
@@ -119,21 +131,7 @@ export class RouterReplicaTable {
   /** The router's `backfill_block_hashes_on_finish`: inserts its own request hashes, bypassing events. */
   backfill(server: string, keys: BigUint64Array, hashAlgo?: HashAlgo): number {
     const state = this.#server(server);
-    const set = this.#set(state, hashAlgo ?? state.hashAlgo);
-    const halves = u64HalvesView(keys);
-    let added = 0;
-    let held = this.#held(state);
-    const spare = held + keys.length > this.#max ? sparing(keys) : null;
-    for (let i = 0; i < keys.length; i++) {
-      const hi = halves[2 * i + U64_HI_OFFSET]!;
-      const lo = halves[2 * i + U64_LO_OFFSET]!;
-      if (held >= this.#max && !set.hasHalves(hi, lo)) held -= this.#evictOne(server, state, set, spare);
-      if (set.addHalves(hi, lo)) {
-        added++;
-        held++;
-      }
-    }
-    return added;
+    return this.#addCapped(server, state, this.#set(state, hashAlgo ?? state.hashAlgo), keys);
   }
 
   has(server: string, key: bigint, hashAlgo?: HashAlgo): boolean {
@@ -189,6 +187,25 @@ export class RouterReplicaTable {
       this.#servers.set(server, state);
     }
     return state;
+  }
+
+  /** Adds `keys` to `set` within the server's cap (evicting one held block per new one past it); returns blocks added. */
+  #addCapped(server: string, state: ServerState, set: U64HashSet, keys: BigUint64Array): number {
+    let held = this.#held(state);
+    if (held + keys.length <= this.#max) return set.addKeys(keys);
+    const spare = sparing(keys);
+    const halves = u64HalvesView(keys);
+    let added = 0;
+    for (let i = 0; i < keys.length; i++) {
+      const hi = halves[2 * i + U64_HI_OFFSET]!;
+      const lo = halves[2 * i + U64_LO_OFFSET]!;
+      if (held >= this.#max && !set.hasHalves(hi, lo)) held -= this.#evictOne(server, state, set, spare);
+      if (set.addHalves(hi, lo)) {
+        added++;
+        held++;
+      }
+    }
+    return added;
   }
 
   #held(state: ServerState): number {

@@ -208,4 +208,34 @@ describe('U64HashSet', () => {
     expect(view[2 + U64_HI_OFFSET]).toBe(5);
     expect(view[2 + U64_LO_OFFSET]).toBe(9);
   });
+
+  it('addKeys / deleteKeys agree with add / delete key by key, u64 extremes included', () => {
+    const key = fc.oneof(fc.bigInt({ min: 0n, max: 2n ** 64n - 1n }), fc.constantFrom(0n, 2n ** 32n - 1n, 2n ** 32n, 2n ** 64n - 1n), fc.bigInt({ min: 0n, max: 7n }));
+    fc.assert(
+      fc.property(fc.array(fc.tuple(fc.boolean(), fc.array(key, { maxLength: 6 })), { maxLength: 30 }), (ops) => {
+        const bulk = new U64HashSet();
+        const single = new U64HashSet();
+        for (const [add, keys] of ops) {
+          const arr = BigUint64Array.from(keys);
+          let expected = 0;
+          for (const k of keys) if (add ? single.add(k) : single.delete(k)) expected++;
+          expect(add ? bulk.addKeys(arr) : bulk.deleteKeys(arr)).toBe(expected);
+        }
+        expect(bulk.size).toBe(single.size);
+        for (const [, keys] of ops) for (const k of keys) expect(bulk.has(k)).toBe(single.has(k));
+      }),
+      { numRuns: 150 },
+    );
+  });
+
+  it('u64HalvesView reuses a view of the same array and stays current with its contents', () => {
+    const a = BigUint64Array.of(1n);
+    const b = BigUint64Array.of(2n, 3n);
+    const va = u64HalvesView(a);
+    expect(u64HalvesView(b)).not.toBe(va);
+    expect(u64HalvesView(a)).toBe(va);
+    a[0] = 2n ** 32n + 7n;
+    expect([va[U64_HI_OFFSET], va[U64_LO_OFFSET]]).toEqual([1, 7]);
+    expect(u64HalvesView(BigUint64Array.of(1n))).not.toBe(va);
+  });
 });

@@ -16,10 +16,29 @@ export const U64_HI_OFFSET = LITTLE_ENDIAN ? 1 : 0;
 /** Offset of the low half of key i in `u64HalvesView(keys)`: `view[2 * i + U64_LO_OFFSET]`. */
 export const U64_LO_OFFSET = LITTLE_ENDIAN ? 0 : 1;
 
+// The last two views made: a per-decision join reads the same one or two key arrays against every server, and a
+// typed-array view costs more to create than the lookups it serves. A view shares its array's memory, and a typed
+// array's buffer and offset never change, so a cached view of the same array is current while the length agrees
+// (a detached buffer reads as length 0).
+let keysA: BigUint64Array | null = null;
+let viewA: Uint32Array | null = null;
+let keysB: BigUint64Array | null = null;
+let viewB: Uint32Array | null = null;
+
 /** A Uint32Array view over the same memory as `keys`, for reading keys as halves without allocating BigInts. */
 export function u64HalvesView(keys: BigUint64Array): Uint32Array {
-  return new Uint32Array(keys.buffer, keys.byteOffset, keys.length * 2);
+  if (keys === keysA && viewA !== null && viewA.length === keys.length * 2) return viewA;
+  if (keys === keysB && viewB !== null && viewB.length === keys.length * 2) return viewB;
+  const view = new Uint32Array(keys.buffer, keys.byteOffset, keys.length * 2);
+  keysB = keysA;
+  viewB = viewA;
+  keysA = keys;
+  viewA = view;
+  return view;
 }
+
+const splitCell = new BigUint64Array(1);
+const splitHalves = new Uint32Array(splitCell.buffer);
 
 function checkKey(key: bigint): void {
   if (key < 0n || key > U64_MAX) throw new RangeError(`u64 key out of range: ${key.toString()}`);
@@ -229,6 +248,31 @@ export class U64HashSet {
     this.deleteHalves(slots[2 * i]!, slots[2 * i + 1]!);
     this.#evictFrom = (i + 1) & mask;
     return payload;
+  }
+
+  /**
+   * Adds every key of `keys` (payload 0); returns how many were new. Splits each key through a scratch cell: for the
+   * short arrays of single events that is cheaper than a halves view, which would externalise the array's buffer.
+   */
+  addKeys(keys: BigUint64Array): number {
+    return this.#eachKey(keys, false);
+  }
+
+  /** Deletes every key of `keys`; returns how many were present. */
+  deleteKeys(keys: BigUint64Array): number {
+    return this.#eachKey(keys, true);
+  }
+
+  /** Adds (or deletes) each key; counts the keys that changed the set. */
+  #eachKey(keys: BigUint64Array, del: boolean): number {
+    let changed = 0;
+    for (let i = 0; i < keys.length; i++) {
+      splitCell[0] = keys[i]!;
+      const hi = splitHalves[U64_HI_OFFSET]!;
+      const lo = splitHalves[U64_LO_OFFSET]!;
+      if (del ? this.deleteHalves(hi, lo) : this.addHalves(hi, lo)) changed++;
+    }
+    return changed;
   }
 
   has(key: bigint): boolean {

@@ -232,4 +232,32 @@ describe('WorkerTruthTable', () => {
       { numRuns: 200 },
     );
   });
+
+  it('prefixMatch sees streams created, cleared and re-created after earlier matches (its rank grouping is cached)', () => {
+    const table = new WorkerTruthTable();
+    const prompt = keys(1n, 2n, 3n);
+    table.apply('s', stored([1n], { rank: 0 }));
+    expect(table.prefixMatch('s', prompt)).toMatchObject({ bestRank: 0, bestRankBlocks: 1, unionBlocks: 1 });
+    // a new rank, then a second stream (other window size) of rank 0, each after a match was computed
+    table.apply('s', stored([1n, 2n, 3n], { rank: 2 }));
+    expect(table.prefixMatch('s', prompt)).toMatchObject({ bestRank: 2, bestRankBlocks: 3, unionBlocks: 3 });
+    table.apply('s', stored([1n, 2n, 3n, 4n], { rank: 0, windowSize: 128 }));
+    expect(table.prefixMatch('s', keys(1n, 2n, 3n, 4n))).toMatchObject({ bestRank: 0, bestRankBlocks: 4 });
+    // events of rank 0 alternate between its streams: each goes to its own stream
+    table.apply('s', stored([9n], { rank: 0 }));
+    table.apply('s', stored([8n], { rank: 0, windowSize: 128 }));
+    expect(table.streams('s').map((st) => [st.attentionDpRank, st.windowSize, st.blocks])).toEqual([
+      [0, 128, 5],
+      [0, 4096, 2],
+      [2, 4096, 3],
+    ]);
+    table.clearRank('s', 0);
+    expect(table.prefixMatch('s', keys(1n, 2n, 3n, 4n))).toMatchObject({ bestRank: 2, bestRankBlocks: 3 });
+    table.apply('s', stored([1n, 2n, 3n, 4n], { rank: 0 }));
+    expect(table.prefixMatch('s', keys(1n, 2n, 3n, 4n))).toMatchObject({ bestRank: 0, bestRankBlocks: 4 });
+    table.clearServer('s');
+    expect(table.prefixMatch('s', prompt).bestRank).toBeNull();
+    table.apply('s', stored([1n], { rank: 1 }));
+    expect(table.prefixMatch('s', prompt)).toMatchObject({ bestRank: 1, bestRankBlocks: 1 });
+  });
 });

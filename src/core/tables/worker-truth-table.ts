@@ -94,6 +94,12 @@ export interface TruthPrefixMatch {
   readonly perRank: ReadonlyMap<number, number>;
 }
 
+interface RankGroups {
+  readonly ranks: readonly number[];
+  /** streams of ranks[i] */
+  readonly streams: readonly (readonly Stream[])[];
+}
+
 interface Stream {
   readonly key: TruthStreamKey;
   readonly blocks: U64HashSet;
@@ -134,6 +140,10 @@ export function checkTableBounds(bounds: Partial<TableBounds>): TableBounds {
 
 export class WorkerTruthTable {
   readonly #servers = new Map<string, Map<string, Stream>>();
+  /** unfiltered rank grouping per server for prefixMatch; dropped whenever the server's set of streams changes */
+  readonly #groups = new Map<string, RankGroups>();
+  /** per server, by rank: the stream that rank's last event went to (dropped with the streams it points to) */
+  readonly #lastStream = new Map<string, Map<number, Stream>>();
   readonly #max: number;
   /** blocks evicted by the cap, per server */
   readonly #evicted = new Map<string, number>();
@@ -219,6 +229,26 @@ export class WorkerTruthTable {
    * `blockKeyChain`). See TruthPrefixMatch for best-rank vs union.
    */
   prefixMatch(server: string, keys: BigUint64Array, options: TruthMatchOptions = {}): TruthPrefixMatch {
+    const filtered =
+      options.attentionDpRank !== undefined || options.windowSize !== undefined || options.hashAlgo !== undefined || options.layerGroupId !== undefined;
+    // the unfiltered grouping (every per-decision join asks for it) is cached until the server's streams change
+    const groups = filtered ? this.#groupByRank(server, options) : (this.#groups.get(server) ?? this.#cacheGroups(server));
+    const perRank = new Map<number, number>();
+    const best = matchGroups(groups, u64HalvesView(keys), keys.length, options.maxCacheLevel ?? MAX_LEVEL, options.require === 'all', perRank);
+    return { bestRank: best.bestRank, bestRankBlocks: best.bestRankBlocks, unionBlocks: best.unionBlocks, perRank };
+  }
+
+  /**
+   * `prefixMatch` without options and without the per-rank map: what the per-decision join needs (it asks for every
+   * server on every decision).
+   */
+  bestPrefix(server: string, keys: BigUint64Array): BestPrefix {
+    const groups = this.#groups.get(server) ?? this.#cacheGroups(server);
+    return matchGroups(groups, u64HalvesView(keys), keys.length, MAX_LEVEL, false, null);
+  }
+
+  /** The server's streams that pass `options`, grouped by rank, ranks ascending. */
+  #groupByRank(server: string, options: TruthMatchOptions): RankGroups {
     const byRank = new Map<number, Stream[]>();
     for (const stream of this.#servers.get(server)?.values() ?? []) {
       const k = stream.key;
@@ -230,32 +260,14 @@ export class WorkerTruthTable {
       if (list) list.push(stream);
       else byRank.set(k.attentionDpRank, [stream]);
     }
-    const maxLevel = options.maxCacheLevel ?? MAX_LEVEL;
-    const requireAll = options.require === 'all';
-    const halves = u64HalvesView(keys);
     const ranks = [...byRank.keys()].sort((a, b) => a - b);
-    const perRank = new Map<number, number>();
-    let bestRank: number | null = null;
-    let bestRankBlocks = 0;
-    for (const rank of ranks) {
-      const streams = byRank.get(rank)!;
-      let n = 0;
-      while (n < keys.length && rankHolds(streams, halves, n, maxLevel, requireAll)) n++;
-      perRank.set(rank, n);
-      if (bestRank === null || n > bestRankBlocks) {
-        bestRank = rank;
-        bestRankBlocks = n;
-      }
-    }
-    // A key beyond a rank's own match can still be held by another rank, so the union is walked key by key.
-    let unionBlocks = bestRankBlocks;
-    while (
-      unionBlocks < keys.length &&
-      ranks.some((rank) => rankHolds(byRank.get(rank)!, halves, unionBlocks, maxLevel, requireAll))
-    ) {
-      unionBlocks++;
-    }
-    return { bestRank, bestRankBlocks, unionBlocks, perRank };
+    return { ranks, streams: ranks.map((r) => byRank.get(r)!) };
+  }
+
+  #cacheGroups(server: string): RankGroups {
+    const groups = this.#groupByRank(server, {});
+    this.#groups.set(server, groups);
+    return groups;
   }
 
   /** Whether `server` (optionally only one rank) holds `key` in any stream. */
@@ -333,6 +345,8 @@ export class WorkerTruthTable {
       if (stream.key.attentionDpRank !== attentionDpRank) continue;
       dropped += stream.blocks.size;
       streams.delete(id);
+      this.#groups.delete(server);
+      this.#lastStream.delete(server);
     }
     return dropped;
   }
@@ -342,11 +356,31 @@ export class WorkerTruthTable {
     const dropped = this.blockCount(server);
     this.#servers.delete(server);
     this.#evicted.delete(server);
+    this.#groups.delete(server);
+    this.#lastStream.delete(server);
     return dropped;
   }
 
   #stream(server: string, rank: number, event: KvEvent): Stream {
     const algo = event.hashAlgo ?? DEFAULT_EVENT_HASH_ALGO;
+    // fast path: the stream this rank used last (events of a rank nearly always share window, algo and group),
+    // without building the id string
+    const last = this.#lastStream.get(server)?.get(rank);
+    if (last !== undefined) {
+      const k = last.key;
+      if (k.windowSize === event.windowSize && k.hashAlgo === algo && k.layerGroupId === event.layerGroupId) return last;
+    }
+    const stream = this.#findStream(server, rank, event, algo);
+    let byRank = this.#lastStream.get(server);
+    if (byRank === undefined) {
+      byRank = new Map();
+      this.#lastStream.set(server, byRank);
+    }
+    byRank.set(rank, stream);
+    return stream;
+  }
+
+  #findStream(server: string, rank: number, event: KvEvent, algo: HashAlgo): Stream {
     let streams = this.#servers.get(server);
     if (!streams) {
       streams = new Map();
@@ -371,6 +405,7 @@ export class WorkerTruthTable {
         updatedUnknown: 0,
       };
       streams.set(id, stream);
+      this.#groups.delete(server);
     }
     return stream;
   }
@@ -421,6 +456,43 @@ function compareIds(a: Stream, b: Stream): number {
   const x = streamId(a.key.attentionDpRank, a.key.windowSize, a.key.hashAlgo, a.key.layerGroupId);
   const y = streamId(b.key.attentionDpRank, b.key.windowSize, b.key.hashAlgo, b.key.layerGroupId);
   return x < y ? -1 : x > y ? 1 : 0;
+}
+
+export interface BestPrefix {
+  readonly bestRank: number | null;
+  readonly bestRankBlocks: number;
+  readonly unionBlocks: number;
+}
+
+function matchGroups(
+  groups: RankGroups,
+  halves: Uint32Array,
+  count: number,
+  maxLevel: number,
+  requireAll: boolean,
+  perRank: Map<number, number> | null,
+): BestPrefix {
+  let bestRank: number | null = null;
+  let bestRankBlocks = 0;
+  for (let g = 0; g < groups.ranks.length; g++) {
+    const rank = groups.ranks[g]!;
+    const streams = groups.streams[g]!;
+    let n = 0;
+    while (n < count && rankHolds(streams, halves, n, maxLevel, requireAll)) n++;
+    perRank?.set(rank, n);
+    if (bestRank === null || n > bestRankBlocks) {
+      bestRank = rank;
+      bestRankBlocks = n;
+    }
+  }
+  // A key beyond a rank's own match can still be held by another rank, so the union is walked key by key.
+  let unionBlocks = bestRankBlocks;
+  for (; unionBlocks < count; unionBlocks++) {
+    let held = false;
+    for (let g = 0; !held && g < groups.streams.length; g++) held = rankHolds(groups.streams[g]!, halves, unionBlocks, maxLevel, requireAll);
+    if (!held) break;
+  }
+  return { bestRank, bestRankBlocks, unionBlocks };
 }
 
 function rankHolds(

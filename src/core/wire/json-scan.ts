@@ -266,6 +266,43 @@ function expectLiteral(text: string, i: number, literal: string): number {
   return failSyntax('invalid-json', `unexpected ${excerpt(text, i)} at offset ${i}`, i);
 }
 
+// ---- walking objects and arrays: shared by the lossless parser and the /kv_cache_events parser
+
+/** Offset after what readMemberKey, nextMember or nextElement consumed last (saves returning pairs on hot paths). */
+export let walkEnd = 0;
+
+/** Reads the object key at `j` (a quote expected) and its ':'; walkEnd = the value's start, whitespace skipped. */
+export function readMemberKey(text: string, j: number): string {
+  if (text.charCodeAt(j) !== 34) return unexpected(text, j, 'a string key');
+  const keyEnd = scanString(text, j);
+  const key = decodeString(text, j, keyEnd, stringHadEscape);
+  const colon = skipWs(text, keyEnd);
+  if (text.charCodeAt(colon) !== 58) return unexpected(text, colon, "':'");
+  walkEnd = skipWs(text, colon + 1);
+  return key;
+}
+
+function nextItem(text: string, j: number, close: number, expected: string): number {
+  const k = skipWs(text, j);
+  const d = text.charCodeAt(k);
+  if (d === 44) return skipWs(text, k + 1);
+  if (d === close) {
+    walkEnd = k + 1;
+    return -1;
+  }
+  return unexpected(text, k, expected);
+}
+
+/** After a member value ending at `j`: the next key's offset, or -1 after the closing '}' (walkEnd = after it). */
+export function nextMember(text: string, j: number): number {
+  return nextItem(text, j, 125, "',' or '}'");
+}
+
+/** After an array element ending at `j`: the next element's offset, or -1 after the closing ']' (walkEnd = after it). */
+export function nextElement(text: string, j: number): number {
+  return nextItem(text, j, 93, "',' or ']'");
+}
+
 /** Validates any JSON value at `i` (whitespace already skipped); returns the offset after it. */
 export function skipValue(text: string, i: number, depth = 0): number {
   if (i >= text.length) return truncated(text);

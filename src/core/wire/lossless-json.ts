@@ -13,15 +13,18 @@ import {
   decodeString,
   failSyntax,
   internalIssue,
+  nextElement,
+  nextMember,
   numberShape,
   pathAt,
+  readMemberKey,
   scanNumber,
   scanString,
   skipValue,
   skipWs,
   stringHadEscape,
   toIssue,
-  unexpected,
+  walkEnd,
 } from './json-scan.js';
 
 export type JsonValue = null | boolean | string | bigint | number | JsonValue[] | JsonObject;
@@ -58,29 +61,16 @@ function parseValue(text: string, i: number, depth: number, issues: WireIssue[])
       pos = j + 1;
       return obj;
     }
-    for (;;) {
-      if (text.charCodeAt(j) !== 34) return unexpected(text, j, 'a string key');
-      const keyEnd = scanString(text, j);
-      const key = decodeString(text, j, keyEnd, stringHadEscape);
-      const colon = skipWs(text, keyEnd);
-      if (text.charCodeAt(colon) !== 58) return unexpected(text, colon, "':'");
-      const v = skipWs(text, colon + 1);
+    for (; j >= 0; j = nextMember(text, pos)) {
+      const key = readMemberKey(text, j);
+      const v = walkEnd;
       if (Object.hasOwn(obj, key)) {
         issues.push({ code: 'duplicate-key', message: `key ${JSON.stringify(key)} repeated at offset ${j}; the last value wins`, path: '', offset: j });
       }
       obj[key] = parseValue(text, v, depth + 1, issues);
-      j = skipWs(text, pos);
-      const d = text.charCodeAt(j);
-      if (d === 44) {
-        j = skipWs(text, j + 1);
-        continue;
-      }
-      if (d === 125) {
-        pos = j + 1;
-        return obj;
-      }
-      return unexpected(text, j, "',' or '}'");
     }
+    pos = walkEnd;
+    return obj;
   }
   if (c === 91) {
     if (depth >= MAX_DEPTH) return failSyntax('too-deep', `nesting deeper than ${MAX_DEPTH} at offset ${i}`, i);
@@ -90,20 +80,9 @@ function parseValue(text: string, i: number, depth: number, issues: WireIssue[])
       pos = j + 1;
       return arr;
     }
-    for (;;) {
-      arr.push(parseValue(text, j, depth + 1, issues));
-      j = skipWs(text, pos);
-      const d = text.charCodeAt(j);
-      if (d === 44) {
-        j = skipWs(text, j + 1);
-        continue;
-      }
-      if (d === 93) {
-        pos = j + 1;
-        return arr;
-      }
-      return unexpected(text, j, "',' or ']'");
-    }
+    for (; j >= 0; j = nextElement(text, pos)) arr.push(parseValue(text, j, depth + 1, issues));
+    pos = walkEnd;
+    return arr;
   }
   // literals and garbage: the validating skipper says which
   pos = skipValue(text, i);

@@ -500,3 +500,54 @@ describe('parseKvEvents: issue flood', () => {
     expect(parseKvEvents(text).issues).toHaveLength(10);
   });
 });
+
+describe('parseKvEvents: token runs (bulk path and its hand-over to the per-token path)', () => {
+  const storedTokens = (tokens: string): string =>
+    `[{"event_id":0,"data":{"type":"stored","parent_hash":null,"blocks":[{"type":"stored_block","block_hash":1,"tokens":${tokens},"cache_level":0,"priority":35}]}}]`;
+  const piece = fc.oneof(
+    fc.nat({ max: 0xffff_ffff }).map((id) => ({ text: tok(id), id, extra: 0 })),
+    fc.constantFrom(0, 0xffff_ffff).map((id) => ({ text: tok(id), id, extra: 0 })),
+    fc.tuple(fc.nat({ max: 1000 }), fc.integer({ min: 1, max: 9 })).map(([id, extra]) => ({ text: tok(id, extra), id, extra })),
+    fc.nat({ max: 1000 }).map((id) => ({ text: `{"token_id":${id},"type":"unique_token"}`, id, extra: 0 })),
+    fc.nat({ max: 1000 }).map((id) => ({ text: `{ "type":"unique_token","token_id":${id},"token_extra_id":0}`, id, extra: 0 })),
+  );
+
+  it('reads any mix of compact and other spellings, separators included, like JSON.parse', () => {
+    fc.assert(
+      fc.property(fc.array(fc.tuple(piece, fc.constantFrom(',', ', ', ' ,\n')), { maxLength: 40 }), fc.constantFrom('', ' '), (items, pad) => {
+        const body = items.map(([p], i) => (i === 0 ? '' : items[i - 1]![1]) + p.text).join('');
+        const [event] = ok(storedTokens(`[${pad}${body}${pad}]`));
+        const b = event!.data.type === 'stored' ? event!.data.blocks[0]! : null;
+        expect(Array.from(b!.tokens)).toEqual(items.map(([p]) => p.id));
+        const extras = items.map(([p]) => p.extra);
+        expect(b!.tokenExtraIds === null ? extras.map(() => 0) : Array.from(b!.tokenExtraIds)).toEqual(extras);
+        expect(b!.tokenExtraIds === null).toBe(extras.every((x) => x === 0));
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it.each([
+    ['an id beyond uint32 after a compact run', `[${tok(1)},${tok(2)},${tok(4294967296)},${tok(3)}]`, 'token-id-out-of-range', 'tokens[2].token_id', '4294967296'],
+    ['a ten-digit id beyond uint32 in the first token', `[${tok(9999999999)}]`, 'token-id-out-of-range', 'tokens[0].token_id', '9999999999'],
+    ['a leading zero after a compact run', `[${tok(1)},{"type":"unique_token","token_id":01,"token_extra_id":0}]`, 'invalid-number', 'tokens[1].token_id', '01'],
+    ['a trailing comma after a compact run', `[${tok(1)},${tok(2)},]`, 'invalid-json', 'tokens[2]', ']'],
+    ['a missing comma inside a compact run', `[${tok(1)}${tok(2)}]`, 'invalid-json', 'tokens[0]', '{'],
+  ])('reports %s with the per-token code, path and offset', (_name, tokens, code, pathTail, at) => {
+    const text = storedTokens(tokens);
+    const parsed = parseKvEvents(text);
+    expect(parsed.events).toHaveLength(0);
+    expect(parsed.issues.map((i) => [i.code, i.path])).toEqual([[code, `$[0].data.blocks[0].${pathTail}`]]);
+    expect(text.slice(parsed.issues[0]!.offset ?? 0).startsWith(at)).toBe(true);
+  });
+
+  it('keeps the items before a run truncated at any point', () => {
+    const first = '{"event_id":0,"data":{"type":"all_cleared"}}';
+    const full = storedTokens(`[${tok(1)},${tok(22)},${tok(333)}]`).replace('[{', `[${first},{`);
+    for (let cut = full.indexOf('"tokens"'); cut < full.length - 1; cut++) {
+      const parsed = parseKvEvents(full.slice(0, cut));
+      expect(parsed.events).toHaveLength(1);
+      expect(parsed.issues.map((i) => i.code)).toEqual(['truncated-json']);
+    }
+  });
+});

@@ -22,6 +22,10 @@ import {
   ScanFailure,
   decodeString,
   excerpt,
+  nextElement,
+  nextMember as nextMemberAt,
+  readMemberKey,
+  walkEnd,
   failValue,
   internalIssue,
   numberShape,
@@ -69,6 +73,9 @@ const TOKEN_PREFIX_LENGTH = TOKEN_PREFIX.length;
 const TOKEN_BETWEEN = `${TOKEN_EXTRA_KEY}0},${TOKEN_PREFIX}`;
 const TOKEN_BETWEEN_LENGTH = TOKEN_BETWEEN.length;
 const TOKEN_EXTRA_KEY_LENGTH = TOKEN_EXTRA_KEY.length;
+const TOKEN_TAIL_LENGTH = `${TOKEN_EXTRA_KEY}0}`.length;
+/** a run of compact tokens with extra id 0, each followed by ',' before the next token or by ']' (not consumed) */
+const COMPACT_TOKEN_RUN = /(?:\{"type":"unique_token","token_id":(?:0|[1-9][0-9]{0,9}),"token_extra_id":0\}(?:,(?=\{)|(?=\])))*/y;
 
 // Position after the last value parsed by a parse* function (saves returning pairs on the hot path).
 let pos = 0;
@@ -261,25 +268,16 @@ function expectTag(text: string, i: number, expected: string, what: string): voi
 
 /** Reads the key at `j` (a quote expected); leaves pos at the value start. */
 function readKey(text: string, j: number): string {
-  if (text.charCodeAt(j) !== 34) return unexpected(text, j, 'a string key');
-  const keyEnd = scanString(text, j);
-  const key = decodeString(text, j, keyEnd, stringHadEscape);
-  const colon = skipWs(text, keyEnd);
-  if (text.charCodeAt(colon) !== 58) return unexpected(text, colon, "':'");
-  pos = skipWs(text, colon + 1);
+  const key = readMemberKey(text, j);
+  pos = walkEnd;
   return key;
 }
 
 /** After a member value ending at `j`: returns the next key offset, or -1 after the closing brace (pos = after it). */
 function nextMember(text: string, j: number): number {
-  const k = skipWs(text, j);
-  const d = text.charCodeAt(k);
-  if (d === 44) return skipWs(text, k + 1);
-  if (d === 125) {
-    pos = k + 1;
-    return -1;
-  }
-  return unexpected(text, k, "',' or '}'");
+  const k = nextMemberAt(text, j);
+  if (k < 0) pos = walkEnd;
+  return k;
 }
 
 /** Offset of the first key of the object at `i`, or -1 when it is empty (pos = after it). */
@@ -363,6 +361,41 @@ function parseTokens(text: string, i: number): void {
   }
   let ids = tokenScratch;
   let xs = extraScratch;
+  // Bulk path: one sticky regular expression (native code) checks a whole run of tokens in TensorRT-LLM's compact
+  // spelling with extra id 0, then the ids are read from the layout it proved. It stops at a token boundary: after a
+  // token followed by ']', or after the comma before a token it does not take. From there the loop below goes on
+  // token by token, so anything unusual (and every issue, with its code and offset) is handled exactly as before.
+  COMPACT_TOKEN_RUN.lastIndex = j;
+  COMPACT_TOKEN_RUN.test(text); // matches at least the empty run
+  const runEnd = COMPACT_TOKEN_RUN.lastIndex;
+  let k = j;
+  while (k < runEnd) {
+    const tokenStart = k;
+    k += TOKEN_PREFIX_LENGTH;
+    let id = text.charCodeAt(k++) - 48;
+    for (let d = text.charCodeAt(k) - 48; d >= 0 && d <= 9; d = text.charCodeAt(++k) - 48) id = id * 10 + d;
+    if (id > MAX_U32) {
+      k = tokenStart; // the loop below reports it
+      break;
+    }
+    if (count === ids.length) {
+      growScratch();
+      ids = tokenScratch;
+      xs = extraScratch;
+    }
+    ids[count] = id;
+    xs[count] = 0;
+    count++;
+    k += TOKEN_TAIL_LENGTH;
+    if (k < runEnd) k++; // the comma before the next token
+  }
+  j = k;
+  if (k === runEnd && text.charCodeAt(j) === 93) {
+    tokenCount = count;
+    anyExtra = false;
+    pos = j + 1;
+    return;
+  }
   let primed = false;
   for (;;) {
     if (count === ids.length) {
@@ -471,20 +504,8 @@ function eachElement(text: string, i: number, what: string, item: (start: number
     pos = j + 1;
     return;
   }
-  for (;;) {
-    item(j);
-    j = skipWs(text, pos);
-    const d = text.charCodeAt(j);
-    if (d === 44) {
-      j = skipWs(text, j + 1);
-      continue;
-    }
-    if (d === 93) {
-      pos = j + 1;
-      return;
-    }
-    unexpected(text, j, "',' or ']'");
-  }
+  for (; j >= 0; j = nextElement(text, pos)) item(j);
+  pos = walkEnd;
 }
 
 function parseMmKey(text: string, i: number): MmKey {

@@ -9,7 +9,11 @@
 // - Consumers are told apart by a header (default X-Kvsentinel-Consumer) when present, else by remote address
 //   (not port: aiohttp pools open new connections with new ports), or address+port when configured.
 // - Request and response bodies stream through; the relay keeps a bounded copy (captureMaxBytes) only to read the
-//   prompt and the usage. Parsing happens off the data path (setImmediate).
+//   prompt and the usage. The prompt's token ids are scanned chunk by chunk as the body passes (CtxRequestScanner),
+//   on a worker thread (CtxScanPool) so the event loop only forwards; decisions are recorded in the order the
+//   request bodies ended, each before its outcome, with the in-flight counts taken when the request arrived.
+// - A request body over maxRequestBytes is refused with 413 (JSON error, connection closed) and counted: at once when
+//   Content-Length declares it, else when the streamed body crosses the limit (the upstream request is aborted).
 import { once } from 'node:events';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -18,10 +22,11 @@ import { PassThrough, type Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { Pool } from 'undici';
 import { parseCompletionUsage } from '../../core/relay/completion-usage.js';
-import { parseCtxRequest } from '../../core/relay/ctx-request.js';
+import { parseCtxRequest, type CtxRequestInfo } from '../../core/relay/ctx-request.js';
 import type { EventBufferOptions, EventBufferStats } from '../../core/relay/event-buffer.js';
 import { fetchText, reasonOf } from '../http/fetch-text.js';
 import type { Clock, Logger, ObservationSink, RunningSource, SourceReporter } from '../ports.js';
+import { CtxScanPool } from './ctx-scan-pool.js';
 import { downstreamResponseHeaders, upstreamRequestHeaders } from './http-headers.js';
 import type { InflightTracker } from './inflight-tracker.js';
 import { RelayEventPath, type ParseEvents } from './relay-event-path.js';
@@ -47,10 +52,14 @@ export interface RelayOptions {
   readonly consumerHeader: string;
   readonly consumerBy: 'address' | 'address-port';
   readonly captureMaxBytes: number;
+  /** largest request body forwarded; a larger one is answered 413 */
+  readonly maxRequestBytes: number;
   /** upstream response-headers and inter-chunk timeout for proxied requests */
   readonly proxyTimeoutMs: number;
   /** how long stop() lets in-flight proxied requests finish */
   readonly shutdownGraceMs: number;
+  /** read request bodies on a worker thread (false: on the event loop) */
+  readonly scanThread: boolean;
 }
 
 /** What a relay dropped or gave up on, cumulative (the exporter's cache and poll counters). */
@@ -75,8 +84,10 @@ export const DEFAULT_RELAY_OPTIONS: RelayOptions = {
   consumerHeader: 'x-kvsentinel-consumer',
   consumerBy: 'address',
   captureMaxBytes: 16 * 1024 * 1024,
+  maxRequestBytes: 64 * 1024 * 1024,
   proxyTimeoutMs: 600_000,
   shutdownGraceMs: 30_000,
+  scanThread: true,
 };
 
 export interface RelayDeps {
@@ -88,7 +99,11 @@ export interface RelayDeps {
   readonly parseEvents: ParseEvents;
   /** proxied request durations, to the last byte (the exporter's histogram) */
   readonly onProxied?: (server: string, seconds: number) => void;
+  /** a request refused without being forwarded (the exporter's counter) */
+  readonly onRejected?: (server: string, reason: RelayRejectReason) => void;
 }
+
+export type RelayRejectReason = 'body_too_large';
 
 const RESPONSE_TAIL_BYTES = 256 * 1024;
 const RESPONSE_CAPTURE_BYTES = 1024 * 1024;
@@ -99,24 +114,35 @@ function pathOf(url: string | undefined): string {
   return q === -1 ? u : u.slice(0, q);
 }
 
-/** Keeps the first `max` bytes; past that only a rolling tail, and remembers that it is incomplete. */
+/**
+ * Keeps the first `max` bytes; past that only a rolling tail of `tailBytes` (0: nothing more), and remembers that it
+ * is incomplete.
+ */
 class BodyCapture {
   readonly #max: number;
+  readonly #tailBytes: number;
   #chunks: Buffer[] = [];
   #bytes = 0;
   #overflow = false;
 
-  constructor(max: number) {
+  constructor(max: number, tailBytes: number) {
     this.#max = max;
+    this.#tailBytes = tailBytes;
   }
 
   add(chunk: Buffer): void {
+    if (this.#overflow && this.#tailBytes === 0) return;
     this.#chunks.push(chunk);
     this.#bytes += chunk.length;
     if (this.#bytes > this.#max) {
       this.#overflow = true;
+      if (this.#tailBytes === 0) {
+        this.#chunks = [];
+        this.#bytes = 0;
+        return;
+      }
       // keep a tail only
-      while (this.#chunks.length > 1 && this.#bytes - (this.#chunks[0] as Buffer).length >= RESPONSE_TAIL_BYTES) {
+      while (this.#chunks.length > 1 && this.#bytes - (this.#chunks[0] as Buffer).length >= this.#tailBytes) {
         this.#bytes -= (this.#chunks.shift() as Buffer).length;
       }
     }
@@ -131,6 +157,11 @@ class BodyCapture {
   }
 }
 
+/** Content-Length as a number; null when absent or not a plain decimal (then the streamed count decides). */
+function declaredLength(value: string | undefined): number | null {
+  return value !== undefined && /^\d{1,15}$/.test(value) ? Number(value) : null;
+}
+
 export class WorkerRelay implements RunningSource {
   readonly name: string;
   readonly target: RelayTarget;
@@ -138,12 +169,16 @@ export class WorkerRelay implements RunningSource {
   readonly #deps: RelayDeps;
   readonly #events: RelayEventPath;
   readonly #pool: Pool;
+  readonly #scans: CtxScanPool;
+  /** the last decision recorded or pending: decisions are recorded one after another, in the order bodies ended */
+  #lastDecision: Promise<void> = Promise.resolve();
   readonly #server: Server;
   readonly #active = new Set<Promise<void>>();
   readonly #stopSignal = new AbortController();
   #timer: NodeJS.Timeout | undefined;
   #requestCounter = 0;
   #capturesTruncated = 0;
+  #rejectedTooLarge = 0;
   #started = false;
   #stopped: Promise<void> | undefined;
 
@@ -170,6 +205,7 @@ export class WorkerRelay implements RunningSource {
     };
     const { sink, status, clock, logger, parseEvents } = deps;
     this.#events = new RelayEventPath({ server: target.id, source: this.name, upstream: url, drain, sink, status, clock, logger, parseEvents }, this.#options.buffer);
+    this.#scans = new CtxScanPool({ thread: this.#options.scanThread });
     this.#server = createServer({ keepAliveTimeout: 65_000 }, (req, res) => this.#track(this.#handle(req, res)));
     deps.inflight.register(target.id);
   }
@@ -184,6 +220,11 @@ export class WorkerRelay implements RunningSource {
   /** event polls whose consumer hung up before the answer (their events stay for the consumer's next poll) */
   get abandonedPolls(): number {
     return this.#events.abandonedPolls;
+  }
+
+  /** requests refused with 413 because their body was over maxRequestBytes */
+  get rejectedTooLarge(): number {
+    return this.#rejectedTooLarge;
   }
 
   bufferStats(): EventBufferStats {
@@ -235,6 +276,7 @@ export class WorkerRelay implements RunningSource {
     await closed;
     await this.#events.idle();
     await this.#pool.close().catch(() => undefined);
+    await this.#scans.close();
     this.#deps.inflight.unregister(this.target.id);
   }
 
@@ -275,32 +317,91 @@ export class WorkerRelay implements RunningSource {
     );
   }
 
+  #rejectTooLarge(req: IncomingMessage, res: ServerResponse, what: string): void {
+    this.#rejectedTooLarge++;
+    this.#deps.onRejected?.(this.target.id, 'body_too_large');
+    this.#deps.logger.warn(`${this.name}: refused a request body over the limit`, { path: pathOf(req.url), limitBytes: this.#options.maxRequestBytes });
+    if (res.headersSent) {
+      res.destroy();
+      return;
+    }
+    const text = JSON.stringify({
+      error: {
+        message: `kvsentinel relay: request body ${what}, over the relay's limit of ${this.#options.maxRequestBytes} bytes (relay.max_request_bytes)`,
+        type: 'request_too_large',
+        code: 413,
+      },
+    });
+    // the rest of the body is not read: close the connection after the answer
+    res.writeHead(413, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text), connection: 'close' });
+    res.end(text);
+    req.resume();
+  }
+
   async #proxy(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const startedAt = performance.now();
     const ts = this.#deps.clock();
     const path = pathOf(req.url);
     const isCtx = req.method === 'POST' && (path === '/v1/completions' || path === '/v1/chat/completions');
+    const limit = this.#options.maxRequestBytes;
+    const declared = declaredLength(req.headers['content-length']);
+    if (declared !== null && declared > limit) {
+      // refused before any accounting: the worker never sees it
+      this.#rejectTooLarge(req, res, `declares ${declared} bytes`);
+      return;
+    }
     const abort = new AbortController();
     res.on('close', () => {
       if (!res.writableFinished) abort.abort(); // the client went away: cancel upstream
     });
 
     let body: Readable | undefined;
-    let decide: (() => void) | undefined;
+    let tooLarge = false;
+    let decide: (() => Promise<void>) | undefined;
     let requestId = '';
     if (req.method !== 'GET' && req.method !== 'HEAD') {
       const pass = new PassThrough();
+      // first listener: a body crossing the limit never reaches the capture or the upstream
+      let received = 0;
+      req.on('data', (chunk: Buffer) => {
+        received += chunk.length;
+        if (received <= limit || tooLarge) return;
+        tooLarge = true;
+        abort.abort();
+        req.unpipe(pass);
+        pass.destroy();
+        this.#rejectTooLarge(req, res, `sent more than ${limit} bytes`);
+      });
+      // forwarding before reading: each chunk is handed to the upstream socket before the scanner looks at it
+      req.pipe(pass);
       if (isCtx) {
-        const capture = new BodyCapture(this.#options.captureMaxBytes);
+        const capture = new BodyCapture(this.#options.captureMaxBytes, 0);
+        // the prompt is read as the body streams through, chunk by chunk; the capture is only for the rare body the
+        // scanner hands to the text path (several prompts) and for a scan thread that died
+        const scan = this.#scans.open();
         const inflight = this.#deps.inflight.snapshot();
         this.#deps.inflight.inc(this.target.id);
         requestId = `relay-${this.target.id}-${++this.#requestCounter}`;
-        let decided = false;
+        let decision: Promise<void> | undefined;
+        const infoOf = async (): Promise<CtxRequestInfo> => {
+          if (!capture.complete) {
+            this.#capturesTruncated++;
+            scan.drop();
+            return parseCtxRequest(null, req.headers);
+          }
+          const scanned = await scan.finish(req.headers).catch(() => null);
+          return scanned ?? parseCtxRequest(capture.text(), req.headers);
+        };
         decide = () => {
-          if (decided) return;
-          decided = true;
-          if (!capture.complete) this.#capturesTruncated++;
-          const info = parseCtxRequest(capture.complete ? capture.text() : null, req.headers);
+          if (decision !== undefined) return decision;
+          const info = infoOf();
+          decision = this.#lastDecision
+            .then(async () => record(await info))
+            .catch((err: unknown) => this.#deps.logger.error(`${this.name}: recording a decision failed`, { error: String(err) }));
+          this.#lastDecision = decision;
+          return decision;
+        };
+        const record = (info: CtxRequestInfo): void => {
           if (info.disaggRequestId !== null) requestId = info.disaggRequestId;
           this.#deps.sink.apply({
             kind: 'decision',
@@ -313,10 +414,13 @@ export class WorkerRelay implements RunningSource {
             inflight,
           });
         };
-        req.on('data', (chunk: Buffer) => capture.add(chunk));
-        req.on('end', () => setImmediate(() => decide?.()));
+        req.on('data', (chunk: Buffer) => {
+          if (tooLarge || decision !== undefined) return; // a decision already taken reads no more
+          capture.add(chunk);
+          if (capture.complete) scan.feed(chunk);
+        });
+        req.on('end', () => void decide?.());
       }
-      req.pipe(pass);
       body = pass;
     }
 
@@ -333,7 +437,7 @@ export class WorkerRelay implements RunningSource {
       res.writeHead(upstream.statusCode, downstreamResponseHeaders(upstream.headers));
       res.flushHeaders();
       // usage comes last: a long response keeps only its tail, so concurrency cannot multiply a big capture
-      const capture = isCtx ? new BodyCapture(Math.min(this.#options.captureMaxBytes, RESPONSE_CAPTURE_BYTES)) : undefined;
+      const capture = isCtx ? new BodyCapture(Math.min(this.#options.captureMaxBytes, RESPONSE_CAPTURE_BYTES), RESPONSE_TAIL_BYTES) : undefined;
       if (capture !== undefined) upstream.body.on('data', (chunk: Buffer) => capture.add(chunk));
       await pipeline(upstream.body, res);
       ok = upstream.statusCode >= 200 && upstream.statusCode < 300;
@@ -358,9 +462,10 @@ export class WorkerRelay implements RunningSource {
       }
     } finally {
       if (isCtx) {
-        decide?.();
         this.#deps.inflight.dec(this.target.id);
         const latencyMs = performance.now() - startedAt;
+        // the decision first (recorded when the scan answered), then the outcome
+        await decide?.();
         this.#deps.sink.apply({
           kind: 'outcome',
           ts: this.#deps.clock(),

@@ -1,0 +1,65 @@
+// The scan thread as it runs in the product: the compiled pool in dist/ (npm test builds it before the tests), whose
+// thread file exists. Under the test runner the sources scan inline; this checks the thread gives the same answers.
+import { existsSync } from 'node:fs';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { parseCtxRequest, type CtxRequestInfo } from '../../src/core/relay/ctx-request.js';
+import type * as PoolModule from '../../src/sources/relay/ctx-scan-pool.js';
+
+const distPool = fileURLToPath(new URL('../../dist/sources/relay/ctx-scan-pool.js', import.meta.url));
+
+async function loadPool(): Promise<typeof PoolModule> {
+  if (!existsSync(distPool)) throw new Error(`${distPool} is missing: run npm run build (npm test does) first`);
+  return (await import(pathToFileURL(distPool).href)) as typeof PoolModule;
+}
+
+function plain(info: CtxRequestInfo | null): unknown {
+  return info === null ? null : { ...info, promptTokens: info.promptTokens === null ? null : [...info.promptTokens] };
+}
+
+const enc = new TextEncoder();
+
+describe('CtxScanPool on its worker thread', () => {
+  it('answers each of many concurrent scans exactly as parseCtxRequest, with the ids transferred back', async () => {
+    const { CtxScanPool } = await loadPool();
+    const pool = new CtxScanPool({ thread: true });
+    expect(pool.threaded).toBe(true);
+    try {
+      const bodies = Array.from({ length: 40 }, (_, i) =>
+        i % 10 === 9
+          ? `{"prompt":[[${i}],[2]]}` // the text path: the thread answers null
+          : JSON.stringify({ model: 'm', prompt: Array.from({ length: 500 + i }, (_, k) => (k * 7919 + i) % 152_064), disaggregated_params: { disagg_request_id: 18446744073709551557n.toString() } }),
+      );
+      const scans = bodies.map(() => pool.open());
+      // interleave the chunks of all requests, as concurrent requests arrive
+      const bytes = bodies.map((b) => enc.encode(b));
+      for (let off = 0; bytes.some((b) => off < b.length); off += 777) {
+        bytes.forEach((b, i) => {
+          if (off < b.length) scans[i]?.feed(b.subarray(off, off + 777));
+        });
+      }
+      const answers = await Promise.all(scans.map((s, i) => s.finish({ 'x-correlation-id': `c${i}` })));
+      answers.forEach((info, i) => {
+        const body = bodies[i] as string;
+        if (i % 10 === 9) expect(info).toBeNull();
+        else expect(plain(info)).toEqual(plain(parseCtxRequest(body, { 'x-correlation-id': `c${i}` })));
+      });
+      expect(answers[0]?.promptTokens).toBeInstanceOf(Uint32Array);
+    } finally {
+      await pool.close();
+    }
+  });
+
+  it('scans inline once closed (a stopped thread never loses a decision)', async () => {
+    const { CtxScanPool } = await loadPool();
+    const pool = new CtxScanPool({ thread: true });
+    const pending = pool.open();
+    pending.feed(enc.encode('{"prompt":[1,2'));
+    await pool.close();
+    await expect(pending.finish({})).rejects.toThrow('scan thread stopped');
+    expect(pool.threaded).toBe(false);
+    const scan = pool.open();
+    scan.feed(enc.encode('{"prompt":[4,5]}'));
+    expect([...((await scan.finish({}))?.promptTokens ?? [])]).toEqual([4, 5]);
+  });
+});
