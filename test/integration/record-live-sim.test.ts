@@ -14,7 +14,7 @@ import { createSentinelState } from '../../src/core/state/sentinel-state.js';
 import { BundleWriter } from '../../src/outputs/bundle-writer.js';
 import { startLiveCluster, type LiveCluster } from '../../src/sim/live/index.js';
 import { presetConfig } from '../../src/sim/sim-config.js';
-import { cleanupsAfterEach, freePort } from '../helpers/test-resources.js';
+import { cleanupsAfterEach } from '../helpers/test-resources.js';
 
 const cleanups = cleanupsAfterEach();
 
@@ -31,8 +31,8 @@ describe('record → audit --bundle on a live simulator run (relay sidecar)', ()
       timeScale: 10,
       ctxWaitMs: 30_000,
       ctxUrls: async (workers) => {
-        const ports = await Promise.all(workers.map(() => freePort()));
-        flags = { relay: workers.map((w, i) => `${w.id}=${w.url}@127.0.0.1:${ports[i]!}`) };
+        // port 0: each relay binds a free port itself (a port probed free beforehand can be taken meanwhile)
+        flags = { relay: workers.map((w) => `${w.id}=${w.url}@127.0.0.1:0`) };
         const withTimeouts = async (): Promise<Awaited<ReturnType<typeof loadConfig>>> => {
           const c = await loadConfig(flags);
           return { ...c, timeoutMs: 30_000, relay: { ...c.relay, drainTimeoutMs: 60_000 } };
@@ -51,7 +51,8 @@ describe('record → audit --bundle on a live simulator run (relay sidecar)', ()
           }),
         });
         await daemon.start();
-        return Object.fromEntries(workers.map((w, i) => [w.id, `127.0.0.1:${ports[i]!}`]));
+        const started = daemon;
+        return Object.fromEntries(workers.map((w) => [w.id, `127.0.0.1:${started.relayAddress(w.id)?.port ?? 0}`]));
       },
     });
     const sidecar = daemon as unknown as Daemon;
