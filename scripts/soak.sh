@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Full-size soak (RELIABILITY.md): 10 M events of block churn and 1 M decisions through the relay's event buffer and
 # the state, asserting the same bounds and drop counters as the CI test, and recording the memory curve.
-#   scripts/soak.sh [EVENTS] [DECISIONS]      (defaults 10000000 1000000; about 10 min on one core)
+#   scripts/soak.sh [EVENTS] [DECISIONS]      (defaults 10000000 1000000; 20 min at nice 10 on a busy 2-core machine)
 # The curve goes to soak-curve.jsonl (one {"events","decisions","rssMiB","heapUsedMiB"} line per sample).
 set -euo pipefail
 cd "$(dirname "$0")/.."

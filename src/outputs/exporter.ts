@@ -11,8 +11,9 @@ import { FINDING_CATALOG, FINDING_IDS } from '../core/diagnosis/finding-catalog.
 import type { SentinelSnapshot, ServerStats, Verdict } from '../core/state/snapshot.js';
 import type { KvEventType } from '../core/wire/kv-event.js';
 import type { Logger } from '../sources/ports.js';
+import type { RelayCounters } from '../sources/relay/worker-relay.js';
 import type { SourceStatus } from '../sources/source-status.js';
-import { METRICS, type MetricSpec } from './metric-catalog.js';
+import { CACHE_DROPS, METRICS, type CacheDropKey, type MetricSpec } from './metric-catalog.js';
 
 export interface ExporterView {
   readonly snapshot: SentinelSnapshot;
@@ -40,6 +41,10 @@ export interface ExporterDeps {
   readonly logger: Logger;
   /** default process/nodejs metrics, unprefixed (observability.md §1) */
   readonly defaultMetrics?: boolean;
+  /** per relay (cumulative across reloads): abandoned polls and what its bounded caches dropped */
+  readonly relays?: () => readonly RelayCounters[];
+  /** the live feed's drops */
+  readonly feed?: () => { readonly droppedFrames: number; readonly refusedClients: number };
 }
 
 export interface Exporter {
@@ -55,6 +60,30 @@ const EVENT_TYPES: readonly KvEventType[] = ['created', 'stored', 'removed', 'up
 const VERDICTS: readonly Verdict[] = ['healthy', 'degraded', 'inert'];
 
 type Labels = Record<string, string>;
+
+/** Every cache drop counter, summed over relays; state counters read 0 while no snapshot is available. */
+function cacheDrops(snapshot: SentinelSnapshot | null, relays: readonly RelayCounters[], feed: { droppedFrames: number; refusedClients: number } | null): Record<CacheDropKey, number> {
+  const d = snapshot?.dropped;
+  const sum = (pick: (r: RelayCounters) => number): number => relays.reduce((n, r) => n + pick(r), 0);
+  return {
+    'trajectories/cap': d?.trajectoriesEvicted ?? 0,
+    'pending_decisions/cap': d?.pendingDecisionsEvicted ?? 0,
+    'pending_decisions/ttl': d?.pendingDecisionsExpired ?? 0,
+    'replica_events/cap': d?.relayEventsDropped ?? 0,
+    'sources/cap': d?.sourcesIgnored ?? 0,
+    'score_joins/cap': d?.scoreJoinsEvicted ?? 0,
+    'incremental_keys/cap': d?.incrementalKeysEvicted ?? 0,
+    'v2_keys/cap': d?.v2KeysEvicted ?? 0,
+    'servers/cap': d?.serverObservationsIgnored ?? 0,
+    'relay_events/cap': sum((r) => r.eventsEvicted),
+    'relay_consumers/idle': sum((r) => r.consumersExpired),
+    'relay_consumers/cap': sum((r) => r.consumersEvicted),
+    'relay_resume_positions/cap': sum((r) => r.resumePositionsDiscarded),
+    'relay_captures/cap': sum((r) => r.capturesTruncated),
+    'ws_frames/slow_client': feed?.droppedFrames ?? 0,
+    'ws_clients/cap': feed?.refusedClients ?? 0,
+  };
+}
 
 export function createExporter(deps: ExporterDeps): Exporter {
   const { registry } = deps;
@@ -134,6 +163,9 @@ export function createExporter(deps: ExporterDeps): Exporter {
   perRank(METRICS.kvEventResets, (r) => r.resets);
   perServer(METRICS.relayEventsDropped, (s) => s.eventsDroppedForConsumers);
   perServer(METRICS.routerPolls, (s) => s.routerPolls);
+  counter(METRICS.relayAbandonedPolls, (set) => {
+    for (const r of deps.relays?.() ?? []) set({ server: r.server }, r.abandonedPolls);
+  });
   perServer(METRICS.relayEventsDelivered, (s) => s.eventsDeliveredToRouter);
   counter(METRICS.hashChecks, (set) => {
     for (const s of view().snapshot?.servers ?? []) {
@@ -150,6 +182,16 @@ export function createExporter(deps: ExporterDeps): Exporter {
     }
   });
   perServer(METRICS.routerTableBlocks, (s) => s.routerTableBlocks, 'gauge');
+  counter(METRICS.tableBlocksEvicted, (set) => {
+    for (const s of view().snapshot?.servers ?? []) {
+      set({ server: s.server, table: 'worker' }, s.workerTableBlocksEvicted);
+      set({ server: s.server, table: 'router' }, s.routerTableBlocksEvicted);
+    }
+  });
+  counter(METRICS.cacheDropped, (set) => {
+    const counts = cacheDrops(view().snapshot, deps.relays?.() ?? [], deps.feed?.() ?? null);
+    for (const [cache, reason] of CACHE_DROPS) set({ cache, reason }, counts[`${cache}/${reason}` as CacheDropKey]);
+  });
   perServer(METRICS.requests, (s) => s.requests);
   perServer(METRICS.requestFailures, (s) => s.requestFailures);
   perServer(METRICS.promptTokens, (s) => s.promptTokens);

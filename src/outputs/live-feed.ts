@@ -15,9 +15,11 @@ export interface LiveFeedOptions {
   readonly statsIntervalMs: number;
   /** frames are dropped for a client with more than this many bytes queued */
   readonly maxBufferedBytes: number;
+  /** clients connected at once; more are refused (503, counted): each may queue maxBufferedBytes */
+  readonly maxClients: number;
 }
 
-export const DEFAULT_LIVE_FEED_OPTIONS: LiveFeedOptions = { snapshotIntervalMs: 1_000, statsIntervalMs: 5_000, maxBufferedBytes: 4 * 1024 * 1024 };
+export const DEFAULT_LIVE_FEED_OPTIONS: LiveFeedOptions = { snapshotIntervalMs: 1_000, statsIntervalMs: 5_000, maxBufferedBytes: 4 * 1024 * 1024, maxClients: 64 };
 
 export class LiveFeed implements ObservationSink {
   readonly #wss = new WebSocketServer({ noServer: true, maxPayload: 64 * 1024 });
@@ -30,6 +32,7 @@ export class LiveFeed implements ObservationSink {
   #findings: readonly Finding[] = [];
   #lastStatsAt = -Infinity;
   #dropped = 0;
+  #refused = 0;
   readonly #sourceUp = new Map<string, boolean>();
   // the state joins a decision while applying it, just before the feed sees the observation: hold the join briefly
   #decisionJoin: { requestId: string; join: DecisionJoinLike } | null = null;
@@ -51,6 +54,11 @@ export class LiveFeed implements ObservationSink {
     return this.#dropped;
   }
 
+  /** upgrades refused because maxClients were connected */
+  get refusedClients(): number {
+    return this.#refused;
+  }
+
   start(): void {
     this.#timer ??= setInterval(() => this.tick(), this.#options.snapshotIntervalMs);
     this.#timer.unref();
@@ -65,6 +73,11 @@ export class LiveFeed implements ObservationSink {
 
   /** Takes an HTTP upgrade for /ws. */
   handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
+    if (this.#wss.clients.size >= this.#options.maxClients) {
+      this.#refused++;
+      socket.end('HTTP/1.1 503 Service Unavailable\r\ncontent-type: text/plain\r\ncontent-length: 22\r\nconnection: close\r\n\r\ntoo many live clients\n');
+      return;
+    }
     this.#wss.handleUpgrade(req, socket, head, (ws) => {
       ws.on('error', () => ws.terminate());
       this.#send(ws, { type: 'hello', ts: this.#clock(), version: this.#version });

@@ -29,10 +29,12 @@ export const METRICS = {
   kvEventResets: spec('kv_event_stream_resets_total', 'counter', ['server', 'rank'], 'event_id restarts (worker restarts); the reconstructed table was reset.'),
   relayEventsDropped: spec('relay_events_dropped_total', 'counter', ['server'], 'Events dropped from a consumer backlog that overflowed (drop-oldest).'),
   routerPolls: spec('router_polls_total', 'counter', ['server'], 'POST /kv_cache_events the router sent to the relay.'),
+  relayAbandonedPolls: spec('relay_abandoned_polls_total', 'counter', ['server'], "Event polls whose consumer hung up before the answer (a router poll timeout while the worker was slow); the events wait for that consumer's next poll."),
   relayEventsDelivered: spec('relay_events_delivered_total', 'counter', ['server'], 'Events the relay delivered to the router.'),
   hashChecks: spec('hash_checks_total', 'counter', ['server', 'result'], 'Stored block hashes recomputed from their tokens: match, mismatch or unverifiable.'),
 
   workerTableBlocks: spec('worker_table_blocks', 'gauge', ['server', 'rank', 'cache_level'], 'Blocks each worker holds, reconstructed from its events.'),
+  tableBlocksEvicted: spec('table_blocks_evicted_total', 'counter', ['server', 'table'], "Blocks evicted from kvsentinel's block tables (table: worker truth or router replica) because a server reached state.max_table_blocks; usually removed events were lost."),
   routerTableBlocks: spec('router_table_blocks', 'gauge', ['server'], "Blocks in the router's replica of a server's table (events delivered to the router)."),
 
   requests: spec('requests_total', 'counter', ['server'], 'CTX requests the router sent to a server.'),
@@ -53,8 +55,39 @@ export const METRICS = {
   ),
   relayDuration: spec('relay_request_duration_seconds', 'histogram', ['server'], 'Time the relay took to proxy a CTX request, to the last byte.'),
 
+  cacheDropped: spec('cache_dropped_total', 'counter', ['cache', 'reason'], "Entries kvsentinel's bounded caches dropped, by cache and reason (cap: the bound was reached, ttl: too old, idle: silent too long, slow_client: a ws client's queue was full)."),
+
   findingActive: spec('finding_active', 'gauge', ['id', 'severity'], '1 while a diagnosis finding holds.'),
   verdict: spec('verdict', 'gauge', ['verdict'], '1 for the current verdict: healthy, degraded or inert.'),
 } as const satisfies Record<string, MetricSpec>;
 
 export type MetricKey = keyof typeof METRICS;
+
+/**
+ * Every (cache, reason) of kvsentinel_cache_dropped_total, all exported from the start (0 until something drops).
+ * The bounds behind them are listed in RELIABILITY.md ("Soak and bounds").
+ */
+export const CACHE_DROPS = [
+  ['trajectories', 'cap'],
+  ['pending_decisions', 'cap'],
+  ['pending_decisions', 'ttl'],
+  ['replica_events', 'cap'],
+  ['sources', 'cap'],
+  ['score_joins', 'cap'],
+  ['incremental_keys', 'cap'],
+  ['v2_keys', 'cap'],
+  ['servers', 'cap'],
+  ['relay_events', 'cap'],
+  ['relay_consumers', 'idle'],
+  ['relay_consumers', 'cap'],
+  ['relay_resume_positions', 'cap'],
+  ['relay_captures', 'cap'],
+  ['ws_frames', 'slow_client'],
+  ['ws_clients', 'cap'],
+] as const;
+
+type DropKey<T> = T extends readonly [infer C extends string, infer R extends string] ? `${C}/${R}` : never;
+export type CacheDropKey = DropKey<(typeof CACHE_DROPS)[number]>;
+
+/** The block tables of kvsentinel_table_blocks_evicted_total. */
+export const TABLES = ['worker', 'router'] as const;

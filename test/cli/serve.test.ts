@@ -1,27 +1,16 @@
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { request } from 'undici';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { startFakeCtxWorker } from '../helpers/fake-ctx-worker.js';
 import { repoRoot } from '../helpers/paths.js';
 import { eventually } from '../helpers/recording-sink.js';
 import { runCli } from '../helpers/run-cli.js';
+import { cleanupsAfterEach, freePort } from '../helpers/test-resources.js';
 
-const cleanups: (() => Promise<void>)[] = [];
-afterEach(async () => {
-  for (const c of cleanups.splice(0).reverse()) await c();
-});
-
-async function freePort(): Promise<number> {
-  const srv = createServer();
-  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
-  const port = (srv.address() as { port: number }).port;
-  await new Promise<void>((r) => srv.close(() => r()));
-  return port;
-}
+const cleanups = cleanupsAfterEach();
 
 interface Spawned {
   readonly child: ChildProcessWithoutNullStreams;

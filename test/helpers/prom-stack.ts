@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { stringify } from 'yaml';
 import { RULES_FILE } from './prom-tools.js';
+import { freePort } from './test-resources.js';
 
 export interface WebhookAlert {
   readonly status: 'firing' | 'resolved';
@@ -78,14 +79,6 @@ export function closeServer(server: Server): Promise<void> {
     server.closeAllConnections();
     server.close(() => resolve());
   });
-}
-
-/** A port that was free a moment ago (for daemons that need it on the command line). */
-export async function freePort(): Promise<number> {
-  const s = createServer();
-  const port = await listen(s);
-  await closeServer(s);
-  return port;
 }
 
 /** alerts/kvsentinel.rules.yaml with every `for:` set to `forDuration`; windows and expressions unchanged. */

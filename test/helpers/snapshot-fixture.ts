@@ -12,6 +12,8 @@ export function serverStats(server: string, overrides: Partial<ServerStats> = {}
     eventsDeliveredToRouter: 44,
     eventsDroppedForConsumers: 0,
     hashChecks: { match: 40, mismatch: 0, unverifiable: 1 },
+    workerTableBlocksEvicted: 0,
+    routerTableBlocksEvicted: 0,
     requests: 20,
     requestFailures: 1,
     promptTokens: 80_000,
@@ -45,6 +47,7 @@ export function snapshotFixture(overrides: Partial<SentinelSnapshot> = {}): Sent
     oracleHitRatio: 0.95,
     turnScatterRatio: 4 / 30,
     requests: 40,
+    dropped: { trajectoriesEvicted: 0, pendingDecisionsEvicted: 0, pendingDecisionsExpired: 0, relayEventsDropped: 0, relayEventsMissed: 0, sourcesIgnored: 0, outcomesWithoutDecision: 0, scoreJoinsEvicted: 0, incrementalKeysEvicted: 0, v2KeysEvicted: 0, serverObservationsIgnored: 0 },
     ...overrides,
   };
 }

@@ -20,6 +20,8 @@ const LABEL_VALUES: Record<string, readonly string[]> = {
   result: ['match', 'mismatch', 'unverifiable'],
   cache_level: ['0', '1'],
   outcome: ['oracle_best', 'not_oracle_best', 'no_prefix'],
+  table: ['worker', 'router'],
+  cache: ['trajectories', 'relay_events'],
 };
 
 export interface SyntheticScenario {

@@ -2,7 +2,7 @@ import { mkdtemp, rm, writeFile, appendFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { request } from 'undici';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
 import { buildConfig, type ServeConfig } from '../../src/cli/serve/config.js';
 import { createDaemon, type Daemon } from '../../src/cli/serve/daemon.js';
@@ -10,11 +10,9 @@ import { startFakeCtxWorker, type FakeCtxWorker } from '../helpers/fake-ctx-work
 import { pollEvents, runFakeOrchestrator } from '../helpers/fake-orchestrator.js';
 import { promtoolProblems } from '../helpers/promtool.js';
 import { eventually } from '../helpers/recording-sink.js';
+import { cleanupsAfterEach } from '../helpers/test-resources.js';
 
-const cleanups: (() => Promise<void>)[] = [];
-afterEach(async () => {
-  for (const c of cleanups.splice(0).reverse()) await c();
-});
+const cleanups = cleanupsAfterEach();
 
 async function startDaemon(workers: FakeCtxWorker[], extra: Record<string, unknown> = {}, loadConfig?: () => Promise<ServeConfig>): Promise<{ daemon: Daemon; base: string; relayBases: string[] }> {
   const config = buildConfig(

@@ -3,10 +3,9 @@
 // both what `kvsentinel audit` (live) keeps — a one-shot state, mode auto, no window — and what `kvsentinel record`
 // writes — a relay-mode bundle. The bundle is then audited offline like `audit --bundle`.
 import { mkdtempSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { auditBundle } from '../../src/cli/commands/audit.js';
 import { loadConfig, type ServeFlags } from '../../src/cli/serve/config.js';
 import { createDaemon, type Daemon } from '../../src/cli/serve/daemon.js';
@@ -15,19 +14,9 @@ import { createSentinelState } from '../../src/core/state/sentinel-state.js';
 import { BundleWriter } from '../../src/outputs/bundle-writer.js';
 import { startLiveCluster, type LiveCluster } from '../../src/sim/live/index.js';
 import { presetConfig } from '../../src/sim/sim-config.js';
+import { cleanupsAfterEach } from '../helpers/test-resources.js';
 
-const cleanups: (() => Promise<void>)[] = [];
-afterEach(async () => {
-  for (const c of cleanups.splice(0).reverse()) await c();
-});
-
-async function freePort(): Promise<number> {
-  const srv = createServer();
-  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
-  const port = (srv.address() as { port: number }).port;
-  await new Promise<void>((r) => srv.close(() => r()));
-  return port;
-}
+const cleanups = cleanupsAfterEach();
 
 describe('record → audit --bundle on a live simulator run (relay sidecar)', () => {
   it('seed: the bundle audits to the same verdict, findings and stats as the live audit of the same run', async () => {
@@ -42,8 +31,8 @@ describe('record → audit --bundle on a live simulator run (relay sidecar)', ()
       timeScale: 10,
       ctxWaitMs: 30_000,
       ctxUrls: async (workers) => {
-        const ports = await Promise.all(workers.map(() => freePort()));
-        flags = { relay: workers.map((w, i) => `${w.id}=${w.url}@127.0.0.1:${ports[i]!}`) };
+        // port 0: each relay binds a free port itself (a port probed free beforehand can be taken meanwhile)
+        flags = { relay: workers.map((w) => `${w.id}=${w.url}@127.0.0.1:0`) };
         const withTimeouts = async (): Promise<Awaited<ReturnType<typeof loadConfig>>> => {
           const c = await loadConfig(flags);
           return { ...c, timeoutMs: 30_000, relay: { ...c.relay, drainTimeoutMs: 60_000 } };
@@ -62,7 +51,8 @@ describe('record → audit --bundle on a live simulator run (relay sidecar)', ()
           }),
         });
         await daemon.start();
-        return Object.fromEntries(workers.map((w, i) => [w.id, `127.0.0.1:${ports[i]!}`]));
+        const started = daemon;
+        return Object.fromEntries(workers.map((w) => [w.id, `127.0.0.1:${started.relayAddress(w.id)?.port ?? 0}`]));
       },
     });
     const sidecar = daemon as unknown as Daemon;

@@ -2,7 +2,7 @@
 // sidecar relaying them, and a kv_cache_aware-style router that routes by its block table, polls after each finish
 // and applies what it receives. The router must apply every event the workers emitted, exactly once, bit-identical.
 import { request } from 'undici';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { buildConfig } from '../../src/cli/serve/config.js';
 import { createDaemon } from '../../src/cli/serve/daemon.js';
 import { routerBlockKeys } from '../../src/core/hashing/router-chunking.js';
@@ -11,11 +11,9 @@ import { parseKvEvents } from '../../src/core/wire/parse-kv-events.js';
 import { promtoolProblems } from '../helpers/promtool.js';
 import { eventually } from '../helpers/recording-sink.js';
 import { startSimWorkerServer, type SimWorkerServer } from '../helpers/sim-worker-server.js';
+import { cleanupsAfterEach } from '../helpers/test-resources.js';
 
-const cleanups: (() => Promise<void>)[] = [];
-afterEach(async () => {
-  for (const c of cleanups.splice(0).reverse()) await c();
-});
+const cleanups = cleanupsAfterEach();
 
 describe('relay in front of the simulator worker model', () => {
   it('the router applies every emitted event exactly once, bit-identical, and its cache signal works', async () => {

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { request } from 'undici';
 import { parseKvEvents } from '../../src/core/wire/parse-kv-events.js';
 import { InflightTracker } from '../../src/sources/relay/inflight-tracker.js';
@@ -11,13 +11,11 @@ import { silentLogger } from '../../src/sources/ports.js';
 import { startFakeCtxWorker, storedEventText, type FakeCtxWorker } from '../helpers/fake-ctx-worker.js';
 import { pollEvents, runFakeOrchestrator } from '../helpers/fake-orchestrator.js';
 import { RecordingSink, eventually } from '../helpers/recording-sink.js';
+import { cleanupsAfterEach } from '../helpers/test-resources.js';
 
 const parseIds: ParseEvents = parseKvEvents;
 
-const cleanups: (() => Promise<void>)[] = [];
-afterEach(async () => {
-  for (const c of cleanups.splice(0).reverse()) await c();
-});
+const cleanups = cleanupsAfterEach();
 
 async function setup(workers = 1, options: Partial<RelayOptions> = {}) {
   const sink = new RecordingSink();
@@ -154,6 +152,19 @@ describe('relay', () => {
     expect([...(decision?.promptTokens ?? [])]).toEqual([11, 12, 13, 14, 15]);
     expect(sink.of('outcome')[0]).toMatchObject({ server: 'ctx0', requestId: '18446744073709551557', ok: true, promptTokens: 5, cachedTokens: 3 });
     expect(durations).toHaveLength(1);
+  });
+
+  it('forwards a request larger than relay.capture_max_bytes whole, keeps no copy of its prompt, and counts it', async () => {
+    const { fakes, bases, sink, relays } = await setup(1, { captureMaxBytes: 64 });
+    const body = `{"model":"m","prompt":[${Array.from({ length: 200 }, (_, i) => i + 1).join(',')}]}`;
+    const res = await request(`${bases[0]}/v1/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+    expect(res.statusCode).toBe(200);
+    await res.body.text();
+    expect(fakes[0]?.requests.find((r) => r.path === '/v1/completions')?.body).toBe(body);
+    await eventually(() => sink.of('outcome').length === 1, 2_000, 'outcome');
+    expect(sink.of('decision')[0]).toMatchObject({ promptTokens: null, promptTokenCount: null });
+    // the request copy and the response copy (bounded by the same 64 bytes here)
+    expect(relays[0]?.counters().capturesTruncated).toBe(2);
   });
 
   it('streams SSE through as it is produced and reads the final usage', async () => {

@@ -1,7 +1,7 @@
 import { once } from 'node:events';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createServerResolver } from '../../src/core/watch/server-resolver.js';
 import { parseKvEvents } from '../../src/core/wire/parse-kv-events.js';
 import type { Logger } from '../../src/sources/ports.js';
@@ -13,11 +13,9 @@ import { createServerInfoSource } from '../../src/sources/watch/server-info-sour
 import { startFakeCtxWorker, storedEventText } from '../helpers/fake-ctx-worker.js';
 import { pollEvents } from '../helpers/fake-orchestrator.js';
 import { RecordingSink } from '../helpers/recording-sink.js';
+import { cleanupsAfterEach } from '../helpers/test-resources.js';
 
-const cleanups: (() => Promise<void>)[] = [];
-afterEach(async () => {
-  for (const c of cleanups.splice(0).reverse()) await c();
-});
+const cleanups = cleanupsAfterEach();
 
 function deps() {
   const sink = new RecordingSink();

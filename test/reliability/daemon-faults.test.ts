@@ -6,18 +6,16 @@ import { once } from 'node:events';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { request } from 'undici';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { buildConfig } from '../../src/cli/serve/config.js';
 import { createDaemon } from '../../src/cli/serve/daemon.js';
-import { startFakeCtxWorker, type FakeCtxWorker } from '../helpers/fake-ctx-worker.js';
+import { startFakeCtxWorker, storedEventText, type FakeCtxWorker } from '../helpers/fake-ctx-worker.js';
 import { pollEvents, runFakeOrchestrator } from '../helpers/fake-orchestrator.js';
 import { promtoolProblems } from '../helpers/promtool.js';
 import { eventually } from '../helpers/recording-sink.js';
+import { cleanupsAfterEach, readUntil } from '../helpers/test-resources.js';
 
-const cleanups: (() => Promise<void>)[] = [];
-afterEach(async () => {
-  for (const c of cleanups.splice(0).reverse()) await c();
-});
+const cleanups = cleanupsAfterEach();
 
 const removed = (id: number, hash: string): string => `{"event_id":${id},"data":{"type":"removed","block_hashes":[${hash}]},"window_size":4096}`;
 const created = (id: number): string => `{"event_id":${id},"data":{"type":"created","num_blocks_per_cache_level":[8192,0]},"window_size":4096}`;
@@ -53,6 +51,9 @@ async function metricsOf(base: string): Promise<string> {
   const res = await request(`${base}/metrics`);
   return res.body.text();
 }
+
+/** Scrapes until `ok` holds (one scrape at a time: none is left in flight when the test stops the daemon). */
+const metricsWhen = (base: string, ok: (metrics: string) => boolean, what: string): Promise<string> => readUntil(() => metricsOf(base), ok, what);
 
 const valueOf = (metrics: string, series: string): number => {
   const line = metrics.split('\n').find((l) => l.startsWith(`${series} `));
@@ -107,13 +108,9 @@ describe('daemon under injected faults', () => {
     const healthyGot = [...(run.received.get(relay('ctx1')) ?? []), ...(await pollEvents(relay('ctx1'), 'router'))];
     expect(healthyGot).toEqual(healthy.emitted);
 
-    let m = '';
-    await eventually(
-      () => {
-        void metricsOf(base).then((t) => (m = t));
-        return valueOf(m, 'kvsentinel_kv_event_stream_resets_total{server="ctx0",rank="0"}') >= 1 && valueOf(m, 'kvsentinel_up{source="router-debug"}') === 0 && m.includes('reason="timeout"');
-      },
-      5_000,
+    const m = await metricsWhen(
+      base,
+      (t) => valueOf(t, 'kvsentinel_kv_event_stream_resets_total{server="ctx0",rank="0"}') >= 1 && valueOf(t, 'kvsentinel_up{source="router-debug"}') === 0 && t.includes('reason="timeout"'),
       'fault counters in /metrics',
     );
     expect(valueOf(m, 'kvsentinel_bad_input_total{source="relay:ctx0",code="hash-float"}')).toBe(1);
@@ -133,5 +130,45 @@ describe('daemon under injected faults', () => {
     expect(valueOf(m, 'kvsentinel_requests_total{server="ctx1"}')).toBe(6);
     expect(promtoolProblems(m).problems).toEqual([]);
     expect((await request(`${base}/-/healthy`)).statusCode).toBe(200);
+  }, 20_000);
+
+  it('a router hanging up on a slow drain, consumers past relay.max_consumers and a full block table: counted in /metrics', async () => {
+    // drain 1 at start-up: 3 stored blocks into a table capped at 2; drain 2 (for the router's poll) is slow
+    const stored = storedEventText(0, 100, 3);
+    const worker = await scriptedWorker([{ body: `[${stored}]` }, { delayMs: 1_500, body: `[${removed(1, '5')}]` }]);
+    const config = buildConfig(
+      {
+        web: { listen_address: '127.0.0.1:0' },
+        relays: [{ id: 'ctx0', upstream: worker.url, listen: '127.0.0.1:0' }],
+        relay: { drain_interval: '1h', drain_timeout: '5s', max_consumers: 2 },
+        state: { max_table_blocks: 2 },
+        server_info_interval: '1h',
+      },
+      {},
+    );
+    const daemon = createDaemon(config);
+    await daemon.start();
+    cleanups.push(() => daemon.stop());
+    const web = daemon.webAddress();
+    const base = `http://${web.host}:${web.port}`;
+    const relay = `http://127.0.0.1:${daemon.relayAddress('ctx0')?.port}`;
+    await eventually(() => worker.script.length === 1, 5_000, 'the start-up drain');
+
+    // the router's poll times out while the worker is slow: it hangs up
+    const poll = request(`${relay}/kv_cache_events`, { method: 'POST', headers: { 'x-kvsentinel-consumer': 'router' }, signal: AbortSignal.timeout(200) });
+    await expect(poll).rejects.toThrow();
+    await metricsWhen(base, (t) => valueOf(t, 'kvsentinel_relay_abandoned_polls_total{server="ctx0"}') === 1, 'the abandoned poll in /metrics');
+    // nothing was lost to it: its next poll gets both drains' events, once
+    expect(await pollEvents(relay, 'router')).toEqual([stored, removed(1, '5')]);
+    expect(await pollEvents(relay, 'router')).toEqual([]);
+
+    // two strangers past max_consumers: 2 — the longest silent ones are forgotten, counted
+    for (const stranger of ['a', 'b', 'c']) await pollEvents(relay, stranger);
+    const m = await metricsWhen(base, (t) => valueOf(t, 'kvsentinel_cache_dropped_total{cache="relay_consumers",reason="cap"}') === 2, 'the consumer bound in /metrics');
+    expect(valueOf(m, 'kvsentinel_table_blocks_evicted_total{server="ctx0",table="worker"}')).toBe(1);
+    expect(valueOf(m, 'kvsentinel_worker_table_blocks{server="ctx0",rank="0",cache_level="0"}')).toBe(2);
+    expect(valueOf(m, 'kvsentinel_cache_dropped_total{cache="relay_consumers",reason="idle"}')).toBe(0);
+    expect(m).toContain('kvsentinel_cache_dropped_total{cache="trajectories",reason="cap"} 0');
+    expect(promtoolProblems(m).problems).toEqual([]);
   }, 20_000);
 });

@@ -8,7 +8,7 @@ import { buildConfig } from '../../src/cli/serve/config.js';
 import { createDaemon, type Daemon } from '../../src/cli/serve/daemon.js';
 import { startLiveCluster, type LiveCluster } from '../../src/sim/live/index.js';
 import type { EventDigest } from '../../src/sim/live/event-digest.js';
-import { eventually } from '../helpers/recording-sink.js';
+import { readUntil } from '../helpers/test-resources.js';
 import { get, smallConfig } from '../sim/live-helpers.js';
 
 let cluster: LiveCluster | null = null;
@@ -63,16 +63,8 @@ describe('live simulator behind the relay, with faults', () => {
     daemon = run.daemon;
     const summary = await cluster.startWorkload().done;
     expect(summary.failedRequests).toBe(0);
-    let m = '';
-    const stored = (server: string): number => valueOf(m, `kvsentinel_kv_events_total{server="${server}",rank="0",type="stored"}`);
-    await eventually(
-      () => {
-        void run.metrics().then((t) => (m = t));
-        return stored('ctx0') > 0 && stored('ctx1') > 0;
-      },
-      10_000,
-      'stored events counted for both servers',
-    );
+    const stored = (t: string, server: string): number => valueOf(t, `kvsentinel_kv_events_total{server="${server}",rank="0",type="stored"}`);
+    const m = await readUntil(() => run.metrics(), (t) => stored(t, 'ctx0') > 0 && stored(t, 'ctx1') > 0, 'stored events counted for both servers', 10_000);
     for (const server of ['ctx0', 'ctx1']) {
       expect(valueOf(m, `kvsentinel_kv_events_total{server="${server}",rank="0",type="stored"}`)).toBeGreaterThan(0);
       expect(m).not.toContain(`kvsentinel_kv_events_total{server="${server}",rank="1"`);
@@ -94,14 +86,11 @@ describe('live simulator behind the relay, with faults', () => {
     await cluster.startWorkload({ trajectories: 3 }).done;
     await cluster.restartWorker('ctx0');
     await cluster.startWorkload({ trajectories: 3 }).done;
-    let m = '';
-    await eventually(
-      () => {
-        void run.metrics().then((t) => (m = t));
-        return valueOf(m, 'kvsentinel_kv_event_stream_resets_total{server="ctx0",rank="0"}') >= 1 && valueOf(m, 'kvsentinel_up{source="relay:ctx0"}') === 1;
-      },
-      10_000,
+    const m = await readUntil(
+      () => run.metrics(),
+      (t) => valueOf(t, 'kvsentinel_kv_event_stream_resets_total{server="ctx0",rank="0"}') >= 1 && valueOf(t, 'kvsentinel_up{source="relay:ctx0"}') === 1,
       'reset counted and relay up again',
+      10_000,
     );
     expect(valueOf(m, 'kvsentinel_source_errors_total{source="relay:ctx0",reason="connect"}')).toBeGreaterThanOrEqual(1);
     expect(valueOf(m, 'kvsentinel_kv_event_stream_resets_total{server="ctx1",rank="0"}')).toBe(0);

@@ -3,8 +3,10 @@
 // drains that fail (HTTP 500, garbage, truncated JSON), and consumers that hang up while their poll waits for a slow
 // drain. Every consumer must receive every event the worker handed over exactly once and in order, except events
 // the buffer counts as dropped to that consumer (backlog overflow); every failed drain is counted by reason.
-// 200 schedules per CI run over real sockets (KVS_RELAY_SCHEDULES=n for more); the buffer itself is checked against
-// a model over 1 000 schedules in event-buffer-model.test.ts.
+// 200 schedules per CI run over real sockets (KVS_RELAY_SCHEDULES=n for more): this one proves the HTTP wiring
+// (hang-ups seen through socket close, bodies byte for byte). The relay's logic itself runs 1 000 schedules per CI
+// run over an in-memory worker in relay-path-schedules.test.ts, and the buffer is checked against a model over
+// 1 000 schedules in event-buffer-model.test.ts.
 import { once } from 'node:events';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';

@@ -5,7 +5,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { request } from 'undici';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
 import { buildAuditReport } from '../../src/core/diagnosis/audit-report.js';
 import { createSentinelState } from '../../src/core/state/sentinel-state.js';
@@ -15,11 +15,9 @@ import { createStderrLogger } from '../../src/cli/serve/logger.js';
 import { startFakeCtxWorker, type FakeCtxWorker } from '../helpers/fake-ctx-worker.js';
 import { pollEvents } from '../helpers/fake-orchestrator.js';
 import { eventually } from '../helpers/recording-sink.js';
+import { cleanupsAfterEach } from '../helpers/test-resources.js';
 
-const cleanups: (() => Promise<void>)[] = [];
-afterEach(async () => {
-  for (const c of cleanups.splice(0).reverse()) await c();
-});
+const cleanups = cleanupsAfterEach();
 
 const TOKEN = 'kvs-test-token-0123456789abcdef';
 

@@ -32,6 +32,7 @@ describe('soak (reduced)', () => {
       expect(blocks).toBeLessThanOrEqual(WORKING_SET);
       expect(blocks).toBeGreaterThan(WORKING_SET / 2);
       expect(s.ranks.every((k) => k.gaps === 0 && k.resets === 0)).toBe(true);
+      expect(s.workerTableBlocksEvicted + s.routerTableBlocksEvicted).toBe(0); // far under state.max_table_blocks
     }
     // the joins: trajectories and unanswered decisions hit their caps and were counted, not kept
     expect(r.snapshot.dropped.trajectoriesEvicted).toBe(DECISIONS / 5 - limits.trajectories);

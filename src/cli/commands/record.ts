@@ -39,7 +39,7 @@ export function registerRecordCommand(program: Command): void {
       } catch (err) {
         throw new CliError(`--out ${options.out}: ${err instanceof Error ? err.message : String(err)}`);
       }
-      const state = createSentinelState({ mode: mode === 'exclusive' ? 'exclusive' : 'auto', windowMs: null });
+      const state = createSentinelState({ mode: mode === 'exclusive' ? 'exclusive' : 'auto', windowMs: null, limits: { tableBlocksPerServer: config.state.maxTableBlocks } });
       let writeError: Error | null = null;
       const daemon = createDaemon(config, {
         web: false,

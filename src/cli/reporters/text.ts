@@ -1,7 +1,8 @@
 // The human audit report: verdict, headline numbers, findings (what, cause, fix), an evidence table, per-server
 // numbers and the fixes to apply, in order.
 import type { ChalkInstance } from 'chalk';
-import type { AuditFinding, AuditReport } from '../../core/diagnosis/audit-report.js';
+import type { AuditReport } from '../../core/diagnosis/audit-report.js';
+import type { Finding } from '../../core/state/snapshot.js';
 import type { Severity } from '../../core/diagnosis/finding-catalog.js';
 
 function pct(value: number | null): string {
@@ -39,7 +40,7 @@ function verdictLine(report: AuditReport, c: ChalkInstance): string {
   }
 }
 
-function findingBlock(f: AuditFinding, c: ChalkInstance): string[] {
+function findingBlock(f: Finding, c: ChalkInstance): string[] {
   const where = f.servers.length > 0 ? c.dim(` [${f.servers.join(', ')}]`) : '';
   return [
     `  ${severityLabel(f.severity, c)} ${c.bold(f.id)}${where}`,

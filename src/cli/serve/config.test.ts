@@ -26,6 +26,17 @@ describe('serve config', () => {
     expect(parseHostPort('x', ':9100')).toEqual({ host: '0.0.0.0', port: 9100 });
   });
 
+  it('bounds the block tables per server (state.max_table_blocks, --state.max-table-blocks) and the relay consumers', () => {
+    const relay = ['ctx0=http://w:8001@9401'];
+    expect(buildConfig(undefined, { relay }).state.maxTableBlocks).toBe(4_000_000);
+    expect(buildConfig(undefined, { relay }).relay.maxConsumers).toBe(64);
+    expect(buildConfig({ state: { max_table_blocks: 500_000 }, relay: { max_consumers: 8 } }, { relay })).toMatchObject({ state: { maxTableBlocks: 500_000 }, relay: { maxConsumers: 8 } });
+    expect(buildConfig({ state: { max_table_blocks: 500_000 } }, { relay, maxTableBlocks: '2000000' }).state.maxTableBlocks).toBe(2_000_000);
+    expect(() => buildConfig(undefined, { relay, maxTableBlocks: 'lots' })).toThrow("--state.max-table-blocks: 'lots' is not a positive integer");
+    expect(() => buildConfig({ state: { max_table_blocks: 0 } }, { relay }, 'k.yaml')).toThrow('k.yaml: state.max_table_blocks: 0 is not a positive integer');
+    expect(() => buildConfig({ state: { max_blocks: 1 } }, { relay }, 'k.yaml')).toThrow('k.yaml: state.max_blocks: unknown key');
+  });
+
   it('merges file lists with flags; flags override scalars', () => {
     const c = buildConfig(
       {

@@ -8,6 +8,7 @@
 import { readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { parse as parseYaml } from 'yaml';
+import { DEFAULT_MAX_TABLE_BLOCKS_PER_SERVER } from '../../core/tables/index.js';
 
 export const DEFAULT_LISTEN = { host: '0.0.0.0', port: 9464 } as const;
 
@@ -59,8 +60,14 @@ export interface ServeConfig {
     readonly consumerIdleMs: number;
     /** events every consumer has read stay this long for replicas that join later */
     readonly retainReadMs: number;
+    /** consumers (router replicas) known at once per relay; the longest silent is forgotten past it */
+    readonly maxConsumers: number;
     readonly proxyTimeoutMs: number;
     readonly shutdownGraceMs: number;
+  };
+  readonly state: {
+    /** blocks per server in each of kvsentinel's two block tables (worker truth, router replica) */
+    readonly maxTableBlocks: number;
   };
   readonly ctx: readonly CtxSpec[];
   readonly routerDebug: { readonly url: string; readonly intervalMs: number } | null;
@@ -84,6 +91,7 @@ export interface ServeFlags {
   readonly orchestratorLog?: string;
   readonly listenAddress?: string;
   readonly bearerTokenFile?: string;
+  readonly maxTableBlocks?: string;
   /** --relay.max-request-bytes (overrides relay.max_request_bytes) */
   readonly relayMaxRequestBytes?: string;
 }
@@ -220,7 +228,7 @@ function asList(where: string, v: unknown): unknown[] {
   return fail(where, 'expected a list');
 }
 
-const TOP_KEYS = ['web', 'relays', 'relay', 'ctx', 'router_debug', 'orchestrator_log', 'requests', 'poll_interval', 'server_info_interval', 'timeout', 'max_response_bytes', 'follow_interval'] as const;
+const TOP_KEYS = ['web', 'relays', 'relay', 'state', 'ctx', 'router_debug', 'orchestrator_log', 'requests', 'poll_interval', 'server_info_interval', 'timeout', 'max_response_bytes', 'follow_interval'] as const;
 const RELAY_KEYS = [
   'drain_interval',
   'drain_timeout',
@@ -233,6 +241,7 @@ const RELAY_KEYS = [
   'max_request_bytes',
   'buffer_max_events',
   'buffer_max_bytes',
+  'max_consumers',
   'proxy_timeout',
   'shutdown_grace',
 ] as const;
@@ -322,6 +331,14 @@ export function buildConfig(doc: unknown, flags: ServeFlags, source = 'config'):
   requestLogs.push(...(flags.requests ?? []).map(parseRequestLogFlag));
 
   const top = <T>(key: string, parse: (where: string, v: unknown) => T, dflt: T): T => (file[key] === undefined ? dflt : parse(at(key), file[key]));
+  const stateRaw = file['state'] === undefined ? {} : isRaw(file['state']) ? file['state'] : fail(at('state'), 'expected a mapping');
+  checkKeys(at('state'), stateRaw, ['max_table_blocks']);
+  const maxTableBlocks =
+    flags.maxTableBlocks !== undefined
+      ? parsePositiveInt('--state.max-table-blocks', /^\d+$/.test(flags.maxTableBlocks) ? Number(flags.maxTableBlocks) : flags.maxTableBlocks)
+      : stateRaw['max_table_blocks'] === undefined
+        ? DEFAULT_MAX_TABLE_BLOCKS_PER_SERVER
+        : parsePositiveInt(at('state.max_table_blocks'), stateRaw['max_table_blocks']);
   const config: ServeConfig = {
     listen,
     bearerToken,
@@ -339,9 +356,11 @@ export function buildConfig(doc: unknown, flags: ServeFlags, source = 'config'):
       bufferMaxBytes: opt('buffer_max_bytes', parseBytes, 64 * 1024 ** 2),
       consumerIdleMs: opt('consumer_idle', parseDuration, 3_600_000),
       retainReadMs: opt('retain_read', (w, v) => (v === 0 || v === '0' ? 0 : parseDuration(w, v)), 10_000),
+      maxConsumers: opt('max_consumers', parsePositiveInt, 64),
       proxyTimeoutMs: opt('proxy_timeout', parseDuration, 600_000),
       shutdownGraceMs: opt('shutdown_grace', parseDuration, 30_000),
     },
+    state: { maxTableBlocks },
     ctx,
     routerDebug,
     orchestratorLog,

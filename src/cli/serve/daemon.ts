@@ -13,7 +13,7 @@ import { LiveFeed } from '../../outputs/live-feed.js';
 import { WebServer } from '../../outputs/web-server.js';
 import type { Clock, Logger, ObservationSink, RunningSource } from '../../sources/ports.js';
 import { InflightTracker } from '../../sources/relay/inflight-tracker.js';
-import { WorkerRelay, type ParseEvents } from '../../sources/relay/worker-relay.js';
+import { WorkerRelay, type ParseEvents, type RelayCounters } from '../../sources/relay/worker-relay.js';
 import { SourceStatusBoard } from '../../sources/source-status.js';
 import { createExclusiveEventsSource } from '../../sources/watch/exclusive-events-source.js';
 import { createOrchestratorLogSource, createRequestLogSource } from '../../sources/watch/log-sources.js';
@@ -74,7 +74,21 @@ export function defaultState(config: ServeConfig, hooks?: StateHooks): SentinelS
     // a daemon should not flap: a finding needs two evaluations to turn on, five to turn off
     hysteresis: { onAfter: 2, offAfter: 5 },
     evaluateEveryMs: 1_000,
+    limits: { tableBlocksPerServer: config.state.maxTableBlocks },
   });
+}
+
+function addCounters(a: RelayCounters | undefined, b: RelayCounters): RelayCounters {
+  if (a === undefined) return b;
+  return {
+    server: b.server,
+    abandonedPolls: a.abandonedPolls + b.abandonedPolls,
+    capturesTruncated: a.capturesTruncated + b.capturesTruncated,
+    eventsEvicted: a.eventsEvicted + b.eventsEvicted,
+    consumersExpired: a.consumersExpired + b.consumersExpired,
+    consumersEvicted: a.consumersEvicted + b.consumersEvicted,
+    resumePositionsDiscarded: a.resumePositionsDiscarded + b.resumePositionsDiscarded,
+  };
 }
 
 export function createDaemon(initial: ServeConfig, deps: DaemonDeps = {}): Daemon {
@@ -104,7 +118,17 @@ export function createDaemon(initial: ServeConfig, deps: DaemonDeps = {}): Daemo
   const status = new SourceStatusBoard({ sink, clock, logger });
   const snapshot = (): SentinelSnapshot => state.snapshot(clock());
   let reloadStatus: ReloadStatus = { successful: true, lastSuccessAt: clock() };
+  const running = new Map<string, RunningSource>();
+  /** counters of relays a reload replaced, per server id, so the exported counters never go back */
+  const retired = new Map<string, RelayCounters>();
+  const relayCounters = (): RelayCounters[] => {
+    const total = new Map(retired);
+    for (const s of running.values()) if (s instanceof WorkerRelay) total.set(s.target.id, addCounters(total.get(s.target.id), s.counters()));
+    return [...total.values()];
+  };
   const exporter = createExporter({
+    relays: relayCounters,
+    feed: () => ({ droppedFrames: feed?.droppedFrames ?? 0, refusedClients: feed?.refusedClients ?? 0 }),
     registry: new Registry(),
     sources: () => status.list(),
     snapshot,
@@ -115,7 +139,6 @@ export function createDaemon(initial: ServeConfig, deps: DaemonDeps = {}): Daemo
   feed = new LiveFeed({ snapshot, clock, logger, version: VERSION });
   const inflight = new InflightTracker();
   const tokensPerBlock = new Map<string, number>();
-  const running = new Map<string, RunningSource>();
   let resolver: ServerResolver = resolverFor(config);
   let started = false;
   let ready = false;
@@ -172,7 +195,7 @@ export function createDaemon(initial: ServeConfig, deps: DaemonDeps = {}): Daemo
         maxRequestBytes: c.relay.maxRequestBytes,
         proxyTimeoutMs: c.relay.proxyTimeoutMs,
         shutdownGraceMs: c.relay.shutdownGraceMs,
-        buffer: { maxEvents: c.relay.bufferMaxEvents, maxBytes: c.relay.bufferMaxBytes, consumerIdleMs: c.relay.consumerIdleMs, retainReadMs: c.relay.retainReadMs },
+        buffer: { maxEvents: c.relay.bufferMaxEvents, maxBytes: c.relay.bufferMaxBytes, consumerIdleMs: c.relay.consumerIdleMs, retainReadMs: c.relay.retainReadMs, maxConsumers: c.relay.maxConsumers },
       };
       specs.push({
         key: `relay ${JSON.stringify([target, options])}`,
@@ -234,6 +257,7 @@ export function createDaemon(initial: ServeConfig, deps: DaemonDeps = {}): Daemo
       removed.map(async ([key, source]) => {
         running.delete(key);
         await source.stop();
+        if (source instanceof WorkerRelay) retired.set(source.target.id, addCounters(retired.get(source.target.id), source.counters()));
         status.unregister(source.name);
       }),
     );

@@ -24,7 +24,7 @@ export const liveAudit = {
       if (err instanceof ConfigError) throw new CliError(err.message);
       throw err;
     }
-    const state = createSentinelState({ mode: config.ctx.some((c) => c.events === 'exclusive') ? 'exclusive' : 'auto', windowMs: null });
+    const state = createSentinelState({ mode: config.ctx.some((c) => c.events === 'exclusive') ? 'exclusive' : 'auto', windowMs: null, limits: { tableBlocksPerServer: config.state.maxTableBlocks } });
     let observations = 0;
     const daemon = createDaemon(config, {
       web: false,

@@ -14,7 +14,8 @@ export function addSourceOptions(command: Command): Command {
     .option('--events <mode>', "none | exclusive: drain --ctx workers' /kv_cache_events (only when no router consumes them)")
     .option('--router-debug <url>', 'router debug endpoint (design.md §8)')
     .option('--requests <[FORMAT:]FILE>', 'request log JSONL to follow; FORMAT canonical|perf-metrics|openai|relay (repeatable)', collect)
-    .option('--orchestrator-log <file>', 'orchestrator log to follow');
+    .option('--orchestrator-log <file>', 'orchestrator log to follow')
+    .option('--state.max-table-blocks <n>', 'blocks per server kept in each block table (worker truth, router replica); past it arbitrary blocks are evicted and counted (default 4000000)');
 }
 
 export interface SourceOptionValues {
@@ -28,6 +29,7 @@ export interface SourceOptionValues {
   orchestratorLog?: string;
   'web.listenAddress'?: string;
   'web.bearerTokenFile'?: string;
+  'state.maxTableBlocks'?: string;
 }
 
 export function sourceFlags(options: SourceOptionValues): ServeFlags {
@@ -44,6 +46,7 @@ export function sourceFlags(options: SourceOptionValues): ServeFlags {
     ...(options.orchestratorLog !== undefined ? { orchestratorLog: options.orchestratorLog } : {}),
     ...(options['web.listenAddress'] !== undefined ? { listenAddress: options['web.listenAddress'] } : {}),
     ...(options['web.bearerTokenFile'] !== undefined ? { bearerTokenFile: options['web.bearerTokenFile'] } : {}),
+    ...(options['state.maxTableBlocks'] !== undefined ? { maxTableBlocks: options['state.maxTableBlocks'] } : {}),
   };
 }
 

@@ -2,18 +2,7 @@
 // stats and a per-server table, built from a state snapshot. Reporters (text, JSON) only format it.
 import { severityRank, type Severity } from './finding-catalog.js';
 import type { SentinelStateSnapshot } from '../state/sentinel-state.js';
-import type { Verdict } from '../state/snapshot.js';
-
-export interface AuditFinding {
-  readonly id: string;
-  readonly severity: Severity;
-  readonly servers: readonly string[];
-  readonly summary: string;
-  readonly evidence: Readonly<Record<string, number | string | boolean>>;
-  readonly cause: string;
-  readonly fix: string;
-  readonly since: number;
-}
+import type { Finding, Verdict } from '../state/snapshot.js';
 
 export interface AuditServerRow {
   readonly server: string;
@@ -41,7 +30,8 @@ export interface AuditSource {
 
 export interface AuditReport {
   readonly verdict: Verdict;
-  readonly findings: readonly AuditFinding[];
+  /** the snapshot's findings, most severe first (the same shape as everywhere else) */
+  readonly findings: readonly Finding[];
   readonly stats: {
     readonly requests: number;
     readonly cache_hit_ratio: number | null;
@@ -72,7 +62,8 @@ export function buildAuditReport(snapshot: SentinelStateSnapshot, source: AuditS
   const findings = [...snapshot.findings]
     .map((f, i) => ({ f, i }))
     .sort((a, b) => severityRank(b.f.severity) - severityRank(a.f.severity) || a.i - b.i)
-    .map(({ f }) => ({ id: f.id, severity: f.severity, servers: f.servers, summary: f.summary, evidence: f.evidence, cause: f.cause, fix: f.fix, since: f.since }));
+    // a fresh object with the fields in a fixed order: the JSON report never carries extra fields of a snapshot
+    .map(({ f }): Finding => ({ id: f.id, severity: f.severity, servers: f.servers, summary: f.summary, evidence: f.evidence, cause: f.cause, fix: f.fix, since: f.since }));
   return {
     verdict: snapshot.verdict,
     findings,

@@ -72,7 +72,8 @@ describe('EventBuffer', () => {
     b.read('router', 500); // nothing new; still known
     b.append([ev(1), ev(2), ev(3)], 0);
     b.read('other', 1_000); // forgets 'router' (idle), joins as the only consumer: starts where router stopped
-    expect(b.read('router', 1_001)).toMatchObject({ items: [], dropped: 0 });
+    // router never got 1 (evicted), 2 and 3 (released once 'other' read them): back, it is told it lost all three
+    expect(b.read('router', 1_001)).toMatchObject({ fromSeq: 4, items: [], dropped: 3 });
     const fresh = new EventBuffer({ consumerIdleMs: 100, maxEvents: 2, retainReadMs: 0 });
     fresh.append([ev(0)], 0);
     fresh.read('router', 0);

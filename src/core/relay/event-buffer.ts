@@ -13,9 +13,11 @@
 // - A consumer that arrives while no other is known (the first, or the router back after being forgotten) starts
 //   where the last known consumers stopped reading, so events evicted in between count as dropped for it; a consumer
 //   that joins beside others starts at the oldest retained event (what it missed before joining is not "dropped").
-// - A consumer idle for longer than consumerIdleMs is forgotten so it stops pinning the log; if it returns it is new,
+// - A consumer idle for longer than consumerIdleMs is forgotten so it stops pinning the log (and so is the longest
+//   silent one when maxConsumers are known and another arrives); if it returns it is new,
 //   except that it resumes after the last event it read (remembered for up to MAX_FORGOTTEN consumers, the oldest
-//   memory discarded first and counted): events retained for another, lagging consumer are never delivered twice.
+//   memory discarded first and counted): events retained for another, lagging consumer are never delivered twice,
+//   and events that left the log meanwhile (released after the others read them, or evicted) count as dropped to it.
 
 export interface EventBufferOptions {
   readonly maxEvents: number;
@@ -24,6 +26,11 @@ export interface EventBufferOptions {
   readonly consumerIdleMs: number;
   /** events every consumer has read stay this long for consumers that join later */
   readonly retainReadMs: number;
+  /**
+   * consumers known at once; a new one past it makes the longest-silent one forgotten (as if idle: it resumes where
+   * it stopped if it returns). Consumer names come from a request header, so this bounds what a client can add.
+   */
+  readonly maxConsumers: number;
 }
 
 export interface ConsumerRead {
@@ -55,6 +62,8 @@ export interface EventBufferStats {
   /** events evicted by the bound (whether or not a consumer had read them) */
   readonly evicted: number;
   readonly expiredConsumers: number;
+  /** consumers forgotten early because maxConsumers were known */
+  readonly evictedConsumers: number;
   /** forgotten consumers whose resume position was discarded by the MAX_FORGOTTEN bound */
   readonly forgottenDiscarded: number;
   readonly consumers: readonly ConsumerStats[];
@@ -79,6 +88,8 @@ export const DEFAULT_EVENT_BUFFER_OPTIONS: EventBufferOptions = {
   // the router polls only when requests finish: an idle night must not make it a stranger
   consumerIdleMs: 60 * 60_000,
   retainReadMs: 10_000,
+  // router replicas of one deployment: a handful; the rest are strangers
+  maxConsumers: 64,
 };
 
 /** bound on the resume positions kept for forgotten consumers */
@@ -97,6 +108,7 @@ export class EventBuffer {
   #bytes = 0;
   #evicted = 0;
   #expired = 0;
+  #evictedConsumers = 0;
   /** the lowest position the known consumers had actually read to, as of the last read */
   #resumeFrom = 0;
   readonly #consumers = new Map<string, Consumer>();
@@ -106,7 +118,9 @@ export class EventBuffer {
 
   constructor(options: Partial<EventBufferOptions> = {}) {
     this.#options = { ...DEFAULT_EVENT_BUFFER_OPTIONS, ...options };
-    if (!(this.#options.maxEvents >= 1) || !(this.#options.maxBytes >= 1)) throw new RangeError('EventBuffer: maxEvents and maxBytes must be >= 1');
+    if (!(this.#options.maxEvents >= 1) || !(this.#options.maxBytes >= 1) || !(this.#options.maxConsumers >= 1)) {
+      throw new RangeError('EventBuffer: maxEvents, maxBytes and maxConsumers must be >= 1');
+    }
   }
 
   get nextSeq(): number {
@@ -131,11 +145,13 @@ export class EventBuffer {
     this.#expireIdle(now, consumer);
     let state = this.#consumers.get(consumer);
     if (state === undefined) {
+      if (this.#consumers.size >= this.#options.maxConsumers) this.#evictConsumer();
       let start = this.#consumers.size === 0 ? Math.min(this.#resumeFrom, this.#retainedFrom) : this.#retainedFrom;
       const prior = this.#forgotten.get(consumer);
       if (prior !== undefined) {
+        // it resumes after what it read: whatever left the log since then was lost to it, and is counted so
         this.#forgotten.delete(consumer);
-        start = Math.max(start, prior);
+        start = prior;
       }
       const lost = Math.max(0, this.#retainedFrom - start);
       const cursor = Math.max(start, this.#retainedFrom);
@@ -177,6 +193,7 @@ export class EventBuffer {
       retainedBytes: this.#bytes,
       evicted: this.#evicted,
       expiredConsumers: this.#expired,
+      evictedConsumers: this.#evictedConsumers,
       forgottenDiscarded: this.#forgottenDiscarded,
       consumers,
     };
@@ -185,15 +202,28 @@ export class EventBuffer {
   #expireIdle(now: number, keep: string): void {
     for (const [id, c] of this.#consumers) {
       if (id !== keep && now - c.lastReadAt > this.#options.consumerIdleMs) {
-        this.#consumers.delete(id);
+        this.#forget(id, c);
         this.#expired++;
-        this.#forgotten.set(id, c.readUpTo);
-        if (this.#forgotten.size > MAX_FORGOTTEN) {
-          const oldest = this.#forgotten.keys().next().value as string;
-          this.#forgotten.delete(oldest);
-          this.#forgottenDiscarded++;
-        }
       }
+    }
+  }
+
+  /** the consumer silent for longest makes room (maxConsumers) */
+  #evictConsumer(): void {
+    let oldest: [string, Consumer] | null = null;
+    for (const entry of this.#consumers) if (oldest === null || entry[1].lastReadAt < oldest[1].lastReadAt) oldest = entry;
+    if (oldest === null) return;
+    this.#forget(oldest[0], oldest[1]);
+    this.#evictedConsumers++;
+  }
+
+  #forget(id: string, c: Consumer): void {
+    this.#consumers.delete(id);
+    this.#forgotten.set(id, c.readUpTo);
+    if (this.#forgotten.size > MAX_FORGOTTEN) {
+      const first = this.#forgotten.keys().next().value as string;
+      this.#forgotten.delete(first);
+      this.#forgottenDiscarded++;
     }
   }
 

@@ -39,6 +39,11 @@ export class HashVerifier {
     this.#v2Full = new LruMap(v2KeyCap);
   }
 
+  /** full v2 keys evicted by the cap (their children then check as unverifiable) */
+  get v2KeysEvicted(): number {
+    return this.#v2Full.dropped;
+  }
+
   check(parentHash: WireBlockHash | null, blocks: readonly StoredBlock[], algo: HashAlgo): StoredEventCheck {
     const checks: HashCheck[] = [];
     let alternative: HashAlgo | null = null;

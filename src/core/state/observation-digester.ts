@@ -126,6 +126,11 @@ export class ObservationDigester {
     return this.#router;
   }
 
+  /** entries its bounded caches dropped: trajectories' last keys (LRU), full v2 keys of the hash verifier (LRU) */
+  get evicted(): { readonly incrementalKeys: number; readonly v2Keys: number } {
+    return { incrementalKeys: this.#trajectories.dropped, v2Keys: this.#verifier.v2KeysEvicted };
+  }
+
   routerTokensPerBlock(): number {
     return this.#router.tokensPerBlock ?? DEFAULT_ROUTER_TOKENS_PER_BLOCK;
   }

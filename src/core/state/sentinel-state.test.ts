@@ -91,6 +91,33 @@ describe('sentinel state joins', () => {
     expect(snapshot.dropped.trajectoriesEvicted).toBe(90);
   });
 
+  it('bounded memory: block tables capped per server, the evictions in the server stats', () => {
+    const free = audit({ routing: 'sticky' }).snapshot;
+    const { snapshot } = audit({ routing: 'sticky' }, { limits: { tableBlocksPerServer: 8 } });
+    for (const s of snapshot.servers) {
+      const blocks = s.ranks.reduce((n, r) => n + Object.values(r.blocksByLevel).reduce((a, b) => a + b, 0), 0);
+      expect(blocks).toBeLessThanOrEqual(8);
+      expect(s.routerTableBlocks).toBeLessThanOrEqual(8);
+    }
+    expect(snapshot.servers.some((s) => s.workerTableBlocksEvicted > 0 && s.routerTableBlocksEvicted > 0)).toBe(true);
+    expect(free.servers.every((s) => s.workerTableBlocksEvicted === 0 && s.routerTableBlocksEvicted === 0)).toBe(true);
+  });
+
+  it('bounded memory: observations about servers past the server cap are ignored and counted', () => {
+    const state = createSentinelState({ limits: { servers: 2 } });
+    const decision = (requestId: string, server: string, inflight: Record<string, number> | null = null) =>
+      state.apply({ kind: 'decision', ts: 1, requestId, correlationId: null, server, promptTokens: null, promptTokenCount: 10, inflight });
+    decision('a', 'ctx0');
+    decision('b', 'ctx1', { ctx0: 1, ctx1: 0, ctx9: 4 });
+    decision('c', 'ctx2');
+    state.apply({ kind: 'router-config', ts: 2, source: 'config', routerType: null, tokensPerBlock: null, maxBatchSize: null, backfillBlockHashesOnFinish: null, servers: ['ctx0', 'ctx3'] });
+    state.apply({ kind: 'outcome', ts: 3, requestId: 'c', server: 'ctx2', ok: true, promptTokens: 10, cachedTokens: 0, latencyMs: 1 });
+    const snap = state.snapshot(3);
+    expect(snap.servers.map((s) => s.server).sort()).toEqual(['ctx0', 'ctx1']);
+    expect(snap.requests).toBe(2);
+    expect(snap.dropped.serverObservationsIgnored).toBe(2);
+  });
+
   it('pending decisions expire after their TTL and are counted', () => {
     const state = createSentinelState({ limits: { pendingTtlMs: 1000 } });
     state.apply({ kind: 'decision', ts: 0, requestId: 'a', correlationId: null, server: 'ctx0', promptTokens: null, promptTokenCount: 10, inflight: null });

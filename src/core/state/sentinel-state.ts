@@ -25,7 +25,7 @@ import type {
   RouterScoreObservation,
   WorkerEventsObservation,
 } from '../observe/observation.js';
-import { EventSequenceTracker, RouterReplicaTable, WorkerTruthTable } from '../tables/index.js';
+import { DEFAULT_MAX_TABLE_BLOCKS_PER_SERVER, EventSequenceTracker, RouterReplicaTable, WorkerTruthTable } from '../tables/index.js';
 import type { HashAlgo } from '../wire/kv-event.js';
 import type { StoredEventCheck } from './hash-verifier.js';
 import { LruMap } from './lru-map.js';
@@ -57,6 +57,13 @@ export interface SentinelLimits {
   readonly relayBufferEvents: number;
   /** distinct sources whose health is tracked */
   readonly sources: number;
+  /** blocks per server in worker truth and, separately, in the router replica (arbitrary block evicted past it) */
+  readonly tableBlocksPerServer: number;
+  /**
+   * distinct CTX servers the state tracks (every per-server table and counter hangs off one); observations about
+   * servers past it are ignored and counted. Server names from logs and the router pass through unresolved.
+   */
+  readonly servers: number;
 }
 
 export const DEFAULT_LIMITS: SentinelLimits = {
@@ -65,6 +72,8 @@ export const DEFAULT_LIMITS: SentinelLimits = {
   pendingTtlMs: 600_000,
   relayBufferEvents: 20_000,
   sources: 256,
+  tableBlocksPerServer: DEFAULT_MAX_TABLE_BLOCKS_PER_SERVER,
+  servers: 1_024,
 };
 
 /**
@@ -129,16 +138,6 @@ export interface SentinelOptions {
   readonly onOutcome?: (join: OutcomeJoin) => void;
 }
 
-export interface SentinelDropCounters {
-  readonly trajectoriesEvicted: number;
-  readonly pendingDecisionsEvicted: number;
-  readonly pendingDecisionsExpired: number;
-  readonly relayEventsDropped: number;
-  readonly relayEventsMissed: number;
-  readonly sourcesIgnored: number;
-  readonly outcomesWithoutDecision: number;
-}
-
 /** The snapshot contract plus what the state alone knows (compatible extension of SentinelSnapshot). */
 export interface SentinelStateSnapshot extends SentinelSnapshot {
   readonly window: { readonly from: number; readonly to: number } | null;
@@ -150,7 +149,6 @@ export interface SentinelStateSnapshot extends SentinelSnapshot {
   /** share of follow-up turns that went back to their previous server; null before any */
   readonly stickiness: number | null;
   readonly ruleErrors: number;
-  readonly dropped: SentinelDropCounters;
 }
 
 export interface SentinelState {
@@ -258,8 +256,8 @@ class Sentinel implements SentinelState {
   readonly #evaluateEveryMs: number;
   readonly #onDecision: ((join: DecisionJoin) => void) | null;
   readonly #onOutcome: ((join: OutcomeJoin) => void) | null;
-  readonly #truth = new WorkerTruthTable();
-  readonly #replica = new RouterReplicaTable();
+  readonly #truth: WorkerTruthTable;
+  readonly #replica: RouterReplicaTable;
   readonly #sequence = new EventSequenceTracker();
   readonly #win: WindowedCounters;
   readonly #all: WindowedCounters;
@@ -272,6 +270,9 @@ class Sentinel implements SentinelState {
   readonly #reportedScores: LruMap<string, boolean>;
   readonly #sources = new Map<string, SourceTrack>();
   readonly #decisionServers = new Set<string>();
+  /** servers admitted under limits.servers */
+  readonly #admitted = new Set<string>();
+  #serverObservationsIgnored = 0;
   /** the router's tokens_per_block from its behaviour, while no source states it */
   readonly #tpbInference = new RouterBlockSizeInference();
   /** the chunk sizes last considered while the router's is unknown */
@@ -300,13 +301,20 @@ class Sentinel implements SentinelState {
     const windowMs = options.windowMs ?? null;
     this.#all = new WindowedCounters({ windowMs: null });
     this.#win = windowMs === null ? this.#all : new WindowedCounters({ windowMs });
+    this.#truth = new WorkerTruthTable({ maxBlocksPerServer: this.#limits.tableBlocksPerServer });
+    this.#replica = new RouterReplicaTable({ maxBlocksPerServer: this.#limits.tableBlocksPerServer });
     this.#trajectories = new LruMap(this.#limits.trajectories);
     this.#pending = new LruMap(this.#limits.pendingDecisions);
     this.#predictions = new LruMap(this.#limits.pendingDecisions);
     this.#reportedScores = new LruMap(this.#limits.pendingDecisions);
   }
 
-  apply(obs: Observation, digest?: ObservationDigest | null): void {
+  apply(observation: Observation, digest?: ObservationDigest | null): void {
+    const obs = this.#withinServerCap(observation);
+    if (obs === null) {
+      this.#serverObservationsIgnored++;
+      return;
+    }
     const d = digest !== undefined ? digest : this.digester.digest(obs);
     this.digester.observe(obs, d);
     this.#expirePending(obs.ts);
@@ -347,6 +355,36 @@ class Sentinel implements SentinelState {
       case 'router-config':
         for (const server of obs.kind === 'router-config' ? (obs.servers ?? []) : [obs.server]) this.#totals(server);
         return;
+    }
+  }
+
+  #admit(server: string): boolean {
+    if (this.#admitted.has(server)) return true;
+    if (this.#admitted.size >= this.#limits.servers) return false;
+    this.#admitted.add(server);
+    return true;
+  }
+
+  /** The observation as far as it concerns admitted servers; null when it is about a server past the cap. */
+  #withinServerCap(obs: Observation): Observation | null {
+    switch (obs.kind) {
+      case 'source-health':
+        return obs;
+      case 'router-config':
+        return obs.servers === null || obs.servers.every((s) => this.#admit(s)) ? obs : { ...obs, servers: obs.servers.filter((s) => this.#admitted.has(s)) };
+      case 'router-score':
+        return this.#admit(obs.chosen) && obs.candidates.every((c) => this.#admit(c.server)) ? obs : null;
+      case 'decision':
+        if (!this.#admit(obs.server)) return null;
+        if (obs.inflight === null || Object.keys(obs.inflight).every((s) => this.#admit(s))) return obs;
+        return { ...obs, inflight: Object.fromEntries(Object.entries(obs.inflight).filter(([s]) => this.#admitted.has(s))) };
+      case 'worker-events':
+      case 'router-poll':
+      case 'outcome':
+      case 'server-info':
+      case 'router-state':
+      case 'poll-failure':
+        return this.#admit(obs.server) ? obs : null;
     }
   }
 
@@ -1002,6 +1040,10 @@ class Sentinel implements SentinelState {
         relayEventsMissed: [...this.#relay.values()].reduce((n, b) => n + b.missed, 0),
         sourcesIgnored: this.#sourcesIgnored,
         outcomesWithoutDecision: this.#orphanOutcomes,
+        scoreJoinsEvicted: this.#predictions.dropped + this.#reportedScores.dropped,
+        incrementalKeysEvicted: this.digester.evicted.incrementalKeys,
+        v2KeysEvicted: this.digester.evicted.v2Keys,
+        serverObservationsIgnored: this.#serverObservationsIgnored,
       },
     };
   }
@@ -1035,6 +1077,8 @@ class Sentinel implements SentinelState {
       eventsDeliveredToRouter: t.eventsDelivered,
       eventsDroppedForConsumers: t.eventsDropped,
       hashChecks: { match: t.hashMatch, mismatch: t.hashMismatch, unverifiable: t.hashUnverifiable },
+      workerTableBlocksEvicted: this.#truth.evictedBlocks(server),
+      routerTableBlocksEvicted: this.#replica.evictedBlocks(server),
       requests: t.requests,
       requestFailures: t.failures,
       promptTokens: t.promptTokens,

@@ -41,6 +41,10 @@ export interface ServerStats {
   readonly eventsDeliveredToRouter: number;
   readonly eventsDroppedForConsumers: number;
   readonly hashChecks: { readonly match: number; readonly mismatch: number; readonly unverifiable: number };
+  /** blocks evicted from kvsentinel's copy of the worker's table by its per-server cap */
+  readonly workerTableBlocksEvicted: number;
+  /** blocks evicted from kvsentinel's replica of the router's table by its per-server cap */
+  readonly routerTableBlocksEvicted: number;
   readonly requests: number;
   readonly requestFailures: number;
   readonly promptTokens: number;
@@ -58,6 +62,28 @@ export interface DecisionStats {
   readonly scatteredTurns: number;
 }
 
+/** What the state's bounded caches dropped, cumulative (each cache's bound is in SentinelLimits). */
+export interface SentinelDropCounters {
+  readonly trajectoriesEvicted: number;
+  readonly pendingDecisionsEvicted: number;
+  readonly pendingDecisionsExpired: number;
+  /** relay events awaiting delivery to the router's replica, dropped oldest */
+  readonly relayEventsDropped: number;
+  /** events the router received that the replica buffer no longer (or never) held; not a cache drop */
+  readonly relayEventsMissed: number;
+  readonly sourcesIgnored: number;
+  /** outcomes whose decision was unknown (never seen, or already dropped); not a cache drop */
+  readonly outcomesWithoutDecision: number;
+  /** router-score / replica-prediction join entries evicted before their partner arrived */
+  readonly scoreJoinsEvicted: number;
+  /** trajectories whose last block keys (incremental hashing) were evicted */
+  readonly incrementalKeysEvicted: number;
+  /** full v2 keys evicted from the hash verifier */
+  readonly v2KeysEvicted: number;
+  /** observations ignored because they named a server past the state's server cap */
+  readonly serverObservationsIgnored: number;
+}
+
 export interface SentinelSnapshot {
   /** time the snapshot was taken, ms */
   readonly now: number;
@@ -71,4 +97,5 @@ export interface SentinelSnapshot {
   readonly oracleHitRatio: number | null;
   readonly turnScatterRatio: number | null;
   readonly requests: number;
+  readonly dropped: SentinelDropCounters;
 }

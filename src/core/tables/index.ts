@@ -2,6 +2,8 @@ export { U64HashSet, u64HalvesView, U64_HI_OFFSET, U64_LO_OFFSET } from './u64-h
 export {
   WorkerTruthTable,
   DEFAULT_EVENT_HASH_ALGO,
+  DEFAULT_MAX_TABLE_BLOCKS_PER_SERVER,
+  type TableBounds,
   type TruthStreamKey,
   type TruthStreamStats,
   type TruthApplyResult,

@@ -85,6 +85,25 @@ describe('RouterReplicaTable', () => {
     expect(table.servers()).toEqual([]);
   });
 
+  it('caps a server at maxBlocksPerServer across its algorithm sets, stored and backfill alike, counted', () => {
+    const table = new RouterReplicaTable({ maxBlocksPerServer: 4 });
+    table.apply('s', stored([1n, 2n, 3n]));
+    table.apply('s', stored([4n, 5n]));
+    expect(table.blockCount('s')).toBe(4);
+    expect(table.has('s', 5n)).toBe(true);
+    expect(table.evictedBlocks('s')).toBe(1);
+    table.apply('s', stored([5n, 4n])); // held already: nothing evicted
+    expect(table.evictedBlocks('s')).toBe(1);
+    expect(table.backfill('s', BigUint64Array.from([7n, 8n]))).toBe(2);
+    expect(table.blockCount('s')).toBe(4);
+    expect(table.evictedBlocks('s')).toBe(3);
+    // another algorithm's set shares the server's cap and takes from the largest set while it is empty
+    table.apply('s', stored([9n], { hashAlgo: 'v2_sha256_64' }));
+    expect(table.blockCount('s') + table.blockCount('s', 'v2_sha256_64')).toBe(4);
+    expect(table.evictedBlocks('s')).toBe(4);
+    expect(table.evictedBlocks('other')).toBe(0);
+  });
+
   it('agrees with one Set per server under random events from any rank', () => {
     const keyArb = fc.bigInt({ min: 0n, max: 9n });
     const eventArb = fc.record({

@@ -6,7 +6,7 @@
 import { blockKey64 } from '../hashing/block-key.js';
 import type { HashAlgo, KvEvent, KvEventType } from '../wire/kv-event.js';
 import { U64_HI_OFFSET, U64_LO_OFFSET, U64HashSet, u64HalvesView } from './u64-hash-set.js';
-import { DEFAULT_EVENT_HASH_ALGO } from './worker-truth-table.js';
+import { checkTableBounds, DEFAULT_EVENT_HASH_ALGO, type TableBounds } from './worker-truth-table.js';
 
 export interface ReplicaApplyResult {
   readonly added: number;
@@ -33,8 +33,29 @@ interface ServerState {
   ignoredEvents: number;
 }
 
+/** A predicate over key halves: is the key one of `keys`? (the blocks an event or a backfill is adding) */
+function sparing(keys: BigUint64Array): (hi: number, lo: number) => boolean {
+  const set = new U64HashSet(keys.length);
+  const halves = u64HalvesView(keys);
+  for (let i = 0; i < keys.length; i++) set.addHalves(halves[2 * i + U64_HI_OFFSET]!, halves[2 * i + U64_LO_OFFSET]!);
+  return (hi, lo) => set.hasHalves(hi, lo);
+}
+
 export class RouterReplicaTable {
   readonly #servers = new Map<string, ServerState>();
+  readonly #max: number;
+  /** blocks evicted by the cap, per server */
+  readonly #evicted = new Map<string, number>();
+
+  /** The router's own table has no cap; this one does (the same as worker truth's), and counts what it evicts. */
+  constructor(bounds: Partial<TableBounds> = {}) {
+    this.#max = checkTableBounds(bounds).maxBlocksPerServer;
+  }
+
+  /** Blocks of `server` evicted because its sets were at maxBlocksPerServer (cumulative). */
+  evictedBlocks(server: string): number {
+    return this.#evicted.get(server) ?? 0;
+  }
 
   apply(server: string, event: KvEvent): ReplicaApplyResult {
     const state = this.#server(server);
@@ -44,12 +65,8 @@ export class RouterReplicaTable {
       case 'created':
         state.hashAlgo = algo;
         return { added: 0, removed: 0, ignored: false };
-      case 'stored': {
-        const set = this.#set(state, algo);
-        let added = 0;
-        for (const block of data.blocks) if (set.add(blockKey64(block.blockHash))) added++;
-        return { added, removed: 0, ignored: false };
-      }
+      case 'stored':
+        return { added: this.#addCapped(server, state, this.#set(state, algo), BigUint64Array.from(data.blocks, (b) => blockKey64(b.blockHash))), removed: 0, ignored: false };
       case 'removed': {
         const set = this.#set(state, algo);
         let removed = 0;
@@ -77,10 +94,8 @@ export class RouterReplicaTable {
       case 'created':
         state.hashAlgo = algo;
         return { added: 0, removed: 0, ignored: false };
-      case 'stored': {
-        const set = this.#set(state, algo);
-        return { added: keys === null ? 0 : set.addKeys(keys), removed: 0, ignored: false };
-      }
+      case 'stored':
+        return { added: keys === null ? 0 : this.#addCapped(server, state, this.#set(state, algo), keys), removed: 0, ignored: false };
       case 'removed': {
         const set = this.#set(state, algo);
         const removed = keys === null ? 0 : set.deleteKeys(keys);
@@ -116,13 +131,7 @@ export class RouterReplicaTable {
   /** The router's `backfill_block_hashes_on_finish`: inserts its own request hashes, bypassing events. */
   backfill(server: string, keys: BigUint64Array, hashAlgo?: HashAlgo): number {
     const state = this.#server(server);
-    const set = this.#set(state, hashAlgo ?? state.hashAlgo);
-    const halves = u64HalvesView(keys);
-    let added = 0;
-    for (let i = 0; i < keys.length; i++) {
-      if (set.addHalves(halves[2 * i + U64_HI_OFFSET]!, halves[2 * i + U64_LO_OFFSET]!)) added++;
-    }
-    return added;
+    return this.#addCapped(server, state, this.#set(state, hashAlgo ?? state.hashAlgo), keys);
   }
 
   has(server: string, key: bigint, hashAlgo?: HashAlgo): boolean {
@@ -167,6 +176,7 @@ export class RouterReplicaTable {
     let dropped = 0;
     for (const set of this.#servers.get(server)?.sets.values() ?? []) dropped += set.size;
     this.#servers.delete(server);
+    this.#evicted.delete(server);
     return dropped;
   }
 
@@ -177,6 +187,43 @@ export class RouterReplicaTable {
       this.#servers.set(server, state);
     }
     return state;
+  }
+
+  /** Adds `keys` to `set` within the server's cap (evicting one held block per new one past it); returns blocks added. */
+  #addCapped(server: string, state: ServerState, set: U64HashSet, keys: BigUint64Array): number {
+    let held = this.#held(state);
+    if (held + keys.length <= this.#max) return set.addKeys(keys);
+    const spare = sparing(keys);
+    const halves = u64HalvesView(keys);
+    let added = 0;
+    for (let i = 0; i < keys.length; i++) {
+      const hi = halves[2 * i + U64_HI_OFFSET]!;
+      const lo = halves[2 * i + U64_LO_OFFSET]!;
+      if (held >= this.#max && !set.hasHalves(hi, lo)) held -= this.#evictOne(server, state, set, spare);
+      if (set.addHalves(hi, lo)) {
+        added++;
+        held++;
+      }
+    }
+    return added;
+  }
+
+  #held(state: ServerState): number {
+    let n = 0;
+    for (const set of state.sets.values()) n += set.size;
+    return n;
+  }
+
+  /**
+   * Evicts one block from `set` when it holds any, else from the server's largest set, the keys being applied last;
+   * returns blocks evicted.
+   */
+  #evictOne(server: string, state: ServerState, set: U64HashSet, spare: ((hi: number, lo: number) => boolean) | null): number {
+    let victim = set;
+    if (victim.size === 0) for (const s of state.sets.values()) if (s.size > victim.size) victim = s;
+    if (victim.evictOne(spare ?? undefined) < 0) return 0;
+    this.#evicted.set(server, this.evictedBlocks(server) + 1);
+    return 1;
   }
 
   #set(state: ServerState, algo: HashAlgo): U64HashSet {

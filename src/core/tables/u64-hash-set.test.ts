@@ -128,6 +128,47 @@ describe('U64HashSet', () => {
     expect(set.size).toBe(0);
   });
 
+  it('evictOne() removes a present key at a time with its payload, spreads over the keys, and says -1 when empty', () => {
+    fc.assert(
+      fc.property(fc.uniqueArray(keyArb, { minLength: 1, maxLength: 300 }), fc.nat(400), (keys, evictions) => {
+        const set = new U64HashSet();
+        const payload = new Map(keys.map((k, i) => [k, i % 256]));
+        for (const k of keys) set.add(k, payload.get(k));
+        const left = new Map(payload);
+        for (let n = 0; n < evictions; n++) {
+          const before = [...left.keys()];
+          const p = set.evictOne();
+          if (before.length === 0) {
+            expect(p).toBe(-1);
+            continue;
+          }
+          const gone = before.filter((k) => !set.has(k));
+          expect(gone).toHaveLength(1);
+          expect(p).toBe(left.get(gone[0]!));
+          left.delete(gone[0]!);
+          expect(set.size).toBe(left.size);
+        }
+        for (const [k, v] of left) expect(set.payloadOf(k)).toBe(v);
+      }),
+      { numRuns: 100 },
+    );
+    // spared keys go last: only when every key is spared is one of them taken
+    const small = new U64HashSet();
+    for (const k of [0n, 5n, 1n << 40n, U64_MAX]) small.add(k, 7);
+    const keep = new Set([0n, 5n, U64_MAX]);
+    const spare = (hi: number, lo: number): boolean => keep.has((BigInt(hi) << 32n) | BigInt(lo));
+    expect(small.evictOne(spare)).toBe(7);
+    expect(small.has(1n << 40n)).toBe(false);
+    expect(small.evictOne(spare)).toBe(7);
+    expect(small.size).toBe(2);
+    // rotating, not always the same region: the first half of the evictions leaves keys from all over the range
+    const set = new U64HashSet();
+    for (let i = 1n; i <= 4096n; i++) set.add(i * 0x9e3779b97f4a7c15n & U64_MAX, 0);
+    for (let n = 0; n < 2048; n++) set.evictOne();
+    const survivors = [...set].map((k) => Number(k >> 60n));
+    expect(new Set(survivors).size).toBe(16);
+  });
+
   it('clear() empties the set and shrinks it back', () => {
     const set = new U64HashSet();
     for (let i = 0n; i < 1000n; i++) set.add(i);

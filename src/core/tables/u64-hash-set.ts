@@ -75,6 +75,7 @@ export class U64HashSet {
   #size = 0; // keys in slots (key 0 excluded)
   #hasZero = false;
   #zeroPayload = 0;
+  #evictFrom = 0; // where evictOne looks next
   readonly #initialCapacity: number;
 
   /** @param expectedSize keys to hold without growing (default: a small table that doubles as needed) */
@@ -217,6 +218,36 @@ export class U64HashSet {
     payloads[hole] = 0;
     this.#size--;
     return true;
+  }
+
+  /**
+   * Removes one key chosen by the set, not by the caller: the next occupied slot after the previous eviction, so
+   * over many calls every key is equally likely to go (slots are ordered by hash, not by age). Keys for which
+   * `spare(hi, lo)` is true are passed over unless every key is spared. Returns the evicted key's payload, or -1
+   * when the set is empty. For caps on tables that keep no age per key.
+   */
+  evictOne(spare?: (hi: number, lo: number) => boolean): number {
+    if (this.#size === 0 || (this.#hasZero && !(spare?.(0, 0) ?? false))) {
+      if (!this.#hasZero) return -1;
+      const payload = this.#zeroPayload;
+      this.#hasZero = false;
+      this.#zeroPayload = 0;
+      return payload;
+    }
+    const slots = this.#slots;
+    const mask = this.#mask;
+    let first = -1;
+    let found = -1;
+    for (let seen = 0, i = this.#evictFrom & mask; seen <= mask && found < 0; seen++, i = (i + 1) & mask) {
+      if (slots[2 * i] === 0 && slots[2 * i + 1] === 0) continue;
+      if (first < 0) first = i;
+      if (spare === undefined || !spare(slots[2 * i]!, slots[2 * i + 1]!)) found = i;
+    }
+    const i = found >= 0 ? found : first;
+    const payload = this.#payloads[i]!;
+    this.deleteHalves(slots[2 * i]!, slots[2 * i + 1]!);
+    this.#evictFrom = (i + 1) & mask;
+    return payload;
   }
 
   /**

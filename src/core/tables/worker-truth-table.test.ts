@@ -145,6 +145,52 @@ describe('WorkerTruthTable', () => {
     expect(table.byteLength).toBeGreaterThan(0);
   });
 
+  it('caps a server at maxBlocksPerServer: each new block past it evicts a held one, counted; re-stores evict nothing', () => {
+    const table = new WorkerTruthTable({ maxBlocksPerServer: 5 });
+    table.apply('s', stored([1n, 2n, 3n], { rank: 0 }));
+    table.apply('s', stored([4n, 5n], { rank: 1 }));
+    expect(table.evictedBlocks('s')).toBe(0);
+    // lost `removed` events: the worker moved on, the table would keep growing
+    table.apply('s', stored([6n, 7n, 8n], { rank: 0 }, 1));
+    expect(table.blockCount('s')).toBe(5);
+    expect(table.evictedBlocks('s')).toBe(3);
+    expect([6n, 7n, 8n].every((k) => table.has('s', k, 0))).toBe(true); // the newest blocks are kept
+    expect(table.blockCount('s', 1)).toBe(2); // evicted from the stream that grew
+    const levels = table.streams('s').find((x) => x.attentionDpRank === 0)!.blocksPerLevel;
+    expect(levels).toEqual([0, 3]); // level counts follow the evictions
+    table.apply('s', stored([6n, 7n], { rank: 0 })); // already held
+    expect(table.evictedBlocks('s')).toBe(3);
+    // a stream with nothing to give evicts from the server's largest
+    table.apply('s', stored([9n], { rank: 2 }));
+    expect(table.blockCount('s')).toBe(5);
+    expect(table.blockCount('s', 0)).toBe(2);
+    expect(table.evictedBlocks('s')).toBe(4);
+    // other servers have their own cap
+    table.apply('t', stored([1n, 2n, 3n, 4n, 5n]));
+    expect(table.evictedBlocks('t')).toBe(0);
+    expect(() => new WorkerTruthTable({ maxBlocksPerServer: 0 })).toThrow(/maxBlocksPerServer/);
+  });
+
+  it('never holds more than the cap, and agrees with the uncapped table whenever the cap was not reached', () => {
+    const eventArb = fc.record({ rank: fc.integer({ min: 0, max: 2 }), remove: fc.boolean(), keys: fc.uniqueArray(fc.bigInt({ min: 1n, max: 40n }), { minLength: 1, maxLength: 6 }) });
+    fc.assert(
+      fc.property(fc.integer({ min: 1, max: 30 }), fc.array(eventArb, { maxLength: 60 }), (cap, events) => {
+        const capped = new WorkerTruthTable({ maxBlocksPerServer: cap });
+        const free = new WorkerTruthTable();
+        for (const e of events) {
+          const ev = e.remove ? removed(e.keys, { rank: e.rank }) : stored(e.keys, { rank: e.rank });
+          capped.apply('s', ev);
+          free.apply('s', ev);
+          expect(capped.blockCount('s')).toBeLessThanOrEqual(cap);
+          const levels = capped.streams('s').reduce((n, x) => n + x.blocksPerLevel.reduce((a, b) => a + b, 0), 0);
+          expect(levels).toBe(capped.blockCount('s'));
+          if (capped.evictedBlocks('s') === 0) expect(capped.streams('s')).toEqual(free.streams('s'));
+        }
+      }),
+      { numRuns: 200 },
+    );
+  });
+
   it('agrees with a per-rank Set model under random stored/removed/all_cleared sequences', () => {
     const keyArb = fc.bigInt({ min: 0n, max: 7n }).map((n) => n * 0x1_0000_0001n); // key 0 included
     const eventArb = fc.record({

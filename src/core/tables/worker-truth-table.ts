@@ -12,6 +12,19 @@ export const DEFAULT_EVENT_HASH_ALGO: HashAlgo = 'v1_block_key';
 /** Cache levels above this share one payload value (no build emits more than 0 and 1). */
 const MAX_LEVEL = 255;
 
+/**
+ * Default cap on the blocks one server's table holds (all ranks and streams together). A real worker holds at most
+ * its GPU plus host block pools: tens of thousands of GPU blocks per rank, a few hundred thousand with host
+ * offload, so 4 M is far above any server we know and costs at most ~100 MiB (12–24 bytes per block). The table only
+ * reaches it when `removed` events were lost (a competing consumer, a backlog overflow).
+ */
+export const DEFAULT_MAX_TABLE_BLOCKS_PER_SERVER = 4_000_000;
+
+export interface TableBounds {
+  /** blocks one server may hold; past it an arbitrary held block is evicted per new one (counted) */
+  readonly maxBlocksPerServer: number;
+}
+
 export interface TruthStreamKey {
   readonly server: string;
   /** null on the wire (no attention DP) is rank 0 */
@@ -97,6 +110,12 @@ interface Stream {
   updatedUnknown: number;
 }
 
+function eventKeys(blocks: readonly { readonly blockHash: WireBlockHash }[]): U64HashSet {
+  const set = new U64HashSet(blocks.length);
+  for (const b of blocks) set.add(blockKey64(b.blockHash));
+  return set;
+}
+
 function levelOf(cacheLevel: number): number {
   if (!Number.isInteger(cacheLevel) || cacheLevel < 0) return 0;
   return Math.min(cacheLevel, MAX_LEVEL);
@@ -111,12 +130,36 @@ function bumpLevel(stream: Stream, level: number, delta: number): void {
   stream.blocksPerLevel[level] = (stream.blocksPerLevel[level] ?? 0) + delta;
 }
 
+export function checkTableBounds(bounds: Partial<TableBounds>): TableBounds {
+  const maxBlocksPerServer = bounds.maxBlocksPerServer ?? DEFAULT_MAX_TABLE_BLOCKS_PER_SERVER;
+  if (!Number.isSafeInteger(maxBlocksPerServer) || maxBlocksPerServer < 1) {
+    throw new RangeError(`maxBlocksPerServer must be a positive integer, got ${String(maxBlocksPerServer)}`);
+  }
+  return { maxBlocksPerServer };
+}
+
 export class WorkerTruthTable {
   readonly #servers = new Map<string, Map<string, Stream>>();
   /** unfiltered rank grouping per server for prefixMatch; dropped whenever the server's set of streams changes */
   readonly #groups = new Map<string, RankGroups>();
   /** per server, by rank: the stream that rank's last event went to (dropped with the streams it points to) */
   readonly #lastStream = new Map<string, Map<number, Stream>>();
+  readonly #max: number;
+  /** blocks evicted by the cap, per server */
+  readonly #evicted = new Map<string, number>();
+
+  constructor(bounds: Partial<TableBounds> = {}) {
+    this.#max = checkTableBounds(bounds).maxBlocksPerServer;
+  }
+
+  get maxBlocksPerServer(): number {
+    return this.#max;
+  }
+
+  /** Blocks of `server` evicted because its table was at maxBlocksPerServer (cumulative). */
+  evictedBlocks(server: string): number {
+    return this.#evicted.get(server) ?? 0;
+  }
 
   /** Applies one event of `server` to the stream it belongs to. */
   apply(server: string, event: KvEvent): TruthApplyResult {
@@ -132,13 +175,21 @@ export class WorkerTruthTable {
         return { added: 0, removed: 0, cleared: 0, moved: 0 };
       case 'stored': {
         let added = 0;
+        let held = this.blockCount(server);
+        /** this event's blocks, spared by evictions (made only once the cap is reached) */
+        let fresh: U64HashSet | null = null;
         for (const block of data.blocks) {
           const key = blockKey64(block.blockHash);
           const level = levelOf(block.cacheLevel);
           const previous = stream.blocks.payloadOf(key);
+          if (previous < 0 && held >= this.#max) {
+            fresh ??= eventKeys(data.blocks);
+            if (this.#evictOne(server, stream, fresh)) held--;
+          }
           stream.blocks.add(key, level);
           if (previous < 0) {
             added++;
+            held++;
           } else {
             stream.storedAgain++;
             bumpLevel(stream, previous, -1);
@@ -300,10 +351,11 @@ export class WorkerTruthTable {
     return dropped;
   }
 
-  /** Forgets a server entirely. Returns blocks dropped. */
+  /** Forgets a server entirely (its eviction count too). Returns blocks dropped. */
   clearServer(server: string): number {
     const dropped = this.blockCount(server);
     this.#servers.delete(server);
+    this.#evicted.delete(server);
     this.#groups.delete(server);
     this.#lastStream.delete(server);
     return dropped;
@@ -356,6 +408,22 @@ export class WorkerTruthTable {
       this.#groups.delete(server);
     }
     return stream;
+  }
+
+  /**
+   * Makes room for one block: evicts from `stream` when it holds any, else from the server's largest stream; the
+   * blocks in `spare` (the event being applied) go last. False when the server holds nothing.
+   */
+  #evictOne(server: string, stream: Stream, spare: U64HashSet): boolean {
+    let victim = stream;
+    if (victim.blocks.size === 0) {
+      for (const s of this.#servers.get(server)?.values() ?? []) if (s.blocks.size > victim.blocks.size) victim = s;
+    }
+    const level = victim.blocks.evictOne((hi, lo) => spare.hasHalves(hi, lo));
+    if (level < 0) return false;
+    bumpLevel(victim, level, -1);
+    this.#evicted.set(server, this.evictedBlocks(server) + 1);
+    return true;
   }
 
   #remove(stream: Stream, hash: WireBlockHash): boolean {

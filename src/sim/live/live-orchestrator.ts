@@ -11,6 +11,7 @@ import { parseKvEvents } from '../../core/wire/parse-kv-events.js';
 import { parsePerfMetrics } from '../../core/wire/parse-perf-metrics.js';
 import { parseServerInfo } from '../../core/wire/parse-server-info.js';
 import { parseUsage } from '../../core/wire/parse-usage.js';
+import { scanString, skipValue, skipWs } from '../../core/wire/json-scan.js';
 import type { WireIssue } from '../../core/wire/wire-issue.js';
 import { orchestratorLine, pollFailureLine, pyRepr, requestLogLine, routerConfigLines, VIRTUAL_EPOCH_MS, type LogLevel } from '../log-lines.js';
 import { StaticPrompt } from '../prompt.js';
@@ -112,11 +113,44 @@ function errorText(err: unknown, address: string): string {
   return err instanceof Error ? err.message : String(err);
 }
 
-const CTX_OVERRIDDEN_KEYS = ['stream', 'stream_options', 'disaggregated_params'] as const;
+const CTX_OVERRIDDEN_KEYS: readonly string[] = ['stream', 'stream_options', 'disaggregated_params'];
+
+/**
+ * The raw text of every top-level member of a JSON object whose key is not in `drop`, in order; null when the text is
+ * not a plain object (the caller then re-serializes). Keeps numbers exactly as sent: `-0`, `1.0` and integers past
+ * 2^53 would change under JSON.parse + JSON.stringify.
+ */
+function rawMembersExcept(text: string, drop: readonly string[]): string[] | null {
+  try {
+    const kept: string[] = [];
+    let i = skipWs(text, 0);
+    if (text.charCodeAt(i) !== 123) return null;
+    i = skipWs(text, i + 1);
+    if (text.charCodeAt(i) === 125) return skipWs(text, i + 1) === text.length ? kept : null;
+    for (;;) {
+      if (text.charCodeAt(i) !== 34) return null;
+      const start = i;
+      const keyEnd = scanString(text, i);
+      const key = JSON.parse(text.slice(i, keyEnd)) as string;
+      i = skipWs(text, keyEnd);
+      if (text.charCodeAt(i) !== 58) return null;
+      const end = skipValue(text, skipWs(text, i + 1));
+      if (!drop.includes(key)) kept.push(text.slice(start, end));
+      i = skipWs(text, end);
+      const c = text.charCodeAt(i);
+      if (c === 125) return skipWs(text, i + 1) === text.length ? kept : null;
+      if (c !== 44) return null;
+      i = skipWs(text, i + 1);
+    }
+  } catch {
+    return null;
+  }
+}
 
 /**
  * The context_only request: the client's body with stream off and disaggregated_params set. When the client sent
- * none of those keys, the raw text is extended in place (no re-serialization of a long prompt).
+ * none of those keys, the raw text is extended in place (no re-serialization of a long prompt); otherwise those keys
+ * are cut out of the raw text, so every other member still reaches the server byte for byte.
  */
 export function ctxBody(request: OpenAiRequest, rawBody: string, disaggregatedParams: string): string {
   const end = rawBody.lastIndexOf('}');
@@ -124,6 +158,8 @@ export function ctxBody(request: OpenAiRequest, rawBody: string, disaggregatedPa
   if (end > 0 && untouched && (request.promptJson !== null || Object.keys(request.body).length > 0)) {
     return `${rawBody.slice(0, end)},"stream":false,"disaggregated_params":${disaggregatedParams}}`;
   }
+  const members = rawMembersExcept(rawBody, CTX_OVERRIDDEN_KEYS);
+  if (members !== null) return `{${[...members, '"stream":false', `"disaggregated_params":${disaggregatedParams}`].join(',')}}`;
   const body: Record<string, unknown> = { ...request.body, stream: false };
   delete body['stream_options'];
   const prompt = request.promptJson === null ? '' : `"prompt":${request.promptJson},`;

@@ -65,19 +65,35 @@ describe('parseOpenAiRequest', () => {
 describe('ctxBody', () => {
   const disagg = '{"request_type":"context_only","disagg_request_id":7}';
 
+  // The body reaches the CTX server with the same meaning, and every member the relay does not override keeps its
+  // exact text. (fc.jsonValue generates -0, which JSON.stringify writes as 0: the expectation is what the raw text
+  // says, never the generator's value.)
   it('extends the raw body in place or rebuilds it, with the same meaning', () => {
-    const extra = fc.dictionary(fc.string({ maxLength: 6 }).filter((k) => !['prompt', 'stream', 'stream_options', 'disaggregated_params', '__proto__'].includes(k)), fc.jsonValue({ maxDepth: 2 }), { maxKeys: 4 });
+    const extra = fc.dictionary(fc.string({ maxLength: 6 }).filter((k) => !['prompt', 'stream', 'stream_options', 'disaggregated_params', '__proto__', 'lit'].includes(k)), fc.jsonValue({ maxDepth: 2 }), { maxKeys: 4 });
+    // number texts that JSON.parse + JSON.stringify would not give back as sent
+    const literal = fc.option(fc.constantFrom('-0', '-0.0', '1.0', '2.50', '1e2', '18446744073709551615'), { nil: undefined });
     fc.assert(
-      fc.property(fc.array(fc.nat(1000), { minLength: 1, maxLength: 20 }), extra, fc.constantFrom<unknown>(undefined, true, false), (prompt, rest, stream) => {
+      fc.property(fc.array(fc.nat(1000), { minLength: 1, maxLength: 20 }), extra, fc.constantFrom<unknown>(undefined, true, false), literal, (prompt, rest, stream, lit) => {
         const body = { ...rest, prompt, ...(stream === undefined ? {} : { stream, stream_options: { include_usage: true } }) };
-        const raw = `${JSON.stringify(body)}\n`;
-        const out = JSON.parse(ctxBody(parseOpenAiRequest('completions', raw, {}), raw, disagg)) as Record<string, unknown>;
-        // compare with what the JSON text means: fast-check's -0 is 0 once written as JSON
-        const expected: Record<string, unknown> = { ...(JSON.parse(JSON.stringify(body)) as Record<string, unknown>), stream: false, disaggregated_params: JSON.parse(disagg) };
+        const json = JSON.stringify(body);
+        const raw = `${lit === undefined ? json : `${json.slice(0, -1)},"lit":${lit}}`}\n`;
+        const text = ctxBody(parseOpenAiRequest('completions', raw, {}), raw, disagg);
+        const expected = JSON.parse(raw) as Record<string, unknown>;
+        expected['stream'] = false;
+        expected['disaggregated_params'] = JSON.parse(disagg);
         delete expected['stream_options'];
-        expect(out).toEqual(expected);
+        expect(JSON.parse(text)).toEqual(expected);
+        if (lit !== undefined) expect(text).toContain(`"lit":${lit}`);
+        expect(text).toContain(`"prompt":${JSON.stringify(prompt)}`);
       }),
-      { numRuns: 200 },
+      { numRuns: 300 },
+    );
+  });
+
+  it('keeps -0, 1.0 and 64-bit integers as sent when it has to drop the client stream keys', () => {
+    const raw = '{"temperature":-0.0,"stream":true,"prompt":[1,2],"seed":18446744073709551615,"top_p":1.0,"stream_options":{"include_usage":true}}';
+    expect(ctxBody(parseOpenAiRequest('completions', raw, {}), raw, disagg)).toBe(
+      `{"temperature":-0.0,"prompt":[1,2],"seed":18446744073709551615,"top_p":1.0,"stream":false,"disaggregated_params":${disagg}}`,
     );
   });
 });

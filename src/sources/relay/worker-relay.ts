@@ -1,15 +1,11 @@
 // One relay port for one CTX worker (design.md §3, relay mode). Every path is a streaming reverse proxy to the
 // worker, except POST /kv_cache_events, which is answered from the relay's own event buffer: the relay is the sole
 // consumer of the worker's destructive queue and gives each consumer every event exactly once, in the worker's exact
-// JSON. Completion requests additionally become decision and outcome observations.
+// JSON (relay-event-path.ts holds that logic; this file puts HTTP around it). Completion requests additionally
+// become decision and outcome observations.
 //
 // Decisions:
-// - Drains run on an interval and whenever a consumer polls (the poll waits for a drain that *started* after it, so
-//   the router sees events as soon as they exist); never two drains in flight to one worker.
-// - When a drain fails the poll is still answered from the buffer (200): the failure is the relay's to report
-//   (kvsentinel_up{source="relay:ID"} = 0, a counted error), not the router's to retry.
-// - A body that is not a JSON array is not forwarded (the items cannot be delimited); it is counted as a parse error.
-//   Items the domain parser rejects are still forwarded byte for byte: the relay never edits the stream.
+// - Drains run on an interval and whenever a consumer polls (see RelayEventPath).
 // - Consumers are told apart by a header (default X-Kvsentinel-Consumer) when present, else by remote address
 //   (not port: aiohttp pools open new connections with new ports), or address+port when configured.
 // - Request and response bodies stream through; the relay keeps a bounded copy (captureMaxBytes) only to read the
@@ -24,25 +20,17 @@ import type { AddressInfo } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { PassThrough, type Readable } from 'node:stream';
 import { type Dispatcher, Pool } from 'undici';
-import type { KvEvent } from '../../core/wire/kv-event.js';
-import type { WireIssue } from '../../core/wire/wire-issue.js';
 import { parseCompletionUsage } from '../../core/relay/completion-usage.js';
 import { parseCtxRequest, type CtxRequestInfo } from '../../core/relay/ctx-request.js';
-import { EventBuffer, serializeEventItems, type EventBufferOptions, type EventBufferStats } from '../../core/relay/event-buffer.js';
-import { splitJsonArray } from '../../core/relay/split-json-array.js';
-import { CoalescingRunner } from '../coalescing-runner.js';
+import type { EventBufferOptions, EventBufferStats } from '../../core/relay/event-buffer.js';
 import { fetchText, reasonOf } from '../http/fetch-text.js';
 import type { Clock, Logger, ObservationSink, RunningSource, SourceReporter } from '../ports.js';
 import { CtxScanPool } from './ctx-scan-pool.js';
 import { downstreamResponseHeaders, upstreamRequestHeaders } from './http-headers.js';
 import type { InflightTracker } from './inflight-tracker.js';
+import { RelayEventPath, type ParseEvents } from './relay-event-path.js';
 
-export interface ParsedEventsLike {
-  readonly events: readonly { readonly event: KvEvent; readonly index: number }[];
-  readonly issues: readonly WireIssue[];
-}
-
-export type ParseEvents = (text: string) => ParsedEventsLike;
+export type { ParseEvents, ParsedEventsLike } from './relay-event-path.js';
 
 export interface RelayTarget {
   /** server id used in observations and metric labels */
@@ -71,6 +59,20 @@ export interface RelayOptions {
   readonly shutdownGraceMs: number;
   /** read request bodies on a worker thread (false: on the event loop) */
   readonly scanThread: boolean;
+}
+
+/** What a relay dropped or gave up on, cumulative (the exporter's cache and poll counters). */
+export interface RelayCounters {
+  readonly server: string;
+  /** event polls whose consumer hung up before the answer */
+  readonly abandonedPolls: number;
+  /** request or response copies that hit their bound (prompt or usage not read) */
+  readonly capturesTruncated: number;
+  /** events evicted from the event buffer by its bounds (read or not) */
+  readonly eventsEvicted: number;
+  readonly consumersExpired: number;
+  readonly consumersEvicted: number;
+  readonly resumePositionsDiscarded: number;
 }
 
 export const DEFAULT_RELAY_OPTIONS: RelayOptions = {
@@ -257,8 +259,7 @@ export class WorkerRelay implements RunningSource {
   readonly target: RelayTarget;
   readonly #options: RelayOptions;
   readonly #deps: RelayDeps;
-  readonly #buffer: EventBuffer;
-  readonly #drainer: CoalescingRunner;
+  readonly #events: RelayEventPath;
   readonly #pool: Pool;
   readonly #scans: CtxScanPool;
   /** the last decision recorded or pending: decisions are recorded one after another, in the order bodies ended */
@@ -268,7 +269,7 @@ export class WorkerRelay implements RunningSource {
   readonly #stopSignal = new AbortController();
   #timer: NodeJS.Timeout | undefined;
   #requestCounter = 0;
-  #abandonedPolls = 0;
+  #capturesTruncated = 0;
   #rejectedTooLarge = 0;
   #started = false;
   #stopped: Promise<void> | undefined;
@@ -278,13 +279,24 @@ export class WorkerRelay implements RunningSource {
     this.name = `relay:${target.id}`;
     this.#options = { ...DEFAULT_RELAY_OPTIONS, ...options };
     this.#deps = deps;
-    this.#buffer = new EventBuffer(this.#options.buffer);
-    this.#drainer = new CoalescingRunner(() => this.#drainOnce());
     this.#pool = new Pool(target.upstream, {
       headersTimeout: this.#options.proxyTimeoutMs,
       bodyTimeout: this.#options.proxyTimeoutMs,
       keepAliveTimeout: 30_000,
     });
+    const url = `${target.upstream.replace(/\/+$/, '')}/kv_cache_events`;
+    const drain = async (): Promise<string> => {
+      const fetched = await fetchText(url, {
+        method: 'POST',
+        timeoutMs: this.#options.drainTimeoutMs,
+        maxBytes: this.#options.maxDrainBytes,
+        dispatcher: this.#pool,
+        signal: this.#stopSignal.signal,
+      });
+      return fetched.text;
+    };
+    const { sink, status, clock, logger, parseEvents } = deps;
+    this.#events = new RelayEventPath({ server: target.id, source: this.name, upstream: url, drain, sink, status, clock, logger, parseEvents }, this.#options.buffer);
     this.#scans = new CtxScanPool({ thread: this.#options.scanThread });
     this.#server = createServer({ keepAliveTimeout: 65_000 }, (req, res) => this.#track(this.#handle(req, res)));
     deps.inflight.register(target.id);
@@ -299,7 +311,7 @@ export class WorkerRelay implements RunningSource {
 
   /** event polls whose consumer hung up before the answer (their events stay for the consumer's next poll) */
   get abandonedPolls(): number {
-    return this.#abandonedPolls;
+    return this.#events.abandonedPolls;
   }
 
   /** requests refused with 413 because their body was over maxRequestBytes */
@@ -308,7 +320,20 @@ export class WorkerRelay implements RunningSource {
   }
 
   bufferStats(): EventBufferStats {
-    return this.#buffer.stats();
+    return this.#events.bufferStats();
+  }
+
+  counters(): RelayCounters {
+    const b = this.#events.bufferStats();
+    return {
+      server: this.target.id,
+      abandonedPolls: this.#events.abandonedPolls,
+      capturesTruncated: this.#capturesTruncated,
+      eventsEvicted: b.evicted,
+      consumersExpired: b.expiredConsumers,
+      consumersEvicted: b.evictedConsumers,
+      resumePositionsDiscarded: b.forgottenDiscarded,
+    };
   }
 
   async start(): Promise<void> {
@@ -316,9 +341,9 @@ export class WorkerRelay implements RunningSource {
     this.#started = true;
     this.#server.listen(this.target.port, this.target.host);
     await once(this.#server, 'listening');
-    this.#timer = setInterval(() => void this.#drainer.tick(), this.#options.drainIntervalMs);
+    this.#timer = setInterval(() => void this.#events.tick(), this.#options.drainIntervalMs);
     this.#timer.unref();
-    void this.#drainer.tick();
+    void this.#events.tick();
   }
 
   /** Stops accepting, lets in-flight proxied requests finish (up to the grace period), stops draining. Idempotent. */
@@ -329,7 +354,7 @@ export class WorkerRelay implements RunningSource {
 
   /** Drains the worker now (tests and shutdown hooks). */
   drainNow(): Promise<void> {
-    return this.#drainer.runFresh();
+    return this.#events.drainNow();
   }
 
   async #doStop(): Promise<void> {
@@ -341,7 +366,7 @@ export class WorkerRelay implements RunningSource {
     this.#stopSignal.abort();
     this.#server.closeAllConnections();
     await closed;
-    await this.#drainer.idle();
+    await this.#events.idle();
     await this.#pool.close().catch(() => undefined);
     await this.#scans.close();
     this.#deps.inflight.unregister(this.target.id);
@@ -372,84 +397,16 @@ export class WorkerRelay implements RunningSource {
     res.once('close', () => {
       if (res.writableFinished) return;
       hungUp = true;
-      this.#abandonedPolls++;
+      this.#events.hungUp();
     });
-    await this.#drainer.runFresh();
-    // the consumer gave up while the worker was slow (a router poll timeout): its cursor stays, the events wait for it
-    if (hungUp || req.socket.destroyed) return;
-    const consumer = this.#consumerOf(req);
-    const read = this.#buffer.read(consumer, this.#deps.clock());
-    const body = serializeEventItems(read.items);
-    res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
-    res.end(body);
-    this.#deps.sink.apply({
-      kind: 'router-poll',
-      ts: this.#deps.clock(),
-      server: this.target.id,
-      consumer,
-      fromSeq: read.fromSeq,
-      toSeq: read.toSeq,
-      dropped: read.dropped,
-    });
-  }
-
-  async #drainOnce(): Promise<void> {
-    const url = `${this.target.upstream.replace(/\/+$/, '')}/kv_cache_events`;
-    let text: string;
-    try {
-      const fetched = await fetchText(url, {
-        method: 'POST',
-        timeoutMs: this.#options.drainTimeoutMs,
-        maxBytes: this.#options.maxDrainBytes,
-        dispatcher: this.#pool,
-        signal: this.#stopSignal.signal,
-      });
-      text = fetched.text;
-    } catch (err) {
-      this.#deps.status.fail(this.name, reasonOf(err), err instanceof Error ? err.message : String(err));
-      return;
-    }
-    const split = splitJsonArray(text);
-    if (!split.ok) {
-      this.#deps.status.badInput(this.name, split.issue.code);
-      this.#deps.status.fail(this.name, 'parse', `${url}: ${split.issue.message}`);
-      return;
-    }
-    this.#deps.status.ok(this.name);
-    if (split.items.length === 0) return;
-    const ts = this.#deps.clock();
-    const firstSeq = this.#buffer.append(split.items, ts);
-    // parse off the poll's path: the consumer gets its answer first
-    setImmediate(() => this.#emitEvents(text, firstSeq, ts));
-  }
-
-  #emitEvents(text: string, firstSeq: number, ts: number): void {
-    let parsed: ParsedEventsLike;
-    try {
-      parsed = this.#deps.parseEvents(text);
-    } catch (err) {
-      this.#deps.status.badInput(this.name, 'parser-crash');
-      this.#deps.logger.error(`${this.name}: event parser threw`, { error: String(err) });
-      return;
-    }
-    for (const issue of parsed.issues) this.#deps.status.badInput(this.name, issue.code);
-    // one observation per run of consecutive items, so relay seqs stay exact when a bad item was skipped
-    let run: KvEvent[] = [];
-    let runStart = -1;
-    let prev = -2;
-    const flush = (): void => {
-      if (run.length > 0) this.#deps.sink.apply({ kind: 'worker-events', ts, server: this.target.id, firstSeq: firstSeq + runStart, events: run });
-      run = [];
-    };
-    for (const { event, index } of parsed.events) {
-      if (index !== prev + 1) {
-        flush();
-        runStart = index;
-      }
-      run.push(event);
-      prev = index;
-    }
-    flush();
+    await this.#events.poll(
+      () => this.#consumerOf(req),
+      () => hungUp || req.socket.destroyed,
+      (body) => {
+        res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
+        res.end(body);
+      },
+    );
   }
 
   #rejectTooLarge(req: IncomingMessage, res: ServerResponse, what: string): void {
@@ -520,6 +477,7 @@ export class WorkerRelay implements RunningSource {
         let decision: Promise<void> | undefined;
         const infoOf = async (): Promise<CtxRequestInfo> => {
           if (!capture.complete) {
+            this.#capturesTruncated++;
             scan.drop();
             return parseCtxRequest(null, req.headers);
           }
@@ -573,6 +531,7 @@ export class WorkerRelay implements RunningSource {
       if (capture !== undefined) {
         const ct = upstream.headers['content-type'];
         const sse = typeof ct === 'string' && ct.includes('text/event-stream');
+        if (!capture.complete) this.#capturesTruncated++;
         usage = parseCompletionUsage(capture.text(), { sse, complete: capture.complete });
       }
       if (upstream.statusCode < 500) this.#deps.status.ok(this.name);

@@ -1,0 +1,161 @@
+// The relay's event path without its sockets: drain the worker's destructive queue into the event buffer, answer
+// each consumer's poll from the buffer after a drain that started after the poll, and leave a consumer that hung up
+// meanwhile where it was. WorkerRelay puts HTTP around it; the relay's schedule property test drives it over an
+// in-memory upstream, so the exactly-once logic is tested on thousands of schedules.
+//
+// Decisions:
+// - Never two drains in flight to one worker (CoalescingRunner); a poll waits for a drain that *started* after it,
+//   so the router sees events as soon as they exist.
+// - When a drain fails the poll is still answered from the buffer: the failure is the relay's to report (a counted
+//   error, up = 0), not the router's to retry.
+// - A body that is not a JSON array is not kept (the items cannot be delimited): counted as a parse error. Items the
+//   domain parser rejects are still kept and forwarded byte for byte: the relay never edits the stream.
+// - A consumer that hung up while its poll waited (a router poll timeout on a slow drain) is not read for: its
+//   cursor stays and the events wait for its next poll (counted in abandonedPolls).
+// - Parsing happens off the poll's path (setImmediate): the consumer gets its answer first.
+import { EventBuffer, serializeEventItems, type EventBufferOptions, type EventBufferStats } from '../../core/relay/event-buffer.js';
+import { splitJsonArray } from '../../core/relay/split-json-array.js';
+import type { KvEvent } from '../../core/wire/kv-event.js';
+import type { WireIssue } from '../../core/wire/wire-issue.js';
+import { CoalescingRunner } from '../coalescing-runner.js';
+import { reasonOf } from '../http/fetch-text.js';
+import type { Clock, Logger, ObservationSink, SourceReporter } from '../ports.js';
+
+export interface ParsedEventsLike {
+  readonly events: readonly { readonly event: KvEvent; readonly index: number }[];
+  readonly issues: readonly WireIssue[];
+}
+
+export type ParseEvents = (text: string) => ParsedEventsLike;
+
+export interface RelayEventPathDeps {
+  /** server id of observations */
+  readonly server: string;
+  /** source name of health reports, e.g. relay:ctx0 */
+  readonly source: string;
+  /** names the upstream in error messages, e.g. its URL */
+  readonly upstream: string;
+  /** one drain of the worker's queue: the body text; throws on failure (classified by reasonOf) */
+  readonly drain: () => Promise<string>;
+  readonly sink: ObservationSink;
+  readonly status: SourceReporter;
+  readonly clock: Clock;
+  readonly logger: Logger;
+  readonly parseEvents: ParseEvents;
+}
+
+export class RelayEventPath {
+  readonly #deps: RelayEventPathDeps;
+  readonly #buffer: EventBuffer;
+  readonly #drainer: CoalescingRunner;
+  #abandonedPolls = 0;
+
+  constructor(deps: RelayEventPathDeps, buffer: Partial<EventBufferOptions> = {}) {
+    this.#deps = deps;
+    this.#buffer = new EventBuffer(buffer);
+    this.#drainer = new CoalescingRunner(() => this.#drainOnce());
+  }
+
+  /** event polls whose consumer hung up before the answer (their events stay for the consumer's next poll) */
+  get abandonedPolls(): number {
+    return this.#abandonedPolls;
+  }
+
+  bufferStats(): EventBufferStats {
+    return this.#buffer.stats();
+  }
+
+  /** A timer's drain: skipped while one is in flight. */
+  tick(): Promise<void> {
+    return this.#drainer.tick();
+  }
+
+  /** A drain that starts after this call (tests, shutdown hooks). */
+  drainNow(): Promise<void> {
+    return this.#drainer.runFresh();
+  }
+
+  idle(): Promise<void> {
+    return this.#drainer.idle();
+  }
+
+  /**
+   * One consumer poll: waits for a fresh drain, then hands `respond` the JSON array of everything since the
+   * consumer's last read, exactly once. When `gone()` says the consumer hung up meanwhile, nothing is read and
+   * false is returned (the hang-up is counted once, by whoever calls hungUp()).
+   */
+  async poll(consumer: () => string, gone: () => boolean, respond: (body: string) => void): Promise<boolean> {
+    await this.#drainer.runFresh();
+    if (gone()) return false;
+    const name = consumer();
+    const read = this.#buffer.read(name, this.#deps.clock());
+    respond(serializeEventItems(read.items));
+    this.#deps.sink.apply({
+      kind: 'router-poll',
+      ts: this.#deps.clock(),
+      server: this.#deps.server,
+      consumer: name,
+      fromSeq: read.fromSeq,
+      toSeq: read.toSeq,
+      dropped: read.dropped,
+    });
+    return true;
+  }
+
+  /** The consumer of a pending poll hung up. */
+  hungUp(): void {
+    this.#abandonedPolls++;
+  }
+
+  async #drainOnce(): Promise<void> {
+    const { status, source } = this.#deps;
+    let text: string;
+    try {
+      text = await this.#deps.drain();
+    } catch (err) {
+      status.fail(source, reasonOf(err), err instanceof Error ? err.message : String(err));
+      return;
+    }
+    const split = splitJsonArray(text);
+    if (!split.ok) {
+      status.badInput(source, split.issue.code);
+      status.fail(source, 'parse', `${this.#deps.upstream}: ${split.issue.message}`);
+      return;
+    }
+    status.ok(source);
+    if (split.items.length === 0) return;
+    const ts = this.#deps.clock();
+    const firstSeq = this.#buffer.append(split.items, ts);
+    setImmediate(() => this.#emitEvents(text, firstSeq, ts));
+  }
+
+  #emitEvents(text: string, firstSeq: number, ts: number): void {
+    const { status, source } = this.#deps;
+    let parsed: ParsedEventsLike;
+    try {
+      parsed = this.#deps.parseEvents(text);
+    } catch (err) {
+      status.badInput(source, 'parser-crash');
+      this.#deps.logger.error(`${source}: event parser threw`, { error: String(err) });
+      return;
+    }
+    for (const issue of parsed.issues) status.badInput(source, issue.code);
+    // one observation per run of consecutive items, so relay seqs stay exact when a bad item was skipped
+    let run: KvEvent[] = [];
+    let runStart = -1;
+    let prev = -2;
+    const flush = (): void => {
+      if (run.length > 0) this.#deps.sink.apply({ kind: 'worker-events', ts, server: this.#deps.server, firstSeq: firstSeq + runStart, events: run });
+      run = [];
+    };
+    for (const { event, index } of parsed.events) {
+      if (index !== prev + 1) {
+        flush();
+        runStart = index;
+      }
+      run.push(event);
+      prev = index;
+    }
+    flush();
+  }
+}
