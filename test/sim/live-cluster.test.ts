@@ -169,11 +169,22 @@ describe('live cluster faults', () => {
     expect(summary.trajectories).toBe(4);
     expect(summary.abandonedTrajectories).toBe(0);
     expect(cluster.worker('ctx0').worker.stats.restarts).toBe(1);
+    // the workload can end while ctx0 is still down (its downtime is wall time): wait for it to listen again
+    const postOnceUp = async (url: string): Promise<{ text: string }> => {
+      for (let attempt = 0; ; attempt++) {
+        try {
+          return await post(url, '');
+        } catch (err) {
+          if (attempt >= 50 || (err as NodeJS.ErrnoException).code !== 'ECONNREFUSED') throw err;
+          await new Promise((resolve) => setTimeout(resolve, 100));
+        }
+      }
+    };
     // What ctx0 emitted since its restart reached the router (applied on its polls) or still waits in ctx0's queue:
     // the router polls a server only after requests it routed there, and whether it routed any to ctx0 (before or
     // after the restart) is timing. So the test drains what is left itself (the workload is over: nobody else polls).
     const applied = JSON.parse((await get(cluster.appliedEventsUrl)).text) as AppliedDoc;
-    const left = parseKvEvents((await post(`${cluster.worker('ctx0').url}/kv_cache_events`, '')).text).events.map(({ event }) => ({
+    const left = parseKvEvents((await postOnceUp(`${cluster.worker('ctx0').url}/kv_cache_events`)).text).events.map(({ event }) => ({
       type: event.data.type,
       attention_dp_rank: event.attentionDpRank,
       event_id: event.eventId,
