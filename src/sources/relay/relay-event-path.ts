@@ -15,6 +15,7 @@
 // - Parsing happens off the poll's path (setImmediate): the consumer gets its answer first.
 import { EventBuffer, serializeEventItems, type EventBufferOptions, type EventBufferStats } from '../../core/relay/event-buffer.js';
 import { splitJsonArray } from '../../core/relay/split-json-array.js';
+import { consecutiveRuns } from '../../core/wire/consecutive-runs.js';
 import type { KvEvent } from '../../core/wire/kv-event.js';
 import type { WireIssue } from '../../core/wire/wire-issue.js';
 import { CoalescingRunner } from '../coalescing-runner.js';
@@ -141,21 +142,8 @@ export class RelayEventPath {
     }
     for (const issue of parsed.issues) status.badInput(source, issue.code);
     // one observation per run of consecutive items, so relay seqs stay exact when a bad item was skipped
-    let run: KvEvent[] = [];
-    let runStart = -1;
-    let prev = -2;
-    const flush = (): void => {
-      if (run.length > 0) this.#deps.sink.apply({ kind: 'worker-events', ts, server: this.#deps.server, firstSeq: firstSeq + runStart, events: run });
-      run = [];
-    };
-    for (const { event, index } of parsed.events) {
-      if (index !== prev + 1) {
-        flush();
-        runStart = index;
-      }
-      run.push(event);
-      prev = index;
+    for (const run of consecutiveRuns(parsed.events)) {
+      this.#deps.sink.apply({ kind: 'worker-events', ts, server: this.#deps.server, firstSeq: firstSeq + run.start, events: run.events });
     }
-    flush();
   }
 }

@@ -4,6 +4,7 @@
 // loudly (and counted by the state).
 import type { ParseEvents } from '../relay/worker-relay.js';
 import { splitJsonArray } from '../../core/relay/split-json-array.js';
+import { consecutiveRuns } from '../../core/wire/consecutive-runs.js';
 import { fetchText, reasonOf } from '../http/fetch-text.js';
 import { PollingSource } from '../polling-source.js';
 import type { Clock, Logger, ObservationSink, SourceReporter } from '../ports.js';
@@ -37,20 +38,10 @@ export function createExclusiveEventsSource(
     const parsed = deps.parseEvents(text);
     for (const i of parsed.issues) deps.status.badInput(name, i.code);
     const ts = deps.clock();
-    let run: (typeof parsed.events)[number]['event'][] = [];
-    let runStart = -1;
-    let prev = -2;
-    const flush = (): void => {
-      if (run.length > 0) deps.sink.apply({ kind: 'worker-events', ts, server: options.server, firstSeq: firstSeq + runStart, events: run });
-      run = [];
-    };
-    for (const { event, index } of parsed.events) {
-      if (index !== prev + 1) {
-        flush();
-        runStart = index;
-      }
-      run.push(event);
-      prev = index;
+    for (const run of consecutiveRuns(parsed.events)) {
+      deps.sink.apply({ kind: 'worker-events', ts, server: options.server, firstSeq: firstSeq + run.start, events: run.events });
+    }
+    for (const { event } of parsed.events) {
       if (event.eventId === null) continue;
       const key = `${event.attentionDpRank ?? 0}/${event.windowSize ?? ''}/${event.layerGroupId ?? ''}`;
       const last = lastIds.get(key);
@@ -62,6 +53,5 @@ export function createExclusiveEventsSource(
       }
       lastIds.set(key, event.eventId);
     }
-    flush();
   });
 }
