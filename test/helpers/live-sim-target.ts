@@ -4,11 +4,11 @@
 // The sidecar gets no router debug endpoint and no orchestrator log: it does not know the router's tokens_per_block
 // (128 in the healthy preset, 32 in the seed) and must infer it from the routing — the deployment that used to page
 // "cache signal inert" on a healthy cluster.
-import { buildConfig } from '../../src/cli/serve/config.js';
-import { createDaemon, type Daemon } from '../../src/cli/serve/daemon.js';
+import type { Daemon } from '../../src/cli/serve/daemon.js';
 import { startLiveCluster } from '../../src/sim/live/index.js';
 import { presetConfig } from '../../src/sim/sim-config.js';
 import type { Scenario, ScrapeTarget, TargetFactory } from './scrape-targets.js';
+import { relayDaemonCtxUrls } from './relay-daemon.js';
 
 /** The preset's faults and routing unchanged; a small, fast cluster so findings have evidence within seconds. */
 function liveConfig(scenario: Scenario): ReturnType<typeof presetConfig> {
@@ -38,22 +38,7 @@ export const liveSimTargetFactory: TargetFactory = async (scenario: Scenario): P
   const holder: { daemon: Daemon | null } = { daemon: null };
   const cluster = await startLiveCluster(liveConfig(scenario), {
     timeScale: 4,
-    ctxUrls: async (workers) => {
-      const daemon = createDaemon(
-        buildConfig(
-          {
-            web: { listen_address: '127.0.0.1:0' },
-            relays: workers.map((w) => ({ id: w.id, upstream: w.url, listen: '127.0.0.1:0' })),
-            relay: { drain_interval: '100ms' },
-            server_info_interval: '1s',
-          },
-          {},
-        ),
-      );
-      holder.daemon = daemon;
-      await daemon.start();
-      return Object.fromEntries(workers.map((w) => [w.id, `127.0.0.1:${daemon.relayAddress(w.id)?.port ?? 0}`]));
-    },
+    ctxUrls: relayDaemonCtxUrls(holder),
   });
   const daemon = holder.daemon;
   if (daemon === null) {

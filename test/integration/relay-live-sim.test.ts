@@ -4,13 +4,13 @@
 import { request } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
-import { buildConfig } from '../../src/cli/serve/config.js';
-import { createDaemon, type Daemon } from '../../src/cli/serve/daemon.js';
+import type { Daemon } from '../../src/cli/serve/daemon.js';
 import type { EventDigest } from '../../src/sim/live/event-digest.js';
 import { startLiveCluster, type LiveCluster } from '../../src/sim/live/index.js';
 import { smallConfig } from '../sim/live-helpers.js';
 import { promtoolProblems } from '../helpers/promtool.js';
 import { eventually } from '../helpers/recording-sink.js';
+import { relayDaemonCtxUrls } from '../helpers/relay-daemon.js';
 
 let cluster: LiveCluster | null = null;
 // set inside the cluster's ctxUrls hook (a holder, so control-flow narrowing does not assume it stays null)
@@ -31,22 +31,7 @@ describe('kvsentinel relay in front of the live simulator', () => {
   it('every request completes and the router applies every emitted event exactly once, bit-identical', async () => {
     cluster = await startLiveCluster(smallConfig('healthy'), {
       timeScale: 2,
-      ctxUrls: async (workers) => {
-        const daemon = createDaemon(
-          buildConfig(
-            {
-              web: { listen_address: '127.0.0.1:0' },
-              relays: workers.map((w) => ({ id: w.id, upstream: w.url, listen: '127.0.0.1:0' })),
-              relay: { drain_interval: '100ms' },
-              server_info_interval: '1s',
-            },
-            {},
-          ),
-        );
-        started.daemon = daemon;
-        await daemon.start();
-        return Object.fromEntries(workers.map((w) => [w.id, `127.0.0.1:${daemon.relayAddress(w.id)?.port}`]));
-      },
+      ctxUrls: relayDaemonCtxUrls(started),
     });
     const d = started.daemon;
     if (d === null) throw new Error('relays did not start');
@@ -98,14 +83,7 @@ describe('kvsentinel relay in front of the live simulator', () => {
   it('a worker restart behind the relay: kvsentinel_up drops to 0, comes back, and the event stream reset is counted', async () => {
     cluster = await startLiveCluster(smallConfig('healthy', ['ctx.restart_downtime=1500ms']), {
       timeScale: 1,
-      ctxUrls: async (workers) => {
-        const daemon = createDaemon(
-          buildConfig({ web: { listen_address: '127.0.0.1:0' }, relays: workers.map((w) => ({ id: w.id, upstream: w.url, listen: '127.0.0.1:0' })), relay: { drain_interval: '50ms', drain_timeout: '300ms' } }, {}),
-        );
-        started.daemon = daemon;
-        await daemon.start();
-        return Object.fromEntries(workers.map((w) => [w.id, `127.0.0.1:${daemon.relayAddress(w.id)?.port}`]));
-      },
+      ctxUrls: relayDaemonCtxUrls(started, { relay: { drain_interval: '50ms', drain_timeout: '300ms' } }),
     });
     const d = started.daemon;
     if (d === null) throw new Error('relays did not start');
