@@ -49,6 +49,24 @@ function keyStream(seed: number): (out: Uint32Array) => void {
   };
 }
 
+/** Applies `stored` events of up to 32 fresh blocks to server ctx0 of `table` until it holds `n` blocks. */
+function fillWithStoredEvents(
+  table: { apply(server: string, event: KvEvent): unknown; blockCount(server: string): number },
+  n: number,
+  nextHash: () => bigint,
+): void {
+  const tokens = new Uint32Array(0);
+  while (table.blockCount('ctx0') < n) {
+    const blocks: StoredBlock[] = [];
+    const want = Math.min(32, n - table.blockCount('ctx0'));
+    for (let i = 0; i < want; i++) {
+      blocks.push({ blockHash: nextHash(), tokens, tokenExtraIds: null, cacheLevel: 0, priority: 35, mmKeys: [], cacheSalt: null, loraId: null });
+    }
+    const event: KvEvent = { eventId: null, data: { type: 'stored', parentHash: null, blocks }, windowSize: 4096, attentionDpRank: 0, hashAlgo: null, layerGroupId: null };
+    table.apply('ctx0', event);
+  }
+}
+
 function build(params: MemoryParams): { keep: unknown; size: () => number } {
   const next = keyStream(params.blocks);
   const halves = new Uint32Array(2);
@@ -62,37 +80,15 @@ function build(params: MemoryParams): { keep: unknown; size: () => number } {
       }
       return { keep: set, size: () => set.size };
     }
-    case 'router-replica': {
-      // stored events as the router receives them, 32 blocks per event
-      const table = new RouterReplicaTable();
-      const tokens = new Uint32Array(0);
-      while (table.blockCount('ctx0') < n) {
-        const blocks: StoredBlock[] = [];
-        const want = Math.min(32, n - table.blockCount('ctx0'));
-        for (let i = 0; i < want; i++) {
-          next(halves);
-          const blockHash = (BigInt(halves[0]!) << 32n) | BigInt(halves[1]!);
-          blocks.push({ blockHash, tokens, tokenExtraIds: null, cacheLevel: 0, priority: 35, mmKeys: [], cacheSalt: null, loraId: null });
-        }
-        const event: KvEvent = { eventId: null, data: { type: 'stored', parentHash: null, blocks }, windowSize: 4096, attentionDpRank: 0, hashAlgo: null, layerGroupId: null };
-        table.apply('ctx0', event);
-      }
-      return { keep: table, size: () => table.blockCount('ctx0') };
-    }
+    case 'router-replica':
     case 'worker-truth': {
-      const table = new WorkerTruthTable();
-      const tokens = new Uint32Array(0);
-      while (table.blockCount('ctx0') < n) {
-        const blocks: StoredBlock[] = [];
-        const want = Math.min(32, n - table.blockCount('ctx0'));
-        for (let i = 0; i < want; i++) {
-          next(halves);
-          const blockHash = (BigInt(halves[0]!) << 32n) | BigInt(halves[1]!);
-          blocks.push({ blockHash, tokens, tokenExtraIds: null, cacheLevel: 0, priority: 35, mmKeys: [], cacheSalt: null, loraId: null });
-        }
-        const event: KvEvent = { eventId: null, data: { type: 'stored', parentHash: null, blocks }, windowSize: 4096, attentionDpRank: 0, hashAlgo: null, layerGroupId: null };
-        table.apply('ctx0', event);
-      }
+      // stored events as the router receives them, 32 blocks per event; the tables' per-server cap (an operational
+      // bound, 4 M blocks by default) is raised to the measured size, or the fill would evict and never end
+      const table = params.structure === 'router-replica' ? new RouterReplicaTable({ maxBlocksPerServer: n }) : new WorkerTruthTable({ maxBlocksPerServer: n });
+      fillWithStoredEvents(table, n, () => {
+        next(halves);
+        return (BigInt(halves[0]!) << 32n) | BigInt(halves[1]!);
+      });
       return { keep: table, size: () => table.blockCount('ctx0') };
     }
     case 'js-set-bigint': {
