@@ -121,12 +121,13 @@ export interface Service<T> {
 
 /**
  * Starts a long-running child (a simulated worker, the sidecar) and waits for its readiness: either the first
- * JSON line on stdout (`readyLine`) or `ready()` resolving. stop() sends SIGTERM, then SIGKILL after 5 s.
+ * JSON line on stdout (`readyLine`) or `ready()` resolving. stop() sends SIGTERM, then SIGKILL after `stopGraceMs`
+ * (5 s; a profiled child needs longer: it writes its .cpuprofile only when it exits by itself).
  */
 export function startService<T>(
   command: string,
   args: readonly string[],
-  options: { readyLine: boolean; ready?: () => Promise<void>; timeoutMs?: number },
+  options: { readyLine: boolean; ready?: () => Promise<void>; timeoutMs?: number; stopGraceMs?: number },
 ): Promise<Service<T>> {
   const child = spawn(command, [...args], { cwd: repoRoot, stdio: ['pipe', 'pipe', 'pipe'] });
   let out = '';
@@ -139,7 +140,7 @@ export function startService<T>(
   const stop = async (): Promise<void> => {
     if (child.exitCode !== null || child.signalCode !== null) return;
     child.kill('SIGTERM');
-    const timer = setTimeout(() => child.kill('SIGKILL'), 5000);
+    const timer = setTimeout(() => child.kill('SIGKILL'), options.stopGraceMs ?? 5000);
     await exited;
     clearTimeout(timer);
   };

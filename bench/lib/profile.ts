@@ -24,7 +24,9 @@ export function profileDir(): { dir: string; flags: string[] } {
 
 /** Self time per function (idle excluded), the `count` largest, and the busy total. */
 export function topSelfTime(dir: string, count: number): { entries: ProfileEntry[]; totalMs: number } {
-  const file = readdirSync(dir).find((n) => n.endsWith('.cpuprofile'));
+  // CPU.<date>.<time>.<pid>.<thread id>.<seq>.cpuprofile: worker threads write their own; the main thread is id 0
+  const files = readdirSync(dir).filter((n) => n.endsWith('.cpuprofile'));
+  const file = files.find((n) => n.split('.').at(-3) === '0') ?? files[0];
   if (file === undefined) throw new Error(`no .cpuprofile written in ${dir}`);
   const profile = JSON.parse(readFileSync(join(dir, file), 'utf8')) as CpuProfile;
   rmSync(dir, { recursive: true, force: true });

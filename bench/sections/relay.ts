@@ -78,7 +78,7 @@ export async function relaySection(config: RunConfig): Promise<SectionReport> {
     const service = await startService(
       process.execPath,
       [...nodeFlags, cliPath, 'serve', '--relay', `ctx0=${workerUrl}@127.0.0.1:${relayPort}`, '--web.listen-address', `127.0.0.1:${webPort}`],
-      { readyLine: false, ready: () => waitForHttp(`${url}/health`) },
+      { readyLine: false, ready: () => waitForHttp(`${url}/health`), stopGraceMs: nodeFlags.length > 0 ? 60_000 : 5000 },
     );
     return { url, pid: service.pid, stop: () => service.stop() };
   };
