@@ -7,7 +7,7 @@
 // - A failing snapshot never fails the scrape: source health is still exported, the error is logged.
 // - Every finding id and verdict is exported (0 when not active), so alerts see a series before the first firing.
 import { Counter, Gauge, Histogram, collectDefaultMetrics, type Registry } from 'prom-client';
-import { FINDING_CATALOG, FINDING_IDS } from '../core/diagnosis/finding-catalog.js';
+import { FINDING_CATALOG, FINDING_IDS, GRADED_FINDINGS, SEVERITIES, severityRank } from '../core/diagnosis/finding-catalog.js';
 import type { SentinelSnapshot, ServerStats, Verdict } from '../core/state/snapshot.js';
 import type { KvEventType } from '../core/wire/kv-event.js';
 import type { Logger } from '../sources/ports.js';
@@ -226,8 +226,12 @@ export function createExporter(deps: ExporterDeps): Exporter {
   gauge(METRICS.findingActive, (set) => {
     const snapshot = view().snapshot;
     if (snapshot === null) return;
-    const active = new Set(snapshot.findings.map((f) => f.id));
-    for (const id of FINDING_IDS) set({ id, severity: FINDING_CATALOG[id] }, active.has(id) ? 1 : 0);
+    const active = new Map(snapshot.findings.map((f) => [f.id, f.severity]));
+    for (const id of FINDING_IDS) {
+      set({ id, severity: FINDING_CATALOG[id] }, active.get(id) === FINDING_CATALOG[id] ? 1 : 0);
+      // a graded finding holding below its catalog severity: its own series, so the critical alert stays quiet
+      if (GRADED_FINDINGS.includes(id)) for (const severity of SEVERITIES.filter((s) => severityRank(s) < severityRank(FINDING_CATALOG[id]))) set({ id, severity }, active.get(id) === severity ? 1 : 0);
+    }
   });
   gauge(METRICS.verdict, (set) => {
     const snapshot = view().snapshot;

@@ -91,6 +91,7 @@ export function observationFrame(o: Observation): LiveFrame | null {
       return { type: 'source', ts: o.ts, source: o.source, up: o.up, error: o.error };
     case 'worker-events':
     case 'router-poll':
+    case 'render-check':
     case 'server-info':
     case 'router-config':
     case 'router-state':

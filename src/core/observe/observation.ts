@@ -1,6 +1,7 @@
 // What the sidecar observes, from any vantage point (relay, watch sources, the simulator's virtual-time driver,
 // a recorded bundle). Every source turns its input into these; joins and findings read only these.
 // Times are milliseconds since the Unix epoch (or since the start of a virtual-time run).
+import type { RenderDiff } from '../render/compare-renders.js';
 import type { HashAlgo, KvEvent } from '../wire/kv-event.js';
 
 /** Events drained from a CTX worker's `/kv_cache_events` by the sidecar (relay or exclusive mode), in order. */
@@ -51,6 +52,23 @@ export interface OutcomeObservation {
   readonly promptTokens: number | null;
   readonly cachedTokens: number | null;
   readonly latencyMs: number | null;
+}
+
+/**
+ * Render parity of one CTX request: the token ids the router hashes (kvsentinel's render with the model's tokenizer
+ * and chat template, or the ids the request carried) against the `prompt_token_ids` the worker returned.
+ */
+export interface RenderCheckObservation {
+  readonly kind: 'render-check';
+  readonly ts: number;
+  readonly requestId: string;
+  readonly server: string;
+  /** where the router-side ids came from */
+  readonly routerIds: 'tokenizer' | 'request';
+  /** router-side prompt length */
+  readonly promptTokens: number;
+  /** null: the same ids. Its windows are token ids: evidence, never exported to the live feed */
+  readonly diff: RenderDiff | null;
 }
 
 /** `/server_info` of a CTX worker. */
@@ -125,6 +143,7 @@ export type Observation =
   | RouterPollObservation
   | DecisionObservation
   | OutcomeObservation
+  | RenderCheckObservation
   | ServerInfoObservation
   | RouterConfigObservation
   | RouterStateObservation

@@ -42,6 +42,7 @@ import {
 import { RouterBlockSizeInference } from './router-block-size-inference.js';
 import { RelayBuffer, type CompactEvent } from './relay-buffer.js';
 import type { DecisionStats, Finding, RankStats, ServerStats, SentinelSnapshot, Verdict } from './snapshot.js';
+import { RenderParity } from './render-parity.js';
 import { WindowedCounters } from './windowed-counters.js';
 
 export type SentinelMode = 'relay' | 'watch' | 'exclusive' | 'auto';
@@ -275,6 +276,7 @@ class Sentinel implements SentinelState {
   #serverObservationsIgnored = 0;
   /** the router's tokens_per_block from its behaviour, while no source states it */
   readonly #tpbInference = new RouterBlockSizeInference();
+  readonly #render: RenderParity;
   /** the chunk sizes last considered while the router's is unknown */
   #tpbCandidates: readonly number[] = [];
   #sawDrain = false;
@@ -301,6 +303,7 @@ class Sentinel implements SentinelState {
     const windowMs = options.windowMs ?? null;
     this.#all = new WindowedCounters({ windowMs: null });
     this.#win = windowMs === null ? this.#all : new WindowedCounters({ windowMs });
+    this.#render = new RenderParity(windowMs);
     this.#truth = new WorkerTruthTable({ maxBlocksPerServer: this.#limits.tableBlocksPerServer });
     this.#replica = new RouterReplicaTable({ maxBlocksPerServer: this.#limits.tableBlocksPerServer });
     this.#trajectories = new LruMap(this.#limits.trajectories);
@@ -330,6 +333,9 @@ class Sentinel implements SentinelState {
         return;
       case 'outcome':
         this.#outcome(obs);
+        return;
+      case 'render-check':
+        this.#render.observe(obs, this.digester.router.tokensPerBlock ?? this.#tpbInference.inferred ?? DEFAULT_ROUTER_TOKENS_PER_BLOCK);
         return;
       case 'router-state': {
         this.#sawRouterDebug = true;
@@ -381,6 +387,7 @@ class Sentinel implements SentinelState {
       case 'worker-events':
       case 'router-poll':
       case 'outcome':
+      case 'render-check':
       case 'server-info':
       case 'router-state':
       case 'poll-failure':
@@ -974,6 +981,7 @@ class Sentinel implements SentinelState {
         replicaPredictedMatch: sum('rsRep'),
         replicaMatchRouterNone: sum('rsRepNone'),
       },
+      render: this.#render.diagnosis(now),
       sources,
     };
   }
