@@ -220,6 +220,7 @@ export class ObservationDigester {
       }
       case 'decision':
       case 'outcome':
+      case 'render-check':
       case 'router-state':
       case 'router-poll':
       case 'router-score':
