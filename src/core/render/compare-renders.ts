@@ -1,7 +1,7 @@
 // Render parity: the token ids the router hashes (its own render of a text or chat request, or the ids the request
 // carried) against the ids the worker tokenized for the same request (`prompt_token_ids` of its context-only
 // response). Any difference before the end of the prompt changes every block hash from the block it falls in: the
-// router's lookups for that prompt miss whatever the workers hold (trtllm-wire.md §7.3). Pure; ids only.
+// router's lookups for that prompt miss whatever the workers hold (docs/trtllm-wire.md §7.3). Pure; ids only.
 
 export const RENDER_DRIFT_CAUSES = ['doubled-bos', 'missing-bos', 'generation-prompt', 'tools', 'space-handling', 'template'] as const;
 export type RenderDriftCause = (typeof RENDER_DRIFT_CAUSES)[number];

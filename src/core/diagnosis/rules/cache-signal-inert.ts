@@ -71,8 +71,8 @@ export const cacheSignalInert: Rule = {
       evidence: { ...evidence, ...windowEvidence(input.window) },
       cause:
         drift !== null
-          ? `trtllm-wire.md §7.3: the router hashes other token ids than the workers store (${drift}), so its lookups miss and its score degrades to least-loaded`
-          : 'trtllm-wire.md §7: the router\'s per-server block table does not reflect the workers\' caches, so its score degrades to least-loaded; the other findings name the cause',
+          ? `docs/trtllm-wire.md §7.3: the router hashes other token ids than the workers store (${drift}), so its lookups miss and its score degrades to least-loaded`
+          : 'docs/trtllm-wire.md §7: the router\'s per-server block table does not reflect the workers\' caches, so its score degrades to least-loaded; the other findings name the cause',
       fix:
         'apply the fixes of the findings that name the cause; meanwhile router_args.backfill_block_hashes_on_finish: true ' +
         '(fills the table with the router\'s own hashes), or router type: conversation',

@@ -1,7 +1,7 @@
 // render-drift: the token ids the router hashes for text and chat requests (its own render with the model's
 // tokenizer and chat template, or the ids a request carried) differ from the ids the worker tokenized
 // (`prompt_token_ids` of its context-only response). Every block from the first difference on hashes differently,
-// so the router's lookups miss what the workers hold (trtllm-wire.md §7.3). Critical when the difference costs most
+// so the router's lookups miss what the workers hold (docs/trtllm-wire.md §7.3). Critical when the difference costs most
 // of the matches (it falls early in the prompt), a warning when only the tail differs. Evidence: positions and ids.
 import type { RenderDriftCause, RenderSide } from '../../render/compare-renders.js';
 import type { DiagnosisInput, Rule } from '../rule.js';
@@ -76,7 +76,7 @@ export const renderDrift: Rule = {
         (sample !== null ? `, first at token ${sample.diff.position}` : '') +
         (critical ? ': its lookups miss the prefixes the workers hold' : ': only the tail differs, most blocks still match'),
       evidence,
-      cause: `trtllm-wire.md §7.3 (router token ids ≠ worker token ids); likely ${likely}`,
+      cause: `docs/trtllm-wire.md §7.3 (router token ids ≠ worker token ids); likely ${likely}`,
       fix:
         'render once: a TensorRT-LLM orchestrator that writes its prompt_token_ids into the request (the workers then skip their own tokenization), ' +
         'or the same tokenizer folder (tokenizer.json, tokenizer_config.json, chat_template.jinja) and TensorRT-LLM/transformers versions for the router ' +
