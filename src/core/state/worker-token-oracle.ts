@@ -1,5 +1,5 @@
 // The oracle of a request the relay could only place once the worker answered: text and chat requests carry no
-// token ids, but the CTX response carries the worker's own (`prompt_token_ids`). The worker-truth oracle of design.md
+// token ids, but the CTX response carries the worker's own (`prompt_token_ids`). The worker-truth oracle of docs/design.md
 // §4 is then computed when the outcome arrives, with one care: the chosen server has meanwhile stored this very
 // request's blocks, so its share is what it reported reusing (cached_tokens, the worker's own measure of what it
 // held), never its table; every other server's share is its table's longest held prefix of the worker's keys.
