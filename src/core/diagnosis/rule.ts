@@ -2,6 +2,7 @@
 // numbers over the evaluation window), each rule reads it and either holds (a RuleHit) or not (null). Rules know
 // nothing of tables, joins or sources; the runner knows no rule by name.
 import type { RenderDiff, RenderDriftCause, RenderSide } from '../render/compare-renders.js';
+import type { RequestUnreadableReason } from '../relay/request-unreadable.js';
 import type { FindingId, Severity } from './finding-catalog.js';
 import type { DiagnosisThresholds } from './thresholds.js';
 
@@ -63,6 +64,8 @@ export interface ServerDiagnosis {
   readonly joinedOutcomes: number;
   /** mean in-flight requests on this server at decision time, null when the source does not report it */
   readonly meanInflight: number | null;
+  /** CTX requests to this server whose prompt or ids the relay could not read, by reason, in the window */
+  readonly unreadableRequests: Readonly<Record<RequestUnreadableReason, number>>;
 }
 
 export interface DecisionDiagnosis {
@@ -71,6 +74,10 @@ export interface DecisionDiagnosis {
   readonly decisions: number;
   /** decisions whose prompt was hashed (relay with token ids, or a bundle with keys) */
   readonly withKeys: number;
+  /** decisions without ids whose oracle came from the worker's prompt_token_ids in the CTX response */
+  readonly withWorkerTokens: number;
+  /** decisions whose request carried text or chat messages instead of token ids */
+  readonly textOrChat: number;
   readonly withOutcome: number;
   readonly predictedAnyMatch: number;
   readonly oracleAnyMatch: number;

@@ -34,6 +34,8 @@ export interface WorkerEventsDigest {
 
 export type ObservationDigest =
   | { readonly kind: 'decision'; readonly keys: DecisionKeys }
+  /** keys of the worker's own prompt token ids (CTX response), for requests that carried none */
+  | { readonly kind: 'outcome'; readonly keys: DecisionKeys }
   | { readonly kind: 'worker-events'; readonly digest: WorkerEventsDigest };
 
 const workerKeyIds = new Map<HashAlgo, Map<number, string>>();
@@ -178,6 +180,12 @@ export class ObservationDigester {
       if (obs.promptTokens === null) return null;
       this.#server(obs.server);
       return { kind: 'decision', keys: this.#decisionKeys(obs.promptTokens, obs.correlationId) };
+    }
+    if (obs.kind === 'outcome') {
+      const tokens = obs.workerPromptTokens;
+      if (tokens === null || tokens === undefined || tokens.length === 0) return null;
+      this.#server(obs.server);
+      return { kind: 'outcome', keys: this.#decisionKeys(tokens, null) };
     }
     if (obs.kind === 'worker-events') {
       const stored = obs.events.map((event) => this.#checkStored(obs.server, event));
