@@ -56,6 +56,8 @@ export interface Exporter {
   countRelayRejected(server: string, reason: string, by?: number): void;
   /** CTX requests whose prompt or ids the relay could not read; `by` 0 creates the series */
   countRelayUnreadable(server: string, reason: string, by?: number): void;
+  /** a text or chat request rendered with the model's tokenizer, or why not (`reason`); `by` 0 creates the series */
+  countRender(server: string, result: 'rendered' | 'failed', reason: string | null, by?: number): void;
 }
 
 const EVENT_TYPES: readonly KvEventType[] = ['created', 'stored', 'removed', 'updated', 'all_cleared'];
@@ -225,6 +227,7 @@ export function createExporter(deps: ExporterDeps): Exporter {
     registers: [registry],
   });
   const relayRejected = new Counter({ name: METRICS.relayRejected.name, help: METRICS.relayRejected.help, labelNames: METRICS.relayRejected.labels, registers: [registry] });
+  const renderRequests = new Counter({ name: METRICS.renderRequests.name, help: METRICS.renderRequests.help, labelNames: METRICS.renderRequests.labels, registers: [registry] });
   const relayUnreadable = new Counter({ name: METRICS.relayUnreadable.name, help: METRICS.relayUnreadable.help, labelNames: METRICS.relayUnreadable.labels, registers: [registry] });
   gauge(METRICS.findingActive, (set) => {
     const snapshot = view().snapshot;
@@ -255,6 +258,9 @@ export function createExporter(deps: ExporterDeps): Exporter {
     },
     countRelayUnreadable(server, reason, by = 1) {
       relayUnreadable.inc({ server, reason }, by);
+    },
+    countRender(server, result, reason, by = 1) {
+      renderRequests.inc({ server, result: result === 'rendered' ? 'rendered' : (reason ?? 'tokenizer-error').replace(/-/g, '_') }, by);
     },
     metrics() {
       // concurrent scrapes share one snapshot and one exposition

@@ -59,6 +59,12 @@ export const METRICS = {
     ['server', 'reason'],
     'CTX requests the relay forwarded but whose prompt or ids it could not read, by reason (unknown_encoding, malformed, too_large: over relay.capture_max_bytes, no_prompt); such decisions have no oracle and no predicted match.',
   ),
+  renderRequests: spec(
+    'render_requests_total',
+    'counter',
+    ['server', 'result'],
+    "Text and chat CTX requests kvsentinel rendered with the model's tokenizer (--tokenizer) to get the ids the router hashes, by result (rendered, or why not: undecodable, no_chat_template, template_error, tokenizer_error, busy: too many renders waiting).",
+  ),
   relayDuration: spec('relay_request_duration_seconds', 'histogram', ['server'], 'Time the relay took to proxy a CTX request, to the last byte.'),
 
   cacheDropped: spec('cache_dropped_total', 'counter', ['cache', 'reason'], "Entries kvsentinel's bounded caches dropped, by cache and reason (cap: the bound was reached, ttl: too old, idle: silent too long, slow_client: a ws client's queue was full)."),

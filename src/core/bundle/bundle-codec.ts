@@ -246,6 +246,7 @@ export function encodeBundleRecord(record: BundleRecord, history: KeyHistory, in
       inflight: obs.inflight === null ? null : { ...obs.inflight },
     };
     if (obs.promptForm !== undefined) out.promptForm = obs.promptForm;
+    if (obs.promptTokensFrom !== undefined) out.promptTokensFrom = obs.promptTokensFrom;
     if (obs.unreadable !== undefined) out.unreadable = obs.unreadable;
     if (record.digest?.kind === 'decision') out.digest = { keys: encodeKeys(record.digest.keys, obs.correlationId, history) };
   } else if (obs.kind === 'outcome') {
@@ -483,6 +484,7 @@ function decodeObservation(o: JsonObject, history: KeyHistory): BundleRecord {
         inflight,
         // optional fields appear only when the line has them (a bundle round-trips to the same observation)
         ...(o.promptForm !== undefined ? { promptForm: oneOfOrNull(o.promptForm, PROMPT_FORMS, '$.promptForm') } : {}),
+        ...(o.promptTokensFrom !== undefined ? { promptTokensFrom: oneOfOrNull(o.promptTokensFrom, ['request', 'tokenizer'] as const, '$.promptTokensFrom') ?? 'request' } : {}),
         ...(o.unreadable !== undefined ? { unreadable: oneOfOrNull(o.unreadable, REQUEST_UNREADABLE_REASONS, '$.unreadable') } : {}),
       };
       if (o.digest === undefined || o.digest === null) return { observation, digest: null };

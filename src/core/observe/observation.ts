@@ -36,8 +36,16 @@ export interface DecisionObservation {
   readonly correlationId: string | null;
   /** the CTX server chosen by the router */
   readonly server: string;
-  /** prompt token ids when the request carried them; held in memory only, never exported */
+  /**
+   * prompt token ids as the router hashes them: carried by the request, or kvsentinel's own render of a text or chat
+   * request with the model's tokenizer (promptTokensFrom 'tokenizer'); held in memory only, never exported
+   */
   readonly promptTokens: Uint32Array | null;
+  /**
+   * 'tokenizer': promptTokens are kvsentinel's render of what the router hashes, not the worker's ids, so the
+   * oracle waits for the worker's own ids (outcome.workerPromptTokens); absent: 'request'
+   */
+  readonly promptTokensFrom?: 'request' | 'tokenizer';
   readonly promptTokenCount: number | null;
   /** in-flight CTX requests per server just before this one was sent (relay knows them) */
   readonly inflight: Readonly<Record<string, number>> | null;

@@ -572,8 +572,10 @@ class Sentinel implements SentinelState {
     const backfillAlgo = this.digester.hashAlgoOf(server);
     let candidates: DecisionJoin['candidates'] = [];
     let oracleBest: string[] = [];
+    // router-side ids from kvsentinel's render predict the router; the oracle is the worker's, from its own ids
+    const oracleDeferred = obs.promptTokensFrom === 'tokenizer';
     if (keys !== null) {
-      const joined = this.#join(obs, keys);
+      const joined = this.#join(obs, keys, !oracleDeferred);
       candidates = joined.candidates;
       oracleBest = joined.oracleBestServers;
       oracleBestTokens = joined.oracleBest;
@@ -610,7 +612,7 @@ class Sentinel implements SentinelState {
       followup,
       sticky,
       prevPromptTokens,
-      hasKeys: keys !== null,
+      hasKeys: keys !== null && !oracleDeferred,
       oracleBestTokens,
       oracleChosenTokens,
       blockSize,
@@ -636,6 +638,7 @@ class Sentinel implements SentinelState {
   #join(
     obs: DecisionObservation,
     keys: DecisionKeys,
+    withOracle: boolean,
   ): {
     oracleBest: number;
     oracleChosen: number;
@@ -698,9 +701,11 @@ class Sentinel implements SentinelState {
     // hold under every size the router may use)
     if (predictedAny) this.#count(ts, 'predAny');
     const maxOracle = Math.max(...oracle);
-    if (maxOracle > 0) this.#count(ts, 'oracleAny');
-    if (firstHeld) this.#count(ts, 'first');
-    if (maxOracle <= 0) {
+    if (withOracle && maxOracle > 0) this.#count(ts, 'oracleAny');
+    if (withOracle && firstHeld) this.#count(ts, 'first');
+    if (!withOracle) {
+      // counted when the worker's ids arrive (#workerTokenJoin)
+    } else if (maxOracle <= 0) {
       this.#count(ts, 'noPrefix');
     } else {
       const best = oracle.filter((o) => o === maxOracle).length;
