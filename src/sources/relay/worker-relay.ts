@@ -59,6 +59,11 @@ export interface RelayOptions {
   readonly shutdownGraceMs: number;
   /** read request bodies on a worker thread (false: on the event loop) */
   readonly scanThread: boolean;
+  /**
+   * drain the worker's /kv_cache_events on the interval; false for engines without that endpoint (vLLM, SGLang:
+   * their events come from a ZMQ stream), where the relay only proxies and observes requests
+   */
+  readonly drainEvents: boolean;
 }
 
 /** What a relay dropped or gave up on, cumulative (the exporter's cache and poll counters). */
@@ -87,6 +92,7 @@ export const DEFAULT_RELAY_OPTIONS: RelayOptions = {
   proxyTimeoutMs: 600_000,
   shutdownGraceMs: 30_000,
   scanThread: true,
+  drainEvents: true,
 };
 
 export interface RelayDeps {
@@ -341,6 +347,7 @@ export class WorkerRelay implements RunningSource {
     this.#started = true;
     this.#server.listen(this.target.port, this.target.host);
     await once(this.#server, 'listening');
+    if (!this.#options.drainEvents) return;
     this.#timer = setInterval(() => void this.#events.tick(), this.#options.drainIntervalMs);
     this.#timer.unref();
     void this.#events.tick();
