@@ -63,6 +63,8 @@ export interface ServeConfig {
     /** consumers (router replicas) known at once per relay; the longest silent is forgotten past it */
     readonly maxConsumers: number;
     readonly proxyTimeoutMs: number;
+    /** idle upstream connections are closed after this, below the worker's own 5 s keep-alive */
+    readonly upstreamKeepAliveMs: number;
     readonly shutdownGraceMs: number;
   };
   readonly state: {
@@ -243,6 +245,7 @@ const RELAY_KEYS = [
   'buffer_max_bytes',
   'max_consumers',
   'proxy_timeout',
+  'upstream_keep_alive',
   'shutdown_grace',
 ] as const;
 
@@ -358,6 +361,10 @@ export function buildConfig(doc: unknown, flags: ServeFlags, source = 'config'):
       retainReadMs: opt('retain_read', (w, v) => (v === 0 || v === '0' ? 0 : parseDuration(w, v)), 10_000),
       maxConsumers: opt('max_consumers', parsePositiveInt, 64),
       proxyTimeoutMs: opt('proxy_timeout', parseDuration, 600_000),
+      upstreamKeepAliveMs: opt('upstream_keep_alive', (w, v) => {
+        const ms = parseDuration(w, v);
+        return ms > 0 ? ms : fail(w, 'must be above 0 (and below the workers\' keep-alive timeout, 5 s for trtllm-serve)');
+      }, 4_000),
       shutdownGraceMs: opt('shutdown_grace', parseDuration, 30_000),
     },
     state: { maxTableBlocks },

@@ -89,6 +89,7 @@ function addCounters(a: RelayCounters | undefined, b: RelayCounters): RelayCount
     consumersExpired: a.consumersExpired + b.consumersExpired,
     consumersEvicted: a.consumersEvicted + b.consumersEvicted,
     resumePositionsDiscarded: a.resumePositionsDiscarded + b.resumePositionsDiscarded,
+    upstreamRetries: a.upstreamRetries + b.upstreamRetries,
   };
 }
 
@@ -195,6 +196,7 @@ export function createDaemon(initial: ServeConfig, deps: DaemonDeps = {}): Daemo
         captureMaxBytes: c.relay.captureMaxBytes,
         maxRequestBytes: c.relay.maxRequestBytes,
         proxyTimeoutMs: c.relay.proxyTimeoutMs,
+        upstreamKeepAliveMs: c.relay.upstreamKeepAliveMs,
         shutdownGraceMs: c.relay.shutdownGraceMs,
         buffer: { maxEvents: c.relay.bufferMaxEvents, maxBytes: c.relay.bufferMaxBytes, consumerIdleMs: c.relay.consumerIdleMs, retainReadMs: c.relay.retainReadMs, maxConsumers: c.relay.maxConsumers },
       };
