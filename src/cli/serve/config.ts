@@ -1,4 +1,4 @@
-// Configuration of `kvsentinel serve`: a YAML or JSON file plus flags (design.md §7). Validated once, at the edge,
+// Configuration of `kvsentinel serve`: a YAML or JSON file plus flags (docs/design.md §7). Validated once, at the edge,
 // into plain data; every error names the key (file) or the flag it came from. Flags add to the file's lists; a
 // scalar flag overrides the file.
 //
@@ -65,6 +65,8 @@ export interface ServeConfig {
     /** consumers (router replicas) known at once per relay; the longest silent is forgotten past it */
     readonly maxConsumers: number;
     readonly proxyTimeoutMs: number;
+    /** idle upstream connections are closed after this, below the worker's own 5 s keep-alive */
+    readonly upstreamKeepAliveMs: number;
     readonly shutdownGraceMs: number;
   };
   readonly state: {
@@ -190,7 +192,7 @@ function parseRelayListen(where: string, v: unknown): { host: string | null; por
   return parseHostPort(where, v);
 }
 
-/** `ID=URL@[HOST:]PORT` (design.md §7). */
+/** `ID=URL@[HOST:]PORT` (docs/design.md §7). */
 export function parseRelayFlag(text: string): RelaySpec {
   const where = `--relay '${text}'`;
   const eq = text.indexOf('=');
@@ -249,6 +251,7 @@ const RELAY_KEYS = [
   'buffer_max_bytes',
   'max_consumers',
   'proxy_timeout',
+  'upstream_keep_alive',
   'shutdown_grace',
 ] as const;
 
@@ -373,6 +376,10 @@ export function buildConfig(doc: unknown, flags: ServeFlags, source = 'config'):
       retainReadMs: opt('retain_read', (w, v) => (v === 0 || v === '0' ? 0 : parseDuration(w, v)), 10_000),
       maxConsumers: opt('max_consumers', parsePositiveInt, 64),
       proxyTimeoutMs: opt('proxy_timeout', parseDuration, 600_000),
+      upstreamKeepAliveMs: opt('upstream_keep_alive', (w, v) => {
+        const ms = parseDuration(w, v);
+        return ms > 0 ? ms : fail(w, 'must be above 0 (and below the workers\' keep-alive timeout, 5 s for trtllm-serve)');
+      }, 4_000),
       shutdownGraceMs: opt('shutdown_grace', parseDuration, 30_000),
     },
     state: { maxTableBlocks },

@@ -13,6 +13,7 @@ import { LiveFeed } from '../../outputs/live-feed.js';
 import { WebServer } from '../../outputs/web-server.js';
 import type { Clock, Logger, ObservationSink, RunningSource } from '../../sources/ports.js';
 import { InflightTracker } from '../../sources/relay/inflight-tracker.js';
+import { REQUEST_UNREADABLE_REASONS } from '../../core/relay/request-unreadable.js';
 import { WorkerRelay, type ParseEvents, type RelayCounters } from '../../sources/relay/worker-relay.js';
 import { SourceStatusBoard } from '../../sources/source-status.js';
 import { createExclusiveEventsSource } from '../../sources/watch/exclusive-events-source.js';
@@ -90,6 +91,7 @@ function addCounters(a: RelayCounters | undefined, b: RelayCounters): RelayCount
     consumersExpired: a.consumersExpired + b.consumersExpired,
     consumersEvicted: a.consumersEvicted + b.consumersEvicted,
     resumePositionsDiscarded: a.resumePositionsDiscarded + b.resumePositionsDiscarded,
+    upstreamRetries: a.upstreamRetries + b.upstreamRetries,
   };
 }
 
@@ -198,6 +200,7 @@ export function createDaemon(initial: ServeConfig, deps: DaemonDeps = {}): Daemo
         captureMaxBytes: c.relay.captureMaxBytes,
         maxRequestBytes: c.relay.maxRequestBytes,
         proxyTimeoutMs: c.relay.proxyTimeoutMs,
+        upstreamKeepAliveMs: c.relay.upstreamKeepAliveMs,
         shutdownGraceMs: c.relay.shutdownGraceMs,
         // vLLM and SGLang serve no /kv_cache_events: their stream is the event path, the relay only proxies
         drainEvents: !c.zmq.some((z) => z.id === r.id && z.engine !== 'trtllm'),
@@ -208,7 +211,22 @@ export function createDaemon(initial: ServeConfig, deps: DaemonDeps = {}): Daemo
         make: () => {
           // the series exists (at 0) from the start, so rate() and the dashboards see the relay before any refusal
           exporter.countRelayRejected(target.id, 'body_too_large', 0);
-          return new WorkerRelay(target, { sink, status, clock, logger, inflight, parseEvents, onProxied: (s, sec) => exporter.observeRelayDuration(s, sec), onRejected: (s, reason) => exporter.countRelayRejected(s, reason) }, options);
+          for (const reason of REQUEST_UNREADABLE_REASONS) exporter.countRelayUnreadable(target.id, reason, 0);
+          return new WorkerRelay(
+            target,
+            {
+              sink,
+              status,
+              clock,
+              logger,
+              inflight,
+              parseEvents,
+              onProxied: (s, sec) => exporter.observeRelayDuration(s, sec),
+              onRejected: (s, reason) => exporter.countRelayRejected(s, reason),
+              onUnreadable: (s, reason) => exporter.countRelayUnreadable(s, reason),
+            },
+            options,
+          );
         },
       });
     }

@@ -20,7 +20,7 @@ function pullGaps(hit: readonly ServerDiagnosis[]): RuleHit | null {
     servers: names,
     summary: `${gaps} event_id gaps on ${names.join(', ')}: ${missed} events (${(ratio(missed, missed + events) * 100).toFixed(1)}%) were drained by another consumer`,
     evidence: { gaps, missed_events: missed, drained_events: events, missed_share: round3(ratio(missed, missed + events)), gaps_by_rank: byRank(hit) },
-    cause: 'trtllm-wire.md §7.2: another consumer drains the same worker queue (POST /kv_cache_events is destructive); or the worker buffer overflowed',
+    cause: 'docs/trtllm-wire.md §7.2: another consumer drains the same worker queue (POST /kv_cache_events is destructive); or the worker buffer overflowed',
     fix:
       `make the kvsentinel relay the only consumer of POST /kv_cache_events on ${names.join(', ')}: remove the other poller ` +
       '(second orchestrator replica, KvEventFanout/gRPC pump, Dynamo, a metrics poller) or set its context_servers.urls to the relay ports; ' +

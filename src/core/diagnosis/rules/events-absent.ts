@@ -59,7 +59,7 @@ function pullAbsent(input: Parameters<Rule['evaluate']>[0], silent: readonly Ser
       events_since_start: silent.reduce((n, s) => n + s.eventsTotal, 0),
       requests_per_second_per_server: round3(perServerRate),
     },
-    cause: 'trtllm-wire.md §7.1: the pull path returns [] by construction (event_buffer_max_size 0, block reuse off, or kv_events_config push mode)',
+    cause: 'docs/trtllm-wire.md §7.1: the pull path returns [] by construction (event_buffer_max_size 0, block reuse off, or kv_events_config push mode)',
     fix:
       `kv_cache_config.event_buffer_max_size: ${bufferSize} and kv_cache_config.enable_block_reuse: true on CTX workers ${names.join(', ')}; ` +
       'remove kv_events_config (ZMQ push) from them, or the pull endpoint keeps returning []',
@@ -79,7 +79,7 @@ function streamingBlind(blind: readonly ServerDiagnosis[]): RuleHit | null {
       drains: blind.reduce((n, s) => n + s.drains, 0),
       router_polls: blind.reduce((n, s) => n + s.routerPolls, 0),
     },
-    cause: 'streaming publisher enabled: the pull endpoint returns [] and the in-tree router is blind (trtllm-wire.md §7.1b: kv_events_config makes the V2 manager publish over ZMQ only)',
+    cause: 'streaming publisher enabled: the pull endpoint returns [] and the in-tree router is blind (docs/trtllm-wire.md §7.1: kv_events_config makes the V2 manager publish over ZMQ only)',
     fix:
       `either remove kv_events_config from CTX workers ${names.join(', ')} (with kv_cache_config.event_buffer_max_size > 0 the pull endpoint carries the events again), ` +
       'or route with a router that subscribes to the ZMQ stream (Dynamo, llm-d precise prefix scorer) instead of the in-tree kv_cache_aware router',
