@@ -5,7 +5,7 @@
 // become decision and outcome observations.
 //
 // Decisions:
-// - Drains run on an interval and whenever a consumer polls (see RelayEventPath).
+// - Drains run on an interval, whenever a consumer polls (see RelayEventPath), and when a CTX response completed.
 // - Consumers are told apart by a header (default X-Kvsentinel-Consumer) when present, else by remote address
 //   (not port: aiohttp pools open new connections with new ports), or address+port when configured.
 // - Request and response bodies stream through; the relay keeps a bounded copy (captureMaxBytes) only to read the
@@ -480,6 +480,9 @@ export class WorkerRelay implements RunningSource {
     } finally {
       if (isCtx) {
         this.#deps.inflight.dec(this.target.id);
+        // the worker stored this request's blocks by the time it answered: drain now, as the router's
+        // finish_request polls, so worker truth never waits for the timer (nor for a router that never polls)
+        if (ok && !this.#stopSignal.signal.aborted) void this.#events.drainNow();
         const latencyMs = performance.now() - startedAt;
         // the decision first (recorded when the scan answered), then the outcome
         await decide?.();
