@@ -9,6 +9,7 @@ import type { DecisionKeys, ObservationDigest } from '../state/observation-diges
 import { LruMap } from '../state/lru-map.js';
 import type { Observation, RenderCheckObservation } from '../observe/observation.js';
 import { RENDER_DRIFT_CAUSES, type RenderDiff, type RenderDriftCause } from '../render/compare-renders.js';
+import { isStreamEngine, type StreamOrigin } from '../stream/stream-engine.js';
 import { isHashAlgo, type HashAlgo, type KvEvent, type KvEventData, type MmKey, type StoredBlock, type WireBlockHash } from '../wire/kv-event.js';
 import type { WireIssue } from '../wire/wire-issue.js';
 import { decodeU64Base64, encodeU64Base64 } from './u64-base64.js';
@@ -233,6 +234,7 @@ export function encodeBundleRecord(record: BundleRecord, history: KeyHistory, in
   let out: JsonObject;
   if (obs.kind === 'worker-events') {
     out = { kind: obs.kind, ts: obs.ts, server: obs.server, firstSeq: obs.firstSeq, events: obs.events.map((e) => encodeEvent(e, includePrompts)) };
+    if (obs.stream !== undefined) out.stream = { engine: obs.stream.engine, hashes: obs.stream.hashes };
     if (record.digest?.kind === 'worker-events') out.digest = { stored: record.digest.digest.stored.map(encodeCheck) };
   } else if (obs.kind === 'decision') {
     out = {
@@ -446,6 +448,16 @@ function decodeRenderCheck(o: JsonObject, ts: number): RenderCheckObservation {
   return { kind: 'render-check', ts, requestId: str(o.requestId, '$.requestId'), server: str(o.server, '$.server'), routerIds, promptTokens: num(o.promptTokens, '$.promptTokens'), diff };
 }
 
+function decodeStreamOrigin(value: Json | undefined): StreamOrigin | null {
+  if (value === undefined || value === null) return null;
+  const o = asObject(value, '$.stream');
+  const engine = str(o.engine, '$.stream.engine');
+  const hashes = str(o.hashes, '$.stream.hashes');
+  if (!isStreamEngine(engine)) throw new DecodeError('$.stream.engine', `unknown stream engine ${engine}`);
+  if (hashes !== 'native' && hashes !== 'rekeyed') throw new DecodeError('$.stream.hashes', `unknown stream hashes ${hashes}`);
+  return { engine, hashes };
+}
+
 function decodeObservation(o: JsonObject, history: KeyHistory): BundleRecord {
   const kind = str(o.kind, '$.kind');
   const ts = num(o.ts, '$.ts');
@@ -459,7 +471,8 @@ function decodeObservation(o: JsonObject, history: KeyHistory): BundleRecord {
         events.push(decoded.event);
         tokenCounts.push(decoded.tokenCounts);
       }
-      const observation: Observation = { kind, ts, server: str(o.server, '$.server'), firstSeq: num(o.firstSeq, '$.firstSeq'), events };
+      const stream = decodeStreamOrigin(o.stream);
+      const observation: Observation = { kind, ts, server: str(o.server, '$.server'), firstSeq: num(o.firstSeq, '$.firstSeq'), events, ...(stream !== null ? { stream } : {}) };
       if (o.digest === undefined || o.digest === null) return { observation, digest: null };
       const stored = arr(asObject(o.digest, '$.digest').stored, '$.digest.stored');
       if (stored.length !== events.length) throw new DecodeError('$.digest.stored', 'must have one entry per event');
@@ -489,6 +502,11 @@ function decodeObservation(o: JsonObject, history: KeyHistory): BundleRecord {
       };
       if (o.digest === undefined || o.digest === null) return { observation, digest: null };
       return { observation, digest: { kind: 'decision', keys: decodeKeys(asObject(o.digest, '$.digest').keys, correlationId, history, '$.digest.keys') } };
+    }
+    case 'stream-sequence': {
+      const change = str(o.change, '$.change');
+      if (change !== 'subscribed' && change !== 'gap' && change !== 'reset') throw new DecodeError('$.change', `unknown stream change ${change}`);
+      return { digest: null, observation: { kind, ts, server: str(o.server, '$.server'), rank: num(o.rank, '$.rank'), change, lost: num(o.lost, '$.lost'), filled: num(o.filled, '$.filled') } };
     }
     case 'router-poll':
       return { digest: null, observation: { kind, ts, server: str(o.server, '$.server'), consumer: str(o.consumer, '$.consumer'), fromSeq: num(o.fromSeq, '$.fromSeq'), toSeq: num(o.toSeq, '$.toSeq'), dropped: num(o.dropped, '$.dropped') } };
