@@ -7,6 +7,7 @@ import { LiveCtxWorker } from './live-ctx-worker.js';
 import { LiveOrchestrator, type CtxTarget } from './live-orchestrator.js';
 import { LiveScheduler } from './live-scheduler.js';
 import { LiveWorkload, type LiveTurnRecord } from './live-workload.js';
+import { loadSimTokenizers } from './sim-tokenizers.js';
 
 export interface LiveWorkerInfo {
   readonly id: string;
@@ -70,6 +71,8 @@ export interface LiveCluster {
 
 export async function startLiveCluster(config: SimConfig, options: LiveClusterOptions = {}): Promise<LiveCluster> {
   const host = options.host ?? '127.0.0.1';
+  // before any port opens: a bad tokenizer folder is a configuration error
+  const tokenizers = loadSimTokenizers(config);
   const scheduler = new LiveScheduler(options.timeScale ?? 1);
   const ids = serverIds(config.ctx.servers);
   const port = (offset: number): number => (options.portBase === undefined ? 0 : options.portBase + offset);
@@ -80,6 +83,7 @@ export async function startLiveCluster(config: SimConfig, options: LiveClusterOp
         port: port(i),
         competitorPeriodMs: config.ctx.competingConsumer ? config.ctx.competitorPeriodMs : null,
         perfMetricsMaxRequests: options.perfMetricsMaxRequests ?? 1000,
+        tokenizer: tokenizers.ctx,
       }),
   );
   const byId = new Map(workers.map((w) => [w.id, w]));
@@ -109,6 +113,7 @@ export async function startLiveCluster(config: SimConfig, options: LiveClusterOp
       targets,
       router: config.router,
       gen: config.gen,
+      routerTokenizer: tokenizers.router,
       serverInfoTimeoutMs: options.ctxWaitMs ?? 30_000,
       ...(options.requestLog !== undefined ? { requestLog: options.requestLog } : {}),
       ...(options.requestLogPromptTokenIds !== undefined ? { requestLogPromptTokenIds: options.requestLogPromptTokenIds } : {}),
@@ -167,6 +172,8 @@ export async function startLiveCluster(config: SimConfig, options: LiveClusterOp
             ...(opts.trajectories !== undefined ? { trajectories: opts.trajectories } : {}),
             ...(opts.concurrency !== undefined ? { concurrency: opts.concurrency } : {}),
           },
+          // a tokenizer on either side only means something for text: the workload then sends chat messages
+          chat: tokenizers.ctx !== null || tokenizers.router !== null,
           ...(opts.onTurn !== undefined ? { onTurn: opts.onTurn } : {}),
           ...(opts.onTrajectoryDone !== undefined ? { onTrajectoryDone: opts.onTrajectoryDone } : {}),
         });
