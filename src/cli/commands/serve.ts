@@ -45,14 +45,22 @@ export function registerServeCommand(program: Command): void {
         const onHup = (): void => {
           daemon.reload().catch(() => undefined); // logged by the daemon; the old config stays
         };
+        let stopping = false;
         const onStop = (signal: string): void => {
+          if (stopping) {
+            // the second signal: stop waiting for in-flight relay requests
+            logger.info('stopping now', { signal });
+            daemon.hurry();
+            return;
+          }
+          stopping = true;
           logger.info('stopping', { signal });
           process.off('SIGHUP', onHup);
           void daemon.stop().then(resolve);
         };
         process.on('SIGHUP', onHup);
-        process.once('SIGTERM', () => onStop('SIGTERM'));
-        process.once('SIGINT', () => onStop('SIGINT'));
+        process.on('SIGTERM', () => onStop('SIGTERM'));
+        process.on('SIGINT', () => onStop('SIGINT'));
       });
     });
 }
