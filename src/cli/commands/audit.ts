@@ -70,7 +70,7 @@ export function emitAuditReport(report: AuditReport, options: { json?: boolean; 
 }
 
 /** Live audit hook: the daemon's sources register it (flags, --duration); null until they do. */
-export type LiveAudit = (command: Command, options: Record<string, unknown>, progress: (line: string) => void) => Promise<{ report: AuditReport; finish(): Promise<void> }>;
+export type LiveAudit = (command: Command, options: Record<string, unknown>, progress: (line: string) => void) => Promise<{ readonly report: AuditReport; readonly finish: () => Promise<void> }>;
 
 export function registerAuditCommand(program: Command, live: { addOptions: (cmd: Command) => void; run: LiveAudit } | null = null): void {
   const command = program

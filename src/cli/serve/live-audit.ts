@@ -87,5 +87,5 @@ export const liveAudit = {
 export interface LiveAuditResult {
   readonly report: AuditReport;
   /** stops the sources; call after printing the report */
-  finish(): Promise<void>;
+  readonly finish: () => Promise<void>;
 }
