@@ -84,6 +84,7 @@ export class SourceStatusBoard implements SourceReporter {
     const s = this.#get(source);
     // log transitions and changed errors, not every failed poll
     if (s.up || !s.seen || s.lastError !== message) this.#logger?.warn(`source ${source} is down: ${message}`, { reason });
+    else this.#logger?.debug?.(`source ${source} still down: ${message}`, { reason });
     s.up = false;
     s.seen = true;
     s.lastError = message;

@@ -274,6 +274,7 @@ export function createDaemon(initial: ServeConfig, deps: DaemonDeps = {}): Daemo
       try {
         await source.start();
         running.set(key, source);
+        logger.debug?.('source started', { source: source.name });
       } catch (err) {
         const message = `${source.name} did not start: ${err instanceof Error ? err.message : String(err)}`;
         status.fail(source.name, 'other', message);
