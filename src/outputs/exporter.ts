@@ -12,6 +12,7 @@ import type { SentinelSnapshot, ServerStats, Verdict } from '../core/state/snaps
 import type { KvEventType } from '../core/wire/kv-event.js';
 import type { Logger } from '../sources/ports.js';
 import type { RelayCounters } from '../sources/relay/worker-relay.js';
+import type { StreamRankCounters } from '../sources/zmq/stream-counters.js';
 import type { SourceStatus } from '../sources/source-status.js';
 import { CACHE_DROPS, METRICS, type CacheDropKey, type MetricSpec } from './metric-catalog.js';
 
@@ -43,6 +44,8 @@ export interface ExporterDeps {
   readonly defaultMetrics?: boolean;
   /** per relay (cumulative across reloads): abandoned polls and what its bounded caches dropped */
   readonly relays?: () => readonly RelayCounters[];
+  /** per ZMQ stream rank: batches, replays, losses, malformed input */
+  readonly streams?: () => readonly StreamRankCounters[];
   /** the live feed's drops */
   readonly feed?: () => { readonly droppedFrames: number; readonly refusedClients: number };
 }
@@ -163,6 +166,15 @@ export function createExporter(deps: ExporterDeps): Exporter {
   perRank(METRICS.kvEventGaps, (r) => r.gaps);
   perRank(METRICS.kvEventsMissed, (r) => r.missedEvents);
   perRank(METRICS.kvEventResets, (r) => r.resets);
+  const perStream = (m: MetricSpec, pick: (c: StreamRankCounters) => number): void =>
+    counter(m, (set) => {
+      for (const c of deps.streams?.() ?? []) set({ server: c.server, rank: String(c.rank) }, pick(c));
+    });
+  perStream(METRICS.streamBatches, (c) => c.batches);
+  perStream(METRICS.streamBatchesReplayed, (c) => c.replayedBatches);
+  perStream(METRICS.streamBatchesLost, (c) => c.lostBatches);
+  perStream(METRICS.streamMalformed, (c) => c.malformed);
+  perStream(METRICS.streamBlocksUnresolved, (c) => c.unresolvedBlocks);
   perServer(METRICS.relayEventsDropped, (s) => s.eventsDroppedForConsumers);
   perServer(METRICS.routerPolls, (s) => s.routerPolls);
   counter(METRICS.relayAbandonedPolls, (set) => {

@@ -90,6 +90,7 @@ export function observationFrame(o: Observation): LiveFrame | null {
     case 'source-health':
       return { type: 'source', ts: o.ts, source: o.source, up: o.up, error: o.error };
     case 'worker-events':
+    case 'stream-sequence':
     case 'router-poll':
     case 'server-info':
     case 'router-config':

@@ -9,6 +9,8 @@ import { readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { parse as parseYaml } from 'yaml';
 import { DEFAULT_MAX_TABLE_BLOCKS_PER_SERVER } from '../../core/tables/index.js';
+import type { ZmqStreamSpec } from '../../sources/zmq/zmq-events-source.js';
+import { checkZmqUnique, parseZmqFlag, parseZmqList, ZmqConfigError } from './zmq-config.js';
 
 export const DEFAULT_LISTEN = { host: '0.0.0.0', port: 9464 } as const;
 
@@ -73,6 +75,8 @@ export interface ServeConfig {
     readonly maxTableBlocks: number;
   };
   readonly ctx: readonly CtxSpec[];
+  /** ZMQ KV-event streams (TensorRT-LLM streaming publisher, vLLM, SGLang) */
+  readonly zmq: readonly ZmqStreamSpec[];
   readonly routerDebug: { readonly url: string; readonly intervalMs: number } | null;
   readonly orchestratorLog: string | null;
   readonly requestLogs: readonly RequestLogSpec[];
@@ -88,6 +92,8 @@ export interface ServeFlags {
   readonly configFile?: string;
   readonly relay?: readonly string[];
   readonly ctx?: readonly string[];
+  /** --zmq ID=ENDPOINT[,replay=…][,engine=…][,ranks=N][,topic=T] */
+  readonly zmq?: readonly string[];
   readonly events?: 'none' | 'exclusive';
   readonly routerDebug?: string;
   readonly requests?: readonly string[];
@@ -238,7 +244,7 @@ function asList(where: string, v: unknown): unknown[] {
   return fail(where, 'expected a list');
 }
 
-const TOP_KEYS = ['web', 'relays', 'relay', 'state', 'ctx', 'router_debug', 'orchestrator_log', 'requests', 'poll_interval', 'server_info_interval', 'timeout', 'max_response_bytes', 'follow_interval'] as const;
+const TOP_KEYS = ['web', 'relays', 'relay', 'state', 'ctx', 'zmq', 'router_debug', 'orchestrator_log', 'requests', 'poll_interval', 'server_info_interval', 'timeout', 'max_response_bytes', 'follow_interval'] as const;
 const RELAY_KEYS = [
   'drain_interval',
   'drain_timeout',
@@ -322,6 +328,15 @@ export function buildConfig(doc: unknown, flags: ServeFlags, source = 'config'):
   ctx.push(...(flags.ctx ?? []).map((t) => parseCtxFlag(t, flags.events ?? 'none')));
   if (flags.events === 'exclusive' && (flags.ctx ?? []).length === 0) fail('--events exclusive', 'needs at least one --ctx ID=URL to drain');
 
+  let zmq;
+  try {
+    zmq = [...parseZmqList(at('zmq'), asList(at('zmq'), file['zmq'])), ...(flags.zmq ?? []).map(parseZmqFlag)];
+    checkZmqUnique(zmq);
+  } catch (err) {
+    if (err instanceof ZmqConfigError) throw new ConfigError(err.message);
+    throw err;
+  }
+
   let routerDebug: ServeConfig['routerDebug'] = null;
   if (file['router_debug'] !== undefined) {
     const rd = file['router_debug'];
@@ -382,6 +397,7 @@ export function buildConfig(doc: unknown, flags: ServeFlags, source = 'config'):
     },
     state: { maxTableBlocks },
     ctx,
+    zmq,
     routerDebug,
     orchestratorLog,
     requestLogs,

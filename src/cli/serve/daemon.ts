@@ -21,6 +21,8 @@ import { createOrchestratorLogSource, createRequestLogSource } from '../../sourc
 import { createPrometheusScrapeSource } from '../../sources/watch/prometheus-scrape-source.js';
 import { createRouterDebugSource } from '../../sources/watch/router-debug-source.js';
 import { createServerInfoSource } from '../../sources/watch/server-info-source.js';
+import type { StreamRankCounters } from '../../sources/zmq/stream-counters.js';
+import { ZmqEventsSource } from '../../sources/zmq/zmq-events-source.js';
 import { VERSION } from '../version.js';
 import type { ServeConfig } from './config.js';
 
@@ -131,8 +133,10 @@ export function createDaemon(initial: ServeConfig, deps: DaemonDeps = {}): Daemo
     for (const s of running.values()) if (s instanceof WorkerRelay) total.set(s.target.id, addCounters(total.get(s.target.id), s.counters()));
     return [...total.values()];
   };
+  const streamCounters = (): StreamRankCounters[] => [...running.values()].flatMap((s) => (s instanceof ZmqEventsSource ? s.counters() : []));
   const exporter = createExporter({
     relays: relayCounters,
+    streams: streamCounters,
     feed: () => ({ droppedFrames: feed?.droppedFrames ?? 0, refusedClients: feed?.refusedClients ?? 0 }),
     registry: new Registry(),
     sources: () => status.list(),
@@ -200,6 +204,8 @@ export function createDaemon(initial: ServeConfig, deps: DaemonDeps = {}): Daemo
         proxyTimeoutMs: c.relay.proxyTimeoutMs,
         upstreamKeepAliveMs: c.relay.upstreamKeepAliveMs,
         shutdownGraceMs: c.relay.shutdownGraceMs,
+        // vLLM and SGLang serve no /kv_cache_events: their stream is the event path, the relay only proxies
+        drainEvents: !c.zmq.some((z) => z.id === r.id && z.engine !== 'trtllm'),
         buffer: { maxEvents: c.relay.bufferMaxEvents, maxBytes: c.relay.bufferMaxBytes, consumerIdleMs: c.relay.consumerIdleMs, retainReadMs: c.relay.retainReadMs, maxConsumers: c.relay.maxConsumers },
       };
       specs.push({
@@ -226,7 +232,10 @@ export function createDaemon(initial: ServeConfig, deps: DaemonDeps = {}): Daemo
         },
       });
     }
-    const workers = [...c.relays.map((r) => ({ id: r.id, url: r.upstream })), ...c.ctx.map((x) => ({ id: x.id, url: x.url }))];
+    for (const z of c.zmq) specs.push({ key: `zmq ${JSON.stringify(z)}`, make: () => new ZmqEventsSource(z, { sink, status, clock, logger }) });
+    // only TensorRT-LLM serves /server_info
+    const trtllmOnly = (id: string): boolean => !c.zmq.some((z) => z.id === id && z.engine !== 'trtllm');
+    const workers = [...c.relays.map((r) => ({ id: r.id, url: r.upstream })), ...c.ctx.map((x) => ({ id: x.id, url: x.url }))].filter((w) => trtllmOnly(w.id));
     for (const w of workers) {
       specs.push({
         key: `server-info ${JSON.stringify([w, c.serverInfoIntervalMs, common])}`,
@@ -304,7 +313,7 @@ export function createDaemon(initial: ServeConfig, deps: DaemonDeps = {}): Daemo
       tokensPerBlock: null,
       maxBatchSize: null,
       backfillBlockHashesOnFinish: null,
-      servers: [...c.relays.map((r) => r.id), ...c.ctx.map((x) => x.id)],
+      servers: [...new Set([...c.relays.map((r) => r.id), ...c.ctx.map((x) => x.id), ...c.zmq.map((z) => z.id)])],
     });
     if (failures.length > 0) throw new Error(failures.join('; '));
   }

@@ -11,6 +11,7 @@ export function addSourceOptions(command: Command): Command {
     .option('--config <file>', 'alias of --config.file')
     .option('--relay <ID=URL@[HOST:]PORT>', 'relay CTX worker ID on its own port (repeatable); the router then uses <sidecar-host>:PORT', collect)
     .option('--ctx <ID=URL>', 'watch a CTX worker (/server_info; with --events exclusive also drain its events) (repeatable)', collect)
+    .option('--zmq <ID=ENDPOINT[,replay=ENDPOINT][,engine=E][,ranks=N][,topic=T]>', "subscribe to a worker's ZMQ KV-event stream (engine trtllm|vllm|sglang; rank r at port + r) (repeatable)", collect)
     .option('--events <mode>', "none | exclusive: drain --ctx workers' /kv_cache_events (only when no router consumes them)")
     .option('--router-debug <url>', 'router debug endpoint, an optional contract stock TensorRT-LLM does not serve (docs/design.md §8)')
     .option('--requests <[FORMAT:]FILE>', 'request log JSONL to follow; FORMAT canonical|perf-metrics|openai|relay (repeatable)', collect)
@@ -23,6 +24,7 @@ export interface SourceOptionValues {
   'config.file'?: string;
   relay?: string[];
   ctx?: string[];
+  zmq?: string[];
   events?: string;
   routerDebug?: string;
   requests?: string[];
@@ -40,6 +42,7 @@ export function sourceFlags(options: SourceOptionValues): ServeFlags {
     ...(configFile !== undefined ? { configFile } : {}),
     ...(options.relay !== undefined ? { relay: options.relay } : {}),
     ...(options.ctx !== undefined ? { ctx: options.ctx } : {}),
+    ...(options.zmq !== undefined ? { zmq: options.zmq } : {}),
     ...(options.events !== undefined ? { events: options.events } : {}),
     ...(options.routerDebug !== undefined ? { routerDebug: options.routerDebug } : {}),
     ...(options.requests !== undefined ? { requests: options.requests } : {}),
@@ -61,7 +64,7 @@ export async function loadCliConfig(flags: ServeFlags): Promise<ServeConfig> {
 }
 
 export function hasSources(config: ServeConfig): boolean {
-  return config.relays.length > 0 || config.ctx.length > 0 || config.routerDebug !== null || config.orchestratorLog !== null || config.requestLogs.length > 0;
+  return config.relays.length > 0 || config.ctx.length > 0 || config.zmq.length > 0 || config.routerDebug !== null || config.orchestratorLog !== null || config.requestLogs.length > 0;
 }
 
-export const NO_SOURCE_MESSAGE = 'no source configured: give --relay, --ctx, --router-debug, --requests or --orchestrator-log (or a --config.file)';
+export const NO_SOURCE_MESSAGE = 'no source configured: give --relay, --ctx, --zmq, --router-debug, --requests or --orchestrator-log (or a --config.file)';

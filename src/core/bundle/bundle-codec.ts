@@ -8,6 +8,7 @@ import type { HashCheck, StoredEventCheck } from '../state/hash-verifier.js';
 import type { DecisionKeys, ObservationDigest } from '../state/observation-digester.js';
 import { LruMap } from '../state/lru-map.js';
 import type { Observation } from '../observe/observation.js';
+import { isStreamEngine, type StreamOrigin } from '../stream/stream-engine.js';
 import { isHashAlgo, type HashAlgo, type KvEvent, type KvEventData, type MmKey, type StoredBlock, type WireBlockHash } from '../wire/kv-event.js';
 import type { WireIssue } from '../wire/wire-issue.js';
 import { decodeU64Base64, encodeU64Base64 } from './u64-base64.js';
@@ -232,6 +233,7 @@ export function encodeBundleRecord(record: BundleRecord, history: KeyHistory, in
   let out: JsonObject;
   if (obs.kind === 'worker-events') {
     out = { kind: obs.kind, ts: obs.ts, server: obs.server, firstSeq: obs.firstSeq, events: obs.events.map((e) => encodeEvent(e, includePrompts)) };
+    if (obs.stream !== undefined) out.stream = { engine: obs.stream.engine, hashes: obs.stream.hashes };
     if (record.digest?.kind === 'worker-events') out.digest = { stored: record.digest.digest.stored.map(encodeCheck) };
   } else if (obs.kind === 'decision') {
     out = {
@@ -406,6 +408,16 @@ function decodeCheck(value: Json | undefined, tokenCounts: number[] | null, path
   return { checks, tokenCounts: tokenCounts ?? [], alternative: algoOrNull(o.alt, path, '.alt') };
 }
 
+function decodeStreamOrigin(value: Json | undefined): StreamOrigin | null {
+  if (value === undefined || value === null) return null;
+  const o = asObject(value, '$.stream');
+  const engine = str(o.engine, '$.stream.engine');
+  const hashes = str(o.hashes, '$.stream.hashes');
+  if (!isStreamEngine(engine)) throw new DecodeError('$.stream.engine', `unknown stream engine ${engine}`);
+  if (hashes !== 'native' && hashes !== 'rekeyed') throw new DecodeError('$.stream.hashes', `unknown stream hashes ${hashes}`);
+  return { engine, hashes };
+}
+
 function decodeObservation(o: JsonObject, history: KeyHistory): BundleRecord {
   const kind = str(o.kind, '$.kind');
   const ts = num(o.ts, '$.ts');
@@ -419,7 +431,8 @@ function decodeObservation(o: JsonObject, history: KeyHistory): BundleRecord {
         events.push(decoded.event);
         tokenCounts.push(decoded.tokenCounts);
       }
-      const observation: Observation = { kind, ts, server: str(o.server, '$.server'), firstSeq: num(o.firstSeq, '$.firstSeq'), events };
+      const stream = decodeStreamOrigin(o.stream);
+      const observation: Observation = { kind, ts, server: str(o.server, '$.server'), firstSeq: num(o.firstSeq, '$.firstSeq'), events, ...(stream !== null ? { stream } : {}) };
       if (o.digest === undefined || o.digest === null) return { observation, digest: null };
       const stored = arr(asObject(o.digest, '$.digest').stored, '$.digest.stored');
       if (stored.length !== events.length) throw new DecodeError('$.digest.stored', 'must have one entry per event');
@@ -448,6 +461,11 @@ function decodeObservation(o: JsonObject, history: KeyHistory): BundleRecord {
       };
       if (o.digest === undefined || o.digest === null) return { observation, digest: null };
       return { observation, digest: { kind: 'decision', keys: decodeKeys(asObject(o.digest, '$.digest').keys, correlationId, history, '$.digest.keys') } };
+    }
+    case 'stream-sequence': {
+      const change = str(o.change, '$.change');
+      if (change !== 'subscribed' && change !== 'gap' && change !== 'reset') throw new DecodeError('$.change', `unknown stream change ${change}`);
+      return { digest: null, observation: { kind, ts, server: str(o.server, '$.server'), rank: num(o.rank, '$.rank'), change, lost: num(o.lost, '$.lost'), filled: num(o.filled, '$.filled') } };
     }
     case 'router-poll':
       return { digest: null, observation: { kind, ts, server: str(o.server, '$.server'), consumer: str(o.consumer, '$.consumer'), fromSeq: num(o.fromSeq, '$.fromSeq'), toSeq: num(o.toSeq, '$.toSeq'), dropped: num(o.dropped, '$.dropped') } };

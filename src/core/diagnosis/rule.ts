@@ -38,8 +38,16 @@ export interface ServerDiagnosis {
   /** events drained in the window, and since start */
   readonly events: number;
   readonly eventsTotal: number;
+  /** a ZMQ KV-event stream of this server is subscribed */
+  readonly streamed: boolean;
+  /** of `events`, those that came from the ZMQ stream (the rest were drained from /kv_cache_events) */
+  readonly streamEvents: number;
+  /** stream batches that were missing and arrived by replay */
+  readonly streamBatchesFilled: number;
   readonly storedEvents: number;
+  /** event_id gaps of the pull path, or, for a stream, batch seq gaps replay did not fill */
   readonly gaps: number;
+  /** events (pull) or batches (stream) those gaps lost */
   readonly missedEvents: number;
   readonly resets: number;
   readonly ranks: readonly RankDiagnosis[];

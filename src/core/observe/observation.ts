@@ -2,16 +2,38 @@
 // a recorded bundle). Every source turns its input into these; joins and findings read only these.
 // Times are milliseconds since the Unix epoch (or since the start of a virtual-time run).
 import type { PromptForm, RequestUnreadableReason } from '../relay/request-unreadable.js';
+import type { StreamOrigin } from '../stream/stream-engine.js';
 import type { HashAlgo, KvEvent } from '../wire/kv-event.js';
 
-/** Events drained from a CTX worker's `/kv_cache_events` by the sidecar (relay or exclusive mode), in order. */
+/**
+ * Events drained from a CTX worker's `/kv_cache_events` by the sidecar (relay or exclusive mode), in order; or, with
+ * `stream`, one batch a worker published over ZMQ (a subscriber steals nothing: no relay buffer, no router poll).
+ */
 export interface WorkerEventsObservation {
   readonly kind: 'worker-events';
   readonly ts: number;
   readonly server: string;
-  /** relay sequence number of events[0]; consecutive per server, never reused (not the worker's event_id) */
+  /** relay sequence number of events[0]; consecutive per server, never reused (not the worker's event_id); 0 for streams */
   readonly firstSeq: number;
   readonly events: readonly KvEvent[];
+  /** set when the events came from a ZMQ stream */
+  readonly stream?: StreamOrigin;
+}
+
+/**
+ * What a ZMQ KV-event stream's batch sequence showed for one rank: `subscribed` when the sidecar starts listening,
+ * `gap` when batches never arrived (`lost`; `filled` arrived by replay), `reset` when the seq went back (the
+ * publisher restarted: that rank's tables start over).
+ */
+export interface StreamSequenceObservation {
+  readonly kind: 'stream-sequence';
+  readonly ts: number;
+  readonly server: string;
+  /** the rank whose publisher this is (0 on a worker without attention DP) */
+  readonly rank: number;
+  readonly change: 'subscribed' | 'gap' | 'reset';
+  readonly lost: number;
+  readonly filled: number;
 }
 
 /** A consumer (the router) polled the relay for a server and received relay events [fromSeq, toSeq). */
@@ -133,6 +155,7 @@ export interface SourceHealthObservation {
 
 export type Observation =
   | WorkerEventsObservation
+  | StreamSequenceObservation
   | RouterPollObservation
   | DecisionObservation
   | OutcomeObservation

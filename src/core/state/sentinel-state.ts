@@ -23,6 +23,7 @@ import type {
   OutcomeObservation,
   RouterPollObservation,
   RouterScoreObservation,
+  StreamSequenceObservation,
   WorkerEventsObservation,
 } from '../observe/observation.js';
 import { DEFAULT_MAX_TABLE_BLOCKS_PER_SERVER, EventSequenceTracker, RouterReplicaTable, WorkerTruthTable } from '../tables/index.js';
@@ -283,6 +284,9 @@ class Sentinel implements SentinelState {
   /** the chunk sizes last considered while the router's is unknown */
   #tpbCandidates: readonly number[] = [];
   #sawDrain = false;
+  /** a ZMQ stream source is subscribed (or delivered): worker events are seen without drains */
+  #sawStream = false;
+  readonly #streamServers = new Set<string>();
   /** a stored event was seen: worker truth can say where a prefix was */
   #truthSeen = false;
   #sawRouterPoll = false;
@@ -326,6 +330,9 @@ class Sentinel implements SentinelState {
     switch (obs.kind) {
       case 'worker-events':
         this.#workerEvents(obs, d?.kind === 'worker-events' ? d.digest.stored : null);
+        return;
+      case 'stream-sequence':
+        this.#streamSequence(obs);
         return;
       case 'router-poll':
         this.#routerPoll(obs);
@@ -384,6 +391,7 @@ class Sentinel implements SentinelState {
         if (obs.inflight === null || Object.keys(obs.inflight).every((s) => this.#admit(s))) return obs;
         return { ...obs, inflight: Object.fromEntries(Object.entries(obs.inflight).filter(([s]) => this.#admitted.has(s))) };
       case 'worker-events':
+      case 'stream-sequence':
       case 'router-poll':
       case 'outcome':
       case 'server-info':
@@ -424,12 +432,20 @@ class Sentinel implements SentinelState {
   #workerEvents(obs: WorkerEventsObservation, checks: readonly (StoredEventCheck | null)[] | null): void {
     const server = obs.server;
     const totals = this.#totals(server);
-    this.#sawDrain = true;
-    // a drain proves the relay reads its worker again, even from a source that reports only its failures
-    const relaySource = this.#sources.get(`relay:${server}`);
-    if (relaySource !== undefined && !relaySource.up) this.#sourceHealth(obs.ts, `relay:${server}`, true, null);
-    this.#count(obs.ts, `drain|${server}`);
-    if (obs.events.length === 0) this.#count(obs.ts, `drain0|${server}`);
+    const streamed = obs.stream !== undefined;
+    if (streamed) {
+      this.#sawStream = true;
+      this.#count(obs.ts, `sev|${server}`, obs.events.length);
+    } else {
+      this.#sawDrain = true;
+      // a drain proves the relay reads its worker again, even from a source that reports only its failures
+      const relaySource = this.#sources.get(`relay:${server}`);
+      if (relaySource !== undefined && !relaySource.up) this.#sourceHealth(obs.ts, `relay:${server}`, true, null);
+      this.#count(obs.ts, `drain|${server}`);
+      if (obs.events.length === 0) this.#count(obs.ts, `drain0|${server}`);
+    }
+    // a stream reaches every subscriber: a router that reads it (rather than a pull path it polls) holds the same
+    const replicaFromStream = streamed && totals.routerPolls === 0;
     const relay = this.#relayOf(server);
     // per-event counters are summed over the observation (all at obs.ts) and added once: a drain carries thousands
     // of events, and a counter key is a fresh string to hash on every add
@@ -474,8 +490,11 @@ class Sentinel implements SentinelState {
           if (check.alternative !== null) totals.alternativeAlgo = check.alternative;
         }
       }
-      const late = relay.push(obs.firstSeq + i, event);
-      if (late !== null) this.#applyToReplica(server, late);
+      if (replicaFromStream) this.#replica.apply(server, event);
+      else if (!streamed) {
+        const late = relay.push(obs.firstSeq + i, event);
+        if (late !== null) this.#applyToReplica(server, late);
+      }
     }
     if (events.length > 0) this.#count(obs.ts, `ev|${server}`, events.length);
     for (const [rank, r] of perRank) {
@@ -489,6 +508,30 @@ class Sentinel implements SentinelState {
     if (match > 0) this.#count(obs.ts, `hm|${server}`, match);
     if (mismatch > 0) this.#count(obs.ts, `hx|${server}`, mismatch);
     if (unverifiable > 0) this.#count(obs.ts, `hu|${server}`, unverifiable);
+  }
+
+  #streamSequence(obs: StreamSequenceObservation): void {
+    const { server, rank, ts } = obs;
+    this.#totals(server);
+    this.#sawStream = true;
+    if (obs.change === 'subscribed') {
+      this.#streamServers.add(server);
+      return;
+    }
+    if (obs.change === 'reset') {
+      this.#sequence.noteStreamReset(server, rank);
+      this.#truth.clearRank(server, rank);
+      this.#count(ts, `reset|${server}`);
+      this.#count(ts, `rreset|${server}|${rank}`);
+      return;
+    }
+    if (obs.filled > 0) this.#count(ts, `sfill|${server}`, obs.filled);
+    if (obs.lost <= 0) return;
+    this.#sequence.noteStreamGap(server, rank, obs.lost);
+    this.#count(ts, `gap|${server}`);
+    this.#count(ts, `miss|${server}`, obs.lost);
+    this.#count(ts, `rgap|${server}|${rank}`);
+    this.#count(ts, `rmiss|${server}|${rank}`, obs.lost);
   }
 
   #applyToReplica(server: string, event: CompactEvent): void {
@@ -887,7 +930,7 @@ class Sentinel implements SentinelState {
 
   get #seesWorkerEvents(): boolean {
     // a relay reports the router's polls even when every drain was empty
-    return this.#mode === 'relay' || this.#mode === 'exclusive' || (this.#mode === 'auto' && (this.#sawDrain || this.#sawRouterPoll));
+    return this.#mode === 'relay' || this.#mode === 'exclusive' || (this.#mode === 'auto' && (this.#sawDrain || this.#sawRouterPoll || this.#sawStream));
   }
 
   #routerTokensPerBlock(): Pick<DiagnosisInput['router'], 'tokensPerBlock' | 'tokensPerBlockFrom' | 'tokensPerBlockCandidates'> {
@@ -926,6 +969,9 @@ class Sentinel implements SentinelState {
         emptyDrains: sum(`drain0|${server}`),
         events: sum(`ev|${server}`),
         eventsTotal: this.#all.sum(`ev|${server}`, now),
+        streamed: this.#streamServers.has(server),
+        streamEvents: sum(`sev|${server}`),
+        streamBatchesFilled: sum(`sfill|${server}`),
         storedEvents: sum(`stored|${server}`),
         gaps: sum(`gap|${server}`),
         missedEvents: sum(`miss|${server}`),

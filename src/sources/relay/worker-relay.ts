@@ -73,6 +73,11 @@ export interface RelayOptions {
   readonly shutdownGraceMs: number;
   /** read request bodies on a worker thread (false: on the event loop) */
   readonly scanThread: boolean;
+  /**
+   * drain the worker's /kv_cache_events on the interval; false for engines without that endpoint (vLLM, SGLang:
+   * their events come from a ZMQ stream), where the relay only proxies and observes requests
+   */
+  readonly drainEvents: boolean;
 }
 
 /** What a relay dropped or gave up on, cumulative (the exporter's cache and poll counters). */
@@ -105,6 +110,7 @@ export const DEFAULT_RELAY_OPTIONS: RelayOptions = {
   upstreamKeepAliveMs: 4_000,
   shutdownGraceMs: 30_000,
   scanThread: true,
+  drainEvents: true,
 };
 
 export interface RelayDeps {
@@ -250,6 +256,7 @@ export class WorkerRelay implements RunningSource {
         await once(server, 'listening');
       }),
     );
+    if (!this.#options.drainEvents) return;
     this.#timer = setInterval(() => void this.#events.tick(), this.#options.drainIntervalMs);
     this.#timer.unref();
     void this.#events.tick();
@@ -496,7 +503,7 @@ export class WorkerRelay implements RunningSource {
         this.#deps.inflight.dec(this.target.id);
         // the worker stored this request's blocks by the time it answered: drain now, as the router's
         // finish_request polls, so worker truth never waits for the timer (nor for a router that never polls)
-        if (ok && !this.#stopSignal.signal.aborted) void this.#events.drainNow();
+        if (ok && this.#options.drainEvents && !this.#stopSignal.signal.aborted) void this.#events.drainNow();
         const latencyMs = performance.now() - startedAt;
         // the decision first (recorded when the scan answered), then the outcome
         await decide?.();
