@@ -70,6 +70,12 @@ export const METRICS = {
     ['server', 'reason'],
     'CTX requests the relay forwarded but whose prompt or ids it could not read, by reason (unknown_encoding, malformed, too_large: over relay.capture_max_bytes, no_prompt); such decisions have no oracle and no predicted match.',
   ),
+  renderRequests: spec(
+    'render_requests_total',
+    'counter',
+    ['server', 'result'],
+    "Text and chat CTX requests kvsentinel rendered with the model's tokenizer (--tokenizer) to get the ids the router hashes, by result (rendered, or why not: undecodable, no_chat_template, template_error, tokenizer_error, busy: too many renders waiting).",
+  ),
   relayUpstreamRetries: spec(
     'relay_upstream_retries_total',
     'counter',

@@ -85,6 +85,11 @@ export interface ServeConfig {
   readonly timeoutMs: number;
   readonly maxResponseBytes: number;
   readonly followIntervalMs: number;
+  /**
+   * tokenizer.path: the model's tokenizer (a Hugging Face model folder or its tokenizer.json with
+   * tokenizer_config.json): text and chat requests get the router-side ids the router hashes; null: none
+   */
+  readonly tokenizer: string | null;
 }
 
 /** Flags of `kvsentinel serve` as commander hands them over. */
@@ -103,6 +108,8 @@ export interface ServeFlags {
   readonly maxTableBlocks?: string;
   /** --relay.max-request-bytes (overrides relay.max_request_bytes) */
   readonly relayMaxRequestBytes?: string;
+  /** --tokenizer (overrides tokenizer.path) */
+  readonly tokenizer?: string;
 }
 
 export class ConfigError extends Error {
@@ -244,7 +251,7 @@ function asList(where: string, v: unknown): unknown[] {
   return fail(where, 'expected a list');
 }
 
-const TOP_KEYS = ['web', 'relays', 'relay', 'state', 'ctx', 'zmq', 'router_debug', 'orchestrator_log', 'requests', 'poll_interval', 'server_info_interval', 'timeout', 'max_response_bytes', 'follow_interval'] as const;
+const TOP_KEYS = ['web', 'relays', 'relay', 'state', 'ctx', 'zmq', 'router_debug', 'orchestrator_log', 'requests', 'tokenizer', 'poll_interval', 'server_info_interval', 'timeout', 'max_response_bytes', 'follow_interval'] as const;
 const RELAY_KEYS = [
   'drain_interval',
   'drain_timeout',
@@ -351,6 +358,15 @@ export function buildConfig(doc: unknown, flags: ServeFlags, source = 'config'):
   let orchestratorLog = file['orchestrator_log'] === undefined ? null : pathOf(at('orchestrator_log'), file['orchestrator_log']);
   if (flags.orchestratorLog !== undefined) orchestratorLog = flags.orchestratorLog;
 
+  let tokenizer: string | null = null;
+  if (file['tokenizer'] !== undefined && file['tokenizer'] !== null) {
+    const t = file['tokenizer'];
+    const obj: Raw = typeof t === 'string' ? { path: t } : isRaw(t) ? t : fail(at('tokenizer'), 'expected a path or a mapping with path');
+    checkKeys(at('tokenizer'), obj, ['path']);
+    tokenizer = pathOf(at('tokenizer.path'), obj['path']);
+  }
+  if (flags.tokenizer !== undefined) tokenizer = pathOf('--tokenizer', flags.tokenizer);
+
   const requestLogs: RequestLogSpec[] = asList(at('requests'), typeof file['requests'] === 'string' ? [file['requests']] : file['requests']).map((r, i) => {
     const where = at(`requests[${i}]`);
     if (typeof r === 'string') return { path: pathOf(where, r), format: 'auto' as const };
@@ -406,6 +422,7 @@ export function buildConfig(doc: unknown, flags: ServeFlags, source = 'config'):
     timeoutMs: top('timeout', parseDuration, 5_000),
     maxResponseBytes: top('max_response_bytes', parseBytes, 16 * 1024 ** 2),
     followIntervalMs: top('follow_interval', parseDuration, 500),
+    tokenizer,
   };
   checkUnique(config);
   return config;

@@ -21,6 +21,9 @@ import { createOrchestratorLogSource, createRequestLogSource } from '../../sourc
 import { createPrometheusScrapeSource } from '../../sources/watch/prometheus-scrape-source.js';
 import { createRouterDebugSource } from '../../sources/watch/router-debug-source.js';
 import { createServerInfoSource } from '../../sources/watch/server-info-source.js';
+import type { RenderResult } from '../../sources/relay/router-side-ids.js';
+import { ModelTokenizer } from '../../sources/tokenizer/model-tokenizer.js';
+import { RenderPool } from '../../sources/tokenizer/render-pool.js';
 import type { StreamRankCounters } from '../../sources/zmq/stream-counters.js';
 import { ZmqEventsSource } from '../../sources/zmq/zmq-events-source.js';
 import { VERSION } from '../version.js';
@@ -122,6 +125,8 @@ export function createDaemon(initial: ServeConfig, deps: DaemonDeps = {}): Daemo
       feed?.apply(o);
     },
   };
+  // the model's tokenizer (loadCliConfig checked it): renders text and chat requests off the event loop
+  const render = initial.tokenizer !== null ? new RenderPool({ tokenizer: ModelTokenizer.load(initial.tokenizer), thread: true }) : undefined;
   const status = new SourceStatusBoard({ sink, clock, logger });
   const snapshot = (): SentinelSnapshot => state.snapshot(clock());
   let reloadStatus: ReloadStatus = { successful: true, lastSuccessAt: clock() };
@@ -214,6 +219,7 @@ export function createDaemon(initial: ServeConfig, deps: DaemonDeps = {}): Daemo
           // the series exists (at 0) from the start, so rate() and the dashboards see the relay before any refusal
           exporter.countRelayRejected(target.id, 'body_too_large', 0);
           for (const reason of REQUEST_UNREADABLE_REASONS) exporter.countRelayUnreadable(target.id, reason, 0);
+          if (render !== undefined) exporter.countRender(target.id, 'rendered', null, 0);
           return new WorkerRelay(
             target,
             {
@@ -226,6 +232,7 @@ export function createDaemon(initial: ServeConfig, deps: DaemonDeps = {}): Daemo
               onProxied: (s, sec) => exporter.observeRelayDuration(s, sec),
               onRejected: (s, reason) => exporter.countRelayRejected(s, reason),
               onUnreadable: (s, reason) => exporter.countRelayUnreadable(s, reason),
+              ...(render !== undefined ? { render, onRender: (s: string, result: RenderResult, reason: string | null) => exporter.countRender(s, result, reason) } : {}),
             },
             options,
           );
@@ -345,6 +352,7 @@ export function createDaemon(initial: ServeConfig, deps: DaemonDeps = {}): Daemo
         if (next.listen.host !== config.listen.host || next.listen.port !== config.listen.port) {
           throw new Error(`web.listen_address cannot change on reload (${config.listen.host}:${config.listen.port} -> ${next.listen.host}:${next.listen.port}); restart instead`);
         }
+        if (next.tokenizer !== config.tokenizer) throw new Error(`tokenizer.path cannot change on reload (${config.tokenizer ?? 'none'} -> ${next.tokenizer ?? 'none'}); restart instead`);
       } catch (err) {
         reloadStatus = { ...reloadStatus, successful: false };
         logger.error('reload failed; keeping the current configuration', { error: err instanceof Error ? err.message : String(err) });
@@ -368,6 +376,7 @@ export function createDaemon(initial: ServeConfig, deps: DaemonDeps = {}): Daemo
         await Promise.all([...running.values()].map((s) => s.stop()));
         running.clear();
         await feed?.stop();
+        await render?.close();
         if (started && deps.web !== false) await web.close();
         logger.info('kvsentinel stopped');
       })();

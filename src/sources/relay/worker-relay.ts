@@ -36,6 +36,8 @@ import { BodyReplay, isConnectionLost } from './body-replay.js';
 import { upstreamRequestHeaders } from './http-headers.js';
 import type { InflightTracker } from './inflight-tracker.js';
 import { RelayEventPath, type ParseEvents } from './relay-event-path.js';
+import { renderCheckOf, withRouterSideIds, type RenderResult, type RouterSideIds } from './router-side-ids.js';
+import type { RenderPool } from '../tokenizer/render-pool.js';
 import { UpstreamExchange } from './upstream-exchange.js';
 
 export type { ParseEvents, ParsedEventsLike } from './relay-event-path.js';
@@ -126,6 +128,10 @@ export interface RelayDeps {
   readonly onRejected?: (server: string, reason: RelayRejectReason) => void;
   /** a CTX request whose prompt or ids could not be read (the exporter's counter) */
   readonly onUnreadable?: (server: string, reason: RequestUnreadableReason) => void;
+  /** the model's tokenizer: text and chat requests get the router-side ids the router hashes (render parity) */
+  readonly render?: RenderPool;
+  /** a text or chat request rendered, or not (the exporter's counter) */
+  readonly onRender?: (server: string, result: RenderResult, reason: string | null) => void;
 }
 
 export type RelayRejectReason = 'body_too_large';
@@ -369,6 +375,7 @@ export class WorkerRelay implements RunningSource {
 
     let tooLarge = false;
     let decide: (() => Promise<void>) | undefined;
+    let routerIds: RouterSideIds | null = null;
     let requestId = '';
     if (req.method !== 'GET' && req.method !== 'HEAD') {
       const pass = new PassThrough();
@@ -407,12 +414,18 @@ export class WorkerRelay implements RunningSource {
             return unreadableCtxRequest('too_large', req.headers);
           }
           const scanned = await scan.finish(req.headers).catch(() => undefined);
-          if (scanned !== null && scanned !== undefined) return scanned;
+          let read: CtxRequestInfo;
+          if (scanned !== null && scanned !== undefined) read = scanned;
           // the JSON text path (several prompts, strings), or a scan thread that died: read the capture here
-          if (encoding === 'json') return parseCtxRequest(capture.text(), req.headers);
-          const inline = createCtxBodyReader(encoding);
-          inline.feed(capture.bytes());
-          return inline.finish(req.headers) ?? unreadableCtxRequest('malformed', req.headers);
+          else if (encoding === 'json') read = parseCtxRequest(capture.text(), req.headers);
+          else {
+            const inline = createCtxBodyReader(encoding);
+            inline.feed(capture.bytes());
+            read = inline.finish(req.headers) ?? unreadableCtxRequest('malformed', req.headers);
+          }
+          const withIds = await withRouterSideIds(read, this.#deps.render, () => capture.bytes(), encoding, (result, reason) => this.#deps.onRender?.(this.target.id, result, reason));
+          routerIds = withIds.routerIds;
+          return withIds.info;
         };
         decide = () => {
           if (decision !== undefined) return decision;
@@ -437,6 +450,7 @@ export class WorkerRelay implements RunningSource {
             server: this.target.id,
             promptTokens: info.promptTokens,
             promptTokenCount: info.promptTokens?.length ?? null,
+            ...(routerIds?.from === 'tokenizer' ? { promptTokensFrom: 'tokenizer' as const } : {}),
             inflight,
             promptForm: info.promptForm,
             unreadable: info.unreadable,
@@ -508,6 +522,8 @@ export class WorkerRelay implements RunningSource {
         // the decision first (recorded when the scan answered), then the outcome
         await decide?.();
         const usage = response === null ? null : await response;
+        const check = ok ? renderCheckOf({ ts: this.#deps.clock(), requestId, server: this.target.id }, routerIds, usage?.workerPromptTokens, this.#deps.render) : null;
+        if (check !== null) this.#deps.sink.apply(check);
         this.#deps.sink.apply({
           kind: 'outcome',
           ts: this.#deps.clock(),
