@@ -698,6 +698,13 @@ class Sentinel implements SentinelState {
     // sent away by load: the router did what its (replicated) score says, and the score preferred a less loaded
     // server over one holding much more of the prompt
     const chosenTerm = cacheTerms[chosenIndex]!;
+    this.#count(ts, 'ctChosen', chosenTerm);
+    this.#count(ts, 'ctBest', Math.max(...cacheTerms));
+    if (obs.inflight !== null) {
+      const loads = servers.map((s) => obs.inflight?.[s] ?? 0);
+      this.#count(ts, 'ldN');
+      this.#count(ts, 'ldSpread', (Math.max(...loads) - Math.min(...loads)) / mbs);
+    }
     if (agrees && cacheTerms.some((c) => c - chosenTerm >= this.#thresholds.sentAwayCacheDelta)) this.#count(ts, 'away');
     const predictedChosen = Math.min(predicted[chosenIndex]!, keys.hashedTokens);
     this.#count(ts, 'pred', predictedChosen);
@@ -1009,7 +1016,9 @@ class Sentinel implements SentinelState {
       notOracleBest: total('notBest'),
       noPrefix: total('noPrefix'),
       followupTurns: total('fu'),
+      stickyTurns: total('sticky'),
       scatteredTurns: total('scat'),
+      scoreTerms: { withKeys: total('keys'), chosenCacheTerm: total('ctChosen'), bestCacheTerm: total('ctBest'), withLoad: total('ldN'), loadSpread: total('ldSpread') },
     };
     const prompt = total('ptok');
     return {
