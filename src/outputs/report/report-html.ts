@@ -29,13 +29,13 @@ function evidenceValue(value: number | string | boolean): string {
 
 function renderFinding(f: Finding): string {
   const evidence = Object.entries(f.evidence).filter(([key]) => key !== 'window_from_ms' && key !== 'window_to_ms');
-  const rows = evidence.map(([key, value]) => `<tr><td>${esc(key)}</td><td class="num">${esc(evidenceValue(value))}</td></tr>`).join('');
+  const items = evidence.map(([key, value]) => `<li><span class="dim">${esc(key)}</span> <b>${esc(evidenceValue(value))}</b></li>`).join('');
   const servers = f.servers.length > 0 ? ` <span class="dim">[${esc(f.servers.join(', '))}]</span>` : '';
   return `<article class="finding ${esc(f.severity)}" data-finding="${esc(f.id)}">
 <h3><span class="sev ${esc(f.severity)}">${esc(f.severity.toUpperCase())}</span>${esc(f.id)}${servers}</h3>
 <p>${esc(f.summary)}</p>
 <dl><dt>cause</dt><dd>${esc(f.cause)}</dd><dt>fix</dt><dd><code>${esc(f.fix)}</code></dd><dt>since</dt><dd>${esc(time(f.since))}</dd></dl>
-${rows === '' ? '' : `<table class="evidence"><tr><th>evidence</th><th>value</th></tr>${rows}</table>`}
+${items === '' ? '' : `<p class="dim">evidence</p><ul class="evidence">${items}</ul>`}
 </article>`;
 }
 

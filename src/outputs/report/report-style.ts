@@ -25,7 +25,9 @@ th{background:#f6f8fa;font-weight:600}td.num{text-align:right;font-variant-numer
 .sev{font-weight:700;font-size:.8em;border-radius:3px;padding:.1em .4em;color:#fff;background:var(--info);margin-right:.4em}
 .sev.critical{background:var(--crit)}.sev.warning{background:var(--warn)}
 .finding dl{display:grid;grid-template-columns:5.5em 1fr;gap:.2em .6em;margin:.4em 0}.finding dt{color:var(--dim)}.finding dd{margin:0}
-.finding table{width:auto;min-width:50%}
+.finding p.dim{margin:.3em 0 .1em}
+.evidence{list-style:none;padding:0;margin:0;display:flex;flex-wrap:wrap;gap:.25em .5em}
+.evidence li{background:#f6f8fa;border:1px solid var(--line);border-radius:4px;padding:0 .4em;font-size:.92em}
 figure{margin:1em 0 1.6em;break-inside:avoid}figcaption{margin:.2em 0}
 svg.chart{width:100%;height:auto;display:block;border:1px solid var(--line);border-radius:4px;background:#fff}
 svg .grid{stroke:#eaeef2;stroke-width:1}svg .axis{stroke:#8c959f;stroke-width:1}
@@ -36,7 +38,7 @@ svg .marker{stroke-width:1.5;stroke-dasharray:3 3}svg .marker.gap{stroke:#D55E00
 .swatch{display:inline-block;width:22px;height:0;border-top:3px solid;vertical-align:middle;margin-right:.35em}
 .swatch.dashed{border-top-style:dashed}.swatch.dotted{border-top-style:dotted}.swatch.dashdot{border-top-style:dashed;border-top-width:2px}.swatch.box{height:11px;border:0;width:14px}
 .swatch.marker-gap{border-top:2px dashed #D55E00}.swatch.marker-reset{border-top:2px dashed #6639ba}
-.up{color:var(--ok)}.down,.critical{color:var(--crit)}.warning{color:var(--warn)}
+#sidecar .up{color:var(--ok)}#sidecar .down,#sidecar .critical{color:var(--crit)}#sidecar .warning{color:var(--warn)}
 .nodata{color:var(--dim);font-style:italic}
 #live-status{position:sticky;top:0;background:#f6f8fa;border-bottom:1px solid var(--line);padding:.3em 1.5em;font-size:.9em;z-index:1}
 #live-status.down{background:#fff1f0}

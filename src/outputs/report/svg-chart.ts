@@ -46,6 +46,12 @@ function points(series: ChartSeries): { t: number; v: number }[] {
   return series.points.filter((p): p is { t: number; v: number } => p.v !== null && Number.isFinite(p.v));
 }
 
+/** The mean of a series' known values (null when it has none). */
+export function meanOf(series: ChartSeries): number | null {
+  const known = points(series);
+  return known.length === 0 ? null : known.reduce((a, p) => a + p.v, 0) / known.length;
+}
+
 /** The number of plotted values (the browser test reads it from data-points). */
 export function plottedValues(chart: ChartData): number {
   return chart.series.reduce((n, s) => n + points(s).length, 0);
@@ -104,7 +110,7 @@ export function renderChartSvg(chart: ChartData): string {
         const v = s.points[i]?.v ?? 0;
         if (v <= 0) continue;
         const left = x(t) - barW;
-        parts.push(`<rect x="${f(left + barW * 0.1)}" y="${f(y(base + v))}" width="${f(barW)}" height="${f(y(base) - y(base + v))}" fill="${colorOf(s.group)}"><title>${escapeHtml(`${s.label}: ${v}`)}</title></rect>`);
+        parts.push(`<rect data-series="${escapeHtml(s.label)}" x="${f(left + barW * 0.1)}" y="${f(y(base + v))}" width="${f(barW)}" height="${f(y(base) - y(base + v))}" fill="${colorOf(s.group)}"><title>${escapeHtml(`${s.label}: ${v}`)}</title></rect>`);
         base += v;
       }
     }
@@ -123,7 +129,11 @@ export function renderChartSvg(chart: ChartData): string {
       }
       const single = points(s).length === 1 ? points(s)[0]! : null;
       const dash = DASHES[s.dash % DASHES.length] === '' ? '' : ` stroke-dasharray="${DASHES[s.dash % DASHES.length]!}"`;
-      parts.push(`<path class="series${s.group === TOTAL_GROUP ? ' total' : ''}" d="${d}" stroke="${colorOf(s.group)}"${dash}><title>${escapeHtml(s.label)}</title></path>`);
+      // the series' mean rides along as data (readers and the browser test check the story without parsing paths)
+      const mean = meanOf(s);
+      parts.push(
+        `<path class="series${s.group === TOTAL_GROUP ? ' total' : ''}" d="${d}" stroke="${colorOf(s.group)}"${dash} data-series="${escapeHtml(s.label)}" data-mean="${mean === null ? '' : mean.toPrecision(4)}"><title>${escapeHtml(s.label)}${mean === null ? '' : `: mean ${escapeHtml(formatValue(mean, chart.unit))}`}</title></path>`,
+      );
       if (single !== null) parts.push(`<circle cx="${f(x(single.t))}" cy="${f(y(single.v))}" r="3" fill="${colorOf(s.group)}"/>`);
     }
   }
