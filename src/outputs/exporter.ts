@@ -39,7 +39,7 @@ export interface ExporterDeps {
   readonly reload: () => ReloadStatus;
   readonly build: BuildInfo;
   readonly logger: Logger;
-  /** default process/nodejs metrics, unprefixed (observability.md §1) */
+  /** default process/nodejs metrics, unprefixed (docs/design.md §6) */
   readonly defaultMetrics?: boolean;
   /** per relay (cumulative across reloads): abandoned polls and what its bounded caches dropped */
   readonly relays?: () => readonly RelayCounters[];
@@ -54,6 +54,8 @@ export interface Exporter {
   observeRelayDuration(server: string, seconds: number): void;
   /** requests the relay refused (counted as it happens, like the duration histogram); `by` 0 creates the series */
   countRelayRejected(server: string, reason: string, by?: number): void;
+  /** CTX requests whose prompt or ids the relay could not read; `by` 0 creates the series */
+  countRelayUnreadable(server: string, reason: string, by?: number): void;
 }
 
 const EVENT_TYPES: readonly KvEventType[] = ['created', 'stored', 'removed', 'updated', 'all_cleared'];
@@ -223,6 +225,7 @@ export function createExporter(deps: ExporterDeps): Exporter {
     registers: [registry],
   });
   const relayRejected = new Counter({ name: METRICS.relayRejected.name, help: METRICS.relayRejected.help, labelNames: METRICS.relayRejected.labels, registers: [registry] });
+  const relayUnreadable = new Counter({ name: METRICS.relayUnreadable.name, help: METRICS.relayUnreadable.help, labelNames: METRICS.relayUnreadable.labels, registers: [registry] });
   gauge(METRICS.findingActive, (set) => {
     const snapshot = view().snapshot;
     if (snapshot === null) return;
@@ -245,6 +248,9 @@ export function createExporter(deps: ExporterDeps): Exporter {
     },
     countRelayRejected(server, reason, by = 1) {
       relayRejected.inc({ server, reason }, by);
+    },
+    countRelayUnreadable(server, reason, by = 1) {
+      relayUnreadable.inc({ server, reason }, by);
     },
     metrics() {
       // concurrent scrapes share one snapshot and one exposition

@@ -53,6 +53,12 @@ export const METRICS = {
     ['server', 'reason'],
     'Requests the relay refused without forwarding them, by reason (body_too_large: body over relay.max_request_bytes, answered 413).',
   ),
+  relayUnreadable: spec(
+    'relay_requests_unreadable_total',
+    'counter',
+    ['server', 'reason'],
+    'CTX requests the relay forwarded but whose prompt or ids it could not read, by reason (unknown_encoding, malformed, too_large: over relay.capture_max_bytes, no_prompt); such decisions have no oracle and no predicted match.',
+  ),
   relayDuration: spec('relay_request_duration_seconds', 'histogram', ['server'], 'Time the relay took to proxy a CTX request, to the last byte.'),
 
   cacheDropped: spec('cache_dropped_total', 'counter', ['cache', 'reason'], "Entries kvsentinel's bounded caches dropped, by cache and reason (cap: the bound was reached, ttl: too old, idle: silent too long, slow_client: a ws client's queue was full)."),

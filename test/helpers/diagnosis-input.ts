@@ -36,6 +36,7 @@ export function quietServer(server: string, over: Partial<ServerDiagnosis> = {})
     realisedAboveOracle: 2,
     joinedOutcomes: 200,
     meanInflight: 20,
+    unreadableRequests: { unknown_encoding: 0, malformed: 0, too_large: 0, no_prompt: 0 },
     ...over,
   };
 }
@@ -45,6 +46,8 @@ export function quietDecisions(over: Partial<DecisionDiagnosis> = {}): DecisionD
     serverCount: 3,
     decisions: 600,
     withKeys: 600,
+    withWorkerTokens: 0,
+    textOrChat: 0,
     withOutcome: 600,
     predictedAnyMatch: 590,
     oracleAnyMatch: 595,

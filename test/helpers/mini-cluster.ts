@@ -31,6 +31,8 @@ export interface MiniOptions {
   readonly seed?: number;
   /** the router's prompt differs from the worker's in token 0 */
   readonly drift?: boolean;
+  /** 'chat': requests carry chat messages (no ids); the CTX responses carry the worker's prompt_token_ids */
+  readonly promptForm?: 'token-ids' | 'chat';
 }
 
 export function miniCluster(options: MiniOptions = {}): Observation[] {
@@ -88,12 +90,13 @@ export function miniCluster(options: MiniOptions = {}): Observation[] {
       const server = servers[chosen]!;
       const requestId = `r${request++}`;
       const routerPrompt = options.drift === true ? Uint32Array.from(prompt, (x, i) => (i === 0 ? x + 1 : x)) : prompt;
-      out.push({ kind: 'decision', ts, requestId, correlationId: `traj${t}`, server, promptTokens: routerPrompt, promptTokenCount: prompt.length, inflight });
+      const chat = options.promptForm === 'chat';
+      out.push({ kind: 'decision', ts, requestId, correlationId: `traj${t}`, server, promptTokens: chat ? null : routerPrompt, promptTokenCount: chat ? null : prompt.length, inflight, ...(chat ? { promptForm: 'chat' as const } : {}) });
       const keys = wireHashChain(prompt.subarray(0, prompt.length - 1), bs, 'v1_block_key') as bigint[];
       let cachedBlocks = 0;
       while (cachedBlocks < keys.length && held[chosen]!.has(keys[cachedBlocks]!)) cachedBlocks++;
       const cached = Math.min(cachedBlocks * bs, prompt.length - 1);
-      out.push({ kind: 'outcome', ts: ts + 50, requestId, server, ok: true, promptTokens: prompt.length, cachedTokens: cached, latencyMs: 50 });
+      out.push({ kind: 'outcome', ts: ts + 50, requestId, server, ok: true, promptTokens: prompt.length, cachedTokens: cached, latencyMs: 50, ...(chat ? { workerPromptTokens: prompt } : {}) });
       // the worker stores every block of the prompt (partial tail included)
       const storedKeys = wireHashChain(prompt, bs, 'v1_block_key') as bigint[];
       const fresh = storedKeys.map((k, i) => ({ k, i })).filter(({ k }) => !held[chosen]!.has(k));

@@ -131,10 +131,10 @@ describe('HTML report in chromium, offline from simulator bundles', () => {
     const opened = await openReportFile(join(root, 'seed.html'));
     const { page } = opened;
     await page.emulateMedia({ media: 'print' });
-    const breaks = await page.locator('section.page').evaluateAll((els) => els.map((e) => getComputedStyle(e).breakBefore));
+    const breaks = await page.locator('section.page').evaluateAll((els) => els.map((e) => e.ownerDocument.defaultView!.getComputedStyle(e).breakBefore));
     expect(breaks.length).toBeGreaterThanOrEqual(3);
     expect(breaks.every((b) => b === 'page')).toBe(true);
-    expect(await page.locator('figure').first().evaluate((e) => getComputedStyle(e).breakInside)).toBe('avoid');
+    expect(await page.locator('figure').first().evaluate((e) => e.ownerDocument.defaultView!.getComputedStyle(e).breakInside)).toBe('avoid');
     const pdf = await page.pdf({ format: 'A4', printBackground: true });
     const text = pdf.toString('latin1');
     const pages = (text.match(/\/Type\s*\/Page[^s]/g) ?? []).length;

@@ -18,6 +18,7 @@ import { renderLiveReportBody, renderLiveReportPage } from '../../outputs/report
 import { WebServer } from '../../outputs/web-server.js';
 import type { Clock, Logger, ObservationSink, RunningSource } from '../../sources/ports.js';
 import { InflightTracker } from '../../sources/relay/inflight-tracker.js';
+import { REQUEST_UNREADABLE_REASONS } from '../../core/relay/request-unreadable.js';
 import { WorkerRelay, type ParseEvents, type RelayCounters } from '../../sources/relay/worker-relay.js';
 import { SourceStatusBoard } from '../../sources/source-status.js';
 import { createExclusiveEventsSource } from '../../sources/watch/exclusive-events-source.js';
@@ -234,7 +235,22 @@ export function createDaemon(initial: ServeConfig, deps: DaemonDeps = {}): Daemo
         make: () => {
           // the series exists (at 0) from the start, so rate() and the dashboards see the relay before any refusal
           exporter.countRelayRejected(target.id, 'body_too_large', 0);
-          return new WorkerRelay(target, { sink, status, clock, logger, inflight, parseEvents, onProxied: (s, sec) => exporter.observeRelayDuration(s, sec), onRejected: (s, reason) => exporter.countRelayRejected(s, reason) }, options);
+          for (const reason of REQUEST_UNREADABLE_REASONS) exporter.countRelayUnreadable(target.id, reason, 0);
+          return new WorkerRelay(
+            target,
+            {
+              sink,
+              status,
+              clock,
+              logger,
+              inflight,
+              parseEvents,
+              onProxied: (s, sec) => exporter.observeRelayDuration(s, sec),
+              onRejected: (s, reason) => exporter.countRelayRejected(s, reason),
+              onUnreadable: (s, reason) => exporter.countRelayUnreadable(s, reason),
+            },
+            options,
+          );
         },
       });
     }

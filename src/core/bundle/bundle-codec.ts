@@ -3,6 +3,7 @@
 // worker-style block keys (hashes, not token ids), stored blocks their token counts and hash-check results.
 // Block hashes are strings (u64 as unsigned decimal, v2_sha256 as its 64-char hex), so plain JSON.parse is exact;
 // key arrays are base64 of little-endian u64s, shared with the previous turn of the same trajectory where they agree.
+import { PROMPT_FORMS, REQUEST_UNREADABLE_REASONS } from '../relay/request-unreadable.js';
 import type { HashCheck, StoredEventCheck } from '../state/hash-verifier.js';
 import type { DecisionKeys, ObservationDigest } from '../state/observation-digester.js';
 import { LruMap } from '../state/lru-map.js';
@@ -243,7 +244,15 @@ export function encodeBundleRecord(record: BundleRecord, history: KeyHistory, in
       promptTokenCount: obs.promptTokenCount ?? obs.promptTokens?.length ?? null,
       inflight: obs.inflight === null ? null : { ...obs.inflight },
     };
+    if (obs.promptForm !== undefined) out.promptForm = obs.promptForm;
+    if (obs.unreadable !== undefined) out.unreadable = obs.unreadable;
     if (record.digest?.kind === 'decision') out.digest = { keys: encodeKeys(record.digest.keys, obs.correlationId, history) };
+  } else if (obs.kind === 'outcome') {
+    // the worker's prompt ids stay in the process unless prompts are included; their keys go as the digest
+    const { workerPromptTokens, ...rest } = obs;
+    out = JSON.parse(JSON.stringify(rest)) as JsonObject;
+    if (includePrompts && workerPromptTokens !== undefined && workerPromptTokens !== null) out.workerPromptTokens = Array.from(workerPromptTokens);
+    if (record.digest?.kind === 'outcome') out.digest = { keys: encodeKeys(record.digest.keys, null, history) };
   } else {
     out = JSON.parse(JSON.stringify(obs)) as JsonObject;
   }
@@ -269,6 +278,11 @@ function str(value: Json | undefined, path: string, suffix = ''): string {
 }
 function strOrNull(value: Json | undefined, path: string, suffix = ''): string | null {
   return value === null || value === undefined ? null : str(value, path, suffix);
+}
+function oneOfOrNull<T extends string>(value: Json | undefined, allowed: readonly T[], path: string): T | null {
+  if (value === null || value === undefined) return null;
+  if (typeof value !== 'string' || !(allowed as readonly string[]).includes(value)) throw new DecodeError(path, `expected one of ${allowed.join(', ')}`);
+  return value as T;
 }
 function boolOrNull(value: Json | undefined, path: string): boolean | null {
   if (value === null || value === undefined) return null;
@@ -428,26 +442,30 @@ function decodeObservation(o: JsonObject, history: KeyHistory): BundleRecord {
         promptTokens: o.promptTokens === null || o.promptTokens === undefined ? null : tokens(o.promptTokens, '$.promptTokens'),
         promptTokenCount: numOrNull(o.promptTokenCount, '$.promptTokenCount'),
         inflight,
+        // optional fields appear only when the line has them (a bundle round-trips to the same observation)
+        ...(o.promptForm !== undefined ? { promptForm: oneOfOrNull(o.promptForm, PROMPT_FORMS, '$.promptForm') } : {}),
+        ...(o.unreadable !== undefined ? { unreadable: oneOfOrNull(o.unreadable, REQUEST_UNREADABLE_REASONS, '$.unreadable') } : {}),
       };
       if (o.digest === undefined || o.digest === null) return { observation, digest: null };
       return { observation, digest: { kind: 'decision', keys: decodeKeys(asObject(o.digest, '$.digest').keys, correlationId, history, '$.digest.keys') } };
     }
     case 'router-poll':
       return { digest: null, observation: { kind, ts, server: str(o.server, '$.server'), consumer: str(o.consumer, '$.consumer'), fromSeq: num(o.fromSeq, '$.fromSeq'), toSeq: num(o.toSeq, '$.toSeq'), dropped: num(o.dropped, '$.dropped') } };
-    case 'outcome':
-      return {
-        digest: null,
-        observation: {
-          kind,
-          ts,
-          requestId: str(o.requestId, '$.requestId'),
-          server: str(o.server, '$.server'),
-          ok: boolOrNull(o.ok, '$.ok') ?? false,
-          promptTokens: numOrNull(o.promptTokens, '$.promptTokens'),
-          cachedTokens: numOrNull(o.cachedTokens, '$.cachedTokens'),
-          latencyMs: numOrNull(o.latencyMs, '$.latencyMs'),
-        },
+    case 'outcome': {
+      const observation: Observation = {
+        kind,
+        ts,
+        requestId: str(o.requestId, '$.requestId'),
+        server: str(o.server, '$.server'),
+        ok: boolOrNull(o.ok, '$.ok') ?? false,
+        promptTokens: numOrNull(o.promptTokens, '$.promptTokens'),
+        cachedTokens: numOrNull(o.cachedTokens, '$.cachedTokens'),
+        latencyMs: numOrNull(o.latencyMs, '$.latencyMs'),
+        ...(o.workerPromptTokens !== undefined && o.workerPromptTokens !== null ? { workerPromptTokens: tokens(o.workerPromptTokens, '$.workerPromptTokens') } : {}),
       };
+      if (o.digest === undefined || o.digest === null) return { observation, digest: null };
+      return { observation, digest: { kind: 'outcome', keys: decodeKeys(asObject(o.digest, '$.digest').keys, null, history, '$.digest.keys') } };
+    }
     case 'server-info':
       return { digest: null, observation: { kind, ts, server: str(o.server, '$.server'), hashAlgo: algoOrNull(o.hashAlgo, '$.hashAlgo'), tokensPerBlock: numOrNull(o.tokensPerBlock, '$.tokensPerBlock') } };
     case 'router-config': {

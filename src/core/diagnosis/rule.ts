@@ -1,6 +1,7 @@
 // The contract between the state and the findings: the state condenses what it saw into a DiagnosisInput (plain
 // numbers over the evaluation window), each rule reads it and either holds (a RuleHit) or not (null). Rules know
 // nothing of tables, joins or sources; the runner knows no rule by name.
+import type { RequestUnreadableReason } from '../relay/request-unreadable.js';
 import type { FindingId } from './finding-catalog.js';
 import type { DiagnosisThresholds } from './thresholds.js';
 
@@ -62,6 +63,8 @@ export interface ServerDiagnosis {
   readonly joinedOutcomes: number;
   /** mean in-flight requests on this server at decision time, null when the source does not report it */
   readonly meanInflight: number | null;
+  /** CTX requests to this server whose prompt or ids the relay could not read, by reason, in the window */
+  readonly unreadableRequests: Readonly<Record<RequestUnreadableReason, number>>;
 }
 
 export interface DecisionDiagnosis {
@@ -70,6 +73,10 @@ export interface DecisionDiagnosis {
   readonly decisions: number;
   /** decisions whose prompt was hashed (relay with token ids, or a bundle with keys) */
   readonly withKeys: number;
+  /** decisions without ids whose oracle came from the worker's prompt_token_ids in the CTX response */
+  readonly withWorkerTokens: number;
+  /** decisions whose request carried text or chat messages instead of token ids */
+  readonly textOrChat: number;
   readonly withOutcome: number;
   readonly predictedAnyMatch: number;
   readonly oracleAnyMatch: number;
@@ -178,7 +185,7 @@ export interface RuleHit {
   readonly servers: readonly string[];
   readonly summary: string;
   readonly evidence: Readonly<Record<string, number | string | boolean>>;
-  /** the cause in trtllm-wire.md §7 it points to */
+  /** the cause in docs/trtllm-wire.md §7 it points to */
   readonly cause: string;
   /** exact configuration keys and values */
   readonly fix: string;

@@ -1,6 +1,7 @@
 // What the sidecar observes, from any vantage point (relay, watch sources, the simulator's virtual-time driver,
 // a recorded bundle). Every source turns its input into these; joins and findings read only these.
 // Times are milliseconds since the Unix epoch (or since the start of a virtual-time run).
+import type { PromptForm, RequestUnreadableReason } from '../relay/request-unreadable.js';
 import type { HashAlgo, KvEvent } from '../wire/kv-event.js';
 
 /** Events drained from a CTX worker's `/kv_cache_events` by the sidecar (relay or exclusive mode), in order. */
@@ -39,6 +40,10 @@ export interface DecisionObservation {
   readonly promptTokenCount: number | null;
   /** in-flight CTX requests per server just before this one was sent (relay knows them) */
   readonly inflight: Readonly<Record<string, number>> | null;
+  /** how the request carried its prompt (token ids, text, chat messages); absent/null when not known */
+  readonly promptForm?: PromptForm | null;
+  /** the relay could not read the prompt or ids of this request, and why; absent/null when it could */
+  readonly unreadable?: RequestUnreadableReason | null;
 }
 
 /** The CTX server's answer to a decision. */
@@ -51,6 +56,12 @@ export interface OutcomeObservation {
   readonly promptTokens: number | null;
   readonly cachedTokens: number | null;
   readonly latencyMs: number | null;
+  /**
+   * The worker's own token ids of the prompt, from the CTX response (`prompt_token_ids`, first list of several, or
+   * `prompt_token_ids_b64`) or a request log: worker truth for text and chat requests, and what render-drift checks
+   * compare the router's ids with. Held in memory only, never exported; absent/null when the response had none.
+   */
+  readonly workerPromptTokens?: Uint32Array | null;
 }
 
 /** `/server_info` of a CTX worker. */
@@ -75,7 +86,7 @@ export interface RouterConfigObservation {
   readonly servers: readonly string[] | null;
 }
 
-/** Per-server router state from the router debug endpoint (design.md §8). */
+/** Per-server router state from the router debug endpoint (docs/design.md §8). */
 export interface RouterStateObservation {
   readonly kind: 'router-state';
   readonly ts: number;

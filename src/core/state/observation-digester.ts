@@ -12,7 +12,7 @@ import { HashVerifier, type StoredEventCheck } from './hash-verifier.js';
 import { extendKeyChain, prefixFingerprints, sharedPrefixTokens } from './incremental-keys.js';
 import { LruMap } from './lru-map.js';
 
-/** TensorRT-LLM's defaults when the router's settings were never observed (trtllm-wire.md §1.4). */
+/** TensorRT-LLM's defaults when the router's settings were never observed (docs/trtllm-wire.md §1.4). */
 export const DEFAULT_ROUTER_TOKENS_PER_BLOCK = 32;
 export const DEFAULT_ROUTER_MAX_BATCH_SIZE = 64;
 export const DEFAULT_HASH_ALGO: HashAlgo = 'v1_block_key';
@@ -34,6 +34,8 @@ export interface WorkerEventsDigest {
 
 export type ObservationDigest =
   | { readonly kind: 'decision'; readonly keys: DecisionKeys }
+  /** keys of the worker's own prompt token ids (CTX response), for requests that carried none */
+  | { readonly kind: 'outcome'; readonly keys: DecisionKeys }
   | { readonly kind: 'worker-events'; readonly digest: WorkerEventsDigest };
 
 const workerKeyIds = new Map<HashAlgo, Map<number, string>>();
@@ -178,6 +180,12 @@ export class ObservationDigester {
       if (obs.promptTokens === null) return null;
       this.#server(obs.server);
       return { kind: 'decision', keys: this.#decisionKeys(obs.promptTokens, obs.correlationId) };
+    }
+    if (obs.kind === 'outcome') {
+      const tokens = obs.workerPromptTokens;
+      if (tokens === null || tokens === undefined || tokens.length === 0) return null;
+      this.#server(obs.server);
+      return { kind: 'outcome', keys: this.#decisionKeys(tokens, null) };
     }
     if (obs.kind === 'worker-events') {
       const stored = obs.events.map((event) => this.#checkStored(obs.server, event));

@@ -1,6 +1,6 @@
 // The sidecar's one state: fed observations (apply), read through snapshots (snapshot). It holds worker truth and
-// the router replica, event-sequence trackers, the per-decision joins (design.md §4), per-trajectory turn tracking,
-// windowed counters, and runs the rules (design.md §5) with hysteresis. Pure: `now` is a parameter, no I/O.
+// the router replica, event-sequence trackers, the per-decision joins (docs/design.md §4), per-trajectory turn tracking,
+// windowed counters, and runs the rules (docs/design.md §5) with hysteresis. Pure: `now` is a parameter, no I/O.
 // Memory is bounded: trajectories and pending decisions are capped maps (LRU / FIFO + TTL) with dropped counters,
 // the relay buffer is capped per server, and counters live in a fixed ring of time buckets.
 import { severityRank } from '../diagnosis/finding-catalog.js';
@@ -40,6 +40,8 @@ import {
   type ObservationDigest,
 } from './observation-digester.js';
 import { RouterBlockSizeInference } from './router-block-size-inference.js';
+import { workerTokenOracle } from './worker-token-oracle.js';
+import { REQUEST_UNREADABLE_REASONS, type RequestUnreadableReason } from '../relay/request-unreadable.js';
 import { RelayBuffer, type CompactEvent } from './relay-buffer.js';
 import type { DecisionStats, Finding, RankStats, ServerStats, SentinelSnapshot, Verdict } from './snapshot.js';
 import { WindowedCounters } from './windowed-counters.js';
@@ -87,7 +89,7 @@ export const DAEMON_STATE_OPTIONS = {
   hysteresis: { onAfter: 3, offAfter: 12 },
 } as const satisfies SentinelOptions;
 
-/** One decision joined with both tables (design.md §4), for the live feed; token counts only, never token ids. */
+/** One decision joined with both tables (docs/design.md §4), for the live feed; token counts only, never token ids. */
 export interface DecisionJoin {
   readonly ts: number;
   readonly requestId: string;
@@ -163,6 +165,9 @@ export interface SentinelState {
 interface PendingDecision {
   readonly ts: number;
   readonly server: string;
+  readonly correlationId: string | null;
+  /** the request carried no token count (text, chat, unreadable): the outcome's usage gives the trajectory's */
+  readonly countFromOutcome: boolean;
   readonly followup: boolean;
   /** went back to the previous turn's server (null for first turns) */
   readonly sticky: boolean | null;
@@ -329,7 +334,7 @@ class Sentinel implements SentinelState {
         this.#decision(obs, d?.kind === 'decision' ? d.keys : null);
         return;
       case 'outcome':
-        this.#outcome(obs);
+        this.#outcome(obs, d?.kind === 'outcome' ? d.keys : null);
         return;
       case 'router-state': {
         this.#sawRouterDebug = true;
@@ -513,6 +518,8 @@ class Sentinel implements SentinelState {
     this.#decisionServers.add(server);
     this.#count(obs.ts, `req|${server}`);
     this.#count(obs.ts, 'dec');
+    if (obs.unreadable !== undefined && obs.unreadable !== null) this.#count(obs.ts, `unr|${server}|${obs.unreadable}`);
+    if (obs.promptForm === 'text' || obs.promptForm === 'chat') this.#count(obs.ts, 'textChat');
 
     if (obs.inflight !== null) {
       let busiest = 0;
@@ -591,6 +598,8 @@ class Sentinel implements SentinelState {
     this.#pending.set(obs.requestId, {
       ts: obs.ts,
       server,
+      correlationId: obs.correlationId,
+      countFromOutcome: obs.promptTokenCount === null,
       followup,
       sticky,
       prevPromptTokens,
@@ -616,7 +625,7 @@ class Sentinel implements SentinelState {
     return { known: false, candidates };
   }
 
-  /** The per-decision join of design.md §4: predicted router matches, oracle matches and scores per server. */
+  /** The per-decision join of docs/design.md §4: predicted router matches, oracle matches and scores per server. */
   #join(
     obs: DecisionObservation,
     keys: DecisionKeys,
@@ -721,7 +730,7 @@ class Sentinel implements SentinelState {
     };
   }
 
-  #outcome(obs: OutcomeObservation): void {
+  #outcome(obs: OutcomeObservation, workerKeys: DecisionKeys | null): void {
     const server = obs.server;
     const totals = this.#totals(server);
     this.#count(obs.ts, `out|${server}`);
@@ -746,6 +755,12 @@ class Sentinel implements SentinelState {
     }
     this.#pending.delete(obs.requestId);
     this.#count(obs.ts, 'wout');
+    if (pending.countFromOutcome && pending.correlationId !== null && obs.ok) {
+      // the next turn's sticky ideal needs this turn's length: the usage (or the worker's ids) gives it
+      const traj = this.#trajectories.peek(pending.correlationId);
+      const count = obs.promptTokens ?? obs.workerPromptTokens?.length ?? null;
+      if (traj !== undefined && count !== null && traj.lastServer === server) traj.lastPromptTokens = count;
+    }
     if (pending.backfillKeys !== null && obs.ok) for (const k of pending.backfillKeys) this.#replica.backfill(pending.server, k, pending.backfillAlgo);
     const scattered = obs.ok && obs.promptTokens !== null && pending.followup && cached < 0.5 * prompt;
     if (this.#onOutcome !== null) {
@@ -756,7 +771,7 @@ class Sentinel implements SentinelState {
         ok: obs.ok,
         promptTokens: obs.promptTokens,
         cachedTokens: obs.cachedTokens,
-        oracleCachedTokens: pending.hasKeys ? Math.min(pending.oracleBestTokens, prompt) : null,
+        oracleCachedTokens: pending.hasKeys ? Math.max(Math.min(pending.oracleBestTokens, prompt), cached) : null,
         scattered,
       });
     }
@@ -778,17 +793,45 @@ class Sentinel implements SentinelState {
     // the exported oracle (kvsentinel_oracle_cached_tokens_total) follows the diagnosis: the oracle-best server from
     // worker truth when the sidecar sees stored events, else the sticky ideal — so the tokens lost it gives are those
     // hit-rate-below-oracle reports, also with events off
-    const truthOracle = pending.hasKeys && this.#seesWorkerEvents && this.#truthSeen;
+    // text and chat requests: the worker's own ids (CTX response) give the oracle once the outcome is in
+    const workerBest = !pending.hasKeys && workerKeys !== null ? this.#workerTokenJoin(obs.ts, server, cached, workerKeys) : null;
+    const joined = pending.hasKeys || workerBest !== null;
+    const truthOracle = joined && this.#seesWorkerEvents && this.#truthSeen;
     if (!truthOracle) totals.oracleCachedTokens += ideal;
-    if (pending.hasKeys) {
-      const oracleBest = Math.min(pending.oracleBestTokens, prompt);
+    if (joined) {
+      // the best achievable never trails what was achieved: the chosen server held at least what it reused
+      const oracleBest = Math.max(Math.min(workerBest ?? pending.oracleBestTokens, prompt), cached);
       if (truthOracle) totals.oracleCachedTokens += oracleBest;
       this.#count(obs.ts, 'jp', prompt);
       this.#count(obs.ts, 'jc', cached);
       this.#count(obs.ts, 'jo', oracleBest);
+    }
+    if (pending.hasKeys) {
       this.#count(obs.ts, `joined|${server}`);
       if (cached > pending.oracleChosenTokens + Math.max(pending.blockSize, 1)) this.#count(obs.ts, `above|${server}`);
     }
+  }
+
+  /** The oracle of a decision that had no keys, from the worker's prompt ids; returns the best server's tokens. */
+  #workerTokenJoin(ts: number, server: string, cached: number, keys: DecisionKeys): number {
+    const join = workerTokenOracle({
+      servers: this.digester.serverIds(),
+      chosen: server,
+      cachedTokens: cached,
+      keys,
+      truth: this.#truth,
+      blockSizeOf: (s) => this.digester.blockSizeOf(s),
+      hashAlgoOf: (s) => this.digester.hashAlgoOf(s),
+    });
+    this.#count(ts, 'wkeys');
+    if (join.best > 0) this.#count(ts, 'oracleAny');
+    if (join.best <= 0) this.#count(ts, 'noPrefix');
+    else {
+      this.#count(ts, join.chosenIsBest ? 'best' : 'notBest');
+      this.#count(ts, 'chance', join.bestServers.length / join.servers.length);
+      for (const s of join.bestServers) this.#count(ts, `bestHas|${s}`);
+    }
+    return join.best;
   }
 
   #routerScore(obs: RouterScoreObservation): void {
@@ -911,6 +954,7 @@ class Sentinel implements SentinelState {
         realisedAboveOracle: sum(`above|${server}`),
         joinedOutcomes: sum(`joined|${server}`),
         meanInflight: inflN > 0 ? sum(`infl|${server}`) / inflN : null,
+        unreadableRequests: Object.fromEntries(REQUEST_UNREADABLE_REASONS.map((r) => [r, sum(`unr|${server}|${r}`)])) as Record<RequestUnreadableReason, number>,
       };
     });
     const maxInflN = sum('maxInflN');
@@ -921,6 +965,8 @@ class Sentinel implements SentinelState {
       serverCount: this.#serverCount(),
       decisions: sum('dec'),
       withKeys: sum('keys'),
+      withWorkerTokens: sum('wkeys'),
+      textOrChat: sum('textChat'),
       withOutcome: sum('wout'),
       predictedAnyMatch: sum('predAny'),
       oracleAnyMatch: sum('oracleAny'),

@@ -1,4 +1,4 @@
-// One relay port for one CTX worker (design.md §3, relay mode). Every path is a streaming reverse proxy to the
+// One relay port for one CTX worker (docs/design.md §3, relay mode). Every path is a streaming reverse proxy to the
 // worker, except POST /kv_cache_events, which is answered from the relay's own event buffer: the relay is the sole
 // consumer of the worker's destructive queue and gives each consumer every event exactly once, in the worker's exact
 // JSON (relay-event-path.ts holds that logic; this file puts HTTP around it). Completion requests additionally
@@ -20,8 +20,11 @@ import type { AddressInfo } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { PassThrough, type Readable } from 'node:stream';
 import { type Dispatcher, Pool } from 'undici';
-import { parseCompletionUsage } from '../../core/relay/completion-usage.js';
-import { parseCtxRequest, type CtxRequestInfo } from '../../core/relay/ctx-request.js';
+import { ctxBodyEncoding, MSGPACK_FLAG_HEADER } from '../../core/relay/ctx-body-encoding.js';
+import { createCtxBodyReader } from '../../core/relay/ctx-body-reader.js';
+import { parseCtxRequest, unreadableCtxRequest, type CtxRequestInfo } from '../../core/relay/ctx-request.js';
+import type { CtxResponseInfo } from '../../core/relay/ctx-response.js';
+import type { RequestUnreadableReason } from '../../core/relay/request-unreadable.js';
 import type { EventBufferOptions, EventBufferStats } from '../../core/relay/event-buffer.js';
 import { fetchText, reasonOf } from '../http/fetch-text.js';
 import type { Clock, Logger, ObservationSink, RunningSource, SourceReporter } from '../ports.js';
@@ -100,12 +103,13 @@ export interface RelayDeps {
   readonly onProxied?: (server: string, seconds: number) => void;
   /** a request refused without being forwarded (the exporter's counter) */
   readonly onRejected?: (server: string, reason: RelayRejectReason) => void;
+  /** a CTX request whose prompt or ids could not be read (the exporter's counter) */
+  readonly onUnreadable?: (server: string, reason: RequestUnreadableReason) => void;
 }
 
 export type RelayRejectReason = 'body_too_large';
 
 const RESPONSE_TAIL_BYTES = 256 * 1024;
-const RESPONSE_CAPTURE_BYTES = 1024 * 1024;
 
 function pathOf(url: string | undefined): string {
   const u = url ?? '/';
@@ -151,8 +155,12 @@ class BodyCapture {
     return !this.#overflow;
   }
 
+  bytes(): Buffer {
+    return Buffer.concat(this.#chunks, this.#bytes);
+  }
+
   text(): string {
-    return Buffer.concat(this.#chunks, this.#bytes).toString('utf8');
+    return this.bytes().toString('utf8');
   }
 }
 
@@ -271,6 +279,7 @@ export class WorkerRelay implements RunningSource {
   #requestCounter = 0;
   #capturesTruncated = 0;
   #rejectedTooLarge = 0;
+  readonly #unreadable = new Map<RequestUnreadableReason, number>();
   #started = false;
   #stopped: Promise<void> | undefined;
 
@@ -317,6 +326,11 @@ export class WorkerRelay implements RunningSource {
   /** requests refused with 413 because their body was over maxRequestBytes */
   get rejectedTooLarge(): number {
     return this.#rejectedTooLarge;
+  }
+
+  /** CTX requests whose prompt or ids could not be read, by reason (cumulative) */
+  unreadableRequests(): ReadonlyMap<RequestUnreadableReason, number> {
+    return this.#unreadable;
   }
 
   bufferStats(): EventBufferStats {
@@ -470,7 +484,8 @@ export class WorkerRelay implements RunningSource {
         const capture = new BodyCapture(this.#options.captureMaxBytes, 0);
         // the prompt is read as the body streams through, chunk by chunk; the capture is only for the rare body the
         // scanner hands to the text path (several prompts) and for a scan thread that died
-        const scan = this.#scans.open();
+        const encoding = ctxBodyEncoding(req.headers);
+        const scan = this.#scans.open(encoding);
         const inflight = this.#deps.inflight.snapshot();
         this.#deps.inflight.inc(this.target.id);
         requestId = `relay-${this.target.id}-${++this.#requestCounter}`;
@@ -479,10 +494,15 @@ export class WorkerRelay implements RunningSource {
           if (!capture.complete) {
             this.#capturesTruncated++;
             scan.drop();
-            return parseCtxRequest(null, req.headers);
+            return unreadableCtxRequest('too_large', req.headers);
           }
-          const scanned = await scan.finish(req.headers).catch(() => null);
-          return scanned ?? parseCtxRequest(capture.text(), req.headers);
+          const scanned = await scan.finish(req.headers).catch(() => undefined);
+          if (scanned !== null && scanned !== undefined) return scanned;
+          // the JSON text path (several prompts, strings), or a scan thread that died: read the capture here
+          if (encoding === 'json') return parseCtxRequest(capture.text(), req.headers);
+          const inline = createCtxBodyReader(encoding);
+          inline.feed(capture.bytes());
+          return inline.finish(req.headers) ?? unreadableCtxRequest('malformed', req.headers);
         };
         decide = () => {
           if (decision !== undefined) return decision;
@@ -495,6 +515,10 @@ export class WorkerRelay implements RunningSource {
         };
         const record = (info: CtxRequestInfo): void => {
           if (info.disaggRequestId !== null) requestId = info.disaggRequestId;
+          if (info.unreadable !== null) {
+            this.#unreadable.set(info.unreadable, (this.#unreadable.get(info.unreadable) ?? 0) + 1);
+            this.#deps.onUnreadable?.(this.target.id, info.unreadable);
+          }
           this.#deps.sink.apply({
             kind: 'decision',
             ts,
@@ -504,6 +528,8 @@ export class WorkerRelay implements RunningSource {
             promptTokens: info.promptTokens,
             promptTokenCount: info.promptTokens?.length ?? null,
             inflight,
+            promptForm: info.promptForm,
+            unreadable: info.unreadable,
           });
         };
         req.on('data', (chunk: Buffer) => {
@@ -517,10 +543,11 @@ export class WorkerRelay implements RunningSource {
     }
 
     let ok = false;
-    let usage: { promptTokens: number | null; cachedTokens: number | null } = { promptTokens: null, cachedTokens: null };
+    let response: Promise<CtxResponseInfo> | null = null;
     try {
-      // usage comes last: a long response keeps only its tail, so concurrency cannot multiply a big capture
-      const capture = isCtx ? new BodyCapture(Math.min(this.#options.captureMaxBytes, RESPONSE_CAPTURE_BYTES), RESPONSE_TAIL_BYTES) : undefined;
+      // a context-only answer carries the worker's prompt ids (up to captureMaxBytes is kept); usage comes last, so a
+      // longer response keeps only its tail and concurrency cannot multiply a big capture
+      const capture = isCtx ? new BodyCapture(this.#options.captureMaxBytes, RESPONSE_TAIL_BYTES) : undefined;
       const upstream = await exchange.run(this.#pool, {
         method: req.method ?? 'GET',
         path: req.url ?? '/',
@@ -532,7 +559,8 @@ export class WorkerRelay implements RunningSource {
         const ct = upstream.headers['content-type'];
         const sse = typeof ct === 'string' && ct.includes('text/event-stream');
         if (!capture.complete) this.#capturesTruncated++;
-        usage = parseCompletionUsage(capture.text(), { sse, complete: capture.complete });
+        const msgpack = upstream.headers[MSGPACK_FLAG_HEADER] === '1';
+        response = this.#scans.response(capture.bytes(), { sse, complete: capture.complete, msgpack });
       }
       if (upstream.statusCode < 500) this.#deps.status.ok(this.name);
     } catch (err) {
@@ -553,15 +581,17 @@ export class WorkerRelay implements RunningSource {
         const latencyMs = performance.now() - startedAt;
         // the decision first (recorded when the scan answered), then the outcome
         await decide?.();
+        const usage = response === null ? null : await response;
         this.#deps.sink.apply({
           kind: 'outcome',
           ts: this.#deps.clock(),
           requestId,
           server: this.target.id,
           ok,
-          promptTokens: usage.promptTokens,
-          cachedTokens: usage.cachedTokens,
+          promptTokens: usage?.promptTokens ?? null,
+          cachedTokens: usage?.cachedTokens ?? null,
           latencyMs,
+          workerPromptTokens: usage?.workerPromptTokens ?? null,
         });
         this.#deps.onProxied?.(this.target.id, latencyMs / 1000);
       }
