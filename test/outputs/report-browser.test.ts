@@ -42,7 +42,8 @@ async function expectCompleteReport(opened: OpenedPage, verdict: string, finding
   await expect.poll(() => page.locator('[data-verdict]').getAttribute('data-verdict')).toBe(verdict);
   expect(await page.locator('.verdict').isVisible()).toBe(true);
   expect(await page.locator('.verdict strong').innerText()).toBe(verdict.toUpperCase());
-  expect(await page.locator('[data-finding]').evaluateAll((els) => els.map((e) => e.getAttribute('data-finding')))).toEqual(findings);
+  const shown = await Promise.all((await page.locator('[data-finding]').all()).map((card) => card.getAttribute('data-finding')));
+  expect(shown).toEqual(findings);
   for (const id of findings) {
     const card = page.locator(`[data-finding="${id}"]`);
     expect(await card.isVisible(), id).toBe(true);
@@ -58,7 +59,8 @@ async function expectCompleteReport(opened: OpenedPage, verdict: string, finding
     const box = await svg.boundingBox();
     expect(box!.width).toBeGreaterThan(300);
     // drawn marks: a line with at least two points, or bars
-    const marks = await svg.evaluate((el) => [...el.querySelectorAll('path.series')].filter((p) => ((p.getAttribute('d') ?? '').match(/[ML]/g) ?? []).length >= 2).length + el.querySelectorAll('rect').length);
+    const paths = await Promise.all((await svg.locator('path.series').all()).map((p) => p.getAttribute('d')));
+    const marks = paths.filter((d) => ((d ?? '').match(/[ML]/g) ?? []).length >= 2).length + (await svg.locator('rect').count());
     expect(marks, `plot ${id} has marks`).toBeGreaterThan(0);
   }
   expect(await page.locator('#servers-table tr').count()).toBeGreaterThan(1);
@@ -131,10 +133,11 @@ describe('HTML report in chromium, offline from simulator bundles', () => {
     const opened = await openReportFile(join(root, 'seed.html'));
     const { page } = opened;
     await page.emulateMedia({ media: 'print' });
-    const breaks = await page.locator('section.page').evaluateAll((els) => els.map((e) => e.ownerDocument.defaultView!.getComputedStyle(e).breakBefore));
+    // (the test is typed without the DOM library: the page evaluates these expressions itself)
+    const breaks = await page.evaluate<string[]>("[...document.querySelectorAll('section.page')].map((e) => getComputedStyle(e).breakBefore)");
     expect(breaks.length).toBeGreaterThanOrEqual(3);
     expect(breaks.every((b) => b === 'page')).toBe(true);
-    expect(await page.locator('figure').first().evaluate((e) => e.ownerDocument.defaultView!.getComputedStyle(e).breakInside)).toBe('avoid');
+    expect(await page.evaluate("getComputedStyle(document.querySelector('figure')).breakInside")).toBe('avoid');
     const pdf = await page.pdf({ format: 'A4', printBackground: true });
     const text = pdf.toString('latin1');
     const pages = (text.match(/\/Type\s*\/Page[^s]/g) ?? []).length;
