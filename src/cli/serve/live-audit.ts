@@ -46,7 +46,7 @@ export const liveAudit = {
       throw new CliError(`cannot start the sources: ${err instanceof Error ? err.message : String(err)}`);
     }
     const started = Date.now();
-    const sampler = startTimelineSampler(() => state.snapshot(Date.now()), Date.now);
+    const sampler = startTimelineSampler(() => state.peek(Date.now()), Date.now);
     await new Promise<void>((resolve) => {
       const tick = setInterval(() => {
         const left = Math.max(0, durationMs - (Date.now() - started));

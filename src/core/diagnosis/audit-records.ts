@@ -29,7 +29,7 @@ export async function auditRecords(records: AsyncIterable<BundleRecord> | Iterab
     state.apply(record.observation, record.digest);
     count++;
     if (record.observation.ts > lastTs) lastTs = record.observation.ts;
-    options.timeline?.offer(lastTs, () => state.snapshot(lastTs));
+    options.timeline?.offer(lastTs, () => state.peek(lastTs));
     if (options.onProgress !== undefined && count % every === 0) options.onProgress(count, lastTs);
   }
   const snapshot = state.snapshot(lastTs);
