@@ -188,6 +188,13 @@ export class ObservationDigester {
       return { kind: 'outcome', keys: this.#decisionKeys(tokens, null) };
     }
     if (obs.kind === 'worker-events') {
+      if (obs.stream?.hashes === 'rekeyed') {
+        // keys kvsentinel chained itself from the tokens: nothing of the engine's hash is left to verify
+        const stored = obs.events.map((event): StoredEventCheck | null =>
+          event.data.type === 'stored' ? { checks: event.data.blocks.map(() => 'unverifiable' as const), tokenCounts: event.data.blocks.map((b) => b.tokens.length), alternative: null } : null,
+        );
+        return { kind: 'worker-events', digest: { stored } };
+      }
       const stored = obs.events.map((event) => this.#checkStored(obs.server, event));
       return { kind: 'worker-events', digest: { stored } };
     }
@@ -226,8 +233,10 @@ export class ObservationDigester {
         });
         return;
       }
+      case 'stream-sequence':
       case 'decision':
       case 'outcome':
+      case 'render-check':
       case 'router-state':
       case 'router-poll':
       case 'router-score':

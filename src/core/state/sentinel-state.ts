@@ -23,6 +23,7 @@ import type {
   OutcomeObservation,
   RouterPollObservation,
   RouterScoreObservation,
+  StreamSequenceObservation,
   WorkerEventsObservation,
 } from '../observe/observation.js';
 import { DEFAULT_MAX_TABLE_BLOCKS_PER_SERVER, EventSequenceTracker, RouterReplicaTable, WorkerTruthTable } from '../tables/index.js';
@@ -44,6 +45,7 @@ import { workerTokenOracle } from './worker-token-oracle.js';
 import { REQUEST_UNREADABLE_REASONS, type RequestUnreadableReason } from '../relay/request-unreadable.js';
 import { RelayBuffer, type CompactEvent } from './relay-buffer.js';
 import type { DecisionStats, Finding, RankStats, ServerStats, SentinelSnapshot, Verdict } from './snapshot.js';
+import { RenderParity } from './render-parity.js';
 import { WindowedCounters } from './windowed-counters.js';
 
 export type SentinelMode = 'relay' | 'watch' | 'exclusive' | 'auto';
@@ -286,9 +288,13 @@ class Sentinel implements SentinelState {
   #serverObservationsIgnored = 0;
   /** the router's tokens_per_block from its behaviour, while no source states it */
   readonly #tpbInference = new RouterBlockSizeInference();
+  readonly #render: RenderParity;
   /** the chunk sizes last considered while the router's is unknown */
   #tpbCandidates: readonly number[] = [];
   #sawDrain = false;
+  /** a ZMQ stream source is subscribed (or delivered): worker events are seen without drains */
+  #sawStream = false;
+  readonly #streamServers = new Set<string>();
   /** a stored event was seen: worker truth can say where a prefix was */
   #truthSeen = false;
   #sawRouterPoll = false;
@@ -312,6 +318,7 @@ class Sentinel implements SentinelState {
     const windowMs = options.windowMs ?? null;
     this.#all = new WindowedCounters({ windowMs: null });
     this.#win = windowMs === null ? this.#all : new WindowedCounters({ windowMs });
+    this.#render = new RenderParity(windowMs);
     this.#truth = new WorkerTruthTable({ maxBlocksPerServer: this.#limits.tableBlocksPerServer });
     this.#replica = new RouterReplicaTable({ maxBlocksPerServer: this.#limits.tableBlocksPerServer });
     this.#trajectories = new LruMap(this.#limits.trajectories);
@@ -333,6 +340,9 @@ class Sentinel implements SentinelState {
       case 'worker-events':
         this.#workerEvents(obs, d?.kind === 'worker-events' ? d.digest.stored : null);
         return;
+      case 'stream-sequence':
+        this.#streamSequence(obs);
+        return;
       case 'router-poll':
         this.#routerPoll(obs);
         return;
@@ -341,6 +351,9 @@ class Sentinel implements SentinelState {
         return;
       case 'outcome':
         this.#outcome(obs, d?.kind === 'outcome' ? d.keys : null);
+        return;
+      case 'render-check':
+        this.#render.observe(obs, this.digester.router.tokensPerBlock ?? this.#tpbInference.inferred ?? DEFAULT_ROUTER_TOKENS_PER_BLOCK);
         return;
       case 'router-state': {
         this.#sawRouterDebug = true;
@@ -390,8 +403,10 @@ class Sentinel implements SentinelState {
         if (obs.inflight === null || Object.keys(obs.inflight).every((s) => this.#admit(s))) return obs;
         return { ...obs, inflight: Object.fromEntries(Object.entries(obs.inflight).filter(([s]) => this.#admitted.has(s))) };
       case 'worker-events':
+      case 'stream-sequence':
       case 'router-poll':
       case 'outcome':
+      case 'render-check':
       case 'server-info':
       case 'router-state':
       case 'poll-failure':
@@ -430,12 +445,20 @@ class Sentinel implements SentinelState {
   #workerEvents(obs: WorkerEventsObservation, checks: readonly (StoredEventCheck | null)[] | null): void {
     const server = obs.server;
     const totals = this.#totals(server);
-    this.#sawDrain = true;
-    // a drain proves the relay reads its worker again, even from a source that reports only its failures
-    const relaySource = this.#sources.get(`relay:${server}`);
-    if (relaySource !== undefined && !relaySource.up) this.#sourceHealth(obs.ts, `relay:${server}`, true, null);
-    this.#count(obs.ts, `drain|${server}`);
-    if (obs.events.length === 0) this.#count(obs.ts, `drain0|${server}`);
+    const streamed = obs.stream !== undefined;
+    if (streamed) {
+      this.#sawStream = true;
+      this.#count(obs.ts, `sev|${server}`, obs.events.length);
+    } else {
+      this.#sawDrain = true;
+      // a drain proves the relay reads its worker again, even from a source that reports only its failures
+      const relaySource = this.#sources.get(`relay:${server}`);
+      if (relaySource !== undefined && !relaySource.up) this.#sourceHealth(obs.ts, `relay:${server}`, true, null);
+      this.#count(obs.ts, `drain|${server}`);
+      if (obs.events.length === 0) this.#count(obs.ts, `drain0|${server}`);
+    }
+    // a stream reaches every subscriber: a router that reads it (rather than a pull path it polls) holds the same
+    const replicaFromStream = streamed && totals.routerPolls === 0;
     const relay = this.#relayOf(server);
     // per-event counters are summed over the observation (all at obs.ts) and added once: a drain carries thousands
     // of events, and a counter key is a fresh string to hash on every add
@@ -480,8 +503,11 @@ class Sentinel implements SentinelState {
           if (check.alternative !== null) totals.alternativeAlgo = check.alternative;
         }
       }
-      const late = relay.push(obs.firstSeq + i, event);
-      if (late !== null) this.#applyToReplica(server, late);
+      if (replicaFromStream) this.#replica.apply(server, event);
+      else if (!streamed) {
+        const late = relay.push(obs.firstSeq + i, event);
+        if (late !== null) this.#applyToReplica(server, late);
+      }
     }
     if (events.length > 0) this.#count(obs.ts, `ev|${server}`, events.length);
     for (const [rank, r] of perRank) {
@@ -495,6 +521,30 @@ class Sentinel implements SentinelState {
     if (match > 0) this.#count(obs.ts, `hm|${server}`, match);
     if (mismatch > 0) this.#count(obs.ts, `hx|${server}`, mismatch);
     if (unverifiable > 0) this.#count(obs.ts, `hu|${server}`, unverifiable);
+  }
+
+  #streamSequence(obs: StreamSequenceObservation): void {
+    const { server, rank, ts } = obs;
+    this.#totals(server);
+    this.#sawStream = true;
+    if (obs.change === 'subscribed') {
+      this.#streamServers.add(server);
+      return;
+    }
+    if (obs.change === 'reset') {
+      this.#sequence.noteStreamReset(server, rank);
+      this.#truth.clearRank(server, rank);
+      this.#count(ts, `reset|${server}`);
+      this.#count(ts, `rreset|${server}|${rank}`);
+      return;
+    }
+    if (obs.filled > 0) this.#count(ts, `sfill|${server}`, obs.filled);
+    if (obs.lost <= 0) return;
+    this.#sequence.noteStreamGap(server, rank, obs.lost);
+    this.#count(ts, `gap|${server}`);
+    this.#count(ts, `miss|${server}`, obs.lost);
+    this.#count(ts, `rgap|${server}|${rank}`);
+    this.#count(ts, `rmiss|${server}|${rank}`, obs.lost);
   }
 
   #applyToReplica(server: string, event: CompactEvent): void {
@@ -571,8 +621,10 @@ class Sentinel implements SentinelState {
     const backfillAlgo = this.digester.hashAlgoOf(server);
     let candidates: DecisionJoin['candidates'] = [];
     let oracleBest: string[] = [];
+    // router-side ids from kvsentinel's render predict the router; the oracle is the worker's, from its own ids
+    const oracleDeferred = obs.promptTokensFrom === 'tokenizer';
     if (keys !== null) {
-      const joined = this.#join(obs, keys);
+      const joined = this.#join(obs, keys, !oracleDeferred);
       candidates = joined.candidates;
       oracleBest = joined.oracleBestServers;
       oracleBestTokens = joined.oracleBest;
@@ -609,7 +661,7 @@ class Sentinel implements SentinelState {
       followup,
       sticky,
       prevPromptTokens,
-      hasKeys: keys !== null,
+      hasKeys: keys !== null && !oracleDeferred,
       oracleBestTokens,
       oracleChosenTokens,
       blockSize,
@@ -635,6 +687,7 @@ class Sentinel implements SentinelState {
   #join(
     obs: DecisionObservation,
     keys: DecisionKeys,
+    withOracle: boolean,
   ): {
     oracleBest: number;
     oracleChosen: number;
@@ -697,9 +750,11 @@ class Sentinel implements SentinelState {
     // hold under every size the router may use)
     if (predictedAny) this.#count(ts, 'predAny');
     const maxOracle = Math.max(...oracle);
-    if (maxOracle > 0) this.#count(ts, 'oracleAny');
-    if (firstHeld) this.#count(ts, 'first');
-    if (maxOracle <= 0) {
+    if (withOracle && maxOracle > 0) this.#count(ts, 'oracleAny');
+    if (withOracle && firstHeld) this.#count(ts, 'first');
+    if (!withOracle) {
+      // counted when the worker's ids arrive (#workerTokenJoin)
+    } else if (maxOracle <= 0) {
       this.#count(ts, 'noPrefix');
     } else {
       const best = oracle.filter((o) => o === maxOracle).length;
@@ -900,7 +955,7 @@ class Sentinel implements SentinelState {
 
   get #seesWorkerEvents(): boolean {
     // a relay reports the router's polls even when every drain was empty
-    return this.#mode === 'relay' || this.#mode === 'exclusive' || (this.#mode === 'auto' && (this.#sawDrain || this.#sawRouterPoll));
+    return this.#mode === 'relay' || this.#mode === 'exclusive' || (this.#mode === 'auto' && (this.#sawDrain || this.#sawRouterPoll || this.#sawStream));
   }
 
   #routerTokensPerBlock(): Pick<DiagnosisInput['router'], 'tokensPerBlock' | 'tokensPerBlockFrom' | 'tokensPerBlockCandidates'> {
@@ -939,6 +994,9 @@ class Sentinel implements SentinelState {
         emptyDrains: sum(`drain0|${server}`),
         events: sum(`ev|${server}`),
         eventsTotal: this.#all.sum(`ev|${server}`, now),
+        streamed: this.#streamServers.has(server),
+        streamEvents: sum(`sev|${server}`),
+        streamBatchesFilled: sum(`sfill|${server}`),
         storedEvents: sum(`stored|${server}`),
         gaps: sum(`gap|${server}`),
         missedEvents: sum(`miss|${server}`),
@@ -1033,6 +1091,7 @@ class Sentinel implements SentinelState {
         replicaPredictedMatch: sum('rsRep'),
         replicaMatchRouterNone: sum('rsRepNone'),
       },
+      render: this.#render.diagnosis(now),
       sources,
     };
   }

@@ -54,6 +54,13 @@ describe('rules', () => {
       expected: ['events-partial-ranks'],
     },
     {
+      name: 'events-partial-ranks: every rank shows events; requests reusing unannounced blocks (late drains) are no lost rank',
+      input: quietInput({
+        servers: servers({ ranks: [0, 1, 2, 3].map((rank) => ({ rank, stated: true, events: 200, gaps: 0, missedEvents: 0, resets: 0, lastEventId: 199 })), realisedAboveOracle: 150 }),
+      }),
+      expected: [],
+    },
+    {
       name: 'event-stream-reset: info',
       input: quietInput({ servers: [quietServer('ctx0', { resets: 1 }), quietServer('ctx1'), quietServer('ctx2')] }),
       expected: ['event-stream-reset'],
