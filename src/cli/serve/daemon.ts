@@ -79,6 +79,8 @@ export interface Daemon {
   readonly config: () => ServeConfig;
   webAddress(): { host: string; port: number };
   relayAddress(id: string): { host: string; port: number } | null;
+  /** every listen address of that relay, one per consumer port */
+  relayAddresses(id: string): { host: string; port: number }[];
 }
 
 interface SourceSpec {
@@ -109,6 +111,7 @@ function addCounters(a: RelayCounters | undefined, b: RelayCounters): RelayCount
     consumersEvicted: a.consumersEvicted + b.consumersEvicted,
     resumePositionsDiscarded: a.resumePositionsDiscarded + b.resumePositionsDiscarded,
     upstreamRetries: a.upstreamRetries + b.upstreamRetries,
+    eventsRedelivered: a.eventsRedelivered + b.eventsRedelivered,
   };
 }
 
@@ -227,13 +230,12 @@ export function createDaemon(initial: ServeConfig, deps: DaemonDeps = {}): Daemo
     const specs: SourceSpec[] = [];
     const resolve: ServerResolver = (name) => resolver(name);
     for (const r of c.relays) {
-      const target = { id: r.id, upstream: r.upstream, host: r.host ?? c.listen.host, port: r.port };
+      const target = { id: r.id, upstream: r.upstream, host: r.host ?? c.listen.host, port: r.port, replicaPorts: r.replicaPorts };
       const options = {
         drainIntervalMs: c.relay.drainIntervalMs,
         drainTimeoutMs: c.relay.drainTimeoutMs,
         maxDrainBytes: c.relay.maxDrainBytes,
         consumerHeader: c.relay.consumerHeader,
-        consumerBy: c.relay.consumerBy,
         captureMaxBytes: c.relay.captureMaxBytes,
         maxRequestBytes: c.relay.maxRequestBytes,
         proxyTimeoutMs: c.relay.proxyTimeoutMs,
@@ -420,6 +422,10 @@ export function createDaemon(initial: ServeConfig, deps: DaemonDeps = {}): Daemo
     relayAddress(id) {
       for (const s of running.values()) if (s instanceof WorkerRelay && s.target.id === id) return s.address();
       return null;
+    },
+    relayAddresses(id) {
+      for (const s of running.values()) if (s instanceof WorkerRelay && s.target.id === id) return s.addresses();
+      return [];
     },
   };
   return daemon;
