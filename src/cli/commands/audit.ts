@@ -101,7 +101,7 @@ export function emitAuditReport(report: AuditReport, options: { json?: boolean; 
 }
 
 /** Live audit hook: the daemon's sources register it (flags, --duration); null until they do. */
-export type LiveAudit = (command: Command, options: Record<string, unknown>, progress: (line: string) => void) => Promise<AuditRun>;
+export type LiveAudit = (command: Command, options: Record<string, unknown>, progress: (line: string) => void) => Promise<AuditRun & { readonly finish: () => Promise<void> }>;
 
 export function registerAuditCommand(program: Command, live: { addOptions: (cmd: Command) => void; run: LiveAudit } | null = null): void {
   const command = program
@@ -115,18 +115,25 @@ export function registerAuditCommand(program: Command, live: { addOptions: (cmd:
   live?.addOptions(command);
   command.action(async (options: AuditCommandOptions & Record<string, unknown>, cmd: Command) => {
     const progress = options.progress === false || process.stderr.isTTY !== true ? (): void => undefined : (line: string): void => void process.stderr.write(`${line}\n`);
-    let run: AuditRun;
+    const report = async (run: AuditRun): Promise<void> => {
+      if (options.report !== undefined) {
+        await writeHtmlReport(options.report, run);
+        progress(`kvsentinel: HTML report written to ${options.report}`);
+      }
+      process.exitCode = emitAuditReport(run.report, options);
+    };
     if (options.bundle !== undefined) {
-      run = await auditBundleRun(options.bundle, progress);
+      await report(await auditBundleRun(options.bundle, progress));
     } else if (live !== null) {
-      run = await live.run(cmd, options, progress);
+      // a live audit reports at the end of its window, then stops its sources
+      const run = await live.run(cmd, options, progress);
+      try {
+        await report(run);
+      } finally {
+        await run.finish();
+      }
     } else {
       throw new CliError('give --bundle DIR (a recording from `kvsentinel record --out DIR`); live sources are not available in this build');
     }
-    if (options.report !== undefined) {
-      await writeHtmlReport(options.report, run);
-      progress(`kvsentinel: HTML report written to ${options.report}`);
-    }
-    process.exitCode = emitAuditReport(run.report, options);
   });
 }
