@@ -7,7 +7,7 @@
 // - A failing snapshot never fails the scrape: source health is still exported, the error is logged.
 // - Every finding id and verdict is exported (0 when not active), so alerts see a series before the first firing.
 import { Counter, Gauge, Histogram, collectDefaultMetrics, type Registry } from 'prom-client';
-import { FINDING_CATALOG, FINDING_IDS } from '../core/diagnosis/finding-catalog.js';
+import { FINDING_CATALOG, FINDING_IDS, GRADED_FINDINGS, SEVERITIES, severityRank } from '../core/diagnosis/finding-catalog.js';
 import type { SentinelSnapshot, ServerStats, Verdict } from '../core/state/snapshot.js';
 import type { KvEventType } from '../core/wire/kv-event.js';
 import type { Logger } from '../sources/ports.js';
@@ -59,6 +59,8 @@ export interface Exporter {
   countRelayRejected(server: string, reason: string, by?: number): void;
   /** CTX requests whose prompt or ids the relay could not read; `by` 0 creates the series */
   countRelayUnreadable(server: string, reason: string, by?: number): void;
+  /** a text or chat request rendered with the model's tokenizer, or why not (`reason`); `by` 0 creates the series */
+  countRender(server: string, result: 'rendered' | 'failed', reason: string | null, by?: number): void;
 }
 
 const EVENT_TYPES: readonly KvEventType[] = ['created', 'stored', 'removed', 'updated', 'all_cleared'];
@@ -180,6 +182,9 @@ export function createExporter(deps: ExporterDeps): Exporter {
   counter(METRICS.relayAbandonedPolls, (set) => {
     for (const r of deps.relays?.() ?? []) set({ server: r.server }, r.abandonedPolls);
   });
+  counter(METRICS.relayEventsRedelivered, (set) => {
+    for (const r of deps.relays?.() ?? []) set({ server: r.server }, r.eventsRedelivered);
+  });
   counter(METRICS.relayUpstreamRetries, (set) => {
     for (const r of deps.relays?.() ?? []) set({ server: r.server }, r.upstreamRetries);
   });
@@ -240,12 +245,17 @@ export function createExporter(deps: ExporterDeps): Exporter {
     registers: [registry],
   });
   const relayRejected = new Counter({ name: METRICS.relayRejected.name, help: METRICS.relayRejected.help, labelNames: METRICS.relayRejected.labels, registers: [registry] });
+  const renderRequests = new Counter({ name: METRICS.renderRequests.name, help: METRICS.renderRequests.help, labelNames: METRICS.renderRequests.labels, registers: [registry] });
   const relayUnreadable = new Counter({ name: METRICS.relayUnreadable.name, help: METRICS.relayUnreadable.help, labelNames: METRICS.relayUnreadable.labels, registers: [registry] });
   gauge(METRICS.findingActive, (set) => {
     const snapshot = view().snapshot;
     if (snapshot === null) return;
-    const active = new Set(snapshot.findings.map((f) => f.id));
-    for (const id of FINDING_IDS) set({ id, severity: FINDING_CATALOG[id] }, active.has(id) ? 1 : 0);
+    const active = new Map(snapshot.findings.map((f) => [f.id, f.severity]));
+    for (const id of FINDING_IDS) {
+      set({ id, severity: FINDING_CATALOG[id] }, active.get(id) === FINDING_CATALOG[id] ? 1 : 0);
+      // a graded finding holding below its catalog severity: its own series, so the critical alert stays quiet
+      if (GRADED_FINDINGS.includes(id)) for (const severity of SEVERITIES.filter((s) => severityRank(s) < severityRank(FINDING_CATALOG[id]))) set({ id, severity }, active.get(id) === severity ? 1 : 0);
+    }
   });
   gauge(METRICS.verdict, (set) => {
     const snapshot = view().snapshot;
@@ -266,6 +276,9 @@ export function createExporter(deps: ExporterDeps): Exporter {
     },
     countRelayUnreadable(server, reason, by = 1) {
       relayUnreadable.inc({ server, reason }, by);
+    },
+    countRender(server, result, reason, by = 1) {
+      renderRequests.inc({ server, result: result === 'rendered' ? 'rendered' : (reason ?? 'tokenizer-error').replace(/-/g, '_') }, by);
     },
     metrics() {
       // concurrent scrapes share one snapshot and one exposition

@@ -92,6 +92,7 @@ export function observationFrame(o: Observation): LiveFrame | null {
     case 'worker-events':
     case 'stream-sequence':
     case 'router-poll':
+    case 'render-check':
     case 'server-info':
     case 'router-config':
     case 'router-state':

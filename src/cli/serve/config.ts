@@ -28,6 +28,8 @@ export interface RelaySpec {
   /** null host: the main listen host */
   readonly host: string | null;
   readonly port: number;
+  /** more ports on the same host, one consumer (orchestrator replica) each: `ID=URL@9401,9411` */
+  readonly replicaPorts: readonly number[];
 }
 
 export interface CtxSpec {
@@ -52,7 +54,6 @@ export interface ServeConfig {
     readonly drainTimeoutMs: number;
     readonly maxDrainBytes: number;
     readonly consumerHeader: string;
-    readonly consumerBy: 'address' | 'address-port';
     readonly captureMaxBytes: number;
     /** largest proxied request body; larger ones are answered 413 */
     readonly maxRequestBytes: number;
@@ -84,6 +85,11 @@ export interface ServeConfig {
   readonly timeoutMs: number;
   readonly maxResponseBytes: number;
   readonly followIntervalMs: number;
+  /**
+   * tokenizer.path: the model's tokenizer (a Hugging Face model folder or its tokenizer.json with
+   * tokenizer_config.json): text and chat requests get the router-side ids the router hashes; null: none
+   */
+  readonly tokenizer: string | null;
 }
 
 /** Flags of `kvsentinel serve` as commander hands them over. */
@@ -102,6 +108,8 @@ export interface ServeFlags {
   readonly maxTableBlocks?: string;
   /** --relay.max-request-bytes (overrides relay.max_request_bytes) */
   readonly relayMaxRequestBytes?: string;
+  /** --tokenizer (overrides tokenizer.path) */
+  readonly tokenizer?: string;
 }
 
 export class ConfigError extends Error {
@@ -185,14 +193,21 @@ export function parseHostPort(where: string, v: unknown): HostPort {
   return { host: host === '' ? '0.0.0.0' : host, port: parsePort(where, m[3] as string) };
 }
 
-/** `[HOST:]PORT` of a relay listener; null host means the main listen host. */
-function parseRelayListen(where: string, v: unknown): { host: string | null; port: number } {
-  if (typeof v === 'number') return { host: null, port: parsePort(where, String(v)) };
-  if (typeof v === 'string' && /^\d+$/.test(v.trim())) return { host: null, port: parsePort(where, v.trim()) };
-  return parseHostPort(where, v);
+/**
+ * `[HOST:]PORT[,PORT…]` of a relay's listeners (or a YAML list of ports): one port per consumer, i.e. per
+ * orchestrator replica; null host means the main listen host.
+ */
+function parseRelayListen(where: string, v: unknown): { host: string | null; port: number; replicaPorts: number[] } {
+  const parts = Array.isArray(v) ? v : typeof v === 'string' ? v.split(',') : [v];
+  if (parts.length === 0) return fail(where, 'expected [HOST:]PORT[,PORT…]');
+  const [first, ...rest] = parts as unknown[];
+  const replicaPorts = rest.map((p) => parsePort(where, String(p).trim()));
+  const head = typeof first === 'string' ? first.trim() : first;
+  const listen = typeof head === 'number' || (typeof head === 'string' && /^\d+$/.test(head)) ? { host: null, port: parsePort(where, String(head)) } : parseHostPort(where, head);
+  return { ...listen, replicaPorts };
 }
 
-/** `ID=URL@[HOST:]PORT` (docs/design.md §7). */
+/** `ID=URL@[HOST:]PORT[,PORT…]` (docs/design.md §7; one port per orchestrator replica). */
 export function parseRelayFlag(text: string): RelaySpec {
   const where = `--relay '${text}'`;
   const eq = text.indexOf('=');
@@ -236,7 +251,7 @@ function asList(where: string, v: unknown): unknown[] {
   return fail(where, 'expected a list');
 }
 
-const TOP_KEYS = ['web', 'relays', 'relay', 'state', 'ctx', 'zmq', 'router_debug', 'orchestrator_log', 'requests', 'poll_interval', 'server_info_interval', 'timeout', 'max_response_bytes', 'follow_interval'] as const;
+const TOP_KEYS = ['web', 'relays', 'relay', 'state', 'ctx', 'zmq', 'router_debug', 'orchestrator_log', 'requests', 'tokenizer', 'poll_interval', 'server_info_interval', 'timeout', 'max_response_bytes', 'follow_interval'] as const;
 const RELAY_KEYS = [
   'drain_interval',
   'drain_timeout',
@@ -298,7 +313,13 @@ export function buildConfig(doc: unknown, flags: ServeFlags, source = 'config'):
   const relayRaw = file['relay'] === undefined ? {} : isRaw(file['relay']) ? file['relay'] : fail(at('relay'), 'expected a mapping');
   checkKeys(at('relay'), relayRaw, RELAY_KEYS);
   const opt = <T>(key: string, parse: (where: string, v: unknown) => T, dflt: T): T => (relayRaw[key] === undefined ? dflt : parse(at(`relay.${key}`), relayRaw[key]));
-  const consumerBy = opt('consumer_by', (w, v) => (v === 'address' || v === 'address-port' ? v : fail(w, `${describe(v)} is not address or address-port`)), 'address' as const);
+  if (relayRaw['consumer_by'] !== undefined) {
+    fail(
+      at('relay.consumer_by'),
+      'was removed: it told router replicas apart by remote address (two replicas on one host merged) or address and port (a client reconnecting from a new port got events twice); ' +
+        'give each replica its own relay port instead, e.g. --relay ctx0=http://10.0.0.5:8001@9401,9411 (listen: "9401,9411")',
+    );
+  }
   const consumerHeader = opt('consumer_header', (w, v) => (typeof v === 'string' && /^[A-Za-z0-9-]*$/.test(v) ? v.toLowerCase() : fail(w, `${describe(v)} is not a header name`)), 'x-kvsentinel-consumer');
 
   const ctx: CtxSpec[] = asList(at('ctx'), file['ctx']).map((c, i) => {
@@ -337,6 +358,15 @@ export function buildConfig(doc: unknown, flags: ServeFlags, source = 'config'):
   let orchestratorLog = file['orchestrator_log'] === undefined ? null : pathOf(at('orchestrator_log'), file['orchestrator_log']);
   if (flags.orchestratorLog !== undefined) orchestratorLog = flags.orchestratorLog;
 
+  let tokenizer: string | null = null;
+  if (file['tokenizer'] !== undefined && file['tokenizer'] !== null) {
+    const t = file['tokenizer'];
+    const obj: Raw = typeof t === 'string' ? { path: t } : isRaw(t) ? t : fail(at('tokenizer'), 'expected a path or a mapping with path');
+    checkKeys(at('tokenizer'), obj, ['path']);
+    tokenizer = pathOf(at('tokenizer.path'), obj['path']);
+  }
+  if (flags.tokenizer !== undefined) tokenizer = pathOf('--tokenizer', flags.tokenizer);
+
   const requestLogs: RequestLogSpec[] = asList(at('requests'), typeof file['requests'] === 'string' ? [file['requests']] : file['requests']).map((r, i) => {
     const where = at(`requests[${i}]`);
     if (typeof r === 'string') return { path: pathOf(where, r), format: 'auto' as const };
@@ -366,7 +396,6 @@ export function buildConfig(doc: unknown, flags: ServeFlags, source = 'config'):
       drainTimeoutMs: opt('drain_timeout', parseDuration, 5_000),
       maxDrainBytes: opt('max_drain_bytes', parseBytes, 64 * 1024 ** 2),
       consumerHeader,
-      consumerBy,
       captureMaxBytes: opt('capture_max_bytes', parseBytes, 16 * 1024 ** 2),
       maxRequestBytes:
         flags.relayMaxRequestBytes !== undefined ? parseBytes('--relay.max-request-bytes', flags.relayMaxRequestBytes) : opt('max_request_bytes', parseBytes, 64 * 1024 ** 2),
@@ -393,6 +422,7 @@ export function buildConfig(doc: unknown, flags: ServeFlags, source = 'config'):
     timeoutMs: top('timeout', parseDuration, 5_000),
     maxResponseBytes: top('max_response_bytes', parseBytes, 16 * 1024 ** 2),
     followIntervalMs: top('follow_interval', parseDuration, 500),
+    tokenizer,
   };
   checkUnique(config);
   return config;
@@ -407,12 +437,14 @@ function checkUnique(config: ServeConfig): void {
   }
   const ports = new Map<string, string>();
   for (const r of config.relays) {
-    if (r.port === 0) continue;
-    const key = `${r.host ?? config.listen.host}:${r.port}`;
-    const before = ports.get(key);
-    if (before !== undefined) fail(`relay ${r.id}`, `listen address ${key} is also used by relay ${before}`);
-    if (r.port === config.listen.port && (r.host ?? config.listen.host) === config.listen.host) fail(`relay ${r.id}`, `port ${r.port} is the web listen port`);
-    ports.set(key, r.id);
+    for (const port of [r.port, ...r.replicaPorts]) {
+      if (port === 0) continue;
+      const key = `${r.host ?? config.listen.host}:${port}`;
+      const before = ports.get(key);
+      if (before !== undefined) fail(`relay ${r.id}`, `listen address ${key} is also used by relay ${before}`);
+      if (port === config.listen.port && (r.host ?? config.listen.host) === config.listen.host) fail(`relay ${r.id}`, `port ${port} is the web listen port`);
+      ports.set(key, r.id);
+    }
   }
 }
 

@@ -21,6 +21,9 @@ import { createOrchestratorLogSource, createRequestLogSource } from '../../sourc
 import { createPrometheusScrapeSource } from '../../sources/watch/prometheus-scrape-source.js';
 import { createRouterDebugSource } from '../../sources/watch/router-debug-source.js';
 import { createServerInfoSource } from '../../sources/watch/server-info-source.js';
+import type { RenderResult } from '../../sources/relay/router-side-ids.js';
+import { ModelTokenizer } from '../../sources/tokenizer/model-tokenizer.js';
+import { RenderPool } from '../../sources/tokenizer/render-pool.js';
 import type { StreamRankCounters } from '../../sources/zmq/stream-counters.js';
 import { ZmqEventsSource } from '../../sources/zmq/zmq-events-source.js';
 import { VERSION } from '../version.js';
@@ -62,6 +65,8 @@ export interface Daemon {
   readonly config: () => ServeConfig;
   webAddress(): { host: string; port: number };
   relayAddress(id: string): { host: string; port: number } | null;
+  /** every listen address of that relay, one per consumer port */
+  relayAddresses(id: string): { host: string; port: number }[];
 }
 
 interface SourceSpec {
@@ -92,6 +97,7 @@ function addCounters(a: RelayCounters | undefined, b: RelayCounters): RelayCount
     consumersEvicted: a.consumersEvicted + b.consumersEvicted,
     resumePositionsDiscarded: a.resumePositionsDiscarded + b.resumePositionsDiscarded,
     upstreamRetries: a.upstreamRetries + b.upstreamRetries,
+    eventsRedelivered: a.eventsRedelivered + b.eventsRedelivered,
   };
 }
 
@@ -119,6 +125,8 @@ export function createDaemon(initial: ServeConfig, deps: DaemonDeps = {}): Daemo
       feed?.apply(o);
     },
   };
+  // the model's tokenizer (loadCliConfig checked it): renders text and chat requests off the event loop
+  const render = initial.tokenizer !== null ? new RenderPool({ tokenizer: ModelTokenizer.load(initial.tokenizer), thread: true }) : undefined;
   const status = new SourceStatusBoard({ sink, clock, logger });
   const snapshot = (): SentinelSnapshot => state.snapshot(clock());
   let reloadStatus: ReloadStatus = { successful: true, lastSuccessAt: clock() };
@@ -190,13 +198,12 @@ export function createDaemon(initial: ServeConfig, deps: DaemonDeps = {}): Daemo
     const specs: SourceSpec[] = [];
     const resolve: ServerResolver = (name) => resolver(name);
     for (const r of c.relays) {
-      const target = { id: r.id, upstream: r.upstream, host: r.host ?? c.listen.host, port: r.port };
+      const target = { id: r.id, upstream: r.upstream, host: r.host ?? c.listen.host, port: r.port, replicaPorts: r.replicaPorts };
       const options = {
         drainIntervalMs: c.relay.drainIntervalMs,
         drainTimeoutMs: c.relay.drainTimeoutMs,
         maxDrainBytes: c.relay.maxDrainBytes,
         consumerHeader: c.relay.consumerHeader,
-        consumerBy: c.relay.consumerBy,
         captureMaxBytes: c.relay.captureMaxBytes,
         maxRequestBytes: c.relay.maxRequestBytes,
         proxyTimeoutMs: c.relay.proxyTimeoutMs,
@@ -212,6 +219,7 @@ export function createDaemon(initial: ServeConfig, deps: DaemonDeps = {}): Daemo
           // the series exists (at 0) from the start, so rate() and the dashboards see the relay before any refusal
           exporter.countRelayRejected(target.id, 'body_too_large', 0);
           for (const reason of REQUEST_UNREADABLE_REASONS) exporter.countRelayUnreadable(target.id, reason, 0);
+          if (render !== undefined) exporter.countRender(target.id, 'rendered', null, 0);
           return new WorkerRelay(
             target,
             {
@@ -224,6 +232,7 @@ export function createDaemon(initial: ServeConfig, deps: DaemonDeps = {}): Daemo
               onProxied: (s, sec) => exporter.observeRelayDuration(s, sec),
               onRejected: (s, reason) => exporter.countRelayRejected(s, reason),
               onUnreadable: (s, reason) => exporter.countRelayUnreadable(s, reason),
+              ...(render !== undefined ? { render, onRender: (s: string, result: RenderResult, reason: string | null) => exporter.countRender(s, result, reason) } : {}),
             },
             options,
           );
@@ -343,6 +352,7 @@ export function createDaemon(initial: ServeConfig, deps: DaemonDeps = {}): Daemo
         if (next.listen.host !== config.listen.host || next.listen.port !== config.listen.port) {
           throw new Error(`web.listen_address cannot change on reload (${config.listen.host}:${config.listen.port} -> ${next.listen.host}:${next.listen.port}); restart instead`);
         }
+        if (next.tokenizer !== config.tokenizer) throw new Error(`tokenizer.path cannot change on reload (${config.tokenizer ?? 'none'} -> ${next.tokenizer ?? 'none'}); restart instead`);
       } catch (err) {
         reloadStatus = { ...reloadStatus, successful: false };
         logger.error('reload failed; keeping the current configuration', { error: err instanceof Error ? err.message : String(err) });
@@ -366,6 +376,7 @@ export function createDaemon(initial: ServeConfig, deps: DaemonDeps = {}): Daemo
         await Promise.all([...running.values()].map((s) => s.stop()));
         running.clear();
         await feed?.stop();
+        await render?.close();
         if (started && deps.web !== false) await web.close();
         logger.info('kvsentinel stopped');
       })();
@@ -375,6 +386,10 @@ export function createDaemon(initial: ServeConfig, deps: DaemonDeps = {}): Daemo
     relayAddress(id) {
       for (const s of running.values()) if (s instanceof WorkerRelay && s.target.id === id) return s.address();
       return null;
+    },
+    relayAddresses(id) {
+      for (const s of running.values()) if (s instanceof WorkerRelay && s.target.id === id) return s.addresses();
+      return [];
     },
   };
   return daemon;

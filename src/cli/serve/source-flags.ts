@@ -1,6 +1,8 @@
 // The source flags `serve`, `audit` (live) and `record` share (docs/design.md §7: "same source flags as serve").
 import type { Command } from 'commander';
 import { CliError } from '../cli-error.js';
+import { ModelTokenizer } from '../../sources/tokenizer/model-tokenizer.js';
+import { TokenizerFileError } from '../../sources/tokenizer/tokenizer-files.js';
 import { ConfigError, loadConfig, type ServeConfig, type ServeFlags } from './config.js';
 
 const collect = (value: string, previous: string[] = []): string[] => [...previous, value];
@@ -16,6 +18,7 @@ export function addSourceOptions(command: Command): Command {
     .option('--router-debug <url>', 'router debug endpoint, an optional contract stock TensorRT-LLM does not serve (docs/design.md §8)')
     .option('--requests <[FORMAT:]FILE>', 'request log JSONL to follow; FORMAT canonical|perf-metrics|openai|relay (repeatable)', collect)
     .option('--orchestrator-log <file>', 'orchestrator log to follow')
+    .option('--tokenizer <path>', "the model's tokenizer (Hugging Face model folder, or its tokenizer.json beside tokenizer_config.json): text and chat requests are rendered as the router renders them, for predicted matches and render-drift")
     .option('--state.max-table-blocks <n>', 'blocks per server kept in each block table (worker truth, router replica); past it arbitrary blocks are evicted and counted (default 4000000)');
 }
 
@@ -32,6 +35,7 @@ export interface SourceOptionValues {
   'web.listenAddress'?: string;
   'web.bearerTokenFile'?: string;
   'state.maxTableBlocks'?: string;
+  tokenizer?: string;
 }
 
 export function sourceFlags(options: SourceOptionValues): ServeFlags {
@@ -50,17 +54,31 @@ export function sourceFlags(options: SourceOptionValues): ServeFlags {
     ...(options['web.listenAddress'] !== undefined ? { listenAddress: options['web.listenAddress'] } : {}),
     ...(options['web.bearerTokenFile'] !== undefined ? { bearerTokenFile: options['web.bearerTokenFile'] } : {}),
     ...(options['state.maxTableBlocks'] !== undefined ? { maxTableBlocks: options['state.maxTableBlocks'] } : {}),
+    ...(options.tokenizer !== undefined ? { tokenizer: options.tokenizer } : {}),
   };
 }
 
-/** loadConfig with ConfigError turned into the CLI's one-line usage error. */
+/**
+ * loadConfig with ConfigError turned into the CLI's one-line usage error; the tokenizer is loaded once here, so a
+ * missing or malformed one is refused (naming the file) before anything starts, and by --config.check.
+ */
 export async function loadCliConfig(flags: ServeFlags): Promise<ServeConfig> {
+  let config: ServeConfig;
   try {
-    return await loadConfig(flags);
+    config = await loadConfig(flags);
   } catch (err) {
     if (err instanceof ConfigError) throw new CliError(err.message);
     throw err;
   }
+  if (config.tokenizer !== null) {
+    try {
+      ModelTokenizer.load(config.tokenizer);
+    } catch (err) {
+      if (err instanceof TokenizerFileError) throw new CliError(`${flags.tokenizer !== undefined ? '--tokenizer' : 'tokenizer.path'}: ${err.message}`);
+      throw err;
+    }
+  }
+  return config;
 }
 
 export function hasSources(config: ServeConfig): boolean {

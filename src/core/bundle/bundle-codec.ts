@@ -7,7 +7,8 @@ import { PROMPT_FORMS, REQUEST_UNREADABLE_REASONS } from '../relay/request-unrea
 import type { HashCheck, StoredEventCheck } from '../state/hash-verifier.js';
 import type { DecisionKeys, ObservationDigest } from '../state/observation-digester.js';
 import { LruMap } from '../state/lru-map.js';
-import type { Observation } from '../observe/observation.js';
+import type { Observation, RenderCheckObservation } from '../observe/observation.js';
+import { RENDER_DRIFT_CAUSES, type RenderDiff, type RenderDriftCause } from '../render/compare-renders.js';
 import { isStreamEngine, type StreamOrigin } from '../stream/stream-engine.js';
 import { isHashAlgo, type HashAlgo, type KvEvent, type KvEventData, type MmKey, type StoredBlock, type WireBlockHash } from '../wire/kv-event.js';
 import type { WireIssue } from '../wire/wire-issue.js';
@@ -247,6 +248,7 @@ export function encodeBundleRecord(record: BundleRecord, history: KeyHistory, in
       inflight: obs.inflight === null ? null : { ...obs.inflight },
     };
     if (obs.promptForm !== undefined) out.promptForm = obs.promptForm;
+    if (obs.promptTokensFrom !== undefined) out.promptTokensFrom = obs.promptTokensFrom;
     if (obs.unreadable !== undefined) out.unreadable = obs.unreadable;
     if (record.digest?.kind === 'decision') out.digest = { keys: encodeKeys(record.digest.keys, obs.correlationId, history) };
   } else if (obs.kind === 'outcome') {
@@ -255,6 +257,9 @@ export function encodeBundleRecord(record: BundleRecord, history: KeyHistory, in
     out = JSON.parse(JSON.stringify(rest)) as JsonObject;
     if (includePrompts && workerPromptTokens !== undefined && workerPromptTokens !== null) out.workerPromptTokens = Array.from(workerPromptTokens);
     if (record.digest?.kind === 'outcome') out.digest = { keys: encodeKeys(record.digest.keys, null, history) };
+  } else if (obs.kind === 'render-check' && obs.diff !== null && !includePrompts) {
+    // positions and cause only: the id windows are prompt token ids
+    out = JSON.parse(JSON.stringify({ ...obs, diff: { ...obs.diff, routerWindow: [], workerWindow: [] } })) as JsonObject;
   } else {
     out = JSON.parse(JSON.stringify(obs)) as JsonObject;
   }
@@ -408,6 +413,41 @@ function decodeCheck(value: Json | undefined, tokenCounts: number[] | null, path
   return { checks, tokenCounts: tokenCounts ?? [], alternative: algoOrNull(o.alt, path, '.alt') };
 }
 
+function ids(value: Json | undefined, path: string): number[] {
+  return arr(value, path).map((v, i) => {
+    const n = num(v, `${path}[${i}]`);
+    if (!Number.isInteger(n) || n < 0 || n > 0xffff_ffff) throw new DecodeError(`${path}[${i}]`, 'expected a token id');
+    return n;
+  });
+}
+
+function decodeRenderCheck(o: JsonObject, ts: number): RenderCheckObservation {
+  const routerIds = str(o.routerIds, '$.routerIds');
+  if (routerIds !== 'tokenizer' && routerIds !== 'request') throw new DecodeError('$.routerIds', `expected tokenizer or request, got ${routerIds}`);
+  let diff: RenderDiff | null = null;
+  if (o.diff !== null && o.diff !== undefined) {
+    const d = asObject(o.diff, '$.diff');
+    const cause = str(d.cause, '$.diff.cause');
+    if (!(RENDER_DRIFT_CAUSES as readonly string[]).includes(cause)) throw new DecodeError('$.diff.cause', `unknown cause ${cause}`);
+    const side = strOrNull(d.side, '$.diff.side');
+    if (side !== null && side !== 'router' && side !== 'worker') throw new DecodeError('$.diff.side', `expected router, worker or null, got ${side}`);
+    diff = {
+      position: num(d.position, '$.diff.position'),
+      routerLength: num(d.routerLength, '$.diff.routerLength'),
+      workerLength: num(d.workerLength, '$.diff.workerLength'),
+      commonSuffix: num(d.commonSuffix, '$.diff.commonSuffix'),
+      routerSpan: num(d.routerSpan, '$.diff.routerSpan'),
+      workerSpan: num(d.workerSpan, '$.diff.workerSpan'),
+      windowFrom: num(d.windowFrom, '$.diff.windowFrom'),
+      routerWindow: ids(d.routerWindow, '$.diff.routerWindow'),
+      workerWindow: ids(d.workerWindow, '$.diff.workerWindow'),
+      cause: cause as RenderDriftCause,
+      side,
+    };
+  }
+  return { kind: 'render-check', ts, requestId: str(o.requestId, '$.requestId'), server: str(o.server, '$.server'), routerIds, promptTokens: num(o.promptTokens, '$.promptTokens'), diff };
+}
+
 function decodeStreamOrigin(value: Json | undefined): StreamOrigin | null {
   if (value === undefined || value === null) return null;
   const o = asObject(value, '$.stream');
@@ -457,6 +497,7 @@ function decodeObservation(o: JsonObject, history: KeyHistory): BundleRecord {
         inflight,
         // optional fields appear only when the line has them (a bundle round-trips to the same observation)
         ...(o.promptForm !== undefined ? { promptForm: oneOfOrNull(o.promptForm, PROMPT_FORMS, '$.promptForm') } : {}),
+        ...(o.promptTokensFrom !== undefined ? { promptTokensFrom: oneOfOrNull(o.promptTokensFrom, ['request', 'tokenizer'] as const, '$.promptTokensFrom') ?? 'request' } : {}),
         ...(o.unreadable !== undefined ? { unreadable: oneOfOrNull(o.unreadable, REQUEST_UNREADABLE_REASONS, '$.unreadable') } : {}),
       };
       if (o.digest === undefined || o.digest === null) return { observation, digest: null };
@@ -540,6 +581,8 @@ function decodeObservation(o: JsonObject, history: KeyHistory): BundleRecord {
       };
     case 'poll-failure':
       return { digest: null, observation: { kind, ts, server: str(o.server, '$.server'), message: str(o.message, '$.message') } };
+    case 'render-check':
+      return { digest: null, observation: decodeRenderCheck(o, ts) };
     case 'source-health':
       return { digest: null, observation: { kind, ts, source: str(o.source, '$.source'), up: boolOrNull(o.up, '$.up') ?? false, error: strOrNull(o.error, '$.error') } };
     default:

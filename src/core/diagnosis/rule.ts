@@ -1,8 +1,9 @@
 // The contract between the state and the findings: the state condenses what it saw into a DiagnosisInput (plain
 // numbers over the evaluation window), each rule reads it and either holds (a RuleHit) or not (null). Rules know
 // nothing of tables, joins or sources; the runner knows no rule by name.
+import type { RenderDiff, RenderDriftCause, RenderSide } from '../render/compare-renders.js';
 import type { RequestUnreadableReason } from '../relay/request-unreadable.js';
-import type { FindingId } from './finding-catalog.js';
+import type { FindingId, Severity } from './finding-catalog.js';
 import type { DiagnosisThresholds } from './thresholds.js';
 
 export interface RankDiagnosis {
@@ -169,6 +170,36 @@ export interface RouterDiagnosis {
   readonly consumesEvents: boolean;
 }
 
+export interface RenderDriftSample {
+  readonly ts: number;
+  readonly server: string;
+  readonly diff: RenderDiff;
+}
+
+export interface RenderCauseCount {
+  readonly cause: RenderDriftCause;
+  readonly side: RenderSide | null;
+  readonly requests: number;
+}
+
+export interface RenderDiagnosis {
+  /** requests whose router-side ids were compared with the worker's */
+  readonly compared: number;
+  /** … of which the router-side ids came from kvsentinel's render (the rest were carried by the request) */
+  readonly rendered: number;
+  readonly differing: number;
+  /** differing requests where less than half of the router's hashed tokens can still match */
+  readonly breaking: number;
+  /** differing requests where nothing can match: the difference falls in the router's first block */
+  readonly firstBlock: number;
+  /** most frequent first */
+  readonly causes: readonly RenderCauseCount[];
+  /** the smallest first diverging position in the window */
+  readonly minPosition: number | null;
+  /** the most recent difference in the window */
+  readonly sample: RenderDriftSample | null;
+}
+
 export interface DiagnosisInput {
   readonly now: number;
   /** time span of the data the rules read */
@@ -186,6 +217,8 @@ export interface DiagnosisInput {
   readonly servers: readonly ServerDiagnosis[];
   readonly decisions: DecisionDiagnosis;
   readonly routerScores: RouterScoreDiagnosis;
+  /** router-side ids against the workers' prompt_token_ids (render parity) */
+  readonly render: RenderDiagnosis;
   readonly sources: readonly SourceDiagnosis[];
 }
 
@@ -197,6 +230,8 @@ export interface RuleHit {
   readonly cause: string;
   /** exact configuration keys and values */
   readonly fix: string;
+  /** below the catalog's severity for findings that grade their hits (render-drift); absent: the catalog's */
+  readonly severity?: Severity;
 }
 
 export interface Rule {

@@ -2,6 +2,7 @@
 // a recorded bundle). Every source turns its input into these; joins and findings read only these.
 // Times are milliseconds since the Unix epoch (or since the start of a virtual-time run).
 import type { PromptForm, RequestUnreadableReason } from '../relay/request-unreadable.js';
+import type { RenderDiff } from '../render/compare-renders.js';
 import type { StreamOrigin } from '../stream/stream-engine.js';
 import type { HashAlgo, KvEvent } from '../wire/kv-event.js';
 
@@ -57,8 +58,16 @@ export interface DecisionObservation {
   readonly correlationId: string | null;
   /** the CTX server chosen by the router */
   readonly server: string;
-  /** prompt token ids when the request carried them; held in memory only, never exported */
+  /**
+   * prompt token ids as the router hashes them: carried by the request, or kvsentinel's own render of a text or chat
+   * request with the model's tokenizer (promptTokensFrom 'tokenizer'); held in memory only, never exported
+   */
   readonly promptTokens: Uint32Array | null;
+  /**
+   * 'tokenizer': promptTokens are kvsentinel's render of what the router hashes, not the worker's ids, so the
+   * oracle waits for the worker's own ids (outcome.workerPromptTokens); absent: 'request'
+   */
+  readonly promptTokensFrom?: 'request' | 'tokenizer';
   readonly promptTokenCount: number | null;
   /** in-flight CTX requests per server just before this one was sent (relay knows them) */
   readonly inflight: Readonly<Record<string, number>> | null;
@@ -84,6 +93,23 @@ export interface OutcomeObservation {
    * compare the router's ids with. Held in memory only, never exported; absent/null when the response had none.
    */
   readonly workerPromptTokens?: Uint32Array | null;
+}
+
+/**
+ * Render parity of one CTX request: the token ids the router hashes (kvsentinel's render with the model's tokenizer
+ * and chat template, or the ids the request carried) against the `prompt_token_ids` the worker returned.
+ */
+export interface RenderCheckObservation {
+  readonly kind: 'render-check';
+  readonly ts: number;
+  readonly requestId: string;
+  readonly server: string;
+  /** where the router-side ids came from */
+  readonly routerIds: 'tokenizer' | 'request';
+  /** router-side prompt length */
+  readonly promptTokens: number;
+  /** null: the same ids. Its windows are token ids: evidence, never exported to the live feed */
+  readonly diff: RenderDiff | null;
 }
 
 /** `/server_info` of a CTX worker. */
@@ -159,6 +185,7 @@ export type Observation =
   | RouterPollObservation
   | DecisionObservation
   | OutcomeObservation
+  | RenderCheckObservation
   | ServerInfoObservation
   | RouterConfigObservation
   | RouterStateObservation

@@ -236,6 +236,7 @@ export class ObservationDigester {
       case 'stream-sequence':
       case 'decision':
       case 'outcome':
+      case 'render-check':
       case 'router-state':
       case 'router-poll':
       case 'router-score':

@@ -45,6 +45,7 @@ import { workerTokenOracle } from './worker-token-oracle.js';
 import { REQUEST_UNREADABLE_REASONS, type RequestUnreadableReason } from '../relay/request-unreadable.js';
 import { RelayBuffer, type CompactEvent } from './relay-buffer.js';
 import type { DecisionStats, Finding, RankStats, ServerStats, SentinelSnapshot, Verdict } from './snapshot.js';
+import { RenderParity } from './render-parity.js';
 import { WindowedCounters } from './windowed-counters.js';
 
 export type SentinelMode = 'relay' | 'watch' | 'exclusive' | 'auto';
@@ -281,6 +282,7 @@ class Sentinel implements SentinelState {
   #serverObservationsIgnored = 0;
   /** the router's tokens_per_block from its behaviour, while no source states it */
   readonly #tpbInference = new RouterBlockSizeInference();
+  readonly #render: RenderParity;
   /** the chunk sizes last considered while the router's is unknown */
   #tpbCandidates: readonly number[] = [];
   #sawDrain = false;
@@ -310,6 +312,7 @@ class Sentinel implements SentinelState {
     const windowMs = options.windowMs ?? null;
     this.#all = new WindowedCounters({ windowMs: null });
     this.#win = windowMs === null ? this.#all : new WindowedCounters({ windowMs });
+    this.#render = new RenderParity(windowMs);
     this.#truth = new WorkerTruthTable({ maxBlocksPerServer: this.#limits.tableBlocksPerServer });
     this.#replica = new RouterReplicaTable({ maxBlocksPerServer: this.#limits.tableBlocksPerServer });
     this.#trajectories = new LruMap(this.#limits.trajectories);
@@ -342,6 +345,9 @@ class Sentinel implements SentinelState {
         return;
       case 'outcome':
         this.#outcome(obs, d?.kind === 'outcome' ? d.keys : null);
+        return;
+      case 'render-check':
+        this.#render.observe(obs, this.digester.router.tokensPerBlock ?? this.#tpbInference.inferred ?? DEFAULT_ROUTER_TOKENS_PER_BLOCK);
         return;
       case 'router-state': {
         this.#sawRouterDebug = true;
@@ -394,6 +400,7 @@ class Sentinel implements SentinelState {
       case 'stream-sequence':
       case 'router-poll':
       case 'outcome':
+      case 'render-check':
       case 'server-info':
       case 'router-state':
       case 'poll-failure':
@@ -608,8 +615,10 @@ class Sentinel implements SentinelState {
     const backfillAlgo = this.digester.hashAlgoOf(server);
     let candidates: DecisionJoin['candidates'] = [];
     let oracleBest: string[] = [];
+    // router-side ids from kvsentinel's render predict the router; the oracle is the worker's, from its own ids
+    const oracleDeferred = obs.promptTokensFrom === 'tokenizer';
     if (keys !== null) {
-      const joined = this.#join(obs, keys);
+      const joined = this.#join(obs, keys, !oracleDeferred);
       candidates = joined.candidates;
       oracleBest = joined.oracleBestServers;
       oracleBestTokens = joined.oracleBest;
@@ -646,7 +655,7 @@ class Sentinel implements SentinelState {
       followup,
       sticky,
       prevPromptTokens,
-      hasKeys: keys !== null,
+      hasKeys: keys !== null && !oracleDeferred,
       oracleBestTokens,
       oracleChosenTokens,
       blockSize,
@@ -672,6 +681,7 @@ class Sentinel implements SentinelState {
   #join(
     obs: DecisionObservation,
     keys: DecisionKeys,
+    withOracle: boolean,
   ): {
     oracleBest: number;
     oracleChosen: number;
@@ -734,9 +744,11 @@ class Sentinel implements SentinelState {
     // hold under every size the router may use)
     if (predictedAny) this.#count(ts, 'predAny');
     const maxOracle = Math.max(...oracle);
-    if (maxOracle > 0) this.#count(ts, 'oracleAny');
-    if (firstHeld) this.#count(ts, 'first');
-    if (maxOracle <= 0) {
+    if (withOracle && maxOracle > 0) this.#count(ts, 'oracleAny');
+    if (withOracle && firstHeld) this.#count(ts, 'first');
+    if (!withOracle) {
+      // counted when the worker's ids arrive (#workerTokenJoin)
+    } else if (maxOracle <= 0) {
       this.#count(ts, 'noPrefix');
     } else {
       const best = oracle.filter((o) => o === maxOracle).length;
@@ -1066,6 +1078,7 @@ class Sentinel implements SentinelState {
         replicaPredictedMatch: sum('rsRep'),
         replicaMatchRouterNone: sum('rsRepNone'),
       },
+      render: this.#render.diagnosis(now),
       sources,
     };
   }

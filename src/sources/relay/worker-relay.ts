@@ -6,8 +6,10 @@
 //
 // Decisions:
 // - Drains run on an interval, whenever a consumer polls (see RelayEventPath), and when a CTX response completed.
-// - Consumers are told apart by a header (default X-Kvsentinel-Consumer) when present, else by remote address
-//   (not port: aiohttp pools open new connections with new ports), or address+port when configured.
+// - Each listen port is one consumer (one orchestrator replica): the real router's poll carries no identity, and
+//   neither its remote port (aiohttp reconnects from new ports) nor its address (replicas can share one) can name
+//   it without delivering events twice or merging replicas. A request header (default X-Kvsentinel-Consumer), when
+//   sent, names the consumer instead.
 // - Request and response bodies stream through; the relay keeps a bounded copy (captureMaxBytes) only to read the
 //   prompt and the usage. The prompt's token ids are scanned chunk by chunk as the body passes (CtxRequestScanner),
 //   on a worker thread (CtxScanPool) so the event loop only forwards; decisions are recorded in the order the
@@ -34,6 +36,8 @@ import { BodyReplay, isConnectionLost } from './body-replay.js';
 import { upstreamRequestHeaders } from './http-headers.js';
 import type { InflightTracker } from './inflight-tracker.js';
 import { RelayEventPath, type ParseEvents } from './relay-event-path.js';
+import { renderCheckOf, withRouterSideIds, type RenderResult, type RouterSideIds } from './router-side-ids.js';
+import type { RenderPool } from '../tokenizer/render-pool.js';
 import { UpstreamExchange } from './upstream-exchange.js';
 
 export type { ParseEvents, ParsedEventsLike } from './relay-event-path.js';
@@ -46,6 +50,8 @@ export interface RelayTarget {
   readonly host: string;
   /** 0 picks a free port (tests) */
   readonly port: number;
+  /** more listen ports on the same host: each is a consumer of its own (one per orchestrator replica) */
+  readonly replicaPorts?: readonly number[];
 }
 
 export interface RelayOptions {
@@ -53,9 +59,8 @@ export interface RelayOptions {
   readonly drainTimeoutMs: number;
   readonly maxDrainBytes: number;
   readonly buffer: Partial<EventBufferOptions>;
-  /** lower-case header name that names a consumer; empty string disables it */
+  /** lower-case header name that names a consumer; empty string disables it (then each listen port is one) */
   readonly consumerHeader: string;
-  readonly consumerBy: 'address' | 'address-port';
   readonly captureMaxBytes: number;
   /** largest request body forwarded; a larger one is answered 413 */
   readonly maxRequestBytes: number;
@@ -91,6 +96,8 @@ export interface RelayCounters {
   readonly resumePositionsDiscarded: number;
   /** requests sent again on a fresh connection after their connection was lost before any response byte */
   readonly upstreamRetries: number;
+  /** events delivered to a consumer that had already received them (0 by design; counted, never hidden) */
+  readonly eventsRedelivered: number;
 }
 
 export const DEFAULT_RELAY_OPTIONS: RelayOptions = {
@@ -99,7 +106,6 @@ export const DEFAULT_RELAY_OPTIONS: RelayOptions = {
   maxDrainBytes: 64 * 1024 * 1024,
   buffer: {},
   consumerHeader: 'x-kvsentinel-consumer',
-  consumerBy: 'address',
   captureMaxBytes: 16 * 1024 * 1024,
   maxRequestBytes: 64 * 1024 * 1024,
   proxyTimeoutMs: 600_000,
@@ -122,6 +128,10 @@ export interface RelayDeps {
   readonly onRejected?: (server: string, reason: RelayRejectReason) => void;
   /** a CTX request whose prompt or ids could not be read (the exporter's counter) */
   readonly onUnreadable?: (server: string, reason: RequestUnreadableReason) => void;
+  /** the model's tokenizer: text and chat requests get the router-side ids the router hashes (render parity) */
+  readonly render?: RenderPool;
+  /** a text or chat request rendered, or not (the exporter's counter) */
+  readonly onRender?: (server: string, result: RenderResult, reason: string | null) => void;
 }
 
 export type RelayRejectReason = 'body_too_large';
@@ -149,7 +159,8 @@ export class WorkerRelay implements RunningSource {
   readonly #scans: CtxScanPool;
   /** the last decision recorded or pending: decisions are recorded one after another, in the order bodies ended */
   #lastDecision: Promise<void> = Promise.resolve();
-  readonly #server: Server;
+  /** one listener per consumer port: [target.port, ...replicaPorts] */
+  readonly #servers: Server[];
   readonly #active = new Set<Promise<void>>();
   readonly #stopSignal = new AbortController();
   #timer: NodeJS.Timeout | undefined;
@@ -187,15 +198,24 @@ export class WorkerRelay implements RunningSource {
     const { sink, status, clock, logger, parseEvents } = deps;
     this.#events = new RelayEventPath({ server: target.id, source: this.name, upstream: url, drain, sink, status, clock, logger, parseEvents }, this.#options.buffer);
     this.#scans = new CtxScanPool({ thread: this.#options.scanThread });
-    this.#server = createServer({ keepAliveTimeout: 65_000 }, (req, res) => this.#track(this.#handle(req, res)));
+    this.#servers = [target.port, ...(target.replicaPorts ?? [])].map((_, i) =>
+      createServer({ keepAliveTimeout: 65_000 }, (req, res) => this.#track(this.#handle(req, res, i))),
+    );
     deps.inflight.register(target.id);
   }
 
-  /** The bound address (after start). */
+  /** The first bound address (after start). */
   address(): { host: string; port: number } {
-    const a = this.#server.address() as AddressInfo | null;
-    if (a === null) throw new Error(`${this.name} is not listening`);
-    return { host: a.address, port: a.port };
+    return this.addresses()[0]!;
+  }
+
+  /** Every bound address, one per consumer port, in configured order (after start). */
+  addresses(): { host: string; port: number }[] {
+    return this.#servers.map((server) => {
+      const a = server.address() as AddressInfo | null;
+      if (a === null) throw new Error(`${this.name} is not listening`);
+      return { host: a.address, port: a.port };
+    });
   }
 
   /** event polls whose consumer hung up before the answer (their events stay for the consumer's next poll) */
@@ -228,14 +248,20 @@ export class WorkerRelay implements RunningSource {
       consumersEvicted: b.evictedConsumers,
       resumePositionsDiscarded: b.forgottenDiscarded,
       upstreamRetries: this.#upstreamRetries,
+      eventsRedelivered: this.#events.redelivered,
     };
   }
 
   async start(): Promise<void> {
     if (this.#started) return;
     this.#started = true;
-    this.#server.listen(this.target.port, this.target.host);
-    await once(this.#server, 'listening');
+    const ports = [this.target.port, ...(this.target.replicaPorts ?? [])];
+    await Promise.all(
+      this.#servers.map(async (server, i) => {
+        server.listen(ports[i], this.target.host);
+        await once(server, 'listening');
+      }),
+    );
     if (!this.#options.drainEvents) return;
     this.#timer = setInterval(() => void this.#events.tick(), this.#options.drainIntervalMs);
     this.#timer.unref();
@@ -255,12 +281,12 @@ export class WorkerRelay implements RunningSource {
 
   async #doStop(): Promise<void> {
     clearInterval(this.#timer);
-    const closed = this.#started ? new Promise<void>((resolve) => this.#server.close(() => resolve())) : Promise.resolve();
-    this.#server.closeIdleConnections();
+    const closed = this.#started ? Promise.all(this.#servers.map((server) => new Promise<void>((resolve) => server.close(() => resolve())))) : Promise.resolve();
+    for (const server of this.#servers) server.closeIdleConnections();
     const grace = new Promise<void>((resolve) => setTimeout(resolve, this.#options.shutdownGraceMs).unref());
     await Promise.race([Promise.allSettled([...this.#active]), grace]);
     this.#stopSignal.abort();
-    this.#server.closeAllConnections();
+    for (const server of this.#servers) server.closeAllConnections();
     await closed;
     await this.#events.idle();
     await this.#pool.close().catch(() => undefined);
@@ -274,20 +300,21 @@ export class WorkerRelay implements RunningSource {
     void p.finally(() => this.#active.delete(p));
   }
 
-  async #handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    if (req.method === 'POST' && pathOf(req.url) === '/kv_cache_events') return this.#serveEvents(req, res);
+  async #handle(req: IncomingMessage, res: ServerResponse, portIndex: number): Promise<void> {
+    if (req.method === 'POST' && pathOf(req.url) === '/kv_cache_events') return this.#serveEvents(req, res, portIndex);
     return this.#proxy(req, res);
   }
 
-  #consumerOf(req: IncomingMessage): string {
+  /** the header's name when sent, else the listen port's: `port:9401` */
+  #consumerOf(req: IncomingMessage, portIndex: number): string {
     const h = this.#options.consumerHeader !== '' ? req.headers[this.#options.consumerHeader] : undefined;
     const named = Array.isArray(h) ? h[0] : h;
     if (named !== undefined && named !== '') return named;
-    const addr = req.socket.remoteAddress ?? 'unknown';
-    return this.#options.consumerBy === 'address-port' ? `${addr}:${req.socket.remotePort ?? 0}` : addr;
+    const a = this.#servers[portIndex]?.address() as AddressInfo | null | undefined;
+    return `port:${a?.port ?? portIndex}`;
   }
 
-  async #serveEvents(req: IncomingMessage, res: ServerResponse): Promise<void> {
+  async #serveEvents(req: IncomingMessage, res: ServerResponse, portIndex: number): Promise<void> {
     req.resume(); // the body is empty by contract; discard whatever came
     let hungUp = false;
     res.once('close', () => {
@@ -296,7 +323,7 @@ export class WorkerRelay implements RunningSource {
       this.#events.hungUp();
     });
     await this.#events.poll(
-      () => this.#consumerOf(req),
+      () => this.#consumerOf(req, portIndex),
       () => hungUp || req.socket.destroyed,
       (body) => {
         res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
@@ -348,6 +375,7 @@ export class WorkerRelay implements RunningSource {
 
     let tooLarge = false;
     let decide: (() => Promise<void>) | undefined;
+    let routerIds: RouterSideIds | null = null;
     let requestId = '';
     if (req.method !== 'GET' && req.method !== 'HEAD') {
       const pass = new PassThrough();
@@ -386,12 +414,18 @@ export class WorkerRelay implements RunningSource {
             return unreadableCtxRequest('too_large', req.headers);
           }
           const scanned = await scan.finish(req.headers).catch(() => undefined);
-          if (scanned !== null && scanned !== undefined) return scanned;
+          let read: CtxRequestInfo;
+          if (scanned !== null && scanned !== undefined) read = scanned;
           // the JSON text path (several prompts, strings), or a scan thread that died: read the capture here
-          if (encoding === 'json') return parseCtxRequest(capture.text(), req.headers);
-          const inline = createCtxBodyReader(encoding);
-          inline.feed(capture.bytes());
-          return inline.finish(req.headers) ?? unreadableCtxRequest('malformed', req.headers);
+          else if (encoding === 'json') read = parseCtxRequest(capture.text(), req.headers);
+          else {
+            const inline = createCtxBodyReader(encoding);
+            inline.feed(capture.bytes());
+            read = inline.finish(req.headers) ?? unreadableCtxRequest('malformed', req.headers);
+          }
+          const withIds = await withRouterSideIds(read, this.#deps.render, () => capture.bytes(), encoding, (result, reason) => this.#deps.onRender?.(this.target.id, result, reason));
+          routerIds = withIds.routerIds;
+          return withIds.info;
         };
         decide = () => {
           if (decision !== undefined) return decision;
@@ -416,6 +450,7 @@ export class WorkerRelay implements RunningSource {
             server: this.target.id,
             promptTokens: info.promptTokens,
             promptTokenCount: info.promptTokens?.length ?? null,
+            ...(routerIds?.from === 'tokenizer' ? { promptTokensFrom: 'tokenizer' as const } : {}),
             inflight,
             promptForm: info.promptForm,
             unreadable: info.unreadable,
@@ -482,11 +517,13 @@ export class WorkerRelay implements RunningSource {
         this.#deps.inflight.dec(this.target.id);
         // the worker stored this request's blocks by the time it answered: drain now, as the router's
         // finish_request polls, so worker truth never waits for the timer (nor for a router that never polls)
-        if (ok && !this.#stopSignal.signal.aborted) void this.#events.drainNow();
+        if (ok && this.#options.drainEvents && !this.#stopSignal.signal.aborted) void this.#events.drainNow();
         const latencyMs = performance.now() - startedAt;
         // the decision first (recorded when the scan answered), then the outcome
         await decide?.();
         const usage = response === null ? null : await response;
+        const check = ok ? renderCheckOf({ ts: this.#deps.clock(), requestId, server: this.target.id }, routerIds, usage?.workerPromptTokens, this.#deps.render) : null;
+        if (check !== null) this.#deps.sink.apply(check);
         this.#deps.sink.apply({
           kind: 'outcome',
           ts: this.#deps.clock(),

@@ -4,6 +4,7 @@
 // no more often than chance, or (logs only) follow-up turns return to their previous server no more often than 1/N,
 // or the router's debug endpoint reports no matched tokens at all.
 import type { Rule } from '../rule.js';
+import { renderDriftSummary } from './render-drift.js';
 import { percent, ratio, round3, windowEvidence } from './rule-math.js';
 
 export const cacheSignalInert: Rule = {
@@ -62,11 +63,16 @@ export const cacheSignalInert: Rule = {
       }
     }
     if (reasons.length === 0) return null;
+    // a render difference is a cause this rule can name itself: the router hashes other ids than the workers store
+    const drift = renderDriftSummary(input);
     return {
       servers: input.servers.map((s) => s.server),
       summary: `routing ignores where prefixes are cached: ${reasons.join('; ')}`,
       evidence: { ...evidence, ...windowEvidence(input.window) },
-      cause: 'docs/trtllm-wire.md §7: the router\'s per-server block table does not reflect the workers\' caches, so its score degrades to least-loaded; the other findings name the cause',
+      cause:
+        drift !== null
+          ? `docs/trtllm-wire.md §7.3: the router hashes other token ids than the workers store (${drift}), so its lookups miss and its score degrades to least-loaded`
+          : 'docs/trtllm-wire.md §7: the router\'s per-server block table does not reflect the workers\' caches, so its score degrades to least-loaded; the other findings name the cause',
       fix:
         'apply the fixes of the findings that name the cause; meanwhile router_args.backfill_block_hashes_on_finish: true ' +
         '(fills the table with the router\'s own hashes), or router type: conversation',
