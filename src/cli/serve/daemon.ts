@@ -57,6 +57,10 @@ export interface Daemon {
   start(): Promise<void>;
   /** Graceful: stops accepting, lets in-flight relay requests finish, stops pollers. Idempotent. */
   stop(): Promise<void>;
+  /** During stop(): cut in-flight relay requests off instead of waiting for them. */
+  hurry(): void;
+  /** relay requests being answered now (stop() waits for them up to relay.shutdown_grace) */
+  inFlightRelayRequests(): number;
   /** Loads and applies a new configuration; rejects (keeping the old one) when it is invalid. */
   reload(): Promise<void>;
   snapshot(): SentinelSnapshot;
@@ -292,6 +296,7 @@ export function createDaemon(initial: ServeConfig, deps: DaemonDeps = {}): Daemo
     await Promise.all(
       removed.map(async ([key, source]) => {
         running.delete(key);
+        status.silence(source.name);
         await source.stop();
         if (source instanceof WorkerRelay) retired.set(source.target.id, addCounters(retired.get(source.target.id), source.counters()));
         status.unregister(source.name);
@@ -305,10 +310,12 @@ export function createDaemon(initial: ServeConfig, deps: DaemonDeps = {}): Daemo
       try {
         await source.start();
         running.set(key, source);
+        logger.debug?.('source started', { source: source.name });
       } catch (err) {
         const message = `${source.name} did not start: ${err instanceof Error ? err.message : String(err)}`;
         status.fail(source.name, 'other', message);
         failures.push(message);
+        status.silence(source.name);
         await source.stop().catch(() => undefined);
       }
     }
@@ -372,6 +379,13 @@ export function createDaemon(initial: ServeConfig, deps: DaemonDeps = {}): Daemo
     stop() {
       stopping ??= (async () => {
         ready = false;
+        // what stopping aborts (a drain, a server_info read) is the shutdown, not a fault of the source
+        status.silence();
+        const inFlight = daemon.inFlightRelayRequests();
+        if (inFlight > 0) {
+          const graceS = config.relay.shutdownGraceMs / 1000;
+          logger.info(`letting ${inFlight} in-flight relay requests finish (up to relay.shutdown_grace ${graceS}s); signal again to stop now`, { in_flight: inFlight });
+        }
         // relays first: they finish in-flight requests; pollers stop in parallel
         await Promise.all([...running.values()].map((s) => s.stop()));
         running.clear();
@@ -381,6 +395,14 @@ export function createDaemon(initial: ServeConfig, deps: DaemonDeps = {}): Daemo
         logger.info('kvsentinel stopped');
       })();
       return stopping;
+    },
+    inFlightRelayRequests() {
+      let n = 0;
+      for (const s of running.values()) if (s instanceof WorkerRelay) n += s.inFlight;
+      return n;
+    },
+    hurry() {
+      for (const s of running.values()) if (s instanceof WorkerRelay) s.hurry();
     },
     webAddress: () => web.address(),
     relayAddress(id) {
