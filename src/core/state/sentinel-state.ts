@@ -771,9 +771,10 @@ class Sentinel implements SentinelState {
     this.#count(ts, 'ctChosen', chosenTerm);
     this.#count(ts, 'ctBest', Math.max(...cacheTerms));
     if (obs.inflight !== null) {
-      const loads = servers.map((s) => obs.inflight?.[s] ?? 0);
+      // the load term is whatever the score takes away from the cache term (the router's formula decides)
+      const loads = scores.map((score, i) => cacheTerms[i]! - score);
       this.#count(ts, 'ldN');
-      this.#count(ts, 'ldSpread', (Math.max(...loads) - Math.min(...loads)) / mbs);
+      this.#count(ts, 'ldSpread', Math.max(...loads) - Math.min(...loads));
     }
     if (agrees && cacheTerms.some((c) => c - chosenTerm >= this.#thresholds.sentAwayCacheDelta)) this.#count(ts, 'away');
     const predictedChosen = Math.min(predicted[chosenIndex]!, keys.hashedTokens);
