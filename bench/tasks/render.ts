@@ -91,9 +91,9 @@ export async function runRender(params: RenderParams): Promise<RenderResult> {
   const tokenizer = ModelTokenizer.load(dir);
   // grow the conversation until its render is about the target length
   let turns = 10;
-  let base = conversation(turns, 14882);
-  let body = '';
-  let tokens = 0;
+  let base: ReturnType<typeof conversation>;
+  let body: string;
+  let tokens: number;
   for (;;) {
     base = conversation(turns, 14882);
     body = JSON.stringify({ model: 'deepseek-ai/DeepSeek-V3', messages: base.messages, tools: base.tools, max_tokens: 1, disaggregated_params: { request_type: 'context_only', disagg_request_id: 1 } });
