@@ -398,6 +398,8 @@ export class WorkerRelay implements RunningSource {
 
     let tooLarge = false;
     let decide: (() => Promise<void>) | undefined;
+    let markForwarded: () => void = () => undefined;
+    const forwarded = new Promise<void>((resolve) => (markForwarded = resolve));
     let routerIds: RouterSideIds | null = null;
     let requestId = '';
     if (req.method !== 'GET' && req.method !== 'HEAD') {
@@ -446,6 +448,9 @@ export class WorkerRelay implements RunningSource {
             inline.feed(capture.bytes());
             read = inline.finish(req.headers) ?? unreadableCtxRequest('malformed', req.headers);
           }
+          // a render is CPU the forwarding would share: it starts once this request's answer went out (the decision's
+          // slot in the gate keeps the order meanwhile)
+          if (this.#deps.render !== undefined && read.promptTokens === null) await forwarded;
           const withIds = await withRouterSideIds(read, this.#deps.render, () => capture.bytes(), encoding, (result, reason) => this.#deps.onRender?.(this.target.id, result, reason));
           routerIds = withIds.routerIds;
           return withIds.info;
@@ -538,6 +543,7 @@ export class WorkerRelay implements RunningSource {
         }
       }
     } finally {
+      markForwarded();
       if (isCtx) {
         this.#deps.inflight.dec(this.target.id);
         // the worker stored this request's blocks by the time it answered: drain now, as the router's
