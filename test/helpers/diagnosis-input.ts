@@ -40,6 +40,18 @@ export function quietServer(server: string, over: Partial<ServerDiagnosis> = {})
   };
 }
 
+/** a router blind to the cache (load-only): it picks the holder no more often than its least-loaded choice allows */
+export const BLIND_PREFERENCE: DecisionDiagnosis['preference'] = {
+  truth: { away: { decisions: 200, holderChosen: 2, blindExpected: 67 }, tie: { decisions: 150, holderChosen: 72, blindExpected: 70 } },
+  turn: { away: { decisions: 180, holderChosen: 1, blindExpected: 60 }, tie: { decisions: 140, holderChosen: 66, blindExpected: 65 } },
+};
+
+/** no load reports (logs only): no informative decision */
+export const NO_PREFERENCE: DecisionDiagnosis['preference'] = {
+  truth: { away: { decisions: 0, holderChosen: 0, blindExpected: 0 }, tie: { decisions: 0, holderChosen: 0, blindExpected: 0 } },
+  turn: { away: { decisions: 0, holderChosen: 0, blindExpected: 0 }, tie: { decisions: 0, holderChosen: 0, blindExpected: 0 } },
+};
+
 export function quietDecisions(over: Partial<DecisionDiagnosis> = {}): DecisionDiagnosis {
   return {
     serverCount: 3,
@@ -76,6 +88,13 @@ export function quietDecisions(over: Partial<DecisionDiagnosis> = {}): DecisionD
     peakInflight: 40,
     realisedAboveOracle: 6,
     joinedOutcomes: 600,
+    // a cache-aware router: it picks the holder far more often than a blind router would
+    preference: {
+      truth: { away: { decisions: 200, holderChosen: 190, blindExpected: 67 }, tie: { decisions: 150, holderChosen: 148, blindExpected: 70 } },
+      turn: { away: { decisions: 180, holderChosen: 170, blindExpected: 60 }, tie: { decisions: 140, holderChosen: 138, blindExpected: 65 } },
+    },
+    topServerShare: 0.34,
+    topServer: 'ctx0',
     ...over,
   };
 }

@@ -18,6 +18,7 @@ export const FINDING_CATALOG = {
   'turn-scatter-high': 'warning',
   'hit-rate-below-oracle': 'warning',
   'source-unreachable': 'warning',
+  'load-concentrated': 'warning',
 } as const satisfies Record<string, Severity>;
 
 export type FindingId = keyof typeof FINDING_CATALOG;

@@ -2,6 +2,7 @@
 // numbers over the evaluation window), each rule reads it and either holds (a RuleHit) or not (null). Rules know
 // nothing of tables, joins or sources; the runner knows no rule by name.
 import type { FindingId } from './finding-catalog.js';
+import type { PreferenceTally } from './holder-preference.js';
 import type { DiagnosisThresholds } from './thresholds.js';
 
 export interface RankDiagnosis {
@@ -115,6 +116,18 @@ export interface DecisionDiagnosis {
   readonly peakInflight: number | null;
   readonly realisedAboveOracle: number;
   readonly joinedOutcomes: number;
+  /**
+   * the behavioural test of holder-preference.ts: informative decisions where the holder is the oracle-best server
+   * (worker truth) or the trajectory's previous server (turn), split into away / tie decisions
+   */
+  readonly preference: {
+    readonly truth: { readonly away: PreferenceTally; readonly tie: PreferenceTally };
+    readonly turn: { readonly away: PreferenceTally; readonly tie: PreferenceTally };
+  };
+  /** the largest share of decisions one server took in the window (0 without decisions) */
+  readonly topServerShare: number;
+  /** the server that took it (null without decisions) */
+  readonly topServer: string | null;
 }
 
 export interface RouterScoreDiagnosis {

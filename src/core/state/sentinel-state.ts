@@ -17,6 +17,7 @@ import type {
 import { RULES } from '../diagnosis/rules/index.js';
 import { runRules } from '../diagnosis/run-rules.js';
 import { DEFAULT_THRESHOLDS, type DiagnosisThresholds } from '../diagnosis/thresholds.js';
+import { classifyPreference, type PreferenceSample, type PreferenceTally } from '../diagnosis/holder-preference.js';
 import type {
   DecisionObservation,
   Observation,
@@ -535,11 +536,13 @@ class Sentinel implements SentinelState {
     let followup = false;
     let sticky: boolean | null = null;
     let prevPromptTokens: number | null = null;
+    let prevServer: string | null = null;
     if (obs.correlationId !== null) {
       const traj = this.#trajectories.get(obs.correlationId);
       if (traj) {
         followup = true;
         prevPromptTokens = traj.lastPromptTokens;
+        prevServer = traj.lastServer;
         this.#count(obs.ts, 'fu');
         sticky = traj.lastServer === server;
         if (sticky) this.#count(obs.ts, 'sticky');
@@ -574,6 +577,9 @@ class Sentinel implements SentinelState {
         backfillKeys = joined.routerTokensPerBlock.map((tpb) => keysAtBlockSize(keys, tpb, backfillAlgo)).filter((k) => k !== undefined);
       }
     }
+    const serverCount = this.#serverCount();
+    this.#countPreference(obs.ts, 'truth', classifyPreference(server, oracleBest, obs.inflight, serverCount));
+    if (prevServer !== null) this.#countPreference(obs.ts, 'turn', classifyPreference(server, [prevServer], obs.inflight, serverCount));
     if (this.#onDecision !== null) {
       this.#onDecision({
         ts: obs.ts,
@@ -601,6 +607,14 @@ class Sentinel implements SentinelState {
       backfillKeys,
       backfillAlgo,
     });
+  }
+
+  #countPreference(ts: number, holder: 'truth' | 'turn', sample: PreferenceSample | null): void {
+    if (sample === null) return;
+    const key = `pref|${holder}|${sample.set}`;
+    this.#count(ts, `${key}|n`);
+    if (sample.holderChosen) this.#count(ts, `${key}|x`);
+    this.#count(ts, `${key}|e`, sample.blindProbability);
   }
 
   /**
@@ -910,6 +924,12 @@ class Sentinel implements SentinelState {
     // the null model of "routing ignores the cache": a server is picked with its observed share of requests
     const decisionsInWindow = sum('dec');
     const share = (server: string): number => (decisionsInWindow > 0 ? sum(`req|${server}`) / decisionsInWindow : 0);
+    const tally = (holder: 'truth' | 'turn', set: 'away' | 'tie'): PreferenceTally => {
+      const key = `pref|${holder}|${set}`;
+      return { decisions: sum(`${key}|n`), holderChosen: sum(`${key}|x`), blindExpected: sum(`${key}|e`) };
+    };
+    let topServer: string | null = null;
+    for (const sv of this.digester.serverIds()) if (share(sv) > 0 && (topServer === null || share(sv) > share(topServer))) topServer = sv;
     const decisions: DecisionDiagnosis = {
       serverCount: this.#serverCount(),
       decisions: sum('dec'),
@@ -945,6 +965,12 @@ class Sentinel implements SentinelState {
       peakInflight: w.maxOf('peakInfl', now),
       realisedAboveOracle: servers.reduce((n, s) => n + s.realisedAboveOracle, 0),
       joinedOutcomes: servers.reduce((n, s) => n + s.joinedOutcomes, 0),
+      preference: {
+        truth: { away: tally('truth', 'away'), tie: tally('truth', 'tie') },
+        turn: { away: tally('turn', 'away'), tie: tally('turn', 'tie') },
+      },
+      topServerShare: topServer === null ? 0 : share(topServer),
+      topServer,
     };
     const sources: SourceDiagnosis[] = [...this.#sources.entries()]
       .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))

@@ -7,6 +7,7 @@ import { eventsAbsent } from './events-absent.js';
 import { eventsPartialRanks } from './events-partial-ranks.js';
 import { hashMismatch } from './hash-mismatch.js';
 import { hitRateBelowOracle } from './hit-rate-below-oracle.js';
+import { loadConcentrated } from './load-concentrated.js';
 import { loadTermDominates } from './load-term-dominates.js';
 import { routerHashDivergence } from './router-hash-divergence.js';
 import { routerNotPolling } from './router-not-polling.js';
@@ -30,4 +31,5 @@ export const RULES: readonly Rule[] = [
   turnScatterHigh,
   hitRateBelowOracle,
   sourceUnreachable,
+  loadConcentrated,
 ];

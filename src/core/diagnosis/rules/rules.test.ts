@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { quietDecisions, quietInput, quietServer, servers } from '../../../../test/helpers/diagnosis-input.js';
+import { BLIND_PREFERENCE, NO_PREFERENCE, quietDecisions, quietInput, quietServer, servers } from '../../../../test/helpers/diagnosis-input.js';
 import { FINDING_IDS } from '../finding-catalog.js';
 import type { DiagnosisInput } from '../rule.js';
 import { runRules } from '../run-rules.js';
@@ -80,7 +80,7 @@ describe('rules', () => {
     },
     {
       name: 'cache-signal-inert: predicted ≡ 0 while truth holds prefixes, oracle-best at chance',
-      input: quietInput({ decisions: quietDecisions({ predictedAnyMatch: 0, oracleBest: 200, notOracleBest: 390, oracleBestByChance: 210, sticky: 170, scattered: 10 }) }),
+      input: quietInput({ decisions: quietDecisions({ predictedAnyMatch: 0, oracleBest: 200, notOracleBest: 390, oracleBestByChance: 210, sticky: 170, scattered: 10, preference: BLIND_PREFERENCE }) }),
       expected: ['cache-signal-inert'],
     },
     {
@@ -90,7 +90,7 @@ describe('rules', () => {
         seesRouterPolls: false,
         routerPollsExpected: false,
         servers: servers({ drains: 0, events: 0, eventsTotal: 0, routerPolls: 0, routerPollsTotal: 0, joinedOutcomes: 0, realisedAboveOracle: 0, truthBlocks: 0 }),
-        decisions: quietDecisions({ withKeys: 0, predictedAnyMatch: 0, oracleAnyMatch: 0, firstBlockHeld: 0, oracleBest: 0, notOracleBest: 0, noPrefix: 0, oracleBestByChance: 0, sticky: 170, joinedPromptTokens: 0, joinedCachedTokens: 0, joinedOracleCachedTokens: 0, stickyIdealCachedTokens: 5_750_000 }),
+        decisions: quietDecisions({ withKeys: 0, predictedAnyMatch: 0, oracleAnyMatch: 0, firstBlockHeld: 0, oracleBest: 0, notOracleBest: 0, noPrefix: 0, oracleBestByChance: 0, sticky: 170, joinedPromptTokens: 0, joinedCachedTokens: 0, joinedOracleCachedTokens: 0, stickyIdealCachedTokens: 5_750_000, preference: NO_PREFERENCE }),
       }),
       expected: ['cache-signal-inert'],
     },
@@ -191,12 +191,57 @@ describe('cache-signal-inert chance model', () => {
     quietInput({
       seesWorkerEvents: false,
       routerPollsExpected: false,
-      decisions: quietDecisions({ withKeys: 0, predictedAnyMatch: 0, oracleAnyMatch: 0, oracleBest: 0, notOracleBest: 0, noPrefix: 0, ...over }),
+      decisions: quietDecisions({ withKeys: 0, predictedAnyMatch: 0, oracleAnyMatch: 0, oracleBest: 0, notOracleBest: 0, noPrefix: 0, preference: NO_PREFERENCE, ...over }),
     });
   it('uneven load raises chance stickiness to Σ share²: 50% sticky is chance when one server takes half the load', () => {
     // shares 0.16 / 0.54 / 0.30 → Σ share² = 0.405
     expect(firing(logsOnly({ sticky: 250, stickinessByLoadShare: 0.405 }))).toContain('cache-signal-inert');
     expect(firing(logsOnly({ sticky: 250, stickinessByLoadShare: 1 / 3 }))).not.toContain('cache-signal-inert');
+  });
+});
+
+describe('cache-signal-inert from behaviour', () => {
+  // one server takes every request: chance models from load shares reach 1, so they cannot tell a sticky cache-aware
+  // router from a blind one; the in-flight counts can (the busy holder wins the decisions a load-only router loses)
+  const concentrated = quietDecisions({
+    oracleBest: 590,
+    notOracleBest: 0,
+    oracleBestByChance: 197,
+    oracleBestByLoadShare: 590,
+    sticky: 500,
+    stickinessByLoadShare: 1,
+    topServerShare: 1,
+    topServer: 'ctx0',
+    preference: {
+      truth: { away: { decisions: 540, holderChosen: 540, blindExpected: 180 }, tie: { decisions: 40, holderChosen: 40, blindExpected: 13 } },
+      turn: { away: { decisions: 480, holderChosen: 480, blindExpected: 160 }, tie: { decisions: 20, holderChosen: 20, blindExpected: 7 } },
+    },
+  });
+  it('a healthy router sending everything to one server is load-concentrated, never inert', () => {
+    expect(firing(quietInput({ decisions: concentrated, servers: [quietServer('ctx0', { meanInflight: 40 }), quietServer('ctx1', { meanInflight: 0 }), quietServer('ctx2', { meanInflight: 0 })] }))).toEqual(['load-concentrated']);
+  });
+  it('logs only (no load reports): a chance model at 1 cannot judge, so no page either', () => {
+    const logs = quietInput({ seesWorkerEvents: false, routerPollsExpected: false, decisions: { ...concentrated, withKeys: 0, oracleBest: 0, notOracleBest: 0, preference: NO_PREFERENCE } });
+    expect(firing(logs)).not.toContain('cache-signal-inert');
+    expect(firing(logs)).toContain('load-concentrated');
+  });
+  it('a load-only router is inert: it never picks a busier holder and picks holders among ties only as often as chance', () => {
+    const hit = runRules(RULES, quietInput({ decisions: quietDecisions({ preference: BLIND_PREFERENCE, oracleBest: 200, notOracleBest: 390 }) })).hits.get('cache-signal-inert');
+    expect(hit?.summary).toMatch(/busier than the least-loaded server, the router chose it 1\.0% of the time/);
+    expect(hit?.evidence.truth_away_blind_rate).toBe(0.335);
+  });
+  it('a router that follows prefixes only on ties (load term dominating) is not inert', () => {
+    const tiesOnly = { ...BLIND_PREFERENCE, truth: { ...BLIND_PREFERENCE.truth, tie: { decisions: 150, holderChosen: 148, blindExpected: 70 } } };
+    expect(firing(quietInput({ decisions: quietDecisions({ preference: tiesOnly }) }))).not.toContain('cache-signal-inert');
+  });
+  it('predicted matches ≡ 0 do not make a router that visibly follows prefixes inert (our model of its table is wrong)', () => {
+    expect(firing(quietInput({ decisions: quietDecisions({ predictedAnyMatch: 0 }) }))).not.toContain('cache-signal-inert');
+  });
+});
+
+describe('load-concentrated', () => {
+  it('stays quiet at uneven but spread load (a load-only router on servers of different speed)', () => {
+    expect(firing(quietInput({ decisions: quietDecisions({ topServerShare: 0.57 }) }))).toEqual([]);
   });
 });
 
@@ -214,7 +259,7 @@ describe('router tokens_per_block unknown or inferred', () => {
     expect(inferred.hits.get('tokens-per-block-mismatch')!.evidence.router_tokens_per_block_from).toBe('inferred from its routing');
   });
   it('cache-signal-inert reads "predicted ≡ 0" as "under every candidate" and says so', () => {
-    const hit = runRules(RULES, quietInput({ router: unknown, decisions: quietDecisions({ predictedAnyMatch: 0 }) })).hits.get('cache-signal-inert');
+    const hit = runRules(RULES, quietInput({ router: unknown, decisions: quietDecisions({ predictedAnyMatch: 0, preference: BLIND_PREFERENCE }) })).hits.get('cache-signal-inert');
     expect(hit!.summary).toContain('under every tokens_per_block it may use (32, 128)');
     expect(hit!.evidence.router_tokens_per_block).toBe('unknown (predicted under each of 32/128)');
   });
