@@ -1,5 +1,5 @@
 """The router's own event ingest in plain Python, as TensorRT-LLM's KvCacheAwareRouter does it
-(trtllm-wire.md sections 1.4 and 2.1): json.loads of each /kv_cache_events response, then update_with_events into one
+(docs/trtllm-wire.md sections 1.4 and 2.1): json.loads of each /kv_cache_events response, then update_with_events into one
 Python set per (server, hash_algo): `stored` adds every block hash, `removed` discards, other types are ignored.
 
 usage: ingest.py --passes N --warmup W FILE...   -> one JSON line: bytes, events, per-pass wall and CPU seconds, set size

@@ -1,4 +1,4 @@
-// v1_block_key in C++ (trtllm-wire.md section 1.2), compiled with g++ -O2 at bench time: the practical speed limit
+// v1_block_key in C++ (docs/trtllm-wire.md section 1.2), compiled with g++ -O2 at bench time: the practical speed limit
 // for the TypeScript hasher. Same modes and output as v1_block_key.py.
 #include <chrono>
 #include <ctime>

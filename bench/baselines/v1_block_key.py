@@ -1,4 +1,4 @@
-"""v1_block_key in plain Python (trtllm-wire.md section 1.2), the way TensorRT-LLM's router computes it.
+"""v1_block_key in plain Python (docs/trtllm-wire.md section 1.2), the way TensorRT-LLM's router computes it.
 
 Modes (stdout is machine-read by bench/sections/hashing.ts):
   check   stdin lines "SALT LORA PARENT TOKENS" (SALT/LORA '-' for none, TOKENS comma-separated or '-')

@@ -1,5 +1,5 @@
 // The kvsentinel CLI as compiled by the bench (build/src/cli/main.js; `npm run bench` copies package.json into build/
-// so the CLI finds its version): the documented, stable contract (design.md §7) that the end-to-end sections drive,
+// so the CLI finds its version): the documented, stable contract (docs/design.md §7) that the end-to-end sections drive,
 // so they measure what an operator runs.
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';

@@ -1,4 +1,4 @@
-// A direct BigInt transcription of v1_block_key (trtllm-wire.md §1.2): the "obvious" JavaScript implementation,
+// A direct BigInt transcription of v1_block_key (docs/trtllm-wire.md §1.2): the "obvious" JavaScript implementation,
 // measured as the baseline the project's hasher must beat. One BigInt operation chain per token.
 
 const M64 = (1n << 64n) - 1n;

@@ -1,4 +1,4 @@
-// Service task: N simulated TensorRT-LLM CTX workers (trtllm-wire.md §2, §4) on ephemeral loopback ports, for
+// Service task: N simulated TensorRT-LLM CTX workers (docs/trtllm-wire.md §2, §4) on ephemeral loopback ports, for
 // the relay and scrape benchmarks. Completions stream SSE chunks with usage; `POST /kv_cache_events` is
 // destructive and hands out a preloaded event payload once. Prints {"ports": [...]} when listening.
 import { readFileSync } from 'node:fs';

@@ -39,7 +39,7 @@ export interface ExporterDeps {
   readonly reload: () => ReloadStatus;
   readonly build: BuildInfo;
   readonly logger: Logger;
-  /** default process/nodejs metrics, unprefixed (observability.md §1) */
+  /** default process/nodejs metrics, unprefixed (docs/design.md §6) */
   readonly defaultMetrics?: boolean;
   /** per relay (cumulative across reloads): abandoned polls and what its bounded caches dropped */
   readonly relays?: () => readonly RelayCounters[];

@@ -1,5 +1,5 @@
 // The sidecar's own HTTP endpoint: /metrics, /-/healthy, /-/ready, POST /-/reload, the landing page and the /ws
-// live feed (observability.md §2). Liveness never depends on the router; readiness means sources are started.
+// live feed (docs/design.md §6). Liveness never depends on the router; readiness means sources are started.
 import { timingSafeEqual } from 'node:crypto';
 import { once } from 'node:events';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';

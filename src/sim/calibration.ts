@@ -1,4 +1,4 @@
-// The rows of the bug report's table (design.md §1) as settings over the seed preset, with their targets.
+// The rows of the bug report's table (docs/design.md §1) as settings over the seed preset, with their targets.
 // `sim run --preset seed --set ...` with these settings reproduces each row.
 
 export interface CalibrationRow {

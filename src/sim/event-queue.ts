@@ -1,4 +1,4 @@
-// A CTX worker's KV-event manager as `POST /kv_cache_events` exposes it (trtllm-wire.md §2, §3):
+// A CTX worker's KV-event manager as `POST /kv_cache_events` exposes it (docs/trtllm-wire.md §2, §3):
 // one event_id counter per attention-DP rank starting at 0; events of ranks ≠ 0 are gathered into rank 0's
 // queue after the gather period; the queue holds event_buffer_max_size × ADP-size events and drops the oldest
 // on overflow; a read drains it. event_buffer_max_size 0 means no manager at all, and the push (ZMQ) path leaves

@@ -1,7 +1,7 @@
 // The KV cache of one attention-DP rank of a CTX worker: GPU (cache_level 0) and host (cache_level 1) tiers
 // of fixed block capacity, LRU eviction (GPU → host offload emits `updated`, host eviction emits `removed`),
 // reuse of the longest cached prefix of whole blocks, and storage of every block of the prompt including the
-// partial tail (V1 behaviour, trtllm-wire.md §1.4). Within a chain the deepest block is evicted first, so a
+// partial tail (V1 behaviour, docs/trtllm-wire.md §1.4). Within a chain the deepest block is evicted first, so a
 // cached suffix never outlives its prefix.
 import type { KvEventData, StoredBlock, WireBlockHash } from '../core/wire/kv-event.js';
 import { fingerprint } from './block-key-set.js';

@@ -1,4 +1,4 @@
-// Lines the simulated cluster writes: the canonical request log (design.md §9, one JSON object per line) and
+// Lines the simulated cluster writes: the canonical request log (docs/design.md §9, one JSON object per line) and
 // an orchestrator log in TensorRT-LLM's logger format ("[MM/DD/YYYY-HH:MM:SS] [TRT-LLM] [I] message").
 import type { ServerInfo } from './ctx-worker.js';
 import type { RouterSettings } from './routers/router.js';

@@ -1,4 +1,4 @@
-// The disaggregated orchestrator (trtllm-wire.md §5): a request becomes a context_only request (with
+// The disaggregated orchestrator (docs/trtllm-wire.md §5): a request becomes a context_only request (with
 // disaggregated_params) sent to the CTX server the router picks; finish_request runs when the CTX response
 // returns (decrement load, backfill, poll that server's events inline); then the GEN step decodes the output.
 // The GEN response's usage carries the CTX server's prompt_tokens and cached_tokens.
@@ -25,7 +25,7 @@ export interface TurnResult {
   readonly ctx: CtxResult;
 }
 
-/** What the router decided for one CTX request (the debug endpoint's decisions, design.md §8). */
+/** What the router decided for one CTX request (the debug endpoint's decisions, docs/design.md §8). */
 export interface RouterDecisionRecord {
   readonly seq: number;
   readonly ts: number;

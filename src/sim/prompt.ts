@@ -1,5 +1,5 @@
 // A prompt and its chained block hashes, as a CTX worker stores them and as the router chunks them
-// (trtllm-wire.md §1.4): tokens[0, L-1) — the last prompt token is never part of a block — in blocks of
+// (docs/trtllm-wire.md §1.4): tokens[0, L-1) — the last prompt token is never part of a block — in blocks of
 // `blockSize`, the final block possibly partial, each chained to the previous one.
 //
 // Trajectory prompts grow by appending, so `ChainBuilder` keeps the full blocks already hashed and each turn

@@ -1,4 +1,4 @@
-// GET /debug/router?since=SEQ (design.md §8): the router state and recent decisions, as the simulated
+// GET /debug/router?since=SEQ (docs/design.md §8): the router state and recent decisions, as the simulated
 // orchestrator serves it. Plain JSON-safe values (no block hashes are included).
 import type { Orchestrator } from './orchestrator.js';
 

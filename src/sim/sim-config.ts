@@ -57,7 +57,7 @@ export interface SimConfig {
 type Mutable<T> = { -readonly [K in keyof T]: T[K] extends object ? Mutable<T[K]> : T[K] };
 
 /**
- * The bug report's deployment (design.md §1): 3 CTX servers with attention-DP 4, c = 384, agentic-coding
+ * The bug report's deployment (docs/design.md §1): 3 CTX servers with attention-DP 4, c = 384, agentic-coding
  * trajectories (≈ 40k input, ≈ 300 output), worker block size 128, a large host cache, router defaults
  * (tokens_per_block 32, max_batch_size 64), and events off (event_buffer_max_size 0, the strongest candidate).
  * See src/sim/README.md for why these workload numbers are plausible.

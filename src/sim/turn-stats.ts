@@ -1,4 +1,4 @@
-// The two numbers of the bug report (design.md §1): cache hit = Σ cached_tokens / Σ input_tokens, and turn
+// The two numbers of the bug report (docs/design.md §1): cache hit = Σ cached_tokens / Σ input_tokens, and turn
 // scatter = share of follow-up turns (turn ≥ 2) whose cached_tokens < 50% of input_tokens although an earlier
 // turn of the same trajectory was served.
 

@@ -77,7 +77,7 @@ export function registerAuditCommand(program: Command, live: { addOptions: (cmd:
     .command('audit')
     .description('one-shot diagnosis: offline from a recorded bundle (--bundle DIR) or live from the sources for --duration')
     .option('--bundle <dir>', 'audit a bundle written by `kvsentinel record --out DIR`')
-    .option('--json', 'print one JSON object (design.md §7) instead of the text report')
+    .option('--json', 'print one JSON object (docs/design.md §7) instead of the text report')
     .addOption(new Option('--fail-on <severity>', 'exit 1 when a finding is at or above this severity').choices(SEVERITIES).default('warning'))
     .option('--no-progress', 'no progress lines on stderr');
   live?.addOptions(command);

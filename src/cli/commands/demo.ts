@@ -93,7 +93,7 @@ export interface DemoUrls {
 export function registerDemoCommand(program: Command): void {
   program
     .command('demo')
-    .description("simulate the bug report's cluster with the sidecar relaying every CTX worker, show live progress, then audit it")
+    .description("simulate the bug report's cluster (upstream NVIDIA/TensorRT-LLM#14882, docs/design.md §1) with the sidecar relaying every CTX worker, show live progress, then audit it")
     .option('--fixed', 'run the fixed configuration instead (events on, router tokens_per_block 128): ends healthy')
     .option('--set <key=value>', 'override a simulator setting (repeatable; see `kvsentinel sim run --help`)', collect, [])
     .option('--duration <duration>', 'how long to drive traffic before the audit (e.g. 60s, 2m)', DEFAULT_DEMO_DURATION)
@@ -185,7 +185,7 @@ export function registerDemoCommand(program: Command): void {
       const webHost = web.host === '0.0.0.0' || web.host === '::' ? '127.0.0.1' : web.host.includes(':') ? `[${web.host}]` : web.host;
       const urls: DemoUrls = { landing: `http://${webHost}:${web.port}/`, metrics: `http://${webHost}:${web.port}/metrics`, ws: `ws://${webHost}:${web.port}/ws` };
       const faults = activeFaults(config);
-      const what = options.fixed === true ? 'the fixed configuration (events on, router tokens_per_block 128, max_batch_size 512)' : `the bug report's configuration (preset ${config.preset})`;
+      const what = options.fixed === true ? 'the fixed configuration (events on, router tokens_per_block 128, max_batch_size 512)' : `the bug report's configuration (NVIDIA/TensorRT-LLM#14882, docs/design.md §1; preset ${config.preset})`;
       say(`kvsentinel demo: simulated TensorRT-LLM cluster, ${what}; ${faults.length > 0 ? `faults: ${faults.join(' ')}` : 'no faults'}; time scale ${timeScale}×`);
       say(`  sidecar relays ${cluster.workers.map((w) => `${w.id} ${w.address} via ${cluster.ctxAddresses[w.id] ?? '?'}`).join(', ')}; router debug ${cluster.debugUrl}`);
       say(`  landing page ${urls.landing}   metrics ${urls.metrics}   live feed ${urls.ws} (kvsentinel tail ${urls.ws})`);

@@ -1,5 +1,5 @@
 // `kvsentinel record`: runs the same sources as `serve` (relay ports included) for --duration and writes every
-// observation to a bundle (design.md §7) that `kvsentinel audit --bundle DIR` replays offline.
+// observation to a bundle (docs/design.md §7) that `kvsentinel audit --bundle DIR` replays offline.
 import type { Command } from 'commander';
 import { createSentinelState } from '../../core/state/sentinel-state.js';
 import { BundleWriter } from '../../outputs/bundle-writer.js';

@@ -1,4 +1,4 @@
-// `kvsentinel serve`: the sidecar daemon (design.md §7). Flags and/or a YAML/JSON config file; SIGHUP and
+// `kvsentinel serve`: the sidecar daemon (docs/design.md §7). Flags and/or a YAML/JSON config file; SIGHUP and
 // POST /-/reload re-read the file (an invalid one is rejected and the old one kept); SIGTERM/SIGINT stop gracefully.
 import type { Command } from 'commander';
 import { CliError } from '../cli-error.js';

@@ -1,4 +1,4 @@
-// `kvsentinel sim run`: the TensorRT-LLM cluster simulator in virtual time (design.md §7, §10).
+// `kvsentinel sim run`: the TensorRT-LLM cluster simulator in virtual time (docs/design.md §7, §10).
 import { closeSync, openSync, writeSync } from 'node:fs';
 import type { Command } from 'commander';
 import { runVirtual, type SimResult } from '../../sim/run-virtual.js';

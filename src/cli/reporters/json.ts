@@ -1,4 +1,4 @@
-// `audit --json`: the report as one JSON object (design.md §7), newline-terminated.
+// `audit --json`: the report as one JSON object (docs/design.md §7), newline-terminated.
 import type { AuditReport } from '../../core/diagnosis/audit-report.js';
 
 export function renderJson(report: AuditReport): string {

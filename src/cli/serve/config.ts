@@ -1,4 +1,4 @@
-// Configuration of `kvsentinel serve`: a YAML or JSON file plus flags (design.md §7). Validated once, at the edge,
+// Configuration of `kvsentinel serve`: a YAML or JSON file plus flags (docs/design.md §7). Validated once, at the edge,
 // into plain data; every error names the key (file) or the flag it came from. Flags add to the file's lists; a
 // scalar flag overrides the file.
 //
@@ -184,7 +184,7 @@ function parseRelayListen(where: string, v: unknown): { host: string | null; por
   return parseHostPort(where, v);
 }
 
-/** `ID=URL@[HOST:]PORT` (design.md §7). */
+/** `ID=URL@[HOST:]PORT` (docs/design.md §7). */
 export function parseRelayFlag(text: string): RelaySpec {
   const where = `--relay '${text}'`;
   const eq = text.indexOf('=');

@@ -1,4 +1,4 @@
-// The source flags `serve`, `audit` (live) and `record` share (design.md §7: "same source flags as serve").
+// The source flags `serve`, `audit` (live) and `record` share (docs/design.md §7: "same source flags as serve").
 import type { Command } from 'commander';
 import { CliError } from '../cli-error.js';
 import { ConfigError, loadConfig, type ServeConfig, type ServeFlags } from './config.js';
@@ -12,7 +12,7 @@ export function addSourceOptions(command: Command): Command {
     .option('--relay <ID=URL@[HOST:]PORT>', 'relay CTX worker ID on its own port (repeatable); the router then uses <sidecar-host>:PORT', collect)
     .option('--ctx <ID=URL>', 'watch a CTX worker (/server_info; with --events exclusive also drain its events) (repeatable)', collect)
     .option('--events <mode>', "none | exclusive: drain --ctx workers' /kv_cache_events (only when no router consumes them)")
-    .option('--router-debug <url>', 'router debug endpoint (design.md §8)')
+    .option('--router-debug <url>', 'router debug endpoint, an optional contract stock TensorRT-LLM does not serve (docs/design.md §8)')
     .option('--requests <[FORMAT:]FILE>', 'request log JSONL to follow; FORMAT canonical|perf-metrics|openai|relay (repeatable)', collect)
     .option('--orchestrator-log <file>', 'orchestrator log to follow')
     .option('--state.max-table-blocks <n>', 'blocks per server kept in each block table (worker truth, router replica); past it arbitrary blocks are evicted and counted (default 4000000)');

@@ -1,4 +1,4 @@
-// The one-shot audit's result (design.md §7 `audit --json`): verdict, findings with evidence and fixes, headline
+// The one-shot audit's result (docs/design.md §7 `audit --json`): verdict, findings with evidence and fixes, headline
 // stats and a per-server table, built from a state snapshot. Reporters (text, JSON) only format it.
 import { severityRank, type Severity } from './finding-catalog.js';
 import type { SentinelStateSnapshot } from '../state/sentinel-state.js';
@@ -99,7 +99,7 @@ export function buildAuditReport(snapshot: SentinelStateSnapshot, source: AuditS
   };
 }
 
-/** Exit code of design.md §6: 1 when a finding is at or above `failOn`, else 0. */
+/** Exit code of docs/design.md §6: 1 when a finding is at or above `failOn`, else 0. */
 export function auditExitCode(report: AuditReport, failOn: Severity): 0 | 1 {
   return report.findings.some((f) => severityRank(f.severity) >= severityRank(failOn)) ? 1 : 0;
 }

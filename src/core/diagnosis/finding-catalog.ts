@@ -1,4 +1,4 @@
-// The stable finding ids of design.md §5. Scripts, alerts and dashboards depend on these strings.
+// The stable finding ids of docs/design.md §5. Scripts, alerts and dashboards depend on these strings.
 
 export const SEVERITIES = ['info', 'warning', 'critical'] as const;
 export type Severity = (typeof SEVERITIES)[number];

@@ -191,7 +191,7 @@ export interface RuleHit {
   readonly servers: readonly string[];
   readonly summary: string;
   readonly evidence: Readonly<Record<string, number | string | boolean>>;
-  /** the cause in trtllm-wire.md §7 it points to */
+  /** the cause in docs/trtllm-wire.md §7 it points to */
   readonly cause: string;
   /** exact configuration keys and values */
   readonly fix: string;

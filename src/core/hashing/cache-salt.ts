@@ -1,5 +1,5 @@
 // Cache-salt id of the newest kv_cache_hash.py: int.from_bytes(sha256(utf8(salt))[:8], 'little').
-// Older builds used blake3 and the V1 C++ manager std::hash (trtllm-wire.md §1.2); those are not reproducible here.
+// Older builds used blake3 and the V1 C++ manager std::hash (docs/trtllm-wire.md §1.2); those are not reproducible here.
 import { sha256 } from '@noble/hashes/sha2.js';
 
 export function cacheSaltId(salt: string): bigint {

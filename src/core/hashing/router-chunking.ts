@@ -1,4 +1,4 @@
-// How KvCacheAwareRouter hashes a prompt (router_utils `_compute_block_hashes`, trtllm-wire.md §1.4):
+// How KvCacheAwareRouter hashes a prompt (router_utils `_compute_block_hashes`, docs/trtllm-wire.md §1.4):
 // the last prompt token is excluded ("in KvCacheManager the last token is not included"), chunks of
 // tokens_per_block, a partial final chunk, each chained to the previous hash.
 import type { HashAlgo, WireBlockHash } from '../wire/kv-event.js';

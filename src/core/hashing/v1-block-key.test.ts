@@ -1,5 +1,5 @@
 // Property tests: the uint32-halves implementation against a straightforward BigInt transcription of
-// trtllm-wire.md §1.2, over random tokens, parents, salts and lora ids.
+// docs/trtllm-wire.md §1.2, over random tokens, parents, salts and lora ids.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { hashV1Block, hashV1Chain } from './v1-block-key.js';

@@ -1,4 +1,4 @@
-// TensorRT-LLM `v1_block_key` (Python hash_v1_block_key, C++ BlockKeyHasher::hash), trtllm-wire.md §1.2.
+// TensorRT-LLM `v1_block_key` (Python hash_v1_block_key, C++ BlockKeyHasher::hash), docs/trtllm-wire.md §1.2.
 // All arithmetic mod 2^64 on uint32 halves: no BigInt is allocated per token or per block in the chain path.
 import { bigIntHi, bigIntLo, hashCombine, mul64, u64ToBigInt, type U64Scratch } from './u64.js';
 import { createWasmTokenMixer, mixTokensJs, type TokenMixer } from './v1-token-mix.js';

@@ -1,4 +1,4 @@
-// The per-token part of v1_block_key (trtllm-wire.md §1.2): seed = mix32(token, seed) for every token of a block.
+// The per-token part of v1_block_key (docs/trtllm-wire.md §1.2): seed = mix32(token, seed) for every token of a block.
 // Two implementations with one contract: a WebAssembly loop with native i64 arithmetic (the fast path, ~2× the
 // JavaScript one because the 64-bit seed update is serial and JavaScript has to split it into int32 halves), and
 // the pure JavaScript loop (fallback where WebAssembly is unavailable, e.g. `node --jitless`, or on big-endian

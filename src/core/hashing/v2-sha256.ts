@@ -1,4 +1,4 @@
-// TensorRT-LLM KV-cache-manager V2 block keys (`_block_radix_tree.py`), trtllm-wire.md §1.3.
+// TensorRT-LLM KV-cache-manager V2 block keys (`_block_radix_tree.py`), docs/trtllm-wire.md §1.3.
 // key(block) = SHA-256(parent key ‖ tokens as uint32 little-endian); root = SHA-256(scope bytes).
 import { sha256 } from '@noble/hashes/sha2.js';
 

@@ -75,7 +75,7 @@ export interface RouterConfigObservation {
   readonly servers: readonly string[] | null;
 }
 
-/** Per-server router state from the router debug endpoint (design.md §8). */
+/** Per-server router state from the router debug endpoint (docs/design.md §8). */
 export interface RouterStateObservation {
   readonly kind: 'router-state';
   readonly ts: number;

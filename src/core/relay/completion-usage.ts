@@ -1,5 +1,5 @@
 // The usage of a completion response (JSON or SSE): prompt_tokens and prompt_tokens_details.cached_tokens, the
-// server's own count of prompt tokens served from its prefix cache (trtllm-wire.md §4).
+// server's own count of prompt tokens served from its prefix cache (docs/trtllm-wire.md §4).
 
 export interface CompletionUsage {
   readonly promptTokens: number | null;

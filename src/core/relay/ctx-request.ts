@@ -1,4 +1,4 @@
-// What the relay learns from a CTX request body and headers (trtllm-wire.md §5): prompt token ids when the request
+// What the relay learns from a CTX request body and headers (docs/trtllm-wire.md §5): prompt token ids when the request
 // carries them, the disaggregated request id, and the trajectory id the conversation router would use.
 // disagg_request_id may be a 64-bit integer: it is read from the raw text, never through a JS number.
 

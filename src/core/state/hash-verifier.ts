@@ -1,4 +1,4 @@
-// Recomputes stored block hashes from their tokens with the advertised algorithm (design.md §4 "hash
+// Recomputes stored block hashes from their tokens with the advertised algorithm (docs/design.md §4 "hash
 // verification"). Each block is chained to the wire hash before it, so one bad block does not cascade. Blocks whose
 // hash depends on inputs the event does not carry (multimodal keys, extra token ids, an unreproducible salt
 // generation, a truncated v2 parent we never saw in full) are unverifiable, not mismatches.
@@ -79,7 +79,7 @@ export class HashVerifier {
       const actual = asU64(block.blockHash);
       if (parentU64 === null || actual === null) return 'mismatch';
       const expected = hashV1Block(block.tokens, parentU64, { saltId, loraId });
-      // salt generations differ between builds (trtllm-wire.md §1.2): a salted miss is not proof of a bad hash
+      // salt generations differ between builds (docs/trtllm-wire.md §1.2): a salted miss is not proof of a bad hash
       if (expected === actual) return 'match';
       return salted ? 'unverifiable' : 'mismatch';
     }

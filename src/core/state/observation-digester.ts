@@ -12,7 +12,7 @@ import { HashVerifier, type StoredEventCheck } from './hash-verifier.js';
 import { extendKeyChain, prefixFingerprints, sharedPrefixTokens } from './incremental-keys.js';
 import { LruMap } from './lru-map.js';
 
-/** TensorRT-LLM's defaults when the router's settings were never observed (trtllm-wire.md §1.4). */
+/** TensorRT-LLM's defaults when the router's settings were never observed (docs/trtllm-wire.md §1.4). */
 export const DEFAULT_ROUTER_TOKENS_PER_BLOCK = 32;
 export const DEFAULT_ROUTER_MAX_BATCH_SIZE = 64;
 export const DEFAULT_HASH_ALGO: HashAlgo = 'v1_block_key';

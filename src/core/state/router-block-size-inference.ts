@@ -1,7 +1,7 @@
 // The router's tokens_per_block when no configuration source states it (relay mode without a router debug endpoint
 // or orchestrator log). The router chunks prompts into blocks of TensorRT-LLM's default 32 tokens, of its
 // TRTLLM_KVCACHE_AWARE_ROUTER_HASH_TOKENS_PER_BLOCK, or — newest versions, when unset — of the workers' block size
-// (trtllm-wire.md §1.4). The candidates are therefore 32 and every worker block size. Under each candidate the
+// (docs/trtllm-wire.md §1.4). The candidates are therefore 32 and every worker block size. Under each candidate the
 // replica predicts the router's matches; the router's choices reveal which candidate it really uses: under the true
 // one the chosen server is, far more often than chance, the server with the largest predicted match (load can send
 // a request elsewhere now and then); under a wrong one predictions are 0 (the hashes live in another space) or

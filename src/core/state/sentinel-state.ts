@@ -1,6 +1,6 @@
 // The sidecar's one state: fed observations (apply), read through snapshots (snapshot). It holds worker truth and
-// the router replica, event-sequence trackers, the per-decision joins (design.md §4), per-trajectory turn tracking,
-// windowed counters, and runs the rules (design.md §5) with hysteresis. Pure: `now` is a parameter, no I/O.
+// the router replica, event-sequence trackers, the per-decision joins (docs/design.md §4), per-trajectory turn tracking,
+// windowed counters, and runs the rules (docs/design.md §5) with hysteresis. Pure: `now` is a parameter, no I/O.
 // Memory is bounded: trajectories and pending decisions are capped maps (LRU / FIFO + TTL) with dropped counters,
 // the relay buffer is capped per server, and counters live in a fixed ring of time buckets.
 import { severityRank } from '../diagnosis/finding-catalog.js';
@@ -88,7 +88,7 @@ export const DAEMON_STATE_OPTIONS = {
   hysteresis: { onAfter: 3, offAfter: 12 },
 } as const satisfies SentinelOptions;
 
-/** One decision joined with both tables (design.md §4), for the live feed; token counts only, never token ids. */
+/** One decision joined with both tables (docs/design.md §4), for the live feed; token counts only, never token ids. */
 export interface DecisionJoin {
   readonly ts: number;
   readonly requestId: string;
@@ -630,7 +630,7 @@ class Sentinel implements SentinelState {
     return { known: false, candidates };
   }
 
-  /** The per-decision join of design.md §4: predicted router matches, oracle matches and scores per server. */
+  /** The per-decision join of docs/design.md §4: predicted router matches, oracle matches and scores per server. */
   #join(
     obs: DecisionObservation,
     keys: DecisionKeys,

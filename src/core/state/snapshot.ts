@@ -14,7 +14,7 @@ export interface Finding {
   readonly summary: string;
   /** numbers behind the finding, e.g. { requests: 1200, drains_empty: 40 }; never prompt content */
   readonly evidence: Readonly<Record<string, number | string | boolean>>;
-  /** the cause it points to (trtllm-wire.md §7), e.g. "§7.1 pull path returns [] by construction" */
+  /** the cause it points to (docs/trtllm-wire.md §7), e.g. "§7.1 pull path returns [] by construction" */
   readonly cause: string;
   /** the configuration change that fixes it, as exact keys and values */
   readonly fix: string;

@@ -1,4 +1,4 @@
-// event_id bookkeeping per (server, attention_dp_rank) (design.md §4, trtllm-wire.md §2.1): ids count from 0 per
+// event_id bookkeeping per (server, attention_dp_rank) (docs/design.md §4, docs/trtllm-wire.md §2.1): ids count from 0 per
 // event manager, so per ADP rank. A jump forward means events were consumed by another poller or dropped by buffer
 // overflow (a gap); an id below the last one means the worker restarted (a reset: the caller must reset that rank's
 // tables); the same id again is a duplicate. Also counts events per type per rank, so

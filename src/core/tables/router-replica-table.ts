@@ -1,4 +1,4 @@
-// The router's block table as TensorRT-LLM's KvCacheAwareRouter keeps it (trtllm-wire.md §1.4), replayed from the
+// The router's block table as TensorRT-LLM's KvCacheAwareRouter keeps it (docs/trtllm-wire.md §1.4), replayed from the
 // events the router received: ONE set per (server, hash_algo), no per-rank ownership, no refcount, no expiry.
 // `stored` adds, `removed` deletes whichever rank sent it (so a removal on rank 1 drops a hash rank 0 still holds),
 // `created` only sets the server's algorithm, `updated` is ignored. `all_cleared` is not handled by the router's

@@ -1,4 +1,4 @@
-// What each worker really holds, rebuilt from its KV events (design.md §4 "worker truth").
+// What each worker really holds, rebuilt from its KV events (docs/design.md §4 "worker truth").
 // One block set per event stream (server, attention_dp_rank, window_size, hash_algo, layer_group_id): a removal
 // only touches the stream that emitted it, unlike the router's table (router-replica-table.ts). Keys are the
 // 64-bit block keys of `blockKey64`, in the worker's own block size. Each block remembers its cache level

@@ -1,5 +1,5 @@
 // Lines of the TensorRT-LLM disaggregated orchestrator's log that reveal router configuration and event polling
-// (trtllm-wire.md §1.4, §5): `BlockHashMixin: tokens_per_block=N`, router class names, `max_batch_size`,
+// (docs/trtllm-wire.md §1.4, §5): `BlockHashMixin: tokens_per_block=N`, router class names, `max_batch_size`,
 // `backfill_block_hashes_on_finish`, `<server> is ready with info: {...}` and
 // `Failed to poll KV cache events from <server>: <error>`. Other lines are ignored.
 import type { Observation } from '../observe/observation.js';

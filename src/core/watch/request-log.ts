@@ -1,4 +1,4 @@
-// Request logs, one JSON object per line (design.md §9). Canonical fields: ts, request_id, correlation_id,
+// Request logs, one JSON object per line (docs/design.md §9). Canonical fields: ts, request_id, correlation_id,
 // ctx_server, prompt_tokens, cached_tokens, optional prompt_token_ids (block_hashes are accepted and ignored for
 // now). Presets: TensorRT-LLM disaggregated /perf_metrics entries (ctx_server, cached = num_reused_blocks × the
 // server's block size), OpenAI responses (usage.prompt_tokens_details.cached_tokens), kvsentinel relay records

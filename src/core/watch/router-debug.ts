@@ -1,4 +1,4 @@
-// The optional router debug endpoint (design.md §8): `GET /debug/router?since=SEQ` →
+// The optional router debug endpoint (docs/design.md §8): `GET /debug/router?since=SEQ` →
 // {router:{type, tokens_per_block, max_batch_size, backfill_block_hashes_on_finish},
 //  servers:[{url, active_requests, hash_algo, block_table_size, polls, poll_failures}],
 //  decisions:[{seq, ts, request_id, correlation_id, chosen, candidates:[{server, matched_tokens, active_requests, score}]}]}

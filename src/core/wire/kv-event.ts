@@ -1,4 +1,4 @@
-// Domain model of TensorRT-LLM `/kv_cache_events` items (trtllm-wire.md §2.1).
+// Domain model of TensorRT-LLM `/kv_cache_events` items (docs/trtllm-wire.md §2.1).
 // Hashes are exact: unsigned 64-bit values as bigint, v2_sha256 keys as 64-char lowercase hex.
 
 export const HASH_ALGOS = ['v1_block_key', 'v2_sha256', 'v2_sha256_64'] as const;

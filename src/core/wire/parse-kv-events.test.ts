@@ -10,7 +10,7 @@ const U64_MAX = 18446744073709551615n;
 
 const tok = (id: number, extra = 0): string => `{"type":"unique_token","token_id":${id},"token_extra_id":${extra}}`;
 
-/** trtllm-wire.md §2.1, compact as Starlette writes it. */
+/** docs/trtllm-wire.md §2.1, compact as Starlette writes it. */
 const DOC_EXAMPLE =
   '[{"event_id":0,"data":{"type":"created","num_blocks_per_cache_level":[8192,0]},"window_size":4096,"attention_dp_rank":0},' +
   '{"event_id":1,"data":{"type":"stored","parent_hash":null,"blocks":[' +

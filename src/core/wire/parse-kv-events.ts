@@ -1,4 +1,4 @@
-// The daemon's hot path: a `/kv_cache_events` body (trtllm-wire.md §2, §2.1) → domain events, in one pass over the
+// The daemon's hot path: a `/kv_cache_events` body (docs/trtllm-wire.md §2, §2.1) → domain events, in one pass over the
 // string by char code. No generic JSON tree, one BigInt per hash, token ids straight into a Uint32Array.
 // Each item keeps its exact source slice (`raw`), so a relay can re-serve `[` + raws.join(',') + `]` byte for byte.
 //

@@ -1,4 +1,4 @@
-// `GET /perf_metrics` (trtllm-wire.md §4, §5): a worker answers entries
+// `GET /perf_metrics` (docs/trtllm-wire.md §4, §5): a worker answers entries
 // `{request_id, perf_metrics:{first_iter, last_iter, timing_metrics{…}, kv_cache_metrics{…}}, ctx_request_id?, …}`;
 // the disaggregated server joins ctx and gen entries into
 // `{ctx_server, gen_server, disagg_server_arrival_time, disagg_server_first_token_time, ctx_perf_metrics, gen_perf_metrics}`.

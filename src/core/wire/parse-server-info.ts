@@ -1,4 +1,4 @@
-// `GET /server_info` of a trtllm-serve worker (trtllm-wire.md §4): older builds answer only
+// `GET /server_info` of a trtllm-serve worker (docs/trtllm-wire.md §4): older builds answer only
 // `{"disaggregated_params": …}`, newer ones add the effective `kv_cache_hash_algo`; router code also reads
 // `tokens_per_block` and `render_fingerprint`. Every field is optional; a wrong one is an issue and reads as null.
 import type { HashAlgo } from './kv-event.js';

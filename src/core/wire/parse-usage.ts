@@ -1,4 +1,4 @@
-// OpenAI `usage` of trtllm-serve completion / chat responses and of SSE chunks (trtllm-wire.md §4).
+// OpenAI `usage` of trtllm-serve completion / chat responses and of SSE chunks (docs/trtllm-wire.md §4).
 // `prompt_tokens_details.cached_tokens` = prompt tokens served from the KV cache; in disaggregated serving the
 // GEN response's usage is rewritten from the CTX response, so it is the client-visible signal of real hits.
 import type { WireIssue } from './wire-issue.js';

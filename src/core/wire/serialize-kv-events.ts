@@ -1,4 +1,4 @@
-// Domain events → TensorRT-LLM's compact `/kv_cache_events` JSON (trtllm-wire.md §2.1): Starlette's
+// Domain events → TensorRT-LLM's compact `/kv_cache_events` JSON (docs/trtllm-wire.md §2.1): Starlette's
 // `json.dumps(ensure_ascii=False, separators=(",",":"))`, keys in the serializer's insertion order.
 // JSON.stringify escapes strings exactly like Python's ensure_ascii=False (\" \\ \b \f \n \r \t, other controls as
 // lowercase \u00XX, everything else raw), so it is used for strings only; hashes are printed as unsigned decimal

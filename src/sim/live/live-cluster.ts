@@ -50,7 +50,7 @@ export interface LiveCluster {
   readonly scheduler: LiveScheduler;
   readonly workers: readonly LiveWorkerInfo[];
   readonly orchestratorUrl: string;
-  /** GET this (optionally ?since=SEQ) for design.md §8 */
+  /** GET this (optionally ?since=SEQ) for docs/design.md §8 */
   readonly debugUrl: string;
   /** the orchestrator's record of applied events, per server (GET) */
   readonly appliedEventsUrl: string;

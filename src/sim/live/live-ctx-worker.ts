@@ -1,4 +1,4 @@
-// One simulated CTX worker on a real port (trtllm-wire.md §2, §4): the model's CtxWorker behind trtllm-serve's
+// One simulated CTX worker on a real port (docs/trtllm-wire.md §2, §4): the model's CtxWorker behind trtllm-serve's
 // endpoints. POST /v1/completions and /v1/chat/completions (context_only or plain; JSON or SSE with usage in the
 // final chunk), destructive POST /kv_cache_events (TensorRT-LLM's exact compact JSON), GET /server_info, /health,
 // draining /perf_metrics, /prometheus/metrics. A restart closes the port (connection refused, in-flight requests

@@ -1,4 +1,4 @@
-// The disaggregated orchestrator on a real port (trtllm-wire.md §5, design.md §8, §9). Per request: route with the
+// The disaggregated orchestrator on a real port (docs/trtllm-wire.md §5, docs/design.md §8, §9). Per request: route with the
 // model's router, send the context_only request over HTTP to the chosen CTX server (`host:port`, a worker or a relay),
 // then finish_request: `POST {ctx}/kv_cache_events` per the router's poll policy, parsed losslessly and applied to the
 // router's table (the router's synchronous poll reads the body fetched just before), then the GEN step in-process.
@@ -39,7 +39,7 @@ export interface LiveOrchestratorOptions {
   readonly targets: readonly CtxTarget[];
   readonly router: RouterConfig;
   readonly gen: GenConfig;
-  /** canonical request log lines (design.md §9) */
+  /** canonical request log lines (docs/design.md §9) */
   readonly requestLog?: (line: string) => void;
   readonly requestLogPromptTokenIds?: boolean;
   /** orchestrator log lines (TensorRT-LLM format) */
@@ -71,7 +71,7 @@ export interface LiveOrchestratorStats {
   parseIssues: number;
 }
 
-/** a served request waiting for its CTX worker's /perf_metrics entry (the disaggregated join, trtllm-wire.md §5) */
+/** a served request waiting for its CTX worker's /perf_metrics entry (the disaggregated join, docs/trtllm-wire.md §5) */
 interface PerfKey {
   readonly ctxServer: string;
   readonly ctxRequestId: string;
@@ -443,7 +443,7 @@ export class LiveOrchestrator {
     if (this.#history.length > max * 2) this.#history.splice(0, this.#history.length - max);
   }
 
-  /** design.md §8 */
+  /** docs/design.md §8 */
   #debugRouter(sinceParam: string | null): string {
     const since = sinceParam !== null && /^\d+$/.test(sinceParam) ? Number(sinceParam) : 0;
     const router = this.router;

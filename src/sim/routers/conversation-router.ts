@@ -1,4 +1,4 @@
-// ConversationRouter (trtllm-wire.md §5): sticky by conversation id (X-Correlation-ID and friends); without an
+// ConversationRouter (docs/trtllm-wire.md §5): sticky by conversation id (X-Correlation-ID and friends); without an
 // id, an implicit prefix match on a router-local block-hash trie (tokens_per_block 128, threshold 0.75);
 // otherwise the server with the least content load (prompt tokens in flight). It never reads KV events.
 import { ActiveCounts, type RouteDecision, type RouteRequest, type Router, type RouterServerState, type RouterSettings } from './router.js';

@@ -1,4 +1,4 @@
-// KvCacheAwareRouter (trtllm-wire.md §1.4, §5): per server a set of block hashes (no per-rank ownership, no
+// KvCacheAwareRouter (docs/trtllm-wire.md §1.4, §5): per server a set of block hashes (no per-rank ownership, no
 // refcount, no expiry) filled from the server's KV events, polled in finish_request; the router hashes the
 // prompt itself (tokens_per_block, last token excluded, partial tail, the server's hash algo from /server_info)
 // and scores matched/padded − active/max_batch_size; ties go round-robin. backfill_block_hashes_on_finish adds

@@ -1,4 +1,4 @@
-// One relay port for one CTX worker (design.md §3, relay mode). Every path is a streaming reverse proxy to the
+// One relay port for one CTX worker (docs/design.md §3, relay mode). Every path is a streaming reverse proxy to the
 // worker, except POST /kv_cache_events, which is answered from the relay's own event buffer: the relay is the sole
 // consumer of the worker's destructive queue and gives each consumer every event exactly once, in the worker's exact
 // JSON (relay-event-path.ts holds that logic; this file puts HTTP around it). Completion requests additionally

@@ -1,4 +1,4 @@
-// Exclusive mode (design.md §3): the sidecar itself drains a worker's destructive /kv_cache_events, only because
+// Exclusive mode (docs/design.md §3): the sidecar itself drains a worker's destructive /kv_cache_events, only because
 // the operator asserted that no router consumes them. If that is false the events it takes are stolen from the
 // router, and the router's own polls steal from us: per-rank event_id gaps are the evidence, so every gap is logged
 // loudly (and counted by the state).

@@ -1,4 +1,4 @@
-// Polls the router debug endpoint (design.md §8) with `since=` the last decision seq, so each decision is read once.
+// Polls the router debug endpoint (docs/design.md §8) with `since=` the last decision seq, so each decision is read once.
 import type { ServerResolver } from '../../core/watch/server-resolver.js';
 import { parseRouterDebug } from '../../core/watch/router-debug.js';
 import { fetchText, reasonOf } from '../http/fetch-text.js';

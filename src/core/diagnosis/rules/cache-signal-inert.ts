@@ -127,7 +127,7 @@ export const cacheSignalInert: Rule = {
       servers: input.servers.map((s) => s.server),
       summary: `routing ignores where prefixes are cached: ${reasons.join('; ')}`,
       evidence: { ...evidence, ...windowEvidence(input.window) },
-      cause: 'trtllm-wire.md §7: the router\'s per-server block table does not reflect the workers\' caches, so its score degrades to least-loaded; the other findings name the cause',
+      cause: 'docs/trtllm-wire.md §7: the router\'s per-server block table does not reflect the workers\' caches, so its score degrades to least-loaded; the other findings name the cause',
       fix:
         'apply the fixes of the findings that name the cause; meanwhile router_args.backfill_block_hashes_on_finish: true ' +
         '(fills the table with the router\'s own hashes), or router type: conversation',

@@ -27,7 +27,7 @@ export const eventQueueShared: Rule = {
         gaps_by_rank: byRank,
         ...windowEvidence(input.window),
       },
-      cause: 'trtllm-wire.md §7.2: another consumer drains the same worker queue (POST /kv_cache_events is destructive); or the worker buffer overflowed',
+      cause: 'docs/trtllm-wire.md §7.2: another consumer drains the same worker queue (POST /kv_cache_events is destructive); or the worker buffer overflowed',
       fix:
         `make the kvsentinel relay the only consumer of POST /kv_cache_events on ${names.join(', ')}: remove the other poller ` +
         '(second orchestrator replica, KvEventFanout/gRPC pump, Dynamo, a metrics poller) or set its context_servers.urls to the relay ports; ' +

@@ -18,7 +18,7 @@ export const eventStreamReset: Rule = {
         by_rank: hit.flatMap((s) => s.ranks.filter((r) => r.resets > 0).map((r) => `${s.server}/rank${r.rank}:${r.resets}`)).join(' '),
         ...windowEvidence(input.window),
       },
-      cause: 'a CTX worker restarted: event_id counts from 0 per life (trtllm-wire.md §2.1); its cache started empty',
+      cause: 'a CTX worker restarted: event_id counts from 0 per life (docs/trtllm-wire.md §2.1); its cache started empty',
       fix: 'no configuration change; if the restart was unexpected, read the worker log of ' + names.join(', ') + ' (OOM, crash)',
     };
   },

@@ -30,7 +30,7 @@ export const eventsAbsent: Rule = {
         requests_per_second_per_server: round3(perServerRate),
         ...windowEvidence(input.window),
       },
-      cause: 'trtllm-wire.md §7.1: the pull path returns [] by construction (event_buffer_max_size 0, block reuse off, or kv_events_config push mode)',
+      cause: 'docs/trtllm-wire.md §7.1: the pull path returns [] by construction (event_buffer_max_size 0, block reuse off, or kv_events_config push mode)',
       fix:
         `kv_cache_config.event_buffer_max_size: ${bufferSize} and kv_cache_config.enable_block_reuse: true on CTX workers ${names.join(', ')}; ` +
         'remove kv_events_config (ZMQ push) from them, or the pull endpoint keeps returning []',

@@ -52,7 +52,7 @@ export const eventsPartialRanks: Rule = {
         unannounced_share: round3(ratio(underReported, joined)),
         ...windowEvidence(input.window),
       },
-      cause: 'trtllm-wire.md §7.4: the attention-DP gather delivers only part of the ranks\' events to rank 0\'s queue',
+      cause: 'docs/trtllm-wire.md §7.4: the attention-DP gather delivers only part of the ranks\' events to rank 0\'s queue',
       fix:
         'deliver every attention-DP rank\'s events: a build whose gather reaches rank 0 (or per-rank publishing), ' +
         'attention_dp_events_gather_period_ms > 0; until then router_args.backfill_block_hashes_on_finish: true',

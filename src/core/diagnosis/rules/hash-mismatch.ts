@@ -32,7 +32,7 @@ export const hashMismatch: Rule = {
         recomputes_with: alternative ?? 'none',
         ...windowEvidence(input.window),
       },
-      cause: 'trtllm-wire.md §7.3: hash-space mismatch — `auto` algorithm meaning drift between versions, or salted requests on V1 workers',
+      cause: 'docs/trtllm-wire.md §7.3: hash-space mismatch — `auto` algorithm meaning drift between versions, or salted requests on V1 workers',
       fix:
         alternative !== null
           ? `kv_cache_config.kv_cache_event_hash_algo: ${alternative} on CTX workers ${names.join(', ')} (explicit, never auto), so /server_info advertises what the events use`

@@ -41,7 +41,7 @@ export const hitRateBelowOracle: Rule = {
         tokens_lost_per_second: round3(lostPerSecond),
         ...windowEvidence(input.window),
       },
-      cause: 'trtllm-wire.md §7: requests are not routed to the server holding their prefix (see cache-signal-inert, load-term-dominates and their causes)',
+      cause: 'docs/trtllm-wire.md §7: requests are not routed to the server holding their prefix (see cache-signal-inert, load-term-dominates and their causes)',
       fix: 'apply the fixes of the cause findings; router_args.backfill_block_hashes_on_finish: true recovers most of the gap',
     };
   },

@@ -44,7 +44,7 @@ export const loadTermDominates: Rule = {
         decisions: d.decisions,
         ...windowEvidence(input.window),
       },
-      cause: 'trtllm-wire.md §1.4: score = matched/padded − active_requests/max_batch_size; with max_batch_size far below the active requests the load term decides',
+      cause: 'docs/trtllm-wire.md §1.4: score = matched/padded − active_requests/max_batch_size; with max_batch_size far below the active requests the load term decides',
       fix: `router_args.max_batch_size: ${recommended} (4 × the ${basis === null ? 'assumed' : 'observed'} active requests of the busiest server)`,
     };
   },

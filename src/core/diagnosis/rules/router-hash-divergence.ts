@@ -60,7 +60,7 @@ export const routerHashDivergence: Rule = {
         router_tokens_per_block: input.router.tokensPerBlock ?? 'unknown',
         ...windowEvidence(input.window),
       },
-      cause: 'trtllm-wire.md §7.3: the router hashes token ids that differ from the workers\' (own chat rendering / tokenizer, `auto` algorithm drift, cache_salt)',
+      cause: 'docs/trtllm-wire.md §7.3: the router hashes token ids that differ from the workers\' (own chat rendering / tokenizer, `auto` algorithm drift, cache_salt)',
       fix:
         (sizeUnknown ? `router_args.tokens_per_block: ${workerSize} if the router's differs (state it explicitly); otherwise ` : '') +
         'send the workers\' token ids: the same tokenizer and chat template on router and CTX workers (matching render fingerprints), ' +

@@ -22,7 +22,7 @@ export const routerNotPolling: Rule = {
         events_waiting: hit.reduce((n, s) => n + s.events, 0),
         ...windowEvidence(input.window),
       },
-      cause: 'trtllm-wire.md §7.6: finish_request without a session and a router that polls only with one → zero polls, zero logs',
+      cause: 'docs/trtllm-wire.md §7.6: finish_request without a session and a router that polls only with one → zero polls, zero logs',
       fix:
         'upgrade the orchestrator so finish_request polls with the router\'s own session (newer router.py poll_and_update); ' +
         'until then router_args.backfill_block_hashes_on_finish: true',

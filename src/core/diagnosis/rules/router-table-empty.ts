@@ -21,7 +21,7 @@ export const routerTableEmpty: Rule = {
         router_poll_failures: hit.map((s) => `${s.server}:${s.routerState?.pollFailures ?? 'unknown'}`).join(' '),
         ...windowEvidence(input.window),
       },
-      cause: 'trtllm-wire.md §7.1/§7.2/§7.6: the table is filled only from KV events, and none reach it (see the findings naming the cause)',
+      cause: 'docs/trtllm-wire.md §7.1/§7.2/§7.6: the table is filled only from KV events, and none reach it (see the findings naming the cause)',
       fix: 'fix the event path named by the other findings; meanwhile router_args.backfill_block_hashes_on_finish: true',
     };
   },

@@ -29,7 +29,7 @@ export const tokensPerBlockMismatch: Rule = {
         decisions: input.decisions.decisions,
         ...windowEvidence(input.window),
       },
-      cause: 'trtllm-wire.md §1.4/§7.3: router chunking differs from the worker block size, so router and worker hashes live in different spaces',
+      cause: 'docs/trtllm-wire.md §1.4/§7.3: router chunking differs from the worker block size, so router and worker hashes live in different spaces',
       fix: `router_args.tokens_per_block: ${workerSize} (or TRTLLM_KVCACHE_AWARE_ROUTER_HASH_TOKENS_PER_BLOCK=${workerSize}), the workers' kv_cache_config.tokens_per_block`,
     };
   },
