@@ -36,6 +36,8 @@ export function quietServer(server: string, over: Partial<ServerDiagnosis> = {})
     realisedAboveOracle: 2,
     joinedOutcomes: 200,
     meanInflight: 20,
+    pollingSkipped: null,
+    eventMatchDiag: { calls: 0, totalMatched: 0, eventMatched: 0, eventBlocks: null, totalBlocks: null },
     ...over,
   };
 }
@@ -99,12 +101,15 @@ export function quietDecisions(over: Partial<DecisionDiagnosis> = {}): DecisionD
   };
 }
 
+/** the 2026-06 router, as the simulator states it */
+export const KNOWN_2026_06 = { profile: '2026-06', profileFrom: 'simulator', trackRoutedBlocks: false, loadWeight: null, loadCap: null, fillsOwnTable: false } as const;
+
 export function quietInput(over: Partial<DiagnosisInput> = {}): DiagnosisInput {
   return {
     now: 600_000,
     window: { from: 0, to: 600_000 },
     thresholds: DEFAULT_THRESHOLDS,
-    router: { type: 'kv_cache_aware', source: 'simulator', tokensPerBlock: 128, tokensPerBlockFrom: 'simulator', tokensPerBlockCandidates: [], maxBatchSize: 512, backfillBlockHashesOnFinish: false, consumesEvents: true },
+    router: { type: 'kv_cache_aware', source: 'simulator', tokensPerBlock: 128, tokensPerBlockFrom: 'simulator', tokensPerBlockCandidates: [], maxBatchSize: 512, backfillBlockHashesOnFinish: false, consumesEvents: true, ...KNOWN_2026_06 },
     seesWorkerEvents: true,
     seesRouterPolls: true,
     routerPollsExpected: true,

@@ -7,6 +7,7 @@
 // standard deployment unscrapeable. 9464 is the port the deployment manifests and dashboards use.
 import { readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
+import { parseRouterFacts, ROUTER_FACT_KEYS, type RouterFacts } from './router-facts-config.js';
 import { parse as parseYaml } from 'yaml';
 import { DEFAULT_MAX_TABLE_BLOCKS_PER_SERVER } from '../../core/tables/index.js';
 
@@ -71,6 +72,8 @@ export interface ServeConfig {
   };
   readonly ctx: readonly CtxSpec[];
   readonly routerDebug: { readonly url: string; readonly intervalMs: number } | null;
+  /** router facts the operator states (`router:`, --router.profile, --router.tokens-per-block) */
+  readonly router: RouterFacts;
   readonly orchestratorLog: string | null;
   readonly requestLogs: readonly RequestLogSpec[];
   readonly pollIntervalMs: number;
@@ -94,6 +97,9 @@ export interface ServeFlags {
   readonly maxTableBlocks?: string;
   /** --relay.max-request-bytes (overrides relay.max_request_bytes) */
   readonly relayMaxRequestBytes?: string;
+  /** --router.profile and --router.tokens-per-block (override router.profile / router.tokens_per_block) */
+  readonly routerProfile?: string;
+  readonly routerTokensPerBlock?: string;
 }
 
 export class ConfigError extends Error {
@@ -228,7 +234,7 @@ function asList(where: string, v: unknown): unknown[] {
   return fail(where, 'expected a list');
 }
 
-const TOP_KEYS = ['web', 'relays', 'relay', 'state', 'ctx', 'router_debug', 'orchestrator_log', 'requests', 'poll_interval', 'server_info_interval', 'timeout', 'max_response_bytes', 'follow_interval'] as const;
+const TOP_KEYS = ['web', 'relays', 'relay', 'state', 'ctx', 'router', 'router_debug', 'orchestrator_log', 'requests', 'poll_interval', 'server_info_interval', 'timeout', 'max_response_bytes', 'follow_interval'] as const;
 const RELAY_KEYS = [
   'drain_interval',
   'drain_timeout',
@@ -315,6 +321,10 @@ export function buildConfig(doc: unknown, flags: ServeFlags, source = 'config'):
   }
   if (flags.routerDebug !== undefined) routerDebug = { url: parseHttpUrl('--router-debug', flags.routerDebug), intervalMs: routerDebug?.intervalMs ?? 1_000 };
 
+  const routerRaw = file['router'] === undefined || file['router'] === null ? {} : isRaw(file['router']) ? file['router'] : fail(at('router'), 'expected a mapping');
+  checkKeys(at('router'), routerRaw, ROUTER_FACT_KEYS);
+  const router = parseRouterFacts(routerRaw, flags, at, fail);
+
   const pathOf = (where: string, v: unknown): string => (typeof v === 'string' && v !== '' ? v : fail(where, `${describe(v)} is not a file path`));
   let orchestratorLog = file['orchestrator_log'] === undefined ? null : pathOf(at('orchestrator_log'), file['orchestrator_log']);
   if (flags.orchestratorLog !== undefined) orchestratorLog = flags.orchestratorLog;
@@ -363,6 +373,7 @@ export function buildConfig(doc: unknown, flags: ServeFlags, source = 'config'):
     state: { maxTableBlocks },
     ctx,
     routerDebug,
+    router,
     orchestratorLog,
     requestLogs,
     pollIntervalMs: top('poll_interval', parseDuration, 1_000),

@@ -3,6 +3,7 @@
 // nothing of tables, joins or sources; the runner knows no rule by name.
 import type { FindingId } from './finding-catalog.js';
 import type { PreferenceTally } from './holder-preference.js';
+import type { RouterProfile } from '../observe/observation.js';
 import type { DiagnosisThresholds } from './thresholds.js';
 
 export interface RankDiagnosis {
@@ -63,6 +64,10 @@ export interface ServerDiagnosis {
   readonly joinedOutcomes: number;
   /** mean in-flight requests on this server at decision time, null when the source does not report it */
   readonly meanInflight: number | null;
+  /** the newest router logged it skips polling this server: tokens_per_block differ (divisible) or never prepared (not) */
+  readonly pollingSkipped: { readonly routerTokensPerBlock: number; readonly workerTokensPerBlock: number; readonly divisible: boolean } | null;
+  /** EVENT_MATCH_DIAG lines in the window: calls, calls with total_match > 0, with event_match > 0; last block counts */
+  readonly eventMatchDiag: { readonly calls: number; readonly totalMatched: number; readonly eventMatched: number; readonly eventBlocks: number | null; readonly totalBlocks: number | null };
 }
 
 export interface DecisionDiagnosis {
@@ -165,6 +170,16 @@ export interface RouterDiagnosis {
   readonly backfillBlockHashesOnFinish: boolean | null;
   /** false for routers that never read KV events (conversation, round_robin, load_balancing) */
   readonly consumesEvents: boolean;
+  /** which router.py runs ('2026-06' | 'newest'), and the source that said so; null while unknown */
+  readonly profile: RouterProfile | null;
+  readonly profileFrom: string | null;
+  /** newest: routed-block tracking (default on); 2026-06: false; null while the profile is unknown */
+  readonly trackRoutedBlocks: boolean | null;
+  /** newest: load_weight (default 0.25); null otherwise */
+  readonly loadWeight: number | null;
+  readonly loadCap: number | null;
+  /** the router inserts its own hashes on finish (backfill or routed-block tracking); null while unknown */
+  readonly fillsOwnTable: boolean | null;
 }
 
 export interface DiagnosisInput {

@@ -24,6 +24,7 @@ import type {
   OutcomeObservation,
   RouterPollObservation,
   RouterScoreObservation,
+  RouterServerFactObservation,
   WorkerEventsObservation,
 } from '../observe/observation.js';
 import { DEFAULT_MAX_TABLE_BLOCKS_PER_SERVER, EventSequenceTracker, RouterReplicaTable, WorkerTruthTable } from '../tables/index.js';
@@ -33,6 +34,7 @@ import { LruMap } from './lru-map.js';
 import {
   DEFAULT_ROUTER_MAX_BATCH_SIZE,
   DEFAULT_ROUTER_TOKENS_PER_BLOCK,
+  NEWEST_LOAD_WEIGHT,
   keysAtBlockSize,
   ObservationDigester,
   workerKeyId,
@@ -199,6 +201,11 @@ interface ServerTotals {
   inflight: number;
   alternativeAlgo: HashAlgo | null;
   routerState: RouterStateView | null;
+  /** the newest router logged that it skips polling this server (tokens_per_block mismatch) */
+  pollingSkipped: ServerDiagnosis['pollingSkipped'];
+  /** the last EVENT_MATCH_DIAG block counts */
+  eventBlocks: number | null;
+  totalBlocks: number | null;
 }
 
 interface SourceTrack {
@@ -234,6 +241,9 @@ function emptyTotals(): ServerTotals {
     inflight: 0,
     alternativeAlgo: null,
     routerState: null,
+    pollingSkipped: null,
+    eventBlocks: null,
+    totalBlocks: null,
   };
 }
 
@@ -349,6 +359,9 @@ class Sentinel implements SentinelState {
       case 'poll-failure':
         this.#count(obs.ts, `pollfail|${obs.server}`);
         return;
+      case 'router-server-fact':
+        this.#routerServerFact(obs);
+        return;
       case 'source-health':
         this.#sourceHealth(obs.ts, obs.source, obs.up, obs.error);
         return;
@@ -385,6 +398,7 @@ class Sentinel implements SentinelState {
       case 'server-info':
       case 'router-state':
       case 'poll-failure':
+      case 'router-server-fact':
         return this.#admit(obs.server) ? obs : null;
     }
   }
@@ -572,8 +586,8 @@ class Sentinel implements SentinelState {
       this.#predictions.set(obs.requestId, joined.predictedAny);
       const reported = this.#reportedScores.peek(obs.requestId);
       if (reported !== undefined) this.#joinScore(obs.ts, joined.predictedAny, reported);
-      if (this.digester.router.backfillBlockHashesOnFinish === true) {
-        // the router backfills its own keys; with its chunk size unknown, those of every candidate (they never collide)
+      if (this.#fillsOwnTable() === true) {
+        // the router backfills (or tracks) its own keys; with its chunk size unknown, those of every candidate (they never collide)
         backfillKeys = joined.routerTokensPerBlock.map((tpb) => keysAtBlockSize(keys, tpb, backfillAlgo)).filter((k) => k !== undefined);
       }
     }
@@ -647,7 +661,6 @@ class Sentinel implements SentinelState {
     const ts = obs.ts;
     const servers = this.digester.serverIds();
     if (!servers.includes(obs.server)) servers.push(obs.server);
-    const mbs = this.digester.router.maxBatchSize ?? DEFAULT_ROUTER_MAX_BATCH_SIZE;
     const n = servers.length;
     const algos = servers.map((s) => this.digester.hashAlgoOf(s));
     const chosenIndex = servers.indexOf(obs.server);
@@ -689,7 +702,7 @@ class Sentinel implements SentinelState {
         if (!firstHeld && match.unionBlocks > 0) firstHeld = true;
       }
       if (i === chosenIndex) chosenBlockSize = size ?? 0;
-      scores[i] = cacheTerms[i]! - (obs.inflight?.[s] ?? 0) / mbs;
+      scores[i] = this.#score(predicted[i]!, blocks[i]!, tpb, obs.inflight?.[s] ?? 0);
     }
     this.#count(ts, 'keys');
     // while the router's chunk size is unknown, a match predicted under any candidate counts (predicted ≡ 0 must
@@ -821,6 +834,39 @@ class Sentinel implements SentinelState {
     if (!routerReported) this.#count(ts, 'rsRepNone');
   }
 
+  #routerServerFact(obs: RouterServerFactObservation): void {
+    const totals = this.#totals(obs.server);
+    if (obs.fact === 'polling-skipped') {
+      totals.pollingSkipped = { routerTokensPerBlock: obs.routerTokensPerBlock, workerTokensPerBlock: obs.workerTokensPerBlock, divisible: obs.divisible };
+      return;
+    }
+    this.#count(obs.ts, `emd|${obs.server}`);
+    if (obs.totalMatch > 0) this.#count(obs.ts, `emdTotal|${obs.server}`);
+    if (obs.eventMatch > 0) this.#count(obs.ts, `emdEvent|${obs.server}`);
+    totals.eventBlocks = obs.eventBlocks;
+    totals.totalBlocks = obs.totalBlocks;
+  }
+
+  /**
+   * The router fills its own table on finish: backfill_block_hashes_on_finish, or the newest router's
+   * track_routed_blocks (on unless stated off). Null while neither is known.
+   */
+  #fillsOwnTable(): boolean | null {
+    const r = this.digester.router;
+    // the newest router has no backfill (tracking replaced it); the 2026-06 one's is opt-in
+    const backfill = r.backfillBlockHashesOnFinish ?? (r.profile !== null ? false : null);
+    const tracking = r.trackRoutedBlocks ?? (r.profile === 'newest' ? true : r.profile === '2026-06' ? false : null);
+    if (backfill === true || tracking === true) return true;
+    return backfill === false && tracking === false ? false : null;
+  }
+
+  /** The router's score of one server, with the profile's formula (2026-06 when unknown). */
+  #score(matchedTokens: number, promptBlocks: number, tpb: number, active: number): number {
+    const r = this.digester.router;
+    if (r.profile === 'newest') return matchedTokens / tpb - (r.loadWeight ?? NEWEST_LOAD_WEIGHT) * active;
+    return matchedTokens / Math.max(promptBlocks * tpb, 1) - active / (r.maxBatchSize ?? DEFAULT_ROUTER_MAX_BATCH_SIZE);
+  }
+
   #sourceHealth(ts: number, source: string, up: boolean, error: string | null): void {
     let track = this.#sources.get(source);
     if (!track) {
@@ -918,6 +964,14 @@ class Sentinel implements SentinelState {
         realisedAboveOracle: sum(`above|${server}`),
         joinedOutcomes: sum(`joined|${server}`),
         meanInflight: inflN > 0 ? sum(`infl|${server}`) / inflN : null,
+        pollingSkipped: totals.pollingSkipped,
+        eventMatchDiag: {
+          calls: sum(`emd|${server}`),
+          totalMatched: sum(`emdTotal|${server}`),
+          eventMatched: sum(`emdEvent|${server}`),
+          eventBlocks: totals.eventBlocks,
+          totalBlocks: totals.totalBlocks,
+        },
       };
     });
     const maxInflN = sum('maxInflN');
@@ -986,6 +1040,12 @@ class Sentinel implements SentinelState {
         maxBatchSize: router.maxBatchSize,
         backfillBlockHashesOnFinish: router.backfillBlockHashesOnFinish,
         consumesEvents: routerConsumesEvents(router.routerType),
+        profile: router.profile,
+        profileFrom: router.profileFrom,
+        trackRoutedBlocks: router.trackRoutedBlocks ?? (router.profile === 'newest' ? true : router.profile === '2026-06' ? false : null),
+        loadWeight: router.loadWeight ?? (router.profile === 'newest' ? NEWEST_LOAD_WEIGHT : null),
+        loadCap: router.loadCap,
+        fillsOwnTable: this.#fillsOwnTable(),
       },
       seesWorkerEvents: this.#seesWorkerEvents,
       seesRouterPolls: this.#sawRouterPoll,

@@ -130,7 +130,7 @@ describe('rules', () => {
 
   it('a conversation router is never blamed for the event path it does not use', () => {
     const input = quietInput({
-      router: { type: 'conversation', source: 'simulator', tokensPerBlock: 128, tokensPerBlockFrom: 'simulator', tokensPerBlockCandidates: [], maxBatchSize: null, backfillBlockHashesOnFinish: null, consumesEvents: false },
+      router: { type: 'conversation', source: 'simulator', tokensPerBlock: 128, tokensPerBlockFrom: 'simulator', tokensPerBlockCandidates: [], maxBatchSize: null, backfillBlockHashesOnFinish: null, consumesEvents: false, profile: null, profileFrom: null, trackRoutedBlocks: null, loadWeight: null, loadCap: null, fillsOwnTable: null },
       servers: servers({ events: 0, eventsTotal: 0, routerPolls: 0, routerPollsTotal: 0 }),
       decisions: quietDecisions({ predictedAnyMatch: 0 }),
     });
