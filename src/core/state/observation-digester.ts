@@ -243,6 +243,7 @@ export class ObservationDigester {
       case 'router-score':
       case 'poll-failure':
       case 'source-health':
+      case 'router-server-fact':
         if ('server' in obs) this.#server(obs.server);
         return;
     }
