@@ -103,8 +103,9 @@ export const FAULT_MATRIX: readonly Row[] = [
   { name: 'router.tokens_per_block=32, relay mode, no debug endpoint, no orchestrator log', preset: 'healthy', set: [...HEALTHY, 'router.tokens_per_block=32'], tap: 'relay', debug: false, routerSettings: false, critical: ['router-hash-divergence', 'cache-signal-inert'], warnings: ['turn-scatter-high'] },
   { name: 'healthy, concentrated on one server (max_batch_size 512)', preset: 'healthy', set: CONCENTRATED, tap: 'relay', debug: true, critical: [], warnings: ['load-concentrated'] },
   { name: 'healthy, concentrated, relay mode, no debug endpoint, no orchestrator log', preset: 'healthy', set: CONCENTRATED, tap: 'relay', debug: false, routerSettings: false, critical: [], warnings: ['load-concentrated'] },
-  { name: 'watch, healthy, concentrated, logs only', preset: 'healthy', set: CONCENTRATED, tap: 'watch', debug: false, critical: [], warnings: ['load-concentrated'] },
-  { name: 'watch, healthy, concentrated, through the log parsers', preset: 'healthy', set: CONCENTRATED, tap: 'watch-logs', debug: false, critical: [], warnings: ['load-concentrated'] },
+  // logs only: no in-flight counts, and stickiness by chance is 100% when one server takes everything — cannot tell
+  { name: 'watch, healthy, concentrated, logs only', preset: 'healthy', set: CONCENTRATED, tap: 'watch', debug: false, critical: [], warnings: ['load-concentrated', 'evidence-insufficient'] },
+  { name: 'watch, healthy, concentrated, through the log parsers', preset: 'healthy', set: CONCENTRATED, tap: 'watch-logs', debug: false, critical: [], warnings: ['load-concentrated', 'evidence-insufficient'] },
   { name: 'ctx.adp_gather_drop=true', preset: 'healthy', set: [...HEALTHY, 'ctx.adp_gather_drop=true'], tap: 'relay', debug: true, critical: [], warnings: ['events-partial-ranks'] },
   { name: 'router.poll_on_finish=false', preset: 'healthy', set: [...HEALTHY, 'router.poll_on_finish=false'], tap: 'relay', debug: true, critical: ['router-not-polling', 'router-table-empty', 'cache-signal-inert'], warnings: ['turn-scatter-high'] },
   { name: 'ctx.restart_at=20s', preset: 'healthy', set: [...HEALTHY, 'ctx.restart_at=20s'], tap: 'relay', debug: true, critical: [], warnings: [], healthy: true },

@@ -33,8 +33,12 @@ function verdictLine(report: AuditReport, c: ChalkInstance): string {
   switch (report.verdict) {
     case 'inert':
       return `${c.red.bold('INERT')}  the router's prefix-cache signal is dead: routing ignores where prefixes are cached`;
+    case 'unknown':
+      return `${c.yellow.bold('UNKNOWN')}  the window does not show whether routing follows the prefix cache: see evidence-insufficient for what is missing`;
     case 'degraded':
-      return `${c.yellow.bold('DEGRADED')}  the cache signal works, but findings below cost prefix-cache hits`;
+      return report.findings.some((f) => f.severity === 'critical')
+        ? `${c.yellow.bold('DEGRADED')}  routing follows prefixes, but critical findings below break part of the cache signal`
+        : `${c.yellow.bold('DEGRADED')}  routing follows prefixes, but findings below cost prefix-cache hits`;
     case 'healthy':
       return `${c.green.bold('HEALTHY')}  routing follows the prefix cache`;
   }

@@ -99,7 +99,14 @@ export function buildAuditReport(snapshot: SentinelStateSnapshot, source: AuditS
   };
 }
 
-/** Exit code of docs/design.md §6: 1 when a finding is at or above `failOn`, else 0. */
-export function auditExitCode(report: AuditReport, failOn: Severity): 0 | 1 {
-  return report.findings.some((f) => severityRank(f.severity) >= severityRank(failOn)) ? 1 : 0;
+/** Exit code when nothing is at or above --fail-on, yet the evidence does not support an all-clear (verdict unknown). */
+export const EXIT_EVIDENCE_INSUFFICIENT = 3;
+
+/**
+ * Exit code of docs/design.md §6: 1 when a finding other than evidence-insufficient is at or above `failOn`; else 3
+ * when the verdict is unknown (evidence-insufficient: no all-clear without evidence, whatever --fail-on says); else 0.
+ */
+export function auditExitCode(report: AuditReport, failOn: Severity): 0 | 1 | 3 {
+  if (report.findings.some((f) => f.id !== 'evidence-insufficient' && severityRank(f.severity) >= severityRank(failOn))) return 1;
+  return report.verdict === 'unknown' ? EXIT_EVIDENCE_INSUFFICIENT : 0;
 }

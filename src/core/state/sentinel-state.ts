@@ -249,6 +249,8 @@ function emptyTotals(): ServerTotals {
 
 export function verdictOf(findings: readonly Finding[]): Verdict {
   if (findings.some((f) => f.id === 'cache-signal-inert')) return 'inert';
+  // no all-clear (and no "the cache signal works") without evidence
+  if (findings.some((f) => f.id === 'evidence-insufficient')) return 'unknown';
   if (findings.some((f) => severityRank(f.severity) >= severityRank('warning'))) return 'degraded';
   return 'healthy';
 }

@@ -1,81 +1,14 @@
 // cache-signal-inert (the headline): routing is statistically independent of where the prefix is cached.
-// Behaviour decides first (holder-preference.ts): on decisions where a router blind to the cache would pick the
-// prefix holder with a known probability (from the in-flight counts at decision time), does the router pick it
-// more often? Any set that shows a preference clears the router, whatever the traffic shape — a cache-aware router
-// that sends everything to one server is not inert (that is load-concentrated). Without load reports (logs only),
-// the oracle-best rate and stickiness are compared with uniform / load-share chance, judged only where chance
-// leaves room to tell. Model evidence (predicted router matches ≡ 0, router-reported matches ≡ 0) supports the
-// verdict but never overrides a router that visibly follows prefixes.
-import { preferenceExcess, type PreferenceTally } from '../holder-preference.js';
-import type { DiagnosisInput, Rule } from '../rule.js';
+// Behaviour decides (routing-evidence.ts): on decisions where a router blind to the cache would pick the prefix
+// holder with a known probability (from the in-flight counts at decision time), does the router pick it more
+// often? A router that visibly follows prefixes is never inert, whatever the traffic shape (all traffic on one
+// server is load-concentrated) and whatever our model of its table says. Model evidence (predicted matches ≡ 0, the
+// router reporting no matches, a dead event path) supports the verdict; a dead event path alone decides it only
+// when the router is known not to fill its own table (2026-06 without backfill).
+import type { DiagnosisInput, RuleHit, Rule } from '../rule.js';
+import { deadEventPath } from './event-path.js';
 import { percent, ratio, round3, windowEvidence } from './rule-math.js';
-
-type Evidence = Record<string, number | string | boolean>;
-
-interface Behaviour {
-  /** sets where the router picked holders more often than a blind router */
-  readonly prefers: string[];
-  /** sets with enough decisions and no preference */
-  readonly indifferent: string[];
-  readonly indifferentDecisions: number;
-}
-
-const HOLDERS = { truth: 'the server holding the longest prefix', turn: 'the server of the previous turn' } as const;
-const SETS = { away: 'busier than the least-loaded server', tie: 'among the least-loaded servers' } as const;
-
-function behaviour(input: DiagnosisInput, evidence: Evidence): Behaviour {
-  const t = input.thresholds;
-  const out: Behaviour = { prefers: [], indifferent: [], indifferentDecisions: 0 };
-  let indifferentDecisions = 0;
-  for (const holder of ['truth', 'turn'] as const) {
-    for (const set of ['away', 'tie'] as const) {
-      const tally: PreferenceTally = input.decisions.preference[holder][set];
-      if (tally.decisions < t.minPreferenceDecisions) continue;
-      const rate = ratio(tally.holderChosen, tally.decisions);
-      const blind = ratio(tally.blindExpected, tally.decisions);
-      evidence[`${holder}_${set}_decisions`] = tally.decisions;
-      evidence[`${holder}_${set}_holder_rate`] = round3(rate);
-      evidence[`${holder}_${set}_blind_rate`] = round3(blind);
-      const text = `on ${tally.decisions} decisions where ${HOLDERS[holder]} was ${SETS[set]}, the router chose it ${percent(rate)} of the time, a router blind to the cache ${percent(blind)}`;
-      if (preferenceExcess(tally) > t.inertMargin) out.prefers.push(text);
-      else {
-        out.indifferent.push(text);
-        indifferentDecisions += tally.decisions;
-      }
-    }
-  }
-  return { ...out, indifferentDecisions };
-}
-
-/** Logs-only fallback: chance models from load shares, judged only where chance + margin leaves room below 1. */
-function chanceReasons(input: DiagnosisInput, evidence: Evidence): string[] {
-  const t = input.thresholds;
-  const d = input.decisions;
-  const reasons: string[] = [];
-  const judgeable = (chance: number): boolean => chance + 2 * t.inertMargin <= 1;
-  const ranked = d.oracleBest + d.notOracleBest;
-  if (ranked >= t.minDecisions) {
-    const rate = ratio(d.oracleBest, ranked);
-    const chance = Math.max(ratio(d.oracleBestByChance, ranked), ratio(d.oracleBestByLoadShare, ranked));
-    evidence.oracle_best_rate = round3(rate);
-    evidence.oracle_best_by_chance = round3(chance);
-    if (judgeable(chance) && rate <= chance + t.inertMargin) {
-      reasons.push(`the chosen server held the longest prefix in ${percent(rate)} of decisions, chance gives ${percent(chance)}`);
-    }
-  }
-  if (d.followups >= t.minFollowups && d.serverCount >= 2) {
-    const stickiness = ratio(d.sticky, d.followups);
-    // chance: 1/N with even load; Σ share² when the load shares are uneven (always ≥ 1/N)
-    const chance = Math.max(1 / d.serverCount, d.stickinessByLoadShare);
-    evidence.followup_turns = d.followups;
-    evidence.stickiness = round3(stickiness);
-    evidence.stickiness_by_chance = round3(chance);
-    if (judgeable(chance) && stickiness <= chance + t.inertMargin) {
-      reasons.push(`follow-up turns returned to their previous server ${percent(stickiness)} of the time, chance (1/${d.serverCount} at even load, Σ share² here) gives ${percent(chance)}`);
-    }
-  }
-  return reasons;
-}
+import { followsPrefixes, ignoresPrefixes, routingEvidence, type Evidence } from './routing-evidence.js';
 
 /** Model evidence: what our replica of the router's table, or the router itself, says it matched. */
 function modelReasons(input: DiagnosisInput, evidence: Evidence): string[] {
@@ -110,23 +43,36 @@ function modelReasons(input: DiagnosisInput, evidence: Evidence): string[] {
   return reasons;
 }
 
+/** The reasons routing is inert, with their evidence; null when the window does not show it. */
+export function inertReasons(input: DiagnosisInput): { readonly reasons: readonly string[]; readonly evidence: Evidence } | null {
+  const routing = routingEvidence(input);
+  if (followsPrefixes(routing)) return null;
+  const evidence: Evidence = { ...routing.evidence };
+  const behaviour = ignoresPrefixes(routing);
+  const model = modelReasons(input, evidence);
+  const dead = deadEventPath(input);
+  const deadText = dead === null ? [] : [`${dead.causes.join('; ')}, so the router's table holds nothing from the workers`];
+  if (dead !== null) evidence.event_path = dead.causes.join('; ');
+  evidence.router_fills_own_table = input.router.fillsOwnTable ?? 'unknown';
+  let reasons: string[];
+  if (behaviour.length > 0) reasons = [...behaviour, ...model, ...deadText];
+  // nothing shows routing either way: a dead event path decides only when the router cannot fill its table itself
+  else if (dead !== null && input.router.fillsOwnTable === false && input.decisions.decisions >= input.thresholds.minServerRequests) {
+    reasons = [...deadText, `the router (${input.router.profile ?? 'profile unknown'}, backfill off) never inserts hashes of its own: its score is load-only`];
+  } else if (routing.behaviourDecides || routing.chanceBlind.length > 0 || routing.chanceUnjudgeable.length > 0) reasons = [];
+  else reasons = model;
+  return reasons.length === 0 ? null : { reasons, evidence };
+}
+
 export const cacheSignalInert: Rule = {
   id: 'cache-signal-inert',
-  evaluate(input) {
-    const evidence: Evidence = {};
-    const seen = behaviour(input, evidence);
-    // a router that visibly follows prefixes is not inert, whatever our model of its table says
-    if (seen.prefers.length > 0) return null;
-    const model = modelReasons(input, evidence);
-    let reasons: string[];
-    // too few informative decisions (or no load reports): the chance models of the logs-only path
-    if (seen.indifferentDecisions >= input.thresholds.minDecisions) reasons = [...seen.indifferent, ...model];
-    else reasons = [...chanceReasons(input, evidence), ...model];
-    if (reasons.length === 0) return null;
+  evaluate(input): RuleHit | null {
+    const found = inertReasons(input);
+    if (found === null) return null;
     return {
       servers: input.servers.map((s) => s.server),
-      summary: `routing ignores where prefixes are cached: ${reasons.join('; ')}`,
-      evidence: { ...evidence, ...windowEvidence(input.window) },
+      summary: `routing ignores where prefixes are cached: ${found.reasons.join('; ')}`,
+      evidence: { ...found.evidence, ...windowEvidence(input.window) },
       cause: 'docs/trtllm-wire.md §7: the router\'s per-server block table does not reflect the workers\' caches, so its score degrades to least-loaded; the other findings name the cause',
       fix:
         'apply the fixes of the findings that name the cause; meanwhile router_args.backfill_block_hashes_on_finish: true ' +

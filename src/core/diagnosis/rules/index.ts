@@ -2,9 +2,11 @@
 import type { Rule } from '../rule.js';
 import { cacheSignalInert } from './cache-signal-inert.js';
 import { eventQueueShared } from './event-queue-shared.js';
+import { eventSignalMasked } from './event-signal-masked.js';
 import { eventStreamReset } from './event-stream-reset.js';
 import { eventsAbsent } from './events-absent.js';
 import { eventsPartialRanks } from './events-partial-ranks.js';
+import { evidenceInsufficient } from './evidence-insufficient.js';
 import { hashMismatch } from './hash-mismatch.js';
 import { hitRateBelowOracle } from './hit-rate-below-oracle.js';
 import { loadConcentrated } from './load-concentrated.js';
@@ -32,4 +34,6 @@ export const RULES: readonly Rule[] = [
   hitRateBelowOracle,
   sourceUnreachable,
   loadConcentrated,
+  evidenceInsufficient,
+  eventSignalMasked,
 ];

@@ -37,7 +37,7 @@ export const loadConcentrated: Rule = {
         ...windowEvidence(input.window),
       },
       cause:
-        'trtllm-wire.md §1.4: the cache term outweighs the load term, so a prefix shared by all requests pulls them to the server that cached it first; ' +
+        'docs/trtllm-wire.md §1.4: the cache term outweighs the load term, so a prefix shared by all requests pulls them to the server that cached it first; ' +
         'prefix-cache hits stay high, the cost is queueing (TTFT) on that server while the others idle',
       fix:
         `if that server's queueing costs more than the hits gain (compare TTFT across servers): newest router: router_args.load_cap: ${cap} ` +

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { BLIND_PREFERENCE, NO_PREFERENCE, quietDecisions, quietInput, quietServer, servers } from '../../../../test/helpers/diagnosis-input.js';
+import { BLIND_PREFERENCE, KNOWN_2026_06, NO_PREFERENCE, quietDecisions, quietInput, quietServer, servers } from '../../../../test/helpers/diagnosis-input.js';
 import { FINDING_IDS } from '../finding-catalog.js';
 import type { DiagnosisInput } from '../rule.js';
 import { runRules } from '../run-rules.js';
@@ -24,7 +24,8 @@ describe('rules', () => {
     {
       name: 'events-absent: requests served, no event drained',
       input: quietInput({ servers: servers({ events: 0, eventsTotal: 0, storedEvents: 0, truthBlocks: 0, hashChecks: { match: 0, mismatch: 0, unverifiable: 0 }, realisedAboveOracle: 0 }), decisions: quietDecisions({ predictedAnyMatch: 0, oracleAnyMatch: 0, firstBlockHeld: 0, oracleBest: 0, notOracleBest: 0, noPrefix: 600, oracleBestByChance: 0 }) }),
-      expected: ['events-absent'],
+      // the quiet input's router still follows prefixes: a dead event path under it is masked
+      expected: ['events-absent', 'event-signal-masked'],
     },
     {
       name: 'event-queue-shared: gaps',
@@ -34,7 +35,8 @@ describe('rules', () => {
     {
       name: 'router-not-polling: outcomes but zero polls',
       input: quietInput({ servers: servers({ routerPolls: 0, routerPollsTotal: 0, replicaBlocks: 0 }) }),
-      expected: ['router-not-polling'],
+      // the quiet input's router still follows prefixes: a dead event path under it is masked
+      expected: ['router-not-polling', 'event-signal-masked'],
     },
     {
       name: 'events-partial-ranks: one server shows fewer ranks than the others',
@@ -66,7 +68,8 @@ describe('rules', () => {
     {
       name: 'tokens-per-block-mismatch: router 32 vs workers 128',
       input: quietInput({ router: { ...quietInput().router, tokensPerBlock: 32 } }),
-      expected: ['tokens-per-block-mismatch'],
+      // the quiet input's router still follows prefixes: a dead event path under it is masked
+      expected: ['tokens-per-block-mismatch', 'event-signal-masked'],
     },
     {
       name: 'router-hash-divergence: workers reuse, router keys never found',
@@ -274,5 +277,71 @@ describe('router tokens_per_block unknown or inferred', () => {
     const inferred = runRules(RULES, quietInput({ router: { ...unknown, tokensPerBlock: 128, tokensPerBlockFrom: 'inferred', tokensPerBlockCandidates: [] }, decisions: contradicted })).hits.get('router-hash-divergence');
     expect(inferred!.summary).toContain('128 was inferred from its earlier routing');
     expect(inferred!.fix).toMatch(/^router_args\.tokens_per_block: 128 if the router's differs/);
+  });
+});
+
+describe('evidence-insufficient', () => {
+  const noEvidence = quietDecisions({ preference: NO_PREFERENCE, oracleBest: 0, notOracleBest: 0, followups: 0, sticky: 0, predictedAnyMatch: 590 });
+  it('fires when nothing shows routing either way, naming what is missing and how to provide it', () => {
+    const hit = runRules(RULES, quietInput({ decisions: { ...noEvidence, decisions: 20, withKeys: 20 } })).hits.get('evidence-insufficient');
+    expect(hit?.summary).toContain('only 20 routing decisions in the window (60 needed)');
+    expect(hit?.fix).toContain('--duration');
+  });
+  it('names unhashable requests and missing in-flight counts', () => {
+    const hit = runRules(RULES, quietInput({ decisions: { ...noEvidence, withKeys: 0, inflightReports: 0 } })).hits.get('evidence-insufficient');
+    expect(hit?.summary).toContain('no request could be hashed');
+    expect(hit?.summary).toContain('no in-flight counts');
+    expect(hit?.fix).toContain('relay mode');
+  });
+  it('stays quiet when routing visibly follows prefixes, and when it is inert (that finding says it)', () => {
+    expect(firing(quietInput())).not.toContain('evidence-insufficient');
+    const inert = firing(quietInput({ decisions: quietDecisions({ preference: BLIND_PREFERENCE }) }));
+    expect(inert).toContain('cache-signal-inert');
+    expect(inert).not.toContain('evidence-insufficient');
+  });
+});
+
+describe('a dead event path', () => {
+  const eventsOff = servers({ events: 0, eventsTotal: 0, storedEvents: 0, truthBlocks: 0, replicaBlocks: 0, hashChecks: { match: 0, mismatch: 0, unverifiable: 0 } });
+  const nothingShown = quietDecisions({ preference: NO_PREFERENCE, oracleBest: 0, notOracleBest: 0, oracleAnyMatch: 0, predictedAnyMatch: 0, followups: 0, sticky: 0 });
+  it('with a router known not to fill its own table (2026-06, backfill off): inert before behaviour shows it', () => {
+    const hit = runRules(RULES, quietInput({ servers: eventsOff, decisions: nothingShown })).hits.get('cache-signal-inert');
+    expect(hit?.summary).toContain('no KV event ever came out');
+    expect(hit?.summary).toContain('its score is load-only');
+  });
+  it('with the profile unknown (it may track routed blocks): unknown, never inert, on a guess', () => {
+    const router = { ...quietInput().router, profile: null, profileFrom: null, trackRoutedBlocks: null, fillsOwnTable: null };
+    const ids = firing(quietInput({ router, servers: eventsOff, decisions: nothingShown }));
+    expect(ids).not.toContain('cache-signal-inert');
+    expect(ids).toContain('evidence-insufficient');
+  });
+  it('event-signal-masked: the newest router tracks routed blocks and routing follows prefixes; names what is lost', () => {
+    const router = { ...quietInput().router, ...KNOWN_2026_06, profile: 'newest' as const, trackRoutedBlocks: true, fillsOwnTable: true, loadWeight: 0.25 };
+    const hit = runRules(RULES, quietInput({ router, servers: eventsOff })).hits.get('event-signal-masked');
+    expect(hit?.summary).toContain('routed-block tracking');
+    expect(hit?.cause).toContain('warm table after a router restart');
+    expect(hit?.fix).toContain('event_buffer_max_size');
+    expect(firing(quietInput({ router, servers: eventsOff }))).not.toContain('cache-signal-inert');
+  });
+  it('event-signal-masked from EVENT_MATCH_DIAG: matches, none from events', () => {
+    const diag = { calls: 40, totalMatched: 38, eventMatched: 0, eventBlocks: 0, totalBlocks: 900 };
+    const hit = runRules(RULES, quietInput({ servers: servers({ eventMatchDiag: diag }) })).hits.get('event-signal-masked');
+    expect(hit?.summary).toContain('EVENT_MATCH_DIAG reports matches on 114 of 120 calls, none from events');
+  });
+});
+
+describe('load-term-dominates per router profile', () => {
+  it('the newest router: names load_weight with a computed value', () => {
+    const router = { ...quietInput().router, profile: 'newest' as const, loadWeight: 4, tokensPerBlock: 128 };
+    // 600 outcomes of 10 000-token prompts, the busiest server at 24 active: ¼ of 10 000 / 128 = 19.5 blocks / 24
+    const hit = runRules(RULES, quietInput({ router, decisions: quietDecisions({ sentAwayByLoad: 40 }) })).hits.get('load-term-dominates');
+    expect(hit?.fix).toMatch(/^router_args\.load_weight: 0\.813 \(now 4/);
+    expect(hit?.cause).toContain('load_weight');
+  });
+  it('behaviour alone: holders chosen when loads tie, never when busier', () => {
+    const tiesOnly = { ...BLIND_PREFERENCE, truth: { ...BLIND_PREFERENCE.truth, tie: { decisions: 150, holderChosen: 148, blindExpected: 70 } } };
+    const hit = runRules(RULES, quietInput({ decisions: quietDecisions({ preference: tiesOnly }) })).hits.get('load-term-dominates');
+    expect(hit?.summary).toContain('99% of 150 decisions where loads tied, but on 1% of 200 where the holder was busier');
+    expect(hit?.fix).toContain('router_args.max_batch_size');
   });
 });
