@@ -7,11 +7,12 @@
 // - A failing snapshot never fails the scrape: source health is still exported, the error is logged.
 // - Every finding id and verdict is exported (0 when not active), so alerts see a series before the first firing.
 import { Counter, Gauge, Histogram, collectDefaultMetrics, type Registry } from 'prom-client';
-import { FINDING_CATALOG, FINDING_IDS } from '../core/diagnosis/finding-catalog.js';
+import { FINDING_CATALOG, FINDING_IDS, GRADED_FINDINGS, SEVERITIES, severityRank } from '../core/diagnosis/finding-catalog.js';
 import type { SentinelSnapshot, ServerStats, Verdict } from '../core/state/snapshot.js';
 import type { KvEventType } from '../core/wire/kv-event.js';
 import type { Logger } from '../sources/ports.js';
 import type { RelayCounters } from '../sources/relay/worker-relay.js';
+import type { StreamRankCounters } from '../sources/zmq/stream-counters.js';
 import type { SourceStatus } from '../sources/source-status.js';
 import { CACHE_DROPS, METRICS, type CacheDropKey, type MetricSpec } from './metric-catalog.js';
 
@@ -43,6 +44,8 @@ export interface ExporterDeps {
   readonly defaultMetrics?: boolean;
   /** per relay (cumulative across reloads): abandoned polls and what its bounded caches dropped */
   readonly relays?: () => readonly RelayCounters[];
+  /** per ZMQ stream rank: batches, replays, losses, malformed input */
+  readonly streams?: () => readonly StreamRankCounters[];
   /** the live feed's drops */
   readonly feed?: () => { readonly droppedFrames: number; readonly refusedClients: number };
 }
@@ -54,6 +57,10 @@ export interface Exporter {
   observeRelayDuration(server: string, seconds: number): void;
   /** requests the relay refused (counted as it happens, like the duration histogram); `by` 0 creates the series */
   countRelayRejected(server: string, reason: string, by?: number): void;
+  /** CTX requests whose prompt or ids the relay could not read; `by` 0 creates the series */
+  countRelayUnreadable(server: string, reason: string, by?: number): void;
+  /** a text or chat request rendered with the model's tokenizer, or why not (`reason`); `by` 0 creates the series */
+  countRender(server: string, result: 'rendered' | 'failed', reason: string | null, by?: number): void;
 }
 
 const EVENT_TYPES: readonly KvEventType[] = ['created', 'stored', 'removed', 'updated', 'all_cleared'];
@@ -161,10 +168,22 @@ export function createExporter(deps: ExporterDeps): Exporter {
   perRank(METRICS.kvEventGaps, (r) => r.gaps);
   perRank(METRICS.kvEventsMissed, (r) => r.missedEvents);
   perRank(METRICS.kvEventResets, (r) => r.resets);
+  const perStream = (m: MetricSpec, pick: (c: StreamRankCounters) => number): void =>
+    counter(m, (set) => {
+      for (const c of deps.streams?.() ?? []) set({ server: c.server, rank: String(c.rank) }, pick(c));
+    });
+  perStream(METRICS.streamBatches, (c) => c.batches);
+  perStream(METRICS.streamBatchesReplayed, (c) => c.replayedBatches);
+  perStream(METRICS.streamBatchesLost, (c) => c.lostBatches);
+  perStream(METRICS.streamMalformed, (c) => c.malformed);
+  perStream(METRICS.streamBlocksUnresolved, (c) => c.unresolvedBlocks);
   perServer(METRICS.relayEventsDropped, (s) => s.eventsDroppedForConsumers);
   perServer(METRICS.routerPolls, (s) => s.routerPolls);
   counter(METRICS.relayAbandonedPolls, (set) => {
     for (const r of deps.relays?.() ?? []) set({ server: r.server }, r.abandonedPolls);
+  });
+  counter(METRICS.relayUpstreamRetries, (set) => {
+    for (const r of deps.relays?.() ?? []) set({ server: r.server }, r.upstreamRetries);
   });
   perServer(METRICS.relayEventsDelivered, (s) => s.eventsDeliveredToRouter);
   counter(METRICS.hashChecks, (set) => {
@@ -223,11 +242,17 @@ export function createExporter(deps: ExporterDeps): Exporter {
     registers: [registry],
   });
   const relayRejected = new Counter({ name: METRICS.relayRejected.name, help: METRICS.relayRejected.help, labelNames: METRICS.relayRejected.labels, registers: [registry] });
+  const renderRequests = new Counter({ name: METRICS.renderRequests.name, help: METRICS.renderRequests.help, labelNames: METRICS.renderRequests.labels, registers: [registry] });
+  const relayUnreadable = new Counter({ name: METRICS.relayUnreadable.name, help: METRICS.relayUnreadable.help, labelNames: METRICS.relayUnreadable.labels, registers: [registry] });
   gauge(METRICS.findingActive, (set) => {
     const snapshot = view().snapshot;
     if (snapshot === null) return;
-    const active = new Set(snapshot.findings.map((f) => f.id));
-    for (const id of FINDING_IDS) set({ id, severity: FINDING_CATALOG[id] }, active.has(id) ? 1 : 0);
+    const active = new Map(snapshot.findings.map((f) => [f.id, f.severity]));
+    for (const id of FINDING_IDS) {
+      set({ id, severity: FINDING_CATALOG[id] }, active.get(id) === FINDING_CATALOG[id] ? 1 : 0);
+      // a graded finding holding below its catalog severity: its own series, so the critical alert stays quiet
+      if (GRADED_FINDINGS.includes(id)) for (const severity of SEVERITIES.filter((s) => severityRank(s) < severityRank(FINDING_CATALOG[id]))) set({ id, severity }, active.get(id) === severity ? 1 : 0);
+    }
   });
   gauge(METRICS.verdict, (set) => {
     const snapshot = view().snapshot;
@@ -245,6 +270,12 @@ export function createExporter(deps: ExporterDeps): Exporter {
     },
     countRelayRejected(server, reason, by = 1) {
       relayRejected.inc({ server, reason }, by);
+    },
+    countRelayUnreadable(server, reason, by = 1) {
+      relayUnreadable.inc({ server, reason }, by);
+    },
+    countRender(server, result, reason, by = 1) {
+      renderRequests.inc({ server, result: result === 'rendered' ? 'rendered' : (reason ?? 'tokenizer-error').replace(/-/g, '_') }, by);
     },
     metrics() {
       // concurrent scrapes share one snapshot and one exposition

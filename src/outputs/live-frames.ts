@@ -90,7 +90,9 @@ export function observationFrame(o: Observation): LiveFrame | null {
     case 'source-health':
       return { type: 'source', ts: o.ts, source: o.source, up: o.up, error: o.error };
     case 'worker-events':
+    case 'stream-sequence':
     case 'router-poll':
+    case 'render-check':
     case 'server-info':
     case 'router-config':
     case 'router-state':

@@ -15,6 +15,9 @@ export function quietServer(server: string, over: Partial<ServerDiagnosis> = {})
     emptyDrains: 10,
     events: 900,
     eventsTotal: 900,
+    streamed: false,
+    streamEvents: 0,
+    streamBatchesFilled: 0,
     storedEvents: 300,
     gaps: 0,
     missedEvents: 0,
@@ -38,6 +41,7 @@ export function quietServer(server: string, over: Partial<ServerDiagnosis> = {})
     meanInflight: 20,
     pollingSkipped: null,
     eventMatchDiag: { calls: 0, totalMatched: 0, eventMatched: 0, eventBlocks: null, totalBlocks: null },
+    unreadableRequests: { unknown_encoding: 0, malformed: 0, too_large: 0, no_prompt: 0 },
     ...over,
   };
 }
@@ -59,6 +63,8 @@ export function quietDecisions(over: Partial<DecisionDiagnosis> = {}): DecisionD
     serverCount: 3,
     decisions: 600,
     withKeys: 600,
+    withWorkerTokens: 0,
+    textOrChat: 0,
     withOutcome: 600,
     predictedAnyMatch: 590,
     oracleAnyMatch: 595,
@@ -117,6 +123,7 @@ export function quietInput(over: Partial<DiagnosisInput> = {}): DiagnosisInput {
     servers: ['ctx0', 'ctx1', 'ctx2'].map((s) => quietServer(s)),
     decisions: quietDecisions(),
     routerScores: { decisions: 0, anyMatch: 0, sentAwayByLoad: 0, replicaPredictedMatch: 0, replicaMatchRouterNone: 0 },
+    render: { compared: 0, rendered: 0, differing: 0, breaking: 0, firstBlock: 0, causes: [], minPosition: null, sample: null },
     sources: [],
     ...over,
   };

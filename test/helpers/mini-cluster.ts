@@ -3,6 +3,7 @@
 // them (random). It emits the observations a relay would, so tests can check the joins number by number.
 import { wireHashChain } from '../../src/core/hashing/block-key.js';
 import type { Observation } from '../../src/core/observe/observation.js';
+import { compareRenders } from '../../src/core/render/compare-renders.js';
 import type { KvEvent } from '../../src/core/wire/kv-event.js';
 
 export interface MiniOptions {
@@ -31,6 +32,14 @@ export interface MiniOptions {
   readonly seed?: number;
   /** the router's prompt differs from the worker's in token 0 */
   readonly drift?: boolean;
+  /**
+   * 'chat': requests carry chat messages (no ids); the CTX responses carry the worker's prompt_token_ids.
+   * 'rendered': chat requests kvsentinel renders with the model's tokenizer (decisions carry the router-side ids),
+   * the responses carry the worker's ids, and each request's render-check follows its outcome's ids
+   */
+  readonly promptForm?: 'token-ids' | 'chat' | 'rendered';
+  /** the router's render repeats the worker's first id (a doubled BOS) */
+  readonly doubledBos?: boolean;
 }
 
 export function miniCluster(options: MiniOptions = {}): Observation[] {
@@ -87,13 +96,31 @@ export function miniCluster(options: MiniOptions = {}): Observation[] {
       last.set(t, chosen);
       const server = servers[chosen]!;
       const requestId = `r${request++}`;
-      const routerPrompt = options.drift === true ? Uint32Array.from(prompt, (x, i) => (i === 0 ? x + 1 : x)) : prompt;
-      out.push({ kind: 'decision', ts, requestId, correlationId: `traj${t}`, server, promptTokens: routerPrompt, promptTokenCount: prompt.length, inflight });
+      const drifted = options.drift === true ? Uint32Array.from(prompt, (x, i) => (i === 0 ? x + 1 : x)) : prompt;
+      const routerPrompt = options.doubledBos === true ? Uint32Array.from([drifted[0]!, ...drifted]) : drifted;
+      const chat = options.promptForm === 'chat';
+      const rendered = options.promptForm === 'rendered';
+      out.push({
+        kind: 'decision',
+        ts,
+        requestId,
+        correlationId: `traj${t}`,
+        server,
+        promptTokens: chat ? null : routerPrompt,
+        promptTokenCount: chat ? null : routerPrompt.length,
+        inflight,
+        ...(chat || rendered ? { promptForm: 'chat' as const } : {}),
+        ...(rendered ? { promptTokensFrom: 'tokenizer' as const } : {}),
+      });
+      if (rendered) {
+        const diff = compareRenders(routerPrompt, prompt, { bosId: null, hasTools: false, tokenText: null });
+        out.push({ kind: 'render-check', ts: ts + 50, requestId, server, routerIds: 'tokenizer', promptTokens: routerPrompt.length, diff });
+      }
       const keys = wireHashChain(prompt.subarray(0, prompt.length - 1), bs, 'v1_block_key') as bigint[];
       let cachedBlocks = 0;
       while (cachedBlocks < keys.length && held[chosen]!.has(keys[cachedBlocks]!)) cachedBlocks++;
       const cached = Math.min(cachedBlocks * bs, prompt.length - 1);
-      out.push({ kind: 'outcome', ts: ts + 50, requestId, server, ok: true, promptTokens: prompt.length, cachedTokens: cached, latencyMs: 50 });
+      out.push({ kind: 'outcome', ts: ts + 50, requestId, server, ok: true, promptTokens: prompt.length, cachedTokens: cached, latencyMs: 50, ...(chat || rendered ? { workerPromptTokens: prompt } : {}) });
       // the worker stores every block of the prompt (partial tail included)
       const storedKeys = wireHashChain(prompt, bs, 'v1_block_key') as bigint[];
       const fresh = storedKeys.map((k, i) => ({ k, i })).filter(({ k }) => !held[chosen]!.has(k));

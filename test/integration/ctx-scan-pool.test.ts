@@ -2,6 +2,7 @@
 // thread file exists. Under the test runner the sources scan inline; this checks the thread gives the same answers.
 import { existsSync } from 'node:fs';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { encode } from '@msgpack/msgpack';
 import { describe, expect, it } from 'vitest';
 import { parseCtxRequest, type CtxRequestInfo } from '../../src/core/relay/ctx-request.js';
 import type * as PoolModule from '../../src/sources/relay/ctx-scan-pool.js';
@@ -30,7 +31,7 @@ describe('CtxScanPool on its worker thread', () => {
           ? `{"prompt":[[${i}],[2]]}` // the text path: the thread answers null
           : JSON.stringify({ model: 'm', prompt: Array.from({ length: 500 + i }, (_, k) => (k * 7919 + i) % 152_064), disaggregated_params: { disagg_request_id: 18446744073709551557n.toString() } }),
       );
-      const scans = bodies.map(() => pool.open());
+      const scans = bodies.map(() => pool.open('json'));
       // interleave the chunks of all requests, as concurrent requests arrive
       const bytes = bodies.map((b) => enc.encode(b));
       for (let off = 0; bytes.some((b) => off < b.length); off += 777) {
@@ -53,13 +54,35 @@ describe('CtxScanPool on its worker thread', () => {
   it('scans inline once closed (a stopped thread never loses a decision)', async () => {
     const { CtxScanPool } = await loadPool();
     const pool = new CtxScanPool({ thread: true });
-    const pending = pool.open();
+    const pending = pool.open('json');
     pending.feed(enc.encode('{"prompt":[1,2'));
     await pool.close();
     await expect(pending.finish({})).rejects.toThrow('scan thread stopped');
     expect(pool.threaded).toBe(false);
-    const scan = pool.open();
+    const scan = pool.open('json');
     scan.feed(enc.encode('{"prompt":[4,5]}'));
     expect([...((await scan.finish({}))?.promptTokens ?? [])]).toEqual([4, 5]);
+  });
+
+  it('decodes msgpack bodies and parses CTX responses on the thread, ids transferred back', async () => {
+    const { CtxScanPool } = await loadPool();
+    const pool = new CtxScanPool({ thread: true });
+    try {
+      const body = encode({ prompt: [7, 8, 9], disaggregated_params: { request_type: 'context_only', disagg_request_id: 18446744073709551557n, conversation_id: 'c' } }, { useBigInt64: true });
+      const scan = pool.open('msgpack');
+      scan.feed(body.subarray(0, 5));
+      scan.feed(body.subarray(5));
+      const info = await scan.finish({});
+      expect(info).toMatchObject({ disaggRequestId: '18446744073709551557', correlationId: 'c', promptForm: 'token-ids', unreadable: null });
+      expect(info?.promptTokens).toBeInstanceOf(Uint32Array);
+      expect([...(info?.promptTokens ?? [])]).toEqual([7, 8, 9]);
+      const response = enc.encode(JSON.stringify({ usage: { prompt_tokens: 3, prompt_tokens_details: { cached_tokens: 1 } }, prompt_token_ids: [7, 8, 9] }));
+      const parsed = await pool.response(response, { sse: false, complete: true, msgpack: false });
+      expect(parsed).toMatchObject({ promptTokens: 3, cachedTokens: 1, workerPromptTokenForm: 'list' });
+      expect(parsed.workerPromptTokens).toBeInstanceOf(Uint32Array);
+      expect([...(parsed.workerPromptTokens ?? [])]).toEqual([7, 8, 9]);
+    } finally {
+      await pool.close();
+    }
   });
 });

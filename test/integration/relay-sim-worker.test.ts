@@ -134,7 +134,13 @@ describe('relay in front of the simulator worker model', () => {
       const prompt = Array.from({ length: 40 }, (_, k) => 500 * i + k);
       const res = await request(`${relay}/v1/completions`, { method: 'POST', body: JSON.stringify({ prompt, disaggregated_params: { request_type: 'context_only', disagg_request_id: i + 1 } }) });
       await res.body.text();
-      // someone else (a second orchestrator, a fanout pump) drains the worker directly every other request
+      // someone else (a second orchestrator that bypasses the relay) sends its own request to the worker directly
+      // every other time and drains the worker's queue: the relay drains when its own requests complete, so what
+      // it misses are the other orchestrator's events
+      if (i % 2 === 0) {
+        const own = Array.from({ length: 40 }, (_, k) => 90_000 + 500 * i + k);
+        await (await request(`${worker.url}/v1/completions`, { method: 'POST', body: JSON.stringify({ prompt: own }) })).body.text();
+      }
       const thief = i % 2 === 0 ? worker.url : relay;
       await (await request(`${thief}/kv_cache_events`, { method: 'POST' })).body.text();
     }

@@ -1,6 +1,6 @@
 import { Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
-import { FINDING_IDS } from '../../src/core/diagnosis/finding-catalog.js';
+import { FINDING_IDS, GRADED_FINDINGS } from '../../src/core/diagnosis/finding-catalog.js';
 import { createExporter } from '../../src/outputs/exporter.js';
 import { METRICS } from '../../src/outputs/metric-catalog.js';
 import { silentLogger } from '../../src/sources/ports.js';
@@ -47,7 +47,9 @@ describe('exporter', () => {
     expect(text).toContain('kvsentinel_decisions_total{outcome="not_oracle_best"} 25');
     expect(text).toContain('kvsentinel_finding_active{id="cache-signal-inert",severity="critical"} 1');
     expect(text).toContain('kvsentinel_finding_active{id="events-absent",severity="critical"} 0');
-    expect(text.match(/^kvsentinel_finding_active\{/gm)).toHaveLength(FINDING_IDS.length);
+    // one series per finding, plus one per lower severity of each graded finding (render-drift: warning, info)
+    expect(text.match(/^kvsentinel_finding_active\{/gm)).toHaveLength(FINDING_IDS.length + 2 * GRADED_FINDINGS.length);
+    expect(text).toContain('kvsentinel_finding_active{id="render-drift",severity="warning"} 0');
     expect(text).toContain('kvsentinel_verdict{verdict="inert"} 1');
     expect(text).toContain('kvsentinel_verdict{verdict="healthy"} 0');
     expect(text).toContain('kvsentinel_config_last_reload_success_timestamp_seconds 1700000000');

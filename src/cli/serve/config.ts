@@ -10,6 +10,8 @@ import { readFile } from 'node:fs/promises';
 import { parseRouterFacts, ROUTER_FACT_KEYS, type RouterFacts } from './router-facts-config.js';
 import { parse as parseYaml } from 'yaml';
 import { DEFAULT_MAX_TABLE_BLOCKS_PER_SERVER } from '../../core/tables/index.js';
+import type { ZmqStreamSpec } from '../../sources/zmq/zmq-events-source.js';
+import { checkZmqUnique, parseZmqFlag, parseZmqList, ZmqConfigError } from './zmq-config.js';
 
 export const DEFAULT_LISTEN = { host: '0.0.0.0', port: 9464 } as const;
 
@@ -64,6 +66,8 @@ export interface ServeConfig {
     /** consumers (router replicas) known at once per relay; the longest silent is forgotten past it */
     readonly maxConsumers: number;
     readonly proxyTimeoutMs: number;
+    /** idle upstream connections are closed after this, below the worker's own 5 s keep-alive */
+    readonly upstreamKeepAliveMs: number;
     readonly shutdownGraceMs: number;
   };
   readonly state: {
@@ -71,6 +75,8 @@ export interface ServeConfig {
     readonly maxTableBlocks: number;
   };
   readonly ctx: readonly CtxSpec[];
+  /** ZMQ KV-event streams (TensorRT-LLM streaming publisher, vLLM, SGLang) */
+  readonly zmq: readonly ZmqStreamSpec[];
   readonly routerDebug: { readonly url: string; readonly intervalMs: number } | null;
   /** router facts the operator states (`router:`, --router.profile, --router.tokens-per-block) */
   readonly router: RouterFacts;
@@ -81,6 +87,11 @@ export interface ServeConfig {
   readonly timeoutMs: number;
   readonly maxResponseBytes: number;
   readonly followIntervalMs: number;
+  /**
+   * tokenizer.path: the model's tokenizer (a Hugging Face model folder or its tokenizer.json with
+   * tokenizer_config.json): text and chat requests get the router-side ids the router hashes; null: none
+   */
+  readonly tokenizer: string | null;
 }
 
 /** Flags of `kvsentinel serve` as commander hands them over. */
@@ -88,6 +99,8 @@ export interface ServeFlags {
   readonly configFile?: string;
   readonly relay?: readonly string[];
   readonly ctx?: readonly string[];
+  /** --zmq ID=ENDPOINT[,replay=…][,engine=…][,ranks=N][,topic=T] */
+  readonly zmq?: readonly string[];
   readonly events?: 'none' | 'exclusive';
   readonly routerDebug?: string;
   readonly requests?: readonly string[];
@@ -100,6 +113,8 @@ export interface ServeFlags {
   /** --router.profile and --router.tokens-per-block (override router.profile / router.tokens_per_block) */
   readonly routerProfile?: string;
   readonly routerTokensPerBlock?: string;
+  /** --tokenizer (overrides tokenizer.path) */
+  readonly tokenizer?: string;
 }
 
 export class ConfigError extends Error {
@@ -234,7 +249,7 @@ function asList(where: string, v: unknown): unknown[] {
   return fail(where, 'expected a list');
 }
 
-const TOP_KEYS = ['web', 'relays', 'relay', 'state', 'ctx', 'router', 'router_debug', 'orchestrator_log', 'requests', 'poll_interval', 'server_info_interval', 'timeout', 'max_response_bytes', 'follow_interval'] as const;
+const TOP_KEYS = ['web', 'relays', 'relay', 'state', 'ctx', 'zmq', 'router', 'router_debug', 'orchestrator_log', 'requests', 'tokenizer', 'poll_interval', 'server_info_interval', 'timeout', 'max_response_bytes', 'follow_interval'] as const;
 const RELAY_KEYS = [
   'drain_interval',
   'drain_timeout',
@@ -249,6 +264,7 @@ const RELAY_KEYS = [
   'buffer_max_bytes',
   'max_consumers',
   'proxy_timeout',
+  'upstream_keep_alive',
   'shutdown_grace',
 ] as const;
 
@@ -311,6 +327,15 @@ export function buildConfig(doc: unknown, flags: ServeFlags, source = 'config'):
   ctx.push(...(flags.ctx ?? []).map((t) => parseCtxFlag(t, flags.events ?? 'none')));
   if (flags.events === 'exclusive' && (flags.ctx ?? []).length === 0) fail('--events exclusive', 'needs at least one --ctx ID=URL to drain');
 
+  let zmq;
+  try {
+    zmq = [...parseZmqList(at('zmq'), asList(at('zmq'), file['zmq'])), ...(flags.zmq ?? []).map(parseZmqFlag)];
+    checkZmqUnique(zmq);
+  } catch (err) {
+    if (err instanceof ZmqConfigError) throw new ConfigError(err.message);
+    throw err;
+  }
+
   let routerDebug: ServeConfig['routerDebug'] = null;
   if (file['router_debug'] !== undefined) {
     const rd = file['router_debug'];
@@ -328,6 +353,15 @@ export function buildConfig(doc: unknown, flags: ServeFlags, source = 'config'):
   const pathOf = (where: string, v: unknown): string => (typeof v === 'string' && v !== '' ? v : fail(where, `${describe(v)} is not a file path`));
   let orchestratorLog = file['orchestrator_log'] === undefined ? null : pathOf(at('orchestrator_log'), file['orchestrator_log']);
   if (flags.orchestratorLog !== undefined) orchestratorLog = flags.orchestratorLog;
+
+  let tokenizer: string | null = null;
+  if (file['tokenizer'] !== undefined && file['tokenizer'] !== null) {
+    const t = file['tokenizer'];
+    const obj: Raw = typeof t === 'string' ? { path: t } : isRaw(t) ? t : fail(at('tokenizer'), 'expected a path or a mapping with path');
+    checkKeys(at('tokenizer'), obj, ['path']);
+    tokenizer = pathOf(at('tokenizer.path'), obj['path']);
+  }
+  if (flags.tokenizer !== undefined) tokenizer = pathOf('--tokenizer', flags.tokenizer);
 
   const requestLogs: RequestLogSpec[] = asList(at('requests'), typeof file['requests'] === 'string' ? [file['requests']] : file['requests']).map((r, i) => {
     const where = at(`requests[${i}]`);
@@ -368,10 +402,15 @@ export function buildConfig(doc: unknown, flags: ServeFlags, source = 'config'):
       retainReadMs: opt('retain_read', (w, v) => (v === 0 || v === '0' ? 0 : parseDuration(w, v)), 10_000),
       maxConsumers: opt('max_consumers', parsePositiveInt, 64),
       proxyTimeoutMs: opt('proxy_timeout', parseDuration, 600_000),
+      upstreamKeepAliveMs: opt('upstream_keep_alive', (w, v) => {
+        const ms = parseDuration(w, v);
+        return ms > 0 ? ms : fail(w, 'must be above 0 (and below the workers\' keep-alive timeout, 5 s for trtllm-serve)');
+      }, 4_000),
       shutdownGraceMs: opt('shutdown_grace', parseDuration, 30_000),
     },
     state: { maxTableBlocks },
     ctx,
+    zmq,
     routerDebug,
     router,
     orchestratorLog,
@@ -381,6 +420,7 @@ export function buildConfig(doc: unknown, flags: ServeFlags, source = 'config'):
     timeoutMs: top('timeout', parseDuration, 5_000),
     maxResponseBytes: top('max_response_bytes', parseBytes, 16 * 1024 ** 2),
     followIntervalMs: top('follow_interval', parseDuration, 500),
+    tokenizer,
   };
   checkUnique(config);
   return config;

@@ -13,6 +13,7 @@ import { LiveFeed } from '../../outputs/live-feed.js';
 import { WebServer } from '../../outputs/web-server.js';
 import type { Clock, Logger, ObservationSink, RunningSource } from '../../sources/ports.js';
 import { InflightTracker } from '../../sources/relay/inflight-tracker.js';
+import { REQUEST_UNREADABLE_REASONS } from '../../core/relay/request-unreadable.js';
 import { WorkerRelay, type ParseEvents, type RelayCounters } from '../../sources/relay/worker-relay.js';
 import { SourceStatusBoard } from '../../sources/source-status.js';
 import { createExclusiveEventsSource } from '../../sources/watch/exclusive-events-source.js';
@@ -20,6 +21,11 @@ import { createOrchestratorLogSource, createRequestLogSource } from '../../sourc
 import { createPrometheusScrapeSource } from '../../sources/watch/prometheus-scrape-source.js';
 import { createRouterDebugSource } from '../../sources/watch/router-debug-source.js';
 import { createServerInfoSource } from '../../sources/watch/server-info-source.js';
+import type { RenderResult } from '../../sources/relay/router-side-ids.js';
+import { ModelTokenizer } from '../../sources/tokenizer/model-tokenizer.js';
+import { RenderPool } from '../../sources/tokenizer/render-pool.js';
+import type { StreamRankCounters } from '../../sources/zmq/stream-counters.js';
+import { ZmqEventsSource } from '../../sources/zmq/zmq-events-source.js';
 import { VERSION } from '../version.js';
 import type { ServeConfig } from './config.js';
 
@@ -88,6 +94,7 @@ function addCounters(a: RelayCounters | undefined, b: RelayCounters): RelayCount
     consumersExpired: a.consumersExpired + b.consumersExpired,
     consumersEvicted: a.consumersEvicted + b.consumersEvicted,
     resumePositionsDiscarded: a.resumePositionsDiscarded + b.resumePositionsDiscarded,
+    upstreamRetries: a.upstreamRetries + b.upstreamRetries,
   };
 }
 
@@ -115,6 +122,8 @@ export function createDaemon(initial: ServeConfig, deps: DaemonDeps = {}): Daemo
       feed?.apply(o);
     },
   };
+  // the model's tokenizer (loadCliConfig checked it): renders text and chat requests off the event loop
+  const render = initial.tokenizer !== null ? new RenderPool({ tokenizer: ModelTokenizer.load(initial.tokenizer), thread: true }) : undefined;
   const status = new SourceStatusBoard({ sink, clock, logger });
   const snapshot = (): SentinelSnapshot => state.snapshot(clock());
   let reloadStatus: ReloadStatus = { successful: true, lastSuccessAt: clock() };
@@ -126,8 +135,10 @@ export function createDaemon(initial: ServeConfig, deps: DaemonDeps = {}): Daemo
     for (const s of running.values()) if (s instanceof WorkerRelay) total.set(s.target.id, addCounters(total.get(s.target.id), s.counters()));
     return [...total.values()];
   };
+  const streamCounters = (): StreamRankCounters[] => [...running.values()].flatMap((s) => (s instanceof ZmqEventsSource ? s.counters() : []));
   const exporter = createExporter({
     relays: relayCounters,
+    streams: streamCounters,
     feed: () => ({ droppedFrames: feed?.droppedFrames ?? 0, refusedClients: feed?.refusedClients ?? 0 }),
     registry: new Registry(),
     sources: () => status.list(),
@@ -194,7 +205,10 @@ export function createDaemon(initial: ServeConfig, deps: DaemonDeps = {}): Daemo
         captureMaxBytes: c.relay.captureMaxBytes,
         maxRequestBytes: c.relay.maxRequestBytes,
         proxyTimeoutMs: c.relay.proxyTimeoutMs,
+        upstreamKeepAliveMs: c.relay.upstreamKeepAliveMs,
         shutdownGraceMs: c.relay.shutdownGraceMs,
+        // vLLM and SGLang serve no /kv_cache_events: their stream is the event path, the relay only proxies
+        drainEvents: !c.zmq.some((z) => z.id === r.id && z.engine !== 'trtllm'),
         buffer: { maxEvents: c.relay.bufferMaxEvents, maxBytes: c.relay.bufferMaxBytes, consumerIdleMs: c.relay.consumerIdleMs, retainReadMs: c.relay.retainReadMs, maxConsumers: c.relay.maxConsumers },
       };
       specs.push({
@@ -202,11 +216,31 @@ export function createDaemon(initial: ServeConfig, deps: DaemonDeps = {}): Daemo
         make: () => {
           // the series exists (at 0) from the start, so rate() and the dashboards see the relay before any refusal
           exporter.countRelayRejected(target.id, 'body_too_large', 0);
-          return new WorkerRelay(target, { sink, status, clock, logger, inflight, parseEvents, onProxied: (s, sec) => exporter.observeRelayDuration(s, sec), onRejected: (s, reason) => exporter.countRelayRejected(s, reason) }, options);
+          for (const reason of REQUEST_UNREADABLE_REASONS) exporter.countRelayUnreadable(target.id, reason, 0);
+          if (render !== undefined) exporter.countRender(target.id, 'rendered', null, 0);
+          return new WorkerRelay(
+            target,
+            {
+              sink,
+              status,
+              clock,
+              logger,
+              inflight,
+              parseEvents,
+              onProxied: (s, sec) => exporter.observeRelayDuration(s, sec),
+              onRejected: (s, reason) => exporter.countRelayRejected(s, reason),
+              onUnreadable: (s, reason) => exporter.countRelayUnreadable(s, reason),
+              ...(render !== undefined ? { render, onRender: (s: string, result: RenderResult, reason: string | null) => exporter.countRender(s, result, reason) } : {}),
+            },
+            options,
+          );
         },
       });
     }
-    const workers = [...c.relays.map((r) => ({ id: r.id, url: r.upstream })), ...c.ctx.map((x) => ({ id: x.id, url: x.url }))];
+    for (const z of c.zmq) specs.push({ key: `zmq ${JSON.stringify(z)}`, make: () => new ZmqEventsSource(z, { sink, status, clock, logger }) });
+    // only TensorRT-LLM serves /server_info
+    const trtllmOnly = (id: string): boolean => !c.zmq.some((z) => z.id === id && z.engine !== 'trtllm');
+    const workers = [...c.relays.map((r) => ({ id: r.id, url: r.upstream })), ...c.ctx.map((x) => ({ id: x.id, url: x.url }))].filter((w) => trtllmOnly(w.id));
     for (const w of workers) {
       specs.push({
         key: `server-info ${JSON.stringify([w, c.serverInfoIntervalMs, common])}`,
@@ -285,7 +319,7 @@ export function createDaemon(initial: ServeConfig, deps: DaemonDeps = {}): Daemo
       tokensPerBlock: facts.tokensPerBlock,
       maxBatchSize: facts.maxBatchSize,
       backfillBlockHashesOnFinish: facts.backfillBlockHashesOnFinish,
-      servers: [...c.relays.map((r) => r.id), ...c.ctx.map((x) => x.id)],
+      servers: [...new Set([...c.relays.map((r) => r.id), ...c.ctx.map((x) => x.id), ...c.zmq.map((z) => z.id)])],
       profile: facts.profile,
       trackRoutedBlocks: facts.trackRoutedBlocks,
       loadWeight: facts.loadWeight,
@@ -320,6 +354,7 @@ export function createDaemon(initial: ServeConfig, deps: DaemonDeps = {}): Daemo
         if (next.listen.host !== config.listen.host || next.listen.port !== config.listen.port) {
           throw new Error(`web.listen_address cannot change on reload (${config.listen.host}:${config.listen.port} -> ${next.listen.host}:${next.listen.port}); restart instead`);
         }
+        if (next.tokenizer !== config.tokenizer) throw new Error(`tokenizer.path cannot change on reload (${config.tokenizer ?? 'none'} -> ${next.tokenizer ?? 'none'}); restart instead`);
       } catch (err) {
         reloadStatus = { ...reloadStatus, successful: false };
         logger.error('reload failed; keeping the current configuration', { error: err instanceof Error ? err.message : String(err) });
@@ -343,6 +378,7 @@ export function createDaemon(initial: ServeConfig, deps: DaemonDeps = {}): Daemo
         await Promise.all([...running.values()].map((s) => s.stop()));
         running.clear();
         await feed?.stop();
+        await render?.close();
         if (started && deps.web !== false) await web.close();
         logger.info('kvsentinel stopped');
       })();

@@ -1,6 +1,8 @@
 // The source flags `serve`, `audit` (live) and `record` share (docs/design.md §7: "same source flags as serve").
 import type { Command } from 'commander';
 import { CliError } from '../cli-error.js';
+import { ModelTokenizer } from '../../sources/tokenizer/model-tokenizer.js';
+import { TokenizerFileError } from '../../sources/tokenizer/tokenizer-files.js';
 import { ConfigError, loadConfig, type ServeConfig, type ServeFlags } from './config.js';
 
 const collect = (value: string, previous: string[] = []): string[] => [...previous, value];
@@ -11,12 +13,14 @@ export function addSourceOptions(command: Command): Command {
     .option('--config <file>', 'alias of --config.file')
     .option('--relay <ID=URL@[HOST:]PORT>', 'relay CTX worker ID on its own port (repeatable); the router then uses <sidecar-host>:PORT', collect)
     .option('--ctx <ID=URL>', 'watch a CTX worker (/server_info; with --events exclusive also drain its events) (repeatable)', collect)
+    .option('--zmq <ID=ENDPOINT[,replay=ENDPOINT][,engine=E][,ranks=N][,topic=T]>', "subscribe to a worker's ZMQ KV-event stream (engine trtllm|vllm|sglang; rank r at port + r) (repeatable)", collect)
     .option('--events <mode>', "none | exclusive: drain --ctx workers' /kv_cache_events (only when no router consumes them)")
     .option('--router-debug <url>', 'router debug endpoint, an optional contract stock TensorRT-LLM does not serve (docs/design.md §8)')
     .option('--requests <[FORMAT:]FILE>', 'request log JSONL to follow; FORMAT canonical|perf-metrics|openai|relay (repeatable)', collect)
     .option('--orchestrator-log <file>', 'orchestrator log to follow')
     .option('--router.profile <profile>', "which router.py the orchestrator runs when no log says: 2026-06 | newest")
     .option('--router.tokens-per-block <n>', "the router's tokens_per_block when no log or debug endpoint says")
+    .option('--tokenizer <path>', "the model's tokenizer (Hugging Face model folder, or its tokenizer.json beside tokenizer_config.json): text and chat requests are rendered as the router renders them, for predicted matches and render-drift")
     .option('--state.max-table-blocks <n>', 'blocks per server kept in each block table (worker truth, router replica); past it arbitrary blocks are evicted and counted (default 4000000)');
 }
 
@@ -25,6 +29,7 @@ export interface SourceOptionValues {
   'config.file'?: string;
   relay?: string[];
   ctx?: string[];
+  zmq?: string[];
   events?: string;
   routerDebug?: string;
   requests?: string[];
@@ -34,6 +39,7 @@ export interface SourceOptionValues {
   'state.maxTableBlocks'?: string;
   'router.profile'?: string;
   'router.tokensPerBlock'?: string;
+  tokenizer?: string;
 }
 
 export function sourceFlags(options: SourceOptionValues): ServeFlags {
@@ -44,6 +50,7 @@ export function sourceFlags(options: SourceOptionValues): ServeFlags {
     ...(configFile !== undefined ? { configFile } : {}),
     ...(options.relay !== undefined ? { relay: options.relay } : {}),
     ...(options.ctx !== undefined ? { ctx: options.ctx } : {}),
+    ...(options.zmq !== undefined ? { zmq: options.zmq } : {}),
     ...(options.events !== undefined ? { events: options.events } : {}),
     ...(options.routerDebug !== undefined ? { routerDebug: options.routerDebug } : {}),
     ...(options.requests !== undefined ? { requests: options.requests } : {}),
@@ -53,21 +60,35 @@ export function sourceFlags(options: SourceOptionValues): ServeFlags {
     ...(options['state.maxTableBlocks'] !== undefined ? { maxTableBlocks: options['state.maxTableBlocks'] } : {}),
     ...(options['router.profile'] !== undefined ? { routerProfile: options['router.profile'] } : {}),
     ...(options['router.tokensPerBlock'] !== undefined ? { routerTokensPerBlock: options['router.tokensPerBlock'] } : {}),
+    ...(options.tokenizer !== undefined ? { tokenizer: options.tokenizer } : {}),
   };
 }
 
-/** loadConfig with ConfigError turned into the CLI's one-line usage error. */
+/**
+ * loadConfig with ConfigError turned into the CLI's one-line usage error; the tokenizer is loaded once here, so a
+ * missing or malformed one is refused (naming the file) before anything starts, and by --config.check.
+ */
 export async function loadCliConfig(flags: ServeFlags): Promise<ServeConfig> {
+  let config: ServeConfig;
   try {
-    return await loadConfig(flags);
+    config = await loadConfig(flags);
   } catch (err) {
     if (err instanceof ConfigError) throw new CliError(err.message);
     throw err;
   }
+  if (config.tokenizer !== null) {
+    try {
+      ModelTokenizer.load(config.tokenizer);
+    } catch (err) {
+      if (err instanceof TokenizerFileError) throw new CliError(`${flags.tokenizer !== undefined ? '--tokenizer' : 'tokenizer.path'}: ${err.message}`);
+      throw err;
+    }
+  }
+  return config;
 }
 
 export function hasSources(config: ServeConfig): boolean {
-  return config.relays.length > 0 || config.ctx.length > 0 || config.routerDebug !== null || config.orchestratorLog !== null || config.requestLogs.length > 0;
+  return config.relays.length > 0 || config.ctx.length > 0 || config.zmq.length > 0 || config.routerDebug !== null || config.orchestratorLog !== null || config.requestLogs.length > 0;
 }
 
-export const NO_SOURCE_MESSAGE = 'no source configured: give --relay, --ctx, --router-debug, --requests or --orchestrator-log (or a --config.file)';
+export const NO_SOURCE_MESSAGE = 'no source configured: give --relay, --ctx, --zmq, --router-debug, --requests or --orchestrator-log (or a --config.file)';

@@ -3,10 +3,13 @@
 // worker-style block keys (hashes, not token ids), stored blocks their token counts and hash-check results.
 // Block hashes are strings (u64 as unsigned decimal, v2_sha256 as its 64-char hex), so plain JSON.parse is exact;
 // key arrays are base64 of little-endian u64s, shared with the previous turn of the same trajectory where they agree.
+import { PROMPT_FORMS, REQUEST_UNREADABLE_REASONS } from '../relay/request-unreadable.js';
 import type { HashCheck, StoredEventCheck } from '../state/hash-verifier.js';
 import type { DecisionKeys, ObservationDigest } from '../state/observation-digester.js';
 import { LruMap } from '../state/lru-map.js';
-import { ROUTER_PROFILES, type Observation, type RouterProfile } from '../observe/observation.js';
+import { ROUTER_PROFILES, type Observation, type RenderCheckObservation, type RouterProfile } from '../observe/observation.js';
+import { RENDER_DRIFT_CAUSES, type RenderDiff, type RenderDriftCause } from '../render/compare-renders.js';
+import { isStreamEngine, type StreamOrigin } from '../stream/stream-engine.js';
 import { isHashAlgo, type HashAlgo, type KvEvent, type KvEventData, type MmKey, type StoredBlock, type WireBlockHash } from '../wire/kv-event.js';
 import type { WireIssue } from '../wire/wire-issue.js';
 import { decodeU64Base64, encodeU64Base64 } from './u64-base64.js';
@@ -231,6 +234,7 @@ export function encodeBundleRecord(record: BundleRecord, history: KeyHistory, in
   let out: JsonObject;
   if (obs.kind === 'worker-events') {
     out = { kind: obs.kind, ts: obs.ts, server: obs.server, firstSeq: obs.firstSeq, events: obs.events.map((e) => encodeEvent(e, includePrompts)) };
+    if (obs.stream !== undefined) out.stream = { engine: obs.stream.engine, hashes: obs.stream.hashes };
     if (record.digest?.kind === 'worker-events') out.digest = { stored: record.digest.digest.stored.map(encodeCheck) };
   } else if (obs.kind === 'decision') {
     out = {
@@ -243,7 +247,19 @@ export function encodeBundleRecord(record: BundleRecord, history: KeyHistory, in
       promptTokenCount: obs.promptTokenCount ?? obs.promptTokens?.length ?? null,
       inflight: obs.inflight === null ? null : { ...obs.inflight },
     };
+    if (obs.promptForm !== undefined) out.promptForm = obs.promptForm;
+    if (obs.promptTokensFrom !== undefined) out.promptTokensFrom = obs.promptTokensFrom;
+    if (obs.unreadable !== undefined) out.unreadable = obs.unreadable;
     if (record.digest?.kind === 'decision') out.digest = { keys: encodeKeys(record.digest.keys, obs.correlationId, history) };
+  } else if (obs.kind === 'outcome') {
+    // the worker's prompt ids stay in the process unless prompts are included; their keys go as the digest
+    const { workerPromptTokens, ...rest } = obs;
+    out = JSON.parse(JSON.stringify(rest)) as JsonObject;
+    if (includePrompts && workerPromptTokens !== undefined && workerPromptTokens !== null) out.workerPromptTokens = Array.from(workerPromptTokens);
+    if (record.digest?.kind === 'outcome') out.digest = { keys: encodeKeys(record.digest.keys, null, history) };
+  } else if (obs.kind === 'render-check' && obs.diff !== null && !includePrompts) {
+    // positions and cause only: the id windows are prompt token ids
+    out = JSON.parse(JSON.stringify({ ...obs, diff: { ...obs.diff, routerWindow: [], workerWindow: [] } })) as JsonObject;
   } else {
     out = JSON.parse(JSON.stringify(obs)) as JsonObject;
   }
@@ -269,6 +285,11 @@ function str(value: Json | undefined, path: string, suffix = ''): string {
 }
 function strOrNull(value: Json | undefined, path: string, suffix = ''): string | null {
   return value === null || value === undefined ? null : str(value, path, suffix);
+}
+function oneOfOrNull<T extends string>(value: Json | undefined, allowed: readonly T[], path: string): T | null {
+  if (value === null || value === undefined) return null;
+  if (typeof value !== 'string' || !(allowed as readonly string[]).includes(value)) throw new DecodeError(path, `expected one of ${allowed.join(', ')}`);
+  return value as T;
 }
 function boolOrNull(value: Json | undefined, path: string): boolean | null {
   if (value === null || value === undefined) return null;
@@ -397,6 +418,51 @@ function decodeCheck(value: Json | undefined, tokenCounts: number[] | null, path
   return { checks, tokenCounts: tokenCounts ?? [], alternative: algoOrNull(o.alt, path, '.alt') };
 }
 
+function ids(value: Json | undefined, path: string): number[] {
+  return arr(value, path).map((v, i) => {
+    const n = num(v, `${path}[${i}]`);
+    if (!Number.isInteger(n) || n < 0 || n > 0xffff_ffff) throw new DecodeError(`${path}[${i}]`, 'expected a token id');
+    return n;
+  });
+}
+
+function decodeRenderCheck(o: JsonObject, ts: number): RenderCheckObservation {
+  const routerIds = str(o.routerIds, '$.routerIds');
+  if (routerIds !== 'tokenizer' && routerIds !== 'request') throw new DecodeError('$.routerIds', `expected tokenizer or request, got ${routerIds}`);
+  let diff: RenderDiff | null = null;
+  if (o.diff !== null && o.diff !== undefined) {
+    const d = asObject(o.diff, '$.diff');
+    const cause = str(d.cause, '$.diff.cause');
+    if (!(RENDER_DRIFT_CAUSES as readonly string[]).includes(cause)) throw new DecodeError('$.diff.cause', `unknown cause ${cause}`);
+    const side = strOrNull(d.side, '$.diff.side');
+    if (side !== null && side !== 'router' && side !== 'worker') throw new DecodeError('$.diff.side', `expected router, worker or null, got ${side}`);
+    diff = {
+      position: num(d.position, '$.diff.position'),
+      routerLength: num(d.routerLength, '$.diff.routerLength'),
+      workerLength: num(d.workerLength, '$.diff.workerLength'),
+      commonSuffix: num(d.commonSuffix, '$.diff.commonSuffix'),
+      routerSpan: num(d.routerSpan, '$.diff.routerSpan'),
+      workerSpan: num(d.workerSpan, '$.diff.workerSpan'),
+      windowFrom: num(d.windowFrom, '$.diff.windowFrom'),
+      routerWindow: ids(d.routerWindow, '$.diff.routerWindow'),
+      workerWindow: ids(d.workerWindow, '$.diff.workerWindow'),
+      cause: cause as RenderDriftCause,
+      side,
+    };
+  }
+  return { kind: 'render-check', ts, requestId: str(o.requestId, '$.requestId'), server: str(o.server, '$.server'), routerIds, promptTokens: num(o.promptTokens, '$.promptTokens'), diff };
+}
+
+function decodeStreamOrigin(value: Json | undefined): StreamOrigin | null {
+  if (value === undefined || value === null) return null;
+  const o = asObject(value, '$.stream');
+  const engine = str(o.engine, '$.stream.engine');
+  const hashes = str(o.hashes, '$.stream.hashes');
+  if (!isStreamEngine(engine)) throw new DecodeError('$.stream.engine', `unknown stream engine ${engine}`);
+  if (hashes !== 'native' && hashes !== 'rekeyed') throw new DecodeError('$.stream.hashes', `unknown stream hashes ${hashes}`);
+  return { engine, hashes };
+}
+
 function decodeObservation(o: JsonObject, history: KeyHistory): BundleRecord {
   const kind = str(o.kind, '$.kind');
   const ts = num(o.ts, '$.ts');
@@ -410,7 +476,8 @@ function decodeObservation(o: JsonObject, history: KeyHistory): BundleRecord {
         events.push(decoded.event);
         tokenCounts.push(decoded.tokenCounts);
       }
-      const observation: Observation = { kind, ts, server: str(o.server, '$.server'), firstSeq: num(o.firstSeq, '$.firstSeq'), events };
+      const stream = decodeStreamOrigin(o.stream);
+      const observation: Observation = { kind, ts, server: str(o.server, '$.server'), firstSeq: num(o.firstSeq, '$.firstSeq'), events, ...(stream !== null ? { stream } : {}) };
       if (o.digest === undefined || o.digest === null) return { observation, digest: null };
       const stored = arr(asObject(o.digest, '$.digest').stored, '$.digest.stored');
       if (stored.length !== events.length) throw new DecodeError('$.digest.stored', 'must have one entry per event');
@@ -433,26 +500,36 @@ function decodeObservation(o: JsonObject, history: KeyHistory): BundleRecord {
         promptTokens: o.promptTokens === null || o.promptTokens === undefined ? null : tokens(o.promptTokens, '$.promptTokens'),
         promptTokenCount: numOrNull(o.promptTokenCount, '$.promptTokenCount'),
         inflight,
+        // optional fields appear only when the line has them (a bundle round-trips to the same observation)
+        ...(o.promptForm !== undefined ? { promptForm: oneOfOrNull(o.promptForm, PROMPT_FORMS, '$.promptForm') } : {}),
+        ...(o.promptTokensFrom !== undefined ? { promptTokensFrom: oneOfOrNull(o.promptTokensFrom, ['request', 'tokenizer'] as const, '$.promptTokensFrom') ?? 'request' } : {}),
+        ...(o.unreadable !== undefined ? { unreadable: oneOfOrNull(o.unreadable, REQUEST_UNREADABLE_REASONS, '$.unreadable') } : {}),
       };
       if (o.digest === undefined || o.digest === null) return { observation, digest: null };
       return { observation, digest: { kind: 'decision', keys: decodeKeys(asObject(o.digest, '$.digest').keys, correlationId, history, '$.digest.keys') } };
     }
+    case 'stream-sequence': {
+      const change = str(o.change, '$.change');
+      if (change !== 'subscribed' && change !== 'gap' && change !== 'reset') throw new DecodeError('$.change', `unknown stream change ${change}`);
+      return { digest: null, observation: { kind, ts, server: str(o.server, '$.server'), rank: num(o.rank, '$.rank'), change, lost: num(o.lost, '$.lost'), filled: num(o.filled, '$.filled') } };
+    }
     case 'router-poll':
       return { digest: null, observation: { kind, ts, server: str(o.server, '$.server'), consumer: str(o.consumer, '$.consumer'), fromSeq: num(o.fromSeq, '$.fromSeq'), toSeq: num(o.toSeq, '$.toSeq'), dropped: num(o.dropped, '$.dropped') } };
-    case 'outcome':
-      return {
-        digest: null,
-        observation: {
-          kind,
-          ts,
-          requestId: str(o.requestId, '$.requestId'),
-          server: str(o.server, '$.server'),
-          ok: boolOrNull(o.ok, '$.ok') ?? false,
-          promptTokens: numOrNull(o.promptTokens, '$.promptTokens'),
-          cachedTokens: numOrNull(o.cachedTokens, '$.cachedTokens'),
-          latencyMs: numOrNull(o.latencyMs, '$.latencyMs'),
-        },
+    case 'outcome': {
+      const observation: Observation = {
+        kind,
+        ts,
+        requestId: str(o.requestId, '$.requestId'),
+        server: str(o.server, '$.server'),
+        ok: boolOrNull(o.ok, '$.ok') ?? false,
+        promptTokens: numOrNull(o.promptTokens, '$.promptTokens'),
+        cachedTokens: numOrNull(o.cachedTokens, '$.cachedTokens'),
+        latencyMs: numOrNull(o.latencyMs, '$.latencyMs'),
+        ...(o.workerPromptTokens !== undefined && o.workerPromptTokens !== null ? { workerPromptTokens: tokens(o.workerPromptTokens, '$.workerPromptTokens') } : {}),
       };
+      if (o.digest === undefined || o.digest === null) return { observation, digest: null };
+      return { observation, digest: { kind: 'outcome', keys: decodeKeys(asObject(o.digest, '$.digest').keys, null, history, '$.digest.keys') } };
+    }
     case 'server-info':
       return { digest: null, observation: { kind, ts, server: str(o.server, '$.server'), hashAlgo: algoOrNull(o.hashAlgo, '$.hashAlgo'), tokensPerBlock: numOrNull(o.tokensPerBlock, '$.tokensPerBlock') } };
     case 'router-config': {
@@ -530,6 +607,8 @@ function decodeObservation(o: JsonObject, history: KeyHistory): BundleRecord {
       };
     case 'poll-failure':
       return { digest: null, observation: { kind, ts, server: str(o.server, '$.server'), message: str(o.message, '$.message') } };
+    case 'render-check':
+      return { digest: null, observation: decodeRenderCheck(o, ts) };
     case 'source-health':
       return { digest: null, observation: { kind, ts, source: str(o.source, '$.source'), up: boolOrNull(o.up, '$.up') ?? false, error: strOrNull(o.error, '$.error') } };
     default:

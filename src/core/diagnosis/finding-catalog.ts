@@ -12,6 +12,8 @@ export const FINDING_CATALOG = {
   'hash-mismatch': 'critical',
   'tokens-per-block-mismatch': 'critical',
   'router-hash-divergence': 'critical',
+  // graded: critical when the difference costs most router matches, a warning when only the tail differs
+  'render-drift': 'critical',
   'router-table-empty': 'critical',
   'cache-signal-inert': 'critical',
   'load-term-dominates': 'warning',
@@ -24,6 +26,9 @@ export const FINDING_CATALOG = {
 } as const satisfies Record<string, Severity>;
 
 export type FindingId = keyof typeof FINDING_CATALOG;
+
+/** Findings whose hits may carry a lower severity than the catalog's (their alerts select severity="critical"). */
+export const GRADED_FINDINGS: readonly FindingId[] = ['render-drift'];
 
 export const FINDING_IDS = Object.keys(FINDING_CATALOG) as FindingId[];
 

@@ -1,7 +1,9 @@
 // The contract between the state and the findings: the state condenses what it saw into a DiagnosisInput (plain
 // numbers over the evaluation window), each rule reads it and either holds (a RuleHit) or not (null). Rules know
 // nothing of tables, joins or sources; the runner knows no rule by name.
-import type { FindingId } from './finding-catalog.js';
+import type { RenderDiff, RenderDriftCause, RenderSide } from '../render/compare-renders.js';
+import type { RequestUnreadableReason } from '../relay/request-unreadable.js';
+import type { FindingId, Severity } from './finding-catalog.js';
 import type { PreferenceTally } from './holder-preference.js';
 import type { RouterProfile } from '../observe/observation.js';
 import type { DiagnosisThresholds } from './thresholds.js';
@@ -39,8 +41,16 @@ export interface ServerDiagnosis {
   /** events drained in the window, and since start */
   readonly events: number;
   readonly eventsTotal: number;
+  /** a ZMQ KV-event stream of this server is subscribed */
+  readonly streamed: boolean;
+  /** of `events`, those that came from the ZMQ stream (the rest were drained from /kv_cache_events) */
+  readonly streamEvents: number;
+  /** stream batches that were missing and arrived by replay */
+  readonly streamBatchesFilled: number;
   readonly storedEvents: number;
+  /** event_id gaps of the pull path, or, for a stream, batch seq gaps replay did not fill */
   readonly gaps: number;
+  /** events (pull) or batches (stream) those gaps lost */
   readonly missedEvents: number;
   readonly resets: number;
   readonly ranks: readonly RankDiagnosis[];
@@ -68,6 +78,8 @@ export interface ServerDiagnosis {
   readonly pollingSkipped: { readonly routerTokensPerBlock: number; readonly workerTokensPerBlock: number; readonly divisible: boolean } | null;
   /** EVENT_MATCH_DIAG lines in the window: calls, calls with total_match > 0, with event_match > 0; last block counts */
   readonly eventMatchDiag: { readonly calls: number; readonly totalMatched: number; readonly eventMatched: number; readonly eventBlocks: number | null; readonly totalBlocks: number | null };
+  /** CTX requests to this server whose prompt or ids the relay could not read, by reason, in the window */
+  readonly unreadableRequests: Readonly<Record<RequestUnreadableReason, number>>;
 }
 
 export interface DecisionDiagnosis {
@@ -76,6 +88,10 @@ export interface DecisionDiagnosis {
   readonly decisions: number;
   /** decisions whose prompt was hashed (relay with token ids, or a bundle with keys) */
   readonly withKeys: number;
+  /** decisions without ids whose oracle came from the worker's prompt_token_ids in the CTX response */
+  readonly withWorkerTokens: number;
+  /** decisions whose request carried text or chat messages instead of token ids */
+  readonly textOrChat: number;
   readonly withOutcome: number;
   readonly predictedAnyMatch: number;
   readonly oracleAnyMatch: number;
@@ -182,6 +198,36 @@ export interface RouterDiagnosis {
   readonly fillsOwnTable: boolean | null;
 }
 
+export interface RenderDriftSample {
+  readonly ts: number;
+  readonly server: string;
+  readonly diff: RenderDiff;
+}
+
+export interface RenderCauseCount {
+  readonly cause: RenderDriftCause;
+  readonly side: RenderSide | null;
+  readonly requests: number;
+}
+
+export interface RenderDiagnosis {
+  /** requests whose router-side ids were compared with the worker's */
+  readonly compared: number;
+  /** … of which the router-side ids came from kvsentinel's render (the rest were carried by the request) */
+  readonly rendered: number;
+  readonly differing: number;
+  /** differing requests where less than half of the router's hashed tokens can still match */
+  readonly breaking: number;
+  /** differing requests where nothing can match: the difference falls in the router's first block */
+  readonly firstBlock: number;
+  /** most frequent first */
+  readonly causes: readonly RenderCauseCount[];
+  /** the smallest first diverging position in the window */
+  readonly minPosition: number | null;
+  /** the most recent difference in the window */
+  readonly sample: RenderDriftSample | null;
+}
+
 export interface DiagnosisInput {
   readonly now: number;
   /** time span of the data the rules read */
@@ -199,6 +245,8 @@ export interface DiagnosisInput {
   readonly servers: readonly ServerDiagnosis[];
   readonly decisions: DecisionDiagnosis;
   readonly routerScores: RouterScoreDiagnosis;
+  /** router-side ids against the workers' prompt_token_ids (render parity) */
+  readonly render: RenderDiagnosis;
   readonly sources: readonly SourceDiagnosis[];
 }
 
@@ -210,6 +258,8 @@ export interface RuleHit {
   readonly cause: string;
   /** exact configuration keys and values */
   readonly fix: string;
+  /** below the catalog's severity for findings that grade their hits (render-drift); absent: the catalog's */
+  readonly severity?: Severity;
 }
 
 export interface Rule {

@@ -42,6 +42,12 @@ export interface DiagnosisThresholds {
   readonly minRankZeroEvents: number;
   /** source-unreachable after a source has been down this long, ms */
   readonly sourceDownMs: number;
+  /** render-drift needs this many requests whose router-side ids were compared with the worker's */
+  readonly minRenderChecks: number;
+  /** render-drift when more than this share of compared requests differ */
+  readonly maxRenderDriftShare: number;
+  /** render-drift is critical when at least this share of compared requests lose most router matches */
+  readonly renderBreakingCriticalShare: number;
 }
 
 export const DEFAULT_THRESHOLDS: DiagnosisThresholds = {
@@ -65,4 +71,7 @@ export const DEFAULT_THRESHOLDS: DiagnosisThresholds = {
   minUnderReportedShare: 0.25,
   minRankZeroEvents: 100,
   sourceDownMs: 10_000,
+  minRenderChecks: 10,
+  maxRenderDriftShare: 0.02,
+  renderBreakingCriticalShare: 0.25,
 };

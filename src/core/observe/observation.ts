@@ -1,16 +1,40 @@
 // What the sidecar observes, from any vantage point (relay, watch sources, the simulator's virtual-time driver,
 // a recorded bundle). Every source turns its input into these; joins and findings read only these.
 // Times are milliseconds since the Unix epoch (or since the start of a virtual-time run).
+import type { PromptForm, RequestUnreadableReason } from '../relay/request-unreadable.js';
+import type { RenderDiff } from '../render/compare-renders.js';
+import type { StreamOrigin } from '../stream/stream-engine.js';
 import type { HashAlgo, KvEvent } from '../wire/kv-event.js';
 
-/** Events drained from a CTX worker's `/kv_cache_events` by the sidecar (relay or exclusive mode), in order. */
+/**
+ * Events drained from a CTX worker's `/kv_cache_events` by the sidecar (relay or exclusive mode), in order; or, with
+ * `stream`, one batch a worker published over ZMQ (a subscriber steals nothing: no relay buffer, no router poll).
+ */
 export interface WorkerEventsObservation {
   readonly kind: 'worker-events';
   readonly ts: number;
   readonly server: string;
-  /** relay sequence number of events[0]; consecutive per server, never reused (not the worker's event_id) */
+  /** relay sequence number of events[0]; consecutive per server, never reused (not the worker's event_id); 0 for streams */
   readonly firstSeq: number;
   readonly events: readonly KvEvent[];
+  /** set when the events came from a ZMQ stream */
+  readonly stream?: StreamOrigin;
+}
+
+/**
+ * What a ZMQ KV-event stream's batch sequence showed for one rank: `subscribed` when the sidecar starts listening,
+ * `gap` when batches never arrived (`lost`; `filled` arrived by replay), `reset` when the seq went back (the
+ * publisher restarted: that rank's tables start over).
+ */
+export interface StreamSequenceObservation {
+  readonly kind: 'stream-sequence';
+  readonly ts: number;
+  readonly server: string;
+  /** the rank whose publisher this is (0 on a worker without attention DP) */
+  readonly rank: number;
+  readonly change: 'subscribed' | 'gap' | 'reset';
+  readonly lost: number;
+  readonly filled: number;
 }
 
 /** A consumer (the router) polled the relay for a server and received relay events [fromSeq, toSeq). */
@@ -34,11 +58,23 @@ export interface DecisionObservation {
   readonly correlationId: string | null;
   /** the CTX server chosen by the router */
   readonly server: string;
-  /** prompt token ids when the request carried them; held in memory only, never exported */
+  /**
+   * prompt token ids as the router hashes them: carried by the request, or kvsentinel's own render of a text or chat
+   * request with the model's tokenizer (promptTokensFrom 'tokenizer'); held in memory only, never exported
+   */
   readonly promptTokens: Uint32Array | null;
+  /**
+   * 'tokenizer': promptTokens are kvsentinel's render of what the router hashes, not the worker's ids, so the
+   * oracle waits for the worker's own ids (outcome.workerPromptTokens); absent: 'request'
+   */
+  readonly promptTokensFrom?: 'request' | 'tokenizer';
   readonly promptTokenCount: number | null;
   /** in-flight CTX requests per server just before this one was sent (relay knows them) */
   readonly inflight: Readonly<Record<string, number>> | null;
+  /** how the request carried its prompt (token ids, text, chat messages); absent/null when not known */
+  readonly promptForm?: PromptForm | null;
+  /** the relay could not read the prompt or ids of this request, and why; absent/null when it could */
+  readonly unreadable?: RequestUnreadableReason | null;
 }
 
 /** The CTX server's answer to a decision. */
@@ -51,6 +87,29 @@ export interface OutcomeObservation {
   readonly promptTokens: number | null;
   readonly cachedTokens: number | null;
   readonly latencyMs: number | null;
+  /**
+   * The worker's own token ids of the prompt, from the CTX response (`prompt_token_ids`, first list of several, or
+   * `prompt_token_ids_b64`) or a request log: worker truth for text and chat requests, and what render-drift checks
+   * compare the router's ids with. Held in memory only, never exported; absent/null when the response had none.
+   */
+  readonly workerPromptTokens?: Uint32Array | null;
+}
+
+/**
+ * Render parity of one CTX request: the token ids the router hashes (kvsentinel's render with the model's tokenizer
+ * and chat template, or the ids the request carried) against the `prompt_token_ids` the worker returned.
+ */
+export interface RenderCheckObservation {
+  readonly kind: 'render-check';
+  readonly ts: number;
+  readonly requestId: string;
+  readonly server: string;
+  /** where the router-side ids came from */
+  readonly routerIds: 'tokenizer' | 'request';
+  /** router-side prompt length */
+  readonly promptTokens: number;
+  /** null: the same ids. Its windows are token ids: evidence, never exported to the live feed */
+  readonly diff: RenderDiff | null;
 }
 
 /** `/server_info` of a CTX worker. */
@@ -163,9 +222,11 @@ export interface SourceHealthObservation {
 
 export type Observation =
   | WorkerEventsObservation
+  | StreamSequenceObservation
   | RouterPollObservation
   | DecisionObservation
   | OutcomeObservation
+  | RenderCheckObservation
   | ServerInfoObservation
   | RouterConfigObservation
   | RouterStateObservation

@@ -1,6 +1,8 @@
 // What the relay learns from a CTX request body and headers (docs/trtllm-wire.md §5): prompt token ids when the request
 // carries them, the disaggregated request id, and the trajectory id the conversation router would use.
 // disagg_request_id may be a 64-bit integer: it is read from the raw text, never through a JS number.
+// A body whose prompt cannot be read says why (`unreadable`), so a blind relay is counted, never silent.
+import type { PromptForm, RequestUnreadableReason } from './request-unreadable.js';
 
 export interface CtxRequestInfo {
   /** token ids of the (first) prompt when sent as ids; null for text prompts or chat messages */
@@ -10,6 +12,10 @@ export interface CtxRequestInfo {
   readonly requestType: string | null;
   readonly correlationId: string | null;
   readonly stream: boolean;
+  /** how the prompt was sent; null when no prompt could be read */
+  readonly promptForm: PromptForm | null;
+  /** why the prompt or ids could not be read; null when they could (text and chat prompts are readable) */
+  readonly unreadable: RequestUnreadableReason | null;
 }
 
 export type HeaderBag = Readonly<Record<string, string | readonly string[] | undefined>>;
@@ -169,6 +175,7 @@ export interface CtxMemberView {
 
 /** Assembles the request info from a body's members (null: the body is not an object) and the headers. */
 export function ctxInfoFromMembers(members: CtxMemberView | null, headers: HeaderBag): CtxRequestInfo {
+  if (members === null) return unreadableCtxRequest('malformed', headers);
   const get = (key: string): unknown => (members !== null ? parseJson(members.text(key)) : undefined);
   const disaggRaw = get('disaggregated_params');
   const disagg = isRecord(disaggRaw) ? disaggRaw : {};
@@ -177,10 +184,14 @@ export function ctxInfoFromMembers(members: CtxMemberView | null, headers: Heade
 
   let promptTokens: Uint32Array | null = null;
   let promptCount = 0;
-  if (members?.has('prompt') === true) {
+  let promptForm: PromptForm | null = null;
+  let unreadable: RequestUnreadableReason | null = null;
+  if (members.has('prompt')) {
     const first = members.firstChar('prompt');
-    if (first === 34) promptCount = 1;
-    else if (first === 91) {
+    if (first === 34) {
+      promptCount = 1;
+      promptForm = 'text';
+    } else if (first === 91) {
       promptTokens = members.tokens('prompt');
       if (promptTokens !== null) promptCount = promptTokens.length > 0 ? 1 : 0;
       else {
@@ -188,26 +199,37 @@ export function ctxInfoFromMembers(members: CtxMemberView | null, headers: Heade
         const prompt = get('prompt');
         if (Array.isArray(prompt) && prompt.length > 0) {
           promptCount = prompt.length;
-          promptTokens = toTokens(prompt[0]);
+          if (prompt.every((p) => typeof p === 'string')) promptForm = 'text';
+          else promptTokens = toTokens(prompt[0]);
         }
       }
       if (promptTokens !== null && promptTokens.length === 0) promptTokens = null;
-    }
-  } else if (members?.has('messages') === true) promptCount = 1;
-  if (promptTokens === null && members?.has('prompt_token_ids') === true) {
+      if (promptTokens !== null) promptForm = 'token-ids';
+      else if (promptForm === null) unreadable = 'malformed';
+    } else unreadable = 'malformed';
+  } else if (members.has('messages')) {
+    promptCount = 1;
+    promptForm = 'chat';
+  }
+  if (promptTokens === null && members.has('prompt_token_ids')) {
     promptTokens = members.tokens('prompt_token_ids');
     if (promptTokens !== null && promptTokens.length === 0) promptTokens = null;
+    // the router wrote its own ids into a text or chat request (newest routers): they are the router's tokens
+    if (promptTokens !== null) {
+      promptForm ??= 'token-ids';
+      unreadable = null;
+    }
   }
+  if (promptForm === null && unreadable === null) unreadable = 'no_prompt';
 
   let disaggRequestId: string | null = null;
-  const disaggText = members?.text('disaggregated_params');
+  const disaggText = members.text('disaggregated_params');
   if (disaggText !== undefined && 'disagg_request_id' in disagg) {
     const m = DISAGG_ID.exec(disaggText);
     if (m?.[1] !== undefined) disaggRequestId = m[1].startsWith('"') ? (JSON.parse(m[1]) as string) : m[1];
   }
 
-  let correlationId = stringId(convParams['conversation_id']) ?? stringId(disagg['conversation_id']);
-  for (const name of CORRELATION_HEADERS) correlationId ??= header(headers, name);
+  const correlationId = stringId(convParams['conversation_id']) ?? stringId(disagg['conversation_id']) ?? headerCorrelationId(headers);
 
   return {
     promptTokens,
@@ -216,13 +238,36 @@ export function ctxInfoFromMembers(members: CtxMemberView | null, headers: Heade
     requestType: typeof disagg['request_type'] === 'string' ? disagg['request_type'] : null,
     correlationId,
     stream: get('stream') === true,
+    promptForm,
+    unreadable,
+  };
+}
+
+/** The correlation id the headers give, in the conversation router's order. */
+export function headerCorrelationId(headers: HeaderBag): string | null {
+  let id: string | null = null;
+  for (const name of CORRELATION_HEADERS) id ??= header(headers, name);
+  return id;
+}
+
+/** A request whose body could not be read: only the headers say something (the correlation id). */
+export function unreadableCtxRequest(reason: RequestUnreadableReason, headers: HeaderBag): CtxRequestInfo {
+  return {
+    promptTokens: null,
+    promptCount: 0,
+    disaggRequestId: null,
+    requestType: null,
+    correlationId: headerCorrelationId(headers),
+    stream: false,
+    promptForm: null,
+    unreadable: reason,
   };
 }
 
 /** Never throws: a body that is not JSON yields nulls (headers still give the correlation id). */
 export function parseCtxRequest(bodyText: string | null, headers: HeaderBag): CtxRequestInfo {
   const members = bodyText !== null ? topLevelMembers(bodyText) : null;
-  if (bodyText === null || members === null) return ctxInfoFromMembers(null, headers);
+  if (bodyText === null || members === null) return unreadableCtxRequest('malformed', headers);
   const view: CtxMemberView = {
     has: (key) => members.has(key),
     text: (key) => {

@@ -66,7 +66,8 @@ export class HashVerifier {
   }
 
   #checkBlock(parent: WireBlockHash | null, block: StoredBlock, algo: HashAlgo): HashCheck {
-    if (block.mmKeys.length > 0 || block.tokenExtraIds !== null) return 'unverifiable';
+    // a block without tokens (a stream whose token ids were not integers) cannot be recomputed either
+    if (block.mmKeys.length > 0 || block.tokenExtraIds !== null || block.tokens.length === 0) return 'unverifiable';
     return this.#recompute(parent, block, algo, true);
   }
 

@@ -36,6 +36,8 @@ export interface WorkerEventsDigest {
 
 export type ObservationDigest =
   | { readonly kind: 'decision'; readonly keys: DecisionKeys }
+  /** keys of the worker's own prompt token ids (CTX response), for requests that carried none */
+  | { readonly kind: 'outcome'; readonly keys: DecisionKeys }
   | { readonly kind: 'worker-events'; readonly digest: WorkerEventsDigest };
 
 const workerKeyIds = new Map<HashAlgo, Map<number, string>>();
@@ -192,7 +194,20 @@ export class ObservationDigester {
       this.#server(obs.server);
       return { kind: 'decision', keys: this.#decisionKeys(obs.promptTokens, obs.correlationId) };
     }
+    if (obs.kind === 'outcome') {
+      const tokens = obs.workerPromptTokens;
+      if (tokens === null || tokens === undefined || tokens.length === 0) return null;
+      this.#server(obs.server);
+      return { kind: 'outcome', keys: this.#decisionKeys(tokens, null) };
+    }
     if (obs.kind === 'worker-events') {
+      if (obs.stream?.hashes === 'rekeyed') {
+        // keys kvsentinel chained itself from the tokens: nothing of the engine's hash is left to verify
+        const stored = obs.events.map((event): StoredEventCheck | null =>
+          event.data.type === 'stored' ? { checks: event.data.blocks.map(() => 'unverifiable' as const), tokenCounts: event.data.blocks.map((b) => b.tokens.length), alternative: null } : null,
+        );
+        return { kind: 'worker-events', digest: { stored } };
+      }
       const stored = obs.events.map((event) => this.#checkStored(obs.server, event));
       return { kind: 'worker-events', digest: { stored } };
     }
@@ -236,8 +251,10 @@ export class ObservationDigester {
         });
         return;
       }
+      case 'stream-sequence':
       case 'decision':
       case 'outcome':
+      case 'render-check':
       case 'router-state':
       case 'router-poll':
       case 'router-score':

@@ -196,3 +196,47 @@ describe('the exported oracle (per-server oracle cached tokens) follows the diag
     expect(snapshot.findings.find((f) => f.id === 'hit-rate-below-oracle')?.evidence.tokens_lost).toBe(oracle - sum(snapshot, (s) => s.cachedTokens));
   });
 });
+
+describe('sentinel state: text and chat requests (no ids in the request, the worker\'s ids in the response)', () => {
+  it('takes the oracle from worker truth with the worker ids, never below the realised hit', () => {
+    const { snapshot, input } = audit({ routing: 'random', promptForm: 'chat', trajectories: 60 });
+    const d = input.decisions;
+    expect(d.withKeys).toBe(0);
+    expect(d.textOrChat).toBe(360);
+    expect(d.withWorkerTokens).toBe(360);
+    expect(snapshot.oracleBasis).toBe('worker-truth');
+    expect(d.joinedOracleCachedTokens).toBeGreaterThan(d.joinedCachedTokens);
+    expect(snapshot.oracleHitRatio!).toBeGreaterThan(snapshot.cacheHitRatio!);
+    expect(snapshot.tokensLostPerSecond!).toBeGreaterThan(0);
+    // random routing lands on the oracle best about 1/N of the time: inert, read from the worker's own ids
+    expect(d.oracleBest / (d.oracleBest + d.notOracleBest)).toBeLessThan(0.6);
+    const ids = snapshot.findings.map((f) => f.id);
+    expect(ids).toContain('cache-signal-inert');
+    expect(ids).toContain('hit-rate-below-oracle');
+  });
+
+  it('sticky routing of chat requests: the oracle equals the realised hit, no finding', () => {
+    const { snapshot, input } = audit({ routing: 'sticky', promptForm: 'chat' });
+    expect(snapshot.oracleBasis).toBe('worker-truth');
+    expect(input.decisions.joinedOracleCachedTokens).toBeGreaterThanOrEqual(input.decisions.joinedCachedTokens);
+    expect(snapshot.oracleHitRatio! - snapshot.cacheHitRatio!).toBeLessThan(0.03);
+    expect(snapshot.findings.map((f) => f.id)).toEqual([]);
+  });
+
+  it('events off: the sticky ideal counts tokens lost from the usage of text turns', () => {
+    const { snapshot } = audit({ routing: 'random', promptForm: 'chat', events: false, trajectories: 60 });
+    expect(snapshot.oracleBasis).toBe('sticky-ideal');
+    expect(snapshot.tokensLostPerSecond!).toBeGreaterThan(0);
+  });
+
+  it('counts unreadable requests per server and reason for the diagnosis', () => {
+    const state = createSentinelState();
+    const base = { kind: 'decision', correlationId: null, promptTokens: null, promptTokenCount: null, inflight: null } as const;
+    state.apply({ ...base, ts: 1, requestId: 'a', server: 'ctx0', unreadable: 'unknown_encoding' });
+    state.apply({ ...base, ts: 2, requestId: 'b', server: 'ctx0', unreadable: 'unknown_encoding' });
+    state.apply({ ...base, ts: 3, requestId: 'c', server: 'ctx1', unreadable: 'too_large' });
+    const servers = state.diagnosisInput(10).servers;
+    expect(servers.find((s) => s.server === 'ctx0')?.unreadableRequests).toEqual({ unknown_encoding: 2, malformed: 0, too_large: 0, no_prompt: 0 });
+    expect(servers.find((s) => s.server === 'ctx1')?.unreadableRequests.too_large).toBe(1);
+  });
+});

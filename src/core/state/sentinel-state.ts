@@ -25,6 +25,7 @@ import type {
   RouterPollObservation,
   RouterScoreObservation,
   RouterServerFactObservation,
+  StreamSequenceObservation,
   WorkerEventsObservation,
 } from '../observe/observation.js';
 import { DEFAULT_MAX_TABLE_BLOCKS_PER_SERVER, EventSequenceTracker, RouterReplicaTable, WorkerTruthTable } from '../tables/index.js';
@@ -43,8 +44,11 @@ import {
   type ObservationDigest,
 } from './observation-digester.js';
 import { RouterBlockSizeInference } from './router-block-size-inference.js';
+import { workerTokenOracle } from './worker-token-oracle.js';
+import { REQUEST_UNREADABLE_REASONS, type RequestUnreadableReason } from '../relay/request-unreadable.js';
 import { RelayBuffer, type CompactEvent } from './relay-buffer.js';
 import type { DecisionStats, Finding, RankStats, ServerStats, SentinelSnapshot, Verdict } from './snapshot.js';
+import { RenderParity } from './render-parity.js';
 import { WindowedCounters } from './windowed-counters.js';
 
 export type SentinelMode = 'relay' | 'watch' | 'exclusive' | 'auto';
@@ -166,6 +170,9 @@ export interface SentinelState {
 interface PendingDecision {
   readonly ts: number;
   readonly server: string;
+  readonly correlationId: string | null;
+  /** the request carried no token count (text, chat, unreadable): the outcome's usage gives the trajectory's */
+  readonly countFromOutcome: boolean;
   readonly followup: boolean;
   /** went back to the previous turn's server (null for first turns) */
   readonly sticky: boolean | null;
@@ -288,9 +295,13 @@ class Sentinel implements SentinelState {
   #serverObservationsIgnored = 0;
   /** the router's tokens_per_block from its behaviour, while no source states it */
   readonly #tpbInference = new RouterBlockSizeInference();
+  readonly #render: RenderParity;
   /** the chunk sizes last considered while the router's is unknown */
   #tpbCandidates: readonly number[] = [];
   #sawDrain = false;
+  /** a ZMQ stream source is subscribed (or delivered): worker events are seen without drains */
+  #sawStream = false;
+  readonly #streamServers = new Set<string>();
   /** a stored event was seen: worker truth can say where a prefix was */
   #truthSeen = false;
   #sawRouterPoll = false;
@@ -314,6 +325,7 @@ class Sentinel implements SentinelState {
     const windowMs = options.windowMs ?? null;
     this.#all = new WindowedCounters({ windowMs: null });
     this.#win = windowMs === null ? this.#all : new WindowedCounters({ windowMs });
+    this.#render = new RenderParity(windowMs);
     this.#truth = new WorkerTruthTable({ maxBlocksPerServer: this.#limits.tableBlocksPerServer });
     this.#replica = new RouterReplicaTable({ maxBlocksPerServer: this.#limits.tableBlocksPerServer });
     this.#trajectories = new LruMap(this.#limits.trajectories);
@@ -335,6 +347,9 @@ class Sentinel implements SentinelState {
       case 'worker-events':
         this.#workerEvents(obs, d?.kind === 'worker-events' ? d.digest.stored : null);
         return;
+      case 'stream-sequence':
+        this.#streamSequence(obs);
+        return;
       case 'router-poll':
         this.#routerPoll(obs);
         return;
@@ -342,7 +357,10 @@ class Sentinel implements SentinelState {
         this.#decision(obs, d?.kind === 'decision' ? d.keys : null);
         return;
       case 'outcome':
-        this.#outcome(obs);
+        this.#outcome(obs, d?.kind === 'outcome' ? d.keys : null);
+        return;
+      case 'render-check':
+        this.#render.observe(obs, this.digester.router.tokensPerBlock ?? this.#tpbInference.inferred ?? DEFAULT_ROUTER_TOKENS_PER_BLOCK);
         return;
       case 'router-state': {
         this.#sawRouterDebug = true;
@@ -395,8 +413,10 @@ class Sentinel implements SentinelState {
         if (obs.inflight === null || Object.keys(obs.inflight).every((s) => this.#admit(s))) return obs;
         return { ...obs, inflight: Object.fromEntries(Object.entries(obs.inflight).filter(([s]) => this.#admitted.has(s))) };
       case 'worker-events':
+      case 'stream-sequence':
       case 'router-poll':
       case 'outcome':
+      case 'render-check':
       case 'server-info':
       case 'router-state':
       case 'poll-failure':
@@ -436,12 +456,20 @@ class Sentinel implements SentinelState {
   #workerEvents(obs: WorkerEventsObservation, checks: readonly (StoredEventCheck | null)[] | null): void {
     const server = obs.server;
     const totals = this.#totals(server);
-    this.#sawDrain = true;
-    // a drain proves the relay reads its worker again, even from a source that reports only its failures
-    const relaySource = this.#sources.get(`relay:${server}`);
-    if (relaySource !== undefined && !relaySource.up) this.#sourceHealth(obs.ts, `relay:${server}`, true, null);
-    this.#count(obs.ts, `drain|${server}`);
-    if (obs.events.length === 0) this.#count(obs.ts, `drain0|${server}`);
+    const streamed = obs.stream !== undefined;
+    if (streamed) {
+      this.#sawStream = true;
+      this.#count(obs.ts, `sev|${server}`, obs.events.length);
+    } else {
+      this.#sawDrain = true;
+      // a drain proves the relay reads its worker again, even from a source that reports only its failures
+      const relaySource = this.#sources.get(`relay:${server}`);
+      if (relaySource !== undefined && !relaySource.up) this.#sourceHealth(obs.ts, `relay:${server}`, true, null);
+      this.#count(obs.ts, `drain|${server}`);
+      if (obs.events.length === 0) this.#count(obs.ts, `drain0|${server}`);
+    }
+    // a stream reaches every subscriber: a router that reads it (rather than a pull path it polls) holds the same
+    const replicaFromStream = streamed && totals.routerPolls === 0;
     const relay = this.#relayOf(server);
     // per-event counters are summed over the observation (all at obs.ts) and added once: a drain carries thousands
     // of events, and a counter key is a fresh string to hash on every add
@@ -486,8 +514,11 @@ class Sentinel implements SentinelState {
           if (check.alternative !== null) totals.alternativeAlgo = check.alternative;
         }
       }
-      const late = relay.push(obs.firstSeq + i, event);
-      if (late !== null) this.#applyToReplica(server, late);
+      if (replicaFromStream) this.#replica.apply(server, event);
+      else if (!streamed) {
+        const late = relay.push(obs.firstSeq + i, event);
+        if (late !== null) this.#applyToReplica(server, late);
+      }
     }
     if (events.length > 0) this.#count(obs.ts, `ev|${server}`, events.length);
     for (const [rank, r] of perRank) {
@@ -501,6 +532,30 @@ class Sentinel implements SentinelState {
     if (match > 0) this.#count(obs.ts, `hm|${server}`, match);
     if (mismatch > 0) this.#count(obs.ts, `hx|${server}`, mismatch);
     if (unverifiable > 0) this.#count(obs.ts, `hu|${server}`, unverifiable);
+  }
+
+  #streamSequence(obs: StreamSequenceObservation): void {
+    const { server, rank, ts } = obs;
+    this.#totals(server);
+    this.#sawStream = true;
+    if (obs.change === 'subscribed') {
+      this.#streamServers.add(server);
+      return;
+    }
+    if (obs.change === 'reset') {
+      this.#sequence.noteStreamReset(server, rank);
+      this.#truth.clearRank(server, rank);
+      this.#count(ts, `reset|${server}`);
+      this.#count(ts, `rreset|${server}|${rank}`);
+      return;
+    }
+    if (obs.filled > 0) this.#count(ts, `sfill|${server}`, obs.filled);
+    if (obs.lost <= 0) return;
+    this.#sequence.noteStreamGap(server, rank, obs.lost);
+    this.#count(ts, `gap|${server}`);
+    this.#count(ts, `miss|${server}`, obs.lost);
+    this.#count(ts, `rgap|${server}|${rank}`);
+    this.#count(ts, `rmiss|${server}|${rank}`, obs.lost);
   }
 
   #applyToReplica(server: string, event: CompactEvent): void {
@@ -530,6 +585,8 @@ class Sentinel implements SentinelState {
     this.#decisionServers.add(server);
     this.#count(obs.ts, `req|${server}`);
     this.#count(obs.ts, 'dec');
+    if (obs.unreadable !== undefined && obs.unreadable !== null) this.#count(obs.ts, `unr|${server}|${obs.unreadable}`);
+    if (obs.promptForm === 'text' || obs.promptForm === 'chat') this.#count(obs.ts, 'textChat');
 
     if (obs.inflight !== null) {
       let busiest = 0;
@@ -577,8 +634,10 @@ class Sentinel implements SentinelState {
     const backfillAlgo = this.digester.hashAlgoOf(server);
     let candidates: DecisionJoin['candidates'] = [];
     let oracleBest: string[] = [];
+    // router-side ids from kvsentinel's render predict the router; the oracle is the worker's, from its own ids
+    const oracleDeferred = obs.promptTokensFrom === 'tokenizer';
     if (keys !== null) {
-      const joined = this.#join(obs, keys);
+      const joined = this.#join(obs, keys, !oracleDeferred);
       candidates = joined.candidates;
       oracleBest = joined.oracleBestServers;
       oracleBestTokens = joined.oracleBest;
@@ -613,10 +672,12 @@ class Sentinel implements SentinelState {
     this.#pending.set(obs.requestId, {
       ts: obs.ts,
       server,
+      correlationId: obs.correlationId,
+      countFromOutcome: obs.promptTokenCount === null,
       followup,
       sticky,
       prevPromptTokens,
-      hasKeys: keys !== null,
+      hasKeys: keys !== null && !oracleDeferred,
       oracleBestTokens,
       oracleChosenTokens,
       blockSize,
@@ -650,6 +711,7 @@ class Sentinel implements SentinelState {
   #join(
     obs: DecisionObservation,
     keys: DecisionKeys,
+    withOracle: boolean,
   ): {
     oracleBest: number;
     oracleChosen: number;
@@ -711,9 +773,11 @@ class Sentinel implements SentinelState {
     // hold under every size the router may use)
     if (predictedAny) this.#count(ts, 'predAny');
     const maxOracle = Math.max(...oracle);
-    if (maxOracle > 0) this.#count(ts, 'oracleAny');
-    if (firstHeld) this.#count(ts, 'first');
-    if (maxOracle <= 0) {
+    if (withOracle && maxOracle > 0) this.#count(ts, 'oracleAny');
+    if (withOracle && firstHeld) this.#count(ts, 'first');
+    if (!withOracle) {
+      // counted when the worker's ids arrive (#workerTokenJoin)
+    } else if (maxOracle <= 0) {
       this.#count(ts, 'noPrefix');
     } else {
       const best = oracle.filter((o) => o === maxOracle).length;
@@ -743,7 +807,7 @@ class Sentinel implements SentinelState {
     };
   }
 
-  #outcome(obs: OutcomeObservation): void {
+  #outcome(obs: OutcomeObservation, workerKeys: DecisionKeys | null): void {
     const server = obs.server;
     const totals = this.#totals(server);
     this.#count(obs.ts, `out|${server}`);
@@ -768,6 +832,12 @@ class Sentinel implements SentinelState {
     }
     this.#pending.delete(obs.requestId);
     this.#count(obs.ts, 'wout');
+    if (pending.countFromOutcome && pending.correlationId !== null && obs.ok) {
+      // the next turn's sticky ideal needs this turn's length: the usage (or the worker's ids) gives it
+      const traj = this.#trajectories.peek(pending.correlationId);
+      const count = obs.promptTokens ?? obs.workerPromptTokens?.length ?? null;
+      if (traj !== undefined && count !== null && traj.lastServer === server) traj.lastPromptTokens = count;
+    }
     if (pending.backfillKeys !== null && obs.ok) for (const k of pending.backfillKeys) this.#replica.backfill(pending.server, k, pending.backfillAlgo);
     const scattered = obs.ok && obs.promptTokens !== null && pending.followup && cached < 0.5 * prompt;
     if (this.#onOutcome !== null) {
@@ -778,7 +848,7 @@ class Sentinel implements SentinelState {
         ok: obs.ok,
         promptTokens: obs.promptTokens,
         cachedTokens: obs.cachedTokens,
-        oracleCachedTokens: pending.hasKeys ? Math.min(pending.oracleBestTokens, prompt) : null,
+        oracleCachedTokens: pending.hasKeys ? Math.max(Math.min(pending.oracleBestTokens, prompt), cached) : null,
         scattered,
       });
     }
@@ -800,17 +870,45 @@ class Sentinel implements SentinelState {
     // the exported oracle (kvsentinel_oracle_cached_tokens_total) follows the diagnosis: the oracle-best server from
     // worker truth when the sidecar sees stored events, else the sticky ideal — so the tokens lost it gives are those
     // hit-rate-below-oracle reports, also with events off
-    const truthOracle = pending.hasKeys && this.#seesWorkerEvents && this.#truthSeen;
+    // text and chat requests: the worker's own ids (CTX response) give the oracle once the outcome is in
+    const workerBest = !pending.hasKeys && workerKeys !== null ? this.#workerTokenJoin(obs.ts, server, cached, workerKeys) : null;
+    const joined = pending.hasKeys || workerBest !== null;
+    const truthOracle = joined && this.#seesWorkerEvents && this.#truthSeen;
     if (!truthOracle) totals.oracleCachedTokens += ideal;
-    if (pending.hasKeys) {
-      const oracleBest = Math.min(pending.oracleBestTokens, prompt);
+    if (joined) {
+      // the best achievable never trails what was achieved: the chosen server held at least what it reused
+      const oracleBest = Math.max(Math.min(workerBest ?? pending.oracleBestTokens, prompt), cached);
       if (truthOracle) totals.oracleCachedTokens += oracleBest;
       this.#count(obs.ts, 'jp', prompt);
       this.#count(obs.ts, 'jc', cached);
       this.#count(obs.ts, 'jo', oracleBest);
+    }
+    if (pending.hasKeys) {
       this.#count(obs.ts, `joined|${server}`);
       if (cached > pending.oracleChosenTokens + Math.max(pending.blockSize, 1)) this.#count(obs.ts, `above|${server}`);
     }
+  }
+
+  /** The oracle of a decision that had no keys, from the worker's prompt ids; returns the best server's tokens. */
+  #workerTokenJoin(ts: number, server: string, cached: number, keys: DecisionKeys): number {
+    const join = workerTokenOracle({
+      servers: this.digester.serverIds(),
+      chosen: server,
+      cachedTokens: cached,
+      keys,
+      truth: this.#truth,
+      blockSizeOf: (s) => this.digester.blockSizeOf(s),
+      hashAlgoOf: (s) => this.digester.hashAlgoOf(s),
+    });
+    this.#count(ts, 'wkeys');
+    if (join.best > 0) this.#count(ts, 'oracleAny');
+    if (join.best <= 0) this.#count(ts, 'noPrefix');
+    else {
+      this.#count(ts, join.chosenIsBest ? 'best' : 'notBest');
+      this.#count(ts, 'chance', join.bestServers.length / join.servers.length);
+      for (const s of join.bestServers) this.#count(ts, `bestHas|${s}`);
+    }
+    return join.best;
   }
 
   #routerScore(obs: RouterScoreObservation): void {
@@ -906,7 +1004,7 @@ class Sentinel implements SentinelState {
 
   get #seesWorkerEvents(): boolean {
     // a relay reports the router's polls even when every drain was empty
-    return this.#mode === 'relay' || this.#mode === 'exclusive' || (this.#mode === 'auto' && (this.#sawDrain || this.#sawRouterPoll));
+    return this.#mode === 'relay' || this.#mode === 'exclusive' || (this.#mode === 'auto' && (this.#sawDrain || this.#sawRouterPoll || this.#sawStream));
   }
 
   #routerTokensPerBlock(): Pick<DiagnosisInput['router'], 'tokensPerBlock' | 'tokensPerBlockFrom' | 'tokensPerBlockCandidates'> {
@@ -945,6 +1043,9 @@ class Sentinel implements SentinelState {
         emptyDrains: sum(`drain0|${server}`),
         events: sum(`ev|${server}`),
         eventsTotal: this.#all.sum(`ev|${server}`, now),
+        streamed: this.#streamServers.has(server),
+        streamEvents: sum(`sev|${server}`),
+        streamBatchesFilled: sum(`sfill|${server}`),
         storedEvents: sum(`stored|${server}`),
         gaps: sum(`gap|${server}`),
         missedEvents: sum(`miss|${server}`),
@@ -974,6 +1075,7 @@ class Sentinel implements SentinelState {
           eventBlocks: totals.eventBlocks,
           totalBlocks: totals.totalBlocks,
         },
+        unreadableRequests: Object.fromEntries(REQUEST_UNREADABLE_REASONS.map((r) => [r, sum(`unr|${server}|${r}`)])) as Record<RequestUnreadableReason, number>,
       };
     });
     const maxInflN = sum('maxInflN');
@@ -990,6 +1092,8 @@ class Sentinel implements SentinelState {
       serverCount: this.#serverCount(),
       decisions: sum('dec'),
       withKeys: sum('keys'),
+      withWorkerTokens: sum('wkeys'),
+      textOrChat: sum('textChat'),
       withOutcome: sum('wout'),
       predictedAnyMatch: sum('predAny'),
       oracleAnyMatch: sum('oracleAny'),
@@ -1062,6 +1166,7 @@ class Sentinel implements SentinelState {
         replicaPredictedMatch: sum('rsRep'),
         replicaMatchRouterNone: sum('rsRepNone'),
       },
+      render: this.#render.diagnosis(now),
       sources,
     };
   }

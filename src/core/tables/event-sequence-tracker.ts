@@ -105,6 +105,18 @@ export class EventSequenceTracker {
     return { kind: 'reset', missing: eventId, first: false };
   }
 
+  /** A ZMQ stream's batch seq skipped `lost` batches on this rank (streams number batches, not events). */
+  noteStreamGap(server: string, rank: number, lost: number): void {
+    const state = this.#state(server, rank);
+    state.gaps++;
+    state.missing += lost;
+  }
+
+  /** A ZMQ stream's batch seq went back on this rank: the publisher restarted. */
+  noteStreamReset(server: string, rank: number): void {
+    this.#state(server, rank).resets++;
+  }
+
   /** `observe` for a parsed event. */
   observeEvent(server: string, event: KvEvent): SequenceObservation {
     return this.observe(server, event.attentionDpRank, event.eventId, event.data.type);

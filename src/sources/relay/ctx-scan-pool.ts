@@ -1,7 +1,8 @@
-// Reads CTX request bodies on a worker thread, so the relay's event loop only forwards bytes (design: the relay must
-// never hold the data path for analysis). The chunks are copied to the thread as they pass; when the body ended the
-// thread answers with the request info. One thread answers in the order requests finished, which is the order the
-// relay records decisions in. The chunks one request received in one tick are copied over together, in one message.
+// Reads CTX request bodies (JSON or msgpack) and CTX responses on a worker thread, so the relay's event loop only
+// forwards bytes (design: the relay must never hold the data path for analysis). Request chunks are copied to the
+// thread as they pass; when the body ended the thread answers with the request info. One thread answers in the order
+// requests finished, which is the order the relay records decisions in. The chunks one request received in one tick
+// are copied over together, in one message. A response's kept copy goes over whole once it ended.
 //
 // When the thread cannot be used (its compiled file is missing, as when the sources run untranspiled under the test
 // runner, or the thread died) scanning happens inline with the same scanner: same answers, on the event loop.
@@ -9,8 +10,10 @@ import { Buffer } from 'node:buffer';
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
+import type { CtxBodyEncoding } from '../../core/relay/ctx-body-encoding.js';
+import { createCtxBodyReader, type CtxBodyReader } from '../../core/relay/ctx-body-reader.js';
 import type { CtxRequestInfo, HeaderBag } from '../../core/relay/ctx-request.js';
-import { CtxRequestScanner } from '../../core/relay/ctx-request-scanner.js';
+import { parseCtxResponse, type CtxResponseInfo, type CtxResponseShape } from '../../core/relay/ctx-response.js';
 import type { ScanReply, ScanRequest } from './ctx-scan-thread.js';
 
 /** One request's scan: feed every chunk, then finish once (or drop). */
@@ -25,7 +28,11 @@ export interface CtxScan {
 const THREAD_FILE = fileURLToPath(new URL('./ctx-scan-thread.js', import.meta.url));
 
 class InlineScan implements CtxScan {
-  readonly #scanner = new CtxRequestScanner();
+  readonly #scanner: CtxBodyReader;
+
+  constructor(encoding: CtxBodyEncoding) {
+    this.#scanner = createCtxBodyReader(encoding);
+  }
 
   feed(chunk: Uint8Array): void {
     this.#scanner.feed(chunk);
@@ -45,7 +52,7 @@ export class CtxScanPool {
   #worker: Worker | null = null;
   #failed = false;
   #nextId = 0;
-  readonly #pending = new Map<number, (info: CtxRequestInfo | null | undefined) => void>();
+  readonly #pending = new Map<number, (reply: ScanReply | undefined) => void>();
   #flushes: (() => void)[] = [];
 
   /** `thread: false` scans inline (and so does a missing thread file). */
@@ -58,9 +65,9 @@ export class CtxScanPool {
     return this.#useThread && !this.#failed;
   }
 
-  open(): CtxScan {
+  open(encoding: CtxBodyEncoding): CtxScan {
     const worker = this.#ensureWorker();
-    if (worker === null) return new InlineScan();
+    if (worker === null) return new InlineScan(encoding);
     const id = ++this.#nextId;
     // requests that fall back (thread died mid-request) rescan from the relay's capture
     const send = (m: ScanRequest, transfer: ArrayBuffer[] = []): boolean => {
@@ -83,7 +90,7 @@ export class CtxScanPool {
       }
       queued = [];
       queuedBytes = 0;
-      send({ kind: 'chunk', id, bytes: copy }, [copy.buffer]);
+      send({ kind: 'chunk', id, encoding, bytes: copy }, [copy.buffer]);
     };
     return {
       feed: (chunk) => {
@@ -94,9 +101,9 @@ export class CtxScanPool {
       finish: (headers) =>
         new Promise((resolve, reject) => {
           flush();
-          this.#pending.set(id, (info) => (info === undefined ? reject(new Error('scan thread stopped')) : resolve(info)));
+          this.#pending.set(id, (reply) => (reply?.kind === 'request' ? resolve(reply.info) : reject(new Error('scan thread stopped'))));
           // plain header values only: the bag is cloned to the thread
-          if (!send({ kind: 'finish', id, headers: { ...headers } })) {
+          if (!send({ kind: 'finish', id, encoding, headers: { ...headers } })) {
             this.#pending.delete(id);
             reject(new Error('scan thread stopped'));
           }
@@ -107,6 +114,20 @@ export class CtxScanPool {
         send({ kind: 'drop', id });
       },
     };
+  }
+
+  /** Parses a CTX response's kept bytes (on the thread when it runs; `bytes` is handed over and must not be reused). */
+  response(bytes: Uint8Array, shape: CtxResponseShape): Promise<CtxResponseInfo> {
+    const worker = this.#ensureWorker();
+    if (worker === null) return Promise.resolve(parseCtxResponse(bytes, shape));
+    const id = ++this.#nextId;
+    return new Promise((resolve) => {
+      // a thread that died meanwhile: parse here instead
+      this.#pending.set(id, (reply) => resolve(reply?.kind === 'response' ? reply.info : parseCtxResponse(bytes, shape)));
+      const owned = bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength;
+      const copy = owned ? bytes : bytes.slice();
+      worker.postMessage({ kind: 'response', id, bytes: copy, shape } satisfies ScanRequest, [copy.buffer as ArrayBuffer]);
+    });
   }
 
   /** Runs `flush` once after the current I/O callbacks (all the chunks read in this tick are queued by then). */
@@ -136,7 +157,7 @@ export class CtxScanPool {
     worker.on('message', (reply: ScanReply) => {
       const done = this.#pending.get(reply.id);
       this.#pending.delete(reply.id);
-      done?.(reply.info);
+      done?.(reply);
     });
     const fail = (): void => {
       this.#failed = true;

@@ -5,7 +5,7 @@
 // become decision and outcome observations.
 //
 // Decisions:
-// - Drains run on an interval and whenever a consumer polls (see RelayEventPath).
+// - Drains run on an interval, whenever a consumer polls (see RelayEventPath), and when a CTX response completed.
 // - Consumers are told apart by a header (default X-Kvsentinel-Consumer) when present, else by remote address
 //   (not port: aiohttp pools open new connections with new ports), or address+port when configured.
 // - Request and response bodies stream through; the relay keeps a bounded copy (captureMaxBytes) only to read the
@@ -15,20 +15,28 @@
 // - A request body over maxRequestBytes is refused with 413 (JSON error, connection closed) and counted: at once when
 //   Content-Length declares it, else when the streamed body crosses the limit (the upstream request is aborted).
 import { once } from 'node:events';
-import { createServer, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { performance } from 'node:perf_hooks';
-import { PassThrough, type Readable } from 'node:stream';
-import { type Dispatcher, Pool } from 'undici';
-import { parseCompletionUsage } from '../../core/relay/completion-usage.js';
-import { parseCtxRequest, type CtxRequestInfo } from '../../core/relay/ctx-request.js';
+import { PassThrough } from 'node:stream';
+import { Client, Pool } from 'undici';
+import { ctxBodyEncoding, MSGPACK_FLAG_HEADER } from '../../core/relay/ctx-body-encoding.js';
+import { createCtxBodyReader } from '../../core/relay/ctx-body-reader.js';
+import { parseCtxRequest, unreadableCtxRequest, type CtxRequestInfo } from '../../core/relay/ctx-request.js';
+import type { CtxResponseInfo } from '../../core/relay/ctx-response.js';
+import type { RequestUnreadableReason } from '../../core/relay/request-unreadable.js';
 import type { EventBufferOptions, EventBufferStats } from '../../core/relay/event-buffer.js';
 import { fetchText, reasonOf } from '../http/fetch-text.js';
 import type { Clock, Logger, ObservationSink, RunningSource, SourceReporter } from '../ports.js';
 import { CtxScanPool } from './ctx-scan-pool.js';
-import { downstreamResponseHeaders, upstreamRequestHeaders } from './http-headers.js';
+import { BodyCapture } from './body-capture.js';
+import { BodyReplay, isConnectionLost } from './body-replay.js';
+import { upstreamRequestHeaders } from './http-headers.js';
 import type { InflightTracker } from './inflight-tracker.js';
 import { RelayEventPath, type ParseEvents } from './relay-event-path.js';
+import { renderCheckOf, withRouterSideIds, type RenderResult, type RouterSideIds } from './router-side-ids.js';
+import type { RenderPool } from '../tokenizer/render-pool.js';
+import { UpstreamExchange } from './upstream-exchange.js';
 
 export type { ParseEvents, ParsedEventsLike } from './relay-event-path.js';
 
@@ -55,10 +63,20 @@ export interface RelayOptions {
   readonly maxRequestBytes: number;
   /** upstream response-headers and inter-chunk timeout for proxied requests */
   readonly proxyTimeoutMs: number;
+  /**
+   * how long an idle upstream connection is kept for reuse: below the worker's own idle timeout (trtllm-serve closes
+   * idle keep-alive sockets after 5 s, TIMEOUT_KEEP_ALIVE), so the relay never sends on a socket being closed
+   */
+  readonly upstreamKeepAliveMs: number;
   /** how long stop() lets in-flight proxied requests finish */
   readonly shutdownGraceMs: number;
   /** read request bodies on a worker thread (false: on the event loop) */
   readonly scanThread: boolean;
+  /**
+   * drain the worker's /kv_cache_events on the interval; false for engines without that endpoint (vLLM, SGLang:
+   * their events come from a ZMQ stream), where the relay only proxies and observes requests
+   */
+  readonly drainEvents: boolean;
 }
 
 /** What a relay dropped or gave up on, cumulative (the exporter's cache and poll counters). */
@@ -73,6 +91,8 @@ export interface RelayCounters {
   readonly consumersExpired: number;
   readonly consumersEvicted: number;
   readonly resumePositionsDiscarded: number;
+  /** requests sent again on a fresh connection after their connection was lost before any response byte */
+  readonly upstreamRetries: number;
 }
 
 export const DEFAULT_RELAY_OPTIONS: RelayOptions = {
@@ -85,8 +105,10 @@ export const DEFAULT_RELAY_OPTIONS: RelayOptions = {
   captureMaxBytes: 16 * 1024 * 1024,
   maxRequestBytes: 64 * 1024 * 1024,
   proxyTimeoutMs: 600_000,
+  upstreamKeepAliveMs: 4_000,
   shutdownGraceMs: 30_000,
   scanThread: true,
+  drainEvents: true,
 };
 
 export interface RelayDeps {
@@ -100,12 +122,17 @@ export interface RelayDeps {
   readonly onProxied?: (server: string, seconds: number) => void;
   /** a request refused without being forwarded (the exporter's counter) */
   readonly onRejected?: (server: string, reason: RelayRejectReason) => void;
+  /** a CTX request whose prompt or ids could not be read (the exporter's counter) */
+  readonly onUnreadable?: (server: string, reason: RequestUnreadableReason) => void;
+  /** the model's tokenizer: text and chat requests get the router-side ids the router hashes (render parity) */
+  readonly render?: RenderPool;
+  /** a text or chat request rendered, or not (the exporter's counter) */
+  readonly onRender?: (server: string, result: RenderResult, reason: string | null) => void;
 }
 
 export type RelayRejectReason = 'body_too_large';
 
 const RESPONSE_TAIL_BYTES = 256 * 1024;
-const RESPONSE_CAPTURE_BYTES = 1024 * 1024;
 
 function pathOf(url: string | undefined): string {
   const u = url ?? '/';
@@ -113,145 +140,9 @@ function pathOf(url: string | undefined): string {
   return q === -1 ? u : u.slice(0, q);
 }
 
-/**
- * Keeps the first `max` bytes; past that only a rolling tail of `tailBytes` (0: nothing more), and remembers that it
- * is incomplete.
- */
-class BodyCapture {
-  readonly #max: number;
-  readonly #tailBytes: number;
-  #chunks: Buffer[] = [];
-  #bytes = 0;
-  #overflow = false;
-
-  constructor(max: number, tailBytes: number) {
-    this.#max = max;
-    this.#tailBytes = tailBytes;
-  }
-
-  add(chunk: Buffer): void {
-    if (this.#overflow && this.#tailBytes === 0) return;
-    this.#chunks.push(chunk);
-    this.#bytes += chunk.length;
-    if (this.#bytes > this.#max) {
-      this.#overflow = true;
-      if (this.#tailBytes === 0) {
-        this.#chunks = [];
-        this.#bytes = 0;
-        return;
-      }
-      // keep a tail only
-      while (this.#chunks.length > 1 && this.#bytes - (this.#chunks[0] as Buffer).length >= this.#tailBytes) {
-        this.#bytes -= (this.#chunks.shift() as Buffer).length;
-      }
-    }
-  }
-
-  get complete(): boolean {
-    return !this.#overflow;
-  }
-
-  text(): string {
-    return Buffer.concat(this.#chunks, this.#bytes).toString('utf8');
-  }
-}
-
 /** Content-Length as a number; null when absent or not a plain decimal (then the streamed count decides). */
 function declaredLength(value: string | undefined): number | null {
   return value !== undefined && /^\d{1,15}$/.test(value) ? Number(value) : null;
-}
-
-/**
- * One proxied request's upstream side, driven by undici's raw dispatch handler: response bytes go straight from the
- * upstream parser to the client response (no body stream, no pipeline, no AbortSignal per request), with backpressure
- * from the client socket pausing the upstream. The response headers are sent with the first body bytes when those
- * arrive in the same read (one write instead of two), else on the next tick, so a slow first token still shows
- * the client its status at once.
- */
-class UpstreamExchange {
-  readonly #res: ServerResponse;
-  #controller: Dispatcher.DispatchController | null = null;
-  #cancelled = false;
-  #settled = false;
-  #resolve: (head: { statusCode: number; headers: IncomingHttpHeaders }) => void = () => undefined;
-  #reject: (err: Error) => void = () => undefined;
-
-  constructor(res: ServerResponse) {
-    this.#res = res;
-  }
-
-  /** true once the exchange was cancelled on purpose (client gone, body refused): not an upstream failure */
-  get cancelled(): boolean {
-    return this.#cancelled;
-  }
-
-  cancel(): void {
-    if (this.#cancelled) return;
-    this.#cancelled = true;
-    this.#controller?.abort(new Error('kvsentinel relay: request cancelled'));
-    this.#fail(new Error('kvsentinel relay: request cancelled'));
-  }
-
-  /** Forwards the request; resolves with the upstream head once the whole response was handed to the client. */
-  run(
-    pool: Pool,
-    options: Dispatcher.DispatchOptions,
-    capture: BodyCapture | undefined,
-  ): Promise<{ statusCode: number; headers: IncomingHttpHeaders }> {
-    const res = this.#res;
-    const done = new Promise<{ statusCode: number; headers: IncomingHttpHeaders }>((resolve, reject) => {
-      this.#resolve = resolve;
-      this.#reject = reject;
-    });
-    let head: { statusCode: number; headers: IncomingHttpHeaders } | null = null;
-    let wroteBody = false;
-    let waitingDrain = false;
-    const resume = (): void => {
-      waitingDrain = false;
-      this.#controller?.resume();
-    };
-    pool.dispatch(options, {
-      onRequestStart: (controller) => {
-        this.#controller = controller;
-        if (this.#cancelled) controller.abort(new Error('kvsentinel relay: request cancelled'));
-      },
-      onResponseStart: (_controller, statusCode, headers) => {
-        head = { statusCode, headers };
-        res.writeHead(statusCode, downstreamResponseHeaders(headers));
-        process.nextTick(() => {
-          if (!wroteBody && !res.writableEnded && !res.destroyed) res.flushHeaders();
-        });
-      },
-      onResponseData: (controller, chunk) => {
-        wroteBody = true;
-        capture?.add(chunk);
-        if (!res.write(chunk) && !waitingDrain) {
-          // the client reads slower than the worker writes: stop reading the worker until the client caught up
-          waitingDrain = true;
-          controller.pause();
-          res.once('drain', resume);
-        }
-      },
-      onResponseEnd: () => {
-        const h = head;
-        res.end((err?: Error | null) => {
-          if (err) this.#fail(err);
-          else if (h !== null && !this.#settled) {
-            this.#settled = true;
-            this.#resolve(h);
-          }
-        });
-      },
-      onResponseError: (_controller, err) => this.#fail(err),
-    });
-    return done;
-  }
-
-  #fail(err: Error): void {
-    if (this.#settled) return;
-    this.#settled = true;
-    this.#reject(err);
-  }
 }
 
 export class WorkerRelay implements RunningSource {
@@ -270,7 +161,9 @@ export class WorkerRelay implements RunningSource {
   #timer: NodeJS.Timeout | undefined;
   #requestCounter = 0;
   #capturesTruncated = 0;
+  #upstreamRetries = 0;
   #rejectedTooLarge = 0;
+  readonly #unreadable = new Map<RequestUnreadableReason, number>();
   #started = false;
   #stopped: Promise<void> | undefined;
 
@@ -282,7 +175,9 @@ export class WorkerRelay implements RunningSource {
     this.#pool = new Pool(target.upstream, {
       headersTimeout: this.#options.proxyTimeoutMs,
       bodyTimeout: this.#options.proxyTimeoutMs,
-      keepAliveTimeout: 30_000,
+      // never longer than the setting, whatever a Keep-Alive response header suggests
+      keepAliveTimeout: this.#options.upstreamKeepAliveMs,
+      keepAliveMaxTimeout: this.#options.upstreamKeepAliveMs,
     });
     const url = `${target.upstream.replace(/\/+$/, '')}/kv_cache_events`;
     const drain = async (): Promise<string> => {
@@ -319,6 +214,11 @@ export class WorkerRelay implements RunningSource {
     return this.#rejectedTooLarge;
   }
 
+  /** CTX requests whose prompt or ids could not be read, by reason (cumulative) */
+  unreadableRequests(): ReadonlyMap<RequestUnreadableReason, number> {
+    return this.#unreadable;
+  }
+
   bufferStats(): EventBufferStats {
     return this.#events.bufferStats();
   }
@@ -333,6 +233,7 @@ export class WorkerRelay implements RunningSource {
       consumersExpired: b.expiredConsumers,
       consumersEvicted: b.evictedConsumers,
       resumePositionsDiscarded: b.forgottenDiscarded,
+      upstreamRetries: this.#upstreamRetries,
     };
   }
 
@@ -341,6 +242,7 @@ export class WorkerRelay implements RunningSource {
     this.#started = true;
     this.#server.listen(this.target.port, this.target.host);
     await once(this.#server, 'listening');
+    if (!this.#options.drainEvents) return;
     this.#timer = setInterval(() => void this.#events.tick(), this.#options.drainIntervalMs);
     this.#timer.unref();
     void this.#events.tick();
@@ -442,14 +344,17 @@ export class WorkerRelay implements RunningSource {
       this.#rejectTooLarge(req, res, `declares ${declared} bytes`);
       return;
     }
-    const exchange = new UpstreamExchange(res);
+    let body: PassThrough | undefined;
+    const replay = new BodyReplay(this.#options.captureMaxBytes);
+    // the upstream's first answer byte ends any chance of a retry: the kept body goes
+    let exchange = new UpstreamExchange(res, () => replay.release());
     res.on('close', () => {
       if (!res.writableFinished) exchange.cancel(); // the client went away: cancel upstream
     });
 
-    let body: Readable | undefined;
     let tooLarge = false;
     let decide: (() => Promise<void>) | undefined;
+    let routerIds: RouterSideIds | null = null;
     let requestId = '';
     if (req.method !== 'GET' && req.method !== 'HEAD') {
       const pass = new PassThrough();
@@ -457,11 +362,16 @@ export class WorkerRelay implements RunningSource {
       let received = 0;
       req.on('data', (chunk: Buffer) => {
         received += chunk.length;
-        if (received <= limit || tooLarge) return;
+        if (received <= limit) {
+          replay.record(chunk);
+          return;
+        }
+        if (tooLarge) return;
         tooLarge = true;
         exchange.cancel();
-        req.unpipe(pass);
-        pass.destroy();
+        const current = body ?? pass;
+        req.unpipe(current);
+        current.destroy();
         this.#rejectTooLarge(req, res, `sent more than ${limit} bytes`);
       });
       // forwarding before reading: each chunk is handed to the upstream socket before the scanner looks at it
@@ -470,7 +380,8 @@ export class WorkerRelay implements RunningSource {
         const capture = new BodyCapture(this.#options.captureMaxBytes, 0);
         // the prompt is read as the body streams through, chunk by chunk; the capture is only for the rare body the
         // scanner hands to the text path (several prompts) and for a scan thread that died
-        const scan = this.#scans.open();
+        const encoding = ctxBodyEncoding(req.headers);
+        const scan = this.#scans.open(encoding);
         const inflight = this.#deps.inflight.snapshot();
         this.#deps.inflight.inc(this.target.id);
         requestId = `relay-${this.target.id}-${++this.#requestCounter}`;
@@ -479,10 +390,21 @@ export class WorkerRelay implements RunningSource {
           if (!capture.complete) {
             this.#capturesTruncated++;
             scan.drop();
-            return parseCtxRequest(null, req.headers);
+            return unreadableCtxRequest('too_large', req.headers);
           }
-          const scanned = await scan.finish(req.headers).catch(() => null);
-          return scanned ?? parseCtxRequest(capture.text(), req.headers);
+          const scanned = await scan.finish(req.headers).catch(() => undefined);
+          let read: CtxRequestInfo;
+          if (scanned !== null && scanned !== undefined) read = scanned;
+          // the JSON text path (several prompts, strings), or a scan thread that died: read the capture here
+          else if (encoding === 'json') read = parseCtxRequest(capture.text(), req.headers);
+          else {
+            const inline = createCtxBodyReader(encoding);
+            inline.feed(capture.bytes());
+            read = inline.finish(req.headers) ?? unreadableCtxRequest('malformed', req.headers);
+          }
+          const withIds = await withRouterSideIds(read, this.#deps.render, () => capture.bytes(), encoding, (result, reason) => this.#deps.onRender?.(this.target.id, result, reason));
+          routerIds = withIds.routerIds;
+          return withIds.info;
         };
         decide = () => {
           if (decision !== undefined) return decision;
@@ -495,6 +417,10 @@ export class WorkerRelay implements RunningSource {
         };
         const record = (info: CtxRequestInfo): void => {
           if (info.disaggRequestId !== null) requestId = info.disaggRequestId;
+          if (info.unreadable !== null) {
+            this.#unreadable.set(info.unreadable, (this.#unreadable.get(info.unreadable) ?? 0) + 1);
+            this.#deps.onUnreadable?.(this.target.id, info.unreadable);
+          }
           this.#deps.sink.apply({
             kind: 'decision',
             ts,
@@ -503,7 +429,10 @@ export class WorkerRelay implements RunningSource {
             server: this.target.id,
             promptTokens: info.promptTokens,
             promptTokenCount: info.promptTokens?.length ?? null,
+            ...(routerIds?.from === 'tokenizer' ? { promptTokensFrom: 'tokenizer' as const } : {}),
             inflight,
+            promptForm: info.promptForm,
+            unreadable: info.unreadable,
           });
         };
         req.on('data', (chunk: Buffer) => {
@@ -517,22 +446,37 @@ export class WorkerRelay implements RunningSource {
     }
 
     let ok = false;
-    let usage: { promptTokens: number | null; cachedTokens: number | null } = { promptTokens: null, cachedTokens: null };
+    let response: Promise<CtxResponseInfo> | null = null;
     try {
-      // usage comes last: a long response keeps only its tail, so concurrency cannot multiply a big capture
-      const capture = isCtx ? new BodyCapture(Math.min(this.#options.captureMaxBytes, RESPONSE_CAPTURE_BYTES), RESPONSE_TAIL_BYTES) : undefined;
-      const upstream = await exchange.run(this.#pool, {
-        method: req.method ?? 'GET',
-        path: req.url ?? '/',
-        headers: upstreamRequestHeaders(req.headers),
-        body: body ?? null,
-      }, capture);
+      // a context-only answer carries the worker's prompt ids (up to captureMaxBytes is kept); usage comes last, so a
+      // longer response keeps only its tail and concurrency cannot multiply a big capture
+      const capture = isCtx ? new BodyCapture(this.#options.captureMaxBytes, RESPONSE_TAIL_BYTES) : undefined;
+      const send = (dispatcher: Pool | Client) =>
+        exchange.run(dispatcher, { method: req.method ?? 'GET', path: req.url ?? '/', headers: upstreamRequestHeaders(req.headers), body: body ?? null }, capture);
+      let upstream;
+      try {
+        upstream = await send(this.#pool);
+      } catch (err) {
+        // the connection was lost before any response byte (a worker closing an idle socket as it was reused):
+        // once more, on a connection of its own, never a 502 for what the worker never saw answered
+        if (exchange.cancelled || exchange.responded || tooLarge || !replay.replayable || !isConnectionLost(err)) throw err;
+        this.#upstreamRetries++;
+        if (body !== undefined) body = replay.replay(req, body);
+        exchange = new UpstreamExchange(res, () => replay.release());
+        const fresh = new Client(this.target.upstream, { headersTimeout: this.#options.proxyTimeoutMs, bodyTimeout: this.#options.proxyTimeoutMs, pipelining: 1 });
+        try {
+          upstream = await send(fresh);
+        } finally {
+          void fresh.close().catch(() => undefined);
+        }
+      }
       ok = upstream.statusCode >= 200 && upstream.statusCode < 300;
       if (capture !== undefined) {
         const ct = upstream.headers['content-type'];
         const sse = typeof ct === 'string' && ct.includes('text/event-stream');
         if (!capture.complete) this.#capturesTruncated++;
-        usage = parseCompletionUsage(capture.text(), { sse, complete: capture.complete });
+        const msgpack = upstream.headers[MSGPACK_FLAG_HEADER] === '1';
+        response = this.#scans.response(capture.bytes(), { sse, complete: capture.complete, msgpack });
       }
       if (upstream.statusCode < 500) this.#deps.status.ok(this.name);
     } catch (err) {
@@ -550,18 +494,25 @@ export class WorkerRelay implements RunningSource {
     } finally {
       if (isCtx) {
         this.#deps.inflight.dec(this.target.id);
+        // the worker stored this request's blocks by the time it answered: drain now, as the router's
+        // finish_request polls, so worker truth never waits for the timer (nor for a router that never polls)
+        if (ok && !this.#stopSignal.signal.aborted) void this.#events.drainNow();
         const latencyMs = performance.now() - startedAt;
         // the decision first (recorded when the scan answered), then the outcome
         await decide?.();
+        const usage = response === null ? null : await response;
+        const check = ok ? renderCheckOf({ ts: this.#deps.clock(), requestId, server: this.target.id }, routerIds, usage?.workerPromptTokens, this.#deps.render) : null;
+        if (check !== null) this.#deps.sink.apply(check);
         this.#deps.sink.apply({
           kind: 'outcome',
           ts: this.#deps.clock(),
           requestId,
           server: this.target.id,
           ok,
-          promptTokens: usage.promptTokens,
-          cachedTokens: usage.cachedTokens,
+          promptTokens: usage?.promptTokens ?? null,
+          cachedTokens: usage?.cachedTokens ?? null,
           latencyMs,
+          workerPromptTokens: usage?.workerPromptTokens ?? null,
         });
         this.#deps.onProxied?.(this.target.id, latencyMs / 1000);
       }

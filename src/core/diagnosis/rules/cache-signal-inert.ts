@@ -7,6 +7,7 @@
 // when the router is known not to fill its own table (2026-06 without backfill).
 import type { DiagnosisInput, RuleHit, Rule } from '../rule.js';
 import { deadEventPath } from './event-path.js';
+import { renderDriftSummary } from './render-drift.js';
 import { percent, ratio, round3, windowEvidence } from './rule-math.js';
 import { followsPrefixes, ignoresPrefixes, routingEvidence, type Evidence } from './routing-evidence.js';
 
@@ -69,11 +70,16 @@ export const cacheSignalInert: Rule = {
   evaluate(input): RuleHit | null {
     const found = inertReasons(input);
     if (found === null) return null;
+    // a render difference is a cause this rule can name itself: the router hashes other ids than the workers store
+    const drift = renderDriftSummary(input);
     return {
       servers: input.servers.map((s) => s.server),
       summary: `routing ignores where prefixes are cached: ${found.reasons.join('; ')}`,
       evidence: { ...found.evidence, ...windowEvidence(input.window) },
-      cause: 'docs/trtllm-wire.md §7: the router\'s per-server block table does not reflect the workers\' caches, so its score degrades to least-loaded; the other findings name the cause',
+      cause:
+        drift !== null
+          ? `docs/trtllm-wire.md §7.3: the router hashes other token ids than the workers store (${drift}), so its lookups miss and its score degrades to least-loaded`
+          : 'docs/trtllm-wire.md §7: the router\'s per-server block table does not reflect the workers\' caches, so its score degrades to least-loaded; the other findings name the cause',
       fix:
         'apply the fixes of the findings that name the cause; meanwhile router_args.backfill_block_hashes_on_finish: true ' +
         '(fills the table with the router\'s own hashes), or router type: conversation',

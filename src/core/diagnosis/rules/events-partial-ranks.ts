@@ -25,12 +25,13 @@ export const eventsPartialRanks: Rule = {
       if (s.requests < t.minServerRequests || s.gaps >= t.minGaps) continue;
       const missing = missingRanks(s, widest);
       const underReported = ratio(s.realisedAboveOracle, s.joinedOutcomes);
-      const under = s.joinedOutcomes >= t.minServerRequests && underReported >= t.minUnderReportedShare;
       // events name attention_dp_rank only on attention-DP workers (size ≥ 2), so "rank 0 alone" means the other
       // ranks' events never arrive — once rank 0 has shown enough traffic for them to have had some
       const withEvents = s.ranks.filter((r) => r.events > 0);
       const rankZeroAlone = withEvents.length === 1 && withEvents[0]!.rank === 0 && withEvents[0]!.events >= t.minRankZeroEvents;
-      if (missing.length > 0 || under || rankZeroAlone) hit.push({ server: s, missing: missing.length > 0 ? missing : rankZeroAlone ? [] : missing, underReported });
+      // requests reusing unannounced blocks while every rank shows events is no evidence of a lost rank (events
+      // drained after the request was routed look the same): the share is reported, never a reason on its own
+      if (missing.length > 0 || rankZeroAlone) hit.push({ server: s, missing, underReported });
     }
     if (hit.length === 0) return null;
     const names = hit.map((h) => h.server.server);
@@ -46,7 +47,8 @@ export const eventsPartialRanks: Rule = {
         `${(ratio(underReported, joined) * 100).toFixed(0)}% of served requests reused blocks no event announced`,
       evidence: {
         ranks_with_events: ranksSeen,
-        missing_ranks: hit.map((h) => `${h.server.server}:${h.missing.join('+') || '1..N-1'}`).join(' '),
+        // rank 0 alone: the attention-DP size is unknown, so the missing ranks are 1..N-1
+        missing_ranks: hit.map((h) => `${h.server.server}:${h.missing.length > 0 ? h.missing.join('+') : '1..N-1'}`).join(' '),
         requests_reusing_unannounced_blocks: underReported,
         joined_requests: joined,
         unannounced_share: round3(ratio(underReported, joined)),

@@ -1,11 +1,19 @@
 // evidence-insufficient: no all-clear without evidence. Neither cache-signal-inert holds nor does the window show
 // routing following prefixes (routing-evidence.ts), so a quiet report would be a guess. Names what is missing and
 // how to provide it; the verdict is then `unknown`, never `healthy`.
+import { REQUEST_UNREADABLE_REASONS, type RequestUnreadableReason } from '../../relay/request-unreadable.js';
 import type { DiagnosisInput, Rule } from '../rule.js';
 import { inertReasons } from './cache-signal-inert.js';
 import { deadEventPath } from './event-path.js';
 import { windowEvidence } from './rule-math.js';
 import { followsPrefixes, routingEvidence } from './routing-evidence.js';
+
+const UNREADABLE_FIX: Record<RequestUnreadableReason, string> = {
+  unknown_encoding: 'send CTX bodies as JSON or msgpack without Content-Encoding (the relay decodes both)',
+  malformed: 'check the client: the relay logs the first malformed body per server',
+  too_large: 'raise relay.capture_max_bytes above the largest CTX request body',
+  no_prompt: 'send prompt, prompt_token_ids or messages in each CTX request',
+};
 
 interface Missing {
   readonly what: string;
@@ -18,6 +26,16 @@ function missing(input: DiagnosisInput, unjudgeable: readonly string[]): Missing
   const out: Missing[] = [];
   if (d.decisions < t.minDecisions) {
     out.push({ what: `only ${d.decisions} routing decisions in the window (${t.minDecisions} needed)`, provide: 'send traffic through the router, or audit for longer (--duration)' });
+  }
+  const unreadable: Record<RequestUnreadableReason, number> = { unknown_encoding: 0, malformed: 0, too_large: 0, no_prompt: 0 };
+  for (const s of input.servers) for (const r of REQUEST_UNREADABLE_REASONS) unreadable[r] += s.unreadableRequests[r];
+  const unreadableTotal = REQUEST_UNREADABLE_REASONS.reduce((n, r) => n + unreadable[r], 0);
+  if (unreadableTotal > 0 && d.withKeys < t.minDecisions) {
+    const counts = REQUEST_UNREADABLE_REASONS.filter((r) => unreadable[r] > 0).map((r) => `${r} ${unreadable[r]}`).join(', ');
+    out.push({
+      what: `${unreadableTotal} CTX requests the relay could not read (${counts})`,
+      provide: REQUEST_UNREADABLE_REASONS.filter((r) => unreadable[r] > 0).map((r) => UNREADABLE_FIX[r]).join('; '),
+    });
   }
   if (d.decisions > 0 && d.withKeys === 0 && input.seesWorkerEvents) {
     out.push({

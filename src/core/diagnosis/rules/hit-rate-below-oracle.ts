@@ -12,7 +12,7 @@ export const hitRateBelowOracle: Rule = {
     let best: number;
     let prompt: number;
     let basis: string;
-    if (d.withKeys >= t.minDecisions && d.joinedPromptTokens > 0 && input.seesWorkerEvents && input.servers.some((s) => s.storedEvents > 0)) {
+    if (d.withKeys + d.withWorkerTokens >= t.minDecisions && d.joinedPromptTokens > 0 && input.seesWorkerEvents && input.servers.some((s) => s.storedEvents > 0)) {
       realised = d.joinedCachedTokens;
       best = d.joinedOracleCachedTokens;
       prompt = d.joinedPromptTokens;

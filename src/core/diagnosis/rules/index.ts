@@ -13,6 +13,7 @@ import { loadConcentrated } from './load-concentrated.js';
 import { loadTermDominates } from './load-term-dominates.js';
 import { routerHashDivergence } from './router-hash-divergence.js';
 import { routerNotPolling } from './router-not-polling.js';
+import { renderDrift } from './render-drift.js';
 import { routerTableEmpty } from './router-table-empty.js';
 import { sourceUnreachable } from './source-unreachable.js';
 import { tokensPerBlockMismatch } from './tokens-per-block-mismatch.js';
@@ -27,6 +28,7 @@ export const RULES: readonly Rule[] = [
   hashMismatch,
   tokensPerBlockMismatch,
   routerHashDivergence,
+  renderDrift,
   routerTableEmpty,
   cacheSignalInert,
   loadTermDominates,

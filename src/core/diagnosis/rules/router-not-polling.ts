@@ -7,7 +7,8 @@ export const routerNotPolling: Rule = {
   id: 'router-not-polling',
   evaluate(input) {
     if (!input.seesWorkerEvents || !input.router.consumesEvents || !input.routerPollsExpected) return null;
-    const hit = input.servers.filter((s) => s.outcomes >= input.thresholds.minServerRequests && s.routerPolls === 0);
+    // a server read only through its ZMQ stream has no pull path for the router to poll
+    const hit = input.servers.filter((s) => s.outcomes >= input.thresholds.minServerRequests && s.routerPolls === 0 && !(s.streamed && s.drains === 0));
     if (hit.length === 0) return null;
     const names = hit.map((s) => s.server);
     const finished = hit.reduce((n, s) => n + s.outcomes, 0);

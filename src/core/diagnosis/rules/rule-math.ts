@@ -1,4 +1,5 @@
 // Small numeric helpers the rules share (ratios that never divide by zero, rounding for evidence, sizing fixes).
+import type { RuleHit } from '../rule.js';
 
 export function ratio(part: number, whole: number): number {
   return whole > 0 ? part / whole : 0;
@@ -31,4 +32,11 @@ export function windowEvidence(window: { readonly from: number; readonly to: num
 
 export function percent(value: number): string {
   return `${(value * 100).toFixed(1)}%`;
+}
+
+/** The evidence of several partial hits of one rule, in one record. */
+export function mergeEvidence(hits: readonly RuleHit[]): Record<string, number | string | boolean> {
+  const out: Record<string, number | string | boolean> = {};
+  for (const h of hits) Object.assign(out, h.evidence);
+  return out;
 }

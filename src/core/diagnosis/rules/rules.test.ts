@@ -56,6 +56,13 @@ describe('rules', () => {
       expected: ['events-partial-ranks'],
     },
     {
+      name: 'events-partial-ranks: every rank shows events; requests reusing unannounced blocks (late drains) are no lost rank',
+      input: quietInput({
+        servers: servers({ ranks: [0, 1, 2, 3].map((rank) => ({ rank, stated: true, events: 200, gaps: 0, missedEvents: 0, resets: 0, lastEventId: 199 })), realisedAboveOracle: 150 }),
+      }),
+      expected: [],
+    },
+    {
       name: 'event-stream-reset: info',
       input: quietInput({ servers: [quietServer('ctx0', { resets: 1 }), quietServer('ctx1'), quietServer('ctx2')] }),
       expected: ['event-stream-reset'],
@@ -286,6 +293,12 @@ describe('evidence-insufficient', () => {
     const hit = runRules(RULES, quietInput({ decisions: { ...noEvidence, decisions: 20, withKeys: 20 } })).hits.get('evidence-insufficient');
     expect(hit?.summary).toContain('only 20 routing decisions in the window (60 needed)');
     expect(hit?.fix).toContain('--duration');
+  });
+  it('names unreadable requests by reason with the fix for each', () => {
+    const blind = servers({ unreadableRequests: { unknown_encoding: 200, malformed: 0, too_large: 0, no_prompt: 0 } });
+    const hit = runRules(RULES, quietInput({ servers: blind, decisions: { ...noEvidence, withKeys: 0 } })).hits.get('evidence-insufficient');
+    expect(hit?.summary).toContain('600 CTX requests the relay could not read (unknown_encoding 600)');
+    expect(hit?.fix).toContain('without Content-Encoding');
   });
   it('names unhashable requests and missing in-flight counts', () => {
     const hit = runRules(RULES, quietInput({ decisions: { ...noEvidence, withKeys: 0, inflightReports: 0 } })).hits.get('evidence-insufficient');

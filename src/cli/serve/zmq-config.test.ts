@@ -1,0 +1,36 @@
+import { describe, expect, it } from 'vitest';
+import { buildConfig, ConfigError } from './config.js';
+
+describe('--zmq and zmq: configuration', () => {
+  it('parses the flag with its options and the file list; ids may be a relay\'s', () => {
+    const c = buildConfig(
+      { relays: [{ id: 'ctx0', upstream: 'http://10.0.0.5:8000', listen: 9401 }], zmq: [{ id: 'ctx1', endpoint: 'tcp://10.0.0.6:5557', engine: 'sglang', ranks: 4, replay_endpoint: 'tcp://10.0.0.6:5600', topic: 'kv' }] },
+      { zmq: ['ctx0=tcp://10.0.0.5:5557,engine=vllm,ranks=2,replay=tcp://10.0.0.5:5600'] },
+    );
+    expect(c.zmq).toEqual([
+      { id: 'ctx1', endpoint: 'tcp://10.0.0.6:5557', replay: 'tcp://10.0.0.6:5600', engine: 'sglang', ranks: 4, topic: 'kv' },
+      { id: 'ctx0', endpoint: 'tcp://10.0.0.5:5557', replay: 'tcp://10.0.0.5:5600', engine: 'vllm', ranks: 2, topic: '' },
+    ]);
+    expect(buildConfig(undefined, { zmq: ['w=tcp://h:5557'] }).zmq[0]).toMatchObject({ engine: 'trtllm', ranks: 1, replay: null });
+  });
+
+  it('refuses what cannot be subscribed, naming the flag or key', () => {
+    const bad = (flag: string): string => {
+      try {
+        buildConfig(undefined, { zmq: [flag] });
+      } catch (err) {
+        if (err instanceof ConfigError) return err.message;
+        throw err;
+      }
+      return 'accepted';
+    };
+    expect(bad('ctx0=tcp://*:5557')).toMatch(/--zmq 'ctx0=tcp:\/\/\*:5557' endpoint: .*bind address/);
+    expect(bad('ctx0=tcp://h:65535,ranks=2')).toMatch(/ranks: .*65535|ports 65535\.\.65536/);
+    expect(bad('ctx0=tcp://h:5557,engine=tgi')).toMatch(/engine: "tgi" is not one of trtllm, vllm, sglang/);
+    expect(bad('ctx0=tcp://h:5557,ranks=0')).toMatch(/ranks/);
+    expect(bad('ctx0=tcp://h:5557,hwm=5')).toMatch(/'hwm=5' is not replay=/);
+    expect(bad('ctx0=http://h:5557')).toMatch(/expected tcp:\/\/HOST:PORT/);
+    expect(() => buildConfig({ zmq: [{ id: 'a', endpoint: 'tcp://h:1', hwm: 3 }] }, {})).toThrow(/zmq\[0\]\.hwm: unknown key/);
+    expect(() => buildConfig(undefined, { zmq: ['a=tcp://h:1', 'a=tcp://h:2'] })).toThrow(/has two streams/);
+  });
+});

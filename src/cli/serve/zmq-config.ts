@@ -1,0 +1,82 @@
+// The `--zmq` flag and the `zmq:` list of the configuration file: ZMQ KV-event streams to subscribe to.
+//   --zmq ctx0=tcp://10.0.0.5:5557,engine=vllm,ranks=2,replay=tcp://10.0.0.5:5600,topic=kv
+//   zmq: [{id: ctx0, endpoint: "tcp://10.0.0.5:5557", engine: vllm, ranks: 2, replay_endpoint: "tcp://10.0.0.5:5600", topic: kv}]
+// endpoint and replay_endpoint are rank 0's; rank r is at port + r (the publishers' base-port + rank layout).
+import { STREAM_ENGINES, isStreamEngine } from '../../core/stream/stream-engine.js';
+import type { ZmqStreamSpec } from '../../sources/zmq/zmq-events-source.js';
+import { endpointProblem } from '../../sources/zmq/zmq-endpoints.js';
+
+const ID = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
+const KEYS = ['id', 'endpoint', 'replay_endpoint', 'engine', 'ranks', 'topic'] as const;
+/** attention-DP sizes beyond this are a typo, not a deployment */
+const MAX_RANKS = 256;
+
+export class ZmqConfigError extends Error {
+  override readonly name = 'ZmqConfigError';
+}
+
+function fail(where: string, message: string): never {
+  throw new ZmqConfigError(`${where}: ${message}`);
+}
+
+function endpoint(where: string, v: unknown, ranks: number): string {
+  if (typeof v !== 'string') return fail(where, `${JSON.stringify(v)} is not an endpoint (tcp://HOST:PORT)`);
+  const problem = endpointProblem(v, ranks);
+  if (problem !== null) fail(where, `'${v}': ${problem}`);
+  return v;
+}
+
+function spec(where: string, raw: { id: unknown; endpoint: unknown; replay?: unknown; engine?: unknown; ranks?: unknown; topic?: unknown }): ZmqStreamSpec {
+  if (typeof raw.id !== 'string' || !ID.test(raw.id)) fail(`${where} id`, `${JSON.stringify(raw.id)} is not a server id (letters, digits, '_', '.', '-'; at most 64)`);
+  const engine = raw.engine ?? 'trtllm';
+  if (!isStreamEngine(engine)) fail(`${where} engine`, `${JSON.stringify(engine)} is not one of ${STREAM_ENGINES.join(', ')}`);
+  const ranksValue = typeof raw.ranks === 'string' && /^\d+$/.test(raw.ranks) ? Number(raw.ranks) : (raw.ranks ?? 1);
+  if (typeof ranksValue !== 'number' || !Number.isSafeInteger(ranksValue) || ranksValue < 1 || ranksValue > MAX_RANKS) fail(`${where} ranks`, `${JSON.stringify(raw.ranks)} is not a rank count (1..${MAX_RANKS})`);
+  const topic = raw.topic ?? '';
+  if (typeof topic !== 'string') fail(`${where} topic`, `${JSON.stringify(topic)} is not a string`);
+  return {
+    id: raw.id,
+    endpoint: endpoint(`${where} endpoint`, raw.endpoint, ranksValue),
+    replay: raw.replay === undefined || raw.replay === null ? null : endpoint(`${where} replay`, raw.replay, ranksValue),
+    engine: engine,
+    ranks: ranksValue,
+    topic,
+  };
+}
+
+/** `ID=ENDPOINT[,replay=ENDPOINT][,engine=trtllm|vllm|sglang][,ranks=N][,topic=T]` */
+export function parseZmqFlag(text: string): ZmqStreamSpec {
+  const where = `--zmq '${text}'`;
+  const eq = text.indexOf('=');
+  if (eq <= 0) fail(where, 'expected ID=tcp://HOST:PORT[,replay=tcp://HOST:PORT][,engine=trtllm|vllm|sglang][,ranks=N][,topic=T]');
+  const [first, ...options] = text.slice(eq + 1).split(',');
+  const raw: Record<string, string> = {};
+  for (const option of options) {
+    const i = option.indexOf('=');
+    const key = i > 0 ? option.slice(0, i) : option;
+    if (!['replay', 'engine', 'ranks', 'topic'].includes(key) || i <= 0) fail(where, `'${option}' is not replay=, engine=, ranks= or topic=`);
+    if (key in raw) fail(where, `${key}= given twice`);
+    raw[key] = option.slice(i + 1);
+  }
+  return spec(where, { id: text.slice(0, eq), endpoint: first, ...raw });
+}
+
+/** The file's `zmq:` list. */
+export function parseZmqList(where: string, list: readonly unknown[]): ZmqStreamSpec[] {
+  return list.map((item, i) => {
+    const at = `${where}[${i}]`;
+    if (typeof item !== 'object' || item === null || Array.isArray(item)) fail(at, 'expected a mapping with id, endpoint');
+    const r = item as Record<string, unknown>;
+    for (const key of Object.keys(r)) if (!(KEYS as readonly string[]).includes(key)) fail(`${at}.${key}`, `unknown key (expected one of ${KEYS.join(', ')})`);
+    return spec(at, { id: r['id'], endpoint: r['endpoint'], replay: r['replay_endpoint'], engine: r['engine'], ranks: r['ranks'], topic: r['topic'] });
+  });
+}
+
+/** Each stream once; its id may be a relay's or a --ctx worker's (the same server seen two ways). */
+export function checkZmqUnique(specs: readonly ZmqStreamSpec[]): void {
+  const seen = new Set<string>();
+  for (const s of specs) {
+    if (seen.has(s.id)) fail(`zmq ${s.id}`, `server id '${s.id}' has two streams`);
+    seen.add(s.id);
+  }
+}

@@ -1,0 +1,76 @@
+// ZMQ framing of KV-event streams, identical in TensorRT-LLM, vLLM and SGLang (their ZmqEventPublisher):
+// live messages on the PUB socket are [topic, seq (8 bytes, big-endian unsigned), msgpack batch]; the replay
+// ROUTER answers a DEALER's ["", start_seq (8 bytes BE)] with one message per buffered batch with seq ≥ start —
+// ["", topic, seq, payload] (TensorRT-LLM) or ["", seq, payload] (vLLM, SGLang) — then an end marker whose seq is
+// -1 as signed 8 bytes: ["", "", -1, ""] or ["", -1, ""]. Both replay forms are read without knowing the engine.
+import type { WireIssue } from '../wire/wire-issue.js';
+
+export interface StreamMessage {
+  readonly topic: string;
+  readonly seq: bigint;
+  readonly payload: Uint8Array;
+}
+
+export type FrameDecode<T> = { readonly ok: true; readonly value: T } | { readonly ok: false; readonly issue: WireIssue };
+
+const END_SEQ = 0xffff_ffff_ffff_ffffn;
+
+function issue(code: string, message: string, path: string): { ok: false; issue: WireIssue } {
+  return { ok: false, issue: { code, message, path, offset: null } };
+}
+
+function readSeq(frame: Uint8Array, path: string): FrameDecode<bigint> {
+  if (frame.length !== 8) return issue('stream-bad-seq', `${path}: the sequence frame has ${frame.length} bytes, expected 8 (u64 big-endian)`, path);
+  const view = new DataView(frame.buffer, frame.byteOffset, 8);
+  return { ok: true, value: view.getBigUint64(0, false) };
+}
+
+const utf8 = new TextDecoder('utf-8', { fatal: false });
+
+/** A live PUB message: exactly [topic, seq, payload]. */
+export function decodeLiveMessage(frames: readonly Uint8Array[]): FrameDecode<StreamMessage> {
+  if (frames.length !== 3) return issue('stream-bad-frames', `a live message has ${frames.length} frames, expected 3 ([topic, seq, payload])`, 'frames');
+  const seq = readSeq(frames[1]!, 'frames[1]');
+  if (!seq.ok) return seq;
+  return { ok: true, value: { topic: utf8.decode(frames[0]), seq: seq.value, payload: frames[2]! } };
+}
+
+/** One replay reply as a DEALER receives it: a batch, or the end marker (null). */
+export function decodeReplayMessage(frames: readonly Uint8Array[]): FrameDecode<StreamMessage | null> {
+  // the leading empty delimiter frame the ROUTER sends back
+  const rest = frames.length > 0 && frames[0]!.length === 0 ? frames.slice(1) : frames;
+  let topic = '';
+  let seqFrame: Uint8Array;
+  let payload: Uint8Array;
+  if (rest.length === 3) {
+    topic = utf8.decode(rest[0]);
+    seqFrame = rest[1]!;
+    payload = rest[2]!;
+  } else if (rest.length === 2) {
+    seqFrame = rest[0]!;
+    payload = rest[1]!;
+  } else {
+    return issue('stream-bad-frames', `a replay reply has ${frames.length} frames, expected ["", topic, seq, payload] or ["", seq, payload]`, 'frames');
+  }
+  const seq = readSeq(seqFrame, 'replay.seq');
+  if (!seq.ok) return seq;
+  if (seq.value === END_SEQ) return { ok: true, value: null };
+  return { ok: true, value: { topic, seq: seq.value, payload } };
+}
+
+/** The request a DEALER sends to the replay ROUTER: ["", start_seq as 8 bytes big-endian]. */
+export function replayRequest(fromSeq: bigint): Uint8Array[] {
+  const seq = new Uint8Array(8);
+  new DataView(seq.buffer).setBigUint64(0, BigInt.asUintN(64, fromSeq), false);
+  return [new Uint8Array(0), seq];
+}
+
+/** Encodes a seq frame (the simulator's publisher and tests). */
+export function encodeSeq(seq: bigint): Uint8Array {
+  const out = new Uint8Array(8);
+  new DataView(out.buffer).setBigUint64(0, BigInt.asUintN(64, seq), false);
+  return out;
+}
+
+/** The end-of-replay seq frame: -1 as signed 8 bytes. */
+export const END_SEQ_FRAME: Uint8Array = encodeSeq(END_SEQ);

@@ -1,0 +1,34 @@
+// What a ZMQ stream source counts per rank, for /metrics (kvsentinel_stream_*). Gaps, lost batches and resets also
+// reach the state (stream-sequence observations), where the findings and kvsentinel_kv_event_gaps_total read them.
+
+export interface StreamRankCounters {
+  readonly server: string;
+  readonly rank: number;
+  /** batches delivered in seq order (live or replayed) */
+  readonly batches: number;
+  readonly replayedBatches: number;
+  readonly replayRequests: number;
+  /** batches that never arrived (seq gaps replay did not fill) */
+  readonly lostBatches: number;
+  readonly gaps: number;
+  readonly resets: number;
+  /** messages or payloads that could not be read (wrong frames, not msgpack, bad envelope) */
+  readonly malformed: number;
+  /** stored blocks left out of worker truth (unknown parent for re-keyed engines, non-integer tokens) */
+  readonly unresolvedBlocks: number;
+}
+
+export interface MutableRankCounters {
+  batches: number;
+  replayedBatches: number;
+  replayRequests: number;
+  lostBatches: number;
+  gaps: number;
+  resets: number;
+  malformed: number;
+  unresolvedBlocks: number;
+}
+
+export function emptyRankCounters(): MutableRankCounters {
+  return { batches: 0, replayedBatches: 0, replayRequests: 0, lostBatches: 0, gaps: 0, resets: 0, malformed: 0, unresolvedBlocks: 0 };
+}
