@@ -182,6 +182,9 @@ export function createExporter(deps: ExporterDeps): Exporter {
   counter(METRICS.relayAbandonedPolls, (set) => {
     for (const r of deps.relays?.() ?? []) set({ server: r.server }, r.abandonedPolls);
   });
+  counter(METRICS.relayEventsRedelivered, (set) => {
+    for (const r of deps.relays?.() ?? []) set({ server: r.server }, r.eventsRedelivered);
+  });
   counter(METRICS.relayUpstreamRetries, (set) => {
     for (const r of deps.relays?.() ?? []) set({ server: r.server }, r.upstreamRetries);
   });

@@ -35,6 +35,12 @@ export const METRICS = {
   relayEventsDropped: spec('relay_events_dropped_total', 'counter', ['server'], 'Events dropped from a consumer backlog that overflowed (drop-oldest).'),
   routerPolls: spec('router_polls_total', 'counter', ['server'], 'POST /kv_cache_events the router sent to the relay.'),
   relayAbandonedPolls: spec('relay_abandoned_polls_total', 'counter', ['server'], "Event polls whose consumer hung up before the answer (a router poll timeout while the worker was slow); the events wait for that consumer's next poll."),
+  relayEventsRedelivered: spec(
+    'relay_events_redelivered_total',
+    'counter',
+    ['server'],
+    'Events the relay gave a consumer (a relay listen port, or a named consumer) that had already received them: 0 by design (each consumer has one cursor); anything else is a bug to report.',
+  ),
   relayEventsDelivered: spec('relay_events_delivered_total', 'counter', ['server'], 'Events the relay delivered to the router.'),
   hashChecks: spec('hash_checks_total', 'counter', ['server', 'result'], 'Stored block hashes recomputed from their tokens: match, mismatch or unverifiable.'),
 

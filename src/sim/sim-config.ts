@@ -1,5 +1,6 @@
 // Simulator configuration, presets and `--set key=value` overrides. One workload and one set of model
 // parameters serve every row of the calibration table; a row changes only the settings it names.
+import { closestName } from '../core/closest-name.js';
 import { HASH_ALGOS, type HashAlgo } from '../core/wire/kv-event.js';
 import type { CtxWorkerConfig, RankAssignment } from './ctx-worker.js';
 import { ROUTER_TYPES, type RouterType } from './routers/router.js';
@@ -257,7 +258,10 @@ export function applyOverrides(base: SimConfig, overrides: readonly string[]): S
     const key = item.slice(0, eq).trim();
     const raw = item.slice(eq + 1).trim();
     const knob = KNOBS[key];
-    if (knob === undefined) throw new SimConfigError(`--set ${key}: unknown key (known: ${Object.keys(KNOBS).join(', ')})`);
+    if (knob === undefined) {
+      const near = closestName(key, Object.keys(KNOBS));
+      throw new SimConfigError(`--set ${key}: unknown key${near !== null ? ` (did you mean ${near}?)` : ''}; \`kvsentinel sim keys\` lists every key`);
+    }
     (config[knob.section] as Record<string, unknown>)[knob.field] = parseValue(key, knob.kind, raw);
   }
   validate(config);
@@ -288,6 +292,25 @@ export function activeFaults(config: SimConfig): string[] {
     faults.push(`router.tokens_per_block=${config.router.tokensPerBlock}`);
   }
   return faults;
+}
+
+export interface KnobDescription {
+  readonly key: string;
+  readonly help: string;
+  /** a value other than the healthy one injects a fault */
+  readonly fault: boolean;
+  /** the value in each preset */
+  readonly values: Readonly<Record<string, string>>;
+}
+
+/** Every `--set` key with its meaning and its value in each preset (`kvsentinel sim keys`). */
+export function describeKnobs(): KnobDescription[] {
+  return Object.entries(KNOBS).map(([key, knob]) => ({
+    key,
+    help: knob.help,
+    fault: knob.fault !== undefined,
+    values: Object.fromEntries(Object.entries(PRESETS).map(([name, preset]) => [name, formatKnobValue((preset[knob.section] as unknown as Record<string, unknown>)[knob.field])])),
+  }));
 }
 
 function formatKnobValue(value: unknown): string {

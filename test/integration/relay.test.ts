@@ -2,7 +2,8 @@ import { createHash } from 'node:crypto';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
-import { request } from 'undici';
+import { Agent, request } from 'undici';
+import { splitJsonArray } from '../../src/core/relay/split-json-array.js';
 import { parseKvEvents } from '../../src/core/wire/parse-kv-events.js';
 import { InflightTracker } from '../../src/sources/relay/inflight-tracker.js';
 import { WorkerRelay, type ParseEvents, type RelayOptions } from '../../src/sources/relay/worker-relay.js';
@@ -17,7 +18,7 @@ const parseIds: ParseEvents = parseKvEvents;
 
 const cleanups = cleanupsAfterEach();
 
-async function setup(workers = 1, options: Partial<RelayOptions> = {}) {
+async function setup(workers = 1, options: Partial<RelayOptions> = {}, replicaPorts = 0) {
   const sink = new RecordingSink();
   const status = new SourceStatusBoard({ sink, clock: Date.now });
   const inflight = new InflightTracker();
@@ -29,7 +30,7 @@ async function setup(workers = 1, options: Partial<RelayOptions> = {}) {
     fakes.push(worker);
     cleanups.push(() => worker.close());
     const relay = new WorkerRelay(
-      { id: `ctx${i}`, upstream: worker.url, host: '127.0.0.1', port: 0 },
+      { id: `ctx${i}`, upstream: worker.url, host: '127.0.0.1', port: 0, replicaPorts: Array.from({ length: replicaPorts }, () => 0) },
       { sink, status, clock: Date.now, logger: silentLogger, inflight, parseEvents: parseIds, onProxied: (_s, sec) => durations.push(sec) },
       { drainIntervalMs: 20, drainTimeoutMs: 500, ...options },
     );
@@ -112,12 +113,37 @@ describe('relay', () => {
     }
   });
 
-  it('tells consumers apart by remote address when no header is sent', async () => {
+  it('makes each listen port one consumer: a client reconnecting from a new port before every poll gets each event once', async () => {
     const { fakes, bases, relays } = await setup(1);
-    fakes[0]?.emit([storedEventText(1, 1)]);
-    expect(await pollEvents(bases[0] as string)).toHaveLength(2);
-    expect(await pollEvents(bases[0] as string)).toEqual([]);
-    expect(relays[0]?.bufferStats().consumers.map((c) => c.consumer)).toEqual(['127.0.0.1']);
+    const base = bases[0] as string;
+    const got: string[] = [];
+    for (let i = 0; i < 8; i++) {
+      fakes[0]?.emit([storedEventText(10 + i, i)]);
+      // a fresh connection (new remote port) per poll, as aiohttp's pool with keepalive_timeout=1 does
+      const agent = new Agent({ pipelining: 0 });
+      const res = await request(`${base}/kv_cache_events`, { method: 'POST', dispatcher: agent });
+      const split = splitJsonArray(await res.body.text());
+      await agent.close();
+      if (split.ok) got.push(...split.items);
+    }
+    expect(got).toEqual(fakes[0]?.emitted);
+    expect(relays[0]?.bufferStats().consumers.map((c) => c.consumer)).toEqual([`port:${relays[0]?.address().port}`]);
+    expect(relays[0]?.counters().eventsRedelivered).toBe(0);
+  });
+
+  it('gives two orchestrator replicas on their own relay ports every event once each', async () => {
+    const { fakes, relays } = await setup(1, {}, 1);
+    const [a, b] = (relays[0] as WorkerRelay).addresses().map((x) => `http://127.0.0.1:${x.port}`) as [string, string];
+    const got = { a: [] as string[], b: [] as string[] };
+    for (let i = 0; i < 6; i++) {
+      fakes[0]?.emit([storedEventText(20 + i, i)]);
+      got.a.push(...(await pollEvents(a)));
+      if (i % 2 === 1) got.b.push(...(await pollEvents(b)));
+    }
+    got.b.push(...(await pollEvents(b)));
+    expect(got.a).toEqual(fakes[0]?.emitted);
+    expect(got.b).toEqual(fakes[0]?.emitted);
+    expect(relays[0]?.counters().eventsRedelivered).toBe(0);
   });
 
   it('drains on its own interval, so events wait in the buffer (not the worker) for the router', async () => {

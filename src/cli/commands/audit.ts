@@ -70,7 +70,7 @@ export function emitAuditReport(report: AuditReport, options: { json?: boolean; 
 }
 
 /** Live audit hook: the daemon's sources register it (flags, --duration); null until they do. */
-export type LiveAudit = (command: Command, options: Record<string, unknown>, progress: (line: string) => void) => Promise<AuditReport>;
+export type LiveAudit = (command: Command, options: Record<string, unknown>, progress: (line: string) => void) => Promise<{ readonly report: AuditReport; readonly finish: () => Promise<void> }>;
 
 export function registerAuditCommand(program: Command, live: { addOptions: (cmd: Command) => void; run: LiveAudit } | null = null): void {
   const command = program
@@ -83,14 +83,15 @@ export function registerAuditCommand(program: Command, live: { addOptions: (cmd:
   live?.addOptions(command);
   command.action(async (options: AuditCommandOptions & Record<string, unknown>, cmd: Command) => {
     const progress = options.progress === false || process.stderr.isTTY !== true ? (): void => undefined : (line: string): void => void process.stderr.write(`${line}\n`);
-    let report: AuditReport;
     if (options.bundle !== undefined) {
-      report = await auditBundle(options.bundle, progress);
+      process.exitCode = emitAuditReport(await auditBundle(options.bundle, progress), options);
     } else if (live !== null) {
-      report = await live.run(cmd, options, progress);
+      // a live audit reports at the end of its window, then stops its sources
+      const { report, finish } = await live.run(cmd, options, progress);
+      process.exitCode = emitAuditReport(report, options);
+      await finish();
     } else {
       throw new CliError('give --bundle DIR (a recording from `kvsentinel record --out DIR`); live sources are not available in this build');
     }
-    process.exitCode = emitAuditReport(report, options);
   });
 }

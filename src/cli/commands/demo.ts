@@ -95,7 +95,7 @@ export function registerDemoCommand(program: Command): void {
     .command('demo')
     .description("simulate the bug report's cluster (upstream NVIDIA/TensorRT-LLM#14882, docs/design.md §1) with the sidecar relaying every CTX worker, show live progress, then audit it")
     .option('--fixed', 'run the fixed configuration instead (events on, router tokens_per_block 128): ends healthy')
-    .option('--set <key=value>', 'override a simulator setting (repeatable; see `kvsentinel sim run --help`)', collect, [])
+    .option('--set <key=value>', 'override a simulator setting (repeatable): `kvsentinel sim keys` lists every key, its meaning and preset values', collect, [])
     .option('--duration <duration>', 'how long to drive traffic before the audit (e.g. 60s, 2m)', DEFAULT_DEMO_DURATION)
     .option('--web.listen-address <host:port>', 'the sidecar web server: /metrics, /ws, landing page (port 0: a free port)', '127.0.0.1:0')
     .option('--time-scale <x>', "virtual seconds per real second for the simulator's timings", String(DEFAULT_TIME_SCALE))

@@ -3,9 +3,26 @@ import { buildConfig, parseDuration, parseHostPort, parseRelayFlag } from './con
 
 describe('serve config', () => {
   it('parses --relay ID=URL@[HOST:]PORT', () => {
-    expect(parseRelayFlag('ctx0=http://10.0.0.5:8001@9401')).toEqual({ id: 'ctx0', upstream: 'http://10.0.0.5:8001', host: null, port: 9401 });
-    expect(parseRelayFlag('ctx1=http://w1:8001/@10.1.2.3:9402')).toEqual({ id: 'ctx1', upstream: 'http://w1:8001', host: '10.1.2.3', port: 9402 });
+    expect(parseRelayFlag('ctx0=http://10.0.0.5:8001@9401')).toEqual({ id: 'ctx0', upstream: 'http://10.0.0.5:8001', host: null, port: 9401, replicaPorts: [] });
+    expect(parseRelayFlag('ctx1=http://w1:8001/@10.1.2.3:9402')).toEqual({ id: 'ctx1', upstream: 'http://w1:8001', host: '10.1.2.3', port: 9402, replicaPorts: [] });
     expect(parseRelayFlag('a=http://[::1]:8001@[::1]:9403')).toMatchObject({ host: '::1', port: 9403 });
+  });
+
+  it('parses one port per orchestrator replica: @9401,9411 and listen lists', () => {
+    expect(parseRelayFlag('ctx0=http://w:8001@9401,9411')).toMatchObject({ host: null, port: 9401, replicaPorts: [9411] });
+    expect(parseRelayFlag('ctx0=http://w:8001@10.0.0.1:9401,9411,9421')).toMatchObject({ host: '10.0.0.1', port: 9401, replicaPorts: [9411, 9421] });
+    const c = buildConfig({ relays: [{ id: 'ctx0', upstream: 'http://w:1', listen: [9401, 9411] }, { id: 'ctx1', upstream: 'http://w:2', listen: '9402,9412' }] }, {});
+    expect(c.relays.map((r) => [r.port, ...r.replicaPorts])).toEqual([
+      [9401, 9411],
+      [9402, 9412],
+    ]);
+    expect(() => buildConfig({ relays: [{ id: 'ctx0', upstream: 'http://w:1', listen: [9401, 9402] }, { id: 'ctx1', upstream: 'http://w:2', listen: 9402 }] }, {})).toThrow('listen address 0.0.0.0:9402 is also used by relay ctx0');
+  });
+
+  it('refuses relay.consumer_by: remote addresses cannot keep exactly-once', () => {
+    for (const mode of ['address', 'address-port']) {
+      expect(() => buildConfig({ relay: { consumer_by: mode } }, {}, 'k.yaml')).toThrow(/k\.yaml: relay\.consumer_by: was removed.*its own relay port.*@9401,9411/);
+    }
   });
 
   it.each([
@@ -52,7 +69,7 @@ describe('serve config', () => {
       {
         web: { listen_address: '127.0.0.1:9000' },
         relays: [{ id: 'ctx0', upstream: 'http://w0:8001', listen: 9401 }],
-        relay: { drain_interval: '100ms', buffer_max_bytes: '64MiB', consumer_by: 'address-port' },
+        relay: { drain_interval: '100ms', buffer_max_bytes: '64MiB', upstream_keep_alive: '3s' },
         ctx: [{ id: 'ctx5', url: 'http://w5:8001', prometheus: true }],
         router_debug: 'http://router:8000/debug/router',
         requests: 'perf.jsonl',
@@ -62,7 +79,7 @@ describe('serve config', () => {
     );
     expect(c.listen).toEqual({ host: '127.0.0.1', port: 9100 });
     expect(c.relays.map((r) => r.id)).toEqual(['ctx0', 'ctx1']);
-    expect(c.relay).toMatchObject({ drainIntervalMs: 100, bufferMaxBytes: 64 * 1024 * 1024, consumerBy: 'address-port' });
+    expect(c.relay).toMatchObject({ drainIntervalMs: 100, bufferMaxBytes: 64 * 1024 * 1024, upstreamKeepAliveMs: 3000 });
     expect(c.ctx[0]).toEqual({ id: 'ctx5', url: 'http://w5:8001', events: 'none', prometheus: true });
     expect(c.routerDebug).toEqual({ url: 'http://router:8000/debug/router', intervalMs: 1000 });
     expect(c.requestLogs).toEqual([

@@ -8,6 +8,8 @@
 import { readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { parseRouterFacts, ROUTER_FACT_KEYS, type RouterFacts } from './router-facts-config.js';
+import { fileErrorText } from '../../sources/file-error-text.js';
+import { closestName } from '../../core/closest-name.js';
 import { parse as parseYaml } from 'yaml';
 import { DEFAULT_MAX_TABLE_BLOCKS_PER_SERVER } from '../../core/tables/index.js';
 import type { ZmqStreamSpec } from '../../sources/zmq/zmq-events-source.js';
@@ -29,6 +31,8 @@ export interface RelaySpec {
   /** null host: the main listen host */
   readonly host: string | null;
   readonly port: number;
+  /** more ports on the same host, one consumer (orchestrator replica) each: `ID=URL@9401,9411` */
+  readonly replicaPorts: readonly number[];
 }
 
 export interface CtxSpec {
@@ -53,7 +57,6 @@ export interface ServeConfig {
     readonly drainTimeoutMs: number;
     readonly maxDrainBytes: number;
     readonly consumerHeader: string;
-    readonly consumerBy: 'address' | 'address-port';
     readonly captureMaxBytes: number;
     /** largest proxied request body; larger ones are answered 413 */
     readonly maxRequestBytes: number;
@@ -198,14 +201,21 @@ export function parseHostPort(where: string, v: unknown): HostPort {
   return { host: host === '' ? '0.0.0.0' : host, port: parsePort(where, m[3] as string) };
 }
 
-/** `[HOST:]PORT` of a relay listener; null host means the main listen host. */
-function parseRelayListen(where: string, v: unknown): { host: string | null; port: number } {
-  if (typeof v === 'number') return { host: null, port: parsePort(where, String(v)) };
-  if (typeof v === 'string' && /^\d+$/.test(v.trim())) return { host: null, port: parsePort(where, v.trim()) };
-  return parseHostPort(where, v);
+/**
+ * `[HOST:]PORT[,PORT…]` of a relay's listeners (or a YAML list of ports): one port per consumer, i.e. per
+ * orchestrator replica; null host means the main listen host.
+ */
+function parseRelayListen(where: string, v: unknown): { host: string | null; port: number; replicaPorts: number[] } {
+  const parts = Array.isArray(v) ? v : typeof v === 'string' ? v.split(',') : [v];
+  if (parts.length === 0) return fail(where, 'expected [HOST:]PORT[,PORT…]');
+  const [first, ...rest] = parts as unknown[];
+  const replicaPorts = rest.map((p) => parsePort(where, String(p).trim()));
+  const head = typeof first === 'string' ? first.trim() : first;
+  const listen = typeof head === 'number' || (typeof head === 'string' && /^\d+$/.test(head)) ? { host: null, port: parsePort(where, String(head)) } : parseHostPort(where, head);
+  return { ...listen, replicaPorts };
 }
 
-/** `ID=URL@[HOST:]PORT` (docs/design.md §7). */
+/** `ID=URL@[HOST:]PORT[,PORT…]` (docs/design.md §7; one port per orchestrator replica). */
 export function parseRelayFlag(text: string): RelaySpec {
   const where = `--relay '${text}'`;
   const eq = text.indexOf('=');
@@ -239,7 +249,9 @@ function isRaw(v: unknown): v is Raw {
 
 function checkKeys(where: string, obj: Raw, allowed: readonly string[]): void {
   for (const key of Object.keys(obj)) {
-    if (!allowed.includes(key)) fail(`${where === '' ? '' : `${where}.`}${key}`, `unknown key (expected one of ${allowed.join(', ')})`);
+    if (allowed.includes(key)) continue;
+    const near = closestName(key, allowed);
+    fail(`${where === '' ? '' : `${where}.`}${key}`, `unknown key${near !== null ? ` (did you mean ${near}?)` : ''}; expected one of ${allowed.join(', ')}`);
   }
 }
 
@@ -275,7 +287,7 @@ function readBearerToken(where: string, v: unknown): string {
   try {
     text = readFileSync(v, 'utf8');
   } catch (err) {
-    return fail(where, `cannot read ${v}: ${err instanceof Error ? err.message : String(err)}`);
+    return fail(where, `cannot read ${v}: ${fileErrorText(err)}`);
   }
   const token = (text.split(/\r?\n/)[0] ?? '').trim();
   if (token.length < 16) fail(where, `${v}: the token must be at least 16 characters on the first line`);
@@ -311,7 +323,13 @@ export function buildConfig(doc: unknown, flags: ServeFlags, source = 'config'):
   const relayRaw = file['relay'] === undefined ? {} : isRaw(file['relay']) ? file['relay'] : fail(at('relay'), 'expected a mapping');
   checkKeys(at('relay'), relayRaw, RELAY_KEYS);
   const opt = <T>(key: string, parse: (where: string, v: unknown) => T, dflt: T): T => (relayRaw[key] === undefined ? dflt : parse(at(`relay.${key}`), relayRaw[key]));
-  const consumerBy = opt('consumer_by', (w, v) => (v === 'address' || v === 'address-port' ? v : fail(w, `${describe(v)} is not address or address-port`)), 'address' as const);
+  if (relayRaw['consumer_by'] !== undefined) {
+    fail(
+      at('relay.consumer_by'),
+      'was removed: it told router replicas apart by remote address (two replicas on one host merged) or address and port (a client reconnecting from a new port got events twice); ' +
+        'give each replica its own relay port instead, e.g. --relay ctx0=http://10.0.0.5:8001@9401,9411 (listen: "9401,9411")',
+    );
+  }
   const consumerHeader = opt('consumer_header', (w, v) => (typeof v === 'string' && /^[A-Za-z0-9-]*$/.test(v) ? v.toLowerCase() : fail(w, `${describe(v)} is not a header name`)), 'x-kvsentinel-consumer');
 
   const ctx: CtxSpec[] = asList(at('ctx'), file['ctx']).map((c, i) => {
@@ -392,7 +410,6 @@ export function buildConfig(doc: unknown, flags: ServeFlags, source = 'config'):
       drainTimeoutMs: opt('drain_timeout', parseDuration, 5_000),
       maxDrainBytes: opt('max_drain_bytes', parseBytes, 64 * 1024 ** 2),
       consumerHeader,
-      consumerBy,
       captureMaxBytes: opt('capture_max_bytes', parseBytes, 16 * 1024 ** 2),
       maxRequestBytes:
         flags.relayMaxRequestBytes !== undefined ? parseBytes('--relay.max-request-bytes', flags.relayMaxRequestBytes) : opt('max_request_bytes', parseBytes, 64 * 1024 ** 2),
@@ -435,12 +452,14 @@ function checkUnique(config: ServeConfig): void {
   }
   const ports = new Map<string, string>();
   for (const r of config.relays) {
-    if (r.port === 0) continue;
-    const key = `${r.host ?? config.listen.host}:${r.port}`;
-    const before = ports.get(key);
-    if (before !== undefined) fail(`relay ${r.id}`, `listen address ${key} is also used by relay ${before}`);
-    if (r.port === config.listen.port && (r.host ?? config.listen.host) === config.listen.host) fail(`relay ${r.id}`, `port ${r.port} is the web listen port`);
-    ports.set(key, r.id);
+    for (const port of [r.port, ...r.replicaPorts]) {
+      if (port === 0) continue;
+      const key = `${r.host ?? config.listen.host}:${port}`;
+      const before = ports.get(key);
+      if (before !== undefined) fail(`relay ${r.id}`, `listen address ${key} is also used by relay ${before}`);
+      if (port === config.listen.port && (r.host ?? config.listen.host) === config.listen.host) fail(`relay ${r.id}`, `port ${port} is the web listen port`);
+      ports.set(key, r.id);
+    }
   }
 }
 
@@ -451,7 +470,7 @@ export async function loadConfig(flags: ServeFlags): Promise<ServeConfig> {
   try {
     text = await readFile(flags.configFile, 'utf8');
   } catch (err) {
-    throw new ConfigError(`${flags.configFile}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`);
+    throw new ConfigError(`--config.file ${flags.configFile}: cannot read it: ${fileErrorText(err)}`);
   }
   let doc: unknown;
   try {

@@ -57,6 +57,10 @@ export interface Daemon {
   start(): Promise<void>;
   /** Graceful: stops accepting, lets in-flight relay requests finish, stops pollers. Idempotent. */
   stop(): Promise<void>;
+  /** During stop(): cut in-flight relay requests off instead of waiting for them. */
+  hurry(): void;
+  /** relay requests being answered now (stop() waits for them up to relay.shutdown_grace) */
+  inFlightRelayRequests(): number;
   /** Loads and applies a new configuration; rejects (keeping the old one) when it is invalid. */
   reload(): Promise<void>;
   snapshot(): SentinelSnapshot;
@@ -65,6 +69,8 @@ export interface Daemon {
   readonly config: () => ServeConfig;
   webAddress(): { host: string; port: number };
   relayAddress(id: string): { host: string; port: number } | null;
+  /** every listen address of that relay, one per consumer port */
+  relayAddresses(id: string): { host: string; port: number }[];
 }
 
 interface SourceSpec {
@@ -95,6 +101,7 @@ function addCounters(a: RelayCounters | undefined, b: RelayCounters): RelayCount
     consumersEvicted: a.consumersEvicted + b.consumersEvicted,
     resumePositionsDiscarded: a.resumePositionsDiscarded + b.resumePositionsDiscarded,
     upstreamRetries: a.upstreamRetries + b.upstreamRetries,
+    eventsRedelivered: a.eventsRedelivered + b.eventsRedelivered,
   };
 }
 
@@ -195,13 +202,12 @@ export function createDaemon(initial: ServeConfig, deps: DaemonDeps = {}): Daemo
     const specs: SourceSpec[] = [];
     const resolve: ServerResolver = (name) => resolver(name);
     for (const r of c.relays) {
-      const target = { id: r.id, upstream: r.upstream, host: r.host ?? c.listen.host, port: r.port };
+      const target = { id: r.id, upstream: r.upstream, host: r.host ?? c.listen.host, port: r.port, replicaPorts: r.replicaPorts };
       const options = {
         drainIntervalMs: c.relay.drainIntervalMs,
         drainTimeoutMs: c.relay.drainTimeoutMs,
         maxDrainBytes: c.relay.maxDrainBytes,
         consumerHeader: c.relay.consumerHeader,
-        consumerBy: c.relay.consumerBy,
         captureMaxBytes: c.relay.captureMaxBytes,
         maxRequestBytes: c.relay.maxRequestBytes,
         proxyTimeoutMs: c.relay.proxyTimeoutMs,
@@ -290,6 +296,7 @@ export function createDaemon(initial: ServeConfig, deps: DaemonDeps = {}): Daemo
     await Promise.all(
       removed.map(async ([key, source]) => {
         running.delete(key);
+        status.silence(source.name);
         await source.stop();
         if (source instanceof WorkerRelay) retired.set(source.target.id, addCounters(retired.get(source.target.id), source.counters()));
         status.unregister(source.name);
@@ -303,10 +310,12 @@ export function createDaemon(initial: ServeConfig, deps: DaemonDeps = {}): Daemo
       try {
         await source.start();
         running.set(key, source);
+        logger.debug?.('source started', { source: source.name });
       } catch (err) {
         const message = `${source.name} did not start: ${err instanceof Error ? err.message : String(err)}`;
         status.fail(source.name, 'other', message);
         failures.push(message);
+        status.silence(source.name);
         await source.stop().catch(() => undefined);
       }
     }
@@ -374,6 +383,13 @@ export function createDaemon(initial: ServeConfig, deps: DaemonDeps = {}): Daemo
     stop() {
       stopping ??= (async () => {
         ready = false;
+        // what stopping aborts (a drain, a server_info read) is the shutdown, not a fault of the source
+        status.silence();
+        const inFlight = daemon.inFlightRelayRequests();
+        if (inFlight > 0) {
+          const graceS = config.relay.shutdownGraceMs / 1000;
+          logger.info(`letting ${inFlight} in-flight relay requests finish (up to relay.shutdown_grace ${graceS}s); signal again to stop now`, { in_flight: inFlight });
+        }
         // relays first: they finish in-flight requests; pollers stop in parallel
         await Promise.all([...running.values()].map((s) => s.stop()));
         running.clear();
@@ -384,10 +400,22 @@ export function createDaemon(initial: ServeConfig, deps: DaemonDeps = {}): Daemo
       })();
       return stopping;
     },
+    inFlightRelayRequests() {
+      let n = 0;
+      for (const s of running.values()) if (s instanceof WorkerRelay) n += s.inFlight;
+      return n;
+    },
+    hurry() {
+      for (const s of running.values()) if (s instanceof WorkerRelay) s.hurry();
+    },
     webAddress: () => web.address(),
     relayAddress(id) {
       for (const s of running.values()) if (s instanceof WorkerRelay && s.target.id === id) return s.address();
       return null;
+    },
+    relayAddresses(id) {
+      for (const s of running.values()) if (s instanceof WorkerRelay && s.target.id === id) return s.addresses();
+      return [];
     },
   };
   return daemon;

@@ -14,7 +14,7 @@ export const liveAudit = {
     addSourceOptions(command).option('--duration <duration>', 'how long to watch live sources (e.g. 30s, 5m)', '30s');
   },
 
-  async run(_command: Command, options: Record<string, unknown>, progress: (line: string) => void): Promise<AuditReport> {
+  async run(_command: Command, options: Record<string, unknown>, progress: (line: string) => void): Promise<LiveAuditResult> {
     const config = await loadCliConfig(sourceFlags(options));
     if (!hasSources(config)) throw new CliError(`give --bundle DIR or live sources (${NO_SOURCE_MESSAGE.replace('no source configured: give ', '')})`);
     let durationMs: number;
@@ -58,14 +58,34 @@ export const liveAudit = {
       const timer = setTimeout(done, durationMs);
       process.once('SIGINT', done); // Ctrl-C ends the window early and still reports
     });
-    await daemon.stop();
+    // the report is what the window saw, taken at its end: stopping the sources afterwards (in-flight relay requests
+    // finish, reads in flight are aborted) neither delays it nor changes it
+    const snapshot = state.snapshot(Date.now());
     const malformed = daemon.status.list().reduce((n, s) => n + Object.values(s.badInput).reduce((a, b) => a + b, 0), 0);
     const sources = daemon.status.list().map((s) => s.source);
-    return buildAuditReport(state.snapshot(Date.now()), {
+    const report = buildAuditReport(snapshot, {
       kind: 'live',
       description: `live sources for ${(durationMs / 1000).toFixed(0)} s (${sources.join(', ')})`,
       observations,
       malformed,
     });
+    const finish = async (): Promise<void> => {
+      const hurry = (): void => daemon.hurry(); // Ctrl-C: do not wait for in-flight relay requests
+      process.once('SIGINT', hurry);
+      const inFlight = daemon.inFlightRelayRequests();
+      if (inFlight > 0) {
+        // always said (not a progress line): the exit waits for these
+        process.stderr.write(`kvsentinel: report done; letting ${inFlight} in-flight relay requests finish (up to relay.shutdown_grace ${config.relay.shutdownGraceMs / 1000} s; Ctrl-C to stop now)\n`);
+      }
+      await daemon.stop();
+      process.off('SIGINT', hurry);
+    };
+    return { report, finish };
   },
 };
+
+export interface LiveAuditResult {
+  readonly report: AuditReport;
+  /** stops the sources; call after printing the report */
+  readonly finish: () => Promise<void>;
+}

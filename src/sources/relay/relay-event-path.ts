@@ -22,6 +22,8 @@ import { CoalescingRunner } from '../coalescing-runner.js';
 import { reasonOf } from '../http/fetch-text.js';
 import type { Clock, Logger, ObservationSink, SourceReporter } from '../ports.js';
 
+const MAX_TRACKED_CONSUMERS = 1024;
+
 export interface ParsedEventsLike {
   readonly events: readonly { readonly event: KvEvent; readonly index: number }[];
   readonly issues: readonly WireIssue[];
@@ -50,6 +52,9 @@ export class RelayEventPath {
   readonly #buffer: EventBuffer;
   readonly #drainer: CoalescingRunner;
   #abandonedPolls = 0;
+  /** per consumer, the relay seq after the last event it was given: a read starting below it is a redelivery */
+  readonly #delivered = new Map<string, number>();
+  #redelivered = 0;
 
   constructor(deps: RelayEventPathDeps, buffer: Partial<EventBufferOptions> = {}) {
     this.#deps = deps;
@@ -60,6 +65,11 @@ export class RelayEventPath {
   /** event polls whose consumer hung up before the answer (their events stay for the consumer's next poll) */
   get abandonedPolls(): number {
     return this.#abandonedPolls;
+  }
+
+  /** events given to a consumer that had already received them (the buffer's cursors make it 0; counted anyway) */
+  get redelivered(): number {
+    return this.#redelivered;
   }
 
   bufferStats(): EventBufferStats {
@@ -90,6 +100,7 @@ export class RelayEventPath {
     if (gone()) return false;
     const name = consumer();
     const read = this.#buffer.read(name, this.#deps.clock());
+    this.#countRedelivery(name, read.fromSeq, read.toSeq);
     respond(serializeEventItems(read.items));
     this.#deps.sink.apply({
       kind: 'router-poll',
@@ -101,6 +112,16 @@ export class RelayEventPath {
       dropped: read.dropped,
     });
     return true;
+  }
+
+  #countRedelivery(consumer: string, fromSeq: number, toSeq: number): void {
+    if (toSeq <= fromSeq) return;
+    const before = this.#delivered.get(consumer);
+    if (before !== undefined && fromSeq < before) this.#redelivered += Math.min(before, toSeq) - fromSeq;
+    this.#delivered.delete(consumer);
+    this.#delivered.set(consumer, Math.max(before ?? 0, toSeq));
+    // bounded like the buffer's consumers: the longest silent is forgotten first
+    if (this.#delivered.size > MAX_TRACKED_CONSUMERS) this.#delivered.delete(this.#delivered.keys().next().value as string);
   }
 
   /** The consumer of a pending poll hung up. */

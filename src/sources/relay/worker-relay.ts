@@ -6,8 +6,10 @@
 //
 // Decisions:
 // - Drains run on an interval, whenever a consumer polls (see RelayEventPath), and when a CTX response completed.
-// - Consumers are told apart by a header (default X-Kvsentinel-Consumer) when present, else by remote address
-//   (not port: aiohttp pools open new connections with new ports), or address+port when configured.
+// - Each listen port is one consumer (one orchestrator replica): the real router's poll carries no identity, and
+//   neither its remote port (aiohttp reconnects from new ports) nor its address (replicas can share one) can name
+//   it without delivering events twice or merging replicas. A request header (default X-Kvsentinel-Consumer), when
+//   sent, names the consumer instead.
 // - Request and response bodies stream through; the relay keeps a bounded copy (captureMaxBytes) only to read the
 //   prompt and the usage. The prompt's token ids are scanned chunk by chunk as the body passes (CtxRequestScanner),
 //   on a worker thread (CtxScanPool) so the event loop only forwards; decisions are recorded in the order the
@@ -48,6 +50,8 @@ export interface RelayTarget {
   readonly host: string;
   /** 0 picks a free port (tests) */
   readonly port: number;
+  /** more listen ports on the same host: each is a consumer of its own (one per orchestrator replica) */
+  readonly replicaPorts?: readonly number[];
 }
 
 export interface RelayOptions {
@@ -55,9 +59,8 @@ export interface RelayOptions {
   readonly drainTimeoutMs: number;
   readonly maxDrainBytes: number;
   readonly buffer: Partial<EventBufferOptions>;
-  /** lower-case header name that names a consumer; empty string disables it */
+  /** lower-case header name that names a consumer; empty string disables it (then each listen port is one) */
   readonly consumerHeader: string;
-  readonly consumerBy: 'address' | 'address-port';
   readonly captureMaxBytes: number;
   /** largest request body forwarded; a larger one is answered 413 */
   readonly maxRequestBytes: number;
@@ -93,6 +96,8 @@ export interface RelayCounters {
   readonly resumePositionsDiscarded: number;
   /** requests sent again on a fresh connection after their connection was lost before any response byte */
   readonly upstreamRetries: number;
+  /** events delivered to a consumer that had already received them (0 by design; counted, never hidden) */
+  readonly eventsRedelivered: number;
 }
 
 export const DEFAULT_RELAY_OPTIONS: RelayOptions = {
@@ -101,7 +106,6 @@ export const DEFAULT_RELAY_OPTIONS: RelayOptions = {
   maxDrainBytes: 64 * 1024 * 1024,
   buffer: {},
   consumerHeader: 'x-kvsentinel-consumer',
-  consumerBy: 'address',
   captureMaxBytes: 16 * 1024 * 1024,
   maxRequestBytes: 64 * 1024 * 1024,
   proxyTimeoutMs: 600_000,
@@ -155,7 +159,8 @@ export class WorkerRelay implements RunningSource {
   readonly #scans: CtxScanPool;
   /** the last decision recorded or pending: decisions are recorded one after another, in the order bodies ended */
   #lastDecision: Promise<void> = Promise.resolve();
-  readonly #server: Server;
+  /** one listener per consumer port: [target.port, ...replicaPorts] */
+  readonly #servers: Server[];
   readonly #active = new Set<Promise<void>>();
   readonly #stopSignal = new AbortController();
   #timer: NodeJS.Timeout | undefined;
@@ -166,6 +171,8 @@ export class WorkerRelay implements RunningSource {
   readonly #unreadable = new Map<RequestUnreadableReason, number>();
   #started = false;
   #stopped: Promise<void> | undefined;
+  #endGrace: (() => void) | undefined;
+  #hurried = false;
 
   constructor(target: RelayTarget, deps: RelayDeps, options: Partial<RelayOptions> = {}) {
     this.target = target;
@@ -193,15 +200,24 @@ export class WorkerRelay implements RunningSource {
     const { sink, status, clock, logger, parseEvents } = deps;
     this.#events = new RelayEventPath({ server: target.id, source: this.name, upstream: url, drain, sink, status, clock, logger, parseEvents }, this.#options.buffer);
     this.#scans = new CtxScanPool({ thread: this.#options.scanThread });
-    this.#server = createServer({ keepAliveTimeout: 65_000 }, (req, res) => this.#track(this.#handle(req, res)));
+    this.#servers = [target.port, ...(target.replicaPorts ?? [])].map((_, i) =>
+      createServer({ keepAliveTimeout: 65_000 }, (req, res) => this.#track(this.#handle(req, res, i))),
+    );
     deps.inflight.register(target.id);
   }
 
-  /** The bound address (after start). */
+  /** The first bound address (after start). */
   address(): { host: string; port: number } {
-    const a = this.#server.address() as AddressInfo | null;
-    if (a === null) throw new Error(`${this.name} is not listening`);
-    return { host: a.address, port: a.port };
+    return this.addresses()[0]!;
+  }
+
+  /** Every bound address, one per consumer port, in configured order (after start). */
+  addresses(): { host: string; port: number }[] {
+    return this.#servers.map((server) => {
+      const a = server.address() as AddressInfo | null;
+      if (a === null) throw new Error(`${this.name} is not listening`);
+      return { host: a.address, port: a.port };
+    });
   }
 
   /** event polls whose consumer hung up before the answer (their events stay for the consumer's next poll) */
@@ -234,14 +250,20 @@ export class WorkerRelay implements RunningSource {
       consumersEvicted: b.evictedConsumers,
       resumePositionsDiscarded: b.forgottenDiscarded,
       upstreamRetries: this.#upstreamRetries,
+      eventsRedelivered: this.#events.redelivered,
     };
   }
 
   async start(): Promise<void> {
     if (this.#started) return;
     this.#started = true;
-    this.#server.listen(this.target.port, this.target.host);
-    await once(this.#server, 'listening');
+    const ports = [this.target.port, ...(this.target.replicaPorts ?? [])];
+    await Promise.all(
+      this.#servers.map(async (server, i) => {
+        server.listen(ports[i], this.target.host);
+        await once(server, 'listening');
+      }),
+    );
     if (!this.#options.drainEvents) return;
     this.#timer = setInterval(() => void this.#events.tick(), this.#options.drainIntervalMs);
     this.#timer.unref();
@@ -254,6 +276,17 @@ export class WorkerRelay implements RunningSource {
     return this.#stopped;
   }
 
+  /** Proxied requests and polls being answered right now. */
+  get inFlight(): number {
+    return this.#active.size;
+  }
+
+  /** During stop(): stop waiting for in-flight requests (a second SIGTERM); they are cut off. */
+  hurry(): void {
+    this.#hurried = true;
+    this.#endGrace?.();
+  }
+
   /** Drains the worker now (tests and shutdown hooks). */
   drainNow(): Promise<void> {
     return this.#events.drainNow();
@@ -261,12 +294,16 @@ export class WorkerRelay implements RunningSource {
 
   async #doStop(): Promise<void> {
     clearInterval(this.#timer);
-    const closed = this.#started ? new Promise<void>((resolve) => this.#server.close(() => resolve())) : Promise.resolve();
-    this.#server.closeIdleConnections();
-    const grace = new Promise<void>((resolve) => setTimeout(resolve, this.#options.shutdownGraceMs).unref());
+    const closed = this.#started ? Promise.all(this.#servers.map((server) => new Promise<void>((resolve) => server.close(() => resolve())))) : Promise.resolve();
+    for (const server of this.#servers) server.closeIdleConnections();
+    const grace = new Promise<void>((resolve) => {
+      this.#endGrace = resolve;
+      if (this.#hurried) resolve();
+      setTimeout(resolve, this.#options.shutdownGraceMs).unref();
+    });
     await Promise.race([Promise.allSettled([...this.#active]), grace]);
     this.#stopSignal.abort();
-    this.#server.closeAllConnections();
+    for (const server of this.#servers) server.closeAllConnections();
     await closed;
     await this.#events.idle();
     await this.#pool.close().catch(() => undefined);
@@ -280,20 +317,21 @@ export class WorkerRelay implements RunningSource {
     void p.finally(() => this.#active.delete(p));
   }
 
-  async #handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    if (req.method === 'POST' && pathOf(req.url) === '/kv_cache_events') return this.#serveEvents(req, res);
+  async #handle(req: IncomingMessage, res: ServerResponse, portIndex: number): Promise<void> {
+    if (req.method === 'POST' && pathOf(req.url) === '/kv_cache_events') return this.#serveEvents(req, res, portIndex);
     return this.#proxy(req, res);
   }
 
-  #consumerOf(req: IncomingMessage): string {
+  /** the header's name when sent, else the listen port's: `port:9401` */
+  #consumerOf(req: IncomingMessage, portIndex: number): string {
     const h = this.#options.consumerHeader !== '' ? req.headers[this.#options.consumerHeader] : undefined;
     const named = Array.isArray(h) ? h[0] : h;
     if (named !== undefined && named !== '') return named;
-    const addr = req.socket.remoteAddress ?? 'unknown';
-    return this.#options.consumerBy === 'address-port' ? `${addr}:${req.socket.remotePort ?? 0}` : addr;
+    const a = this.#servers[portIndex]?.address() as AddressInfo | null | undefined;
+    return `port:${a?.port ?? portIndex}`;
   }
 
-  async #serveEvents(req: IncomingMessage, res: ServerResponse): Promise<void> {
+  async #serveEvents(req: IncomingMessage, res: ServerResponse, portIndex: number): Promise<void> {
     req.resume(); // the body is empty by contract; discard whatever came
     let hungUp = false;
     res.once('close', () => {
@@ -302,7 +340,7 @@ export class WorkerRelay implements RunningSource {
       this.#events.hungUp();
     });
     await this.#events.poll(
-      () => this.#consumerOf(req),
+      () => this.#consumerOf(req, portIndex),
       () => hungUp || req.socket.destroyed,
       (body) => {
         res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
@@ -496,7 +534,7 @@ export class WorkerRelay implements RunningSource {
         this.#deps.inflight.dec(this.target.id);
         // the worker stored this request's blocks by the time it answered: drain now, as the router's
         // finish_request polls, so worker truth never waits for the timer (nor for a router that never polls)
-        if (ok && !this.#stopSignal.signal.aborted) void this.#events.drainNow();
+        if (ok && this.#options.drainEvents && !this.#stopSignal.signal.aborted) void this.#events.drainNow();
         const latencyMs = performance.now() - startedAt;
         // the decision first (recorded when the scan answered), then the outcome
         await decide?.();
