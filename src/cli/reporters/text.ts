@@ -1,7 +1,7 @@
 // The human audit report: verdict, headline numbers, findings (what, cause, fix), an evidence table, per-server
 // numbers and the fixes to apply, in order.
 import type { ChalkInstance } from 'chalk';
-import type { AuditReport } from '../../core/diagnosis/audit-report.js';
+import { verdictMeaning, type AuditReport } from '../../core/diagnosis/audit-report.js';
 import type { Finding } from '../../core/state/snapshot.js';
 import type { Severity } from '../../core/diagnosis/finding-catalog.js';
 
@@ -30,18 +30,9 @@ function severityLabel(severity: Severity, c: ChalkInstance): string {
 }
 
 function verdictLine(report: AuditReport, c: ChalkInstance): string {
-  switch (report.verdict) {
-    case 'inert':
-      return `${c.red.bold('INERT')}  the router's prefix-cache signal is dead: routing ignores where prefixes are cached`;
-    case 'unknown':
-      return `${c.yellow.bold('UNKNOWN')}  the window does not show whether routing follows the prefix cache: see evidence-insufficient for what is missing`;
-    case 'degraded':
-      return report.findings.some((f) => f.severity === 'critical')
-        ? `${c.yellow.bold('DEGRADED')}  routing follows prefixes, but critical findings below break part of the cache signal`
-        : `${c.yellow.bold('DEGRADED')}  routing follows prefixes, but findings below cost prefix-cache hits`;
-    case 'healthy':
-      return `${c.green.bold('HEALTHY')}  routing follows the prefix cache`;
-  }
+  const label = report.verdict.toUpperCase();
+  const colored = report.verdict === 'inert' ? c.red.bold(label) : report.verdict === 'degraded' || report.verdict === 'unknown' ? c.yellow.bold(label) : c.green.bold(label);
+  return `${colored}  ${verdictMeaning(report.verdict, report.findings.some((f) => f.severity === 'critical'))}`;
 }
 
 function findingBlock(f: Finding, c: ChalkInstance): string[] {

@@ -99,6 +99,23 @@ export function buildAuditReport(snapshot: SentinelStateSnapshot, source: AuditS
   };
 }
 
+/**
+ * What a verdict means, one line (the text and HTML reports print it after the verdict). `degraded` implies routing
+ * visibly follows prefixes (else evidence-insufficient holds and the verdict is `unknown`).
+ */
+export function verdictMeaning(verdict: Verdict, hasCritical = false): string {
+  switch (verdict) {
+    case 'inert':
+      return "the router's prefix-cache signal is dead: routing ignores where prefixes are cached";
+    case 'unknown':
+      return 'the window does not show whether routing follows the prefix cache: see evidence-insufficient for what is missing';
+    case 'degraded':
+      return hasCritical ? 'routing follows prefixes, but critical findings below break part of the cache signal' : 'routing follows prefixes, but findings below cost prefix-cache hits';
+    case 'healthy':
+      return 'routing follows the prefix cache';
+  }
+}
+
 /** Exit code when nothing is at or above --fail-on, yet the evidence does not support an all-clear (verdict unknown). */
 export const EXIT_EVIDENCE_INSUFFICIENT = 3;
 
