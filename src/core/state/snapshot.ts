@@ -66,8 +66,9 @@ export interface DecisionStats {
   /**
    * Sums over decisions of the router's score terms as kvsentinel replicates them (score = cache term − load term):
    * the chosen server's cache term, the largest cache term any server offered (both over decisions with hashed
-   * prompts), and the in-flight spread (busiest − idlest) / max_batch_size, the most the load term can take away
-   * (over decisions that reported in-flight counts). Means are sum / count.
+   * prompts), and the spread of the load term (the score's cache term minus the score, busiest − idlest server;
+   * in-flight / max_batch_size in TensorRT-LLM's formula), the most load can take away (over decisions that reported
+   * in-flight counts). Means are sum / count.
    */
   readonly scoreTerms: {
     readonly withKeys: number;

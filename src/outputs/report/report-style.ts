@@ -16,10 +16,11 @@ th{background:#f6f8fa;font-weight:600}td.num{text-align:right;font-variant-numer
 .verdict strong{font-size:1.4em;letter-spacing:.04em;margin-right:.6em}
 .verdict.inert{border-color:var(--crit);background:#fff1f0}.verdict.inert strong{color:var(--crit)}
 .verdict.degraded{border-color:var(--warn);background:#fff8e5}.verdict.degraded strong{color:var(--warn)}
+.verdict.unknown{border-color:var(--dim);background:#f6f8fa}.verdict.unknown strong{color:var(--dim)}
 .verdict.healthy{border-color:var(--ok);background:#effaf2}.verdict.healthy strong{color:var(--ok)}
 .headline{display:flex;flex-wrap:wrap;gap:.4em 1.4em;margin:.5em 0}.headline div b{display:block;font-size:1.3em}
 .strip{display:flex;height:14px;border-radius:3px;overflow:hidden;margin:.3em 0 0}.strip span{display:block;height:100%}
-.strip .inert{background:var(--crit)}.strip .degraded{background:#d4a72c}.strip .healthy{background:var(--ok)}
+.strip .inert{background:var(--crit)}.strip .degraded{background:#d4a72c}.strip .healthy{background:var(--ok)}.strip .unknown{background:#8c959f}
 .finding{border:1px solid var(--line);border-left:6px solid var(--info);border-radius:6px;padding:.6em .9em;margin:.8em 0;break-inside:avoid}
 .finding.critical{border-left-color:var(--crit)}.finding.warning{border-left-color:var(--warn)}
 .sev{font-weight:700;font-size:.8em;border-radius:3px;padding:.1em .4em;color:#fff;background:var(--info);margin-right:.4em}
