@@ -80,6 +80,7 @@ export async function startLiveCluster(config: SimConfig, options: LiveClusterOp
         port: port(i),
         competitorPeriodMs: config.ctx.competingConsumer ? config.ctx.competitorPeriodMs : null,
         perfMetricsMaxRequests: options.perfMetricsMaxRequests ?? 1000,
+        keepAliveTimeoutMs: config.ctx.keepAliveTimeoutMs,
       }),
   );
   const byId = new Map(workers.map((w) => [w.id, w]));

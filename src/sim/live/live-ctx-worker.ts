@@ -9,9 +9,9 @@ import { CtxWorker, WorkerDownError, type CtxResult, type CtxWorkerConfig } from
 import { StaticPrompt, type Prompt, type PromptBlocks } from '../prompt.js';
 import type { HashAlgo } from '../../core/wire/kv-event.js';
 import { DigestLog } from './event-digest.js';
-import { HttpError, LiveHttpServer, readBody, sendError, sendJsonText, sendText, sseData, startSse } from './http-kit.js';
+import { HttpError, LiveHttpServer, readBody, readBodyBytes, sendError, sendJsonText, sendText, sseData, startSse } from './http-kit.js';
 import type { LiveScheduler } from './live-scheduler.js';
-import { parseOpenAiRequest, type OpenAiEndpoint, type OpenAiRequest } from './openai-request.js';
+import { parseOpenAiRequestBytes, type OpenAiEndpoint, type OpenAiRequest } from './openai-request.js';
 import { chunkBody, fillerText, responseBody, type ResponseHead, type UsageNumbers } from './openai-response.js';
 
 export interface LiveCtxWorkerOptions {
@@ -22,6 +22,8 @@ export interface LiveCtxWorkerOptions {
   readonly competitorPeriodMs: number | null;
   /** perf_metrics_max_requests (0 = /perf_metrics always []) */
   readonly perfMetricsMaxRequests: number;
+  /** idle keep-alive connections are closed after this, real ms (trtllm-serve: 5 s; default 5000) */
+  readonly keepAliveTimeoutMs?: number;
 }
 
 export interface LiveCtxWorkerStats {
@@ -41,6 +43,19 @@ interface PerfEntry {
 }
 
 const NO_TOKENS = new Uint32Array(0);
+
+/**
+ * The prompt's ids as a context-only response carries them (openai_server.py): `prompt_token_ids`, or for a chat
+ * request that asked with return_prompt_token_ids_b64 the int32 little-endian buffer in base64 (list null).
+ */
+function promptTokenIdsMembers(request: OpenAiRequest): string {
+  if (request.returnPromptTokenIdsB64 && request.endpoint === 'chat') {
+    const bytes = Buffer.alloc(request.tokens.length * 4);
+    request.tokens.forEach((id, i) => bytes.writeInt32LE(id, i * 4));
+    return `"prompt_token_ids":null,"prompt_token_ids_b64":"${bytes.toString('base64')}"`;
+  }
+  return `"prompt_token_ids":[${request.tokens.join(',')}]`;
+}
 
 /**
  * An HTTP request's prompt that lets go of its tokens and hashes once the request is answered: the model's FIFO
@@ -89,7 +104,7 @@ export class LiveCtxWorker {
     this.#scheduler = scheduler;
     this.#options = options;
     this.worker = new CtxWorker(scheduler, config);
-    this.http = new LiveHttpServer(options.host, options.port, (req, res, url) => this.#handle(req, res, url));
+    this.http = new LiveHttpServer(options.host, options.port, (req, res, url) => this.#handle(req, res, url), options.keepAliveTimeoutMs ?? 5_000);
   }
 
   get id(): string {
@@ -183,7 +198,7 @@ export class LiveCtxWorker {
 
   async #completion(endpoint: OpenAiEndpoint, req: IncomingMessage, res: ServerResponse): Promise<void> {
     const arrivalS = performance.now() / 1000;
-    const request = parseOpenAiRequest(endpoint, await readBody(req), req.headers);
+    const request = parseOpenAiRequestBytes(endpoint, await readBodyBytes(req), req.headers);
     const ctxRequestId = ++this.#ctxRequestSeq;
     const requestId = `${endpoint === 'chat' ? 'chatcmpl' : 'cmpl'}-${this.id}-${ctxRequestId}`;
     const prompt = new ReleasablePrompt(request.tokens);
@@ -210,7 +225,7 @@ export class LiveCtxWorker {
       ? { request_type: 'context_only', first_gen_tokens: [request.tokens[request.tokens.length - 1] ?? 0], ctx_request_id: ctxRequestId, encoded_opaque_state: null, draft_tokens: null }
       : null;
     if (!request.stream) {
-      sendJsonText(res, 200, responseBody(head, text, usage, disagg));
+      sendJsonText(res, 200, responseBody(head, text, usage, disagg, request.contextOnly ? promptTokenIdsMembers(request) : ''));
       return;
     }
     startSse(res);

@@ -30,13 +30,14 @@ export function fillerText(count: number): string {
   return ' tok'.repeat(Math.max(count, 0));
 }
 
-export function responseBody(head: ResponseHead, text: string, usage: UsageNumbers, disaggregatedParams: Record<string, unknown> | null): string {
+/** `extraMembers`: JSON text of more top-level members (the prompt's ids of a context-only answer), or '' */
+export function responseBody(head: ResponseHead, text: string, usage: UsageNumbers, disaggregatedParams: Record<string, unknown> | null, extraMembers = ''): string {
   const choice: Record<string, unknown> =
     head.endpoint === 'completions'
       ? { index: 0, text, logprobs: null, finish_reason: 'length', stop_reason: null }
       : { index: 0, message: { role: 'assistant', content: text, reasoning_content: null, tool_calls: [] }, logprobs: null, finish_reason: 'length', stop_reason: null };
   if (disaggregatedParams !== null) choice['disaggregated_params'] = disaggregatedParams;
-  return JSON.stringify({
+  const json = JSON.stringify({
     id: head.id,
     object: head.endpoint === 'completions' ? 'text_completion' : 'chat.completion',
     created: head.created,
@@ -44,6 +45,7 @@ export function responseBody(head: ResponseHead, text: string, usage: UsageNumbe
     choices: [choice],
     usage: usageObject(usage),
   });
+  return extraMembers === '' ? json : `${json.slice(0, -1)},${extraMembers}}`;
 }
 
 /** one SSE chunk's JSON; `usage` only on the final chunk */
