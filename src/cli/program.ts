@@ -7,6 +7,7 @@ import { registerRecordCommand } from './commands/record.js';
 import { registerServeCommand } from './commands/serve.js';
 import { liveAudit } from './serve/live-audit.js';
 import { registerSimCommand } from './commands/sim.js';
+import { registerSimKeysCommand } from './commands/sim-keys.js';
 import { registerSimServeCommand } from './commands/sim-serve.js';
 import { registerTailCommand } from './commands/tail.js';
 import { VERSION } from './version.js';
@@ -15,7 +16,6 @@ export function buildProgram(): Command {
   const program = new Command('kvsentinel')
     .description('Diagnose a KV-cache-aware LLM router (TensorRT-LLM disaggregated serving) from the outside.')
     .version(VERSION)
-    .showHelpAfterError()
     .exitOverride();
   registerDemoCommand(program);
   registerHashCommand(program);
@@ -25,12 +25,32 @@ export function buildProgram(): Command {
   registerTailCommand(program);
   registerSimCommand(program);
   registerSimServeCommand(program);
+  registerSimKeysCommand(program);
+  oneLineUsageErrors(program, 'kvsentinel');
   return program;
+}
+
+/**
+ * A usage error is one line, and the last one: what is wrong, then where the usage is (`--help`), never the whole
+ * help text after it (which pushes the error off the screen).
+ */
+function oneLineUsageErrors(command: Command, path: string): void {
+  command.configureOutput({
+    outputError: (text, write) => write(`${path}: ${text.replace(/^error: /, '').trimEnd()} (see '${path} --help')\n`),
+  });
+  for (const sub of command.commands) oneLineUsageErrors(sub, `${path} ${sub.name()}`);
 }
 
 /** Runs the CLI and returns the exit code; never calls process.exit. */
 export async function runCli(argv: readonly string[]): Promise<number> {
   const program = buildProgram();
+  // a command's own errors name it: `kvsentinel serve: …`
+  let where = 'kvsentinel';
+  program.hook('preAction', (_root, action) => {
+    const names: string[] = [];
+    for (let c: Command | null = action; c !== null && c !== program; c = c.parent) names.unshift(c.name());
+    where = ['kvsentinel', ...names].join(' ');
+  });
   try {
     await program.parseAsync(argv);
     return typeof process.exitCode === 'number' ? process.exitCode : 0;
@@ -40,7 +60,7 @@ export async function runCli(argv: readonly string[]): Promise<number> {
       return err.exitCode === 0 ? 0 : EXIT_USAGE;
     }
     if (err instanceof CliError) {
-      process.stderr.write(`kvsentinel: ${err.message}\n`);
+      process.stderr.write(`${where}: ${err.message}\n`);
       return EXIT_USAGE;
     }
     throw err;

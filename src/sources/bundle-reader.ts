@@ -1,8 +1,9 @@
 // Reads a bundle back as a stream of records: line by line, so a 5 M-event bundle is audited in constant memory.
 // Malformed lines are reported (with their line numbers) through onIssue and skipped, never fatal.
 import { createReadStream } from 'node:fs';
-import { readFile } from 'node:fs/promises';
+import { readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
+import { fileErrorText } from './file-error-text.js';
 import { decodeBundleRecord, KeyHistory, type BundleRecord } from '../core/bundle/bundle-codec.js';
 import { MANIFEST_FILE, OBSERVATIONS_FILE, parseBundleManifest, type BundleManifest } from '../core/bundle/bundle-manifest.js';
 import type { WireIssue } from '../core/wire/wire-issue.js';
@@ -12,13 +13,20 @@ export class BundleError extends Error {
 }
 
 export async function readBundleManifest(dir: string): Promise<BundleManifest> {
+  let info;
+  try {
+    info = await stat(dir);
+  } catch (err) {
+    throw new BundleError((err as NodeJS.ErrnoException).code === 'ENOENT' ? `no such directory (a bundle is the directory \`kvsentinel record --out DIR\` wrote)` : `cannot read the directory: ${fileErrorText(err)}`);
+  }
+  if (!info.isDirectory()) throw new BundleError('is a file, not a bundle directory (give the directory `kvsentinel record --out DIR` wrote)');
   const path = join(dir, MANIFEST_FILE);
   let text: string;
   try {
     text = await readFile(path, 'utf8');
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
-    throw new BundleError(code === 'ENOENT' ? `${dir} is not a kvsentinel bundle: ${MANIFEST_FILE} is missing` : `cannot read ${path}: ${code ?? String(err)}`);
+    throw new BundleError(code === 'ENOENT' ? `${dir} is not a kvsentinel bundle: ${MANIFEST_FILE} is missing` : `cannot read ${path}: ${fileErrorText(err)}`);
   }
   let parsed: unknown;
   try {

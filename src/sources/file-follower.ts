@@ -3,6 +3,7 @@
 // a reported state, not an error that stops following. Lines are handed over complete; a partial last line waits.
 import { open, stat } from 'node:fs/promises';
 import { StringDecoder } from 'node:string_decoder';
+import { fileErrorText } from './file-error-text.js';
 import { PollingSource } from './polling-source.js';
 import type { SourceReporter } from './ports.js';
 
@@ -41,7 +42,7 @@ export class FileFollower extends PollingSource {
     try {
       info = await stat(this.#path);
     } catch (err) {
-      this.#status.fail(this.name, 'io', `${this.#path}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`);
+      this.#status.fail(this.name, 'io', `${this.#path}: ${fileErrorText(err)}`);
       this.#first = false; // a file that appears later is read from its start
       return;
     }
@@ -64,7 +65,7 @@ export class FileFollower extends PollingSource {
       try {
         await this.#readRange(info.size);
       } catch (err) {
-        this.#status.fail(this.name, 'io', `${this.#path}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`);
+        this.#status.fail(this.name, 'io', `${this.#path}: ${fileErrorText(err)}`);
         return;
       }
     }

@@ -9,6 +9,8 @@ export interface ObservationSink {
 export type Clock = () => number;
 
 export interface Logger {
+  /** detail for --log.level debug (every failed read, every source started); optional for small loggers */
+  debug?(message: string, fields?: Record<string, unknown>): void;
   info(message: string, fields?: Record<string, unknown>): void;
   warn(message: string, fields?: Record<string, unknown>): void;
   error(message: string, fields?: Record<string, unknown>): void;

@@ -32,6 +32,9 @@ export class SourceStatusBoard implements SourceReporter {
   readonly #sink: ObservationSink;
   readonly #clock: Clock;
   readonly #logger: Logger | null;
+  /** sources being stopped on purpose: their aborted reads are not faults */
+  readonly #silenced = new Set<string>();
+  #allSilenced = false;
 
   constructor(deps: { sink: ObservationSink; clock: Clock; logger?: Logger }) {
     this.#sink = deps.sink;
@@ -41,6 +44,11 @@ export class SourceStatusBoard implements SourceReporter {
 
   /** Declares a configured source so it is exported (as down) before its first read. */
   register(source: string): void {
+    this.#silenced.delete(source);
+    this.#init(source);
+  }
+
+  #init(source: string): void {
     if (!this.#sources.has(source)) {
       this.#sources.set(source, { up: false, seen: false, lastError: null, lastOkAt: null, lastErrorAt: null, errors: {}, badInput: {} });
     }
@@ -49,6 +57,16 @@ export class SourceStatusBoard implements SourceReporter {
   /** Removes a source that is no longer configured (after a reload). */
   unregister(source: string): void {
     this.#sources.delete(source);
+    this.#silenced.delete(source);
+  }
+
+  /**
+   * The owner is stopping `source` (or, without an argument, every source): reads it aborts from now on are the
+   * shutdown, not a fault — no log line, no error count, no `source-health` observation (no source-unreachable).
+   */
+  silence(source?: string): void {
+    if (source === undefined) this.#allSilenced = true;
+    else this.#silenced.add(source);
   }
 
   ok(source: string): void {
@@ -62,9 +80,11 @@ export class SourceStatusBoard implements SourceReporter {
   }
 
   fail(source: string, reason: SourceErrorReason, message: string): void {
+    if (this.#allSilenced || this.#silenced.has(source)) return;
     const s = this.#get(source);
     // log transitions and changed errors, not every failed poll
     if (s.up || !s.seen || s.lastError !== message) this.#logger?.warn(`source ${source} is down: ${message}`, { reason });
+    else this.#logger?.debug?.(`source ${source} still down: ${message}`, { reason });
     s.up = false;
     s.seen = true;
     s.lastError = message;
@@ -86,7 +106,7 @@ export class SourceStatusBoard implements SourceReporter {
   }
 
   #get(source: string): MutableStatus {
-    this.register(source);
+    this.#init(source);
     return this.#sources.get(source) as MutableStatus;
   }
 }

@@ -70,7 +70,7 @@ describe('kvsentinel audit --bundle', () => {
   it('usage and known errors exit 2 with one line', async () => {
     const missing = await runCli(['audit', '--bundle', join(tmpdir(), 'no-such-bundle-kvs')]);
     expect(missing.code).toBe(2);
-    expect(missing.stderr).toMatch(/--bundle .*no-such-bundle-kvs.*manifest\.json is missing/);
+    expect(missing.stderr).toMatch(/--bundle .*no-such-bundle-kvs: no such directory/);
     const badSeverity = await runCli(['audit', '--bundle', inert, '--fail-on', 'fatal']);
     expect(badSeverity.code).toBe(2);
     const nothing = await runCli(['audit']);

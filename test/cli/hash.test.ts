@@ -43,7 +43,7 @@ describe('kvsentinel hash', () => {
     [['hash', '--prompt', '1,2,3'], /--prompt needs --tokens-per-block/],
     [['hash', '--prompt', '--tokens-per-block', '0', '1'], /--tokens-per-block: '0' is not a positive integer/],
     [['hash'], /no BLOCK given/],
-    [['hash', '--prompt', '--tokens-per-block', '4', '--tokens-file', '/nonexistent/p.txt'], /--tokens-file \/nonexistent\/p.txt: ENOENT/],
+    [['hash', '--prompt', '--tokens-per-block', '4', '--tokens-file', '/nonexistent/p.txt'], /--tokens-file \/nonexistent\/p.txt: cannot read it: no such file or directory/],
     [['hash', '--algo', 'md5', '1'], /Allowed choices are v1_block_key, v2_sha256, v2_sha256_64/],
   ])('rejects %j with exit 2 and a message naming the input', async (args, message) => {
     const run = await runCli(args);

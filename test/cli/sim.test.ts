@@ -13,7 +13,21 @@ describe('kvsentinel sim run', () => {
     expect(run.code).toBe(0);
     const result = JSON.parse(run.stdout) as Record<string, unknown>;
     expect(result).toMatchObject({ requests: expect.any(Number) as number, cache_hit_ratio: expect.any(Number) as number, turn_scatter_ratio: expect.any(Number) as number });
-    expect(result.router).toMatchObject({ type: 'kv_cache_aware', tokensPerBlock: 32, maxBatchSize: 64 });
+    expect(result.router).toMatchObject({ type: 'kv_cache_aware', tokens_per_block: 32, max_batch_size: 64 });
+    // one naming style: every key at every depth is snake_case
+    const keys: string[] = [];
+    const walk = (v: unknown): void => {
+      if (Array.isArray(v)) v.forEach(walk);
+      else if (v !== null && typeof v === 'object') {
+        for (const [k, x] of Object.entries(v)) {
+          keys.push(k);
+          walk(x);
+        }
+      }
+    };
+    walk(result);
+    expect(keys.filter((k) => !/^[a-z0-9_]+$/.test(k))).toEqual([]);
+    expect(keys).toContain('router_block_table_size');
     expect(result.faults).toEqual(['ctx.event_buffer_max_size=0', 'router.tokens_per_block=32']);
   });
 

@@ -4,6 +4,7 @@ import { Option, type Command } from 'commander';
 import { cacheSaltId, formatWireHash, routerWireHashes, wireHashBlocks } from '../../core/hashing/index.js';
 import { HASH_ALGOS, type HashAlgo } from '../../core/wire/kv-event.js';
 import { parseTokenList } from '../../core/wire/token-list.js';
+import { fileErrorText } from '../../sources/file-error-text.js';
 import { CliError } from '../cli-error.js';
 import { parsePositiveIntOption, parseU64Option } from '../parse-u64.js';
 
@@ -27,7 +28,7 @@ function readTokensFile(path: string): string {
   try {
     return readFileSync(path, 'utf8');
   } catch (err) {
-    throw new CliError(`--tokens-file ${path}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`);
+    throw new CliError(`--tokens-file ${path}: cannot read it: ${fileErrorText(err)}`);
   }
 }
 

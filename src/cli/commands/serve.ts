@@ -3,12 +3,13 @@
 import type { Command } from 'commander';
 import { CliError } from '../cli-error.js';
 import { createDaemon } from '../serve/daemon.js';
-import { createStderrLogger } from '../serve/logger.js';
+import { createStderrLogger, LOG_FORMATS, LOG_LEVELS, type LogFormat, type LogLevel } from '../serve/logger.js';
 import { addSourceOptions, hasSources, loadCliConfig, NO_SOURCE_MESSAGE, sourceFlags, type SourceOptionValues } from '../serve/source-flags.js';
 
 interface ServeOptions extends SourceOptionValues {
   'config.check'?: boolean;
   'log.level'?: string;
+  'log.format'?: string;
   'relay.maxRequestBytes'?: string;
 }
 
@@ -19,20 +20,24 @@ export function registerServeCommand(program: Command): void {
     .option('--web.listen-address <host:port>', 'metrics, health, live feed and landing page (default 0.0.0.0:9464: Prometheus scrapes the pod IP)')
     .option('--web.bearer-token-file <path>', 'require Authorization: Bearer <token> (first line of the file) for /ws and POST /-/reload; /metrics and health stay open')
     .option('--relay.max-request-bytes <size>', 'largest request body a relay forwards (e.g. 64MiB, the default); larger ones get 413 (relay.max_request_bytes)')
-    .option('--log.level <level>', 'info | warn | error', 'info')
+    .option('--log.level <level>', LOG_LEVELS.join(' | '), 'info')
+    .option('--log.format <format>', `${LOG_FORMATS.join(' | ')}: one logfmt line or one JSON object per message on stderr`, 'logfmt')
     .action(async (options: ServeOptions) => {
-      const level = options['log.level'];
-      if (level !== 'info' && level !== 'warn' && level !== 'error') throw new CliError(`--log.level '${String(level)}': expected info, warn or error`);
+      const level = options['log.level'] as LogLevel;
+      if (!LOG_LEVELS.includes(level)) throw new CliError(`--log.level '${String(level)}': expected ${LOG_LEVELS.join(', ')}`);
+      const format = options['log.format'] as LogFormat;
+      if (!LOG_FORMATS.includes(format)) throw new CliError(`--log.format '${String(format)}': expected ${LOG_FORMATS.join(' or ')}`);
       const maxRequestBytes = options['relay.maxRequestBytes'];
       const flags = { ...sourceFlags(options), ...(maxRequestBytes !== undefined ? { relayMaxRequestBytes: maxRequestBytes } : {}) };
       const load = () => loadCliConfig(flags);
       const config = await load();
+      // --config.check says what serve would say: a configuration without a source is refused
+      if (!hasSources(config)) throw new CliError(NO_SOURCE_MESSAGE);
       if (options['config.check'] === true) {
         process.stdout.write('configuration is valid\n');
         return;
       }
-      if (!hasSources(config)) throw new CliError(NO_SOURCE_MESSAGE);
-      const logger = createStderrLogger({ level });
+      const logger = createStderrLogger({ level, format });
       // KVSENTINEL_REVISION: the build's source revision for kvsentinel_build_info (images set it)
       const daemon = createDaemon(config, { logger, loadConfig: load, revision: process.env.KVSENTINEL_REVISION ?? 'unknown' });
       try {
@@ -45,14 +50,22 @@ export function registerServeCommand(program: Command): void {
         const onHup = (): void => {
           daemon.reload().catch(() => undefined); // logged by the daemon; the old config stays
         };
+        let stopping = false;
         const onStop = (signal: string): void => {
+          if (stopping) {
+            // the second signal: stop waiting for in-flight relay requests
+            logger.info('stopping now', { signal });
+            daemon.hurry();
+            return;
+          }
+          stopping = true;
           logger.info('stopping', { signal });
           process.off('SIGHUP', onHup);
           void daemon.stop().then(resolve);
         };
         process.on('SIGHUP', onHup);
-        process.once('SIGTERM', () => onStop('SIGTERM'));
-        process.once('SIGINT', () => onStop('SIGINT'));
+        process.on('SIGTERM', () => onStop('SIGTERM'));
+        process.on('SIGINT', () => onStop('SIGINT'));
       });
     });
 }

@@ -2,7 +2,7 @@
 // orchestrator and its debug endpoint — optionally driving the closed-loop workload in (scaled) real time, until
 // SIGINT/SIGTERM or --duration. Prints the URLs (with --json: one JSON line first, then one when the workload ends).
 import { createWriteStream, type WriteStream } from 'node:fs';
-import type { Command } from 'commander';
+import { Option, type Command } from 'commander';
 import { startLiveCluster, type LiveCluster } from '../../sim/live/index.js';
 import { activeFaults, parseDurationMs, presetConfig, SimConfigError, type SimConfig } from '../../sim/sim-config.js';
 import { CliError } from '../cli-error.js';
@@ -23,6 +23,10 @@ interface SimServeOptions {
   exitWhenDone?: boolean;
   json?: boolean;
 }
+
+const DEFAULT_CTX_WAIT_MS = 120_000;
+/** while waiting for CTX addresses (e.g. relay ports of a sidecar still starting), say so this often */
+const WAIT_PROGRESS_MS = 5_000;
 
 /** the seed preset's workload produces meaningful traffic in ~30–60 s at this speed */
 export const DEFAULT_TIME_SCALE = 10;
@@ -108,13 +112,13 @@ export function registerSimServeCommand(program: Command): void {
     .command('serve')
     .description('serve the simulated cluster on real ports: CTX workers, the orchestrator and its /debug/router endpoint')
     .option('--preset <name>', 'preset (seed, healthy)', 'seed')
-    .option('--set <key=value>', 'override a simulator setting (repeatable; see sim run)', collect, [])
+    .option('--set <key=value>', 'override a simulator setting (repeatable; `kvsentinel sim keys` lists every key)', collect, [])
     .option('--host <host>', 'listen host of every server', '127.0.0.1')
     .option('--port-base <n>', 'workers on N, N+1 …, the orchestrator after them (default: free ports)', parsePort)
     .option('--workload', 'drive the closed-loop multi-turn workload through the orchestrator')
     .option('--time-scale <x>', 'virtual seconds per real second for model timings', parseScale, DEFAULT_TIME_SCALE)
     .option('--ctx-urls <list>', "the orchestrator's CTX list: ID=HOST:PORT,… (e.g. relay ports); others stay the workers", collect, [])
-    .option('--ctx-wait <duration>', 'how long to wait for every CTX address to answer /server_info', parseDuration('--ctx-wait'), 120_000)
+    .addOption(new Option('--ctx-wait <duration>', 'how long to wait for every CTX address to answer /server_info').argParser(parseDuration('--ctx-wait')).default(DEFAULT_CTX_WAIT_MS, '2m'))
     .option('--request-log <file>', 'append the canonical request log (JSONL) to FILE')
     .option('--request-log-token-ids', 'include prompt_token_ids in the request log')
     .option('--orchestrator-log <file>', "append the orchestrator's TensorRT-LLM log lines to FILE")
@@ -134,7 +138,13 @@ export function registerSimServeCommand(program: Command): void {
       const orchestratorLog = lineWriter(options.orchestratorLog, '--orchestrator-log');
       const out = (line: string): void => void process.stdout.write(`${line}\n`);
       const err = (line: string): void => void process.stderr.write(`${line}\n`);
-      if (Object.keys(ctxUrls).length > 0 && !options.json) err(`waiting for the CTX addresses ${Object.values(ctxUrls).join(', ')} to answer /server_info …`);
+      const waitingFor = Object.values(ctxUrls).join(', ');
+      if (waitingFor !== '') err(`waiting for the CTX addresses ${waitingFor} to answer /server_info (up to ${(options.ctxWait / 1000).toFixed(0)} s) …`);
+      const waitStarted = Date.now();
+      const waitTimer =
+        waitingFor !== ''
+          ? setInterval(() => err(`  still waiting for ${waitingFor}: ${((Date.now() - waitStarted) / 1000).toFixed(0)} s of ${(options.ctxWait / 1000).toFixed(0)} s`), WAIT_PROGRESS_MS)
+          : null;
       let cluster: LiveCluster;
       try {
         cluster = await startLiveCluster(config, {
@@ -150,6 +160,8 @@ export function registerSimServeCommand(program: Command): void {
       } catch (e) {
         await Promise.all([requestLog.close(), orchestratorLog.close()]);
         throw new CliError(e instanceof Error ? e.message : String(e));
+      } finally {
+        if (waitTimer !== null) clearInterval(waitTimer);
       }
       const info = describeCluster(cluster, config, options.timeScale);
       if (options.json) out(JSON.stringify(info));
@@ -176,13 +188,12 @@ export function registerSimServeCommand(program: Command): void {
           const workload = cluster.startWorkload();
           const progress = (): void => {
             const s = workload.summary();
-            err(`  ${s.wallSeconds.toFixed(0)} s: ${s.requests} requests, ${s.trajectories}/${config.workload.trajectories} trajectories, cache hit ${(s.cacheHitRatio * 100).toFixed(1)}%, turn scatter ${(s.turnScatterRatio * 100).toFixed(1)}%`);
+            err(`  ${s.wallSeconds.toFixed(0)} s: ${s.requests} requests (${s.failedRequests} failed), ${s.trajectories}/${config.workload.trajectories} trajectories, cache hit ${(s.cacheHitRatio * 100).toFixed(1)}%, turn scatter ${(s.turnScatterRatio * 100).toFixed(1)}%`);
           };
-          const timer = options.json ? null : setInterval(progress, 5000);
+          // progress on stderr in both modes (--json keeps stdout for the two JSON lines)
+          const timer = setInterval(progress, 5000);
           timer?.unref();
-          void workload.done.then(() => {
-            if (timer !== null) clearInterval(timer);
-          });
+          void workload.done.then(() => clearInterval(timer));
           void workload.done.then((s) => {
             if (s.stopped) return;
             const summary = { requests: s.requests, trajectories: s.trajectories, cache_hit_ratio: s.cacheHitRatio, turn_scatter_ratio: s.turnScatterRatio, failed_requests: s.failedRequests, wall_seconds: s.wallSeconds };

@@ -3,7 +3,9 @@ import { closeSync, openSync, writeSync } from 'node:fs';
 import type { Command } from 'commander';
 import { runVirtual, type SimResult } from '../../sim/run-virtual.js';
 import { presetConfig, SimConfigError } from '../../sim/sim-config.js';
+import { fileErrorText } from '../../sources/file-error-text.js';
 import { CliError } from '../cli-error.js';
+import { snakeCaseKeys } from '../reporters/snake-case.js';
 
 interface RunOptions {
   preset: string;
@@ -53,7 +55,7 @@ export function registerSimCommand(program: Command): void {
     .command('run')
     .description('run a preset in virtual time and print the prefix-cache hit and turn scatter')
     .option('--preset <name>', 'preset: seed (the bug report, events off) or healthy', 'seed')
-    .option('--set <key=value>', 'override a setting or inject a fault (repeatable), e.g. ctx.event_buffer_max_size=10000', collect, [])
+    .option('--set <key=value>', 'override a setting or inject a fault (repeatable), e.g. ctx.event_buffer_max_size=10000; `kvsentinel sim keys` lists every key', collect, [])
     .option('--json', 'print one JSON object')
     .option('--request-log <file>', 'write the canonical request log (JSONL)')
     .option('--request-log-token-ids', 'include prompt_token_ids in the request log')
@@ -70,7 +72,7 @@ export function registerSimCommand(program: Command): void {
         try {
           return openSync(path, 'w');
         } catch (err) {
-          throw new CliError(`${flag} ${path}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`);
+          throw new CliError(`${flag} ${path}: cannot write it: ${fileErrorText(err)}`);
         }
       };
       // streamed: with prompt_token_ids a request log is far too large to hold in memory
@@ -94,7 +96,7 @@ export function registerSimCommand(program: Command): void {
       const wallSeconds = (performance.now() - started) / 1000;
       if (requestFd !== null) closeSync(requestFd);
       if (orchestratorFd !== null) closeSync(orchestratorFd);
-      if (options.json === true) process.stdout.write(`${JSON.stringify({ ...result, wall_seconds: wallSeconds })}\n`);
+      if (options.json === true) process.stdout.write(`${JSON.stringify(snakeCaseKeys({ ...result, wall_seconds: wallSeconds }))}\n`);
       else process.stdout.write(summary(result, wallSeconds));
     });
 }

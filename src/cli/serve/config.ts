@@ -7,6 +7,8 @@
 // standard deployment unscrapeable. 9464 is the port the deployment manifests and dashboards use.
 import { readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
+import { fileErrorText } from '../../sources/file-error-text.js';
+import { closestName } from '../../core/closest-name.js';
 import { parse as parseYaml } from 'yaml';
 import { DEFAULT_MAX_TABLE_BLOCKS_PER_SERVER } from '../../core/tables/index.js';
 import type { ZmqStreamSpec } from '../../sources/zmq/zmq-events-source.js';
@@ -241,7 +243,9 @@ function isRaw(v: unknown): v is Raw {
 
 function checkKeys(where: string, obj: Raw, allowed: readonly string[]): void {
   for (const key of Object.keys(obj)) {
-    if (!allowed.includes(key)) fail(`${where === '' ? '' : `${where}.`}${key}`, `unknown key (expected one of ${allowed.join(', ')})`);
+    if (allowed.includes(key)) continue;
+    const near = closestName(key, allowed);
+    fail(`${where === '' ? '' : `${where}.`}${key}`, `unknown key${near !== null ? ` (did you mean ${near}?)` : ''}; expected one of ${allowed.join(', ')}`);
   }
 }
 
@@ -277,7 +281,7 @@ function readBearerToken(where: string, v: unknown): string {
   try {
     text = readFileSync(v, 'utf8');
   } catch (err) {
-    return fail(where, `cannot read ${v}: ${err instanceof Error ? err.message : String(err)}`);
+    return fail(where, `cannot read ${v}: ${fileErrorText(err)}`);
   }
   const token = (text.split(/\r?\n/)[0] ?? '').trim();
   if (token.length < 16) fail(where, `${v}: the token must be at least 16 characters on the first line`);
@@ -455,7 +459,7 @@ export async function loadConfig(flags: ServeFlags): Promise<ServeConfig> {
   try {
     text = await readFile(flags.configFile, 'utf8');
   } catch (err) {
-    throw new ConfigError(`${flags.configFile}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`);
+    throw new ConfigError(`--config.file ${flags.configFile}: cannot read it: ${fileErrorText(err)}`);
   }
   let doc: unknown;
   try {

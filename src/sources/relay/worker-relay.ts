@@ -171,6 +171,8 @@ export class WorkerRelay implements RunningSource {
   readonly #unreadable = new Map<RequestUnreadableReason, number>();
   #started = false;
   #stopped: Promise<void> | undefined;
+  #endGrace: (() => void) | undefined;
+  #hurried = false;
 
   constructor(target: RelayTarget, deps: RelayDeps, options: Partial<RelayOptions> = {}) {
     this.target = target;
@@ -274,6 +276,17 @@ export class WorkerRelay implements RunningSource {
     return this.#stopped;
   }
 
+  /** Proxied requests and polls being answered right now. */
+  get inFlight(): number {
+    return this.#active.size;
+  }
+
+  /** During stop(): stop waiting for in-flight requests (a second SIGTERM); they are cut off. */
+  hurry(): void {
+    this.#hurried = true;
+    this.#endGrace?.();
+  }
+
   /** Drains the worker now (tests and shutdown hooks). */
   drainNow(): Promise<void> {
     return this.#events.drainNow();
@@ -283,7 +296,11 @@ export class WorkerRelay implements RunningSource {
     clearInterval(this.#timer);
     const closed = this.#started ? Promise.all(this.#servers.map((server) => new Promise<void>((resolve) => server.close(() => resolve())))) : Promise.resolve();
     for (const server of this.#servers) server.closeIdleConnections();
-    const grace = new Promise<void>((resolve) => setTimeout(resolve, this.#options.shutdownGraceMs).unref());
+    const grace = new Promise<void>((resolve) => {
+      this.#endGrace = resolve;
+      if (this.#hurried) resolve();
+      setTimeout(resolve, this.#options.shutdownGraceMs).unref();
+    });
     await Promise.race([Promise.allSettled([...this.#active]), grace]);
     this.#stopSignal.abort();
     for (const server of this.#servers) server.closeAllConnections();
