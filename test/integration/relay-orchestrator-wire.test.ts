@@ -37,7 +37,7 @@ async function settled(daemon: Daemon, summary: LiveWorkloadSummary): Promise<Se
   await eventually(() => daemon.snapshot().requests === summary.requests, 10_000, 'the state saw every request');
   // the last outcomes and drains land asynchronously
   await new Promise((r) => setTimeout(r, 300));
-  return daemon.snapshot() as SentinelStateSnapshot;
+  return daemon.snapshot();
 }
 
 async function metricsOf(daemon: Daemon): Promise<string> {
