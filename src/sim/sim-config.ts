@@ -38,6 +38,8 @@ export interface CtxConfig {
   readonly stallMs: number;
   /** live workers close idle keep-alive connections after this (real ms; trtllm-serve TIMEOUT_KEEP_ALIVE = 5 s) */
   readonly keepAliveTimeoutMs: number;
+  /** live only: the workers tokenize text and chat requests with this tokenizer (a model folder); null = code points */
+  readonly tokenizer?: string | null;
 }
 
 export interface RouterConfig {
@@ -58,6 +60,8 @@ export interface RouterConfig {
   readonly writeTokenIds: boolean;
   /** each event poll on a new connection (a client pool reconnecting from a new port every time) */
   readonly pollNewConnection: boolean;
+  /** live only: the router tokenizes text and chat requests itself with this tokenizer; null = as the workers */
+  readonly tokenizer?: string | null;
 }
 
 export interface GenConfig {
@@ -130,6 +134,7 @@ export const SEED_PRESET: SimConfig = {
     stallEveryMs: 20_000,
     stallMs: 12_000,
     keepAliveTimeoutMs: 5_000,
+    tokenizer: null,
   },
   router: {
     type: 'kv_cache_aware',
@@ -142,6 +147,7 @@ export const SEED_PRESET: SimConfig = {
     returnPromptTokenIdsB64: false,
     writeTokenIds: false,
     pollNewConnection: false,
+    tokenizer: null,
   },
   gen: { overheadMs: 200, msPerToken: 25 },
 };
@@ -160,7 +166,7 @@ export class SimConfigError extends Error {
   override readonly name = 'SimConfigError';
 }
 
-type Kind = 'int' | 'posint' | 'number' | 'bool' | 'duration' | 'optional-duration' | { readonly oneOf: readonly string[] };
+type Kind = 'int' | 'posint' | 'number' | 'bool' | 'duration' | 'optional-duration' | 'optional-path' | { readonly oneOf: readonly string[] };
 
 interface Knob {
   readonly kind: Kind;
@@ -221,6 +227,7 @@ export const KNOBS: Readonly<Record<string, Knob>> = {
   'ctx.stall_every': { kind: 'duration', section: 'ctx', field: 'stallEveryMs', help: 'mean time between CTX stalls (0 = none)' },
   'ctx.stall': { kind: 'duration', section: 'ctx', field: 'stallMs', help: 'mean CTX stall duration' },
   'ctx.keep_alive_timeout': { kind: 'duration', section: 'ctx', field: 'keepAliveTimeoutMs', help: 'live workers close idle connections after this (real time)' },
+  'ctx.tokenizer': { kind: 'optional-path', section: 'ctx', field: 'tokenizer', help: 'live: workers tokenize text/chat with this model folder (none = code points); the workload then sends chat' },
   'router.type': { kind: { oneOf: ROUTER_TYPES }, section: 'router', field: 'type', help: 'CTX router' },
   'router.tokens_per_block': { kind: 'posint', section: 'router', field: 'tokensPerBlock', help: 'router chunk size' },
   'router.max_batch_size': { kind: 'posint', section: 'router', field: 'maxBatchSize', help: 'load term denominator' },
@@ -231,6 +238,7 @@ export const KNOBS: Readonly<Record<string, Knob>> = {
   'router.return_prompt_token_ids_b64': { kind: 'bool', section: 'router', field: 'returnPromptTokenIdsB64', help: 'ask workers for prompt_token_ids_b64' },
   'router.write_token_ids': { kind: 'bool', section: 'router', field: 'writeTokenIds', help: 'router writes its ids into text/chat CTX requests' },
   'router.poll_new_connection': { kind: 'bool', section: 'router', field: 'pollNewConnection', help: 'each event poll on a new connection' },
+  'router.tokenizer': { kind: 'optional-path', section: 'router', field: 'tokenizer', help: 'live: the router tokenizes text/chat itself with this model folder (none = the workers\' ids)' },
   'gen.overhead': { kind: 'duration', section: 'gen', field: 'overheadMs', help: 'GEN step overhead' },
   'gen.ms_per_token': { kind: 'number', section: 'gen', field: 'msPerToken', help: 'decode time per output token' },
 };
@@ -269,6 +277,9 @@ function parseValue(key: string, kind: Kind, raw: string): unknown {
       if (raw === 'true') return true;
       if (raw === 'false') return false;
       throw bad('expected true or false');
+    case 'optional-path':
+      if (raw === '' ) throw bad('expected a path (or none)');
+      return raw === 'none' ? null : raw;
     case 'duration':
     case 'optional-duration': {
       if (kind === 'optional-duration' && (raw === 'never' || raw === 'none')) return null;

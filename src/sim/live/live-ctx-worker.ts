@@ -16,6 +16,8 @@ import type { KvEvent } from '../../core/wire/kv-event.js';
 import type { PublisherFormat } from '../publisher-format.js';
 import { ZmqKvPublisher } from './zmq-kv-publisher.js';
 import { chunkBody, fillerText, responseBody, type ResponseHead, type UsageNumbers } from './openai-response.js';
+import type { ModelTokenizer } from '../../sources/tokenizer/model-tokenizer.js';
+import { tokenizeRequest as tokenizeWithModel } from './sim-tokenizers.js';
 
 export interface LiveCtxWorkerOptions {
   readonly host: string;
@@ -27,6 +29,8 @@ export interface LiveCtxWorkerOptions {
   readonly perfMetricsMaxRequests: number;
   /** idle keep-alive connections are closed after this, real ms (trtllm-serve: 5 s; default 5000) */
   readonly keepAliveTimeoutMs?: number;
+  /** ctx.tokenizer: text and chat prompts tokenized with the model's tokenizer; context-only answers then carry them */
+  readonly tokenizer?: ModelTokenizer | null;
   /** publish KV events over ZMQ (one PUB per rank at base port + rank, replay ROUTERs); null = pull path only */
   readonly kvEventsPublisher?: { readonly format: PublisherFormat; readonly replay: boolean } | null;
   /** keep what was published for an in-process router that reads the stream (takeStreamEvents) */
@@ -52,16 +56,13 @@ interface PerfEntry {
 const NO_TOKENS = new Uint32Array(0);
 
 /**
- * The prompt's ids as a context-only response carries them (openai_server.py): `prompt_token_ids`, or for a chat
- * request that asked with return_prompt_token_ids_b64 the int32 little-endian buffer in base64 (list null).
+ * A chat context-only answer that asked with return_prompt_token_ids_b64 (openai_server.py): the prompt's ids as
+ * int32 little-endian in base64, the list null; otherwise context-only answers carry `prompt_token_ids`.
  */
-function promptTokenIdsMembers(request: OpenAiRequest): string {
-  if (request.returnPromptTokenIdsB64 && request.endpoint === 'chat') {
-    const bytes = Buffer.alloc(request.tokens.length * 4);
-    request.tokens.forEach((id, i) => bytes.writeInt32LE(id, i * 4));
-    return `"prompt_token_ids":null,"prompt_token_ids_b64":"${bytes.toString('base64')}"`;
-  }
-  return `"prompt_token_ids":[${request.tokens.join(',')}]`;
+function promptTokenIdsB64Members(tokens: Uint32Array): string {
+  const bytes = Buffer.alloc(tokens.length * 4);
+  tokens.forEach((id, i) => bytes.writeInt32LE(id, i * 4));
+  return `"prompt_token_ids":null,"prompt_token_ids_b64":"${bytes.toString('base64')}"`;
 }
 
 /**
@@ -233,7 +234,9 @@ export class LiveCtxWorker {
 
   async #completion(endpoint: OpenAiEndpoint, req: IncomingMessage, res: ServerResponse): Promise<void> {
     const arrivalS = performance.now() / 1000;
-    const request = parseOpenAiRequestBytes(endpoint, await readBodyBytes(req), req.headers);
+    const parsed = parseOpenAiRequestBytes(endpoint, await readBodyBytes(req), req.headers);
+    const tokenizer = this.#options.tokenizer ?? null;
+    const request = tokenizer === null ? parsed : { ...parsed, tokens: await tokenizeWithModel(tokenizer, parsed) };
     const ctxRequestId = ++this.#ctxRequestSeq;
     const requestId = `${endpoint === 'chat' ? 'chatcmpl' : 'cmpl'}-${this.id}-${ctxRequestId}`;
     const prompt = new ReleasablePrompt(request.tokens);
@@ -260,7 +263,9 @@ export class LiveCtxWorker {
       ? { request_type: 'context_only', first_gen_tokens: [request.tokens[request.tokens.length - 1] ?? 0], ctx_request_id: ctxRequestId, encoded_opaque_state: null, draft_tokens: null }
       : null;
     if (!request.stream) {
-      sendJsonText(res, 200, responseBody(head, text, usage, disagg, request.contextOnly ? promptTokenIdsMembers(request) : ''));
+      // context-only answers carry the worker's own ids (its tokenizer's, when it has the model's)
+      const b64 = request.contextOnly && request.returnPromptTokenIdsB64 && request.endpoint === 'chat';
+      sendJsonText(res, 200, responseBody(head, text, usage, disagg, request.contextOnly && !b64 ? request.tokens : null, b64 ? promptTokenIdsB64Members(request.tokens) : ''));
       return;
     }
     startSse(res);

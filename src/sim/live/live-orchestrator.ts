@@ -25,6 +25,8 @@ import { HttpError, LiveHttpServer, readBody, sendError, sendJsonText, sendText,
 import type { LiveScheduler } from './live-scheduler.js';
 import { parseOpenAiRequest, type OpenAiEndpoint, type OpenAiRequest } from './openai-request.js';
 import { chunkBody, fillerText, responseBody, type ResponseHead } from './openai-response.js';
+import type { ModelTokenizer } from '../../sources/tokenizer/model-tokenizer.js';
+import { tokenizeRequest } from './sim-tokenizers.js';
 
 /** One CTX server in the orchestrator's context_servers list. */
 export interface CtxTarget {
@@ -40,6 +42,8 @@ export interface LiveOrchestratorOptions {
   readonly targets: readonly CtxTarget[];
   readonly router: RouterConfig;
   readonly gen: GenConfig;
+  /** router.tokenizer, loaded */
+  readonly routerTokenizer?: ModelTokenizer | null;
   /** canonical request log lines (docs/design.md §9) */
   readonly requestLog?: (line: string) => void;
   readonly requestLogPromptTokenIds?: boolean;
@@ -345,14 +349,18 @@ export class LiveOrchestrator {
     const seqId = ++this.#requestSeq;
     const headerId = req.headers['x-request-id'];
     const requestId = typeof headerId === 'string' && headerId !== '' ? headerId : `${endpoint === 'chat' ? 'chatcmpl' : 'cmpl'}-${seqId}`;
-    const prompt = new StaticPrompt(request.tokens);
+    // router.tokenizer: the router renders text and chat itself (BlockHashMixin._tokenize); else it sees the workers' ids
+    const routerTokenizer = this.#options.routerTokenizer ?? null;
+    const prompt = new StaticPrompt(routerTokenizer === null ? request.tokens : await tokenizeRequest(routerTokenizer, request));
     const routeRequest: RouteRequest = { requestId, correlationId: request.conversationId, prompt: this.#options.router.tokenDrift ? prompt.drifted() : prompt };
     const decision = router.route(routeRequest);
     const server = decision.server;
     this.#record({ seq: ++this.#seq, ts: Date.now() / 1000, requestId, correlationId: request.conversationId, chosen: server, candidates: decision.candidates });
-    // router.write_token_ids: the router writes its own ids into a text or chat request (unless it drifted)
-    const writes = this.#options.router.writeTokenIds && !this.#options.router.tokenDrift && (endpoint === 'chat' || request.promptJson?.startsWith('"') === true);
-    const ctx = await this.#sendCtx(server, endpoint, request, rawBody, seqId, requestId, writes ? request.tokens : null);
+    // router.write_token_ids: the router writes its own ids into a text or chat request when they are the workers'
+    // (newest routers write them back only when the render fingerprints match: no drift, no tokenizer of its own)
+    const r = this.#options.router;
+    const writes = r.writeTokenIds && !r.tokenDrift && routerTokenizer === null && (endpoint === 'chat' || request.promptJson?.startsWith('"') === true);
+    const ctx = await this.#sendCtx(server, endpoint, request, rawBody, seqId, requestId, writes ? prompt.tokens : null);
     await this.#finish(server, routeRequest, ctx.ok);
     if (!ctx.ok) {
       this.stats.ctxFailures++;

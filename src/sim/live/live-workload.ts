@@ -31,6 +31,26 @@ export interface LiveWorkloadOptions {
   readonly retryDelayMs?: number;
   /** stop retrying a turn after this many failures (default 20) */
   readonly maxRetries?: number;
+  /**
+   * send chat messages instead of token ids (the simulator's real tokenizers then render them): the shared system
+   * prefix as the system message, the rest of the context as one user message that grows every turn; each token id
+   * becomes a pronounceable word, so the same trajectory always gives the same text
+   */
+  readonly chat?: boolean;
+}
+
+const CONSONANTS = 'bcdfghjklmnprstvwz';
+const VOWELS = 'aeiou';
+
+/** a token id as a word of syllables (deterministic, letters only) */
+function wordOf(id: number): string {
+  let n = id % 9000;
+  let w = '';
+  do {
+    w += CONSONANTS[n % 18]! + VOWELS[Math.floor(n / 18) % 5]!;
+    n = Math.floor(n / 90);
+  } while (n > 0);
+  return w;
 }
 
 export interface LiveWorkloadSummary extends TurnStatsSnapshot {
@@ -54,6 +74,7 @@ export class LiveWorkload {
   readonly #started = performance.now();
   readonly #texts = new WeakMap<Trajectory, { length: number; text: string }>();
   readonly #strings = new WeakMap<Trajectory, { length: number; text: string }>();
+  #systemText: string | undefined;
   #next = 0;
   #done = 0;
   #abandoned = 0;
@@ -160,6 +181,10 @@ export class LiveWorkload {
 
   #request(trajectory: Trajectory, turn: number): { path: string; body: string } {
     const maxTokens = trajectory.turns[turn]!.outputTokens;
+    if (this.#options.chat === true) {
+      const chat = this.#chatText(trajectory);
+      return { path: '/v1/chat/completions', body: JSON.stringify({ model: 'kvsentinel-sim', messages: [{ role: 'system', content: chat.system }, { role: 'user', content: chat.user }], max_tokens: maxTokens }) };
+    }
     switch (this.#config.requestFormat) {
       case 'token-ids':
         return { path: '/v1/completions', body: `{"model":"kvsentinel-sim","prompt":[${this.#promptText(trajectory)}],"max_tokens":${maxTokens}}` };
@@ -171,6 +196,21 @@ export class LiveWorkload {
           body: JSON.stringify({ model: 'kvsentinel-sim', messages: [{ role: 'user', content: this.#promptString(trajectory) }], max_tokens: maxTokens }),
         };
     }
+  }
+
+  /** the context as words (see `chat`), extended incrementally like #promptText */
+  #chatText(trajectory: Trajectory): { system: string; user: string } {
+    const tokens = trajectory.tokens();
+    const split = Math.min(this.#prefix.length, trajectory.length);
+    let cached = this.#texts.get(trajectory) ?? { length: split, text: '' };
+    const part: string[] = [];
+    for (let i = cached.length; i < trajectory.length; i++) part.push(wordOf(tokens[i]!));
+    const joined = part.join(' ');
+    const text = cached.text === '' ? joined : joined === '' ? cached.text : `${cached.text} ${joined}`;
+    cached = { length: trajectory.length, text };
+    this.#texts.set(trajectory, cached);
+    this.#systemText ??= Array.from(this.#prefix, wordOf).join(' ');
+    return { system: this.#systemText, user: text };
   }
 
   async #send(trajectory: Trajectory, turn: number): Promise<{ promptTokens: number; cachedTokens: number | null } | null> {

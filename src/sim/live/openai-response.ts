@@ -30,8 +30,15 @@ export function fillerText(count: number): string {
   return ' tok'.repeat(Math.max(count, 0));
 }
 
-/** `extraMembers`: JSON text of more top-level members (the prompt's ids of a context-only answer), or '' */
-export function responseBody(head: ResponseHead, text: string, usage: UsageNumbers, disaggregatedParams: Record<string, unknown> | null, extraMembers = ''): string {
+/** `extraMembers`: JSON text of more top-level members (the base64 form of the prompt's ids), or '' */
+export function responseBody(
+  head: ResponseHead,
+  text: string,
+  usage: UsageNumbers,
+  disaggregatedParams: Record<string, unknown> | null,
+  promptTokenIds: Uint32Array | null = null,
+  extraMembers = '',
+): string {
   const choice: Record<string, unknown> =
     head.endpoint === 'completions'
       ? { index: 0, text, logprobs: null, finish_reason: 'length', stop_reason: null }
@@ -44,6 +51,8 @@ export function responseBody(head: ResponseHead, text: string, usage: UsageNumbe
     model: head.model,
     choices: [choice],
     usage: usageObject(usage),
+    // the worker's own token ids of the prompt (context-only responses, "to remove the tokenization in the generation server")
+    ...(promptTokenIds !== null ? { prompt_token_ids: Array.from(promptTokenIds) } : {}),
   });
   return extraMembers === '' ? json : `${json.slice(0, -1)},${extraMembers}}`;
 }
