@@ -21,7 +21,8 @@ function esc(text: string): string {
   return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 }
 
-export function renderLandingPage(info: LandingInfo): string {
+/** The landing page's content below its title: links, findings, sources, relay ports (the live report embeds it). */
+export function renderLandingSections(info: LandingInfo): string {
   const sources = info.sources
     .map((s) => `<tr><td>${esc(s.source)}</td><td class="${s.up ? 'up' : 'down'}">${s.up ? 'up' : s.seen ? 'down' : 'not read yet'}</td><td>${esc(s.lastError ?? '')}</td></tr>`)
     .join('\n');
@@ -37,12 +38,7 @@ export function renderLandingPage(info: LandingInfo): string {
       return `<tr><td>${esc(r.id)}</td><td>${esc(r.listen)}</td><td>${esc(r.upstream)}</td><td>${consumers}</td></tr>`;
     })
     .join('\n');
-  return `<!doctype html>
-<html><head><meta charset="utf-8"><title>kvsentinel</title>
-<style>body{font-family:sans-serif;margin:2em}table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:.3em .6em;text-align:left}
-.up{color:#080}.down,.critical{color:#b00}.warning{color:#a60}</style></head>
-<body><h1>kvsentinel ${esc(info.version)}</h1>
-<p>Diagnoses a KV-cache-aware router from the outside. Verdict: <b>${esc(info.verdict ?? 'unknown')}</b></p>
+  return `<p>Diagnoses a KV-cache-aware router from the outside. Verdict: <b>${esc(info.verdict ?? 'unknown')}</b></p>
 <p><a href="/metrics">Metrics</a> · <a href="/-/healthy">Health</a> · <a href="/-/ready">Readiness</a> · live feed: <code>kvsentinel tail http://HOST:PORT</code> (WebSocket <code>/ws</code>)</p>
 <h2>Findings</h2>
 ${findings}
@@ -50,7 +46,16 @@ ${findings}
 <table><tr><th>source</th><th>status</th><th>last error</th></tr>
 ${sources}
 </table>
-${info.relays.length > 0 ? `<h2>Relay ports</h2><table><tr><th>worker</th><th>listen</th><th>upstream</th><th>event consumers</th></tr>\n${relays}\n</table>` : ''}
+${info.relays.length > 0 ? `<h2>Relay ports</h2><table><tr><th>worker</th><th>listen</th><th>upstream</th><th>event consumers</th></tr>\n${relays}\n</table>` : ''}`;
+}
+
+export function renderLandingPage(info: LandingInfo): string {
+  return `<!doctype html>
+<html><head><meta charset="utf-8"><title>kvsentinel</title>
+<style>body{font-family:sans-serif;margin:2em}table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:.3em .6em;text-align:left}
+.up{color:#080}.down,.critical{color:#b00}.warning{color:#a60}</style></head>
+<body><h1>kvsentinel ${esc(info.version)}</h1>
+${renderLandingSections(info)}
 </body></html>
 `;
 }

@@ -1,6 +1,7 @@
 // The /ws live feed: decisions, outcomes and source changes as they happen, finding changes and table stats from
 // snapshots taken on an interval. A slow client is skipped (frames dropped for it, counted), never buffered without
-// bound, and never slows the relay: broadcasting is a non-blocking send per client.
+// bound, and never slows the relay: broadcasting is a non-blocking send per client. Clients of the live report page
+// (`/ws?view=report`) get the page's content instead, re-rendered every reportIntervalMs while any is connected.
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocket, WebSocketServer } from 'ws';
@@ -17,9 +18,11 @@ export interface LiveFeedOptions {
   readonly maxBufferedBytes: number;
   /** clients connected at once; more are refused (503, counted): each may queue maxBufferedBytes */
   readonly maxClients: number;
+  /** report frames to live report pages every this many ms */
+  readonly reportIntervalMs: number;
 }
 
-export const DEFAULT_LIVE_FEED_OPTIONS: LiveFeedOptions = { snapshotIntervalMs: 1_000, statsIntervalMs: 5_000, maxBufferedBytes: 4 * 1024 * 1024, maxClients: 64 };
+export const DEFAULT_LIVE_FEED_OPTIONS: LiveFeedOptions = { snapshotIntervalMs: 1_000, statsIntervalMs: 5_000, maxBufferedBytes: 4 * 1024 * 1024, maxClients: 64, reportIntervalMs: 2_000 };
 
 export class LiveFeed implements ObservationSink {
   readonly #wss = new WebSocketServer({ noServer: true, maxPayload: 64 * 1024 });
@@ -28,6 +31,11 @@ export class LiveFeed implements ObservationSink {
   readonly #logger: Logger;
   readonly #options: LiveFeedOptions;
   readonly #version: string;
+  /** the live report page's content; null: no report view */
+  readonly #report: (() => string) | null;
+  /** clients that asked for the report view (they get no other frames) */
+  readonly #reportClients = new Set<WebSocket>();
+  #lastReportAt = -Infinity;
   #timer: NodeJS.Timeout | undefined;
   #findings: readonly Finding[] = [];
   #lastStatsAt = -Infinity;
@@ -38,8 +46,9 @@ export class LiveFeed implements ObservationSink {
   #decisionJoin: { requestId: string; join: DecisionJoinLike } | null = null;
   #outcomeJoin: { requestId: string; join: { oracleCachedTokens: number | null; scattered: boolean } } | null = null;
 
-  constructor(deps: { snapshot: () => SentinelSnapshot; clock: Clock; logger: Logger; version: string }, options: Partial<LiveFeedOptions> = {}) {
+  constructor(deps: { snapshot: () => SentinelSnapshot; clock: Clock; logger: Logger; version: string; report?: () => string }, options: Partial<LiveFeedOptions> = {}) {
     this.#snapshot = deps.snapshot;
+    this.#report = deps.report ?? null;
     this.#clock = deps.clock;
     this.#logger = deps.logger;
     this.#version = deps.version;
@@ -78,9 +87,17 @@ export class LiveFeed implements ObservationSink {
       socket.end('HTTP/1.1 503 Service Unavailable\r\ncontent-type: text/plain\r\ncontent-length: 22\r\nconnection: close\r\n\r\ntoo many live clients\n');
       return;
     }
+    const reportView = this.#report !== null && new URLSearchParams((req.url ?? '').split('?')[1] ?? '').get('view') === 'report';
     this.#wss.handleUpgrade(req, socket, head, (ws) => {
       ws.on('error', () => ws.terminate());
       this.#send(ws, { type: 'hello', ts: this.#clock(), version: this.#version });
+      if (reportView) {
+        this.#reportClients.add(ws);
+        ws.on('close', () => this.#reportClients.delete(ws));
+        const frame = this.#reportFrame();
+        if (frame !== null) this.#sendText(ws, frame);
+        return;
+      }
       try {
         const s = this.#snapshot();
         this.#send(ws, statsFrame(s));
@@ -102,7 +119,7 @@ export class LiveFeed implements ObservationSink {
     const outcomeJoin = this.#outcomeJoin;
     this.#decisionJoin = null;
     this.#outcomeJoin = null;
-    if (this.#wss.clients.size === 0) return;
+    if (this.#wss.clients.size === this.#reportClients.size) return;
     let frame = observationFrame(o);
     if (frame?.type === 'decision' && o.kind === 'decision' && decisionJoin?.requestId === o.requestId) frame = withDecisionJoin(frame, decisionJoin.join);
     if (frame?.type === 'outcome' && o.kind === 'outcome' && outcomeJoin?.requestId === o.requestId) frame = withOutcomeJoin(frame, outcomeJoin.join);
@@ -134,12 +151,28 @@ export class LiveFeed implements ObservationSink {
       this.#lastStatsAt = s.now;
       this.broadcast(statsFrame(s));
     }
+    if (this.#reportClients.size > 0 && s.now - this.#lastReportAt >= this.#options.reportIntervalMs) {
+      this.#lastReportAt = s.now;
+      const frame = this.#reportFrame();
+      if (frame !== null) for (const ws of this.#reportClients) this.#sendText(ws, frame);
+    }
   }
 
+  /** Sends a frame to every client of the feed (not to live report pages). */
   broadcast(frame: LiveFrame): void {
-    if (this.#wss.clients.size === 0) return;
+    if (this.#wss.clients.size === this.#reportClients.size) return;
     const text = JSON.stringify(frame);
-    for (const ws of this.#wss.clients) this.#sendText(ws, text);
+    for (const ws of this.#wss.clients) if (!this.#reportClients.has(ws)) this.#sendText(ws, text);
+  }
+
+  #reportFrame(): string | null {
+    if (this.#report === null) return null;
+    try {
+      return JSON.stringify({ type: 'report', ts: this.#clock(), html: this.#report() } satisfies LiveFrame);
+    } catch (err) {
+      this.#logger.error('live feed: report rendering failed', { error: String(err) });
+      return null;
+    }
   }
 
   #send(ws: WebSocket, frame: LiveFrame): void {

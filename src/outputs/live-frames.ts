@@ -78,7 +78,17 @@ export interface HelloFrame {
   readonly version: string;
 }
 
-export type LiveFrame = DecisionFrame | OutcomeFrame | SourceFrame | FindingFrame | StatsFrame | HelloFrame;
+/**
+ * The live report page's content (the HTML report's body, rendered on the server from counts and ids only), sent
+ * to clients that connected with `/ws?view=report` instead of the frames above.
+ */
+export interface ReportFrame {
+  readonly type: 'report';
+  readonly ts: number;
+  readonly html: string;
+}
+
+export type LiveFrame = DecisionFrame | OutcomeFrame | SourceFrame | FindingFrame | StatsFrame | HelloFrame | ReportFrame;
 
 /** The frame for an observation, or null for kinds the feed does not show one by one. */
 export function observationFrame(o: Observation): LiveFrame | null {

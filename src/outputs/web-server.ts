@@ -13,6 +13,8 @@ export interface WebServerDeps {
   readonly exporter: Exporter;
   readonly feed: LiveFeed;
   readonly landing: () => LandingInfo;
+  /** the page at `/` (the live report); without it, the landing page */
+  readonly page?: () => string;
   readonly ready: () => boolean;
   /** re-reads the configuration; rejects with the reason when the new one is invalid (the old one stays) */
   readonly reload: () => Promise<void>;
@@ -102,7 +104,7 @@ export class WebServer {
       case '/-/ready':
         return this.#deps.ready() ? text(200, 'Ready\n') : text(503, 'Not ready\n');
       case '/':
-        return text(200, renderLandingPage(this.#deps.landing()), 'text/html; charset=utf-8');
+        return text(200, this.#deps.page?.() ?? renderLandingPage(this.#deps.landing()), 'text/html; charset=utf-8');
       default:
         return text(404, 'not found\n');
     }

@@ -27,6 +27,8 @@ export interface CtxWorkerConfig {
   readonly hashAlgo: HashAlgo;
   readonly eventBufferMaxSize: number;
   readonly kvEventsPush: boolean;
+  /** the push path has a publisher (live ZMQ): build events for it although the pull path stays empty */
+  readonly publishEvents?: boolean;
   readonly adpGatherDrop: boolean;
   readonly gatherPeriodMs: number;
   readonly windowSize: number;
@@ -103,7 +105,7 @@ export class CtxWorker {
       gatherDelayMs: config.gatherPeriodMs,
       windowSize: config.windowSize,
     });
-    const wantEvents = this.events.pullEnabled;
+    const wantEvents = this.events.pullEnabled || (config.publishEvents === true && config.eventBufferMaxSize > 0);
     this.#caches = Array.from({ length: config.ranks }, (_, rank) =>
       new RankCache({
         gpuBlocks: config.gpuBlocksPerRank,

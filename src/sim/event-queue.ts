@@ -35,8 +35,16 @@ export interface EventQueueStats {
   drains: number;
 }
 
+/** Where push-path events go (the live driver's ZMQ publisher); restart() is a new manager's new stream. */
+export interface PushSink {
+  publish(rank: number, event: KvEvent): void;
+  restart(): void;
+}
+
 export class WorkerEventQueue {
   readonly options: EventQueueOptions;
+  /** the push path's consumer; without one, pushed events go nowhere (as with no subscriber) */
+  pushSink: PushSink | null = null;
   readonly stats: EventQueueStats = { emitted: 0, dropped: 0, drained: 0, drains: 0 };
   readonly #nextId: number[];
   /** gathered (ranks ≠ 0) events on their way to rank 0, per rank, in emission order */
@@ -70,7 +78,7 @@ export class WorkerEventQueue {
     const eventId = this.#nextId[rank]!;
     this.#nextId[rank] = eventId + 1;
     this.stats.emitted++;
-    if (this.options.push) return; // published elsewhere; the pull path never sees it
+    if (this.options.push && this.pushSink === null) return; // published elsewhere; the pull path never sees it
     const event: KvEvent = {
       eventId,
       data,
@@ -79,6 +87,10 @@ export class WorkerEventQueue {
       hashAlgo: null,
       layerGroupId: null,
     };
+    if (this.options.push) {
+      this.pushSink?.publish(rank, event);
+      return;
+    }
     if (rank === 0) {
       this.#gather(now);
       this.#enqueue(event);
@@ -104,6 +116,7 @@ export class WorkerEventQueue {
 
   /** worker restart: a new manager, ids from 0, nothing queued */
   reset(): void {
+    this.pushSink?.restart();
     this.#nextId.fill(0);
     for (const list of this.#inFlight) list.length = 0;
     this.#queue = [];

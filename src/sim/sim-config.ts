@@ -3,6 +3,7 @@
 import { closestName } from '../core/closest-name.js';
 import { HASH_ALGOS, type HashAlgo } from '../core/wire/kv-event.js';
 import type { CtxWorkerConfig, RankAssignment } from './ctx-worker.js';
+import { PUBLISHER_FORMATS, type KvEventsPublisher } from './publisher-format.js';
 import { ROUTER_TYPES, type RouterType } from './routers/router.js';
 import type { WorkloadConfig } from './workload.js';
 
@@ -19,6 +20,10 @@ export interface CtxConfig {
   readonly hashAlgo: HashAlgo;
   readonly eventBufferMaxSize: number;
   readonly kvEventsPush: boolean;
+  /** live driver: publish KV events over ZMQ in this engine's format (implies the push path: pull returns []) */
+  readonly kvEventsPublisher: KvEventsPublisher;
+  /** with a publisher: a replay ROUTER per rank */
+  readonly kvEventsReplay: boolean;
   readonly competingConsumer: boolean;
   readonly competitorPeriodMs: number;
   readonly adpGatherDrop: boolean;
@@ -99,6 +104,8 @@ export const SEED_PRESET: SimConfig = {
     hashAlgo: 'v1_block_key',
     eventBufferMaxSize: 0,
     kvEventsPush: false,
+    kvEventsPublisher: 'none',
+    kvEventsReplay: true,
     competingConsumer: false,
     competitorPeriodMs: 250,
     adpGatherDrop: false,
@@ -176,6 +183,14 @@ export const KNOBS: Readonly<Record<string, Knob>> = {
   'ctx.hash_algo': { kind: { oneOf: HASH_ALGOS }, section: 'ctx', field: 'hashAlgo', help: 'kv_cache_event_hash_algo (effective)' },
   'ctx.event_buffer_max_size': { kind: 'int', section: 'ctx', field: 'eventBufferMaxSize', fault: (v) => v === 0, help: 'KV event buffer per rank; 0 = events off' },
   'ctx.kv_events_push': { kind: 'bool', section: 'ctx', field: 'kvEventsPush', fault: (v) => v === true, help: 'push (ZMQ) events: pull returns []' },
+  'ctx.kv_events_publisher': {
+    kind: { oneOf: ['none', ...PUBLISHER_FORMATS] },
+    section: 'ctx',
+    field: 'kvEventsPublisher',
+    fault: (v) => v === 'trtllm',
+    help: 'live: publish events over ZMQ (trtllm|vllm|vllm-array|sglang; pull returns []; trtllm forces v2_sha256_64; vllm/sglang: the router reads the stream)',
+  },
+  'ctx.kv_events_replay': { kind: 'bool', section: 'ctx', field: 'kvEventsReplay', help: 'live: the ZMQ publisher serves replay' },
   'ctx.competing_consumer': { kind: 'bool', section: 'ctx', field: 'competingConsumer', fault: (v) => v === true, help: 'another consumer drains /kv_cache_events' },
   'ctx.competitor_period': { kind: 'duration', section: 'ctx', field: 'competitorPeriodMs', help: 'how often the competitor drains' },
   'ctx.adp_gather_drop': { kind: 'bool', section: 'ctx', field: 'adpGatherDrop', fault: (v) => v === true, help: 'events of ranks ≠ 0 lost' },
@@ -332,9 +347,11 @@ export function ctxWorkerConfig(config: SimConfig, id: string): CtxWorkerConfig 
     prefillTokensPerSecond: c.prefillTokensPerSecond,
     overheadMs: c.overheadMs,
     rankAssignment: c.rankAssignment,
-    hashAlgo: c.hashAlgo,
+    // TensorRT-LLM streams only from the V2 manager, whose keys are v2_sha256_64
+    hashAlgo: c.kvEventsPublisher === 'trtllm' ? 'v2_sha256_64' : c.hashAlgo,
     eventBufferMaxSize: c.eventBufferMaxSize,
-    kvEventsPush: c.kvEventsPush,
+    kvEventsPush: c.kvEventsPush || c.kvEventsPublisher !== 'none',
+    publishEvents: c.kvEventsPublisher !== 'none',
     adpGatherDrop: c.adpGatherDrop,
     gatherPeriodMs: c.gatherPeriodMs,
     windowSize: c.windowSize,

@@ -42,7 +42,7 @@ export function snapshotFixture(overrides: Partial<SentinelSnapshot> = {}): Sent
     verdict: 'inert',
     findings: [inertFinding],
     servers: [serverStats('ctx0'), serverStats('ctx1', { routerTableBlocks: 5 })],
-    decisions: { oracleBest: 10, notOracleBest: 25, noPrefix: 5, followupTurns: 30, scatteredTurns: 4 },
+    decisions: { oracleBest: 10, notOracleBest: 25, noPrefix: 5, followupTurns: 30, stickyTurns: 12, scatteredTurns: 4, scoreTerms: { withKeys: 40, chosenCacheTerm: 8, bestCacheTerm: 20, withLoad: 40, loadSpread: 6 } },
     cacheHitRatio: 0.875,
     oracleHitRatio: 0.95,
     turnScatterRatio: 4 / 30,

@@ -15,6 +15,8 @@ import { CliError } from '../cli-error.js';
 import { colorFor } from '../reporters/color.js';
 import { renderJson } from '../reporters/json.js';
 import { renderText } from '../reporters/text.js';
+import { writeHtmlReport } from './audit.js';
+import { sampleOf } from '../../core/report/timeline.js';
 import { ConfigError, loadConfig, parseDuration, type ServeConfig, type ServeFlags } from '../serve/config.js';
 import { createDaemon, type Daemon } from '../serve/daemon.js';
 import { createStderrLogger } from '../serve/logger.js';
@@ -31,6 +33,7 @@ interface DemoOptions {
   failOn?: Severity;
   keepRunning?: boolean;
   progress?: boolean;
+  report?: string;
 }
 
 /** 75 s of traffic: enough for every finding's minimum samples with room to spare, and the demo ends within ~90 s */
@@ -103,6 +106,7 @@ export function registerDemoCommand(program: Command): void {
     .addOption(new Option('--fail-on <severity>', 'exit 1 when a finding is at or above this severity (default: exit 0 whenever the demo ran)').choices(SEVERITIES))
     .option('--keep-running', 'after the report, keep the simulator and the sidecar running (traffic continues) until Ctrl-C')
     .option('--no-progress', 'no progress lines')
+    .option('--report <file.html>', 'also write the audit as a self-contained HTML report (verdict, findings, plots over the run) to this file')
     .action(async (options: DemoOptions) => {
       let config: SimConfig;
       let durationMs: number;
@@ -137,6 +141,9 @@ export function registerDemoCommand(program: Command): void {
       const logger: Logger = { info: () => undefined, warn: (m, f) => void (quiet || base.warn(m, f)), error: (m, f) => void (quiet || base.error(m, f)) };
       let daemon: Daemon | null = null;
       let flags: ServeFlags = {};
+      let trafficStarted: number | null = null;
+      const description = (): string =>
+        `kvsentinel demo: simulator preset ${config.preset} behind relays, ${trafficStarted === null ? 'starting' : `${((Date.now() - trafficStarted) / 1000).toFixed(0)} s of traffic`}`;
       const startSidecar = async (workers: readonly LiveWorkerInfo[]): Promise<Record<string, string>> => {
         const ports = await Promise.all(workers.map(() => freePort(relayHost)));
         flags = {
@@ -146,6 +153,7 @@ export function registerDemoCommand(program: Command): void {
         const c = demoTimeouts(await serveConfig(flags));
         daemon = createDaemon(c, {
           logger,
+          reportDescription: description,
           loadConfig: async () => demoTimeouts(await serveConfig(flags)),
           createState: () => ({
             apply(o) {
@@ -153,6 +161,7 @@ export function registerDemoCommand(program: Command): void {
               state.apply(o);
             },
             snapshot: (now) => state.snapshot(now),
+            diagnosisInput: (now) => state.diagnosisInput(now),
           }),
         });
         await daemon.start();
@@ -193,6 +202,7 @@ export function registerDemoCommand(program: Command): void {
 
       const workload = cluster.startWorkload();
       const started = Date.now();
+      trafficStarted = started;
       let lastWidth = 0;
       const showProgress = (final: boolean): void => {
         if (options.progress === false) return;
@@ -221,13 +231,25 @@ export function registerDemoCommand(program: Command): void {
       });
       showProgress(true);
       if (!options.keepRunning) await workload.stop();
-      const report: AuditReport = buildAuditReport(snapshot(), {
+      const final = snapshot();
+      const report: AuditReport = buildAuditReport(final, {
         kind: 'live',
-        description: `kvsentinel demo: simulator preset ${config.preset} behind relays, ${((Date.now() - started) / 1000).toFixed(0)} s of traffic${interrupted ? ' (interrupted)' : ''}`,
+        description: `${description()}${interrupted ? ' (interrupted)' : ''}`,
         observations,
         malformed: sidecar.status.list().reduce((n, s) => n + Object.values(s.badInput).reduce((a, b) => a + b, 0), 0),
       });
+      if (options.report !== undefined) {
+        const timeline = sidecar.timeline();
+        timeline?.add(sampleOf(final));
+        try {
+          await writeHtmlReport(options.report, { report, samples: timeline?.samples ?? [], sampleIntervalMs: timeline?.intervalMs ?? null, input: state.diagnosisInput(final.now) });
+        } catch (err) {
+          await stopAll();
+          throw err;
+        }
+      }
       process.stdout.write(json ? renderJson(report) : renderText(report, colorFor(process.stdout)));
+      if (options.report !== undefined) say(`HTML report written to ${options.report}`);
       process.exitCode = options.failOn !== undefined ? auditExitCode(report, options.failOn) : 0;
 
       if (options.keepRunning === true && !interrupted) {

@@ -1,7 +1,7 @@
 // The human audit report: verdict, headline numbers, findings (what, cause, fix), an evidence table, per-server
 // numbers and the fixes to apply, in order.
 import type { ChalkInstance } from 'chalk';
-import type { AuditReport } from '../../core/diagnosis/audit-report.js';
+import { verdictMeaning, type AuditReport } from '../../core/diagnosis/audit-report.js';
 import type { Finding } from '../../core/state/snapshot.js';
 import type { Severity } from '../../core/diagnosis/finding-catalog.js';
 
@@ -30,14 +30,9 @@ function severityLabel(severity: Severity, c: ChalkInstance): string {
 }
 
 function verdictLine(report: AuditReport, c: ChalkInstance): string {
-  switch (report.verdict) {
-    case 'inert':
-      return `${c.red.bold('INERT')}  the router's prefix-cache signal is dead: routing ignores where prefixes are cached`;
-    case 'degraded':
-      return `${c.yellow.bold('DEGRADED')}  the cache signal works, but findings below cost prefix-cache hits`;
-    case 'healthy':
-      return `${c.green.bold('HEALTHY')}  routing follows the prefix cache`;
-  }
+  const label = report.verdict.toUpperCase();
+  const colored = report.verdict === 'inert' ? c.red.bold(label) : report.verdict === 'degraded' ? c.yellow.bold(label) : c.green.bold(label);
+  return `${colored}  ${verdictMeaning(report.verdict)}`;
 }
 
 function findingBlock(f: Finding, c: ChalkInstance): string[] {

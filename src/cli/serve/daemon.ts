@@ -4,12 +4,17 @@
 // consumers' cursors), removed ones stop, new ones start. An invalid new config changes nothing.
 import { Registry } from 'prom-client';
 import type { Observation } from '../../core/observe/observation.js';
-import { createSentinelState, type SentinelOptions, type SentinelState } from '../../core/state/sentinel-state.js';
-import type { SentinelSnapshot } from '../../core/state/snapshot.js';
+import { buildAuditReport } from '../../core/diagnosis/audit-report.js';
+import type { DiagnosisInput } from '../../core/diagnosis/rule.js';
+import { buildReportModel, type ReportModel } from '../../core/report/report-model.js';
+import type { Timeline } from '../../core/report/timeline.js';
+import { createSentinelState, type SentinelOptions, type SentinelState, type SentinelStateSnapshot } from '../../core/state/sentinel-state.js';
 import { createServerResolver, type ServerResolver } from '../../core/watch/server-resolver.js';
 import { parseKvEvents } from '../../core/wire/parse-kv-events.js';
 import { createExporter, type Exporter, type ReloadStatus } from '../../outputs/exporter.js';
+import { renderLandingSections, type LandingInfo } from '../../outputs/landing-page.js';
 import { LiveFeed } from '../../outputs/live-feed.js';
+import { renderLiveReportBody, renderLiveReportPage } from '../../outputs/report/live-report-page.js';
 import { WebServer } from '../../outputs/web-server.js';
 import type { Clock, Logger, ObservationSink, RunningSource } from '../../sources/ports.js';
 import { InflightTracker } from '../../sources/relay/inflight-tracker.js';
@@ -28,6 +33,7 @@ import type { StreamRankCounters } from '../../sources/zmq/stream-counters.js';
 import { ZmqEventsSource } from '../../sources/zmq/zmq-events-source.js';
 import { VERSION } from '../version.js';
 import { relayHost, type ServeConfig } from './config.js';
+import { startTimelineSampler, type TimelineSampler } from './timeline-sampler.js';
 
 /** What the daemon needs from the state (createSentinelState satisfies it). */
 /** Hooks the state calls while applying a decision or outcome (the live feed shows the joins). */
@@ -38,7 +44,9 @@ export interface StateHooks {
 
 export interface StatePort {
   apply(observation: Observation): void;
-  snapshot(now: number): SentinelSnapshot;
+  snapshot(now: number): SentinelStateSnapshot;
+  /** what the rules read (the report's inferred configuration); optional */
+  diagnosisInput?(now: number): DiagnosisInput;
 }
 
 export interface DaemonDeps {
@@ -51,6 +59,8 @@ export interface DaemonDeps {
   readonly revision?: string;
   /** false: no web server (a live audit needs sources and the state only) */
   readonly web?: boolean;
+  /** what the live report at `/` says it watches (default: the daemon's sources since it started) */
+  readonly reportDescription?: () => string;
 }
 
 export interface Daemon {
@@ -63,7 +73,11 @@ export interface Daemon {
   inFlightRelayRequests(): number;
   /** Loads and applies a new configuration; rejects (keeping the old one) when it is invalid. */
   reload(): Promise<void>;
-  snapshot(): SentinelSnapshot;
+  snapshot(): SentinelStateSnapshot;
+  /** the report at `/` as data: counters since start, the sampled timeline, the inferred configuration */
+  reportModel(): ReportModel;
+  /** the state's snapshots sampled while the web server runs (null without it) */
+  timeline(): Timeline | null;
   readonly status: SourceStatusBoard;
   readonly exporter: Exporter;
   readonly config: () => ServeConfig;
@@ -117,9 +131,12 @@ export function createDaemon(initial: ServeConfig, deps: DaemonDeps = {}): Daemo
   };
   const state = (deps.createState ?? defaultState)(config, hooks);
   let stateErrors = 0;
+  let observations = 0;
+  const startedAt = clock();
 
   const sink: ObservationSink = {
     apply(o) {
+      observations++;
       try {
         state.apply(o);
       } catch (err) {
@@ -132,7 +149,8 @@ export function createDaemon(initial: ServeConfig, deps: DaemonDeps = {}): Daemo
   // the model's tokenizer (loadCliConfig checked it): renders text and chat requests off the event loop
   const render = initial.tokenizer !== null ? new RenderPool({ tokenizer: ModelTokenizer.load(initial.tokenizer), thread: true }) : undefined;
   const status = new SourceStatusBoard({ sink, clock, logger });
-  const snapshot = (): SentinelSnapshot => state.snapshot(clock());
+  const snapshot = (): SentinelStateSnapshot => state.snapshot(clock());
+  let sampler: TimelineSampler | null = null;
   let reloadStatus: ReloadStatus = { successful: true, lastSuccessAt: clock() };
   const running = new Map<string, RunningSource>();
   /** counters of relays a reload replaced, per server id, so the exported counters never go back */
@@ -154,7 +172,18 @@ export function createDaemon(initial: ServeConfig, deps: DaemonDeps = {}): Daemo
     build: { version: VERSION, revision: deps.revision ?? 'unknown', nodejsVersion: process.version },
     logger,
   });
-  feed = new LiveFeed({ snapshot, clock, logger, version: VERSION });
+  const reportModel = (): ReportModel => {
+    const now = clock();
+    const audit = buildAuditReport(state.snapshot(now), {
+      kind: 'live',
+      description: deps.reportDescription?.() ?? `kvsentinel serve: ${status.list().map((s) => s.source).join(', ') || 'no sources'}, since ${new Date(startedAt).toISOString()}`,
+      observations,
+      malformed: status.list().reduce((n, s) => n + Object.values(s.badInput).reduce((a, b) => a + b, 0), 0),
+    });
+    const timeline = sampler?.timeline;
+    return buildReportModel({ version: VERSION, generatedAt: now, audit, samples: timeline?.samples ?? [], sampleIntervalMs: timeline?.intervalMs ?? null, input: state.diagnosisInput?.(now) ?? null });
+  };
+  feed = new LiveFeed({ snapshot, clock, logger, version: VERSION, report: () => renderLiveReportBody(reportModel(), renderLandingSections(landingInfo())) });
   const inflight = new InflightTracker();
   const tokensPerBlock = new Map<string, number>();
   let resolver: ServerResolver = resolverFor(config);
@@ -162,28 +191,31 @@ export function createDaemon(initial: ServeConfig, deps: DaemonDeps = {}): Daemo
   let ready = false;
   let stopping: Promise<void> | undefined;
 
+  function landingInfo(): LandingInfo {
+    let s: SentinelStateSnapshot | null = null;
+    try {
+      s = snapshot();
+    } catch (err) {
+      logger.error('snapshot failed', { error: String(err) });
+    }
+    return {
+      version: VERSION,
+      verdict: s?.verdict ?? null,
+      findings: s?.findings ?? [],
+      sources: status.list(),
+      relays: [...running.values()].filter((r): r is WorkerRelay => r instanceof WorkerRelay).map((r) => {
+        const a = r.address();
+        const consumers = r.bufferStats().consumers.map((c) => ({ consumer: c.consumer, backlog: c.backlog, delivered: c.delivered, dropped: c.dropped }));
+        return { id: r.target.id, listen: `${a.host}:${a.port}`, upstream: r.target.upstream, consumers };
+      }),
+    };
+  }
+
   const web = new WebServer({
     exporter,
     feed,
-    landing: () => {
-      let s: SentinelSnapshot | null = null;
-      try {
-        s = snapshot();
-      } catch (err) {
-        logger.error('snapshot failed', { error: String(err) });
-      }
-      return {
-        version: VERSION,
-        verdict: s?.verdict ?? null,
-        findings: s?.findings ?? [],
-        sources: status.list(),
-        relays: [...running.values()].filter((r): r is WorkerRelay => r instanceof WorkerRelay).map((r) => {
-          const a = r.address();
-          const consumers = r.bufferStats().consumers.map((c) => ({ consumer: c.consumer, backlog: c.backlog, delivered: c.delivered, dropped: c.dropped }));
-          return { id: r.target.id, listen: `${a.host}:${a.port}`, upstream: r.target.upstream, consumers };
-        }),
-      };
-    },
+    landing: () => landingInfo(),
+    page: () => renderLiveReportPage(reportModel(), renderLandingSections(landingInfo())),
     ready: () => ready,
     reload: () => daemon.reload(),
     bearerToken: () => config.bearerToken,
@@ -337,6 +369,8 @@ export function createDaemon(initial: ServeConfig, deps: DaemonDeps = {}): Daemo
     exporter,
     config: () => config,
     snapshot,
+    reportModel,
+    timeline: () => sampler?.timeline ?? null,
     async start() {
       if (started) return;
       started = true;
@@ -344,6 +378,7 @@ export function createDaemon(initial: ServeConfig, deps: DaemonDeps = {}): Daemo
       if (serveWeb) {
         await web.listen(config.listen.host, config.listen.port);
         feed?.start();
+        sampler = startTimelineSampler(snapshot, clock);
       }
       await reconcile(config);
       ready = true;
@@ -390,6 +425,7 @@ export function createDaemon(initial: ServeConfig, deps: DaemonDeps = {}): Daemo
         // relays first: they finish in-flight requests; pollers stop in parallel
         await Promise.all([...running.values()].map((s) => s.stop()));
         running.clear();
+        sampler?.stop();
         await feed?.stop();
         await render?.close();
         if (started && deps.web !== false) await web.close();

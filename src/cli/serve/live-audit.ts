@@ -1,12 +1,14 @@
 // `kvsentinel audit` with the daemon's source flags: run the sources (relay ports included) for --duration into a
 // one-shot state (counters since start, findings without hysteresis), then report like an offline audit.
 import type { Command } from 'commander';
-import { buildAuditReport, type AuditReport } from '../../core/diagnosis/audit-report.js';
+import { buildAuditReport } from '../../core/diagnosis/audit-report.js';
 import { createSentinelState } from '../../core/state/sentinel-state.js';
 import { CliError } from '../cli-error.js';
+import type { AuditRun } from '../commands/audit.js';
 import { ConfigError, parseDuration } from './config.js';
 import { createDaemon } from './daemon.js';
 import { createStderrLogger } from './logger.js';
+import { startTimelineSampler } from './timeline-sampler.js';
 import { addSourceOptions, hasSources, loadCliConfig, NO_SOURCE_MESSAGE, sourceFlags } from './source-flags.js';
 
 export const liveAudit = {
@@ -44,6 +46,7 @@ export const liveAudit = {
       throw new CliError(`cannot start the sources: ${err instanceof Error ? err.message : String(err)}`);
     }
     const started = Date.now();
+    const sampler = startTimelineSampler(() => state.peek(Date.now()), Date.now);
     await new Promise<void>((resolve) => {
       const tick = setInterval(() => {
         const left = Math.max(0, durationMs - (Date.now() - started));
@@ -61,6 +64,8 @@ export const liveAudit = {
     // the report is what the window saw, taken at its end: stopping the sources afterwards (in-flight relay requests
     // finish, reads in flight are aborted) neither delays it nor changes it
     const snapshot = state.snapshot(Date.now());
+    sampler.sampleNow();
+    sampler.stop();
     const malformed = daemon.status.list().reduce((n, s) => n + Object.values(s.badInput).reduce((a, b) => a + b, 0), 0);
     const sources = daemon.status.list().map((s) => s.source);
     const report = buildAuditReport(snapshot, {
@@ -80,12 +85,11 @@ export const liveAudit = {
       await daemon.stop();
       process.off('SIGINT', hurry);
     };
-    return { report, finish };
+    return { report, samples: sampler.timeline.samples, sampleIntervalMs: sampler.timeline.intervalMs, input: state.diagnosisInput(snapshot.now), finish };
   },
 };
 
-export interface LiveAuditResult {
-  readonly report: AuditReport;
+export interface LiveAuditResult extends AuditRun {
   /** stops the sources; call after printing the report */
   readonly finish: () => Promise<void>;
 }

@@ -99,6 +99,18 @@ export function buildAuditReport(snapshot: SentinelStateSnapshot, source: AuditS
   };
 }
 
+/** What a verdict means, one line (the text and HTML reports print it after the verdict). */
+export function verdictMeaning(verdict: Verdict): string {
+  switch (verdict) {
+    case 'inert':
+      return "the router's prefix-cache signal is dead: routing ignores where prefixes are cached";
+    case 'degraded':
+      return 'the cache signal works, but findings below cost prefix-cache hits';
+    case 'healthy':
+      return 'routing follows the prefix cache';
+  }
+}
+
 /** Exit code of docs/design.md §6: 1 when a finding is at or above `failOn`, else 0. */
 export function auditExitCode(report: AuditReport, failOn: Severity): 0 | 1 {
   return report.findings.some((f) => severityRank(f.severity) >= severityRank(failOn)) ? 1 : 0;

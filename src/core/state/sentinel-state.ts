@@ -3,7 +3,7 @@
 // windowed counters, and runs the rules (docs/design.md §5) with hysteresis. Pure: `now` is a parameter, no I/O.
 // Memory is bounded: trajectories and pending decisions are capped maps (LRU / FIFO + TTL) with dropped counters,
 // the relay buffer is capped per server, and counters live in a fixed ring of time buckets.
-import { severityRank } from '../diagnosis/finding-catalog.js';
+import { FINDING_CATALOG, severityRank } from '../diagnosis/finding-catalog.js';
 import { FindingHysteresis, type HysteresisOptions } from '../diagnosis/finding-hysteresis.js';
 import type {
   DecisionDiagnosis,
@@ -159,6 +159,12 @@ export interface SentinelState {
   /** Applies one observation; `digest` is given when it was computed at record time (bundles). */
   apply(obs: Observation, digest?: ObservationDigest | null): void;
   snapshot(now: number): SentinelStateSnapshot;
+  /**
+   * The snapshot as the rules read the state at `now`, without changing it: no hysteresis step, no evaluation
+   * recorded, no rule error counted; findings are the rules' hits (since = now). The report's timeline samples
+   * it, so sampling a one-shot audit cannot change its result.
+   */
+  peek(now: number): SentinelStateSnapshot;
   /** What the rules would read at `now` (tests, debugging). */
   diagnosisInput(now: number): DiagnosisInput;
   readonly digester: ObservationDigester;
@@ -762,6 +768,14 @@ class Sentinel implements SentinelState {
     // sent away by load: the router did what its (replicated) score says, and the score preferred a less loaded
     // server over one holding much more of the prompt
     const chosenTerm = cacheTerms[chosenIndex]!;
+    this.#count(ts, 'ctChosen', chosenTerm);
+    this.#count(ts, 'ctBest', Math.max(...cacheTerms));
+    if (obs.inflight !== null) {
+      // the load term is whatever the score takes away from the cache term (the router's formula decides)
+      const loads = scores.map((score, i) => cacheTerms[i]! - score);
+      this.#count(ts, 'ldN');
+      this.#count(ts, 'ldSpread', Math.max(...loads) - Math.min(...loads));
+    }
     if (agrees && cacheTerms.some((c) => c - chosenTerm >= this.#thresholds.sentAwayCacheDelta)) this.#count(ts, 'away');
     const predictedChosen = Math.min(predicted[chosenIndex]!, keys.hashedTokens);
     this.#count(ts, 'pred', predictedChosen);
@@ -1091,6 +1105,16 @@ class Sentinel implements SentinelState {
       this.#findings = this.#hysteresis.update(now, run.hits);
       this.#lastEvaluation = now;
     }
+    return this.#view(now, input, this.#findings);
+  }
+
+  peek(now: number): SentinelStateSnapshot {
+    const input = this.diagnosisInput(now);
+    const findings = [...runRules(this.#rules, input).hits].map(([id, hit]): Finding => ({ id, severity: FINDING_CATALOG[id], since: now, ...hit }));
+    return this.#view(now, input, findings);
+  }
+
+  #view(now: number, input: DiagnosisInput, findings: readonly Finding[]): SentinelStateSnapshot {
     const all = this.#all;
     const total = (key: string): number => all.sum(key, now);
     const d = input.decisions;
@@ -1114,13 +1138,15 @@ class Sentinel implements SentinelState {
       notOracleBest: total('notBest'),
       noPrefix: total('noPrefix'),
       followupTurns: total('fu'),
+      stickyTurns: total('sticky'),
       scatteredTurns: total('scat'),
+      scoreTerms: { withKeys: total('keys'), chosenCacheTerm: total('ctChosen'), bestCacheTerm: total('ctBest'), withLoad: total('ldN'), loadSpread: total('ldSpread') },
     };
     const prompt = total('ptok');
     return {
       now,
-      verdict: verdictOf(this.#findings),
-      findings: this.#findings,
+      verdict: verdictOf(findings),
+      findings,
       servers: this.digester.serverIds().map((server) => this.#serverStats(server)),
       decisions: decisionStats,
       cacheHitRatio: prompt > 0 ? total('ctok') / prompt : null,

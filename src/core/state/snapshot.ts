@@ -59,7 +59,23 @@ export interface DecisionStats {
   readonly notOracleBest: number;
   readonly noPrefix: number;
   readonly followupTurns: number;
+  /** follow-up turns routed back to their previous turn's server */
+  readonly stickyTurns: number;
   readonly scatteredTurns: number;
+  /**
+   * Sums over decisions of the router's score terms as kvsentinel replicates them (score = cache term − load term):
+   * the chosen server's cache term, the largest cache term any server offered (both over decisions with hashed
+   * prompts), and the spread of the load term (the score's cache term minus the score, busiest − idlest server;
+   * in-flight / max_batch_size in TensorRT-LLM's formula), the most load can take away (over decisions that reported
+   * in-flight counts). Means are sum / count.
+   */
+  readonly scoreTerms: {
+    readonly withKeys: number;
+    readonly chosenCacheTerm: number;
+    readonly bestCacheTerm: number;
+    readonly withLoad: number;
+    readonly loadSpread: number;
+  };
 }
 
 /** What the state's bounded caches dropped, cumulative (each cache's bound is in SentinelLimits). */

@@ -73,4 +73,20 @@ describe('StreamSequencer', () => {
     expect(delivered(out)).toEqual(['f', 'g', 'h']);
     expect(s.replaying).toBe(false);
   });
+
+  it('asks for the whole buffer right after subscribing, before any batch is heard', () => {
+    const s = new StreamSequencer<string>({ replay: true, maxHeld: 10 });
+    expect(s.history()).toEqual([{ type: 'replay', fromSeq: 0n }]);
+    expect(s.history()).toEqual([]); // one at a time
+    expect(s.live(2n, 'c live')).toEqual([]); // held
+    const out = [...s.replayed(0n, 'a'), ...s.replayed(1n, 'b'), ...s.replayed(2n, 'c'), ...s.replayEnded()];
+    expect(delivered(out)).toEqual(['a', 'b', 'c']); // the held copy of c is dropped
+    expect(out.find((a) => a.type === 'gap')).toEqual({ type: 'gap', lost: 0, filled: 3, history: true });
+    expect(s.expected).toBe(3n);
+    const empty = new StreamSequencer<string>({ replay: true, maxHeld: 10 });
+    empty.history();
+    expect(empty.replayEnded()).toEqual([]);
+    expect(empty.expected).toBeNull();
+    expect(new StreamSequencer<string>({ replay: false, maxHeld: 10 }).history()).toEqual([]);
+  });
 });

@@ -23,6 +23,8 @@ interface Pending<T> {
   lost: number;
   /** history before the first batch heard: a missing part is not counted as lost */
   readonly history: boolean;
+  /** a history request made before any batch was heard: every replayed seq from `next` on is taken */
+  readonly open: boolean;
   readonly held: { seq: bigint; item: T }[];
 }
 
@@ -31,6 +33,8 @@ export interface SequencerOptions {
   /** live batches held while a replay runs; past it the replay is abandoned (its missing batches count as lost) */
   readonly maxHeld: number;
 }
+
+const U64_END = 1n << 64n;
 
 function count(n: bigint): number {
   return n > BigInt(Number.MAX_SAFE_INTEGER) ? Number.MAX_SAFE_INTEGER : Number(n);
@@ -53,6 +57,17 @@ export class StreamSequencer<T> {
 
   get replaying(): boolean {
     return this.#pending !== null;
+  }
+
+  /**
+   * Before any batch was heard (just subscribed): ask for everything the publisher still buffers. A subscription
+   * takes effect a moment after the connection, and a rank that publishes rarely may never show a later batch that
+   * would reveal what was missed.
+   */
+  history(): SequencerAction<T>[] {
+    if (!this.#options.replay || this.#next !== null || this.#pending !== null) return [];
+    this.#pending = { from: 0n, to: U64_END, next: 0n, filled: 0, lost: 0, history: true, open: true, held: [] };
+    return [{ type: 'replay', fromSeq: 0n }];
   }
 
   /** A live batch arrived. */
@@ -81,6 +96,13 @@ export class StreamSequencer<T> {
     if (p === null) return [];
     this.#pending = null;
     const out: SequencerAction<T>[] = [];
+    if (p.open) {
+      // nothing is known to be missing; live batches the replay already brought are dropped
+      if (p.filled > 0) out.push({ type: 'gap', lost: 0, filled: p.filled, history: true });
+      this.#next = p.filled > 0 ? p.next : null;
+      for (const h of p.held) if (this.#next === null || h.seq >= this.#next) this.#live(h.seq, h.item, out);
+      return out;
+    }
     p.lost += count(p.to - p.next);
     if (p.lost > 0 || p.filled > 0) out.push({ type: 'gap', lost: p.lost, filled: p.filled, history: p.history });
     this.#next = p.to;
@@ -123,7 +145,7 @@ export class StreamSequencer<T> {
 
   #gap(from: bigint, seq: bigint, item: T, out: SequencerAction<T>[], history: boolean): void {
     if (this.#options.replay) {
-      this.#pending = { from, to: seq, next: from, filled: 0, lost: 0, history, held: [{ seq, item }] };
+      this.#pending = { from, to: seq, next: from, filled: 0, lost: 0, history, open: false, held: [{ seq, item }] };
       out.push({ type: 'replay', fromSeq: from });
       // the held batch is delivered when the replay ends
       return;

@@ -14,6 +14,8 @@ export interface LiveWorkerInfo {
   readonly url: string;
   /** host:port */
   readonly address: string;
+  /** rank 0's ZMQ KV-event endpoints when ctx.kv_events_publisher is set (rank r at port + r) */
+  readonly zmq: { readonly endpoint: string; readonly replay: string | null; readonly format: string; readonly ranks: number } | null;
 }
 
 export interface LiveClusterOptions {
@@ -72,6 +74,9 @@ export async function startLiveCluster(config: SimConfig, options: LiveClusterOp
   const host = options.host ?? '127.0.0.1';
   const scheduler = new LiveScheduler(options.timeScale ?? 1);
   const ids = serverIds(config.ctx.servers);
+  // routers in front of vLLM / SGLang (llm-d, Dynamo, the SGLang gateway) subscribe to the workers' streams; the
+  // in-tree TensorRT-LLM router only polls /kv_cache_events, which the streaming publisher leaves empty
+  const routerReadsStream = config.ctx.kvEventsPublisher !== 'none' && config.ctx.kvEventsPublisher !== 'trtllm';
   const port = (offset: number): number => (options.portBase === undefined ? 0 : options.portBase + offset);
   const workers = ids.map(
     (id, i) =>
@@ -80,6 +85,8 @@ export async function startLiveCluster(config: SimConfig, options: LiveClusterOp
         port: port(i),
         competitorPeriodMs: config.ctx.competingConsumer ? config.ctx.competitorPeriodMs : null,
         perfMetricsMaxRequests: options.perfMetricsMaxRequests ?? 1000,
+        kvEventsPublisher: config.ctx.kvEventsPublisher === 'none' ? null : { format: config.ctx.kvEventsPublisher, replay: config.ctx.kvEventsReplay },
+        streamCopy: routerReadsStream,
       }),
   );
   const byId = new Map(workers.map((w) => [w.id, w]));
@@ -97,18 +104,25 @@ export async function startLiveCluster(config: SimConfig, options: LiveClusterOp
 
   try {
     await Promise.all(workers.map((w) => w.start()));
-    const infos: LiveWorkerInfo[] = workers.map((w) => ({ id: w.id, url: w.url, address: w.address }));
+    const infos: LiveWorkerInfo[] = workers.map((w) => ({
+      id: w.id,
+      url: w.url,
+      address: w.address,
+      zmq: w.publisher === null ? null : { endpoint: w.publisher.endpoint, replay: w.publisher.replayEndpoint, format: w.publisher.options.format, ranks: w.worker.config.ranks },
+    }));
     const overrides = typeof options.ctxUrls === 'function' ? await options.ctxUrls(infos) : (options.ctxUrls ?? {});
     for (const key of Object.keys(overrides)) {
       if (!byId.has(key)) throw new Error(`ctx url for ${key}: no such worker (workers: ${ids.join(', ')})`);
     }
     const targets: CtxTarget[] = workers.map((w) => ({ id: w.id, address: stripScheme(overrides[w.id] ?? w.address) }));
+    const byAddress = new Map(targets.map((t) => [t.address, byId.get(t.id)!]));
     const orch = new LiveOrchestrator(scheduler, {
       host,
       port: port(ids.length),
       targets,
       router: config.router,
       gen: config.gen,
+      ...(routerReadsStream ? { streamEvents: (address: string) => byAddress.get(address)?.takeStreamEvents() ?? [] } : {}),
       serverInfoTimeoutMs: options.ctxWaitMs ?? 30_000,
       ...(options.requestLog !== undefined ? { requestLog: options.requestLog } : {}),
       ...(options.requestLogPromptTokenIds !== undefined ? { requestLogPromptTokenIds: options.requestLogPromptTokenIds } : {}),

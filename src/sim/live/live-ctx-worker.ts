@@ -12,6 +12,9 @@ import { DigestLog } from './event-digest.js';
 import { HttpError, LiveHttpServer, readBody, sendError, sendJsonText, sendText, sseData, startSse } from './http-kit.js';
 import type { LiveScheduler } from './live-scheduler.js';
 import { parseOpenAiRequest, type OpenAiEndpoint, type OpenAiRequest } from './openai-request.js';
+import type { KvEvent } from '../../core/wire/kv-event.js';
+import type { PublisherFormat } from '../publisher-format.js';
+import { ZmqKvPublisher } from './zmq-kv-publisher.js';
 import { chunkBody, fillerText, responseBody, type ResponseHead, type UsageNumbers } from './openai-response.js';
 
 export interface LiveCtxWorkerOptions {
@@ -22,6 +25,10 @@ export interface LiveCtxWorkerOptions {
   readonly competitorPeriodMs: number | null;
   /** perf_metrics_max_requests (0 = /perf_metrics always []) */
   readonly perfMetricsMaxRequests: number;
+  /** publish KV events over ZMQ (one PUB per rank at base port + rank, replay ROUTERs); null = pull path only */
+  readonly kvEventsPublisher?: { readonly format: PublisherFormat; readonly replay: boolean } | null;
+  /** keep what was published for an in-process router that reads the stream (takeStreamEvents) */
+  readonly streamCopy?: boolean;
 }
 
 export interface LiveCtxWorkerStats {
@@ -84,6 +91,9 @@ export class LiveCtxWorker {
   #cancelCompetitor: (() => void) | null = null;
   #restarting: Promise<void> | null = null;
   #stopped = false;
+  /** the worker's ZMQ KV-event publisher, when it has one */
+  publisher: ZmqKvPublisher | null = null;
+  #streamCopy: KvEvent[] = [];
 
   constructor(scheduler: LiveScheduler, config: CtxWorkerConfig, options: LiveCtxWorkerOptions) {
     this.#scheduler = scheduler;
@@ -105,7 +115,31 @@ export class LiveCtxWorker {
     return this.http.address;
   }
 
+  /** What a router subscribed to this worker's stream received since the last call. */
+  takeStreamEvents(): KvEvent[] {
+    const events = this.#streamCopy;
+    this.#streamCopy = [];
+    return events;
+  }
+
   async start(): Promise<void> {
+    const spec = this.#options.kvEventsPublisher ?? null;
+    if (spec !== null && this.publisher === null) {
+      const publisher = new ZmqKvPublisher({ format: spec.format, ranks: this.worker.config.ranks, blockSize: this.worker.config.blockSize, host: this.#options.host, replay: spec.replay });
+      await publisher.start();
+      this.publisher = publisher;
+      const copy = this.#options.streamCopy === true;
+      this.worker.events.pushSink = {
+        publish: (rank, event) => {
+          publisher.publish(rank, event);
+          if (copy && this.#streamCopy.length < 1_000_000) this.#streamCopy.push(event);
+        },
+        restart: () => {
+          publisher.restart();
+          if (copy) this.#streamCopy.push({ eventId: null, data: { type: 'all_cleared' }, windowSize: null, attentionDpRank: null, hashAlgo: null, layerGroupId: null });
+        },
+      };
+    }
     await this.http.listen();
     if (this.#options.competitorPeriodMs !== null && this.#cancelCompetitor === null) {
       this.#cancelCompetitor = this.#scheduler.every(this.#options.competitorPeriodMs, () => {
@@ -141,6 +175,7 @@ export class LiveCtxWorker {
     this.#stopped = true;
     this.#cancelCompetitor?.();
     await this.http.close();
+    await this.publisher?.stop();
   }
 
   async #handle(req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> {

@@ -50,6 +50,11 @@ export interface LiveOrchestratorOptions {
   readonly serverInfoTimeoutMs?: number;
   /** CTX request timeout (real ms, default 180 s like TensorRT-LLM's req_timeout) */
   readonly requestTimeoutMs?: number;
+  /**
+   * the router reads each server's ZMQ KV-event stream instead of polling /kv_cache_events (routers in front of
+   * vLLM / SGLang): what it received from the server's stream since the last call, by the server's address
+   */
+  readonly streamEvents?: (address: string) => KvEvent[];
 }
 
 interface Decision {
@@ -284,7 +289,8 @@ export class LiveOrchestrator {
   async #finish(server: string, routeRequest: RouteRequest, ok: boolean): Promise<void> {
     const router = this.router;
     if (this.polls) {
-      const outcome = await this.#poll(server);
+      const stream = this.#options.streamEvents;
+      const outcome = stream !== undefined ? { events: stream(server) } : await this.#poll(server);
       this.#prefetched.set(server, outcome);
     }
     try {

@@ -14,8 +14,9 @@ import { Publisher, Router } from 'zeromq';
 import { END_SEQ_FRAME, encodeSeq } from '../../core/stream/stream-frames.js';
 import type { KvEvent } from '../../core/wire/kv-event.js';
 
-export const PUBLISHER_FORMATS = ['trtllm', 'vllm', 'vllm-array', 'sglang'] as const;
-export type PublisherFormat = (typeof PUBLISHER_FORMATS)[number];
+import type { PublisherFormat } from '../publisher-format.js';
+
+export type { PublisherFormat } from '../publisher-format.js';
 
 export interface ZmqKvPublisherOptions {
   readonly format: PublisherFormat;

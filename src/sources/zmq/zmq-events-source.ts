@@ -133,6 +133,8 @@ export class ZmqEventsSource implements RunningSource {
     r.sub.events.on('handshake', () => {
       r.connected = true;
       this.#deps.status.ok(source);
+      // what the publisher sent before our subscription took effect: ask for its buffer
+      this.#run(r, r.sequencer.history());
     });
     r.sub.events.on('connect:retry', () => this.#deps.status.fail(source, 'connect', `${where}: nothing accepts connections (publisher not bound?)`));
     r.sub.events.on('disconnect', () => {

@@ -31,7 +31,9 @@ export const eventsPartialRanks: Rule = {
       const rankZeroAlone = withEvents.length === 1 && withEvents[0]!.rank === 0 && withEvents[0]!.events >= t.minRankZeroEvents;
       // requests reusing unannounced blocks while every rank shows events is no evidence of a lost rank (events
       // drained after the request was routed look the same): the share is reported, never a reason on its own
-      if (missing.length > 0 || rankZeroAlone) hit.push({ server: s, missing, underReported });
+      // a ZMQ stream has no `created` event: a rank that stored nothing yet is silent, which alone proves no loss
+      const missingCounts = missing.length > 0 && !s.streamed;
+      if (missingCounts || rankZeroAlone) hit.push({ server: s, missing, underReported });
     }
     if (hit.length === 0) return null;
     const names = hit.map((h) => h.server.server);

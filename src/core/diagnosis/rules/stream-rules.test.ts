@@ -4,6 +4,7 @@ import { quietInput, quietServer } from '../../../../test/helpers/diagnosis-inpu
 import { eventQueueShared } from './event-queue-shared.js';
 import { eventsAbsent } from './events-absent.js';
 import { eventStreamReset } from './event-stream-reset.js';
+import { eventsPartialRanks } from './events-partial-ranks.js';
 import { routerNotPolling } from './router-not-polling.js';
 
 // a vLLM pod behind a relay that only proxies: events from its stream, no drains, no router polls
@@ -45,5 +46,15 @@ describe('findings on ZMQ streams', () => {
     expect(eventStreamReset.evaluate(quietInput({ servers: [vllm('ctx0', { resets: 1 })] }))?.summary).toMatch(/^the ZMQ stream seq restarted 1 time/);
     // a streamed server that is also drained (TensorRT-LLM behind a relay) still needs the router's polls
     expect(routerNotPolling.evaluate(quietInput({ servers: [vllm('ctx0', { drains: 50 })] }))?.servers).toEqual(['ctx0']);
+  });
+
+  it('events-partial-ranks: a silent rank of a stream is no evidence until rank 0 alone has shown real traffic', () => {
+    const ranks = (events: number, ...r: number[]) => r.map((rank) => ({ rank, stated: true, events, gaps: 0, missedEvents: 0, resets: 0, lastEventId: null }));
+    // streams have no created event: a rank that stored nothing yet is silent
+    expect(eventsPartialRanks.evaluate(quietInput({ servers: [vllm('ctx0', { ranks: ranks(50, 0) }), vllm('ctx1', { ranks: ranks(50, 0, 1) })] }))).toBeNull();
+    // the same on the pull path (every rank emits created at start) is a lost rank
+    expect(eventsPartialRanks.evaluate(quietInput({ servers: [quietServer('ctx0', { ranks: ranks(50, 0) }), quietServer('ctx1', { ranks: ranks(50, 0, 1) })] }))?.servers).toEqual(['ctx0']);
+    // rank 0 alone past minRankZeroEvents: the other ranks' publishers stay silent (SGLang #16412)
+    expect(eventsPartialRanks.evaluate(quietInput({ servers: [vllm('ctx0', { ranks: ranks(300, 0) }), vllm('ctx1', { ranks: ranks(300, 0, 1) })] }))?.servers).toEqual(['ctx0']);
   });
 });

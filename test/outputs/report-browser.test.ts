@@ -1,0 +1,225 @@
+// The HTML report in a real browser (Debian chromium + playwright-core): it opens with no console error and no
+// network request, the verdict and every finding are visible, every plot has data and the plots tell the story
+// (seed: stickiness at chance, oracle far above realised; healthy: sticky, realised at the oracle); it prints to A4
+// with a page per section. Offline from simulator bundles (`audit --bundle --report`), and on the real demo path
+// (`demo --report`), whose live page at `/` updates from /ws while the demo runs.
+import { spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import type { Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CHROMIUM, launchBrowser, type OpenedPage, type TestBrowser } from '../helpers/browser.js';
+import { repoRoot } from '../helpers/paths.js';
+import { runCli } from '../helpers/run-cli.js';
+import { writeSimBundle } from '../helpers/sim-bundle.js';
+
+const CHART_IDS = ['hit-ratio', 'stickiness', 'decisions', 'predicted-tokens', 'kv-events', 'score-terms'];
+
+let browser: TestBrowser;
+const root = mkdtempSync(join(tmpdir(), 'kvs-report-browser-'));
+
+beforeAll(async () => {
+  expect(existsSync(CHROMIUM), `${CHROMIUM} missing: .ci/run installs Debian's chromium`).toBe(true);
+  browser = await launchBrowser();
+});
+
+afterAll(async () => {
+  await browser?.close();
+});
+
+/** Mean of a plotted series, read from the page. */
+async function seriesMean(page: Page, chart: string, series: string): Promise<number> {
+  const value = await page.locator(`svg[data-chart="${chart}"] path[data-series="${series}"]`).getAttribute('data-mean');
+  expect(value, `${chart}/${series} has a mean`).toMatch(/^[\d.e+-]+$/);
+  return Number(value);
+}
+
+/** Everything a reader needs is on screen and drawn; returns the page for the story checks. */
+async function expectCompleteReport(opened: OpenedPage, verdict: string, findings: readonly string[]): Promise<Page> {
+  const { page } = opened;
+  await expect.poll(() => page.locator('[data-verdict]').getAttribute('data-verdict')).toBe(verdict);
+  expect(await page.locator('.verdict').isVisible()).toBe(true);
+  expect(await page.locator('.verdict strong').innerText()).toBe(verdict.toUpperCase());
+  const shown = await Promise.all((await page.locator('[data-finding]').all()).map((card) => card.getAttribute('data-finding')));
+  expect(shown).toEqual(findings);
+  for (const id of findings) {
+    const card = page.locator(`[data-finding="${id}"]`);
+    expect(await card.isVisible(), id).toBe(true);
+    const text = await card.innerText();
+    expect(text).toContain('cause');
+    expect(text).toContain('fix');
+    expect(text).toContain('evidence');
+  }
+  for (const id of CHART_IDS) {
+    const svg = page.locator(`svg[data-chart="${id}"]`);
+    expect(await svg.isVisible(), `plot ${id} is drawn`).toBe(true);
+    expect(Number(await svg.getAttribute('data-points')), `plot ${id} has data`).toBeGreaterThan(3);
+    const box = await svg.boundingBox();
+    expect(box!.width).toBeGreaterThan(300);
+    // drawn marks: a line with at least two points, or bars
+    const paths = await Promise.all((await svg.locator('path.series').all()).map((p) => p.getAttribute('d')));
+    const marks = paths.filter((d) => ((d ?? '').match(/[ML]/g) ?? []).length >= 2).length + (await svg.locator('rect').count());
+    expect(marks, `plot ${id} has marks`).toBeGreaterThan(0);
+  }
+  expect(await page.locator('#servers-table tr').count()).toBeGreaterThan(1);
+  expect(await page.locator('#configuration').innerText()).toContain('how kvsentinel knows');
+  return page;
+}
+
+async function expectInertStory(page: Page): Promise<void> {
+  const stickiness = await seriesMean(page, 'stickiness', 'stickiness');
+  const chance = await seriesMean(page, 'stickiness', 'chance');
+  expect(Math.abs(stickiness - chance), `stickiness ${stickiness} at chance ${chance}`).toBeLessThan(0.1);
+  const realised = await seriesMean(page, 'hit-ratio', 'all servers realised');
+  const oracle = await seriesMean(page, 'hit-ratio', 'all servers oracle');
+  expect(oracle - realised, `oracle ${oracle} far above realised ${realised}`).toBeGreaterThan(0.08);
+  expect(await seriesMean(page, 'predicted-tokens', 'router predicted')).toBe(0);
+  expect(await seriesMean(page, 'score-terms', 'cache term, best server')).toBe(0);
+}
+
+async function expectHealthyStory(page: Page): Promise<void> {
+  const stickiness = await seriesMean(page, 'stickiness', 'stickiness');
+  const chance = await seriesMean(page, 'stickiness', 'chance');
+  expect(stickiness - chance, `stickiness ${stickiness} far above chance ${chance}`).toBeGreaterThan(0.3);
+  const realised = await seriesMean(page, 'hit-ratio', 'all servers realised');
+  const oracle = await seriesMean(page, 'hit-ratio', 'all servers oracle');
+  expect(Math.abs(oracle - realised), `realised ${realised} at the oracle ${oracle}`).toBeLessThan(0.03);
+  expect(await seriesMean(page, 'predicted-tokens', 'router predicted')).toBeGreaterThan(0);
+  const best = await seriesMean(page, 'score-terms', 'cache term, best server');
+  const load = await seriesMean(page, 'score-terms', 'load spread (busiest − idlest)');
+  expect(best, 'the cache term outweighs the load spread').toBeGreaterThan(load);
+}
+
+/** Opens a report file and checks it loads nothing but itself and logs no error. */
+async function openReportFile(file: string): Promise<OpenedPage> {
+  const url = pathToFileURL(file).href;
+  const opened = await browser.open(url);
+  expect(opened.requests).toEqual([url]);
+  expect(opened.errors).toEqual([]);
+  return opened;
+}
+
+async function auditToReport(preset: 'seed' | 'healthy', set: readonly string[]): Promise<{ file: string; findings: string[] }> {
+  const dir = join(root, `bundle-${preset}`);
+  await writeSimBundle(dir, preset, set);
+  const file = join(root, `${preset}.html`);
+  const run = await runCli(['audit', '--bundle', dir, '--report', file, '--json']);
+  expect(run.code, run.stderr).toBeLessThanOrEqual(1);
+  const report = JSON.parse(run.stdout) as { findings: { id: string }[] };
+  return { file, findings: report.findings.map((f) => f.id) };
+}
+
+describe('HTML report in chromium, offline from simulator bundles', () => {
+  it('seed: inert, every finding, the inert signal in the plots; no request, no console error', async () => {
+    const { file, findings } = await auditToReport('seed', []);
+    expect(findings).toContain('cache-signal-inert');
+    const opened = await openReportFile(file);
+    await expectInertStory(await expectCompleteReport(opened, 'inert', findings));
+    await opened.page.close();
+  });
+
+  it('healthy: no findings, a router that follows the cache', async () => {
+    const { file, findings } = await auditToReport('healthy', ['router.max_batch_size=512']);
+    expect(findings).toEqual([]);
+    const opened = await openReportFile(file);
+    await expectHealthyStory(await expectCompleteReport(opened, 'healthy', []));
+    expect(await opened.page.locator('#findings').innerText()).toContain('No findings');
+    await opened.page.close();
+  });
+
+  it('prints to A4, each section on its own pages', async () => {
+    const opened = await openReportFile(join(root, 'seed.html'));
+    const { page } = opened;
+    await page.emulateMedia({ media: 'print' });
+    // (the test is typed without the DOM library: the page evaluates these expressions itself)
+    const breaks = await page.evaluate<string[]>("[...document.querySelectorAll('section.page')].map((e) => getComputedStyle(e).breakBefore)");
+    expect(breaks.length).toBeGreaterThanOrEqual(3);
+    expect(breaks.every((b) => b === 'page')).toBe(true);
+    expect(await page.evaluate("getComputedStyle(document.querySelector('figure')).breakInside")).toBe('avoid');
+    const pdf = await page.pdf({ format: 'A4', printBackground: true });
+    const text = pdf.toString('latin1');
+    const pages = (text.match(/\/Type\s*\/Page[^s]/g) ?? []).length;
+    expect(pages).toBeGreaterThanOrEqual(breaks.length + 1);
+    // A4 portrait in points (210 × 297 mm = 595 × 842 pt; chromium rounds to its own grid)
+    const boxes = [...text.matchAll(/\/MediaBox\s*\[\s*0 0 ([\d.]+) ([\d.]+)\s*\]/g)].map((m) => [Number(m[1]), Number(m[2])]);
+    expect(boxes).toHaveLength(pages);
+    for (const [w, h] of boxes) {
+      expect(Math.abs(w! - 595.3)).toBeLessThan(2);
+      expect(Math.abs(h! - 841.9)).toBeLessThan(2);
+    }
+    await page.close();
+  });
+});
+
+interface DemoProcess {
+  /** the landing page URL, once printed */
+  readonly url: Promise<string>;
+  readonly done: Promise<{ code: number | null; stdout: string; stderr: string }>;
+}
+
+function startDemo(args: readonly string[]): DemoProcess {
+  const child = spawn(process.execPath, [join(repoRoot, 'dist/cli/main.js'), 'demo', ...args], { env: { ...process.env, NO_COLOR: '1' }, stdio: ['ignore', 'pipe', 'pipe'], timeout: 150_000 });
+  let stdout = '';
+  let stderr = '';
+  let found: (url: string) => void = () => undefined;
+  const url = new Promise<string>((resolve) => (found = resolve));
+  const onData = (): void => {
+    const m = /landing page (http:\/\/[\d.]+:\d+\/)/.exec(stdout + stderr);
+    if (m !== null) found(m[1]!);
+  };
+  child.stdout.setEncoding('utf8').on('data', (d: string) => ((stdout += d), onData()));
+  child.stderr.setEncoding('utf8').on('data', (d: string) => ((stderr += d), onData()));
+  const done = new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve, reject) => {
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+  });
+  return { url: Promise.race([url, done.then(({ stderr: e }) => Promise.reject(new Error(`demo ended before printing its URL: ${e}`)))]), done };
+}
+
+/** The live page at `/` swaps in new report frames from /ws while the demo runs, and loads nothing else. */
+async function expectLivePage(url: string): Promise<void> {
+  const opened = await browser.open(url);
+  const { page, errors, requests } = opened;
+  const origin = new URL(url);
+  const requestsText = async (): Promise<number> => Number((await page.locator('.headline div').first().locator('b').innerText()).replace(/,/g, ''));
+  const before = await requestsText();
+  await expect.poll(() => page.locator('main#report').getAttribute('data-updates'), { timeout: 30_000 }).toMatch(/^[3-9]|\d\d/);
+  await expect.poll(requestsText, { timeout: 30_000 }).toBeGreaterThan(before);
+  expect(await page.locator('#live-status').innerText()).toMatch(/^live · (connected|updated \d+ s ago)/);
+  expect(await page.locator('#sidecar').innerText()).toContain('relay:ctx0');
+  expect(errors).toEqual([]);
+  expect(requests.every((r) => new URL(r).host === origin.host), requests.join(' ')).toBe(true);
+  expect(requests).toContain(`ws://${origin.host}/ws?view=report`);
+  await page.close();
+}
+
+describe('HTML report on the real demo path (kvsentinel demo --report), the live page included', () => {
+  it('seed: the live page updates while it runs; the report shows the inert signal', async () => {
+    const file = join(root, 'demo-seed.html');
+    const demo = startDemo(['--duration', '35s', '--report', file, '--json']);
+    await expectLivePage(await demo.url);
+    const run = await demo.done;
+    expect(run.code, run.stderr).toBe(0);
+    const findings = (JSON.parse(run.stdout) as { findings: { id: string }[] }).findings.map((f) => f.id);
+    expect(findings).toEqual(expect.arrayContaining(['cache-signal-inert', 'events-absent', 'tokens-per-block-mismatch']));
+    expect(readFileSync(file, 'utf8')).not.toContain('<script');
+    const opened = await openReportFile(file);
+    await expectInertStory(await expectCompleteReport(opened, 'inert', findings));
+    await opened.page.close();
+  }, 150_000);
+
+  it('--fixed: the report shows a healthy router', async () => {
+    const file = join(root, 'demo-fixed.html');
+    const demo = startDemo(['--fixed', '--duration', '35s', '--report', file, '--json']);
+    await demo.url;
+    const run = await demo.done;
+    expect(run.code, run.stderr).toBe(0);
+    const findings = (JSON.parse(run.stdout) as { findings: { id: string }[] }).findings.map((f) => f.id);
+    expect(findings).toEqual([]);
+    const opened = await openReportFile(file);
+    await expectHealthyStory(await expectCompleteReport(opened, 'healthy', []));
+    await opened.page.close();
+  }, 150_000);
+});
