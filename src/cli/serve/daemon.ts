@@ -198,8 +198,15 @@ export function createDaemon(initial: ServeConfig, deps: DaemonDeps = {}): Daemo
     } catch (err) {
       logger.error('snapshot failed', { error: String(err) });
     }
+    let self: string | undefined;
+    try {
+      self = web.selfUrl();
+    } catch {
+      self = undefined; // not listening (a live audit has no web server)
+    }
     return {
       version: VERSION,
+      ...(self !== undefined ? { self } : {}),
       verdict: s?.verdict ?? null,
       findings: s?.findings ?? [],
       sources: status.list(),
