@@ -12,7 +12,7 @@ import { Rng } from './rng.js';
 import { createRouter } from './routers/create-router.js';
 import type { RouterSettings } from './routers/router.js';
 import { VirtualScheduler } from './scheduler.js';
-import { activeFaults, ctxWorkerConfig, type SimConfig } from './sim-config.js';
+import { activeFaults, ctxWorkerConfig, SimConfigError, type SimConfig } from './sim-config.js';
 import { TurnStats } from './turn-stats.js';
 
 export type TapMode = 'relay' | 'watch';
@@ -80,7 +80,15 @@ export function serverIds(count: number): string[] {
   return Array.from({ length: count }, (_, i) => `ctx${i}`);
 }
 
+/** The virtual driver models token ids, not text: real tokenizers need the live one. Throws SimConfigError. */
+export function assertVirtualConfig(config: SimConfig): void {
+  for (const [key, path] of [['ctx.tokenizer', config.ctx.tokenizer], ['router.tokenizer', config.router.tokenizer]] as const) {
+    if (path !== null && path !== undefined) throw new SimConfigError(`--set ${key}=${path}: real tokenizers run in the live simulator only (sim serve, demo)`);
+  }
+}
+
 export function runVirtual(config: SimConfig, options: RunVirtualOptions = {}): SimResult {
+  assertVirtualConfig(config);
   const scheduler = new VirtualScheduler();
   const emit = options.onObservation;
   const tap: TapMode | null = emit === undefined ? null : (options.tap ?? 'relay');

@@ -36,6 +36,8 @@ export interface CtxConfig {
   readonly stallEveryMs: number;
   /** mean stall duration (exponential) */
   readonly stallMs: number;
+  /** live only: the workers tokenize text and chat requests with this tokenizer (a model folder); null = code points */
+  readonly tokenizer?: string | null;
 }
 
 export interface RouterConfig {
@@ -45,6 +47,8 @@ export interface RouterConfig {
   readonly backfillBlockHashesOnFinish: boolean;
   readonly pollOnFinish: boolean;
   readonly tokenDrift: boolean;
+  /** live only: the router tokenizes text and chat requests itself with this tokenizer; null = as the workers */
+  readonly tokenizer?: string | null;
 }
 
 export interface GenConfig {
@@ -115,6 +119,7 @@ export const SEED_PRESET: SimConfig = {
     restartDowntimeMs: 3000,
     stallEveryMs: 20_000,
     stallMs: 12_000,
+    tokenizer: null,
   },
   router: {
     type: 'kv_cache_aware',
@@ -123,6 +128,7 @@ export const SEED_PRESET: SimConfig = {
     backfillBlockHashesOnFinish: false,
     pollOnFinish: true,
     tokenDrift: false,
+    tokenizer: null,
   },
   gen: { overheadMs: 200, msPerToken: 25 },
 };
@@ -141,7 +147,7 @@ export class SimConfigError extends Error {
   override readonly name = 'SimConfigError';
 }
 
-type Kind = 'int' | 'posint' | 'number' | 'bool' | 'duration' | 'optional-duration' | { readonly oneOf: readonly string[] };
+type Kind = 'int' | 'posint' | 'number' | 'bool' | 'duration' | 'optional-duration' | 'optional-path' | { readonly oneOf: readonly string[] };
 
 interface Knob {
   readonly kind: Kind;
@@ -200,12 +206,14 @@ export const KNOBS: Readonly<Record<string, Knob>> = {
   'ctx.restart_downtime': { kind: 'duration', section: 'ctx', field: 'restartDowntimeMs', help: 'restart downtime' },
   'ctx.stall_every': { kind: 'duration', section: 'ctx', field: 'stallEveryMs', help: 'mean time between CTX stalls (0 = none)' },
   'ctx.stall': { kind: 'duration', section: 'ctx', field: 'stallMs', help: 'mean CTX stall duration' },
+  'ctx.tokenizer': { kind: 'optional-path', section: 'ctx', field: 'tokenizer', help: 'live: workers tokenize text/chat with this model folder (none = code points); the workload then sends chat' },
   'router.type': { kind: { oneOf: ROUTER_TYPES }, section: 'router', field: 'type', help: 'CTX router' },
   'router.tokens_per_block': { kind: 'posint', section: 'router', field: 'tokensPerBlock', help: 'router chunk size' },
   'router.max_batch_size': { kind: 'posint', section: 'router', field: 'maxBatchSize', help: 'load term denominator' },
   'router.backfill_block_hashes_on_finish': { kind: 'bool', section: 'router', field: 'backfillBlockHashesOnFinish', help: 'insert own hashes on finish' },
   'router.poll_on_finish': { kind: 'bool', section: 'router', field: 'pollOnFinish', fault: (v) => v === false, help: 'poll events in finish_request' },
   'router.token_drift': { kind: 'bool', section: 'router', field: 'tokenDrift', fault: (v) => v === true, help: 'router tokenizes differently' },
+  'router.tokenizer': { kind: 'optional-path', section: 'router', field: 'tokenizer', help: 'live: the router tokenizes text/chat itself with this model folder (none = the workers\' ids)' },
   'gen.overhead': { kind: 'duration', section: 'gen', field: 'overheadMs', help: 'GEN step overhead' },
   'gen.ms_per_token': { kind: 'number', section: 'gen', field: 'msPerToken', help: 'decode time per output token' },
 };
@@ -244,6 +252,9 @@ function parseValue(key: string, kind: Kind, raw: string): unknown {
       if (raw === 'true') return true;
       if (raw === 'false') return false;
       throw bad('expected true or false');
+    case 'optional-path':
+      if (raw === '' ) throw bad('expected a path (or none)');
+      return raw === 'none' ? null : raw;
     case 'duration':
     case 'optional-duration': {
       if (kind === 'optional-duration' && (raw === 'never' || raw === 'none')) return null;

@@ -46,3 +46,17 @@ describe('kvsentinel serve --tokenizer', () => {
     expect(r.code).toBe(2);
   });
 });
+
+describe('kvsentinel sim --set ctx.tokenizer / router.tokenizer', () => {
+  it('sim serve refuses a bad folder before any port opens, naming the key and the file', async () => {
+    const r = await runCli(['sim', 'serve', '--preset', 'healthy', '--set', 'router.tokenizer=/nonexistent/tok', '--duration', '1s']);
+    expect(r.stderr).toMatch(/--set router\.tokenizer=\/nonexistent\/tok: \/nonexistent\/tok: no such file or folder/);
+    expect(r.code).toBe(2);
+  });
+
+  it('sim run (virtual time) says real tokenizers are live only', async () => {
+    const r = await runCli(['sim', 'run', '--preset', 'healthy', '--set', `ctx.tokenizer=${DEEPSEEK_V3_DIR}`]);
+    expect(r.stderr).toMatch(/ctx\.tokenizer=.*: real tokenizers run in the live simulator only/);
+    expect(r.code).toBe(2);
+  });
+});

@@ -48,6 +48,7 @@ describe('kvsentinel on ZMQ KV-event streams of the live simulator', () => {
       expect(s.hashChecks.mismatch).toBe(0);
       expect(s.hashChecks.unverifiable).toBeGreaterThan(0);
       expect(s.routerPolls).toBe(0); // no pull path: the relay only proxies
+      expect(s.routerTableBlocks).toBeGreaterThan(0); // the router's view is the stream itself
     }
     const metrics = await (await fetch(`http://127.0.0.1:${daemon.webAddress().port}/metrics`)).text();
     expect(metrics).toMatch(/kvsentinel_stream_batches_total\{server="ctx0",rank="0"\} [1-9]/);

@@ -1,7 +1,7 @@
 // `kvsentinel sim run`: the TensorRT-LLM cluster simulator in virtual time (docs/design.md §7, §10).
 import { closeSync, openSync, writeSync } from 'node:fs';
 import type { Command } from 'commander';
-import { runVirtual, type SimResult } from '../../sim/run-virtual.js';
+import { assertVirtualConfig, runVirtual, type SimResult } from '../../sim/run-virtual.js';
 import { presetConfig, SimConfigError } from '../../sim/sim-config.js';
 import { fileErrorText } from '../../sources/file-error-text.js';
 import { CliError } from '../cli-error.js';
@@ -64,6 +64,7 @@ export function registerSimCommand(program: Command): void {
       let config;
       try {
         config = presetConfig(options.preset, options.set);
+        assertVirtualConfig(config);
       } catch (err) {
         if (err instanceof SimConfigError) throw new CliError(err.message);
         throw err;

@@ -62,6 +62,7 @@ export function renderText(report: AuditReport, c: ChalkInstance): string {
   lines.push(`Stats:   ${headline.join(c.dim(' · '))}`);
   if (report.source.malformed > 0) lines.push(c.yellow(`         ${int(report.source.malformed)} malformed input lines skipped`));
   if (report.rule_errors > 0) lines.push(c.yellow(`         ${report.rule_errors} rule evaluations failed: some findings may be missing`));
+  for (const note of report.notes) lines.push(c.dim(`  note   ${note}`));
   lines.push('');
   if (report.findings.length === 0) {
     lines.push(c.green('No findings.'));

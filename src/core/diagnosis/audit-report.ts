@@ -49,6 +49,8 @@ export interface AuditReport {
   readonly source: AuditSource;
   /** rules that crashed (their findings are missing) */
   readonly rule_errors: number;
+  /** what the audit could not check and why, each said once */
+  readonly notes: readonly string[];
 }
 
 function round(value: number | null, digits = 4): number | null {
@@ -96,7 +98,22 @@ export function buildAuditReport(snapshot: SentinelStateSnapshot, source: AuditS
     })),
     source,
     rule_errors: snapshot.ruleErrors,
+    notes: auditNotes(snapshot),
   };
+}
+
+function auditNotes(snapshot: SentinelStateSnapshot): string[] {
+  const notes: string[] = [];
+  const byEngine = new Map<string, string[]>();
+  for (const s of snapshot.eventStreams) if (s.hashes === 'rekeyed') byEngine.set(s.engine, [...(byEngine.get(s.engine) ?? []), s.server]);
+  for (const [engine, servers] of byEngine) {
+    notes.push(
+      `hash verification: ${servers.join(', ')} publish ${engine} block hashes kvsentinel does not recompute ` +
+        `(${engine === 'vllm' ? "vLLM's sha256 / sha256_cbor / builtin families, seeded per deployment" : "SGLang's per-build page hashes"}); ` +
+        'their blocks are re-keyed from their token ids for the joins, and their hash checks read unverifiable',
+    );
+  }
+  return notes;
 }
 
 /** What a verdict means, one line (the text and HTML reports print it after the verdict). */

@@ -153,6 +153,8 @@ export interface SentinelStateSnapshot extends SentinelSnapshot {
   /** share of follow-up turns that went back to their previous server; null before any */
   readonly stickiness: number | null;
   readonly ruleErrors: number;
+  /** servers whose events came from a ZMQ stream, with the engine and how its hashes entered the tables */
+  readonly eventStreams: readonly { readonly server: string; readonly engine: string; readonly hashes: 'native' | 'rekeyed' }[];
 }
 
 export interface SentinelState {
@@ -295,6 +297,10 @@ class Sentinel implements SentinelState {
   /** a ZMQ stream source is subscribed (or delivered): worker events are seen without drains */
   #sawStream = false;
   readonly #streamServers = new Set<string>();
+  readonly #replicaStreamed = new Set<string>();
+  /** servers whose pull path the sidecar drains or the router polls: the router's table comes from there */
+  readonly #pullServers = new Set<string>();
+  readonly #streamOrigins = new Map<string, NonNullable<WorkerEventsObservation['stream']>>();
   /** a stored event was seen: worker truth can say where a prefix was */
   #truthSeen = false;
   #sawRouterPoll = false;
@@ -448,6 +454,7 @@ class Sentinel implements SentinelState {
     const streamed = obs.stream !== undefined;
     if (streamed) {
       this.#sawStream = true;
+      if (!this.#streamOrigins.has(server)) this.#streamOrigins.set(server, obs.stream);
       this.#count(obs.ts, `sev|${server}`, obs.events.length);
     } else {
       this.#sawDrain = true;
@@ -458,7 +465,14 @@ class Sentinel implements SentinelState {
       if (obs.events.length === 0) this.#count(obs.ts, `drain0|${server}`);
     }
     // a stream reaches every subscriber: a router that reads it (rather than a pull path it polls) holds the same
-    const replicaFromStream = streamed && totals.routerPolls === 0;
+    if (!streamed) this.#pullServers.add(server);
+    const replicaFromStream = streamed && !this.#pullServers.has(server);
+    const firstEvent = obs.events[0];
+    if (replicaFromStream && firstEvent !== undefined && !this.#replicaStreamed.has(server)) {
+      // a stream has no `created` event: name the algorithm the replica's block count reads
+      this.#replicaStreamed.add(server);
+      this.#replica.apply(server, { ...firstEvent, data: { type: 'created', numBlocksPerCacheLevel: [] } });
+    }
     const relay = this.#relayOf(server);
     // per-event counters are summed over the observation (all at obs.ts) and added once: a drain carries thousands
     // of events, and a counter key is a fresh string to hash on every add
@@ -553,6 +567,9 @@ class Sentinel implements SentinelState {
 
   #routerPoll(obs: RouterPollObservation): void {
     this.#sawRouterPoll = true;
+    this.#pullServers.add(obs.server);
+    // the router polls this server's pull path: what its stream put in the replica is not the router's view
+    if (this.#replicaStreamed.delete(obs.server)) this.#replica.clearServer(obs.server);
     const totals = this.#totals(obs.server);
     totals.routerPolls++;
     totals.eventsDelivered += Math.max(0, obs.toSeq - obs.fromSeq);
@@ -1163,6 +1180,7 @@ class Sentinel implements SentinelState {
       },
       stickiness: total('fu') > 0 ? total('sticky') / total('fu') : null,
       ruleErrors: this.#ruleErrors,
+      eventStreams: [...this.#streamOrigins].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([server, o]) => ({ server, engine: o.engine, hashes: o.hashes })),
       dropped: {
         trajectoriesEvicted: this.#trajectories.dropped,
         pendingDecisionsEvicted: this.#pending.dropped,

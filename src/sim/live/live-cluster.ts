@@ -7,6 +7,7 @@ import { LiveCtxWorker } from './live-ctx-worker.js';
 import { LiveOrchestrator, type CtxTarget } from './live-orchestrator.js';
 import { LiveScheduler } from './live-scheduler.js';
 import { LiveWorkload, type LiveTurnRecord } from './live-workload.js';
+import { loadSimTokenizers } from './sim-tokenizers.js';
 
 export interface LiveWorkerInfo {
   readonly id: string;
@@ -72,6 +73,8 @@ export interface LiveCluster {
 
 export async function startLiveCluster(config: SimConfig, options: LiveClusterOptions = {}): Promise<LiveCluster> {
   const host = options.host ?? '127.0.0.1';
+  // before any port opens: a bad tokenizer folder is a configuration error
+  const tokenizers = loadSimTokenizers(config);
   const scheduler = new LiveScheduler(options.timeScale ?? 1);
   const ids = serverIds(config.ctx.servers);
   // routers in front of vLLM / SGLang (llm-d, Dynamo, the SGLang gateway) subscribe to the workers' streams; the
@@ -85,6 +88,7 @@ export async function startLiveCluster(config: SimConfig, options: LiveClusterOp
         port: port(i),
         competitorPeriodMs: config.ctx.competingConsumer ? config.ctx.competitorPeriodMs : null,
         perfMetricsMaxRequests: options.perfMetricsMaxRequests ?? 1000,
+        tokenizer: tokenizers.ctx,
         kvEventsPublisher: config.ctx.kvEventsPublisher === 'none' ? null : { format: config.ctx.kvEventsPublisher, replay: config.ctx.kvEventsReplay },
         streamCopy: routerReadsStream,
       }),
@@ -122,6 +126,7 @@ export async function startLiveCluster(config: SimConfig, options: LiveClusterOp
       targets,
       router: config.router,
       gen: config.gen,
+      routerTokenizer: tokenizers.router,
       ...(routerReadsStream ? { streamEvents: (address: string) => byAddress.get(address)?.takeStreamEvents() ?? [] } : {}),
       serverInfoTimeoutMs: options.ctxWaitMs ?? 30_000,
       ...(options.requestLog !== undefined ? { requestLog: options.requestLog } : {}),
@@ -181,6 +186,8 @@ export async function startLiveCluster(config: SimConfig, options: LiveClusterOp
             ...(opts.trajectories !== undefined ? { trajectories: opts.trajectories } : {}),
             ...(opts.concurrency !== undefined ? { concurrency: opts.concurrency } : {}),
           },
+          // a tokenizer on either side only means something for text: the workload then sends chat messages
+          chat: tokenizers.ctx !== null || tokenizers.router !== null,
           ...(opts.onTurn !== undefined ? { onTurn: opts.onTurn } : {}),
           ...(opts.onTrajectoryDone !== undefined ? { onTrajectoryDone: opts.onTrajectoryDone } : {}),
         });

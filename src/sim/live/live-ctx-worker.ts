@@ -16,6 +16,8 @@ import type { KvEvent } from '../../core/wire/kv-event.js';
 import type { PublisherFormat } from '../publisher-format.js';
 import { ZmqKvPublisher } from './zmq-kv-publisher.js';
 import { chunkBody, fillerText, responseBody, type ResponseHead, type UsageNumbers } from './openai-response.js';
+import type { ModelTokenizer } from '../../sources/tokenizer/model-tokenizer.js';
+import { tokenizeRequest as tokenizeWithModel } from './sim-tokenizers.js';
 
 export interface LiveCtxWorkerOptions {
   readonly host: string;
@@ -25,6 +27,8 @@ export interface LiveCtxWorkerOptions {
   readonly competitorPeriodMs: number | null;
   /** perf_metrics_max_requests (0 = /perf_metrics always []) */
   readonly perfMetricsMaxRequests: number;
+  /** ctx.tokenizer: text and chat prompts tokenized with the model's tokenizer; context-only answers then carry them */
+  readonly tokenizer?: ModelTokenizer | null;
   /** publish KV events over ZMQ (one PUB per rank at base port + rank, replay ROUTERs); null = pull path only */
   readonly kvEventsPublisher?: { readonly format: PublisherFormat; readonly replay: boolean } | null;
   /** keep what was published for an in-process router that reads the stream (takeStreamEvents) */
@@ -218,7 +222,9 @@ export class LiveCtxWorker {
 
   async #completion(endpoint: OpenAiEndpoint, req: IncomingMessage, res: ServerResponse): Promise<void> {
     const arrivalS = performance.now() / 1000;
-    const request = parseOpenAiRequest(endpoint, await readBody(req), req.headers);
+    const parsed = parseOpenAiRequest(endpoint, await readBody(req), req.headers);
+    const tokenizer = this.#options.tokenizer ?? null;
+    const request = tokenizer === null ? parsed : { ...parsed, tokens: await tokenizeWithModel(tokenizer, parsed) };
     const ctxRequestId = ++this.#ctxRequestSeq;
     const requestId = `${endpoint === 'chat' ? 'chatcmpl' : 'cmpl'}-${this.id}-${ctxRequestId}`;
     const prompt = new ReleasablePrompt(request.tokens);
@@ -245,7 +251,9 @@ export class LiveCtxWorker {
       ? { request_type: 'context_only', first_gen_tokens: [request.tokens[request.tokens.length - 1] ?? 0], ctx_request_id: ctxRequestId, encoded_opaque_state: null, draft_tokens: null }
       : null;
     if (!request.stream) {
-      sendJsonText(res, 200, responseBody(head, text, usage, disagg));
+      // with the model's tokenizer the worker's own ids go back, as trtllm-serve's context-only responses carry them
+      const promptIds = request.contextOnly && this.#options.tokenizer != null ? request.tokens : null;
+      sendJsonText(res, 200, responseBody(head, text, usage, disagg, promptIds));
       return;
     }
     startSse(res);

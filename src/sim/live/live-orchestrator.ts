@@ -24,6 +24,8 @@ import { HttpError, LiveHttpServer, readBody, sendError, sendJsonText, sendText,
 import type { LiveScheduler } from './live-scheduler.js';
 import { parseOpenAiRequest, type OpenAiEndpoint, type OpenAiRequest } from './openai-request.js';
 import { chunkBody, fillerText, responseBody, type ResponseHead } from './openai-response.js';
+import type { ModelTokenizer } from '../../sources/tokenizer/model-tokenizer.js';
+import { tokenizeRequest } from './sim-tokenizers.js';
 
 /** One CTX server in the orchestrator's context_servers list. */
 export interface CtxTarget {
@@ -39,6 +41,8 @@ export interface LiveOrchestratorOptions {
   readonly targets: readonly CtxTarget[];
   readonly router: RouterConfig;
   readonly gen: GenConfig;
+  /** router.tokenizer, loaded */
+  readonly routerTokenizer?: ModelTokenizer | null;
   /** canonical request log lines (docs/design.md §9) */
   readonly requestLog?: (line: string) => void;
   readonly requestLogPromptTokenIds?: boolean;
@@ -329,7 +333,9 @@ export class LiveOrchestrator {
     const seqId = ++this.#requestSeq;
     const headerId = req.headers['x-request-id'];
     const requestId = typeof headerId === 'string' && headerId !== '' ? headerId : `${endpoint === 'chat' ? 'chatcmpl' : 'cmpl'}-${seqId}`;
-    const prompt = new StaticPrompt(request.tokens);
+    // router.tokenizer: the router renders text and chat itself (BlockHashMixin._tokenize); else it sees the workers' ids
+    const routerTokenizer = this.#options.routerTokenizer ?? null;
+    const prompt = new StaticPrompt(routerTokenizer === null ? request.tokens : await tokenizeRequest(routerTokenizer, request));
     const routeRequest: RouteRequest = { requestId, correlationId: request.conversationId, prompt: this.#options.router.tokenDrift ? prompt.drifted() : prompt };
     const decision = router.route(routeRequest);
     const server = decision.server;

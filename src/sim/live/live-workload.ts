@@ -30,6 +30,26 @@ export interface LiveWorkloadOptions {
   readonly retryDelayMs?: number;
   /** stop retrying a turn after this many failures (default 20) */
   readonly maxRetries?: number;
+  /**
+   * send chat messages instead of token ids (the simulator's real tokenizers then render them): the shared system
+   * prefix as the system message, the rest of the context as one user message that grows every turn; each token id
+   * becomes a pronounceable word, so the same trajectory always gives the same text
+   */
+  readonly chat?: boolean;
+}
+
+const CONSONANTS = 'bcdfghjklmnprstvwz';
+const VOWELS = 'aeiou';
+
+/** a token id as a word of syllables (deterministic, letters only) */
+function wordOf(id: number): string {
+  let n = id % 9000;
+  let w = '';
+  do {
+    w += CONSONANTS[n % 18]! + VOWELS[Math.floor(n / 18) % 5]!;
+    n = Math.floor(n / 90);
+  } while (n > 0);
+  return w;
 }
 
 export interface LiveWorkloadSummary extends TurnStatsSnapshot {
@@ -52,6 +72,7 @@ export class LiveWorkload {
   readonly #timing: Rng;
   readonly #started = performance.now();
   readonly #texts = new WeakMap<Trajectory, { length: number; text: string }>();
+  #systemText: string | undefined;
   #next = 0;
   #done = 0;
   #abandoned = 0;
@@ -142,11 +163,31 @@ export class LiveWorkload {
     return text;
   }
 
+  /** the context as words (see `chat`), extended incrementally like #promptText */
+  #chatText(trajectory: Trajectory): { system: string; user: string } {
+    const tokens = trajectory.tokens();
+    const split = Math.min(this.#prefix.length, trajectory.length);
+    let cached = this.#texts.get(trajectory) ?? { length: split, text: '' };
+    const part: string[] = [];
+    for (let i = cached.length; i < trajectory.length; i++) part.push(wordOf(tokens[i]!));
+    const joined = part.join(' ');
+    const text = cached.text === '' ? joined : joined === '' ? cached.text : `${cached.text} ${joined}`;
+    cached = { length: trajectory.length, text };
+    this.#texts.set(trajectory, cached);
+    this.#systemText ??= Array.from(this.#prefix, wordOf).join(' ');
+    return { system: this.#systemText, user: text };
+  }
+
   async #send(trajectory: Trajectory, turn: number): Promise<{ promptTokens: number; cachedTokens: number | null } | null> {
-    const body = `{"model":"kvsentinel-sim","prompt":[${this.#promptText(trajectory)}],"max_tokens":${trajectory.turns[turn]!.outputTokens}}`;
+    const maxTokens = trajectory.turns[turn]!.outputTokens;
+    const chat = this.#options.chat === true ? this.#chatText(trajectory) : null;
+    const body =
+      chat !== null
+        ? JSON.stringify({ model: 'kvsentinel-sim', messages: [{ role: 'system', content: chat.system }, { role: 'user', content: chat.user }], max_tokens: maxTokens })
+        : `{"model":"kvsentinel-sim","prompt":[${this.#promptText(trajectory)}],"max_tokens":${maxTokens}}`;
     const requestId = `wl-${(++this.#requestSeq).toString(16).padStart(8, '0')}`;
     try {
-      const res = await httpRequest(`${this.#options.url}/v1/completions`, {
+      const res = await httpRequest(`${this.#options.url}${chat !== null ? '/v1/chat/completions' : '/v1/completions'}`, {
         method: 'POST',
         body,
         headers: { 'content-type': 'application/json', 'x-correlation-id': trajectory.correlationId, 'x-request-id': requestId },

@@ -30,7 +30,7 @@ export function fillerText(count: number): string {
   return ' tok'.repeat(Math.max(count, 0));
 }
 
-export function responseBody(head: ResponseHead, text: string, usage: UsageNumbers, disaggregatedParams: Record<string, unknown> | null): string {
+export function responseBody(head: ResponseHead, text: string, usage: UsageNumbers, disaggregatedParams: Record<string, unknown> | null, promptTokenIds: Uint32Array | null = null): string {
   const choice: Record<string, unknown> =
     head.endpoint === 'completions'
       ? { index: 0, text, logprobs: null, finish_reason: 'length', stop_reason: null }
@@ -43,6 +43,8 @@ export function responseBody(head: ResponseHead, text: string, usage: UsageNumbe
     model: head.model,
     choices: [choice],
     usage: usageObject(usage),
+    // the worker's own token ids of the prompt (context-only responses, "to remove the tokenization in the generation server")
+    ...(promptTokenIds !== null ? { prompt_token_ids: Array.from(promptTokenIds) } : {}),
   });
 }
 

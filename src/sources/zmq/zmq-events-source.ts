@@ -136,7 +136,7 @@ export class ZmqEventsSource implements RunningSource {
       // what the publisher sent before our subscription took effect: ask for its buffer
       this.#run(r, r.sequencer.history());
     });
-    r.sub.events.on('connect:retry', () => this.#deps.status.fail(source, 'connect', `${where}: nothing accepts connections (publisher not bound?)`));
+    r.sub.events.on('connect:retry', () => this.#deps.status.fail(source, 'connect', `${where}: nothing accepts connections (publisher not bound? under attention DP some builds publish from rank 0 only)`));
     r.sub.events.on('disconnect', () => {
       r.connected = false;
       this.#deps.status.fail(source, 'connect', `${where}: the publisher disconnected`);
