@@ -177,7 +177,10 @@ describe('security', () => {
     const reportFrames: string[] = [];
     const reportClient = new WebSocket(`ws://${host}:${port}/ws?view=report`);
     reportClient.on('message', (d: Buffer) => reportFrames.push(d.toString('utf8')));
-    cleanups.push(() => void reportClient.close());
+    cleanups.push(async () => {
+      reportClient.close();
+      await new Promise((r) => setTimeout(r, 10));
+    });
     await eventually(() => reportFrames.some((f) => f.includes('"type":"report"')), 5_000, 'a report frame');
     const reportPage = reportFrames.join('\n');
     expect(reportPage).toContain('data-verdict');
