@@ -64,7 +64,7 @@ export interface Exporter {
 }
 
 const EVENT_TYPES: readonly KvEventType[] = ['created', 'stored', 'removed', 'updated', 'all_cleared'];
-const VERDICTS: readonly Verdict[] = ['healthy', 'degraded', 'inert'];
+const VERDICTS: readonly Verdict[] = ['healthy', 'degraded', 'unknown', 'inert'];
 
 type Labels = Record<string, string>;
 

@@ -31,8 +31,8 @@ function severityLabel(severity: Severity, c: ChalkInstance): string {
 
 function verdictLine(report: AuditReport, c: ChalkInstance): string {
   const label = report.verdict.toUpperCase();
-  const colored = report.verdict === 'inert' ? c.red.bold(label) : report.verdict === 'degraded' ? c.yellow.bold(label) : c.green.bold(label);
-  return `${colored}  ${verdictMeaning(report.verdict)}`;
+  const colored = report.verdict === 'inert' ? c.red.bold(label) : report.verdict === 'degraded' || report.verdict === 'unknown' ? c.yellow.bold(label) : c.green.bold(label);
+  return `${colored}  ${verdictMeaning(report.verdict, report.findings.some((f) => f.severity === 'critical'))}`;
 }
 
 function findingBlock(f: Finding, c: ChalkInstance): string[] {

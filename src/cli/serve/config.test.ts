@@ -54,6 +54,16 @@ describe('serve config', () => {
     expect(() => buildConfig({ state: { max_blocks: 1 } }, { relay }, 'k.yaml')).toThrow('k.yaml: state.max_blocks: unknown key');
   });
 
+  it('takes router facts from router: and --router.profile / --router.tokens-per-block, naming bad values', () => {
+    const relay = ['ctx0=http://w:8001@9401'];
+    expect(buildConfig(undefined, { relay }).router).toEqual({ profile: null, tokensPerBlock: null, maxBatchSize: null, loadWeight: null, trackRoutedBlocks: null, backfillBlockHashesOnFinish: null });
+    expect(buildConfig({ router: { profile: 'newest', tokens_per_block: 32, load_weight: 0.5, track_routed_blocks: false } }, { relay }).router).toMatchObject({ profile: 'newest', tokensPerBlock: 32, loadWeight: 0.5, trackRoutedBlocks: false });
+    expect(buildConfig({ router: { profile: 'newest', tokens_per_block: 32 } }, { relay, routerProfile: '2026-06', routerTokensPerBlock: '128' }).router).toMatchObject({ profile: '2026-06', tokensPerBlock: 128 });
+    expect(() => buildConfig(undefined, { relay, routerProfile: 'v2' })).toThrow('--router.profile: "v2" is not one of 2026-06, newest');
+    expect(() => buildConfig({ router: { tokens_per_block: 0 } }, { relay }, 'k.yaml')).toThrow('k.yaml: router.tokens_per_block: 0 is not a positive integer');
+    expect(() => buildConfig({ router: { tpb: 32 } }, { relay }, 'k.yaml')).toThrow('k.yaml: router.tpb: unknown key');
+  });
+
   it('merges file lists with flags; flags override scalars', () => {
     const c = buildConfig(
       {

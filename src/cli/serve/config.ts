@@ -7,6 +7,7 @@
 // standard deployment unscrapeable. 9464 is the port the deployment manifests and dashboards use.
 import { readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
+import { parseRouterFacts, ROUTER_FACT_KEYS, type RouterFacts } from './router-facts-config.js';
 import { fileErrorText } from '../../sources/file-error-text.js';
 import { closestName } from '../../core/closest-name.js';
 import { parse as parseYaml } from 'yaml';
@@ -80,6 +81,8 @@ export interface ServeConfig {
   /** ZMQ KV-event streams (TensorRT-LLM streaming publisher, vLLM, SGLang) */
   readonly zmq: readonly ZmqStreamSpec[];
   readonly routerDebug: { readonly url: string; readonly intervalMs: number } | null;
+  /** router facts the operator states (`router:`, --router.profile, --router.tokens-per-block) */
+  readonly router: RouterFacts;
   readonly orchestratorLog: string | null;
   readonly requestLogs: readonly RequestLogSpec[];
   readonly pollIntervalMs: number;
@@ -110,6 +113,9 @@ export interface ServeFlags {
   readonly maxTableBlocks?: string;
   /** --relay.max-request-bytes (overrides relay.max_request_bytes) */
   readonly relayMaxRequestBytes?: string;
+  /** --router.profile and --router.tokens-per-block (override router.profile / router.tokens_per_block) */
+  readonly routerProfile?: string;
+  readonly routerTokensPerBlock?: string;
   /** --tokenizer (overrides tokenizer.path) */
   readonly tokenizer?: string;
 }
@@ -255,7 +261,7 @@ function asList(where: string, v: unknown): unknown[] {
   return fail(where, 'expected a list');
 }
 
-const TOP_KEYS = ['web', 'relays', 'relay', 'state', 'ctx', 'zmq', 'router_debug', 'orchestrator_log', 'requests', 'tokenizer', 'poll_interval', 'server_info_interval', 'timeout', 'max_response_bytes', 'follow_interval'] as const;
+const TOP_KEYS = ['web', 'relays', 'relay', 'state', 'ctx', 'zmq', 'router', 'router_debug', 'orchestrator_log', 'requests', 'tokenizer', 'poll_interval', 'server_info_interval', 'timeout', 'max_response_bytes', 'follow_interval'] as const;
 const RELAY_KEYS = [
   'drain_interval',
   'drain_timeout',
@@ -358,6 +364,10 @@ export function buildConfig(doc: unknown, flags: ServeFlags, source = 'config'):
   }
   if (flags.routerDebug !== undefined) routerDebug = { url: parseHttpUrl('--router-debug', flags.routerDebug), intervalMs: routerDebug?.intervalMs ?? 1_000 };
 
+  const routerRaw = file['router'] === undefined || file['router'] === null ? {} : isRaw(file['router']) ? file['router'] : fail(at('router'), 'expected a mapping');
+  checkKeys(at('router'), routerRaw, ROUTER_FACT_KEYS);
+  const router = parseRouterFacts(routerRaw, flags, at, fail);
+
   const pathOf = (where: string, v: unknown): string => (typeof v === 'string' && v !== '' ? v : fail(where, `${describe(v)} is not a file path`));
   let orchestratorLog = file['orchestrator_log'] === undefined ? null : pathOf(at('orchestrator_log'), file['orchestrator_log']);
   if (flags.orchestratorLog !== undefined) orchestratorLog = flags.orchestratorLog;
@@ -419,6 +429,7 @@ export function buildConfig(doc: unknown, flags: ServeFlags, source = 'config'):
     ctx,
     zmq,
     routerDebug,
+    router,
     orchestratorLog,
     requestLogs,
     pollIntervalMs: top('poll_interval', parseDuration, 1_000),

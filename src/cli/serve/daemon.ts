@@ -351,15 +351,19 @@ export function createDaemon(initial: ServeConfig, deps: DaemonDeps = {}): Daemo
         await source.stop().catch(() => undefined);
       }
     }
+    const facts = c.router;
     sink.apply({
       kind: 'router-config',
       ts: clock(),
       source: 'config',
       routerType: null,
-      tokensPerBlock: null,
-      maxBatchSize: null,
-      backfillBlockHashesOnFinish: null,
+      tokensPerBlock: facts.tokensPerBlock,
+      maxBatchSize: facts.maxBatchSize,
+      backfillBlockHashesOnFinish: facts.backfillBlockHashesOnFinish,
       servers: [...new Set([...c.relays.map((r) => r.id), ...c.ctx.map((x) => x.id), ...c.zmq.map((z) => z.id)])],
+      profile: facts.profile,
+      trackRoutedBlocks: facts.trackRoutedBlocks,
+      loadWeight: facts.loadWeight,
     });
     if (failures.length > 0) throw new Error(failures.join('; '));
   }

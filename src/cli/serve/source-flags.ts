@@ -18,6 +18,8 @@ export function addSourceOptions(command: Command): Command {
     .option('--router-debug <url>', 'router debug endpoint, an optional contract stock TensorRT-LLM does not serve (docs/design.md §8)')
     .option('--requests <[FORMAT:]FILE>', 'request log JSONL to follow; FORMAT canonical|perf-metrics|openai|relay (repeatable)', collect)
     .option('--orchestrator-log <file>', 'orchestrator log to follow')
+    .option('--router.profile <profile>', "which router.py the orchestrator runs when no log says: 2026-06 | newest")
+    .option('--router.tokens-per-block <n>', "the router's tokens_per_block when no log or debug endpoint says")
     .option('--tokenizer <path>', "the model's tokenizer (Hugging Face model folder, or its tokenizer.json beside tokenizer_config.json): text and chat requests are rendered as the router renders them, for predicted matches and render-drift")
     .option('--state.max-table-blocks <n>', 'blocks per server kept in each block table (worker truth, router replica); past it arbitrary blocks are evicted and counted (default 4000000)');
 }
@@ -35,6 +37,8 @@ export interface SourceOptionValues {
   'web.listenAddress'?: string;
   'web.bearerTokenFile'?: string;
   'state.maxTableBlocks'?: string;
+  'router.profile'?: string;
+  'router.tokensPerBlock'?: string;
   tokenizer?: string;
 }
 
@@ -54,6 +58,8 @@ export function sourceFlags(options: SourceOptionValues): ServeFlags {
     ...(options['web.listenAddress'] !== undefined ? { listenAddress: options['web.listenAddress'] } : {}),
     ...(options['web.bearerTokenFile'] !== undefined ? { bearerTokenFile: options['web.bearerTokenFile'] } : {}),
     ...(options['state.maxTableBlocks'] !== undefined ? { maxTableBlocks: options['state.maxTableBlocks'] } : {}),
+    ...(options['router.profile'] !== undefined ? { routerProfile: options['router.profile'] } : {}),
+    ...(options['router.tokensPerBlock'] !== undefined ? { routerTokensPerBlock: options['router.tokensPerBlock'] } : {}),
     ...(options.tokenizer !== undefined ? { tokenizer: options.tokenizer } : {}),
   };
 }
