@@ -108,6 +108,7 @@ export function observationFrame(o: Observation): LiveFrame | null {
     case 'router-state':
     case 'router-score':
     case 'poll-failure':
+    case 'router-server-fact':
       return null;
   }
 }

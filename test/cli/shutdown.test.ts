@@ -98,7 +98,9 @@ describe('live commands end on time and exit quietly', () => {
     expect(worker.hits()['/kv_cache_events']).toBeGreaterThan(0);
     expect(report.findings.map((f) => f.id)).not.toContain('source-unreachable');
     expect(audit.err).not.toMatch(/aborted|is down|reason=other/);
-    expect(code).toBe(0);
+    // nothing at or above --fail-on critical, but one request cannot clear a router: exit 3 (evidence-insufficient), not 0
+    expect(report.findings.map((f) => f.id)).toContain('evidence-insufficient');
+    expect(code).toBe(3);
   }, 60_000);
 
   it('serve: SIGTERM exits at once when idle, timeouts count as reason="timeout", a second SIGTERM cuts in-flight requests', async () => {

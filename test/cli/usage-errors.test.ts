@@ -37,6 +37,12 @@ describe('usage errors', () => {
     const run = await runCli(['demo', '--duration', 'soon']);
     expect(run.code).toBe(2);
     expect(oneLine(run.stderr)).toBe("kvsentinel demo: --duration: 'soon' is not a positive duration (e.g. 250ms, 5s, 1m; a number means ms)");
+    const engine = await runCli(['demo', '--engine', 'tgi']);
+    expect(engine.code).toBe(2);
+    expect(oneLine(engine.stderr)).toBe("kvsentinel demo: --engine 'tgi': expected trtllm or vllm");
+    const zmq = await runCli(['audit', '--zmq', 'ctx0=tcp://*:5557', '--duration', '1s']);
+    expect(zmq.code).toBe(2);
+    expect(oneLine(zmq.stderr)).toMatch(/^kvsentinel audit: --zmq 'ctx0=tcp:\/\/\*:5557' endpoint: '.*': \* is the publisher's bind address; give the worker's host/);
   });
 
   it('--config.check with no source says what serve would say', async () => {

@@ -39,10 +39,24 @@ export function quietServer(server: string, over: Partial<ServerDiagnosis> = {})
     realisedAboveOracle: 2,
     joinedOutcomes: 200,
     meanInflight: 20,
+    pollingSkipped: null,
+    eventMatchDiag: { calls: 0, totalMatched: 0, eventMatched: 0, eventBlocks: null, totalBlocks: null },
     unreadableRequests: { unknown_encoding: 0, malformed: 0, too_large: 0, no_prompt: 0 },
     ...over,
   };
 }
+
+/** a router blind to the cache (load-only): it picks the holder no more often than its least-loaded choice allows */
+export const BLIND_PREFERENCE: DecisionDiagnosis['preference'] = {
+  truth: { away: { decisions: 200, holderChosen: 2, blindExpected: 67 }, tie: { decisions: 150, holderChosen: 72, blindExpected: 70 } },
+  turn: { away: { decisions: 180, holderChosen: 1, blindExpected: 60 }, tie: { decisions: 140, holderChosen: 66, blindExpected: 65 } },
+};
+
+/** no load reports (logs only): no informative decision */
+export const NO_PREFERENCE: DecisionDiagnosis['preference'] = {
+  truth: { away: { decisions: 0, holderChosen: 0, blindExpected: 0 }, tie: { decisions: 0, holderChosen: 0, blindExpected: 0 } },
+  turn: { away: { decisions: 0, holderChosen: 0, blindExpected: 0 }, tie: { decisions: 0, holderChosen: 0, blindExpected: 0 } },
+};
 
 export function quietDecisions(over: Partial<DecisionDiagnosis> = {}): DecisionDiagnosis {
   return {
@@ -82,16 +96,26 @@ export function quietDecisions(over: Partial<DecisionDiagnosis> = {}): DecisionD
     peakInflight: 40,
     realisedAboveOracle: 6,
     joinedOutcomes: 600,
+    // a cache-aware router: it picks the holder far more often than a blind router would
+    preference: {
+      truth: { away: { decisions: 200, holderChosen: 190, blindExpected: 67 }, tie: { decisions: 150, holderChosen: 148, blindExpected: 70 } },
+      turn: { away: { decisions: 180, holderChosen: 170, blindExpected: 60 }, tie: { decisions: 140, holderChosen: 138, blindExpected: 65 } },
+    },
+    topServerShare: 0.34,
+    topServer: 'ctx0',
     ...over,
   };
 }
+
+/** the 2026-06 router, as the simulator states it */
+export const KNOWN_2026_06 = { profile: '2026-06', profileFrom: 'simulator', trackRoutedBlocks: false, loadWeight: null, loadCap: null, fillsOwnTable: false } as const;
 
 export function quietInput(over: Partial<DiagnosisInput> = {}): DiagnosisInput {
   return {
     now: 600_000,
     window: { from: 0, to: 600_000 },
     thresholds: DEFAULT_THRESHOLDS,
-    router: { type: 'kv_cache_aware', source: 'simulator', tokensPerBlock: 128, tokensPerBlockFrom: 'simulator', tokensPerBlockCandidates: [], maxBatchSize: 512, backfillBlockHashesOnFinish: false, consumesEvents: true },
+    router: { type: 'kv_cache_aware', source: 'simulator', tokensPerBlock: 128, tokensPerBlockFrom: 'simulator', tokensPerBlockCandidates: [], maxBatchSize: 512, backfillBlockHashesOnFinish: false, consumesEvents: true, ...KNOWN_2026_06 },
     seesWorkerEvents: true,
     seesRouterPolls: true,
     routerPollsExpected: true,

@@ -25,6 +25,8 @@
 // |   healthy                             | — (tokens_per_block 128 inferred)                                     | — (verdict healthy)               |
 // |   seed                                | events-absent, cache-signal-inert (no tpb-mismatch on a guess)        | turn-scatter, hit-below-oracle    |
 // |   router.tokens_per_block=32          | router-hash-divergence (naming tokens_per_block), cache-signal-inert  | turn-scatter-high                 |
+// | healthy, all traffic on one server (max_batch_size 512, staggered starts): relay with / without router settings,  |
+// |   watch logs only, through the log parsers | —                                                 | load-concentrated                 |
 // | ctx.adp_gather_drop=true              | —                                                                     | events-partial-ranks              |
 // | router.poll_on_finish=false           | router-not-polling, router-table-empty, cache-signal-inert            | turn-scatter-high                 |
 // | ctx.restart_at=20s                    | — (info: event-stream-reset)                                          | —                                 |
@@ -56,6 +58,11 @@ export const REDUCED_SCALE = [
   'workload.output_tokens_median=100',
 ];
 const SEED = ['router.max_batch_size=8'];
+/**
+ * A healthy router with a tiny load term (max_batch_size 512 at c = 48) and staggered starts: the shared system
+ * prefix pulls every request to the server that cached it first (all traffic on ctx0, hit = oracle).
+ */
+const CONCENTRATED = ['router.max_batch_size=512', 'workload.ramp=60s', 'workload.system_prefix_tokens=4000'];
 const HEALTHY = ['router.max_batch_size=64'];
 
 export interface Row {
@@ -94,6 +101,11 @@ export const FAULT_MATRIX: readonly Row[] = [
   { name: 'healthy, relay mode, no debug endpoint, no orchestrator log', preset: 'healthy', set: HEALTHY, tap: 'relay', debug: false, routerSettings: false, critical: [], warnings: [], healthy: true },
   { name: 'seed, relay mode, no debug endpoint, no orchestrator log', preset: 'seed', set: SEED, tap: 'relay', debug: false, routerSettings: false, critical: ['events-absent', 'cache-signal-inert'], warnings: ['turn-scatter-high', 'hit-rate-below-oracle'] },
   { name: 'router.tokens_per_block=32, relay mode, no debug endpoint, no orchestrator log', preset: 'healthy', set: [...HEALTHY, 'router.tokens_per_block=32'], tap: 'relay', debug: false, routerSettings: false, critical: ['router-hash-divergence', 'cache-signal-inert'], warnings: ['turn-scatter-high'] },
+  { name: 'healthy, concentrated on one server (max_batch_size 512)', preset: 'healthy', set: CONCENTRATED, tap: 'relay', debug: true, critical: [], warnings: ['load-concentrated'] },
+  { name: 'healthy, concentrated, relay mode, no debug endpoint, no orchestrator log', preset: 'healthy', set: CONCENTRATED, tap: 'relay', debug: false, routerSettings: false, critical: [], warnings: ['load-concentrated'] },
+  // logs only: no in-flight counts, and stickiness by chance is 100% when one server takes everything — cannot tell
+  { name: 'watch, healthy, concentrated, logs only', preset: 'healthy', set: CONCENTRATED, tap: 'watch', debug: false, critical: [], warnings: ['load-concentrated', 'evidence-insufficient'] },
+  { name: 'watch, healthy, concentrated, through the log parsers', preset: 'healthy', set: CONCENTRATED, tap: 'watch-logs', debug: false, critical: [], warnings: ['load-concentrated', 'evidence-insufficient'] },
   { name: 'ctx.adp_gather_drop=true', preset: 'healthy', set: [...HEALTHY, 'ctx.adp_gather_drop=true'], tap: 'relay', debug: true, critical: [], warnings: ['events-partial-ranks'] },
   { name: 'router.poll_on_finish=false', preset: 'healthy', set: [...HEALTHY, 'router.poll_on_finish=false'], tap: 'relay', debug: true, critical: ['router-not-polling', 'router-table-empty', 'cache-signal-inert'], warnings: ['turn-scatter-high'] },
   { name: 'ctx.restart_at=20s', preset: 'healthy', set: [...HEALTHY, 'ctx.restart_at=20s'], tap: 'relay', debug: true, critical: [], warnings: [], healthy: true },

@@ -27,7 +27,7 @@ const LABEL_VALUES: Record<string, readonly string[]> = {
 export interface SyntheticScenario {
   /** Finding ids that hold (exported as 1; every other catalog finding is exported as 0). */
   readonly findings: readonly FindingId[];
-  readonly verdict: 'healthy' | 'degraded' | 'inert';
+  readonly verdict: 'healthy' | 'degraded' | 'unknown' | 'inert';
 }
 
 /**
@@ -68,8 +68,13 @@ export function syntheticExposition(scenario: SyntheticScenario, elapsed: number
       for (const id of FINDING_IDS) lines.push(`${m.name}${fmt({ id, severity: FINDING_CATALOG[id] })} ${active.has(id) ? 1 : 0}`);
       continue;
     }
+    if (m.name === METRICS.findingServerActive.name) {
+      // the synthetic cluster's findings are about ctx0
+      for (const id of FINDING_IDS) for (const server of ['', 'ctx0', 'ctx1']) lines.push(`${m.name}${fmt({ id, severity: FINDING_CATALOG[id], server })} ${active.has(id) && server === 'ctx0' ? 1 : 0}`);
+      continue;
+    }
     if (m.name === METRICS.verdict.name) {
-      for (const v of ['healthy', 'degraded', 'inert']) lines.push(`${m.name}${fmt({ verdict: v })} ${v === scenario.verdict ? 1 : 0}`);
+      for (const v of ['healthy', 'degraded', 'unknown', 'inert']) lines.push(`${m.name}${fmt({ verdict: v })} ${v === scenario.verdict ? 1 : 0}`);
       continue;
     }
     labelSets(m.labels).forEach((labels, i) => {

@@ -13,7 +13,11 @@ describe('fault matrix (virtual-time driver)', () => {
       expect(ids('warning')).toEqual([]);
       expect(report.verdict).toBe('healthy');
     }
-    expect(report.verdict).toBe(row.critical.includes('cache-signal-inert') ? 'inert' : row.critical.length + row.warnings.length > 0 ? 'degraded' : 'healthy');
+    expect(report.verdict).toBe(
+      row.critical.includes('cache-signal-inert') ? 'inert' : row.warnings.includes('evidence-insufficient') ? 'unknown' : row.critical.length + row.warnings.length > 0 ? 'degraded' : 'healthy',
+    );
+    // an all-clear needs evidence: evidence-insufficient exactly where the row expects it
+    expect(report.findings.some((f) => f.id === 'evidence-insufficient')).toBe(row.warnings.includes('evidence-insufficient'));
     expect(report.rule_errors).toBe(0);
     // every critical finding names its cause and a concrete configuration fix
     for (const f of report.findings.filter((x) => x.severity === 'critical')) {

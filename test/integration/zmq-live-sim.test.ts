@@ -48,10 +48,12 @@ describe('kvsentinel on ZMQ KV-event streams of the live simulator', () => {
       expect(s.hashChecks.mismatch).toBe(0);
       expect(s.hashChecks.unverifiable).toBeGreaterThan(0);
       expect(s.routerPolls).toBe(0); // no pull path: the relay only proxies
+      expect(s.routerTableBlocks).toBeGreaterThan(0); // the router's view is the stream itself
     }
     const metrics = await (await fetch(`http://127.0.0.1:${daemon.webAddress().port}/metrics`)).text();
     expect(metrics).toMatch(/kvsentinel_stream_batches_total\{server="ctx0",rank="0"\} [1-9]/);
-    expect(metrics).toContain('kvsentinel_up{source="zmq:ctx0"} 1');
+    expect(metrics).toContain('kvsentinel_up{source="zmq:ctx0/rank0"} 1');
+    expect(metrics).toContain('kvsentinel_up{source="zmq:ctx0/rank1"} 1');
   });
 
   it('trtllm streaming publisher: the pull path is empty, the in-tree router blind, and the audit names the cause', async () => {

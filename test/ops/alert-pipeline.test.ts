@@ -89,8 +89,8 @@ function alertPipelineSuite(name: string, factory: TargetFactory): void {
       }
       expect(count).toBeGreaterThan(20);
       expect(empty).toEqual([]);
-      // And the headline panels say the right thing: inert, and tokens lost.
-      expect(await panelValues(stack, 'kvsentinel-overview.json', 'Verdict')).toEqual([2]);
+      // And the headline panels say the right thing: inert (3: healthy 0, degraded 1, unknown 2, inert 3), and tokens lost.
+      expect(await panelValues(stack, 'kvsentinel-overview.json', 'Verdict')).toEqual([3]);
       expect((await panelValues(stack, 'kvsentinel-overview.json', 'Tokens lost per second'))[0]).toBeGreaterThan(0);
     });
 

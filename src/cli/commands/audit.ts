@@ -109,7 +109,7 @@ export function registerAuditCommand(program: Command, live: { addOptions: (cmd:
     .description('one-shot diagnosis: offline from a recorded bundle (--bundle DIR) or live from the sources for --duration')
     .option('--bundle <dir>', 'audit a bundle written by `kvsentinel record --out DIR`')
     .option('--json', 'print one JSON object (docs/design.md §7) instead of the text report')
-    .addOption(new Option('--fail-on <severity>', 'exit 1 when a finding is at or above this severity').choices(SEVERITIES).default('warning'))
+    .addOption(new Option('--fail-on <severity>', 'exit 1 when a finding is at or above this severity (exit 3: none is, but the evidence is insufficient for an all-clear)').choices(SEVERITIES).default('warning'))
     .option('--no-progress', 'no progress lines on stderr')
     .option('--report <file.html>', 'also write a self-contained HTML report (verdict, findings, plots over the window) to this file');
   live?.addOptions(command);

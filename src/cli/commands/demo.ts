@@ -25,6 +25,7 @@ import { DEFAULT_TIME_SCALE } from './sim-serve.js';
 
 interface DemoOptions {
   fixed?: boolean;
+  engine: string;
   set: string[];
   duration: string;
   'web.listenAddress': string;
@@ -98,6 +99,7 @@ export function registerDemoCommand(program: Command): void {
     .command('demo')
     .description("simulate the bug report's cluster (upstream NVIDIA/TensorRT-LLM#14882, docs/design.md §1) with the sidecar relaying every CTX worker, show live progress, then audit it")
     .option('--fixed', 'run the fixed configuration instead (events on, router tokens_per_block 128): ends healthy')
+    .option('--engine <engine>', 'trtllm (the workers serve /kv_cache_events) or vllm (they publish KV events over ZMQ, kvsentinel subscribes, the router reads the streams)', 'trtllm')
     .option('--set <key=value>', 'override a simulator setting (repeatable): `kvsentinel sim keys` lists every key, its meaning and preset values', collect, [])
     .option('--duration <duration>', 'how long to drive traffic before the audit (e.g. 60s, 2m)', DEFAULT_DEMO_DURATION)
     .option('--web.listen-address <host:port>', 'the sidecar web server: /metrics, /ws, landing page (port 0: a free port)', '127.0.0.1:0')
@@ -111,8 +113,11 @@ export function registerDemoCommand(program: Command): void {
       let config: SimConfig;
       let durationMs: number;
       let listen: { host: string; port: number };
+      if (options.engine !== 'trtllm' && options.engine !== 'vllm') throw new CliError(`--engine '${options.engine}': expected trtllm or vllm`);
+      // vLLM workers publish over ZMQ; the seed's events-off setting then leaves their streams silent
+      const engineSet = options.engine === 'vllm' ? ['ctx.kv_events_publisher=vllm'] : [];
       try {
-        config = options.fixed === true ? presetConfig('healthy', [...FIXED_SET, ...options.set]) : presetConfig('seed', options.set);
+        config = options.fixed === true ? presetConfig('healthy', [...FIXED_SET, ...engineSet, ...options.set]) : presetConfig('seed', [...engineSet, ...options.set]);
         durationMs = parseDuration('--duration', options.duration);
         const m = /^(.*):(\d{1,5})$/.exec(options['web.listenAddress']);
         if (m === null || Number(m[2]) > 65_535) throw new ConfigError(`--web.listen-address '${options['web.listenAddress']}': expected HOST:PORT`);
@@ -148,6 +153,8 @@ export function registerDemoCommand(program: Command): void {
         const ports = await Promise.all(workers.map(() => freePort(relayHost)));
         flags = {
           relay: workers.map((w, i) => `${w.id}=${w.url}@${relayHost}:${ports[i]!}`),
+          // the workers' ZMQ publishers (vLLM engine): one --zmq per worker, rank r at port + r
+          zmq: workers.flatMap((w) => (w.zmq === null ? [] : [`${w.id}=${w.zmq.endpoint},engine=vllm,ranks=${w.zmq.ranks}${w.zmq.replay !== null ? `,replay=${w.zmq.replay}` : ''}`])),
           listenAddress: `${listen.host}:${listen.port}`,
         };
         const c = demoTimeouts(await serveConfig(flags));
@@ -195,7 +202,7 @@ export function registerDemoCommand(program: Command): void {
       const urls: DemoUrls = { landing: `http://${webHost}:${web.port}/`, metrics: `http://${webHost}:${web.port}/metrics`, ws: `ws://${webHost}:${web.port}/ws` };
       const faults = activeFaults(config);
       const what = options.fixed === true ? 'the fixed configuration (events on, router tokens_per_block 128, max_batch_size 512)' : `the bug report's configuration (NVIDIA/TensorRT-LLM#14882, docs/design.md §1; preset ${config.preset})`;
-      say(`kvsentinel demo: simulated TensorRT-LLM cluster, ${what}; ${faults.length > 0 ? `faults: ${faults.join(' ')}` : 'no faults'}; time scale ${timeScale}×`);
+      say(`kvsentinel demo: simulated ${options.engine === 'vllm' ? 'vLLM (KV events over ZMQ)' : 'TensorRT-LLM'} cluster, ${what}; ${faults.length > 0 ? `faults: ${faults.join(' ')}` : 'no faults'}; time scale ${timeScale}×`);
       say(`  sidecar relays ${cluster.workers.map((w) => `${w.id} ${w.address} via ${cluster.ctxAddresses[w.id] ?? '?'}`).join(', ')}; router debug ${cluster.debugUrl}`);
       say(`  landing page ${urls.landing}   metrics ${urls.metrics}   live feed ${urls.ws} (kvsentinel tail ${urls.ws})`);
       say(`  driving traffic for ${(durationMs / 1000).toFixed(0)} s …`);

@@ -31,8 +31,8 @@ function severityLabel(severity: Severity, c: ChalkInstance): string {
 
 function verdictLine(report: AuditReport, c: ChalkInstance): string {
   const label = report.verdict.toUpperCase();
-  const colored = report.verdict === 'inert' ? c.red.bold(label) : report.verdict === 'degraded' ? c.yellow.bold(label) : c.green.bold(label);
-  return `${colored}  ${verdictMeaning(report.verdict)}`;
+  const colored = report.verdict === 'inert' ? c.red.bold(label) : report.verdict === 'degraded' || report.verdict === 'unknown' ? c.yellow.bold(label) : c.green.bold(label);
+  return `${colored}  ${verdictMeaning(report.verdict, report.findings.some((f) => f.severity === 'critical'))}`;
 }
 
 function findingBlock(f: Finding, c: ChalkInstance): string[] {
@@ -62,6 +62,7 @@ export function renderText(report: AuditReport, c: ChalkInstance): string {
   lines.push(`Stats:   ${headline.join(c.dim(' · '))}`);
   if (report.source.malformed > 0) lines.push(c.yellow(`         ${int(report.source.malformed)} malformed input lines skipped`));
   if (report.rule_errors > 0) lines.push(c.yellow(`         ${report.rule_errors} rule evaluations failed: some findings may be missing`));
+  for (const note of report.notes) lines.push(c.dim(`  note   ${note}`));
   lines.push('');
   if (report.findings.length === 0) {
     lines.push(c.green('No findings.'));

@@ -2,11 +2,13 @@
 // into plain data; every error names the key (file) or the flag it came from. Flags add to the file's lists; a
 // scalar flag overrides the file.
 //
-// Default listen address 0.0.0.0:9464: Prometheus scrapes the sidecar from outside its pod (the pod IP), and relay
-// ports bind the same host by default because the router must reach them; a loopback default would leave the
-// standard deployment unscrapeable. 9464 is the port the deployment manifests and dashboards use.
+// Default listen address 0.0.0.0:9464: Prometheus scrapes the sidecar from outside its pod (the pod IP); 9464 is the
+// port the deployment manifests and dashboards use. Relay ports are the CTX data path and bind loopback unless a
+// host is given: the recommended deployment runs the sidecar in the orchestrator's pod, where the router reaches
+// them on 127.0.0.1; exposing them is a deliberate `@0.0.0.0:PORT` (docs/design.md §3).
 import { readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
+import { parseRouterFacts, ROUTER_FACT_KEYS, type RouterFacts } from './router-facts-config.js';
 import { fileErrorText } from '../../sources/file-error-text.js';
 import { closestName } from '../../core/closest-name.js';
 import { parse as parseYaml } from 'yaml';
@@ -15,6 +17,8 @@ import type { ZmqStreamSpec } from '../../sources/zmq/zmq-events-source.js';
 import { checkZmqUnique, parseZmqFlag, parseZmqList, ZmqConfigError } from './zmq-config.js';
 
 export const DEFAULT_LISTEN = { host: '0.0.0.0', port: 9464 } as const;
+/** where a relay port binds when its listen address names no host */
+export const DEFAULT_RELAY_HOST = '127.0.0.1';
 
 export const REQUEST_LOG_FORMATS = ['auto', 'canonical', 'perf-metrics', 'openai', 'relay'] as const;
 export type RequestLogFormat = (typeof REQUEST_LOG_FORMATS)[number];
@@ -27,7 +31,7 @@ export interface HostPort {
 export interface RelaySpec {
   readonly id: string;
   readonly upstream: string;
-  /** null host: the main listen host */
+  /** null host: DEFAULT_RELAY_HOST (loopback); see relayHost() */
   readonly host: string | null;
   readonly port: number;
   /** more ports on the same host, one consumer (orchestrator replica) each: `ID=URL@9401,9411` */
@@ -80,6 +84,8 @@ export interface ServeConfig {
   /** ZMQ KV-event streams (TensorRT-LLM streaming publisher, vLLM, SGLang) */
   readonly zmq: readonly ZmqStreamSpec[];
   readonly routerDebug: { readonly url: string; readonly intervalMs: number } | null;
+  /** router facts the operator states (`router:`, --router.profile, --router.tokens-per-block) */
+  readonly router: RouterFacts;
   readonly orchestratorLog: string | null;
   readonly requestLogs: readonly RequestLogSpec[];
   readonly pollIntervalMs: number;
@@ -110,6 +116,9 @@ export interface ServeFlags {
   readonly maxTableBlocks?: string;
   /** --relay.max-request-bytes (overrides relay.max_request_bytes) */
   readonly relayMaxRequestBytes?: string;
+  /** --router.profile and --router.tokens-per-block (override router.profile / router.tokens_per_block) */
+  readonly routerProfile?: string;
+  readonly routerTokensPerBlock?: string;
   /** --tokenizer (overrides tokenizer.path) */
   readonly tokenizer?: string;
 }
@@ -255,7 +264,7 @@ function asList(where: string, v: unknown): unknown[] {
   return fail(where, 'expected a list');
 }
 
-const TOP_KEYS = ['web', 'relays', 'relay', 'state', 'ctx', 'zmq', 'router_debug', 'orchestrator_log', 'requests', 'tokenizer', 'poll_interval', 'server_info_interval', 'timeout', 'max_response_bytes', 'follow_interval'] as const;
+const TOP_KEYS = ['web', 'relays', 'relay', 'state', 'ctx', 'zmq', 'router', 'router_debug', 'orchestrator_log', 'requests', 'tokenizer', 'poll_interval', 'server_info_interval', 'timeout', 'max_response_bytes', 'follow_interval'] as const;
 const RELAY_KEYS = [
   'drain_interval',
   'drain_timeout',
@@ -358,6 +367,10 @@ export function buildConfig(doc: unknown, flags: ServeFlags, source = 'config'):
   }
   if (flags.routerDebug !== undefined) routerDebug = { url: parseHttpUrl('--router-debug', flags.routerDebug), intervalMs: routerDebug?.intervalMs ?? 1_000 };
 
+  const routerRaw = file['router'] === undefined || file['router'] === null ? {} : isRaw(file['router']) ? file['router'] : fail(at('router'), 'expected a mapping');
+  checkKeys(at('router'), routerRaw, ROUTER_FACT_KEYS);
+  const router = parseRouterFacts(routerRaw, flags, at, fail);
+
   const pathOf = (where: string, v: unknown): string => (typeof v === 'string' && v !== '' ? v : fail(where, `${describe(v)} is not a file path`));
   let orchestratorLog = file['orchestrator_log'] === undefined ? null : pathOf(at('orchestrator_log'), file['orchestrator_log']);
   if (flags.orchestratorLog !== undefined) orchestratorLog = flags.orchestratorLog;
@@ -419,6 +432,7 @@ export function buildConfig(doc: unknown, flags: ServeFlags, source = 'config'):
     ctx,
     zmq,
     routerDebug,
+    router,
     orchestratorLog,
     requestLogs,
     pollIntervalMs: top('poll_interval', parseDuration, 1_000),
@@ -443,13 +457,24 @@ function checkUnique(config: ServeConfig): void {
   for (const r of config.relays) {
     for (const port of [r.port, ...r.replicaPorts]) {
       if (port === 0) continue;
-      const key = `${r.host ?? config.listen.host}:${port}`;
+      const key = `${relayHost(r)}:${port}`;
       const before = ports.get(key);
       if (before !== undefined) fail(`relay ${r.id}`, `listen address ${key} is also used by relay ${before}`);
-      if (port === config.listen.port && (r.host ?? config.listen.host) === config.listen.host) fail(`relay ${r.id}`, `port ${port} is the web listen port`);
+      if (port === config.listen.port && sameInterface(relayHost(r), config.listen.host)) fail(`relay ${r.id}`, `port ${port} is the web listen port`);
       ports.set(key, r.id);
     }
   }
+}
+
+/** The host a relay port binds. */
+export function relayHost(r: RelaySpec): string {
+  return r.host ?? DEFAULT_RELAY_HOST;
+}
+
+/** whether two listen hosts can collide on one port (a wildcard address covers every interface) */
+function sameInterface(a: string, b: string): boolean {
+  const wildcard = (h: string): boolean => h === '0.0.0.0' || h === '::' || h === '';
+  return a === b || wildcard(a) || wildcard(b);
 }
 
 /** Reads and validates the file (if any) and the flags. */

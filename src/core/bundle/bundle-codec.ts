@@ -7,7 +7,7 @@ import { PROMPT_FORMS, REQUEST_UNREADABLE_REASONS } from '../relay/request-unrea
 import type { HashCheck, StoredEventCheck } from '../state/hash-verifier.js';
 import type { DecisionKeys, ObservationDigest } from '../state/observation-digester.js';
 import { LruMap } from '../state/lru-map.js';
-import type { Observation, RenderCheckObservation } from '../observe/observation.js';
+import { ROUTER_PROFILES, type Observation, type RenderCheckObservation, type RouterProfile } from '../observe/observation.js';
 import { RENDER_DRIFT_CAUSES, type RenderDiff, type RenderDriftCause } from '../render/compare-renders.js';
 import { isStreamEngine, type StreamOrigin } from '../stream/stream-engine.js';
 import { isHashAlgo, type HashAlgo, type KvEvent, type KvEventData, type MmKey, type StoredBlock, type WireBlockHash } from '../wire/kv-event.js';
@@ -301,6 +301,11 @@ function algoOrNull(value: Json | undefined, path: string, suffix = ''): HashAlg
   if (!isHashAlgo(value)) throw new DecodeError(path + suffix, 'expected a hash algorithm name');
   return value;
 }
+function profileOrNull(value: Json | undefined, path: string): RouterProfile | null {
+  if (value === null || value === undefined) return null;
+  if (typeof value !== 'string' || !(ROUTER_PROFILES as readonly string[]).includes(value)) throw new DecodeError(path, `expected one of ${ROUTER_PROFILES.join(', ')}`);
+  return value as RouterProfile;
+}
 function arr(value: Json | undefined, path: string, suffix = ''): Json[] {
   if (!Array.isArray(value)) throw new DecodeError(path + suffix, 'expected an array');
   return value;
@@ -541,8 +546,29 @@ function decodeObservation(o: JsonObject, history: KeyHistory): BundleRecord {
           maxBatchSize: numOrNull(o.maxBatchSize, '$.maxBatchSize'),
           backfillBlockHashesOnFinish: boolOrNull(o.backfillBlockHashesOnFinish, '$.backfillBlockHashesOnFinish'),
           servers: o.servers === null || o.servers === undefined ? null : arr(o.servers, '$.servers').map((s, i) => str(s, `$.servers[${i}]`)),
+          ...(o.profile !== undefined ? { profile: profileOrNull(o.profile, '$.profile') } : {}),
+          ...(o.trackRoutedBlocks !== undefined ? { trackRoutedBlocks: boolOrNull(o.trackRoutedBlocks, '$.trackRoutedBlocks') } : {}),
+          ...(o.loadWeight !== undefined ? { loadWeight: numOrNull(o.loadWeight, '$.loadWeight') } : {}),
+          ...(o.loadCap !== undefined ? { loadCap: numOrNull(o.loadCap, '$.loadCap') } : {}),
         },
       };
+    }
+    case 'router-server-fact': {
+      const server = str(o.server, '$.server');
+      const fact = str(o.fact, '$.fact');
+      if (fact === 'polling-skipped') {
+        return {
+          digest: null,
+          observation: { kind, ts, server, fact, routerTokensPerBlock: num(o.routerTokensPerBlock, '$.routerTokensPerBlock'), workerTokensPerBlock: num(o.workerTokensPerBlock, '$.workerTokensPerBlock'), divisible: boolOrNull(o.divisible, '$.divisible') ?? true },
+        };
+      }
+      if (fact === 'event-match') {
+        return {
+          digest: null,
+          observation: { kind, ts, server, fact, totalMatch: num(o.totalMatch, '$.totalMatch'), eventMatch: num(o.eventMatch, '$.eventMatch'), eventBlocks: num(o.eventBlocks, '$.eventBlocks'), totalBlocks: num(o.totalBlocks, '$.totalBlocks') },
+        };
+      }
+      throw new DecodeError('$.fact', `unknown router-server-fact ${fact}`);
     }
     case 'router-state':
       return {

@@ -49,6 +49,8 @@ export interface AuditReport {
   readonly source: AuditSource;
   /** rules that crashed (their findings are missing) */
   readonly rule_errors: number;
+  /** what the audit could not check and why, each said once */
+  readonly notes: readonly string[];
 }
 
 function round(value: number | null, digits = 4): number | null {
@@ -96,22 +98,49 @@ export function buildAuditReport(snapshot: SentinelStateSnapshot, source: AuditS
     })),
     source,
     rule_errors: snapshot.ruleErrors,
+    notes: auditNotes(snapshot),
   };
 }
 
-/** What a verdict means, one line (the text and HTML reports print it after the verdict). */
-export function verdictMeaning(verdict: Verdict): string {
+function auditNotes(snapshot: SentinelStateSnapshot): string[] {
+  const notes: string[] = [];
+  const byEngine = new Map<string, string[]>();
+  for (const s of snapshot.eventStreams) if (s.hashes === 'rekeyed') byEngine.set(s.engine, [...(byEngine.get(s.engine) ?? []), s.server]);
+  for (const [engine, servers] of byEngine) {
+    notes.push(
+      `hash verification: ${servers.join(', ')} publish ${engine} block hashes kvsentinel does not recompute ` +
+        `(${engine === 'vllm' ? "vLLM's sha256 / sha256_cbor / builtin families, seeded per deployment" : "SGLang's per-build page hashes"}); ` +
+        'their blocks are re-keyed from their token ids for the joins, and their hash checks read unverifiable',
+    );
+  }
+  return notes;
+}
+
+/**
+ * What a verdict means, one line (the text and HTML reports print it after the verdict). `degraded` implies routing
+ * visibly follows prefixes (else evidence-insufficient holds and the verdict is `unknown`).
+ */
+export function verdictMeaning(verdict: Verdict, hasCritical = false): string {
   switch (verdict) {
     case 'inert':
       return "the router's prefix-cache signal is dead: routing ignores where prefixes are cached";
+    case 'unknown':
+      return 'the window does not show whether routing follows the prefix cache: see evidence-insufficient for what is missing';
     case 'degraded':
-      return 'the cache signal works, but findings below cost prefix-cache hits';
+      return hasCritical ? 'routing follows prefixes, but critical findings below break part of the cache signal' : 'routing follows prefixes, but findings below cost prefix-cache hits';
     case 'healthy':
       return 'routing follows the prefix cache';
   }
 }
 
-/** Exit code of docs/design.md §6: 1 when a finding is at or above `failOn`, else 0. */
-export function auditExitCode(report: AuditReport, failOn: Severity): 0 | 1 {
-  return report.findings.some((f) => severityRank(f.severity) >= severityRank(failOn)) ? 1 : 0;
+/** Exit code when nothing is at or above --fail-on, yet the evidence does not support an all-clear (verdict unknown). */
+export const EXIT_EVIDENCE_INSUFFICIENT = 3;
+
+/**
+ * Exit code of docs/design.md §6: 1 when a finding other than evidence-insufficient is at or above `failOn`; else 3
+ * when the verdict is unknown (evidence-insufficient: no all-clear without evidence, whatever --fail-on says); else 0.
+ */
+export function auditExitCode(report: AuditReport, failOn: Severity): 0 | 1 | 3 {
+  if (report.findings.some((f) => f.id !== 'evidence-insufficient' && severityRank(f.severity) >= severityRank(failOn))) return 1;
+  return report.verdict === 'unknown' ? EXIT_EVIDENCE_INSUFFICIENT : 0;
 }

@@ -20,6 +20,9 @@ export const FINDING_CATALOG = {
   'turn-scatter-high': 'warning',
   'hit-rate-below-oracle': 'warning',
   'source-unreachable': 'warning',
+  'load-concentrated': 'warning',
+  'evidence-insufficient': 'warning',
+  'event-signal-masked': 'warning',
 } as const satisfies Record<string, Severity>;
 
 export type FindingId = keyof typeof FINDING_CATALOG;

@@ -4,6 +4,8 @@
 import type { RenderDiff, RenderDriftCause, RenderSide } from '../render/compare-renders.js';
 import type { RequestUnreadableReason } from '../relay/request-unreadable.js';
 import type { FindingId, Severity } from './finding-catalog.js';
+import type { PreferenceTally } from './holder-preference.js';
+import type { RouterProfile } from '../observe/observation.js';
 import type { DiagnosisThresholds } from './thresholds.js';
 
 export interface RankDiagnosis {
@@ -72,6 +74,10 @@ export interface ServerDiagnosis {
   readonly joinedOutcomes: number;
   /** mean in-flight requests on this server at decision time, null when the source does not report it */
   readonly meanInflight: number | null;
+  /** the newest router logged it skips polling this server: tokens_per_block differ (divisible) or never prepared (not) */
+  readonly pollingSkipped: { readonly routerTokensPerBlock: number; readonly workerTokensPerBlock: number; readonly divisible: boolean } | null;
+  /** EVENT_MATCH_DIAG lines in the window: calls, calls with total_match > 0, with event_match > 0; last block counts */
+  readonly eventMatchDiag: { readonly calls: number; readonly totalMatched: number; readonly eventMatched: number; readonly eventBlocks: number | null; readonly totalBlocks: number | null };
   /** CTX requests to this server whose prompt or ids the relay could not read, by reason, in the window */
   readonly unreadableRequests: Readonly<Record<RequestUnreadableReason, number>>;
 }
@@ -131,6 +137,18 @@ export interface DecisionDiagnosis {
   readonly peakInflight: number | null;
   readonly realisedAboveOracle: number;
   readonly joinedOutcomes: number;
+  /**
+   * the behavioural test of holder-preference.ts: informative decisions where the holder is the oracle-best server
+   * (worker truth) or the trajectory's previous server (turn), split into away / tie decisions
+   */
+  readonly preference: {
+    readonly truth: { readonly away: PreferenceTally; readonly tie: PreferenceTally };
+    readonly turn: { readonly away: PreferenceTally; readonly tie: PreferenceTally };
+  };
+  /** the largest share of decisions one server took in the window (0 without decisions) */
+  readonly topServerShare: number;
+  /** the server that took it (null without decisions) */
+  readonly topServer: string | null;
 }
 
 export interface RouterScoreDiagnosis {
@@ -168,6 +186,16 @@ export interface RouterDiagnosis {
   readonly backfillBlockHashesOnFinish: boolean | null;
   /** false for routers that never read KV events (conversation, round_robin, load_balancing) */
   readonly consumesEvents: boolean;
+  /** which router.py runs ('2026-06' | 'newest'), and the source that said so; null while unknown */
+  readonly profile: RouterProfile | null;
+  readonly profileFrom: string | null;
+  /** newest: routed-block tracking (default on); 2026-06: false; null while the profile is unknown */
+  readonly trackRoutedBlocks: boolean | null;
+  /** newest: load_weight (default 0.25); null otherwise */
+  readonly loadWeight: number | null;
+  readonly loadCap: number | null;
+  /** the router inserts its own hashes on finish (backfill or routed-block tracking); null while unknown */
+  readonly fillsOwnTable: boolean | null;
 }
 
 export interface RenderDriftSample {

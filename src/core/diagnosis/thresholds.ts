@@ -12,6 +12,10 @@ export interface DiagnosisThresholds {
   readonly minGaps: number;
   /** routing counts as inert when it beats chance by no more than this (oracle-best rate, stickiness) */
   readonly inertMargin: number;
+  /** informative decisions (holder-preference.ts) one away / tie set needs before it counts as evidence */
+  readonly minPreferenceDecisions: number;
+  /** load-concentrated when one server takes this much more than an even share (1/N) of the decisions */
+  readonly concentrationExcess: number;
   /** predicted router matches count as "≡ 0" below this share of decisions */
   readonly predictedMatchMaxShare: number;
   /** … provided worker truth shows reusable prefixes in at least this share of decisions */
@@ -52,6 +56,8 @@ export const DEFAULT_THRESHOLDS: DiagnosisThresholds = {
   minFollowups: 40,
   minGaps: 3,
   inertMargin: 0.15,
+  minPreferenceDecisions: 30,
+  concentrationExcess: 0.3,
   predictedMatchMaxShare: 0.01,
   oracleMatchMinShare: 0.2,
   maxTurnScatter: 0.05,

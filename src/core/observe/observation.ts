@@ -121,6 +121,40 @@ export interface ServerInfoObservation {
   readonly tokensPerBlock: number | null;
 }
 
+/**
+ * The published router.py versions users run (docs/trtllm-wire.md §1.4, §5): '2026-06' scores
+ * matched/padded − active/max_batch_size (tokens_per_block 32 unless set, backfill opt-in); 'newest' scores
+ * matches/tokens_per_block − load_weight·active among servers under load_cap, adopts the worker's tokens_per_block
+ * when unset, tracks routed blocks by default and pins conversations.
+ */
+export type RouterProfile = '2026-06' | 'newest';
+
+export const ROUTER_PROFILES: readonly RouterProfile[] = ['2026-06', 'newest'];
+
+/** Per-server facts the newest router logs: event polling skipped by design, and its EVENT_MATCH_DIAG counters. */
+export type RouterServerFactObservation =
+  | {
+      readonly kind: 'router-server-fact';
+      readonly ts: number;
+      readonly server: string;
+      readonly fact: 'polling-skipped';
+      readonly routerTokensPerBlock: number;
+      readonly workerTokensPerBlock: number;
+      /** false: the sizes do not divide, so the router never prepares the server (RuntimeError) */
+      readonly divisible: boolean;
+    }
+  | {
+      readonly kind: 'router-server-fact';
+      readonly ts: number;
+      readonly server: string;
+      readonly fact: 'event-match';
+      /** tokens the router matched for one query, and of those the ones from event-fed blocks */
+      readonly totalMatch: number;
+      readonly eventMatch: number;
+      readonly eventBlocks: number;
+      readonly totalBlocks: number;
+    };
+
 /** Router settings learned from the debug endpoint, the orchestrator log or the operator's config. */
 export interface RouterConfigObservation {
   readonly kind: 'router-config';
@@ -132,6 +166,13 @@ export interface RouterConfigObservation {
   readonly backfillBlockHashesOnFinish: boolean | null;
   /** the CTX servers the router routes to, by the ids the sidecar uses */
   readonly servers: readonly string[] | null;
+  /** which router.py the orchestrator runs, when a source says (absent = not stated) */
+  readonly profile?: RouterProfile | null;
+  /** newest: the router adds the hashes it routed on a successful finish (default on) */
+  readonly trackRoutedBlocks?: boolean | null;
+  readonly loadWeight?: number | null;
+  /** newest: servers whose active/max_batch_size reaches it are left out (default ∞) */
+  readonly loadCap?: number | null;
 }
 
 /** Per-server router state from the router debug endpoint (docs/design.md §8). */
@@ -191,6 +232,7 @@ export type Observation =
   | RouterStateObservation
   | RouterScoreObservation
   | PollFailureObservation
-  | SourceHealthObservation;
+  | SourceHealthObservation
+  | RouterServerFactObservation;
 
 export type ObservationKind = Observation['kind'];

@@ -6,7 +6,7 @@
 // observation sequence, so the context (router settings, server algorithms, block sizes) — and therefore the
 // digests — are identical.
 import { routerHashedTokens } from '../hashing/router-chunking.js';
-import type { Observation } from '../observe/observation.js';
+import type { Observation, RouterProfile } from '../observe/observation.js';
 import type { HashAlgo, KvEvent } from '../wire/kv-event.js';
 import { HashVerifier, type StoredEventCheck } from './hash-verifier.js';
 import { extendKeyChain, prefixFingerprints, sharedPrefixTokens } from './incremental-keys.js';
@@ -15,6 +15,8 @@ import { LruMap } from './lru-map.js';
 /** TensorRT-LLM's defaults when the router's settings were never observed (docs/trtllm-wire.md §1.4). */
 export const DEFAULT_ROUTER_TOKENS_PER_BLOCK = 32;
 export const DEFAULT_ROUTER_MAX_BATCH_SIZE = 64;
+/** the newest router's load_weight default (score = matches/tokens_per_block − load_weight·active) */
+export const NEWEST_LOAD_WEIGHT = 0.25;
 export const DEFAULT_HASH_ALGO: HashAlgo = 'v1_block_key';
 
 export interface DecisionKeys {
@@ -37,6 +39,11 @@ export type ObservationDigest =
   /** keys of the worker's own prompt token ids (CTX response), for requests that carried none */
   | { readonly kind: 'outcome'; readonly keys: DecisionKeys }
   | { readonly kind: 'worker-events'; readonly digest: WorkerEventsDigest };
+
+function unsaltedRoots(check: StoredEventCheck | null, event: KvEvent): StoredEventCheck | null {
+  if (check === null || event.data.type !== 'stored' || event.data.parentHash !== null || check.checks[0] !== 'mismatch') return check;
+  return { ...check, checks: check.checks.map((c, i) => (i === 0 ? 'unverifiable' : c)), alternative: null };
+}
 
 const workerKeyIds = new Map<HashAlgo, Map<number, string>>();
 
@@ -83,6 +90,12 @@ export interface RouterSettings {
   readonly backfillBlockHashesOnFinish: boolean | null;
   readonly servers: readonly string[] | null;
   readonly source: string | null;
+  /** which router.py runs, and the source that said so (null while none did) */
+  readonly profile: RouterProfile | null;
+  readonly profileFrom: string | null;
+  readonly trackRoutedBlocks: boolean | null;
+  readonly loadWeight: number | null;
+  readonly loadCap: number | null;
 }
 
 interface ServerContext {
@@ -112,6 +125,11 @@ export class ObservationDigester {
     backfillBlockHashesOnFinish: null,
     servers: null,
     source: null,
+    profile: null,
+    profileFrom: null,
+    trackRoutedBlocks: null,
+    loadWeight: null,
+    loadCap: null,
   };
   readonly #servers = new Map<string, ServerContext>();
   #serverIds: string[] | null = null;
@@ -196,6 +214,10 @@ export class ObservationDigester {
         return { kind: 'worker-events', digest: { stored } };
       }
       const stored = obs.events.map((event) => this.#checkStored(obs.server, event));
+      // TensorRT-LLM's stream does not carry a request's cache_salt, which only the root key covers: a root that
+      // does not recompute may be salted, so it is unverifiable (its children, chained to a key never confirmed,
+      // already are), never a mismatch
+      if (obs.stream !== undefined) return { kind: 'worker-events', digest: { stored: stored.map((c, i) => unsaltedRoots(c, obs.events[i]!)) } };
       return { kind: 'worker-events', digest: { stored } };
     }
     return null;
@@ -213,6 +235,11 @@ export class ObservationDigester {
           backfillBlockHashesOnFinish: obs.backfillBlockHashesOnFinish ?? this.#router.backfillBlockHashesOnFinish,
           servers: obs.servers ?? this.#router.servers,
           source: obs.source,
+          profile: obs.profile ?? this.#router.profile,
+          profileFrom: obs.profile !== undefined && obs.profile !== null ? obs.source : this.#router.profileFrom,
+          trackRoutedBlocks: obs.trackRoutedBlocks ?? this.#router.trackRoutedBlocks,
+          loadWeight: obs.loadWeight ?? this.#router.loadWeight,
+          loadCap: obs.loadCap ?? this.#router.loadCap,
         };
         for (const s of obs.servers ?? []) this.#server(s);
         return;
@@ -242,6 +269,7 @@ export class ObservationDigester {
       case 'router-score':
       case 'poll-failure':
       case 'source-health':
+      case 'router-server-fact':
         if ('server' in obs) this.#server(obs.server);
         return;
     }

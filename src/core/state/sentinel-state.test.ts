@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { RULES } from '../diagnosis/rules/index.js';
 import { miniCluster, type MiniOptions } from '../../../test/helpers/mini-cluster.js';
 import { createSentinelState, type DecisionJoin, type OutcomeJoin, type SentinelOptions } from './sentinel-state.js';
 
@@ -129,7 +130,8 @@ describe('sentinel state joins', () => {
   });
 
   it('hysteresis: a finding needs onAfter evaluations to turn on and offAfter to turn off', () => {
-    const state = createSentinelState({ hysteresis: { onAfter: 2, offAfter: 2 }, thresholds: { sourceDownMs: 0 } });
+    // the source rule alone: with no traffic at all, evidence-insufficient would hold too
+    const state = createSentinelState({ hysteresis: { onAfter: 2, offAfter: 2 }, thresholds: { sourceDownMs: 0 }, rules: RULES.filter((r) => r.id === 'source-unreachable') });
     state.apply({ kind: 'source-health', ts: 0, source: 'relay:ctx0', up: false, error: 'ECONNREFUSED' });
     expect(state.snapshot(1).findings).toEqual([]);
     const on = state.snapshot(2).findings;

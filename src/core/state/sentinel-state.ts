@@ -17,12 +17,14 @@ import type {
 import { RULES } from '../diagnosis/rules/index.js';
 import { runRules } from '../diagnosis/run-rules.js';
 import { DEFAULT_THRESHOLDS, type DiagnosisThresholds } from '../diagnosis/thresholds.js';
+import { classifyPreference, type PreferenceSample, type PreferenceTally } from '../diagnosis/holder-preference.js';
 import type {
   DecisionObservation,
   Observation,
   OutcomeObservation,
   RouterPollObservation,
   RouterScoreObservation,
+  RouterServerFactObservation,
   StreamSequenceObservation,
   WorkerEventsObservation,
 } from '../observe/observation.js';
@@ -33,6 +35,7 @@ import { LruMap } from './lru-map.js';
 import {
   DEFAULT_ROUTER_MAX_BATCH_SIZE,
   DEFAULT_ROUTER_TOKENS_PER_BLOCK,
+  NEWEST_LOAD_WEIGHT,
   keysAtBlockSize,
   ObservationDigester,
   workerKeyId,
@@ -153,6 +156,8 @@ export interface SentinelStateSnapshot extends SentinelSnapshot {
   /** share of follow-up turns that went back to their previous server; null before any */
   readonly stickiness: number | null;
   readonly ruleErrors: number;
+  /** servers whose events came from a ZMQ stream, with the engine and how its hashes entered the tables */
+  readonly eventStreams: readonly { readonly server: string; readonly engine: string; readonly hashes: 'native' | 'rekeyed' }[];
 }
 
 export interface SentinelState {
@@ -211,6 +216,11 @@ interface ServerTotals {
   inflight: number;
   alternativeAlgo: HashAlgo | null;
   routerState: RouterStateView | null;
+  /** the newest router logged that it skips polling this server (tokens_per_block mismatch) */
+  pollingSkipped: ServerDiagnosis['pollingSkipped'];
+  /** the last EVENT_MATCH_DIAG block counts */
+  eventBlocks: number | null;
+  totalBlocks: number | null;
 }
 
 interface SourceTrack {
@@ -246,11 +256,16 @@ function emptyTotals(): ServerTotals {
     inflight: 0,
     alternativeAlgo: null,
     routerState: null,
+    pollingSkipped: null,
+    eventBlocks: null,
+    totalBlocks: null,
   };
 }
 
 export function verdictOf(findings: readonly Finding[]): Verdict {
   if (findings.some((f) => f.id === 'cache-signal-inert')) return 'inert';
+  // no all-clear (and no "the cache signal works") without evidence
+  if (findings.some((f) => f.id === 'evidence-insufficient')) return 'unknown';
   if (findings.some((f) => severityRank(f.severity) >= severityRank('warning'))) return 'degraded';
   return 'healthy';
 }
@@ -295,6 +310,10 @@ class Sentinel implements SentinelState {
   /** a ZMQ stream source is subscribed (or delivered): worker events are seen without drains */
   #sawStream = false;
   readonly #streamServers = new Set<string>();
+  readonly #replicaStreamed = new Set<string>();
+  /** servers whose pull path the sidecar drains or the router polls: the router's table comes from there */
+  readonly #pullServers = new Set<string>();
+  readonly #streamOrigins = new Map<string, NonNullable<WorkerEventsObservation['stream']>>();
   /** a stored event was seen: worker truth can say where a prefix was */
   #truthSeen = false;
   #sawRouterPoll = false;
@@ -372,6 +391,9 @@ class Sentinel implements SentinelState {
       case 'poll-failure':
         this.#count(obs.ts, `pollfail|${obs.server}`);
         return;
+      case 'router-server-fact':
+        this.#routerServerFact(obs);
+        return;
       case 'source-health':
         this.#sourceHealth(obs.ts, obs.source, obs.up, obs.error);
         return;
@@ -410,6 +432,7 @@ class Sentinel implements SentinelState {
       case 'server-info':
       case 'router-state':
       case 'poll-failure':
+      case 'router-server-fact':
         return this.#admit(obs.server) ? obs : null;
     }
   }
@@ -448,6 +471,7 @@ class Sentinel implements SentinelState {
     const streamed = obs.stream !== undefined;
     if (streamed) {
       this.#sawStream = true;
+      if (!this.#streamOrigins.has(server)) this.#streamOrigins.set(server, obs.stream);
       this.#count(obs.ts, `sev|${server}`, obs.events.length);
     } else {
       this.#sawDrain = true;
@@ -458,7 +482,14 @@ class Sentinel implements SentinelState {
       if (obs.events.length === 0) this.#count(obs.ts, `drain0|${server}`);
     }
     // a stream reaches every subscriber: a router that reads it (rather than a pull path it polls) holds the same
-    const replicaFromStream = streamed && totals.routerPolls === 0;
+    if (!streamed) this.#pullServers.add(server);
+    const replicaFromStream = streamed && !this.#pullServers.has(server);
+    const firstEvent = obs.events[0];
+    if (replicaFromStream && firstEvent !== undefined && !this.#replicaStreamed.has(server)) {
+      // a stream has no `created` event: name the algorithm the replica's block count reads
+      this.#replicaStreamed.add(server);
+      this.#replica.apply(server, { ...firstEvent, data: { type: 'created', numBlocksPerCacheLevel: [] } });
+    }
     const relay = this.#relayOf(server);
     // per-event counters are summed over the observation (all at obs.ts) and added once: a drain carries thousands
     // of events, and a counter key is a fresh string to hash on every add
@@ -553,6 +584,9 @@ class Sentinel implements SentinelState {
 
   #routerPoll(obs: RouterPollObservation): void {
     this.#sawRouterPoll = true;
+    this.#pullServers.add(obs.server);
+    // the router polls this server's pull path: what its stream put in the replica is not the router's view
+    if (this.#replicaStreamed.delete(obs.server)) this.#replica.clearServer(obs.server);
     const totals = this.#totals(obs.server);
     totals.routerPolls++;
     totals.eventsDelivered += Math.max(0, obs.toSeq - obs.fromSeq);
@@ -598,11 +632,13 @@ class Sentinel implements SentinelState {
     let followup = false;
     let sticky: boolean | null = null;
     let prevPromptTokens: number | null = null;
+    let prevServer: string | null = null;
     if (obs.correlationId !== null) {
       const traj = this.#trajectories.get(obs.correlationId);
       if (traj) {
         followup = true;
         prevPromptTokens = traj.lastPromptTokens;
+        prevServer = traj.lastServer;
         this.#count(obs.ts, 'fu');
         sticky = traj.lastServer === server;
         if (sticky) this.#count(obs.ts, 'sticky');
@@ -634,11 +670,14 @@ class Sentinel implements SentinelState {
       this.#predictions.set(obs.requestId, joined.predictedAny);
       const reported = this.#reportedScores.peek(obs.requestId);
       if (reported !== undefined) this.#joinScore(obs.ts, joined.predictedAny, reported);
-      if (this.digester.router.backfillBlockHashesOnFinish === true) {
-        // the router backfills its own keys; with its chunk size unknown, those of every candidate (they never collide)
+      if (this.#fillsOwnTable() === true) {
+        // the router backfills (or tracks) its own keys; with its chunk size unknown, those of every candidate (they never collide)
         backfillKeys = joined.routerTokensPerBlock.map((tpb) => keysAtBlockSize(keys, tpb, backfillAlgo)).filter((k) => k !== undefined);
       }
     }
+    const serverCount = this.#serverCount();
+    this.#countPreference(obs.ts, 'truth', classifyPreference(server, oracleBest, obs.inflight, serverCount));
+    if (prevServer !== null) this.#countPreference(obs.ts, 'turn', classifyPreference(server, [prevServer], obs.inflight, serverCount));
     if (this.#onDecision !== null) {
       this.#onDecision({
         ts: obs.ts,
@@ -668,6 +707,14 @@ class Sentinel implements SentinelState {
       backfillKeys,
       backfillAlgo,
     });
+  }
+
+  #countPreference(ts: number, holder: 'truth' | 'turn', sample: PreferenceSample | null): void {
+    if (sample === null) return;
+    const key = `pref|${holder}|${sample.set}`;
+    this.#count(ts, `${key}|n`);
+    if (sample.holderChosen) this.#count(ts, `${key}|x`);
+    this.#count(ts, `${key}|e`, sample.blindProbability);
   }
 
   /**
@@ -701,7 +748,6 @@ class Sentinel implements SentinelState {
     const ts = obs.ts;
     const servers = this.digester.serverIds();
     if (!servers.includes(obs.server)) servers.push(obs.server);
-    const mbs = this.digester.router.maxBatchSize ?? DEFAULT_ROUTER_MAX_BATCH_SIZE;
     const n = servers.length;
     const algos = servers.map((s) => this.digester.hashAlgoOf(s));
     const chosenIndex = servers.indexOf(obs.server);
@@ -743,7 +789,7 @@ class Sentinel implements SentinelState {
         if (!firstHeld && match.unionBlocks > 0) firstHeld = true;
       }
       if (i === chosenIndex) chosenBlockSize = size ?? 0;
-      scores[i] = cacheTerms[i]! - (obs.inflight?.[s] ?? 0) / mbs;
+      scores[i] = this.#score(predicted[i]!, blocks[i]!, tpb, obs.inflight?.[s] ?? 0);
     }
     this.#count(ts, 'keys');
     // while the router's chunk size is unknown, a match predicted under any candidate counts (predicted ≡ 0 must
@@ -919,6 +965,39 @@ class Sentinel implements SentinelState {
     if (!routerReported) this.#count(ts, 'rsRepNone');
   }
 
+  #routerServerFact(obs: RouterServerFactObservation): void {
+    const totals = this.#totals(obs.server);
+    if (obs.fact === 'polling-skipped') {
+      totals.pollingSkipped = { routerTokensPerBlock: obs.routerTokensPerBlock, workerTokensPerBlock: obs.workerTokensPerBlock, divisible: obs.divisible };
+      return;
+    }
+    this.#count(obs.ts, `emd|${obs.server}`);
+    if (obs.totalMatch > 0) this.#count(obs.ts, `emdTotal|${obs.server}`);
+    if (obs.eventMatch > 0) this.#count(obs.ts, `emdEvent|${obs.server}`);
+    totals.eventBlocks = obs.eventBlocks;
+    totals.totalBlocks = obs.totalBlocks;
+  }
+
+  /**
+   * The router fills its own table on finish: backfill_block_hashes_on_finish, or the newest router's
+   * track_routed_blocks (on unless stated off). Null while neither is known.
+   */
+  #fillsOwnTable(): boolean | null {
+    const r = this.digester.router;
+    // the newest router has no backfill (tracking replaced it); the 2026-06 one's is opt-in
+    const backfill = r.backfillBlockHashesOnFinish ?? (r.profile !== null ? false : null);
+    const tracking = r.trackRoutedBlocks ?? (r.profile === 'newest' ? true : r.profile === '2026-06' ? false : null);
+    if (backfill === true || tracking === true) return true;
+    return backfill === false && tracking === false ? false : null;
+  }
+
+  /** The router's score of one server, with the profile's formula (2026-06 when unknown). */
+  #score(matchedTokens: number, promptBlocks: number, tpb: number, active: number): number {
+    const r = this.digester.router;
+    if (r.profile === 'newest') return matchedTokens / tpb - (r.loadWeight ?? NEWEST_LOAD_WEIGHT) * active;
+    return matchedTokens / Math.max(promptBlocks * tpb, 1) - active / (r.maxBatchSize ?? DEFAULT_ROUTER_MAX_BATCH_SIZE);
+  }
+
   #sourceHealth(ts: number, source: string, up: boolean, error: string | null): void {
     let track = this.#sources.get(source);
     if (!track) {
@@ -1019,6 +1098,14 @@ class Sentinel implements SentinelState {
         realisedAboveOracle: sum(`above|${server}`),
         joinedOutcomes: sum(`joined|${server}`),
         meanInflight: inflN > 0 ? sum(`infl|${server}`) / inflN : null,
+        pollingSkipped: totals.pollingSkipped,
+        eventMatchDiag: {
+          calls: sum(`emd|${server}`),
+          totalMatched: sum(`emdTotal|${server}`),
+          eventMatched: sum(`emdEvent|${server}`),
+          eventBlocks: totals.eventBlocks,
+          totalBlocks: totals.totalBlocks,
+        },
         unreadableRequests: Object.fromEntries(REQUEST_UNREADABLE_REASONS.map((r) => [r, sum(`unr|${server}|${r}`)])) as Record<RequestUnreadableReason, number>,
       };
     });
@@ -1026,6 +1113,12 @@ class Sentinel implements SentinelState {
     // the null model of "routing ignores the cache": a server is picked with its observed share of requests
     const decisionsInWindow = sum('dec');
     const share = (server: string): number => (decisionsInWindow > 0 ? sum(`req|${server}`) / decisionsInWindow : 0);
+    const tally = (holder: 'truth' | 'turn', set: 'away' | 'tie'): PreferenceTally => {
+      const key = `pref|${holder}|${set}`;
+      return { decisions: sum(`${key}|n`), holderChosen: sum(`${key}|x`), blindExpected: sum(`${key}|e`) };
+    };
+    let topServer: string | null = null;
+    for (const sv of this.digester.serverIds()) if (share(sv) > 0 && (topServer === null || share(sv) > share(topServer))) topServer = sv;
     const decisions: DecisionDiagnosis = {
       serverCount: this.#serverCount(),
       decisions: sum('dec'),
@@ -1063,6 +1156,12 @@ class Sentinel implements SentinelState {
       peakInflight: w.maxOf('peakInfl', now),
       realisedAboveOracle: servers.reduce((n, s) => n + s.realisedAboveOracle, 0),
       joinedOutcomes: servers.reduce((n, s) => n + s.joinedOutcomes, 0),
+      preference: {
+        truth: { away: tally('truth', 'away'), tie: tally('truth', 'tie') },
+        turn: { away: tally('turn', 'away'), tie: tally('turn', 'tie') },
+      },
+      topServerShare: topServer === null ? 0 : share(topServer),
+      topServer,
     };
     const sources: SourceDiagnosis[] = [...this.#sources.entries()]
       .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
@@ -1078,6 +1177,12 @@ class Sentinel implements SentinelState {
         maxBatchSize: router.maxBatchSize,
         backfillBlockHashesOnFinish: router.backfillBlockHashesOnFinish,
         consumesEvents: routerConsumesEvents(router.routerType),
+        profile: router.profile,
+        profileFrom: router.profileFrom,
+        trackRoutedBlocks: router.trackRoutedBlocks ?? (router.profile === 'newest' ? true : router.profile === '2026-06' ? false : null),
+        loadWeight: router.loadWeight ?? (router.profile === 'newest' ? NEWEST_LOAD_WEIGHT : null),
+        loadCap: router.loadCap,
+        fillsOwnTable: this.#fillsOwnTable(),
       },
       seesWorkerEvents: this.#seesWorkerEvents,
       seesRouterPolls: this.#sawRouterPoll,
@@ -1163,6 +1268,7 @@ class Sentinel implements SentinelState {
       },
       stickiness: total('fu') > 0 ? total('sticky') / total('fu') : null,
       ruleErrors: this.#ruleErrors,
+      eventStreams: [...this.#streamOrigins].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([server, o]) => ({ server, engine: o.engine, hashes: o.hashes })),
       dropped: {
         trajectoriesEvicted: this.#trajectories.dropped,
         pendingDecisionsEvicted: this.#pending.dropped,

@@ -3,7 +3,8 @@
 import type { FindingId, Severity } from '../diagnosis/finding-catalog.js';
 import type { KvEventType } from '../wire/kv-event.js';
 
-export type Verdict = 'healthy' | 'degraded' | 'inert';
+/** unknown: evidence-insufficient holds — the window cannot show whether routing follows the prefix cache */
+export type Verdict = 'healthy' | 'degraded' | 'unknown' | 'inert';
 
 export interface Finding {
   readonly id: FindingId;

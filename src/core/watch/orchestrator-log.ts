@@ -1,12 +1,18 @@
 // Lines of the TensorRT-LLM disaggregated orchestrator's log that reveal router configuration and event polling
 // (docs/trtllm-wire.md §1.4, §5): `BlockHashMixin: tokens_per_block=N`, router class names, `max_batch_size`,
 // `backfill_block_hashes_on_finish`, `<server> is ready with info: {...}` and
-// `Failed to poll KV cache events from <server>: <error>`. Other lines are ignored.
-import type { Observation } from '../observe/observation.js';
+// `Failed to poll KV cache events from <server>: <error>`, and the newest router's `(auto, adopts worker)`,
+// `router tokens_per_block unset: adopting worker's N on <server>`, `tokens_per_block mismatch on <server>: …
+// skipping event polling` and `EVENT_MATCH_DIAG` lines. Other lines are ignored.
+import type { Observation, RouterProfile } from '../observe/observation.js';
 import { isHashAlgo } from '../wire/kv-event.js';
 import type { ServerResolver } from './server-resolver.js';
 
-const TPB = /BlockHashMixin: tokens_per_block=(\d+)/;
+const TPB = /BlockHashMixin: tokens_per_block=(\d+)( \(auto, adopts worker\))?/;
+// the newest router.py (docs/trtllm-wire.md §5): the worker's size adopted per server, polling skipped on a mismatch
+const ADOPT = /router tokens_per_block unset: adopting worker's (\d+) on (\S+)/;
+const TPB_MISMATCH = /tokens_per_block mismatch on (\S+?): router=(\d+) worker=(\d+)(\.? are not divisible)?/;
+const EVENT_MATCH_DIAG = /EVENT_MATCH_DIAG server=(\S+) total_match=(\d+) event_match=(\d+) event_blocks=(\d+) total_blocks=(\d+)/;
 const MAX_BATCH = /\bmax_batch_size['"]?\s*[=:]\s*(\d+)/;
 const BACKFILL = /\bbackfill_block_hashes_on_finish['"]?\s*[=:]\s*(True|False|true|false)/;
 const ROUTER_CLASS = /\b(KvCacheAwareRouter|ConversationRouter|RoundRobinRouter|LoadBalancingRouter)\b/;
@@ -24,7 +30,15 @@ const ROUTER_TYPES: Record<string, string> = {
   LoadBalancingRouter: 'load_balancing',
 };
 
-function routerConfig(ts: number, fields: { routerType?: string; tokensPerBlock?: number; maxBatchSize?: number; backfill?: boolean }): Observation {
+interface LoggedRouterFields {
+  routerType?: string;
+  tokensPerBlock?: number;
+  maxBatchSize?: number;
+  backfill?: boolean;
+  profile?: RouterProfile;
+}
+
+function routerConfig(ts: number, fields: LoggedRouterFields): Observation {
   return {
     kind: 'router-config',
     ts,
@@ -34,7 +48,38 @@ function routerConfig(ts: number, fields: { routerType?: string; tokensPerBlock?
     maxBatchSize: fields.maxBatchSize ?? null,
     backfillBlockHashesOnFinish: fields.backfill ?? null,
     servers: null,
+    ...(fields.profile !== undefined ? { profile: fields.profile } : {}),
   };
+}
+
+/** Lines only the newest router.py writes; null when the line is none of them. */
+function newestRouterLine(line: string, ts: number, resolve: ServerResolver): Observation[] | null {
+  const adopt = ADOPT.exec(line);
+  if (adopt !== null) {
+    // the worker's size replaces the 32 of the earlier "BlockHashMixin: tokens_per_block=32 (auto, adopts worker)"
+    const tpb = Number(adopt[1]);
+    return [routerConfig(ts, { tokensPerBlock: tpb, profile: 'newest' }), { kind: 'server-info', ts, server: resolve(adopt[2] as string), hashAlgo: null, tokensPerBlock: tpb }];
+  }
+  const mismatch = TPB_MISMATCH.exec(line);
+  if (mismatch !== null) {
+    const server = resolve(mismatch[1] as string);
+    const router = Number(mismatch[2]);
+    const worker = Number(mismatch[3]);
+    return [
+      routerConfig(ts, { tokensPerBlock: router, profile: 'newest' }),
+      { kind: 'server-info', ts, server, hashAlgo: null, tokensPerBlock: worker },
+      { kind: 'router-server-fact', ts, server, fact: 'polling-skipped', routerTokensPerBlock: router, workerTokensPerBlock: worker, divisible: mismatch[4] === undefined },
+    ];
+  }
+  const diag = EVENT_MATCH_DIAG.exec(line);
+  if (diag !== null) {
+    // query_hashes (prompt-derived) are never read
+    return [
+      routerConfig(ts, { profile: 'newest' }),
+      { kind: 'router-server-fact', ts, server: resolve(diag[1] as string), fact: 'event-match', totalMatch: Number(diag[2]), eventMatch: Number(diag[3]), eventBlocks: Number(diag[4]), totalBlocks: Number(diag[5]) },
+    ];
+  }
+  return null;
 }
 
 /** Observations one log line yields (usually none). */
@@ -58,9 +103,13 @@ export function parseOrchestratorLogLine(line: string, ts: number, resolve: Serv
     if (who !== null) out.push({ kind: 'server-info', ts, server: resolve(who), hashAlgo: isHashAlgo(algo) ? algo : null, tokensPerBlock: tpb !== undefined ? Number(tpb) : null });
     return out;
   }
-  const fields: { routerType?: string; tokensPerBlock?: number; maxBatchSize?: number; backfill?: boolean } = {};
+  const newest = newestRouterLine(line, ts, resolve);
+  if (newest !== null) return newest;
+  const fields: LoggedRouterFields = {};
   const tpb = TPB.exec(line);
-  if (tpb !== null) fields.tokensPerBlock = Number(tpb[1]);
+  // "(auto, adopts worker)": 32 is a placeholder until the worker's size is adopted — not the router's size
+  if (tpb !== null && tpb[2] !== undefined) fields.profile = 'newest';
+  else if (tpb !== null) fields.tokensPerBlock = Number(tpb[1]);
   const mbs = MAX_BATCH.exec(line);
   if (mbs !== null) fields.maxBatchSize = Number(mbs[1]);
   const backfill = BACKFILL.exec(line);

@@ -43,6 +43,34 @@ describe('orchestrator log', () => {
   });
 });
 
+describe('orchestrator log of the newest router', () => {
+  it('reads "(auto, adopts worker)" as no size stated, and the adopted size that follows as the router\'s', () => {
+    const auto = parseOrchestratorLogLine('[TRT-LLM] [I] BlockHashMixin: tokens_per_block=32 (auto, adopts worker), custom_tokenizer=None, model_path=None, use_harmony=None', 1, resolve);
+    expect(auto).toEqual([expect.objectContaining({ kind: 'router-config', tokensPerBlock: null, profile: 'newest' })]);
+    expect(parseOrchestratorLogLine("[TRT-LLM] [I] router tokens_per_block unset: adopting worker's 128 on 10.0.0.5:8001", 2, resolve)).toEqual([
+      expect.objectContaining({ kind: 'router-config', tokensPerBlock: 128, profile: 'newest' }),
+      { kind: 'server-info', ts: 2, server: 'ctx0', hashAlgo: null, tokensPerBlock: 128 },
+    ]);
+  });
+
+  it('reads polling skipped by design on a tokens_per_block mismatch, and a server never prepared when sizes do not divide', () => {
+    const line =
+      '[TRT-LLM] [W] tokens_per_block mismatch on 10.0.0.6:8001: router=32 worker=128. KV events from worker cannot align with router block hashes; skipping event polling and relying on routed-block tracking for hit rate.';
+    const out = parseOrchestratorLogLine(line, 3, resolve);
+    expect(out[0]).toMatchObject({ kind: 'router-config', tokensPerBlock: 32, profile: 'newest' });
+    expect(out[1]).toEqual({ kind: 'server-info', ts: 3, server: 'ctx1', hashAlgo: null, tokensPerBlock: 128 });
+    expect(out[2]).toEqual({ kind: 'router-server-fact', ts: 3, server: 'ctx1', fact: 'polling-skipped', routerTokensPerBlock: 32, workerTokensPerBlock: 128, divisible: true });
+    const never = parseOrchestratorLogLine('RuntimeError: tokens_per_block mismatch on 10.0.0.6:8001: router=48 worker=128 are not divisible. Align kv_cache_config.tokens_per_block', 3, resolve);
+    expect(never[2]).toMatchObject({ fact: 'polling-skipped', divisible: false });
+  });
+
+  it('reads EVENT_MATCH_DIAG counts and never the query hashes', () => {
+    const out = parseOrchestratorLogLine('[TRT-LLM] [I] EVENT_MATCH_DIAG server=10.0.0.5:8001 total_match=4096 event_match=0 event_blocks=0 total_blocks=812 query_hashes=[123, 456, 789]', 4, resolve);
+    expect(out[1]).toEqual({ kind: 'router-server-fact', ts: 4, server: 'ctx0', fact: 'event-match', totalMatch: 4096, eventMatch: 0, eventBlocks: 0, totalBlocks: 812 });
+    expect(JSON.stringify(out)).not.toContain('456');
+  });
+});
+
 describe('router debug endpoint', () => {
   const doc = `{"router":{"type":"kv_cache_aware","tokens_per_block":32,"max_batch_size":64,"backfill_block_hashes_on_finish":false},
     "servers":[{"url":"sidecar:9401","active_requests":3,"hash_algo":"v1_block_key","block_table_size":0,"polls":12,"poll_failures":1},{"url":"10.0.0.6:8001"}],

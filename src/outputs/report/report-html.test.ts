@@ -19,6 +19,7 @@ function audit(findings: readonly Finding[]): AuditReport {
     servers: [],
     source: { kind: 'bundle', description: 'bundle <dir>', observations: 10, malformed: 0 },
     rule_errors: 0,
+    notes: [],
   };
 }
 

@@ -64,9 +64,10 @@ function renderVerdict(model: ReportModel): string {
   const warnings = [
     ...(a.source.malformed > 0 ? [`${int(a.source.malformed)} malformed input lines skipped`] : []),
     ...(a.rule_errors > 0 ? [`${a.rule_errors} rule evaluations failed: some findings may be missing`] : []),
+    ...a.notes,
   ];
   return `<section id="verdict">
-<div class="verdict ${esc(a.verdict)}" data-verdict="${esc(a.verdict)}"><strong>${esc(a.verdict.toUpperCase())}</strong>${esc(verdictMeaning(a.verdict))}</div>
+<div class="verdict ${esc(a.verdict)}" data-verdict="${esc(a.verdict)}"><strong>${esc(a.verdict.toUpperCase())}</strong>${esc(verdictMeaning(a.verdict, a.findings.some((f) => f.severity === 'critical')))}</div>
 <div class="headline">${headline.join('')}</div>
 ${warnings.map((w) => `<p class="dim">${esc(w)}</p>`).join('')}
 ${strip}

@@ -5,7 +5,10 @@ import { KvCacheAwareRouter, type KvCacheAwareDeps } from './kv-cache-aware-rout
 import type { Router } from './router.js';
 import { LoadBalancingRouter, RoundRobinRouter } from './simple-routers.js';
 
-export function createRouter(config: RouterConfig, servers: readonly string[], deps: KvCacheAwareDeps): Router {
+/** the routing settings (the orchestrator's transport settings do not change routing) */
+export type RoutingConfig = Pick<RouterConfig, 'type' | 'tokensPerBlock' | 'maxBatchSize' | 'backfillBlockHashesOnFinish' | 'pollOnFinish' | 'tokenDrift'>;
+
+export function createRouter(config: RoutingConfig, servers: readonly string[], deps: KvCacheAwareDeps): Router {
   switch (config.type) {
     case 'round_robin':
       return new RoundRobinRouter(servers);

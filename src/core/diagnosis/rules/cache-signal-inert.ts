@@ -1,74 +1,81 @@
-// cache-signal-inert (the headline): routing is statistically independent of where the prefix is cached —
-// predicted router matches ≡ 0 (under every chunk size the router may use, while its tokens_per_block is unknown)
-// while worker truth shows reusable prefixes, or the chosen server is the oracle best
-// no more often than chance, or (logs only) follow-up turns return to their previous server no more often than 1/N,
-// or the router's debug endpoint reports no matched tokens at all.
-import type { Rule } from '../rule.js';
+// cache-signal-inert (the headline): routing is statistically independent of where the prefix is cached.
+// Behaviour decides (routing-evidence.ts): on decisions where a router blind to the cache would pick the prefix
+// holder with a known probability (from the in-flight counts at decision time), does the router pick it more
+// often? A router that visibly follows prefixes is never inert, whatever the traffic shape (all traffic on one
+// server is load-concentrated) and whatever our model of its table says. Model evidence (predicted matches ≡ 0, the
+// router reporting no matches, a dead event path) supports the verdict; a dead event path alone decides it only
+// when the router is known not to fill its own table (2026-06 without backfill).
+import type { DiagnosisInput, RuleHit, Rule } from '../rule.js';
+import { deadEventPath } from './event-path.js';
 import { renderDriftSummary } from './render-drift.js';
 import { percent, ratio, round3, windowEvidence } from './rule-math.js';
+import { followsPrefixes, ignoresPrefixes, routingEvidence, type Evidence } from './routing-evidence.js';
+
+/** Model evidence: what our replica of the router's table, or the router itself, says it matched. */
+function modelReasons(input: DiagnosisInput, evidence: Evidence): string[] {
+  const t = input.thresholds;
+  const d = input.decisions;
+  const reasons: string[] = [];
+  if (input.router.consumesEvents && d.withKeys >= t.minDecisions) {
+    const predicted = ratio(d.predictedAnyMatch, d.withKeys);
+    const oracle = ratio(d.oracleAnyMatch, d.withKeys);
+    evidence.decisions_with_keys = d.withKeys;
+    evidence.predicted_match_share = round3(predicted);
+    evidence.oracle_match_share = round3(oracle);
+    // with the router's chunk size unknown, predictedAnyMatch counts a match under any size it may use: the
+    // criterion then says "no size gives a match", never "the default size gives none"
+    const unknown = input.router.tokensPerBlock === null;
+    evidence.router_tokens_per_block = unknown ? `unknown (predicted under each of ${input.router.tokensPerBlockCandidates.join('/')})` : input.router.tokensPerBlock;
+    if (!unknown) evidence.router_tokens_per_block_from = input.router.tokensPerBlockFrom ?? 'unknown';
+    if (predicted <= t.predictedMatchMaxShare && oracle >= t.oracleMatchMinShare) {
+      const sizes = unknown ? ` under every tokens_per_block it may use (${input.router.tokensPerBlockCandidates.join(', ')})` : '';
+      reasons.push(`the router's table predicts a match for ${percent(predicted)} of decisions${sizes} while workers hold a prefix for ${percent(oracle)}`);
+    }
+  }
+  const rs = input.routerScores;
+  if (input.router.consumesEvents && rs.decisions >= t.minDecisions) {
+    const share = ratio(rs.anyMatch, rs.decisions);
+    evidence.router_reported_decisions = rs.decisions;
+    evidence.router_reported_match_share = round3(share);
+    if (share <= t.predictedMatchMaxShare && ratio(d.followups, d.decisions) >= 0.2) {
+      reasons.push(`the router reported matched_tokens > 0 for ${percent(share)} of ${rs.decisions} decisions`);
+    }
+  }
+  return reasons;
+}
+
+/** The reasons routing is inert, with their evidence; null when the window does not show it. */
+export function inertReasons(input: DiagnosisInput): { readonly reasons: readonly string[]; readonly evidence: Evidence } | null {
+  const routing = routingEvidence(input);
+  if (followsPrefixes(routing)) return null;
+  const evidence: Evidence = { ...routing.evidence };
+  const behaviour = ignoresPrefixes(routing);
+  const model = modelReasons(input, evidence);
+  const dead = deadEventPath(input);
+  const deadText = dead === null ? [] : [`${dead.causes.join('; ')}, so the router's table holds nothing from the workers`];
+  if (dead !== null) evidence.event_path = dead.causes.join('; ');
+  evidence.router_fills_own_table = input.router.fillsOwnTable ?? 'unknown';
+  let reasons: string[];
+  if (behaviour.length > 0) reasons = [...behaviour, ...model, ...deadText];
+  // nothing shows routing either way: a dead event path decides only when the router cannot fill its table itself
+  else if (dead !== null && input.router.fillsOwnTable === false && input.decisions.decisions >= input.thresholds.minServerRequests) {
+    reasons = [...deadText, `the router (${input.router.profile ?? 'profile unknown'}, backfill off) never inserts hashes of its own: its score is load-only`];
+  } else if (routing.behaviourDecides || routing.chanceBlind.length > 0 || routing.chanceUnjudgeable.length > 0) reasons = [];
+  else reasons = model;
+  return reasons.length === 0 ? null : { reasons, evidence };
+}
 
 export const cacheSignalInert: Rule = {
   id: 'cache-signal-inert',
-  evaluate(input) {
-    const t = input.thresholds;
-    const d = input.decisions;
-    const reasons: string[] = [];
-    const evidence: Record<string, number | string | boolean> = {};
-
-    if (input.router.consumesEvents && d.withKeys >= t.minDecisions) {
-      const predicted = ratio(d.predictedAnyMatch, d.withKeys);
-      const oracle = ratio(d.oracleAnyMatch, d.withKeys);
-      evidence.decisions_with_keys = d.withKeys;
-      evidence.predicted_match_share = round3(predicted);
-      evidence.oracle_match_share = round3(oracle);
-      // with the router's chunk size unknown, predictedAnyMatch counts a match under any size it may use: the
-      // criterion then says "no size gives a match", never "the default size gives none"
-      const unknown = input.router.tokensPerBlock === null;
-      evidence.router_tokens_per_block = unknown ? `unknown (predicted under each of ${input.router.tokensPerBlockCandidates.join('/')})` : input.router.tokensPerBlock;
-      if (!unknown) evidence.router_tokens_per_block_from = input.router.tokensPerBlockFrom ?? 'unknown';
-      if (predicted <= t.predictedMatchMaxShare && oracle >= t.oracleMatchMinShare) {
-        const sizes = unknown ? ` under every tokens_per_block it may use (${input.router.tokensPerBlockCandidates.join(', ')})` : '';
-        reasons.push(`the router's table predicts a match for ${percent(predicted)} of decisions${sizes} while workers hold a prefix for ${percent(oracle)}`);
-      }
-    }
-    const ranked = d.oracleBest + d.notOracleBest;
-    if (ranked >= t.minDecisions) {
-      const rate = ratio(d.oracleBest, ranked);
-      // chance = picking servers blindly, uniformly or with their observed load shares (whichever is higher)
-      const chance = Math.max(ratio(d.oracleBestByChance, ranked), ratio(d.oracleBestByLoadShare, ranked));
-      evidence.oracle_best_rate = round3(rate);
-      evidence.oracle_best_by_chance = round3(chance);
-      if (rate <= chance + t.inertMargin) {
-        reasons.push(`the chosen server held the longest prefix in ${percent(rate)} of decisions, chance gives ${percent(chance)}`);
-      }
-    }
-    if (d.followups >= t.minFollowups && d.serverCount >= 2) {
-      const stickiness = ratio(d.sticky, d.followups);
-      // chance: 1/N with even load; Σ share² when the load shares are uneven (always ≥ 1/N)
-      const chance = Math.max(1 / d.serverCount, d.stickinessByLoadShare);
-      evidence.followup_turns = d.followups;
-      evidence.stickiness = round3(stickiness);
-      evidence.stickiness_by_chance = round3(chance);
-      if (stickiness <= chance + t.inertMargin) {
-        reasons.push(`follow-up turns returned to their previous server ${percent(stickiness)} of the time, chance (1/${d.serverCount} at even load, Σ share² here) gives ${percent(chance)}`);
-      }
-    }
-    const rs = input.routerScores;
-    if (input.router.consumesEvents && rs.decisions >= t.minDecisions) {
-      const share = ratio(rs.anyMatch, rs.decisions);
-      evidence.router_reported_decisions = rs.decisions;
-      evidence.router_reported_match_share = round3(share);
-      if (share <= t.predictedMatchMaxShare && ratio(d.followups, d.decisions) >= 0.2) {
-        reasons.push(`the router reported matched_tokens > 0 for ${percent(share)} of ${rs.decisions} decisions`);
-      }
-    }
-    if (reasons.length === 0) return null;
+  evaluate(input): RuleHit | null {
+    const found = inertReasons(input);
+    if (found === null) return null;
     // a render difference is a cause this rule can name itself: the router hashes other ids than the workers store
     const drift = renderDriftSummary(input);
     return {
       servers: input.servers.map((s) => s.server),
-      summary: `routing ignores where prefixes are cached: ${reasons.join('; ')}`,
-      evidence: { ...evidence, ...windowEvidence(input.window) },
+      summary: `routing ignores where prefixes are cached: ${found.reasons.join('; ')}`,
+      evidence: { ...found.evidence, ...windowEvidence(input.window) },
       cause:
         drift !== null
           ? `docs/trtllm-wire.md §7.3: the router hashes other token ids than the workers store (${drift}), so its lookups miss and its score degrades to least-loaded`

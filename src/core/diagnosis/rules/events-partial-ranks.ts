@@ -22,6 +22,9 @@ export const eventsPartialRanks: Rule = {
     const widest = Math.max(...adp.map((s) => s.ranks.filter((r) => r.events > 0).length));
     const hit: { server: ServerDiagnosis; missing: number[]; underReported: number }[] = [];
     for (const s of adp) {
+      // a ZMQ stream has one publisher per rank and no `created` event: a silent rank is an idle one, and a rank
+      // whose publisher is missing shows as source-unreachable (its socket never connects)
+      if (s.streamed) continue;
       if (s.requests < t.minServerRequests || s.gaps >= t.minGaps) continue;
       const missing = missingRanks(s, widest);
       const underReported = ratio(s.realisedAboveOracle, s.joinedOutcomes);
@@ -31,9 +34,7 @@ export const eventsPartialRanks: Rule = {
       const rankZeroAlone = withEvents.length === 1 && withEvents[0]!.rank === 0 && withEvents[0]!.events >= t.minRankZeroEvents;
       // requests reusing unannounced blocks while every rank shows events is no evidence of a lost rank (events
       // drained after the request was routed look the same): the share is reported, never a reason on its own
-      // a ZMQ stream has no `created` event: a rank that stored nothing yet is silent, which alone proves no loss
-      const missingCounts = missing.length > 0 && !s.streamed;
-      if (missingCounts || rankZeroAlone) hit.push({ server: s, missing, underReported });
+      if (missing.length > 0 || rankZeroAlone) hit.push({ server: s, missing, underReported });
     }
     if (hit.length === 0) return null;
     const names = hit.map((h) => h.server.server);

@@ -2,11 +2,14 @@
 import type { Rule } from '../rule.js';
 import { cacheSignalInert } from './cache-signal-inert.js';
 import { eventQueueShared } from './event-queue-shared.js';
+import { eventSignalMasked } from './event-signal-masked.js';
 import { eventStreamReset } from './event-stream-reset.js';
 import { eventsAbsent } from './events-absent.js';
 import { eventsPartialRanks } from './events-partial-ranks.js';
+import { evidenceInsufficient } from './evidence-insufficient.js';
 import { hashMismatch } from './hash-mismatch.js';
 import { hitRateBelowOracle } from './hit-rate-below-oracle.js';
+import { loadConcentrated } from './load-concentrated.js';
 import { loadTermDominates } from './load-term-dominates.js';
 import { routerHashDivergence } from './router-hash-divergence.js';
 import { routerNotPolling } from './router-not-polling.js';
@@ -32,4 +35,7 @@ export const RULES: readonly Rule[] = [
   turnScatterHigh,
   hitRateBelowOracle,
   sourceUnreachable,
+  loadConcentrated,
+  evidenceInsufficient,
+  eventSignalMasked,
 ];

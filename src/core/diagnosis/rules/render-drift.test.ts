@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { quietDecisions, quietInput } from '../../../../test/helpers/diagnosis-input.js';
+import { BLIND_PREFERENCE, quietDecisions, quietInput } from '../../../../test/helpers/diagnosis-input.js';
 import type { RenderDiff } from '../../render/compare-renders.js';
 import type { DiagnosisInput, RenderDiagnosis } from '../rule.js';
 import { runRules } from '../run-rules.js';
@@ -60,7 +60,8 @@ describe('render-drift', () => {
   });
 
   it('makes cache-signal-inert name the drift as its cause', () => {
-    const inert = quietDecisions({ predictedAnyMatch: 0 });
+    // routing blind to the cache, as a router whose lookups all miss is
+    const inert = quietDecisions({ predictedAnyMatch: 0, preference: BLIND_PREFERENCE });
     const withDrift = runRules(RULES, { ...drifting(), decisions: inert }).hits;
     expect(withDrift.get('cache-signal-inert')?.cause).toMatch(/render-drift: 100\.0% of requests, first difference at token 1; likely BOS twice on the router side/);
     const without = runRules(RULES, quietInput({ decisions: inert })).hits;

@@ -45,7 +45,10 @@ export const routerHashDivergence: Rule = {
           ? `the router reports no matched tokens on ${rs.replicaMatchRouterNone} of ${rs.replicaPredictedMatch} decisions where its own table should have matched`
           : `the router's table should match ${(ratio(d.predictedAnyMatch, d.withKeys) * 100).toFixed(0)}% of requests, yet only ${(ratio(d.agreesWithReplica, d.withKeys) * 100).toFixed(0)}% of its choices follow the score that gives` +
             (sizeUnknown
-              ? ` (no source states the router's tokens_per_block${input.router.tokensPerBlock !== null ? `, ${input.router.tokensPerBlock} was inferred from its earlier routing` : ''}: a chunk size other than the workers' ${workerSize} looks the same)`
+              ? ` (no source states the router's tokens_per_block${input.router.tokensPerBlock !== null ? `, ${input.router.tokensPerBlock} was inferred from its earlier routing` : ''}: ` +
+                `two causes fit equally — a router chunk size other than the workers' ${workerSize} (the 2026-06 router defaults to 32), or token ids that differ (tokenizer, chat template); ` +
+                `to tell them apart, state the router's size (--router.tokens-per-block, router.tokens_per_block, or --orchestrator-log at TLLM_LOG_LEVEL=info: "BlockHashMixin: tokens_per_block=N"), ` +
+                `or compare \`kvsentinel hash --prompt --tokens-per-block N\` of a served prompt with the workers' stored hashes)`
               : ''),
       evidence: {
         decisions_with_keys: d.withKeys,
@@ -62,7 +65,7 @@ export const routerHashDivergence: Rule = {
       },
       cause: 'docs/trtllm-wire.md §7.3: the router hashes token ids that differ from the workers\' (own chat rendering / tokenizer, `auto` algorithm drift, cache_salt)',
       fix:
-        (sizeUnknown ? `router_args.tokens_per_block: ${workerSize} if the router's differs (state it explicitly); otherwise ` : '') +
+        (sizeUnknown ? `router_args.tokens_per_block: ${workerSize} if the router's differs (state it explicitly); if it does not, ` : '') +
         'send the workers\' token ids: the same tokenizer and chat template on router and CTX workers (matching render fingerprints), ' +
         'kv_cache_config.kv_cache_event_hash_algo set explicitly (not auto) on both sides, the same cache_salt handling; ' +
         'until then router_args.backfill_block_hashes_on_finish: true (self-consistent router hashes)',

@@ -29,8 +29,17 @@ export const tokensPerBlockMismatch: Rule = {
         decisions: input.decisions.decisions,
         ...windowEvidence(input.window),
       },
-      cause: 'docs/trtllm-wire.md §1.4/§7.3: router chunking differs from the worker block size, so router and worker hashes live in different spaces',
-      fix: `router_args.tokens_per_block: ${workerSize} (or TRTLLM_KVCACHE_AWARE_ROUTER_HASH_TOKENS_PER_BLOCK=${workerSize}), the workers' kv_cache_config.tokens_per_block`,
+      cause:
+        'docs/trtllm-wire.md §1.4/§7.3: router chunking differs from the worker block size, so router and worker hashes live in different spaces' +
+        (hit.some((s) => s.pollingSkipped?.divisible === false)
+          ? '; the sizes do not divide, so the newest router never prepares those servers (RuntimeError at startup)'
+          : hit.some((s) => s.pollingSkipped !== null)
+            ? '; the newest router knows it and skips their event polling, relying on routed-block tracking alone'
+            : ''),
+      fix:
+        input.router.profile === 'newest'
+          ? `leave router_args.tokens_per_block unset (the newest router adopts the worker's ${workerSize}) or set it to ${workerSize}; unset TRTLLM_KVCACHE_AWARE_ROUTER_HASH_TOKENS_PER_BLOCK`
+          : `router_args.tokens_per_block: ${workerSize} (or TRTLLM_KVCACHE_AWARE_ROUTER_HASH_TOKENS_PER_BLOCK=${workerSize}), the workers' kv_cache_config.tokens_per_block`,
     };
   },
 };
