@@ -16,6 +16,9 @@ import type { StreamRankCounters } from '../sources/zmq/stream-counters.js';
 import type { SourceStatus } from '../sources/source-status.js';
 import { CACHE_DROPS, METRICS, type CacheDropKey, type MetricSpec } from './metric-catalog.js';
 
+
+/** default process metrics that are gauges with a counter's suffix (see collectDefaultMetrics below) */
+const NON_COUNTER_TOTALS = ['nodejs_active_handles_total', 'nodejs_active_requests_total', 'nodejs_active_resources_total'] as const;
 export interface ExporterView {
   readonly snapshot: SentinelSnapshot;
   readonly sources: readonly SourceStatus[];
@@ -257,13 +260,29 @@ export function createExporter(deps: ExporterDeps): Exporter {
       if (GRADED_FINDINGS.includes(id)) for (const severity of SEVERITIES.filter((s) => severityRank(s) < severityRank(FINDING_CATALOG[id]))) set({ id, severity }, active.get(id) === severity ? 1 : 0);
     }
   });
+  gauge(METRICS.findingServerActive, (set) => {
+    const snapshot = view().snapshot;
+    if (snapshot === null) return;
+    // every (finding, severity, server) exists, at 0 unless it holds: alerts resolve when a server's finding clears
+    const holding = new Set(snapshot.findings.flatMap((f) => (f.servers.length > 0 ? f.servers : ['']).map((server) => `${f.id}|${f.severity}|${server}`)));
+    const servers = ['', ...new Set([...snapshot.servers.map((s) => s.server), ...snapshot.findings.flatMap((f) => f.servers)])];
+    for (const id of FINDING_IDS) {
+      const severities = GRADED_FINDINGS.includes(id) ? SEVERITIES.filter((s) => severityRank(s) <= severityRank(FINDING_CATALOG[id])) : [FINDING_CATALOG[id]];
+      for (const severity of severities) for (const server of servers) set({ id, severity, server }, holding.has(`${id}|${severity}|${server}`) ? 1 : 0);
+    }
+  });
   gauge(METRICS.verdict, (set) => {
     const snapshot = view().snapshot;
     if (snapshot === null) return;
     for (const v of VERDICTS) set({ verdict: v }, snapshot.verdict === v ? 1 : 0);
   });
 
-  if (deps.defaultMetrics !== false) collectDefaultMetrics({ register: registry });
+  if (deps.defaultMetrics !== false) {
+    collectDefaultMetrics({ register: registry });
+    // prom-client's nodejs_active_{handles,requests,resources}_total are gauges named like counters, which
+    // `promtool check metrics` rejects; the per-type nodejs_active_* gauges beside them carry the same totals (sum).
+    for (const name of NON_COUNTER_TOTALS) registry.removeSingleMetric(name);
+  }
 
   let scraping: Promise<string> | undefined;
   return {

@@ -1,9 +1,12 @@
 // The HTML page at `/`: what the sidecar watches, whether each source is up, and the findings that hold now.
 import type { Finding, Verdict } from '../core/state/snapshot.js';
+import { LANDING_REFRESH_SECONDS, tailCommand } from './landing-self.js';
 import type { SourceStatus } from '../sources/source-status.js';
 
 export interface LandingInfo {
   readonly version: string;
+  /** this sidecar's own address (http://HOST:PORT) for its `kvsentinel tail` command */
+  readonly self?: string;
   readonly verdict: Verdict | null;
   readonly sources: readonly SourceStatus[];
   readonly findings: readonly Finding[];
@@ -39,7 +42,7 @@ export function renderLandingSections(info: LandingInfo): string {
     })
     .join('\n');
   return `<p>Diagnoses a KV-cache-aware router from the outside. Verdict: <b>${esc(info.verdict ?? 'unknown')}</b></p>
-<p><a href="/metrics">Metrics</a> · <a href="/-/healthy">Health</a> · <a href="/-/ready">Readiness</a> · live feed: <code>kvsentinel tail http://HOST:PORT</code> (WebSocket <code>/ws</code>)</p>
+<p><a href="/metrics">Metrics</a> · <a href="/-/healthy">Health</a> · <a href="/-/ready">Readiness</a> · live feed: <code>${esc(tailCommand(info.self ?? 'http://HOST:PORT'))}</code> (WebSocket <code>/ws</code>; <code>--summary</code> for one screen)</p>
 <h2>Findings</h2>
 ${findings}
 <h2>Sources</h2>
@@ -51,7 +54,7 @@ ${info.relays.length > 0 ? `<h2>Relay ports</h2><table><tr><th>worker</th><th>li
 
 export function renderLandingPage(info: LandingInfo): string {
   return `<!doctype html>
-<html><head><meta charset="utf-8"><title>kvsentinel</title>
+<html><head><meta charset="utf-8"><meta http-equiv="refresh" content="${LANDING_REFRESH_SECONDS}"><title>kvsentinel</title>
 <style>body{font-family:sans-serif;margin:2em}table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:.3em .6em;text-align:left}
 .up{color:#080}.down,.critical{color:#b00}.warning{color:#a60}</style></head>
 <body><h1>kvsentinel ${esc(info.version)}</h1>

@@ -87,6 +87,7 @@ export const METRICS = {
   cacheDropped: spec('cache_dropped_total', 'counter', ['cache', 'reason'], "Entries kvsentinel's bounded caches dropped, by cache and reason (cap: the bound was reached, ttl: too old, idle: silent too long, slow_client: a ws client's queue was full)."),
 
   findingActive: spec('finding_active', 'gauge', ['id', 'severity'], '1 while a diagnosis finding holds.'),
+  findingServerActive: spec('finding_server_active', 'gauge', ['id', 'severity', 'server'], '1 while a diagnosis finding holds for this CTX server (server="" for a finding about no single server); the finding alerts carry its server label.'),
   verdict: spec('verdict', 'gauge', ['verdict'], '1 for the current verdict: healthy, degraded or inert.'),
 } as const satisfies Record<string, MetricSpec>;
 

@@ -7,6 +7,7 @@ import type { AddressInfo } from 'node:net';
 import type { Logger } from '../sources/ports.js';
 import type { Exporter } from './exporter.js';
 import { renderLandingPage, type LandingInfo } from './landing-page.js';
+import { selfUrl } from './landing-self.js';
 import type { LiveFeed } from './live-feed.js';
 
 export interface WebServerDeps {
@@ -26,6 +27,8 @@ export interface WebServerDeps {
 export class WebServer {
   readonly #server: Server;
   readonly #deps: WebServerDeps;
+  /** the Host header of the last page request: how people reach this sidecar (for its own tail command) */
+  #pageHost: string | null = null;
 
   constructor(deps: WebServerDeps) {
     this.#deps = deps;
@@ -50,6 +53,11 @@ export class WebServer {
     this.#server.listen(port, host);
     await once(this.#server, 'listening');
     return this.address();
+  }
+
+  /** http://HOST:PORT as the last page request reached this server, else its bound address */
+  selfUrl(): string {
+    return selfUrl(this.address(), this.#pageHost);
   }
 
   address(): { host: string; port: number } {
@@ -104,6 +112,7 @@ export class WebServer {
       case '/-/ready':
         return this.#deps.ready() ? text(200, 'Ready\n') : text(503, 'Not ready\n');
       case '/':
+        this.#pageHost = typeof req.headers.host === 'string' ? req.headers.host : null;
         return text(200, this.#deps.page?.() ?? renderLandingPage(this.#deps.landing()), 'text/html; charset=utf-8');
       default:
         return text(404, 'not found\n');

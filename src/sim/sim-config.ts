@@ -5,7 +5,7 @@ import { HASH_ALGOS, type HashAlgo } from '../core/wire/kv-event.js';
 import type { CtxWorkerConfig, RankAssignment } from './ctx-worker.js';
 import { PUBLISHER_FORMATS, type KvEventsPublisher } from './publisher-format.js';
 import { ROUTER_PROFILES, ROUTER_TYPES, type RouterType, type SimRouterProfile } from './routers/router.js';
-import type { WorkloadConfig } from './workload.js';
+import { REQUEST_FORMATS, type WorkloadConfig } from './workload.js';
 
 export interface CtxConfig {
   readonly servers: number;
@@ -36,6 +36,8 @@ export interface CtxConfig {
   readonly stallEveryMs: number;
   /** mean stall duration (exponential) */
   readonly stallMs: number;
+  /** live workers close idle keep-alive connections after this (real ms; trtllm-serve TIMEOUT_KEEP_ALIVE = 5 s) */
+  readonly keepAliveTimeoutMs: number;
   /** live only: the workers tokenize text and chat requests with this tokenizer (a model folder); null = code points */
   readonly tokenizer?: string | null;
 }
@@ -56,6 +58,17 @@ export interface RouterConfig {
   readonly backfillBlockHashesOnFinish: boolean;
   readonly pollOnFinish: boolean;
   readonly tokenDrift: boolean;
+  /**
+   * the orchestrator's CTX request bodies (live): JSON with X-Correlation-ID forwarded (older clients), or msgpack
+   * flagged X-TRTLLM-Msgpack: 1 without it (newest, TRTLLM_SERVE_ENABLE_MSGSPEC=1)
+   */
+  readonly ctxBody: 'json' | 'msgpack';
+  /** ask context workers for prompt_token_ids_b64 (disaggregated_params.return_prompt_token_ids_b64) */
+  readonly returnPromptTokenIdsB64: boolean;
+  /** the router writes its own token ids into text and chat CTX requests (prompt_token_ids, as newest routers do) */
+  readonly writeTokenIds: boolean;
+  /** each event poll on a new connection (a client pool reconnecting from a new port every time) */
+  readonly pollNewConnection: boolean;
   /** live only: the router tokenizes text and chat requests itself with this tokenizer; null = as the workers */
   readonly tokenizer?: string | null;
 }
@@ -103,6 +116,7 @@ export const SEED_PRESET: SimConfig = {
     toolLatencyMs: 500,
     rampMs: 2000,
     vocabSize: 129_280,
+    requestFormat: 'token-ids',
   },
   ctx: {
     servers: 3,
@@ -128,6 +142,7 @@ export const SEED_PRESET: SimConfig = {
     restartDowntimeMs: 3000,
     stallEveryMs: 20_000,
     stallMs: 12_000,
+    keepAliveTimeoutMs: 5_000,
     tokenizer: null,
   },
   router: {
@@ -137,6 +152,10 @@ export const SEED_PRESET: SimConfig = {
     backfillBlockHashesOnFinish: false,
     pollOnFinish: true,
     tokenDrift: false,
+    ctxBody: 'json',
+    returnPromptTokenIdsB64: false,
+    writeTokenIds: false,
+    pollNewConnection: false,
     tokenizer: null,
   },
   gen: { overheadMs: 200, msPerToken: 25 },
@@ -186,6 +205,7 @@ export const KNOBS: Readonly<Record<string, Knob>> = {
   'workload.tool_big_sigma': { kind: 'number', section: 'workload', field: 'toolBigSigma', help: 'log-normal sigma' },
   'workload.tool_latency': { kind: 'duration', section: 'workload', field: 'toolLatencyMs', help: 'mean tool execution time' },
   'workload.ramp': { kind: 'duration', section: 'workload', field: 'rampMs', help: 'start window of the c slots' },
+  'workload.request_format': { kind: { oneOf: REQUEST_FORMATS }, section: 'workload', field: 'requestFormat', help: 'live prompts as token ids, text or chat messages' },
   'ctx.servers': { kind: 'posint', section: 'ctx', field: 'servers', help: 'CTX servers' },
   'ctx.attention_dp': { kind: 'posint', section: 'ctx', field: 'attentionDp', help: 'attention-DP ranks per server' },
   'ctx.tokens_per_block': { kind: 'posint', section: 'ctx', field: 'tokensPerBlock', help: 'worker KV block size' },
@@ -215,6 +235,7 @@ export const KNOBS: Readonly<Record<string, Knob>> = {
   'ctx.restart_downtime': { kind: 'duration', section: 'ctx', field: 'restartDowntimeMs', help: 'restart downtime' },
   'ctx.stall_every': { kind: 'duration', section: 'ctx', field: 'stallEveryMs', help: 'mean time between CTX stalls (0 = none)' },
   'ctx.stall': { kind: 'duration', section: 'ctx', field: 'stallMs', help: 'mean CTX stall duration' },
+  'ctx.keep_alive_timeout': { kind: 'duration', section: 'ctx', field: 'keepAliveTimeoutMs', help: 'live workers close idle connections after this (real time)' },
   'ctx.tokenizer': { kind: 'optional-path', section: 'ctx', field: 'tokenizer', help: 'live: workers tokenize text/chat with this model folder (none = code points); the workload then sends chat' },
   'router.type': { kind: { oneOf: ROUTER_TYPES }, section: 'router', field: 'type', help: 'CTX router' },
   'router.profile': { kind: { oneOf: ROUTER_PROFILES }, section: 'router', field: 'profile', help: 'router.py version: 2026-06 | newest' },
@@ -226,6 +247,10 @@ export const KNOBS: Readonly<Record<string, Knob>> = {
   'router.backfill_block_hashes_on_finish': { kind: 'bool', section: 'router', field: 'backfillBlockHashesOnFinish', help: 'insert own hashes on finish' },
   'router.poll_on_finish': { kind: 'bool', section: 'router', field: 'pollOnFinish', fault: (v) => v === false, help: 'poll events in finish_request' },
   'router.token_drift': { kind: 'bool', section: 'router', field: 'tokenDrift', fault: (v) => v === true, help: 'router tokenizes differently' },
+  'router.ctx_body': { kind: { oneOf: ['json', 'msgpack'] }, section: 'router', field: 'ctxBody', help: 'live CTX request bodies: json (+X-Correlation-ID) or msgpack (newest)' },
+  'router.return_prompt_token_ids_b64': { kind: 'bool', section: 'router', field: 'returnPromptTokenIdsB64', help: 'ask workers for prompt_token_ids_b64' },
+  'router.write_token_ids': { kind: 'bool', section: 'router', field: 'writeTokenIds', help: 'router writes its ids into text/chat CTX requests' },
+  'router.poll_new_connection': { kind: 'bool', section: 'router', field: 'pollNewConnection', help: 'each event poll on a new connection' },
   'router.tokenizer': { kind: 'optional-path', section: 'router', field: 'tokenizer', help: 'live: the router tokenizes text/chat itself with this model folder (none = the workers\' ids)' },
   'gen.overhead': { kind: 'duration', section: 'gen', field: 'overheadMs', help: 'GEN step overhead' },
   'gen.ms_per_token': { kind: 'number', section: 'gen', field: 'msPerToken', help: 'decode time per output token' },

@@ -36,7 +36,15 @@ export interface WorkloadConfig {
   /** trajectory slots start uniformly within this window */
   readonly rampMs: number;
   readonly vocabSize: number;
+  /**
+   * how the live workload sends prompts: token ids in `prompt`, text in `prompt` (/v1/completions), or chat
+   * `messages` (/v1/chat/completions); text is the ids as code points, which every simulated server tokenizes back
+   */
+  readonly requestFormat: RequestFormat;
 }
+
+export const REQUEST_FORMATS = ['token-ids', 'text', 'chat'] as const;
+export type RequestFormat = (typeof REQUEST_FORMATS)[number];
 
 export interface TurnPlan {
   readonly outputTokens: number;

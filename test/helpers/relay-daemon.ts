@@ -3,17 +3,22 @@
 import { buildConfig } from '../../src/cli/serve/config.js';
 import { createDaemon, type Daemon } from '../../src/cli/serve/daemon.js';
 
-/** `settings`: the config document's other keys. The daemon is stored in `holder` as soon as it exists, so the caller can stop it even when the cluster fails. */
+/**
+ * `settings`: the config document's other keys; `listen`: each relay's listen setting (`127.0.0.1:0,0` gives each
+ * relay a second port, for a second orchestrator replica; the cluster's orchestrator gets the first). The daemon is
+ * stored in `holder` as soon as it exists, so the caller can stop it even when the cluster fails.
+ */
 export function relayDaemonCtxUrls(
   holder: { daemon: Daemon | null },
   settings: Record<string, unknown> = { relay: { drain_interval: '100ms' }, server_info_interval: '1s' },
+  listen = '127.0.0.1:0',
 ): (workers: readonly { id: string; url: string }[]) => Promise<Record<string, string>> {
   return async (workers) => {
     const daemon = createDaemon(
       buildConfig(
         {
           web: { listen_address: '127.0.0.1:0' },
-          relays: workers.map((w) => ({ id: w.id, upstream: w.url, listen: '127.0.0.1:0' })),
+          relays: workers.map((w) => ({ id: w.id, upstream: w.url, listen })),
           ...settings,
         },
         {},

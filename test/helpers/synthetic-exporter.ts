@@ -68,6 +68,11 @@ export function syntheticExposition(scenario: SyntheticScenario, elapsed: number
       for (const id of FINDING_IDS) lines.push(`${m.name}${fmt({ id, severity: FINDING_CATALOG[id] })} ${active.has(id) ? 1 : 0}`);
       continue;
     }
+    if (m.name === METRICS.findingServerActive.name) {
+      // the synthetic cluster's findings are about ctx0
+      for (const id of FINDING_IDS) for (const server of ['', 'ctx0', 'ctx1']) lines.push(`${m.name}${fmt({ id, severity: FINDING_CATALOG[id], server })} ${active.has(id) && server === 'ctx0' ? 1 : 0}`);
+      continue;
+    }
     if (m.name === METRICS.verdict.name) {
       for (const v of ['healthy', 'degraded', 'unknown', 'inert']) lines.push(`${m.name}${fmt({ verdict: v })} ${v === scenario.verdict ? 1 : 0}`);
       continue;

@@ -40,32 +40,37 @@ export function registerServeCommand(program: Command): void {
       const logger = createStderrLogger({ level, format });
       // KVSENTINEL_REVISION: the build's source revision for kvsentinel_build_info (images set it)
       const daemon = createDaemon(config, { logger, loadConfig: load, revision: process.env.KVSENTINEL_REVISION ?? 'unknown' });
-      try {
-        await daemon.start();
-      } catch (err) {
-        await daemon.stop();
-        throw new CliError(`cannot start: ${err instanceof Error ? err.message : String(err)}`);
-      }
-      await new Promise<void>((resolve) => {
-        const onHup = (): void => {
-          daemon.reload().catch(() => undefined); // logged by the daemon; the old config stays
-        };
-        let stopping = false;
-        const onStop = (signal: string): void => {
-          if (stopping) {
-            // the second signal: stop waiting for in-flight relay requests
-            logger.info('stopping now', { signal });
-            daemon.hurry();
-            return;
-          }
-          stopping = true;
-          logger.info('stopping', { signal });
-          process.off('SIGHUP', onHup);
-          void daemon.stop().then(resolve);
-        };
-        process.on('SIGHUP', onHup);
-        process.on('SIGTERM', () => onStop('SIGTERM'));
-        process.on('SIGINT', () => onStop('SIGINT'));
-      });
+      // signals are handled from before the start: a SIGTERM while the sources start stops the daemon once started
+      let started: Promise<boolean> = Promise.resolve(false);
+      let stopping = false;
+      let resolveStopped = (): void => undefined;
+      const stopped = new Promise<void>((resolve) => (resolveStopped = resolve));
+      const onHup = (): void => {
+        daemon.reload().catch(() => undefined); // logged by the daemon; the old config stays
+      };
+      const onStop = (signal: string): void => {
+        if (stopping) {
+          // the second signal: stop waiting for in-flight relay requests
+          logger.info('stopping now', { signal });
+          daemon.hurry();
+          return;
+        }
+        stopping = true;
+        logger.info('stopping', { signal });
+        process.off('SIGHUP', onHup);
+        void started.catch(() => false).then(() => daemon.stop()).then(resolveStopped);
+      };
+      process.on('SIGTERM', () => onStop('SIGTERM'));
+      process.on('SIGINT', () => onStop('SIGINT'));
+      started = daemon.start().then(
+        () => true,
+        async (err: unknown) => {
+          await daemon.stop();
+          throw new CliError(`cannot start: ${err instanceof Error ? err.message : String(err)}`);
+        },
+      );
+      if (!(await started)) return;
+      process.on('SIGHUP', onHup);
+      await stopped;
     });
 }

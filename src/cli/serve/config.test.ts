@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { buildConfig, parseDuration, parseHostPort, parseRelayFlag } from './config.js';
+import { buildConfig, parseDuration, parseHostPort, parseRelayFlag, relayHost } from './config.js';
 
 describe('serve config', () => {
   it('parses --relay ID=URL@[HOST:]PORT', () => {
@@ -16,7 +16,7 @@ describe('serve config', () => {
       [9401, 9411],
       [9402, 9412],
     ]);
-    expect(() => buildConfig({ relays: [{ id: 'ctx0', upstream: 'http://w:1', listen: [9401, 9402] }, { id: 'ctx1', upstream: 'http://w:2', listen: 9402 }] }, {})).toThrow('listen address 0.0.0.0:9402 is also used by relay ctx0');
+    expect(() => buildConfig({ relays: [{ id: 'ctx0', upstream: 'http://w:1', listen: [9401, 9402] }, { id: 'ctx1', upstream: 'http://w:2', listen: 9402 }] }, {})).toThrow('listen address 127.0.0.1:9402 is also used by relay ctx0');
   });
 
   it('refuses relay.consumer_by: remote addresses cannot keep exactly-once', () => {
@@ -35,10 +35,12 @@ describe('serve config', () => {
     expect(() => parseRelayFlag(flag)).toThrow(message);
   });
 
-  it('defaults to 0.0.0.0:9464 and relays bind the listen host', () => {
-    const c = buildConfig(undefined, { relay: ['ctx0=http://w:8001@9401'] });
+  it('defaults to 0.0.0.0:9464 for the web listener and loopback for relay ports without a host', () => {
+    const c = buildConfig(undefined, { relay: ['ctx0=http://w:8001@9401', 'ctx1=http://w:8001@0.0.0.0:9402'] });
     expect(c.listen).toEqual({ host: '0.0.0.0', port: 9464 });
     expect(c.relays[0]?.host).toBeNull();
+    expect(relayHost(c.relays[0]!)).toBe('127.0.0.1');
+    expect(relayHost(c.relays[1]!)).toBe('0.0.0.0');
     expect(c.relay.drainIntervalMs).toBe(250);
     expect(parseHostPort('x', ':9100')).toEqual({ host: '0.0.0.0', port: 9100 });
   });
@@ -101,7 +103,7 @@ describe('serve config', () => {
           { id: 'b', upstream: 'http://w:2', listen: 9401 },
         ],
       },
-      'listen address 0.0.0.0:9401 is also used by relay a',
+      'listen address 127.0.0.1:9401 is also used by relay a',
     ],
     [{ relays: [{ id: 'a', upstream: 'http://w:1', listen: 9464 }] }, 'port 9464 is the web listen port'],
     [[1, 2], 'k.yaml: expected a mapping at the top level'],

@@ -2,9 +2,10 @@
 // into plain data; every error names the key (file) or the flag it came from. Flags add to the file's lists; a
 // scalar flag overrides the file.
 //
-// Default listen address 0.0.0.0:9464: Prometheus scrapes the sidecar from outside its pod (the pod IP), and relay
-// ports bind the same host by default because the router must reach them; a loopback default would leave the
-// standard deployment unscrapeable. 9464 is the port the deployment manifests and dashboards use.
+// Default listen address 0.0.0.0:9464: Prometheus scrapes the sidecar from outside its pod (the pod IP); 9464 is the
+// port the deployment manifests and dashboards use. Relay ports are the CTX data path and bind loopback unless a
+// host is given: the recommended deployment runs the sidecar in the orchestrator's pod, where the router reaches
+// them on 127.0.0.1; exposing them is a deliberate `@0.0.0.0:PORT` (docs/design.md §3).
 import { readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { parseRouterFacts, ROUTER_FACT_KEYS, type RouterFacts } from './router-facts-config.js';
@@ -16,6 +17,8 @@ import type { ZmqStreamSpec } from '../../sources/zmq/zmq-events-source.js';
 import { checkZmqUnique, parseZmqFlag, parseZmqList, ZmqConfigError } from './zmq-config.js';
 
 export const DEFAULT_LISTEN = { host: '0.0.0.0', port: 9464 } as const;
+/** where a relay port binds when its listen address names no host */
+export const DEFAULT_RELAY_HOST = '127.0.0.1';
 
 export const REQUEST_LOG_FORMATS = ['auto', 'canonical', 'perf-metrics', 'openai', 'relay'] as const;
 export type RequestLogFormat = (typeof REQUEST_LOG_FORMATS)[number];
@@ -28,7 +31,7 @@ export interface HostPort {
 export interface RelaySpec {
   readonly id: string;
   readonly upstream: string;
-  /** null host: the main listen host */
+  /** null host: DEFAULT_RELAY_HOST (loopback); see relayHost() */
   readonly host: string | null;
   readonly port: number;
   /** more ports on the same host, one consumer (orchestrator replica) each: `ID=URL@9401,9411` */
@@ -454,13 +457,24 @@ function checkUnique(config: ServeConfig): void {
   for (const r of config.relays) {
     for (const port of [r.port, ...r.replicaPorts]) {
       if (port === 0) continue;
-      const key = `${r.host ?? config.listen.host}:${port}`;
+      const key = `${relayHost(r)}:${port}`;
       const before = ports.get(key);
       if (before !== undefined) fail(`relay ${r.id}`, `listen address ${key} is also used by relay ${before}`);
-      if (port === config.listen.port && (r.host ?? config.listen.host) === config.listen.host) fail(`relay ${r.id}`, `port ${port} is the web listen port`);
+      if (port === config.listen.port && sameInterface(relayHost(r), config.listen.host)) fail(`relay ${r.id}`, `port ${port} is the web listen port`);
       ports.set(key, r.id);
     }
   }
+}
+
+/** The host a relay port binds. */
+export function relayHost(r: RelaySpec): string {
+  return r.host ?? DEFAULT_RELAY_HOST;
+}
+
+/** whether two listen hosts can collide on one port (a wildcard address covers every interface) */
+function sameInterface(a: string, b: string): boolean {
+  const wildcard = (h: string): boolean => h === '0.0.0.0' || h === '::' || h === '';
+  return a === b || wildcard(a) || wildcard(b);
 }
 
 /** Reads and validates the file (if any) and the flags. */

@@ -32,7 +32,7 @@ import { RenderPool } from '../../sources/tokenizer/render-pool.js';
 import type { StreamRankCounters } from '../../sources/zmq/stream-counters.js';
 import { ZmqEventsSource } from '../../sources/zmq/zmq-events-source.js';
 import { VERSION } from '../version.js';
-import type { ServeConfig } from './config.js';
+import { relayHost, type ServeConfig } from './config.js';
 import { startTimelineSampler, type TimelineSampler } from './timeline-sampler.js';
 
 /** What the daemon needs from the state (createSentinelState satisfies it). */
@@ -198,8 +198,15 @@ export function createDaemon(initial: ServeConfig, deps: DaemonDeps = {}): Daemo
     } catch (err) {
       logger.error('snapshot failed', { error: String(err) });
     }
+    let self: string | undefined;
+    try {
+      self = web.selfUrl();
+    } catch {
+      self = undefined; // not listening (a live audit has no web server)
+    }
     return {
       version: VERSION,
+      ...(self !== undefined ? { self } : {}),
       verdict: s?.verdict ?? null,
       findings: s?.findings ?? [],
       sources: status.list(),
@@ -224,7 +231,7 @@ export function createDaemon(initial: ServeConfig, deps: DaemonDeps = {}): Daemo
 
   function resolverFor(c: ServeConfig): ServerResolver {
     const aliases: Record<string, string[]> = {};
-    for (const r of c.relays) aliases[r.id] = [r.upstream, `${r.host ?? c.listen.host}:${r.port}`, `:${r.port}`];
+    for (const r of c.relays) aliases[r.id] = [r.upstream, `${relayHost(r)}:${r.port}`, `:${r.port}`];
     for (const x of c.ctx) aliases[x.id] = [x.url];
     return createServerResolver(aliases);
   }
@@ -234,7 +241,7 @@ export function createDaemon(initial: ServeConfig, deps: DaemonDeps = {}): Daemo
     const specs: SourceSpec[] = [];
     const resolve: ServerResolver = (name) => resolver(name);
     for (const r of c.relays) {
-      const target = { id: r.id, upstream: r.upstream, host: r.host ?? c.listen.host, port: r.port, replicaPorts: r.replicaPorts };
+      const target = { id: r.id, upstream: r.upstream, host: relayHost(r), port: r.port, replicaPorts: r.replicaPorts };
       const options = {
         drainIntervalMs: c.relay.drainIntervalMs,
         drainTimeoutMs: c.relay.drainTimeoutMs,
@@ -332,13 +339,15 @@ export function createDaemon(initial: ServeConfig, deps: DaemonDeps = {}): Daemo
         await source.stop();
         if (source instanceof WorkerRelay) retired.set(source.target.id, addCounters(retired.get(source.target.id), source.counters()));
         status.unregister(source.name);
+        if (source instanceof ZmqEventsSource) for (const name of source.sourceNames) status.unregister(name);
       }),
     );
     const failures: string[] = [];
     for (const [key, spec] of wanted) {
       if (running.has(key)) continue;
       const source = spec.make();
-      status.register(source.name);
+      if (source instanceof ZmqEventsSource) for (const name of source.sourceNames) status.register(name);
+      else status.register(source.name);
       try {
         await source.start();
         running.set(key, source);
@@ -388,7 +397,8 @@ export function createDaemon(initial: ServeConfig, deps: DaemonDeps = {}): Daemo
       ready = true;
       if (serveWeb) {
         const a = web.address();
-        logger.info('kvsentinel serving', { listen: `${a.host}:${a.port}`, sources: running.size });
+        const relays = [...running.values()].filter((r): r is WorkerRelay => r instanceof WorkerRelay).map((r) => `${r.target.id}=${r.addresses().map((x) => `${x.host}:${x.port}`).join(',')}`);
+        logger.info('kvsentinel serving', { listen: `${a.host}:${a.port}`, sources: running.size, ...(relays.length > 0 ? { relays: relays.join(' ') } : {}) });
       }
     },
     async reload() {

@@ -56,6 +56,23 @@ describe('bundle codec', () => {
     });
   });
 
+  it('round-trips what a ZMQ stream source observes: the stream origin and its seq changes', () => {
+    const records: BundleRecord[] = [
+      { observation: { kind: 'stream-sequence', ts: 1, server: 'ctx0', rank: 1, change: 'gap', lost: 2, filled: 3 }, digest: null },
+      { observation: { kind: 'stream-sequence', ts: 2, server: 'ctx0', rank: 0, change: 'reset', lost: 0, filled: 0 }, digest: null },
+      {
+        observation: { kind: 'worker-events', ts: 3, server: 'ctx0', firstSeq: 0, stream: { engine: 'vllm', hashes: 'rekeyed' }, events: [{ eventId: null, data: { type: 'removed', blockHashes: [2n ** 63n + 5n] }, windowSize: null, attentionDpRank: 1, hashAlgo: 'v2_sha256_64', layerGroupId: null }] },
+        digest: null,
+      },
+    ];
+    for (const record of records) {
+      const decoded = decodeBundleRecord(encodeBundleRecord(record, new KeyHistory(), false), 1, new KeyHistory());
+      expect(decoded.ok && decoded.record.observation).toEqual(record.observation);
+    }
+    const bad = decodeBundleRecord('{"kind":"stream-sequence","ts":1,"server":"a","rank":0,"change":"lost","lost":1,"filled":0}', 7, new KeyHistory());
+    expect(bad.ok ? null : bad.issue.message).toBe('line 7: $.change: unknown stream change lost');
+  });
+
   it('keeps u64 hashes above 2^53 exact', () => {
     const line = encodeBundleRecord(
       {

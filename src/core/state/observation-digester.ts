@@ -40,6 +40,11 @@ export type ObservationDigest =
   | { readonly kind: 'outcome'; readonly keys: DecisionKeys }
   | { readonly kind: 'worker-events'; readonly digest: WorkerEventsDigest };
 
+function unsaltedRoots(check: StoredEventCheck | null, event: KvEvent): StoredEventCheck | null {
+  if (check === null || event.data.type !== 'stored' || event.data.parentHash !== null || check.checks[0] !== 'mismatch') return check;
+  return { ...check, checks: check.checks.map((c, i) => (i === 0 ? 'unverifiable' : c)), alternative: null };
+}
+
 const workerKeyIds = new Map<HashAlgo, Map<number, string>>();
 
 export function workerKeyId(algo: HashAlgo, blockSize: number): string {
@@ -209,6 +214,10 @@ export class ObservationDigester {
         return { kind: 'worker-events', digest: { stored } };
       }
       const stored = obs.events.map((event) => this.#checkStored(obs.server, event));
+      // TensorRT-LLM's stream does not carry a request's cache_salt, which only the root key covers: a root that
+      // does not recompute may be salted, so it is unverifiable (its children, chained to a key never confirmed,
+      // already are), never a mismatch
+      if (obs.stream !== undefined) return { kind: 'worker-events', digest: { stored: stored.map((c, i) => unsaltedRoots(c, obs.events[i]!)) } };
       return { kind: 'worker-events', digest: { stored } };
     }
     return null;

@@ -13,8 +13,8 @@ export class HttpError extends Error {
   }
 }
 
-/** the request body as text; 413 beyond `limitBytes` */
-export async function readBody(req: IncomingMessage, limitBytes = 64 * 1024 * 1024): Promise<string> {
+/** the request body as bytes; 413 beyond `limitBytes` */
+export async function readBodyBytes(req: IncomingMessage, limitBytes = 64 * 1024 * 1024): Promise<Buffer> {
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of req as AsyncIterable<Buffer>) {
@@ -22,7 +22,12 @@ export async function readBody(req: IncomingMessage, limitBytes = 64 * 1024 * 10
     if (size > limitBytes) throw new HttpError(413, `request body larger than ${limitBytes} bytes`);
     chunks.push(chunk);
   }
-  return Buffer.concat(chunks).toString('utf8');
+  return Buffer.concat(chunks);
+}
+
+/** the request body as text; 413 beyond `limitBytes` */
+export async function readBody(req: IncomingMessage, limitBytes = 64 * 1024 * 1024): Promise<string> {
+  return (await readBodyBytes(req, limitBytes)).toString('utf8');
 }
 
 export function sendText(res: ServerResponse, status: number, body: string, contentType: string): void {
@@ -57,11 +62,14 @@ export class LiveHttpServer {
   #server: Server | null = null;
   readonly #sockets = new Set<Socket>();
   readonly #handler: Handler;
+  readonly #keepAliveTimeoutMs: number;
 
-  constructor(host: string, port: number, handler: Handler) {
+  /** `keepAliveTimeoutMs`: idle keep-alive connections are closed after this (trtllm-serve: 5 s) */
+  constructor(host: string, port: number, handler: Handler, keepAliveTimeoutMs = 60_000) {
     this.host = host;
     this.#port = port;
     this.#handler = handler;
+    this.#keepAliveTimeoutMs = keepAliveTimeoutMs;
   }
 
   get port(): number {
@@ -92,7 +100,7 @@ export class LiveHttpServer {
           else sendError(res, 500, err instanceof Error ? err.message : String(err));
         });
     });
-    server.keepAliveTimeout = 60_000;
+    server.keepAliveTimeout = this.#keepAliveTimeoutMs;
     server.on('connection', (socket) => {
       this.#sockets.add(socket);
       socket.on('close', () => this.#sockets.delete(socket));

@@ -88,6 +88,7 @@ export async function startLiveCluster(config: SimConfig, options: LiveClusterOp
         port: port(i),
         competitorPeriodMs: config.ctx.competingConsumer ? config.ctx.competitorPeriodMs : null,
         perfMetricsMaxRequests: options.perfMetricsMaxRequests ?? 1000,
+        keepAliveTimeoutMs: config.ctx.keepAliveTimeoutMs,
         tokenizer: tokenizers.ctx,
         kvEventsPublisher: config.ctx.kvEventsPublisher === 'none' ? null : { format: config.ctx.kvEventsPublisher, replay: config.ctx.kvEventsReplay },
         streamCopy: routerReadsStream,

@@ -9,9 +9,9 @@ import { CtxWorker, WorkerDownError, type CtxResult, type CtxWorkerConfig } from
 import { StaticPrompt, type Prompt, type PromptBlocks } from '../prompt.js';
 import type { HashAlgo } from '../../core/wire/kv-event.js';
 import { DigestLog } from './event-digest.js';
-import { HttpError, LiveHttpServer, readBody, sendError, sendJsonText, sendText, sseData, startSse } from './http-kit.js';
+import { HttpError, LiveHttpServer, readBody, readBodyBytes, sendError, sendJsonText, sendText, sseData, startSse } from './http-kit.js';
 import type { LiveScheduler } from './live-scheduler.js';
-import { parseOpenAiRequest, type OpenAiEndpoint, type OpenAiRequest } from './openai-request.js';
+import { parseOpenAiRequestBytes, type OpenAiEndpoint, type OpenAiRequest } from './openai-request.js';
 import type { KvEvent } from '../../core/wire/kv-event.js';
 import type { PublisherFormat } from '../publisher-format.js';
 import { ZmqKvPublisher } from './zmq-kv-publisher.js';
@@ -27,6 +27,8 @@ export interface LiveCtxWorkerOptions {
   readonly competitorPeriodMs: number | null;
   /** perf_metrics_max_requests (0 = /perf_metrics always []) */
   readonly perfMetricsMaxRequests: number;
+  /** idle keep-alive connections are closed after this, real ms (trtllm-serve: 5 s; default 5000) */
+  readonly keepAliveTimeoutMs?: number;
   /** ctx.tokenizer: text and chat prompts tokenized with the model's tokenizer; context-only answers then carry them */
   readonly tokenizer?: ModelTokenizer | null;
   /** publish KV events over ZMQ (one PUB per rank at base port + rank, replay ROUTERs); null = pull path only */
@@ -52,6 +54,16 @@ interface PerfEntry {
 }
 
 const NO_TOKENS = new Uint32Array(0);
+
+/**
+ * A chat context-only answer that asked with return_prompt_token_ids_b64 (openai_server.py): the prompt's ids as
+ * int32 little-endian in base64, the list null; otherwise context-only answers carry `prompt_token_ids`.
+ */
+function promptTokenIdsB64Members(tokens: Uint32Array): string {
+  const bytes = Buffer.alloc(tokens.length * 4);
+  tokens.forEach((id, i) => bytes.writeInt32LE(id, i * 4));
+  return `"prompt_token_ids":null,"prompt_token_ids_b64":"${bytes.toString('base64')}"`;
+}
 
 /**
  * An HTTP request's prompt that lets go of its tokens and hashes once the request is answered: the model's FIFO
@@ -103,7 +115,7 @@ export class LiveCtxWorker {
     this.#scheduler = scheduler;
     this.#options = options;
     this.worker = new CtxWorker(scheduler, config);
-    this.http = new LiveHttpServer(options.host, options.port, (req, res, url) => this.#handle(req, res, url));
+    this.http = new LiveHttpServer(options.host, options.port, (req, res, url) => this.#handle(req, res, url), options.keepAliveTimeoutMs ?? 5_000);
   }
 
   get id(): string {
@@ -222,7 +234,7 @@ export class LiveCtxWorker {
 
   async #completion(endpoint: OpenAiEndpoint, req: IncomingMessage, res: ServerResponse): Promise<void> {
     const arrivalS = performance.now() / 1000;
-    const parsed = parseOpenAiRequest(endpoint, await readBody(req), req.headers);
+    const parsed = parseOpenAiRequestBytes(endpoint, await readBodyBytes(req), req.headers);
     const tokenizer = this.#options.tokenizer ?? null;
     const request = tokenizer === null ? parsed : { ...parsed, tokens: await tokenizeWithModel(tokenizer, parsed) };
     const ctxRequestId = ++this.#ctxRequestSeq;
@@ -251,9 +263,9 @@ export class LiveCtxWorker {
       ? { request_type: 'context_only', first_gen_tokens: [request.tokens[request.tokens.length - 1] ?? 0], ctx_request_id: ctxRequestId, encoded_opaque_state: null, draft_tokens: null }
       : null;
     if (!request.stream) {
-      // with the model's tokenizer the worker's own ids go back, as trtllm-serve's context-only responses carry them
-      const promptIds = request.contextOnly && this.#options.tokenizer != null ? request.tokens : null;
-      sendJsonText(res, 200, responseBody(head, text, usage, disagg, promptIds));
+      // context-only answers carry the worker's own ids (its tokenizer's, when it has the model's)
+      const b64 = request.contextOnly && request.returnPromptTokenIdsB64 && request.endpoint === 'chat';
+      sendJsonText(res, 200, responseBody(head, text, usage, disagg, request.contextOnly && !b64 ? request.tokens : null, b64 ? promptTokenIdsB64Members(request.tokens) : ''));
       return;
     }
     startSse(res);

@@ -4,6 +4,7 @@
 // router's table (the router's synchronous poll reads the body fetched just before), then the GEN step in-process.
 // Serves /v1/completions, /v1/chat/completions, /health, /debug/router?since=SEQ and /debug/applied-events.
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { encode } from '@msgpack/msgpack';
 import { Agent, request as httpRequest } from 'undici';
 import type { HashAlgo, KvEvent } from '../../core/wire/kv-event.js';
 import { isJsonObject, parseLosslessJson, type JsonValue } from '../../core/wire/lossless-json.js';
@@ -95,7 +96,9 @@ type CtxOutcome = { readonly ok: true; readonly promptTokens: number; readonly c
 
 /** choices[0].disaggregated_params.ctx_request_id of a CTX response, exactly (lossless) */
 function ctxRequestIdOf(text: string): string | null {
-  const root = parseLosslessJson(text).value;
+  // the prompt's ids (tens of thousands of integers) are not needed here: parse the rest
+  const members = rawMembersExcept(text, PROMPT_ID_KEYS);
+  const root = parseLosslessJson(members === null ? text : `{${members.join(',')}}`).value;
   if (!isJsonObject(root)) return null;
   const choices = root['choices'];
   const first: JsonValue | undefined = Array.isArray(choices) ? choices[0] : undefined;
@@ -123,6 +126,7 @@ function errorText(err: unknown, address: string): string {
 }
 
 const CTX_OVERRIDDEN_KEYS: readonly string[] = ['stream', 'stream_options', 'disaggregated_params'];
+const PROMPT_ID_KEYS: readonly string[] = ['prompt_token_ids', 'prompt_token_ids_b64'];
 
 /**
  * The raw text of every top-level member of a JSON object whose key is not in `drop`, in order; null when the text is
@@ -175,6 +179,15 @@ export function ctxBody(request: OpenAiRequest, rawBody: string, disaggregatedPa
   return `{${prompt}${JSON.stringify(body).slice(1, -1)},"disaggregated_params":${disaggregatedParams}}`;
 }
 
+/** The context_only request as a value (for msgpack): the client's body, stream off, the disaggregated params. */
+function ctxObject(request: OpenAiRequest, disaggregatedParams: Record<string, unknown>, routerTokens: Uint32Array | null): Record<string, unknown> {
+  const body: Record<string, unknown> = { ...request.body, stream: false, disaggregated_params: disaggregatedParams };
+  delete body['stream_options'];
+  if (request.promptJson !== null) body['prompt'] = JSON.parse(request.promptJson) as unknown;
+  if (routerTokens !== null) body['prompt_token_ids'] = Array.from(routerTokens);
+  return body;
+}
+
 export class LiveOrchestrator {
   readonly http: LiveHttpServer;
   readonly stats: LiveOrchestratorStats = { requests: 0, ctxFailures: 0, polls: 0, pollFailures: 0, eventsApplied: 0, parseIssues: 0 };
@@ -183,7 +196,8 @@ export class LiveOrchestrator {
   readonly parseIssues: WireIssue[] = [];
   readonly #scheduler: LiveScheduler;
   readonly #options: LiveOrchestratorOptions;
-  readonly #agent = new Agent({ keepAliveTimeout: 30_000, connections: 256 });
+  // TensorRT-LLM's OpenAIHttpClient: aiohttp keepalive_timeout=1, "below the server-side keepalive timeout"
+  readonly #agent = new Agent({ keepAliveTimeout: 1_000, keepAliveMaxTimeout: 1_000, connections: 256 });
   readonly #prefetched = new Map<string, PollOutcome>();
   readonly #history: Decision[] = [];
   readonly #algos = new Map<string, HashAlgo>();
@@ -281,7 +295,9 @@ export class LiveOrchestrator {
   async #poll(server: string): Promise<PollOutcome> {
     this.stats.polls++;
     try {
-      const res = await httpRequest(`http://${server}/kv_cache_events`, { method: 'POST', dispatcher: this.#agent, headersTimeout: 30_000, bodyTimeout: 30_000 });
+      // router.poll_new_connection: the connection closes after the poll, so the next comes from a new port
+      const reset = this.#options.router.pollNewConnection;
+      const res = await httpRequest(`http://${server}/kv_cache_events`, { method: 'POST', dispatcher: this.#agent, headersTimeout: 30_000, bodyTimeout: 30_000, reset });
       const text = await res.body.text();
       if (res.statusCode !== 200) return { error: `${res.statusCode}, message='${text.slice(0, 200)}', url='http://${server}/kv_cache_events'` };
       const parsed = parseKvEvents(text);
@@ -346,7 +362,11 @@ export class LiveOrchestrator {
     const decision = router.route(routeRequest);
     const server = decision.server;
     this.#record({ seq: ++this.#seq, ts: Date.now() / 1000, requestId, correlationId: request.conversationId, chosen: server, candidates: decision.candidates });
-    const ctx = await this.#sendCtx(server, endpoint, request, rawBody, seqId, requestId);
+    // router.write_token_ids: the router writes its own ids into a text or chat request when they are the workers'
+    // (newest routers write them back only when the render fingerprints match: no drift, no tokenizer of its own)
+    const r = this.#options.router;
+    const writes = r.writeTokenIds && !r.tokenDrift && routerTokenizer === null && (endpoint === 'chat' || request.promptJson?.startsWith('"') === true);
+    const ctx = await this.#sendCtx(server, endpoint, request, rawBody, seqId, requestId, writes ? prompt.tokens : null);
     await this.#finish(server, routeRequest, ctx.ok);
     if (!ctx.ok) {
       this.stats.ctxFailures++;
@@ -409,16 +429,28 @@ export class LiveOrchestrator {
     return `[${out.join(',')}]`;
   }
 
-  async #sendCtx(server: string, endpoint: OpenAiEndpoint, request: OpenAiRequest, rawBody: string, disaggId: number, requestId: string): Promise<CtxOutcome> {
-    const disagg = JSON.stringify({
+  async #sendCtx(server: string, endpoint: OpenAiEndpoint, request: OpenAiRequest, rawBody: string, disaggId: number, requestId: string, routerTokens: Uint32Array | null): Promise<CtxOutcome> {
+    const r = this.#options.router;
+    const disaggParams = {
       request_type: 'context_only',
       disagg_request_id: disaggId,
       schedule_style: null,
       ...(request.conversationId !== null ? { conversation_id: request.conversationId } : {}),
-    });
-    const payload = ctxBody(request, rawBody, disagg);
-    const headers: Record<string, string> = { 'content-type': 'application/json', 'x-request-id': requestId };
-    if (request.correlationHeader !== null) headers['x-correlation-id'] = request.correlationHeader;
+      ...(r.returnPromptTokenIdsB64 ? { return_prompt_token_ids_b64: true } : {}),
+    };
+    let payload: string | Uint8Array;
+    let headers: Record<string, string>;
+    if (r.ctxBody === 'msgpack') {
+      // the newest client: msgspec msgpack of the request, Content-Type still application/json, no X-Correlation-ID
+      payload = encode(ctxObject(request, disaggParams, routerTokens));
+      headers = { 'content-type': 'application/json', 'x-trtllm-msgpack': '1' };
+    } else {
+      const written = routerTokens === null ? '' : `,"prompt_token_ids":[${Array.from(routerTokens).join(',')}]`;
+      const json = ctxBody(request, rawBody, JSON.stringify(disaggParams));
+      payload = written === '' ? json : `${json.slice(0, -1)}${written}}`;
+      headers = { 'content-type': 'application/json', 'x-request-id': requestId };
+      if (request.correlationHeader !== null) headers['x-correlation-id'] = request.correlationHeader;
+    }
     const path = endpoint === 'chat' ? '/v1/chat/completions' : '/v1/completions';
     const timeout = this.#options.requestTimeoutMs ?? 180_000;
     try {

@@ -1,5 +1,6 @@
 // The closed-loop multi-turn workload over HTTP: c slots, each running trajectories one after another through the
-// orchestrator's `/v1/completions` (prompt token ids in `prompt`, `X-Correlation-ID` per trajectory); the next turn
+// orchestrator's `/v1/completions` (prompt token ids or text in `prompt`) or `/v1/chat/completions` (one user message)
+// as workload.request_format says, with `X-Correlation-ID` per trajectory; the next turn
 // leaves when the response is back and the tool ran (tool latency on the model's clock, so the time scale applies).
 // Same trajectories as the virtual driver (content from (seed, index) only); a failed request is retried.
 import { Agent, request as httpRequest } from 'undici';
@@ -72,6 +73,7 @@ export class LiveWorkload {
   readonly #timing: Rng;
   readonly #started = performance.now();
   readonly #texts = new WeakMap<Trajectory, { length: number; text: string }>();
+  readonly #strings = new WeakMap<Trajectory, { length: number; text: string }>();
   #systemText: string | undefined;
   #next = 0;
   #done = 0;
@@ -163,6 +165,39 @@ export class LiveWorkload {
     return text;
   }
 
+  /** the prompt as text: each id one code point (surrogates skipped), which the simulated servers tokenize back */
+  #promptString(trajectory: Trajectory): string {
+    const tokens = trajectory.tokens();
+    const cached = this.#strings.get(trajectory) ?? { length: 0, text: '' };
+    let part = '';
+    for (let i = cached.length; i < trajectory.length; i++) {
+      const id = tokens[i]!;
+      part += String.fromCodePoint(id < 0xd800 ? id : id + 0x800);
+    }
+    const next = { length: trajectory.length, text: cached.text + part };
+    this.#strings.set(trajectory, next);
+    return next.text;
+  }
+
+  #request(trajectory: Trajectory, turn: number): { path: string; body: string } {
+    const maxTokens = trajectory.turns[turn]!.outputTokens;
+    if (this.#options.chat === true) {
+      const chat = this.#chatText(trajectory);
+      return { path: '/v1/chat/completions', body: JSON.stringify({ model: 'kvsentinel-sim', messages: [{ role: 'system', content: chat.system }, { role: 'user', content: chat.user }], max_tokens: maxTokens }) };
+    }
+    switch (this.#config.requestFormat) {
+      case 'token-ids':
+        return { path: '/v1/completions', body: `{"model":"kvsentinel-sim","prompt":[${this.#promptText(trajectory)}],"max_tokens":${maxTokens}}` };
+      case 'text':
+        return { path: '/v1/completions', body: JSON.stringify({ model: 'kvsentinel-sim', prompt: this.#promptString(trajectory), max_tokens: maxTokens }) };
+      case 'chat':
+        return {
+          path: '/v1/chat/completions',
+          body: JSON.stringify({ model: 'kvsentinel-sim', messages: [{ role: 'user', content: this.#promptString(trajectory) }], max_tokens: maxTokens }),
+        };
+    }
+  }
+
   /** the context as words (see `chat`), extended incrementally like #promptText */
   #chatText(trajectory: Trajectory): { system: string; user: string } {
     const tokens = trajectory.tokens();
@@ -179,15 +214,10 @@ export class LiveWorkload {
   }
 
   async #send(trajectory: Trajectory, turn: number): Promise<{ promptTokens: number; cachedTokens: number | null } | null> {
-    const maxTokens = trajectory.turns[turn]!.outputTokens;
-    const chat = this.#options.chat === true ? this.#chatText(trajectory) : null;
-    const body =
-      chat !== null
-        ? JSON.stringify({ model: 'kvsentinel-sim', messages: [{ role: 'system', content: chat.system }, { role: 'user', content: chat.user }], max_tokens: maxTokens })
-        : `{"model":"kvsentinel-sim","prompt":[${this.#promptText(trajectory)}],"max_tokens":${maxTokens}}`;
+    const { path, body } = this.#request(trajectory, turn);
     const requestId = `wl-${(++this.#requestSeq).toString(16).padStart(8, '0')}`;
     try {
-      const res = await httpRequest(`${this.#options.url}${chat !== null ? '/v1/chat/completions' : '/v1/completions'}`, {
+      const res = await httpRequest(`${this.#options.url}${path}`, {
         method: 'POST',
         body,
         headers: { 'content-type': 'application/json', 'x-correlation-id': trajectory.correlationId, 'x-request-id': requestId },

@@ -1,8 +1,11 @@
 // What the simulated servers read from an OpenAI `/v1/completions` or `/v1/chat/completions` body: the prompt as
 // token ids (`prompt` token ids, or text / chat messages rendered to code points, the same on every server so the
 // router and the workers agree), streaming, max_tokens, the disaggregated params and the conversation id.
-// Bodies carry no 64-bit hashes, so JSON.parse is safe here; every rejection names the field and position.
+// Bodies carry no 64-bit hashes, so JSON.parse is safe here; every rejection names the field and position. A body
+// flagged `X-TRTLLM-Msgpack: 1` is msgpack (TensorRT-LLM's worker decodes exactly those with msgspec); a chat body
+// with `prompt_token_ids` (written by the router) is served from those ids, as the worker does.
 import type { IncomingHttpHeaders } from 'node:http';
+import { decode } from '@msgpack/msgpack';
 import { scanString, skipValue, skipWs } from '../../core/wire/json-scan.js';
 import { HttpError } from './http-kit.js';
 
@@ -24,6 +27,8 @@ export interface OpenAiRequest {
   readonly conversationId: string | null;
   /** X-Correlation-ID as sent (forwarded to CTX servers) */
   readonly correlationHeader: string | null;
+  /** disaggregated_params.return_prompt_token_ids_b64: answer prompt_token_ids_b64 instead of the list (chat) */
+  readonly returnPromptTokenIdsB64: boolean;
 }
 
 const MAX_TOKEN_ID = 0xffff_ffff;
@@ -161,6 +166,29 @@ function parseJson(text: string): unknown {
   }
 }
 
+/** The body as the worker reads it: msgpack when flagged X-TRTLLM-Msgpack: 1, else JSON text. */
+export function parseOpenAiRequestBytes(endpoint: OpenAiEndpoint, bytes: Buffer, headers: IncomingHttpHeaders): OpenAiRequest {
+  if (header(headers, 'x-trtllm-msgpack') !== '1') return parseOpenAiRequest(endpoint, bytes.toString('utf8'), headers);
+  let value: unknown;
+  try {
+    value = decode(bytes);
+  } catch (err) {
+    throw bad(`request body is not msgpack: ${err instanceof Error ? err.message : String(err)}`);
+  }
+  if (!isObject(value)) throw bad('request body: expected a msgpack map');
+  const body: Record<string, unknown> = { ...value };
+  const tokens = endpoint === 'completions' ? completionPrompt(body['prompt']) : chatTokens(body);
+  const promptJson = endpoint === 'completions' ? JSON.stringify(body['prompt']) : null;
+  delete body['prompt'];
+  return requestOf(endpoint, body, tokens, promptJson, headers);
+}
+
+/** a chat request's ids: the router's prompt_token_ids when it wrote them, else the rendered messages */
+function chatTokens(body: Record<string, unknown>): Uint32Array {
+  const written = body['prompt_token_ids'];
+  return Array.isArray(written) && written.length > 0 ? tokenArray(written, 'prompt_token_ids') : renderChat(body['messages']);
+}
+
 export function parseOpenAiRequest(endpoint: OpenAiEndpoint, text: string, headers: IncomingHttpHeaders): OpenAiRequest {
   // long token-id prompts are read without building a JS array (the hot path of the live workload)
   const span = endpoint === 'completions' ? promptSpan(text) : null;
@@ -175,11 +203,15 @@ export function parseOpenAiRequest(endpoint: OpenAiEndpoint, text: string, heade
   } else {
     body = parseJson(text);
     if (!isObject(body)) throw bad('request body: expected a JSON object');
-    tokens = endpoint === 'completions' ? completionPrompt(body['prompt']) : renderChat(body['messages']);
+    tokens = endpoint === 'completions' ? completionPrompt(body['prompt']) : chatTokens(body);
     if (endpoint === 'completions') promptJson = JSON.stringify(body['prompt']);
   }
   if (!isObject(body)) throw bad('request body: expected a JSON object');
   delete body['prompt'];
+  return requestOf(endpoint, body, tokens, promptJson, headers);
+}
+
+function requestOf(endpoint: OpenAiEndpoint, body: Record<string, unknown>, tokens: Uint32Array, promptJson: string | null, headers: IncomingHttpHeaders): OpenAiRequest {
   if (tokens.length === 0) throw bad(endpoint === 'completions' ? 'prompt: empty' : 'messages: empty');
   const rawMax = endpoint === 'chat' ? (body['max_completion_tokens'] ?? body['max_tokens']) : body['max_tokens'];
   if (rawMax !== undefined && rawMax !== null && (typeof rawMax !== 'number' || !Number.isInteger(rawMax) || rawMax < 1)) {
@@ -202,5 +234,6 @@ export function parseOpenAiRequest(endpoint: OpenAiEndpoint, text: string, heade
     contextOnly: disagg?.['request_type'] === 'context_only',
     conversationId,
     correlationHeader: header(headers, 'x-correlation-id'),
+    returnPromptTokenIdsB64: disagg?.['return_prompt_token_ids_b64'] === true,
   };
 }

@@ -30,13 +30,21 @@ export function fillerText(count: number): string {
   return ' tok'.repeat(Math.max(count, 0));
 }
 
-export function responseBody(head: ResponseHead, text: string, usage: UsageNumbers, disaggregatedParams: Record<string, unknown> | null, promptTokenIds: Uint32Array | null = null): string {
+/** `extraMembers`: JSON text of more top-level members (the base64 form of the prompt's ids), or '' */
+export function responseBody(
+  head: ResponseHead,
+  text: string,
+  usage: UsageNumbers,
+  disaggregatedParams: Record<string, unknown> | null,
+  promptTokenIds: Uint32Array | null = null,
+  extraMembers = '',
+): string {
   const choice: Record<string, unknown> =
     head.endpoint === 'completions'
       ? { index: 0, text, logprobs: null, finish_reason: 'length', stop_reason: null }
       : { index: 0, message: { role: 'assistant', content: text, reasoning_content: null, tool_calls: [] }, logprobs: null, finish_reason: 'length', stop_reason: null };
   if (disaggregatedParams !== null) choice['disaggregated_params'] = disaggregatedParams;
-  return JSON.stringify({
+  const json = JSON.stringify({
     id: head.id,
     object: head.endpoint === 'completions' ? 'text_completion' : 'chat.completion',
     created: head.created,
@@ -46,6 +54,7 @@ export function responseBody(head: ResponseHead, text: string, usage: UsageNumbe
     // the worker's own token ids of the prompt (context-only responses, "to remove the tokenization in the generation server")
     ...(promptTokenIds !== null ? { prompt_token_ids: Array.from(promptTokenIds) } : {}),
   });
+  return extraMembers === '' ? json : `${json.slice(0, -1)},${extraMembers}}`;
 }
 
 /** one SSE chunk's JSON; `usage` only on the final chunk */

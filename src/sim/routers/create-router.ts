@@ -6,6 +6,9 @@ import { NewestKvCacheAwareRouter } from './newest-kv-router.js';
 import type { Router } from './router.js';
 import { LoadBalancingRouter, RoundRobinRouter } from './simple-routers.js';
 
+/** the routing settings (the orchestrator's transport settings do not change routing) */
+export type RoutingConfig = Pick<RouterConfig, 'type' | 'profile' | 'tokensPerBlock' | 'trackRoutedBlocks' | 'loadWeight' | 'loadCap' | 'maxBatchSize' | 'backfillBlockHashesOnFinish' | 'pollOnFinish' | 'tokenDrift'>;
+
 export interface CreateRouterDeps extends KvCacheAwareDeps {
   /** the worker's tokens_per_block from /server_info (the newest router adopts or checks it) */
   readonly workerTokensPerBlock?: (server: string) => number | null;
@@ -13,7 +16,7 @@ export interface CreateRouterDeps extends KvCacheAwareDeps {
   readonly log?: (level: 'I' | 'W' | 'E', message: string) => void;
 }
 
-export function createRouter(config: RouterConfig, servers: readonly string[], deps: CreateRouterDeps): Router {
+export function createRouter(config: RoutingConfig, servers: readonly string[], deps: CreateRouterDeps): Router {
   switch (config.type) {
     case 'round_robin':
       return new RoundRobinRouter(servers);

@@ -6,6 +6,8 @@
 import type { Rule, RuleHit, ServerDiagnosis } from '../rule.js';
 import { mergeEvidence, nextPowerOfTwo, ratio, round3, windowEvidence, windowSeconds } from './rule-math.js';
 
+const MIN_SUGGESTED_BUFFER = 16_384;
+
 /** events that came out of /kv_cache_events (drains), as opposed to the stream */
 function pullEvents(s: ServerDiagnosis): number {
   return s.events - s.streamEvents;
@@ -44,16 +46,22 @@ function pullAbsent(input: Parameters<Rule['evaluate']>[0], silent: readonly Ser
   const requests = silent.reduce((n, s) => n + s.requests, 0);
   const drains = silent.reduce((n, s) => n + s.drains, 0);
   const perServerRate = ratio(requests, silent.length) / windowSeconds(input.window);
-  // room for ~30 s of events at the observed request rate (a stored, a removed and an updated event per request)
-  const bufferSize = nextPowerOfTwo(Math.max(1024, perServerRate * 3 * 30));
+  // room for ~30 s of events (a stored, a removed and an updated event per request), never below 16384: that floor
+  // covers up to ~180 requests/s per server, so the advice does not move with the load of the moment (a demo and a
+  // serve of the same cluster, a warm-up and a steady state suggest the same size); only busier servers get more
+  const bufferSize = nextPowerOfTwo(Math.max(MIN_SUGGESTED_BUFFER, perServerRate * 3 * 30));
   const names = silent.map((s) => s.server);
+  const routerPolls = silent.reduce((n, s) => n + s.routerPolls, 0);
   return {
     servers: names,
-    summary: `${names.join(', ')} served ${requests} requests, yet no event ever came out of /kv_cache_events (${drains} drains, ${silent.reduce((n, s) => n + s.routerPolls, 0)} router polls)`,
+    summary: `${names.join(', ')} served ${requests} requests, yet no event ever came out of /kv_cache_events: ${pullReadText(drains, routerPolls)}`,
     evidence: {
       requests,
+      // drains the sidecar counted; a relay drains on its interval and on every poll but records only drains that
+      // return events, so in relay mode the router polls are the reads that came back empty
       drains,
-      router_polls: silent.reduce((n, s) => n + s.routerPolls, 0),
+      router_polls: routerPolls,
+      router_polls_all_empty: routerPolls > 0,
       empty_drains: silent.reduce((n, s) => n + s.emptyDrains, 0),
       events: 0,
       events_since_start: silent.reduce((n, s) => n + s.eventsTotal, 0),
@@ -64,6 +72,13 @@ function pullAbsent(input: Parameters<Rule['evaluate']>[0], silent: readonly Ser
       `kv_cache_config.event_buffer_max_size: ${bufferSize} and kv_cache_config.enable_block_reuse: true on CTX workers ${names.join(', ')}; ` +
       'remove kv_events_config (ZMQ push) from them, or the pull endpoint keeps returning []',
   };
+}
+
+/** What the sidecar's reads of the pull path saw, in words (the counters alone read as if it never drained). */
+function pullReadText(drains: number, routerPolls: number): string {
+  if (drains > 0) return `all ${drains} drains came back [] (${routerPolls} router polls)`;
+  if (routerPolls > 0) return `the relay drained it on its interval and on each of the router's ${routerPolls} polls, and every drain came back [] (a relay records only drains that return events)`;
+  return 'nothing read it: no drain and no router poll';
 }
 
 function streamingBlind(blind: readonly ServerDiagnosis[]): RuleHit | null {
