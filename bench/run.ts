@@ -12,6 +12,7 @@ import { memorySection } from './sections/memory.js';
 import { relaySection } from './sections/relay.js';
 import { auditSection } from './sections/audit.js';
 import { scrapeSection } from './sections/scrape.js';
+import { renderSection } from './sections/render.js';
 import { simulatorSection } from './sections/simulator.js';
 
 interface Section {
@@ -28,6 +29,7 @@ const sections: readonly Section[] = [
   { id: 'audit', title: '5. Offline audit', run: auditSection },
   { id: 'scrape', title: '6. Scrape', run: scrapeSection },
   { id: 'simulator', title: '7. Simulator', run: simulatorSection },
+  { id: 'render', title: '8. Render parity', run: renderSection },
 ];
 
 function parseArgs(argv: readonly string[]): { quick: boolean; out: string; only: Set<string> | null } {

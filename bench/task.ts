@@ -9,6 +9,7 @@ const tasks: Record<string, () => Promise<(params: never) => unknown>> = {
   'sim-worker': async () => (await import('./tasks/sim-worker.js')).runSimWorker,
   'bundle-gen': async () => (await import('./tasks/bundle-gen.js')).runBundleGen,
   'jsonl-read': async () => (await import('./tasks/jsonl-read.js')).runJsonlRead,
+  render: async () => (await import('./tasks/render.js')).runRender,
 };
 
 async function main(): Promise<void> {

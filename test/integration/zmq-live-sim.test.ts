@@ -52,7 +52,8 @@ describe('kvsentinel on ZMQ KV-event streams of the live simulator', () => {
     }
     const metrics = await (await fetch(`http://127.0.0.1:${daemon.webAddress().port}/metrics`)).text();
     expect(metrics).toMatch(/kvsentinel_stream_batches_total\{server="ctx0",rank="0"\} [1-9]/);
-    expect(metrics).toContain('kvsentinel_up{source="zmq:ctx0"} 1');
+    expect(metrics).toContain('kvsentinel_up{source="zmq:ctx0/rank0"} 1');
+    expect(metrics).toContain('kvsentinel_up{source="zmq:ctx0/rank1"} 1');
   });
 
   it('trtllm streaming publisher: the pull path is empty, the in-tree router blind, and the audit names the cause', async () => {

@@ -101,7 +101,11 @@ describe('ZMQ KV-event source, live sockets', () => {
     await eventually(() => truth(h) === 7, 5_000, 'removal applied');
     expect(server.ranks.map((r) => r.rank)).toEqual([0, 1]);
     expect(h.source.counters().map((c) => c.lostBatches)).toEqual([0, 0]);
-    expect(h.status.list()[0]).toMatchObject({ source: 'zmq:ctx0', up: true, badInput: {} });
+    // each rank is its own publisher, so its own health source
+    expect(h.status.list().map((x) => [x.source, x.up, x.badInput])).toEqual([
+      ['zmq:ctx0/rank0', true, {}],
+      ['zmq:ctx0/rank1', true, {}],
+    ]);
   });
 
   it('fills a gap by replay: every batch arrives, in order, and nothing counts as lost', async () => {
@@ -206,5 +210,32 @@ describe('ZMQ KV-event source, live sockets', () => {
     await eventually(() => (status.list()[0]?.errors.connect ?? 0) >= 3, 10_000, 'connect retries');
     expect(status.list()[0]).toMatchObject({ source: 'zmq:ctx9', up: false });
     expect(state.snapshot(Date.now()).findings.map((f) => f.id)).toContain('source-unreachable');
+  });
+
+  it('a rank whose publisher never binds is unreachable on its own while rank 0 delivers (attention DP, rank 0 only)', async () => {
+    const pub = new ZmqKvPublisher({ format: 'sglang', ranks: 1, blockSize: BLOCK });
+    await pub.start();
+    cleanups.push(() => pub.stop());
+    const state = createSentinelState({ mode: 'auto' });
+    const status = new SourceStatusBoard({ sink: state, clock: Date.now });
+    // two ranks configured, one publisher bound: rank 1's port (base + 1) has none
+    const source = new ZmqEventsSource({ id: 'ctx0', endpoint: pub.endpoint, replay: null, engine: 'sglang', ranks: 2, topic: '' }, { sink: state, status, clock: Date.now, logger: silentLogger });
+    await source.start();
+    cleanups.push(() => source.stop());
+    const a = chain(17, 1);
+    const timer = setInterval(() => {
+      pub.publish(0, storedEvent([5n], a.tokens));
+    }, 20);
+    try {
+      await eventually(() => (status.list().find((x) => x.source === 'zmq:ctx0/rank1')?.errors.connect ?? 0) >= 3 && source.counters()[0]!.batches > 0, 10_000, 'rank 1 retries, rank 0 delivers');
+    } finally {
+      clearInterval(timer);
+    }
+    expect(status.list().map((x) => [x.source, x.up])).toEqual([
+      ['zmq:ctx0/rank0', true],
+      ['zmq:ctx0/rank1', false],
+    ]);
+    const unreachable = state.snapshot(Date.now()).findings.find((f) => f.id === 'source-unreachable');
+    expect(unreachable?.summary).toMatch(/zmq:ctx0\/rank1: .*rank 1 .*nothing accepts connections/);
   });
 });

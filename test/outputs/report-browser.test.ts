@@ -7,12 +7,16 @@ import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { writeFile } from 'node:fs/promises';
 import { pathToFileURL } from 'node:url';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildConfig } from '../../src/cli/serve/config.js';
+import { createDaemon } from '../../src/cli/serve/daemon.js';
 import { CHROMIUM, launchBrowser, type OpenedPage, type TestBrowser } from '../helpers/browser.js';
 import { repoRoot } from '../helpers/paths.js';
 import { runCli } from '../helpers/run-cli.js';
+import { startFakeCtxWorker } from '../helpers/fake-ctx-worker.js';
 import { writeSimBundle } from '../helpers/sim-bundle.js';
 
 const CHART_IDS = ['hit-ratio', 'stickiness', 'decisions', 'predicted-tokens', 'kv-events', 'score-terms'];
@@ -222,4 +226,27 @@ describe('HTML report on the real demo path (kvsentinel demo --report), the live
     await expectHealthyStory(await expectCompleteReport(opened, 'healthy', []));
     await opened.page.close();
   }, 150_000);
+});
+
+describe('the live page of serve with a bearer token', () => {
+  it('cannot open /ws (browsers send no Authorization there), says so and reloads itself instead', async () => {
+    const worker = await startFakeCtxWorker();
+    const tokenFile = join(root, 'token');
+    await writeFile(tokenFile, 'kvs-browser-token-0123456789abcdef\n', { mode: 0o600 });
+    const daemon = createDaemon(buildConfig({ web: { listen_address: '127.0.0.1:0', bearer_token_file: tokenFile }, relays: [{ id: 'ctx0', upstream: worker.url, listen: '127.0.0.1:0' }] }, {}));
+    try {
+      await daemon.start();
+      const { host, port } = daemon.webAddress();
+      const opened = await browser.open(`http://${host}:${port}/`);
+      const { page } = opened;
+      expect(await page.locator('[data-verdict]').count()).toBe(1);
+      await expect.poll(() => page.locator('#live-status').innerText(), { timeout: 10_000 }).toBe('live updates unavailable here; reloading every 10 s');
+      await page.waitForEvent('load', { timeout: 20_000 });
+      expect(opened.errors.every((e) => /WebSocket/.test(e)), opened.errors.join('\n')).toBe(true);
+      await page.close();
+    } finally {
+      await daemon.stop();
+      await worker.close();
+    }
+  }, 60_000);
 });

@@ -173,6 +173,17 @@ describe('security', () => {
 
     const metrics = await (await request(`${base}/metrics`)).body.text();
     const landing = await (await request(`${base}/`)).body.text();
+    // the live report page's frames (/ws?view=report), rendered after the traffic above
+    const reportFrames: string[] = [];
+    const reportClient = new WebSocket(`ws://${host}:${port}/ws?view=report`);
+    reportClient.on('message', (d: Buffer) => reportFrames.push(d.toString('utf8')));
+    cleanups.push(async () => {
+      reportClient.close();
+      await new Promise((r) => setTimeout(r, 10));
+    });
+    await eventually(() => reportFrames.some((f) => f.includes('"type":"report"')), 5_000, 'a report frame');
+    const reportPage = reportFrames.join('\n');
+    expect(reportPage).toContain('data-verdict');
     const audit = JSON.stringify(buildAuditReport(state.snapshot(Date.now()), { kind: 'live', description: 'security test', observations: 0, malformed: 0 }));
     const outputs: Record<string, string> = { metrics, ws: frames.join('\n'), logs: logs.join(''), audit };
     expect(audit).toContain('"requests":12');
@@ -181,9 +192,12 @@ describe('security', () => {
       const ids = text.match(/87\d{5}/g) ?? [];
       expect({ name, tokenIds: ids.filter((x) => Number(x) >= TOKEN_BASE && Number(x) < TOKEN_BASE + 600) }).toEqual({ name, tokenIds: [] });
     }
-    // the landing page names consumers (operators need to see who polls), but never prompt content
-    for (const s of ['SECRET-PROMPT-TEXT', 'secret-model', 'secret-path', 'secret-correlation']) expect(landing).not.toContain(s);
-    expect(landing.match(/87\d{5}/g) ?? []).toEqual([]);
+    // the landing page (the live report and the sidecar's status) names consumers (operators need to see who polls),
+    // but never prompt content; nor do the live report's frames
+    for (const page of [landing, reportPage]) {
+      for (const s of ['SECRET-PROMPT-TEXT', 'secret-model', 'secret-path', 'secret-correlation', 'secret-request-id']) expect(page).not.toContain(s);
+      expect(page.match(/87\d{5}/g) ?? []).toEqual([]);
+    }
     // every label value of every series is configuration (ids, sources) or an enum: a closed, small alphabet
     const values = [...metrics.matchAll(/="([^"]*)"/g)].map((m) => m[1] as string);
     expect(values.length).toBeGreaterThan(50);

@@ -1,5 +1,7 @@
 // The JavaScript chat-template engine against the router's (Python jinja2 in transformers' environment), both encoded
 // by Hugging Face's tokenizers binding: the ids kvsentinel computes for a chat request must be the router's.
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { RenderInput } from '../../src/core/render/render-input.js';
 import { ModelTokenizer } from '../../src/sources/tokenizer/model-tokenizer.js';
@@ -22,7 +24,7 @@ async function goldenIds(tokenizer: ModelTokenizer, template: string, c: Convers
     documents: null,
     add_generation_prompt: c.addGenerationPrompt ?? true,
   });
-  return { text, ids: await tokenizer.encode(text, false) };
+  return { text, ids: await tokenizer.encodeWhole(text, false) };
 }
 
 describe('chat render parity with the router (DeepSeek-V3 tokenizer, jinja2 golden)', () => {
@@ -53,10 +55,32 @@ describe('chat render parity with the router (DeepSeek-V3 tokenizer, jinja2 gold
   it('a text prompt gets BOS from add_bos_token (LlamaTokenizerFast rebuilds the post-processor)', async () => {
     const ids = await tokenizer.render({ kind: 'text', prompt: 'hello world' });
     expect(tokenizer.bosId).toBe(0);
-    expect(Array.from(ids)).toEqual([0, ...(await tokenizer.encode('hello world', false))]);
+    expect(Array.from(ids)).toEqual([0, ...(await tokenizer.encodeWhole('hello world', false))]);
     // a prompt already starting with the BOS text gets a second one, as transformers gives it
     const doubled = await tokenizer.render({ kind: 'text', prompt: `${BOS}hello world` });
     expect(Array.from(doubled.subarray(0, 2))).toEqual([0, 0]);
+  });
+});
+
+describe('segment encoding (cached pieces between added tokens) equals the whole encode', () => {
+  const tokenizer = ModelTokenizer.load(DEEPSEEK_V3_DIR);
+  it('is enabled for DeepSeek-V3 (identity normalizer, byte-level pre-tokenizer, plain added tokens)', async () => {
+    expect(await tokenizer.segmented()).toBe(true);
+  });
+
+  it('gives the whole encode\'s ids for every conversation, cold and from the cache, and for text around added tokens', async () => {
+    const texts = CONVERSATIONS.map((c) => tokenizer.renderChat(chatInput(c)));
+    texts.push('<｜User｜>  spaces before<｜Assistant｜>\n\nnewlines after<｜end▁of▁sentence｜>x<｜User｜><｜User｜>', '', 'no added token at all');
+    for (const pass of ['cold', 'cached']) {
+      for (const text of texts) expect(Array.from(await tokenizer.encode(text, false)), `${pass}: ${text.slice(0, 40)}`).toEqual(Array.from(await tokenizer.encodeWhole(text, false)));
+    }
+  });
+
+  it('is not used for a Metaspace pre-tokenizer (its prepend scheme looks at offsets)', async () => {
+    const dir = deepseekVariant((config) => config);
+    const json = JSON.parse(readFileSync(join(dir, 'tokenizer.json'), 'utf8')) as Record<string, unknown>;
+    writeFileSync(join(dir, 'tokenizer.json'), JSON.stringify({ ...json, pre_tokenizer: { type: 'Metaspace', replacement: '▁', prepend_scheme: 'first', split: true } }));
+    expect(await ModelTokenizer.load(dir).segmented()).toBe(false);
   });
 });
 

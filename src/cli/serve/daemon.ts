@@ -339,13 +339,15 @@ export function createDaemon(initial: ServeConfig, deps: DaemonDeps = {}): Daemo
         await source.stop();
         if (source instanceof WorkerRelay) retired.set(source.target.id, addCounters(retired.get(source.target.id), source.counters()));
         status.unregister(source.name);
+        if (source instanceof ZmqEventsSource) for (const name of source.sourceNames) status.unregister(name);
       }),
     );
     const failures: string[] = [];
     for (const [key, spec] of wanted) {
       if (running.has(key)) continue;
       const source = spec.make();
-      status.register(source.name);
+      if (source instanceof ZmqEventsSource) for (const name of source.sourceNames) status.register(name);
+      else status.register(source.name);
       try {
         await source.start();
         running.set(key, source);

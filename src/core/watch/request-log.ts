@@ -1,9 +1,11 @@
 // Request logs, one JSON object per line (docs/design.md §9). Canonical fields: ts, request_id, correlation_id,
 // ctx_server, prompt_tokens, cached_tokens, optional prompt_token_ids (block_hashes are accepted and ignored for
 // now). Presets: TensorRT-LLM disaggregated /perf_metrics entries (ctx_server, cached = num_reused_blocks × the
-// server's block size), OpenAI responses (usage.prompt_tokens_details.cached_tokens), kvsentinel relay records
-// (canonical). `auto` picks the preset per line. Each line yields a decision and its outcome, or one issue.
+// server's block size), OpenAI responses (usage.prompt_tokens_details.cached_tokens; a context-only response's
+// prompt_token_ids or prompt_token_ids_b64 are the worker's own ids: outcome.workerPromptTokens), kvsentinel relay
+// records (canonical). `auto` picks the preset per line. Each line yields a decision and its outcome, or one issue.
 import type { Observation } from '../observe/observation.js';
+import { decodeTokenIdsB64 } from '../relay/ctx-response.js';
 import { FieldReader } from '../wire/json-fields.js';
 import { isJsonObject, parseLosslessJson, type JsonObject } from '../wire/lossless-json.js';
 import { readPerfMetricsEntry } from '../wire/parse-perf-metrics.js';
@@ -47,10 +49,29 @@ function detect(o: JsonObject): RequestLogPreset {
   return 'canonical';
 }
 
-function pair(ts: number, requestId: string, correlationId: string | null, server: string, promptTokens: number | null, cachedTokens: number | null, promptIds: Uint32Array | null, ok: boolean, latencyMs: number | null): Observation[] {
+/** a response's worker ids: prompt_token_ids (first list of several) or prompt_token_ids_b64; null when absent */
+function workerIdsOf(o: JsonObject): Uint32Array | null {
+  const b64 = o['prompt_token_ids_b64'];
+  if (typeof b64 === 'string') return decodeTokenIdsB64(b64);
+  const ids = o['prompt_token_ids'];
+  return Array.isArray(ids) ? tokensOf(Array.isArray(ids[0]) ? ids[0] : ids) : null;
+}
+
+function pair(
+  ts: number,
+  requestId: string,
+  correlationId: string | null,
+  server: string,
+  promptTokens: number | null,
+  cachedTokens: number | null,
+  promptIds: Uint32Array | null,
+  ok: boolean,
+  latencyMs: number | null,
+  workerIds: Uint32Array | null = null,
+): Observation[] {
   return [
     { kind: 'decision', ts, requestId, correlationId, server, promptTokens: promptIds, promptTokenCount: promptIds?.length ?? promptTokens, inflight: null },
-    { kind: 'outcome', ts, requestId, server, ok, promptTokens, cachedTokens, latencyMs },
+    { kind: 'outcome', ts, requestId, server, ok, promptTokens, cachedTokens, latencyMs, ...(workerIds !== null ? { workerPromptTokens: workerIds } : {}) },
   ];
 }
 
@@ -112,7 +133,18 @@ export function parseRequestLogLine(line: string, lineNo: number, format: Reques
       const created = o['created'];
       const ts = typeof created === 'bigint' ? toEpochMs(Number(created)) : ctx.now;
       return {
-        observations: pair(ts, String(requestId), read.str(o, 'correlation_id', []), ctx.resolve(server), read.uint(usage, 'prompt_tokens', ['usage']), details === null ? null : read.uint(details, 'cached_tokens', ['usage', 'prompt_tokens_details']), null, true, null),
+        observations: pair(
+          ts,
+          String(requestId),
+          read.str(o, 'correlation_id', []),
+          ctx.resolve(server),
+          read.uint(usage, 'prompt_tokens', ['usage']),
+          details === null ? null : read.uint(details, 'cached_tokens', ['usage', 'prompt_tokens_details']),
+          null,
+          true,
+          null,
+          workerIdsOf(o),
+        ),
         issue: null,
       };
     }

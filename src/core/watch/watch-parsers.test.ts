@@ -118,6 +118,19 @@ describe('request log lines', () => {
     expect(o).toMatchObject({ requestId: 'cmpl-1', server: 'ctx1', promptTokens: 40, cachedTokens: 32 });
   });
 
+  it('openai: a context-only response\'s prompt_token_ids (list, first of lists, base64) are the worker\'s ids', () => {
+    const ids = (line: string) => {
+      const o = parseRequestLogLine(line, 1, 'openai', ctx).observations[1];
+      return o?.kind === 'outcome' && o.workerPromptTokens !== undefined && o.workerPromptTokens !== null ? [...o.workerPromptTokens] : null;
+    };
+    const usage = '"usage":{"prompt_tokens":3,"prompt_tokens_details":{"cached_tokens":0}}';
+    expect(ids(`{"id":"a",${usage},"prompt_token_ids":[7,8,9]}`)).toEqual([7, 8, 9]);
+    expect(ids(`{"id":"a",${usage},"prompt_token_ids":[[7,8],[9]]}`)).toEqual([7, 8]);
+    // base64 of int32 little-endian [1, 65536, 2147483647]
+    expect(ids(`{"id":"a",${usage},"prompt_token_ids":null,"prompt_token_ids_b64":"AQAAAAAAAQD///9/"}`)).toEqual([1, 65536, 2147483647]);
+    expect(ids(`{"id":"a",${usage}}`)).toBeNull();
+  });
+
   it.each([
     ['{"request_id":1}', 'missing-field'],
     ['{"ts":1', 'truncated-json'],

@@ -2,23 +2,27 @@
 // ports), with a small inline script that opens `/ws?view=report` on the same host and swaps in each report frame's
 // body. Without script (or while disconnected) it is the report as of the page load.
 import type { ReportModel } from '../../core/report/report-model.js';
+import { LANDING_REFRESH_SECONDS } from '../landing-self.js';
 import { renderReportBody, renderReportDocument } from './report-html.js';
 
 /**
  * Runs in the browser: reconnects with backoff, shows when the page last changed; the frame's html is the server's
- * own rendering of counts and ids (escaped there), the only thing put into the page.
+ * own rendering of counts and ids (escaped there), the only thing put into the page. When /ws never opens (a bearer
+ * token is configured: browsers cannot send it on a WebSocket) the page reloads itself instead, as the landing page.
  */
 const LIVE_SCRIPT = `(function(){
-var status=document.getElementById('live-status');var main=document.getElementById('report');var delay=500;var last=null;
+var status=document.getElementById('live-status');var main=document.getElementById('report');var delay=500;var last=null;var opened=false;var failures=0;
 function show(text,down){status.textContent=text;status.className=down?'down':'';}
 function tick(){if(last!==null)show('live \\u00b7 updated '+Math.round((Date.now()-last)/1000)+' s ago',false);}
 setInterval(tick,1000);
 function connect(){
   var ws;try{ws=new WebSocket((location.protocol==='https:'?'wss://':'ws://')+location.host+'/ws?view=report');}catch(e){show('live updates unavailable: '+e,true);return;}
-  ws.onopen=function(){delay=500;show('live \\u00b7 connected',false);};
+  ws.onopen=function(){opened=true;delay=500;show('live \\u00b7 connected',false);};
   ws.onmessage=function(m){var f;try{f=JSON.parse(m.data);}catch(e){return;}
     if(f.type==='report'&&typeof f.html==='string'){main.innerHTML=f.html;last=Date.now();document.title='kvsentinel: '+(main.querySelector('[data-verdict]')||{dataset:{verdict:'?'}}).dataset.verdict;main.dataset.updates=String(Number(main.dataset.updates||'0')+1);tick();}};
-  ws.onclose=function(){show('live updates disconnected; retrying\\u2026',true);setTimeout(connect,delay);delay=Math.min(delay*2,10000);};
+  ws.onclose=function(){
+    if(!opened&&++failures>=2){show('live updates unavailable here; reloading every ${LANDING_REFRESH_SECONDS} s',true);setTimeout(function(){location.reload();},${LANDING_REFRESH_SECONDS * 1000});return;}
+    show('live updates disconnected; retrying\\u2026',true);setTimeout(connect,delay);delay=Math.min(delay*2,10000);};
 }
 connect();
 })();`;

@@ -67,7 +67,7 @@ function renderVerdict(model: ReportModel): string {
     ...a.notes,
   ];
   return `<section id="verdict">
-<div class="verdict ${esc(a.verdict)}" data-verdict="${esc(a.verdict)}"><strong>${esc(a.verdict.toUpperCase())}</strong>${esc(verdictMeaning(a.verdict))}</div>
+<div class="verdict ${esc(a.verdict)}" data-verdict="${esc(a.verdict)}"><strong>${esc(a.verdict.toUpperCase())}</strong>${esc(verdictMeaning(a.verdict, a.findings.some((f) => f.severity === 'critical')))}</div>
 <div class="headline">${headline.join('')}</div>
 ${warnings.map((w) => `<p class="dim">${esc(w)}</p>`).join('')}
 ${strip}

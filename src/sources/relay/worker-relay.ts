@@ -29,12 +29,14 @@ import type { CtxResponseInfo } from '../../core/relay/ctx-response.js';
 import type { RequestUnreadableReason } from '../../core/relay/request-unreadable.js';
 import type { EventBufferOptions, EventBufferStats } from '../../core/relay/event-buffer.js';
 import { fetchText, reasonOf } from '../http/fetch-text.js';
+import type { Observation } from '../../core/observe/observation.js';
 import type { Clock, Logger, ObservationSink, RunningSource, SourceReporter } from '../ports.js';
 import { CtxScanPool } from './ctx-scan-pool.js';
 import { BodyCapture } from './body-capture.js';
 import { BodyReplay, isConnectionLost } from './body-replay.js';
 import { upstreamRequestHeaders } from './http-headers.js';
 import type { InflightTracker } from './inflight-tracker.js';
+import { DecisionGate } from './decision-gate.js';
 import { RelayEventPath, type ParseEvents } from './relay-event-path.js';
 import { renderCheckOf, withRouterSideIds, type RenderResult, type RouterSideIds } from './router-side-ids.js';
 import type { RenderPool } from '../tokenizer/render-pool.js';
@@ -159,6 +161,7 @@ export class WorkerRelay implements RunningSource {
   readonly #scans: CtxScanPool;
   /** the last decision recorded or pending: decisions are recorded one after another, in the order bodies ended */
   #lastDecision: Promise<void> = Promise.resolve();
+  readonly #gate: DecisionGate;
   /** one listener per consumer port: [target.port, ...replicaPorts] */
   readonly #servers: Server[];
   readonly #active = new Set<Promise<void>>();
@@ -197,7 +200,10 @@ export class WorkerRelay implements RunningSource {
       });
       return fetched.text;
     };
-    const { sink, status, clock, logger, parseEvents } = deps;
+    const { status, clock, logger, parseEvents } = deps;
+    // drained and delivered events wait behind decisions still being read (DecisionGate)
+    this.#gate = new DecisionGate(deps.sink);
+    const sink = this.#gate;
     this.#events = new RelayEventPath({ server: target.id, source: this.name, upstream: url, drain, sink, status, clock, logger, parseEvents }, this.#options.buffer);
     this.#scans = new CtxScanPool({ thread: this.#options.scanThread });
     this.#servers = [target.port, ...(target.replicaPorts ?? [])].map((_, i) =>
@@ -392,6 +398,8 @@ export class WorkerRelay implements RunningSource {
 
     let tooLarge = false;
     let decide: (() => Promise<void>) | undefined;
+    let markForwarded: () => void = () => undefined;
+    const forwarded = new Promise<void>((resolve) => (markForwarded = resolve));
     let routerIds: RouterSideIds | null = null;
     let requestId = '';
     if (req.method !== 'GET' && req.method !== 'HEAD') {
@@ -440,6 +448,9 @@ export class WorkerRelay implements RunningSource {
             inline.feed(capture.bytes());
             read = inline.finish(req.headers) ?? unreadableCtxRequest('malformed', req.headers);
           }
+          // a render is CPU the forwarding would share: it starts once this request's answer went out (the decision's
+          // slot in the gate keeps the order meanwhile)
+          if (this.#deps.render !== undefined && read.promptTokens === null) await forwarded;
           const withIds = await withRouterSideIds(read, this.#deps.render, () => capture.bytes(), encoding, (result, reason) => this.#deps.onRender?.(this.target.id, result, reason));
           routerIds = withIds.routerIds;
           return withIds.info;
@@ -447,19 +458,21 @@ export class WorkerRelay implements RunningSource {
         decide = () => {
           if (decision !== undefined) return decision;
           const info = infoOf();
+          const slot = this.#gate.slot();
           decision = this.#lastDecision
-            .then(async () => record(await info))
-            .catch((err: unknown) => this.#deps.logger.error(`${this.name}: recording a decision failed`, { error: String(err) }));
+            .then(async () => slot(record(await info)))
+            .catch((err: unknown) => this.#deps.logger.error(`${this.name}: recording a decision failed`, { error: String(err) }))
+            .finally(() => slot(null));
           this.#lastDecision = decision;
           return decision;
         };
-        const record = (info: CtxRequestInfo): void => {
+        const record = (info: CtxRequestInfo): Observation => {
           if (info.disaggRequestId !== null) requestId = info.disaggRequestId;
           if (info.unreadable !== null) {
             this.#unreadable.set(info.unreadable, (this.#unreadable.get(info.unreadable) ?? 0) + 1);
             this.#deps.onUnreadable?.(this.target.id, info.unreadable);
           }
-          this.#deps.sink.apply({
+          return {
             kind: 'decision',
             ts,
             requestId,
@@ -471,7 +484,7 @@ export class WorkerRelay implements RunningSource {
             inflight,
             promptForm: info.promptForm,
             unreadable: info.unreadable,
-          });
+          };
         };
         req.on('data', (chunk: Buffer) => {
           if (tooLarge || decision !== undefined) return; // a decision already taken reads no more
@@ -530,6 +543,7 @@ export class WorkerRelay implements RunningSource {
         }
       }
     } finally {
+      markForwarded();
       if (isCtx) {
         this.#deps.inflight.dec(this.target.id);
         // the worker stored this request's blocks by the time it answered: drain now, as the router's

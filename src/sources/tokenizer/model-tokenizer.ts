@@ -10,6 +10,7 @@
 import { Template } from '@huggingface/jinja';
 import tokenizers from 'tokenizers';
 import type { RenderInput } from '../../core/render/render-input.js';
+import { SegmentEncoder } from './segment-encoder.js';
 import { readTokenizerFiles, TokenizerFileError, type ChatTemplates, type TokenizerFiles } from './tokenizer-files.js';
 
 /** transformers classes whose constructor replaces the post-processor by BOS/EOS from add_bos_token/add_eos_token */
@@ -32,6 +33,7 @@ export class ModelTokenizer {
   readonly #templates: ReadonlyMap<string, Template> | Template | null;
   /** ids added around a text prompt when transformers' post-processor is rebuilt; null: tokenizer.json decides */
   readonly #textSpecials: { readonly bos: number | null; readonly eos: number | null } | null;
+  #segments: Promise<SegmentEncoder | null> | undefined;
 
   private constructor(files: TokenizerFiles, tokenizer: tokenizers.Tokenizer) {
     this.files = files;
@@ -112,9 +114,24 @@ export class ModelTokenizer {
     return out;
   }
 
+  /** The ids of `text`; without special tokens by segments between added tokens, cached (SegmentEncoder) when exact. */
   async encode(text: string, addSpecialTokens: boolean): Promise<Uint32Array> {
+    if (!addSpecialTokens) {
+      const segments = await (this.#segments ??= SegmentEncoder.create(this.#tokenizer, this.files));
+      if (segments !== null) return segments.encode(text);
+    }
+    return this.encodeWhole(text, addSpecialTokens);
+  }
+
+  /** The tokenizers library's encode of the whole string, in one call. */
+  async encodeWhole(text: string, addSpecialTokens: boolean): Promise<Uint32Array> {
     const encoding = await this.#tokenizer.encode(text, null, { addSpecialTokens });
     return Uint32Array.from(encoding.getIds());
+  }
+
+  /** Whether prompts are encoded by cached segments (false: whole, the tokenizer's files do not allow it). */
+  async segmented(): Promise<boolean> {
+    return (await (this.#segments ??= SegmentEncoder.create(this.#tokenizer, this.files))) !== null;
   }
 
   /** transformers' get_chat_template: one template, or by name ("tool_use" when tools are given, else "default"). */

@@ -31,6 +31,19 @@ export interface TokenizerFiles {
   readonly addBosToken: boolean | null;
   readonly addEosToken: boolean | null;
   readonly tokenizerClass: string | null;
+  /** tokenizer.json's added tokens (special or not), as the file lists them */
+  readonly addedTokens: readonly AddedTokenSpec[];
+  /** tokenizer.json's normalizer and pre_tokenizer (the segment encoder checks they carry no cross-segment state) */
+  readonly normalizer: unknown;
+  readonly preTokenizer: unknown;
+}
+
+export interface AddedTokenSpec {
+  readonly id: number;
+  readonly content: string;
+  readonly lstrip: boolean;
+  readonly rstrip: boolean;
+  readonly singleWord: boolean;
 }
 
 const SPECIAL_TOKEN_KEYS = ['bos_token', 'eos_token', 'unk_token', 'sep_token', 'pad_token', 'cls_token', 'mask_token'] as const;
@@ -127,9 +140,18 @@ export function readTokenizerFiles(path: string): TokenizerFiles {
     if (chatTemplate !== null) chatTemplateFile = configFile;
   }
 
+  const added = Array.isArray(tokenizer['added_tokens']) ? tokenizer['added_tokens'] : [];
+  const addedTokens: AddedTokenSpec[] = added.filter(isRecord).flatMap((t) =>
+    typeof t['id'] === 'number' && typeof t['content'] === 'string' && t['content'] !== ''
+      ? [{ id: t['id'], content: t['content'], lstrip: t['lstrip'] === true, rstrip: t['rstrip'] === true, singleWord: t['single_word'] === true }]
+      : [],
+  );
   return {
     tokenizerJson,
     configFile,
+    addedTokens,
+    normalizer: tokenizer['normalizer'] ?? null,
+    preTokenizer: tokenizer['pre_tokenizer'] ?? null,
     chatTemplateFile,
     chatTemplate,
     specialTokens,

@@ -92,6 +92,19 @@ export class ZmqEventsSource implements RunningSource {
     this.#converter = new StreamEventConverter(spec.engine);
   }
 
+  /**
+   * The health source of one rank: each rank is its own publisher, so one that never binds must not hide behind
+   * the others' successes. `zmq:ID` without attention DP, `zmq:ID/rankR` with it.
+   */
+  rankSource(rank: number): string {
+    return this.spec.ranks > 1 ? `${this.name}/rank${rank}` : this.name;
+  }
+
+  /** every health source name this stream reports under */
+  get sourceNames(): string[] {
+    return Array.from({ length: this.spec.ranks }, (_, r) => this.rankSource(r));
+  }
+
   /** ranks whose publisher this source is connected to now */
   get connectedRanks(): number {
     return this.#ranks.filter((r) => r.connected).length;
@@ -128,7 +141,7 @@ export class ZmqEventsSource implements RunningSource {
   }
 
   #watch(r: RankStream): void {
-    const source = this.name;
+    const source = this.rankSource(r.rank);
     const where = `${this.spec.id} rank ${r.rank} (${r.endpoint})`;
     r.sub.events.on('handshake', () => {
       r.connected = true;
@@ -187,17 +200,17 @@ export class ZmqEventsSource implements RunningSource {
     r.counters.batches++;
     if (replayed) r.counters.replayedBatches++;
     const decoded = decodeStreamBatch(payload);
-    for (const i of decoded.issues) this.#deps.status.badInput(this.name, i.code);
+    for (const i of decoded.issues) this.#deps.status.badInput(this.rankSource(r.rank), i.code);
     if (decoded.batch === null) {
       r.counters.malformed++;
       if (r.counters.malformed <= 3) this.#deps.logger.warn(`${this.name} rank ${r.rank}: batch seq ${seq} skipped: ${decoded.issues[0]?.message ?? 'unreadable'}`);
       return;
     }
-    this.#deps.status.ok(this.name);
+    this.#deps.status.ok(this.rankSource(r.rank));
     // a worker without attention DP: its events say no rank (as on the pull path), whatever the batch states
     const stated = this.spec.ranks > 1 ? r.rank : decoded.batch.rank !== null && decoded.batch.rank > 0 ? decoded.batch.rank : null;
     const converted = this.#converter.convert(decoded.batch, r.rank, stated, `seq ${seq}`);
-    for (const i of converted.issues) this.#deps.status.badInput(this.name, i.code);
+    for (const i of converted.issues) this.#deps.status.badInput(this.rankSource(r.rank), i.code);
     r.counters.unresolvedBlocks += converted.unresolvedBlocks;
     if (converted.events.length === 0) return;
     this.#deps.sink.apply({ kind: 'worker-events', ts: this.#deps.clock(), server: this.spec.id, firstSeq: 0, events: converted.events, stream: this.#origin });
@@ -205,7 +218,7 @@ export class ZmqEventsSource implements RunningSource {
 
   #malformed(r: RankStream, code: string): void {
     r.counters.malformed++;
-    this.#deps.status.badInput(this.name, code);
+    this.#deps.status.badInput(this.rankSource(r.rank), code);
   }
 
   #gap(r: RankStream, lost: number, filled: number, history: boolean): void {
