@@ -156,6 +156,8 @@ export function registerDemoCommand(program: Command): void {
           // the workers' ZMQ publishers (vLLM engine): one --zmq per worker, rank r at port + r
           zmq: workers.flatMap((w) => (w.zmq === null ? [] : [`${w.id}=${w.zmq.endpoint},engine=vllm,ranks=${w.zmq.ranks}${w.zmq.replay !== null ? `,replay=${w.zmq.replay}` : ''}`])),
           listenAddress: `${listen.host}:${listen.port}`,
+          // --set router.tokenizer / ctx.tokenizer: the sidecar renders text and chat with the router's tokenizer
+          ...((config.router.tokenizer ?? config.ctx.tokenizer) != null ? { tokenizer: (config.router.tokenizer ?? config.ctx.tokenizer)! } : {}),
         };
         const c = demoTimeouts(await serveConfig(flags));
         daemon = createDaemon(c, {

@@ -9,7 +9,7 @@ import { percent, ratio, round3, windowEvidence } from './rule-math.js';
 
 const CAUSES: Record<RenderDriftCause, (side: RenderSide | null) => string> = {
   'doubled-bos': (side) =>
-    `BOS twice on the ${side ?? 'one'} side: the chat template writes bos_token and the rendered string is encoded with special tokens again (or a text prompt already starts with the BOS text)`,
+    `BOS twice on the ${side ?? 'one'} side: a rendered string encoded with special tokens again, a template that writes bos_token twice, or a text prompt that already starts with the BOS text`,
   'missing-bos': (side) => `no BOS on the ${side ?? 'one'} side: add_bos_token or the chat template's bos_token differ between the tokenizer files each side loads`,
   'generation-prompt': (side) => `only the tail differs (the ${side ?? 'one'} side has more): add_generation_prompt differs between the router's render and the worker's, or a template's closing text`,
   tools: (side) => `tool schemas rendered on the ${side ?? 'one'} side only (tools dropped or converted before the other side renders)`,
