@@ -368,6 +368,9 @@ export class LiveOrchestrator {
     const writes = r.writeTokenIds && !r.tokenDrift && routerTokenizer === null && (endpoint === 'chat' || request.promptJson?.startsWith('"') === true);
     const ctx = await this.#sendCtx(server, endpoint, request, rawBody, seqId, requestId, writes ? prompt.tokens : null);
     await this.#finish(server, routeRequest, ctx.ok);
+    // routed and finished: the router's hashes of this prompt are not needed during the GEN step
+    prompt.release();
+    routeRequest.prompt.release?.();
     if (!ctx.ok) {
       this.stats.ctxFailures++;
       this.#log('E', `Error in context request ${requestId} to ${server}: ${ctx.error}`);
