@@ -101,6 +101,9 @@ export class Orchestrator {
     worker.submit({ requestId: request.requestId, correlationId: request.correlationId, prompt: request.prompt }, (ctx) => {
       this.router.finish(decision.server, routeRequest, ctx.ok);
       this.#hooks.onCtxResult?.(record, ctx);
+      // served: its hashes are not needed during the GEN step or after (a retry builds a new prompt)
+      request.prompt.release?.();
+      if (routeRequest.prompt !== request.prompt) routeRequest.prompt.release?.();
       const result: TurnResult = {
         requestId: request.requestId,
         ok: ctx.ok,

@@ -31,6 +31,8 @@ export interface Prompt {
   blocks(blockSize: number, algo: HashAlgo): PromptBlocks;
   /** the same prompt as a router that renders/tokenizes differently sees it (router.token_drift) */
   drifted(): Prompt;
+  /** its request was served: drop what is memoised (recomputed if asked again) so served prompts hold no hashes */
+  release?(): void;
 }
 
 /** The token a drifted router sees at position 0 instead of the worker's (a chat-template / BOS difference). */
@@ -76,6 +78,10 @@ export class StaticPrompt implements Prompt {
     const copy = this.tokens.slice();
     if (copy.length > 0) copy[0] = driftToken(copy[0]!);
     return new StaticPrompt(copy);
+  }
+
+  release(): void {
+    this.#memo.clear();
   }
 }
 

@@ -62,3 +62,26 @@ describe('the orchestrator with a kv_cache_aware router', () => {
     expect(servers).toEqual(['a', 'b', 'a', 'b']);
   });
 });
+
+describe('memory of served requests', () => {
+  it('a served prompt drops its memoised hashes once its CTX step finished (before the GEN step), and they recompute the same', () => {
+    const { scheduler, orchestrator } = cluster();
+    const tokens = Uint32Array.from({ length: 33 }, (_, i) => i + 7);
+    const prompt = new StaticPrompt(tokens);
+    const first = prompt.blocks(4, 'v1_block_key');
+    let released = 0;
+    const release = prompt.release.bind(prompt);
+    prompt.release = () => {
+      released++;
+      release();
+    };
+    let done = false;
+    orchestrator.send({ requestId: 'm1', correlationId: 'm', prompt, outputTokens: 2 }, () => (done = true));
+    scheduler.run();
+    expect(done).toBe(true);
+    expect(released).toBe(1);
+    const again = prompt.blocks(4, 'v1_block_key');
+    expect(again).not.toBe(first); // recomputed, not kept
+    expect(again.keys).toEqual(first.keys);
+  });
+});

@@ -9,7 +9,7 @@ import { orchestratorLine, pollFailureLine, requestLogLine, routerConfigLines, s
 import { Orchestrator, type RouterDecisionRecord } from './orchestrator.js';
 import { RelayModel } from './relay-model.js';
 import { Rng } from './rng.js';
-import { createRouter } from './routers/create-router.js';
+import { createRouter, routerStartupLines } from './routers/create-router.js';
 import type { RouterSettings } from './routers/router.js';
 import { VirtualScheduler } from './scheduler.js';
 import { activeFaults, ctxWorkerConfig, SimConfigError, type SimConfig } from './sim-config.js';
@@ -116,6 +116,8 @@ export function runVirtual(config: SimConfig, options: RunVirtualOptions = {}): 
   };
   const router = createRouter(config.router, ids, {
     hashAlgo: (server) => byId.get(server)!.serverInfo().kv_cache_hash_algo,
+    workerTokensPerBlock: (server) => byId.get(server)!.serverInfo().tokens_per_block ?? null,
+    log: (level, message) => log?.(orchestratorLine(scheduler.now(), level, message)),
     pollEvents,
     onPollFailure: (server, message) => {
       log?.(orchestratorLine(scheduler.now(), 'W', pollFailureLine(server, message)));
@@ -124,8 +126,10 @@ export function runVirtual(config: SimConfig, options: RunVirtualOptions = {}): 
   });
 
   // start-up: what the orchestrator logs and what the sidecar learns
-  for (const line of routerConfigLines(router.settings, ids)) log?.(orchestratorLine(0, 'I', line));
+  const configuredTpb = config.router.tokensPerBlock === 0 ? null : config.router.tokensPerBlock;
+  for (const line of routerConfigLines(router.settings, ids, configuredTpb)) log?.(orchestratorLine(0, 'I', line));
   for (const worker of workers) log?.(orchestratorLine(0, 'I', serverReadyLine(worker.id, worker.serverInfo())));
+  for (const line of routerStartupLines(router)) log?.(orchestratorLine(0, line.level, line.message));
   if (emit !== undefined) {
     for (const worker of workers) {
       const info = worker.serverInfo();
@@ -140,6 +144,7 @@ export function runVirtual(config: SimConfig, options: RunVirtualOptions = {}): 
       maxBatchSize: router.settings.maxBatchSize,
       backfillBlockHashesOnFinish: router.settings.backfillBlockHashesOnFinish,
       servers: ids,
+      ...(router.settings.profile !== undefined ? { profile: router.settings.profile, trackRoutedBlocks: router.settings.trackRoutedBlocks ?? null, loadWeight: router.settings.loadWeight ?? null } : {}),
     });
   }
   const debugVisible = tap === 'relay' || (tap === 'watch' && options.watchDebugEndpoint !== false);

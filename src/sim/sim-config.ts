@@ -4,7 +4,7 @@ import { closestName } from '../core/closest-name.js';
 import { HASH_ALGOS, type HashAlgo } from '../core/wire/kv-event.js';
 import type { CtxWorkerConfig, RankAssignment } from './ctx-worker.js';
 import { PUBLISHER_FORMATS, type KvEventsPublisher } from './publisher-format.js';
-import { ROUTER_TYPES, type RouterType } from './routers/router.js';
+import { ROUTER_PROFILES, ROUTER_TYPES, type RouterType, type SimRouterProfile } from './routers/router.js';
 import { REQUEST_FORMATS, type WorkloadConfig } from './workload.js';
 
 export interface CtxConfig {
@@ -44,7 +44,16 @@ export interface CtxConfig {
 
 export interface RouterConfig {
   readonly type: RouterType;
+  /** '2026-06' (default) or 'newest': score, tokens_per_block adoption, routed-block tracking, log lines */
+  readonly profile?: SimRouterProfile;
+  /** 0 = unset: the 2026-06 router uses 32, the newest adopts the worker's block size */
   readonly tokensPerBlock: number;
+  /** newest: add the routed hashes on a successful finish (default true) */
+  readonly trackRoutedBlocks?: boolean;
+  /** newest: score = matches/tokens_per_block − load_weight·active (default 0.25) */
+  readonly loadWeight?: number;
+  /** newest: servers with active/max_batch_size ≥ load_cap are left out; 0 = no cap (default) */
+  readonly loadCap?: number;
   readonly maxBatchSize: number;
   readonly backfillBlockHashesOnFinish: boolean;
   readonly pollOnFinish: boolean;
@@ -229,7 +238,11 @@ export const KNOBS: Readonly<Record<string, Knob>> = {
   'ctx.keep_alive_timeout': { kind: 'duration', section: 'ctx', field: 'keepAliveTimeoutMs', help: 'live workers close idle connections after this (real time)' },
   'ctx.tokenizer': { kind: 'optional-path', section: 'ctx', field: 'tokenizer', help: 'live: workers tokenize text/chat with this model folder (none = code points); the workload then sends chat' },
   'router.type': { kind: { oneOf: ROUTER_TYPES }, section: 'router', field: 'type', help: 'CTX router' },
-  'router.tokens_per_block': { kind: 'posint', section: 'router', field: 'tokensPerBlock', help: 'router chunk size' },
+  'router.profile': { kind: { oneOf: ROUTER_PROFILES }, section: 'router', field: 'profile', help: 'router.py version: 2026-06 | newest' },
+  'router.tokens_per_block': { kind: 'int', section: 'router', field: 'tokensPerBlock', help: 'router chunk size; 0 = unset (2026-06: 32, newest: adopts the worker\'s)' },
+  'router.track_routed_blocks': { kind: 'bool', section: 'router', field: 'trackRoutedBlocks', help: 'newest: add routed hashes on finish' },
+  'router.load_weight': { kind: 'number', section: 'router', field: 'loadWeight', help: 'newest: load term weight' },
+  'router.load_cap': { kind: 'number', section: 'router', field: 'loadCap', help: 'newest: active/max_batch_size cap; 0 = none' },
   'router.max_batch_size': { kind: 'posint', section: 'router', field: 'maxBatchSize', help: 'load term denominator' },
   'router.backfill_block_hashes_on_finish': { kind: 'bool', section: 'router', field: 'backfillBlockHashesOnFinish', help: 'insert own hashes on finish' },
   'router.poll_on_finish': { kind: 'bool', section: 'router', field: 'pollOnFinish', fault: (v) => v === false, help: 'poll events in finish_request' },
@@ -339,7 +352,9 @@ export function activeFaults(config: SimConfig): string[] {
     const value = (config[knob.section] as unknown as Record<string, unknown>)[knob.field];
     if (knob.fault?.(value) === true) faults.push(`${key}=${formatKnobValue(value)}`);
   }
-  if (config.router.type === 'kv_cache_aware' && config.router.tokensPerBlock !== config.ctx.tokensPerBlock) {
+  const unsetAdopts = config.router.tokensPerBlock === 0 && config.router.profile === 'newest';
+  const effectiveTpb = config.router.tokensPerBlock === 0 ? 32 : config.router.tokensPerBlock;
+  if (config.router.type === 'kv_cache_aware' && !unsetAdopts && effectiveTpb !== config.ctx.tokensPerBlock) {
     faults.push(`router.tokens_per_block=${config.router.tokensPerBlock}`);
   }
   return faults;

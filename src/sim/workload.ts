@@ -182,4 +182,9 @@ class TrajectoryPrompt implements Prompt {
   drifted(): Prompt {
     return new TrajectoryPrompt(this.#trajectory, this.#length, true);
   }
+
+  release(): void {
+    this.#memo.clear();
+    this.#tokens = null;
+  }
 }

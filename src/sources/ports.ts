@@ -28,6 +28,8 @@ export interface SourceReporter {
   fail(source: string, reason: SourceErrorReason, message: string): void;
   /** malformed items skipped inside an otherwise good read */
   badInput(source: string, code: string, count?: number): void;
+  /** the source reads fine but says less than expected (e.g. a quiet log); null clears it */
+  note?(source: string, text: string | null): void;
 }
 
 /** A source that runs until stopped. stop() is idempotent and resolves when in-flight work has finished. */

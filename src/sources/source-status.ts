@@ -13,6 +13,8 @@ export interface SourceStatus {
   readonly lastErrorAt: number | null;
   readonly errors: Readonly<Partial<Record<SourceErrorReason, number>>>;
   readonly badInput: Readonly<Record<string, number>>;
+  /** what a source that reads fine lacks (a quiet orchestrator log), null when nothing */
+  readonly note?: string | null;
 }
 
 interface MutableStatus {
@@ -23,6 +25,7 @@ interface MutableStatus {
   lastErrorAt: number | null;
   errors: Partial<Record<SourceErrorReason, number>>;
   badInput: Record<string, number>;
+  note: string | null;
 }
 
 const MAX_BAD_INPUT_CODES = 32;
@@ -50,7 +53,7 @@ export class SourceStatusBoard implements SourceReporter {
 
   #init(source: string): void {
     if (!this.#sources.has(source)) {
-      this.#sources.set(source, { up: false, seen: false, lastError: null, lastOkAt: null, lastErrorAt: null, errors: {}, badInput: {} });
+      this.#sources.set(source, { up: false, seen: false, lastError: null, lastOkAt: null, lastErrorAt: null, errors: {}, badInput: {}, note: null });
     }
   }
 
@@ -99,6 +102,12 @@ export class SourceStatusBoard implements SourceReporter {
     // codes come from parsers (a fixed set), but cap them so a bug cannot explode label cardinality
     const key = code in s.badInput || Object.keys(s.badInput).length < MAX_BAD_INPUT_CODES ? code : 'other';
     s.badInput[key] = (s.badInput[key] ?? 0) + count;
+  }
+
+  note(source: string, text: string | null): void {
+    const s = this.#get(source);
+    if (text !== null && s.note !== text) this.#logger?.warn(`source ${source}: ${text}`);
+    s.note = text;
   }
 
   list(): SourceStatus[] {

@@ -80,6 +80,10 @@ export interface Row {
    * only learns the server list, as the daemon's own configuration gives it; tokens_per_block is inferred
    */
   readonly routerSettings?: boolean;
+  /** relay: also the orchestrator log, through kvsentinel's parser (as --orchestrator-log gives it) */
+  readonly orchestratorLog?: boolean;
+  /** finding id → text its cause or summary must contain */
+  readonly says?: Readonly<Record<string, string>>;
   readonly critical: readonly string[];
   readonly warnings: readonly string[];
   /** no warning or critical finding at all */
@@ -87,6 +91,8 @@ export interface Row {
 }
 
 const INERT_EVENTS = ['events-absent', 'router-table-empty', 'cache-signal-inert'];
+/** the newest router.py (router.profile=newest): load_weight 0.25, routed-block tracking on */
+const NEWEST = ['router.profile=newest'];
 
 export const FAULT_MATRIX: readonly Row[] = [
   { name: 'healthy', preset: 'healthy', set: HEALTHY, tap: 'relay', debug: true, critical: [], warnings: [], healthy: true },
@@ -106,6 +112,45 @@ export const FAULT_MATRIX: readonly Row[] = [
   // logs only: no in-flight counts, and stickiness by chance is 100% when one server takes everything — cannot tell
   { name: 'watch, healthy, concentrated, logs only', preset: 'healthy', set: CONCENTRATED, tap: 'watch', debug: false, critical: [], warnings: ['load-concentrated', 'evidence-insufficient'] },
   { name: 'watch, healthy, concentrated, through the log parsers', preset: 'healthy', set: CONCENTRATED, tap: 'watch-logs', debug: false, critical: [], warnings: ['load-concentrated', 'evidence-insufficient'] },
+  // the newest router (issue #14's table): never inert while routed-block tracking keeps routing on prefixes
+  { name: 'newest, tokens_per_block unset (adopts 128), relay + orchestrator log', preset: 'healthy', set: [...NEWEST, 'router.tokens_per_block=0'], tap: 'relay', debug: false, routerSettings: false, orchestratorLog: true, critical: [], warnings: [], healthy: true },
+  { name: 'newest, tokens_per_block unset, relay only', preset: 'healthy', set: [...NEWEST, 'router.tokens_per_block=0'], tap: 'relay', debug: false, routerSettings: false, critical: [], warnings: [], healthy: true },
+  {
+    name: 'newest, events off, routed-block tracking on, relay + orchestrator log',
+    preset: 'healthy',
+    set: [...NEWEST, 'router.tokens_per_block=0', 'ctx.event_buffer_max_size=0'],
+    tap: 'relay',
+    debug: false,
+    routerSettings: false,
+    orchestratorLog: true,
+    critical: ['events-absent'],
+    warnings: ['event-signal-masked'],
+    says: { 'event-signal-masked': 'routed-block tracking' },
+  },
+  { name: 'newest, events off, relay only', preset: 'healthy', set: [...NEWEST, 'router.tokens_per_block=0', 'ctx.event_buffer_max_size=0'], tap: 'relay', debug: false, routerSettings: false, critical: ['events-absent'], warnings: ['event-signal-masked'] },
+  {
+    name: 'newest, tokens_per_block 32 vs 128 (polling skipped by design), relay + orchestrator log',
+    preset: 'healthy',
+    set: [...NEWEST, 'router.tokens_per_block=32'],
+    tap: 'relay',
+    debug: false,
+    routerSettings: false,
+    orchestratorLog: true,
+    critical: ['router-not-polling', 'tokens-per-block-mismatch'],
+    warnings: ['event-signal-masked'],
+    says: { 'router-not-polling': 'skips event polling on servers whose tokens_per_block differs', 'event-signal-masked': 'skips event polling by design' },
+  },
+  {
+    name: 'newest, tokens_per_block 32 vs 128, relay only',
+    preset: 'healthy',
+    set: [...NEWEST, 'router.tokens_per_block=32'],
+    tap: 'relay',
+    debug: false,
+    routerSettings: false,
+    critical: ['router-not-polling'],
+    warnings: ['event-signal-masked'],
+    says: { 'router-not-polling': 'skipping polls on a tokens_per_block mismatch' },
+  },
   { name: 'ctx.adp_gather_drop=true', preset: 'healthy', set: [...HEALTHY, 'ctx.adp_gather_drop=true'], tap: 'relay', debug: true, critical: [], warnings: ['events-partial-ranks'] },
   { name: 'router.poll_on_finish=false', preset: 'healthy', set: [...HEALTHY, 'router.poll_on_finish=false'], tap: 'relay', debug: true, critical: ['router-not-polling', 'router-table-empty', 'cache-signal-inert'], warnings: ['turn-scatter-high'] },
   { name: 'ctx.restart_at=20s', preset: 'healthy', set: [...HEALTHY, 'ctx.restart_at=20s'], tap: 'relay', debug: true, critical: [], warnings: [], healthy: true },
@@ -153,7 +198,9 @@ export function auditRow(row: Row): AuditReport {
   const state = createSentinelState({ mode: row.tap === 'relay' ? 'relay' : 'watch' });
   let observations = 0;
   let last = 0;
+  const resolve = createServerResolver({});
   runVirtual(presetConfig(row.preset, [...REDUCED_SCALE, ...row.set]), {
+    ...(row.orchestratorLog === true ? { orchestratorLog: (line: string) => { for (const obs of parseOrchestratorLogLine(line, last, resolve)) state.apply(obs); } } : {}),
     tap: row.tap,
     watchDebugEndpoint: row.debug,
     watchPromptTokenIds: row.tokenIds === true,
@@ -161,7 +208,7 @@ export function auditRow(row: Row): AuditReport {
       if (!row.debug && DEBUG_KINDS.has(observed.kind)) return;
       const obs: Observation =
         observed.kind === 'router-config' && row.routerSettings === false
-          ? { ...observed, source: 'config', routerType: null, tokensPerBlock: null, maxBatchSize: null, backfillBlockHashesOnFinish: null }
+          ? { ...observed, source: 'config', routerType: null, tokensPerBlock: null, maxBatchSize: null, backfillBlockHashesOnFinish: null, profile: null, trackRoutedBlocks: null, loadWeight: null }
           : observed;
       observations++;
       last = Math.max(last, obs.ts);

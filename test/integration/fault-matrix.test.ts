@@ -19,6 +19,10 @@ describe('fault matrix (virtual-time driver)', () => {
     // an all-clear needs evidence: evidence-insufficient exactly where the row expects it
     expect(report.findings.some((f) => f.id === 'evidence-insufficient')).toBe(row.warnings.includes('evidence-insufficient'));
     expect(report.rule_errors).toBe(0);
+    for (const [id, text] of Object.entries(row.says ?? {})) {
+      const f = report.findings.find((x) => x.id === id);
+      expect(`${f?.summary ?? ''} ${f?.cause ?? ''}`, id).toContain(text);
+    }
     // every critical finding names its cause and a concrete configuration fix
     for (const f of report.findings.filter((x) => x.severity === 'critical')) {
       expect(f.cause).toMatch(/trtllm-wire\.md §/);

@@ -106,6 +106,17 @@ describe('the relay reads what the real orchestrator sends', () => {
     expect(unreadable(await metricsOf(daemon))).toBe(0);
   }, 60_000);
 
+  it('chat traffic with the router writing its ids into the CTX request (msgpack): the relay predicts the router\'s matches', async () => {
+    const { cluster, daemon } = await start('healthy', ['workload.request_format=chat', 'router.write_token_ids=true', 'router.ctx_body=msgpack']);
+    const summary = await cluster.startWorkload().done;
+    expect(summary.failedRequests).toBe(0);
+    const snap = await settled(daemon, summary);
+    // the ids in the request are the router's: its table's matches are predicted from them
+    expect(snap.servers.reduce((n, s) => n + s.predictedRouterCachedTokens, 0)).toBeGreaterThan(0);
+    expect(snap.oracleBasis).toBe('worker-truth');
+    expect(unreadable(await metricsOf(daemon))).toBe(0);
+  }, 60_000);
+
   it('chat traffic on the seed preset (events off): tokens lost > 0', async () => {
     const { cluster, daemon } = await start('seed', ['workload.request_format=chat', 'workload.trajectories=12', 'workload.concurrency=6']);
     const summary = await cluster.startWorkload().done;

@@ -221,7 +221,8 @@ describe('HTML report on the real demo path (kvsentinel demo --report), the live
     const run = await demo.done;
     expect(run.code, run.stderr).toBe(0);
     const findings = (JSON.parse(run.stdout) as { findings: { id: string }[] }).findings.map((f) => f.id);
-    expect(findings).toEqual([]);
+    // (on failure, the audit says why: a starved machine can delay events past the router's polls)
+    expect(findings, run.stdout.slice(0, 4000)).toEqual([]);
     const opened = await openReportFile(file);
     await expectHealthyStory(await expectCompleteReport(opened, 'healthy', []));
     await opened.page.close();

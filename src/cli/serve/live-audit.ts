@@ -68,12 +68,15 @@ export const liveAudit = {
     sampler.stop();
     const malformed = daemon.status.list().reduce((n, s) => n + Object.values(s.badInput).reduce((a, b) => a + b, 0), 0);
     const sources = daemon.status.list().map((s) => s.source);
-    const report = buildAuditReport(snapshot, {
+    const built = buildAuditReport(snapshot, {
       kind: 'live',
       description: `live sources for ${(durationMs / 1000).toFixed(0)} s (${sources.join(', ')})`,
       observations,
       malformed,
     });
+    // what sources that read fine lack (a quiet orchestrator log) goes with the report
+    const sourceNotes = daemon.status.list().flatMap((s) => (s.note !== undefined && s.note !== null ? [`${s.source}: ${s.note}`] : []));
+    const report = sourceNotes.length > 0 ? { ...built, notes: [...built.notes, ...sourceNotes] } : built;
     const finish = async (): Promise<void> => {
       const hurry = (): void => daemon.hurry(); // Ctrl-C: do not wait for in-flight relay requests
       process.once('SIGINT', hurry);

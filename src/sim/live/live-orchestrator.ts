@@ -16,7 +16,7 @@ import { scanString, skipValue, skipWs } from '../../core/wire/json-scan.js';
 import type { WireIssue } from '../../core/wire/wire-issue.js';
 import { orchestratorLine, pollFailureLine, pyRepr, requestLogLine, routerConfigLines, VIRTUAL_EPOCH_MS, type LogLevel } from '../log-lines.js';
 import { StaticPrompt } from '../prompt.js';
-import { createRouter } from '../routers/create-router.js';
+import { createRouter, routerPolls, routerStartupLines } from '../routers/create-router.js';
 import type { RouteCandidate, RouteRequest, Router } from '../routers/router.js';
 import type { GenConfig, RouterConfig } from '../sim-config.js';
 import { DigestLog } from './event-digest.js';
@@ -201,6 +201,7 @@ export class LiveOrchestrator {
   readonly #prefetched = new Map<string, PollOutcome>();
   readonly #history: Decision[] = [];
   readonly #algos = new Map<string, HashAlgo>();
+  readonly #workerTpb = new Map<string, number>();
   #perfKeys: PerfKey[] = [];
   #router: Router | null = null;
   #seq = 0;
@@ -239,6 +240,8 @@ export class LiveOrchestrator {
     const infos = await Promise.all(addresses.map((a) => this.#serverInfo(a)));
     this.#router = createRouter(this.#options.router, addresses, {
       hashAlgo: (server) => this.#algos.get(server) ?? 'v1_block_key',
+      workerTokensPerBlock: (server) => this.#workerTpb.get(server) ?? null,
+      log: (level, message) => this.#log(level, message),
       pollEvents: (server) => this.#takePolled(server),
       onPollFailure: (server, message) => {
         this.stats.pollFailures++;
@@ -249,8 +252,10 @@ export class LiveOrchestrator {
         this.applied.get(server)?.add(events);
       },
     });
-    for (const line of routerConfigLines(this.#router.settings, addresses)) this.#log('I', line);
+    const configured = this.#options.router.tokensPerBlock === 0 ? null : this.#options.router.tokensPerBlock;
+    for (const line of routerConfigLines(this.#router.settings, addresses, configured)) this.#log('I', line);
     addresses.forEach((a, i) => this.#log('I', `${a} server is ready with info: ${pyRepr(infos[i])}`));
+    for (const line of routerStartupLines(this.#router)) this.#log(line.level, line.message);
     await this.http.listen();
   }
 
@@ -268,6 +273,7 @@ export class LiveOrchestrator {
         const parsed = parseServerInfo(text).value;
         if (res.statusCode === 200 && parsed !== null) {
           this.#algos.set(address, parsed.kvCacheHashAlgo ?? 'v1_block_key');
+          if (parsed.tokensPerBlock !== null) this.#workerTpb.set(address, parsed.tokensPerBlock);
           return parsed.raw;
         }
       } catch (err) {
@@ -308,7 +314,7 @@ export class LiveOrchestrator {
   /** finish_request: (poll over HTTP first, then) decrement, backfill and apply the polled events */
   async #finish(server: string, routeRequest: RouteRequest, ok: boolean): Promise<void> {
     const router = this.router;
-    if (this.polls) {
+    if (this.polls && routerPolls(router, server)) {
       const stream = this.#options.streamEvents;
       const outcome = stream !== undefined ? { events: stream(server) } : await this.#poll(server);
       this.#prefetched.set(server, outcome);
@@ -362,6 +368,9 @@ export class LiveOrchestrator {
     const writes = r.writeTokenIds && !r.tokenDrift && routerTokenizer === null && (endpoint === 'chat' || request.promptJson?.startsWith('"') === true);
     const ctx = await this.#sendCtx(server, endpoint, request, rawBody, seqId, requestId, writes ? prompt.tokens : null);
     await this.#finish(server, routeRequest, ctx.ok);
+    // routed and finished: the router's hashes of this prompt are not needed during the GEN step
+    prompt.release();
+    routeRequest.prompt.release?.();
     if (!ctx.ok) {
       this.stats.ctxFailures++;
       this.#log('E', `Error in context request ${requestId} to ${server}: ${ctx.error}`);

@@ -52,6 +52,9 @@ export class KvCacheAwareRouter implements Router {
     this.#deps = deps;
     this.settings = {
       type: 'kv_cache_aware',
+      profile: '2026-06',
+      trackRoutedBlocks: false,
+      loadWeight: null,
       tokensPerBlock: options.tokensPerBlock,
       maxBatchSize: options.maxBatchSize,
       backfillBlockHashesOnFinish: options.backfillBlockHashesOnFinish,

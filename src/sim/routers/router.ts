@@ -35,8 +35,16 @@ export interface RouterServerState {
   readonly pollFailures: number;
 }
 
+/** Which router.py the simulated orchestrator runs (docs/trtllm-wire.md §5; kvsentinel's RouterProfile). */
+export const ROUTER_PROFILES = ['2026-06', 'newest'] as const;
+export type SimRouterProfile = (typeof ROUTER_PROFILES)[number];
+
 export interface RouterSettings {
   readonly type: RouterType;
+  /** kv_cache_aware only; null for the other routers */
+  readonly profile?: SimRouterProfile | null;
+  readonly trackRoutedBlocks?: boolean | null;
+  readonly loadWeight?: number | null;
   readonly tokensPerBlock: number | null;
   readonly maxBatchSize: number | null;
   readonly backfillBlockHashesOnFinish: boolean | null;

@@ -15,14 +15,30 @@ interface FileSourceDeps {
   readonly resolve: ServerResolver;
 }
 
+/** Lines of an orchestrator log read without one router INFO line before the source says the log is quiet. */
+export const QUIET_LOG_LINES = 20;
+
+export const QUIET_LOG_NOTE =
+  "none of the router's INFO lines (BlockHashMixin: tokens_per_block, adopting worker's, EVENT_MATCH_DIAG, '<server> is ready with info') " +
+  'in the lines read so far: TensorRT-LLM logs at WARNING unless the orchestrator runs with TLLM_LOG_LEVEL=info, and the stock ' +
+  "'server is ready with info' line names no server — router settings then come only from router: / --router.profile / --router.tokens-per-block";
+
 export function createOrchestratorLogSource(deps: FileSourceDeps, options: { path: string; intervalMs: number; fromStart?: boolean }): FileFollower {
+  let lines = 0;
+  let recognised = 0;
   return new FileFollower(
     'orchestrator-log',
     options.path,
     {
       status: deps.status,
       onLine: (line) => {
-        for (const o of parseOrchestratorLogLine(line, deps.clock(), deps.resolve)) deps.sink.apply(o);
+        lines++;
+        for (const o of parseOrchestratorLogLine(line, deps.clock(), deps.resolve)) {
+          if (o.kind !== 'poll-failure') recognised++;
+          deps.sink.apply(o);
+        }
+        if (recognised === 0 && lines === QUIET_LOG_LINES) deps.status.note?.('orchestrator-log', `${lines} lines read, ${QUIET_LOG_NOTE}`);
+        else if (recognised === 1 && lines > QUIET_LOG_LINES) deps.status.note?.('orchestrator-log', null);
       },
     },
     { intervalMs: options.intervalMs, fromStart: options.fromStart ?? true },

@@ -1,0 +1,198 @@
+// The newest KvCacheAwareRouter (docs/trtllm-wire.md §5), as far as routing and its log lines go: tokens_per_block
+// adopted from the first prepared worker when unset (logged), a mismatch that divides skips that server's event
+// polling (WARNING) and one that does not divide leaves the server unprepared (never routed to); routed-block
+// tracking on by default (the hashes it routed are added on a successful finish); score
+// matches/tokens_per_block − load_weight·active among servers under load_cap (active/max_batch_size); round-robin
+// counter advanced on every decision; EVENT_MATCH_DIAG at INFO for the first 20 lookups, then every 100th.
+// The conversation pin keys on chat messages only: the simulator's completions requests carry none, so it never pins.
+import type { HashAlgo, KvEvent } from '../../core/wire/kv-event.js';
+import { BlockKeySet } from '../block-key-set.js';
+import type { PromptBlocks } from '../prompt.js';
+import { applyRouterEvent, type KvCacheAwareDeps } from './kv-cache-aware-router.js';
+import { ActiveCounts, type RouteCandidate, type RouteDecision, type RouteRequest, type Router, type RouterServerState, type RouterSettings } from './router.js';
+
+export interface NewestKvRouterOptions {
+  /** null = unset: 32 until the first worker's size is adopted */
+  readonly tokensPerBlock: number | null;
+  readonly maxBatchSize: number;
+  readonly trackRoutedBlocks: boolean;
+  readonly loadWeight: number;
+  /** active/max_batch_size cap; Infinity = none */
+  readonly loadCap: number;
+  readonly pollOnFinish: boolean;
+}
+
+export interface NewestKvRouterDeps extends KvCacheAwareDeps {
+  /** the worker's tokens_per_block from /server_info, null when it states none */
+  readonly workerTokensPerBlock: (server: string) => number | null;
+  readonly log?: (level: 'I' | 'W' | 'E', message: string) => void;
+}
+
+interface ServerTable {
+  readonly blocks: BlockKeySet;
+  /** blocks that came from events (EVENT_MATCH_DIAG's event_match) */
+  readonly eventBlocks: BlockKeySet;
+  readonly algo: HashAlgo;
+  polls: number;
+  pollFailures: number;
+}
+
+const DIAG_FIRST = 20;
+const DIAG_EVERY = 100;
+
+export class NewestKvCacheAwareRouter implements Router {
+  readonly settings: RouterSettings;
+  readonly servers: readonly string[];
+  readonly #options: NewestKvRouterOptions;
+  readonly #deps: NewestKvRouterDeps;
+  readonly #active: ActiveCounts;
+  readonly #tables = new Map<string, ServerTable>();
+  readonly #pending = new Map<string, PromptBlocks>();
+  /** servers whose events cannot align (tokens_per_block differs but divides): never polled */
+  readonly #skipPolling = new Set<string>();
+  /** servers whose sizes do not divide: never prepared, never routed to */
+  readonly #unprepared = new Set<string>();
+  readonly #tpb: number;
+  readonly startupLines: { readonly level: 'I' | 'W' | 'E'; readonly message: string }[] = [];
+  #rr = 0;
+  #diagCalls = 0;
+
+  constructor(servers: readonly string[], options: NewestKvRouterOptions, deps: NewestKvRouterDeps) {
+    this.servers = servers;
+    this.#options = options;
+    this.#deps = deps;
+    this.#active = new ActiveCounts(servers);
+    let tpb = options.tokensPerBlock ?? 32;
+    let auto = options.tokensPerBlock === null;
+    for (const server of servers) {
+      this.#tables.set(server, { blocks: new BlockKeySet(), eventBlocks: new BlockKeySet(), algo: deps.hashAlgo(server), polls: 0, pollFailures: 0 });
+      const worker = deps.workerTokensPerBlock(server);
+      if (worker === null) continue;
+      if (auto) {
+        if (worker !== tpb) this.startupLines.push({ level: 'I', message: `router tokens_per_block unset: adopting worker's ${worker} on ${server}` });
+        tpb = worker;
+        auto = false;
+      } else if (worker !== tpb) {
+        if (Math.max(worker, tpb) % Math.min(worker, tpb) !== 0) {
+          this.#unprepared.add(server);
+          this.startupLines.push({
+            level: 'E',
+            message: `RuntimeError: tokens_per_block mismatch on ${server}: router=${tpb} worker=${worker} are not divisible. Align kv_cache_config.tokens_per_block so that one evenly divides the other.`,
+          });
+        } else {
+          this.#skipPolling.add(server);
+          this.startupLines.push({
+            level: 'W',
+            message: `tokens_per_block mismatch on ${server}: router=${tpb} worker=${worker}. KV events from worker cannot align with router block hashes; skipping event polling and relying on routed-block tracking for hit rate.`,
+          });
+        }
+      }
+    }
+    this.#tpb = tpb;
+    this.settings = {
+      type: 'kv_cache_aware',
+      profile: 'newest',
+      tokensPerBlock: tpb,
+      maxBatchSize: options.maxBatchSize,
+      backfillBlockHashesOnFinish: null,
+      pollOnFinish: options.pollOnFinish,
+      trackRoutedBlocks: options.trackRoutedBlocks,
+      loadWeight: options.loadWeight,
+    };
+  }
+
+  /** the line BlockHashMixin logs at construction */
+  static blockHashMixinLine(tokensPerBlock: number | null): string {
+    return `BlockHashMixin: tokens_per_block=${tokensPerBlock ?? 32}${tokensPerBlock === null ? ' (auto, adopts worker)' : ''}, custom_tokenizer=None, model_path=None, use_harmony=None`;
+  }
+
+  table(server: string): BlockKeySet {
+    return this.#tables.get(server)!.blocks;
+  }
+
+  route(request: RouteRequest): RouteDecision {
+    const tpb = this.#tpb;
+    const servers = this.servers.filter((s) => !this.#unprepared.has(s));
+    const byAlgo = new Map<HashAlgo, PromptBlocks>();
+    const candidates: RouteCandidate[] = [];
+    for (const server of servers) {
+      const table = this.#tables.get(server)!;
+      let blocks = byAlgo.get(table.algo);
+      if (blocks === undefined) {
+        blocks = request.prompt.blocks(tpb, table.algo);
+        byAlgo.set(table.algo, blocks);
+      }
+      let matchedTokens = 0;
+      let eventTokens = 0;
+      for (let i = 0; i < blocks.keys.length; i++) {
+        if (!table.blocks.has(blocks.keys[i]!, blocks.fps[i])) break;
+        matchedTokens += tpb;
+        if (table.eventBlocks.has(blocks.keys[i]!, blocks.fps[i])) eventTokens += tpb;
+      }
+      this.#diag(server, matchedTokens, eventTokens, table);
+      const activeRequests = this.#active.get(server);
+      candidates.push({ server, matchedTokens, activeRequests, score: matchedTokens / tpb - this.#options.loadWeight * activeRequests });
+    }
+    const capped = candidates.filter((c) => c.activeRequests / this.#options.maxBatchSize < this.#options.loadCap);
+    const pool = capped.length > 0 ? capped : candidates;
+    const best = Math.max(...pool.map((c) => c.score));
+    const tied = pool.filter((c) => c.score === best);
+    const chosen = tied[this.#rr % tied.length]!;
+    this.#rr++;
+    this.#active.increment(chosen.server);
+    if (this.#options.trackRoutedBlocks) this.#pending.set(request.requestId, byAlgo.get(this.#tables.get(chosen.server)!.algo)!);
+    return { server: chosen.server, candidates };
+  }
+
+  #diag(server: string, totalMatch: number, eventMatch: number, table: ServerTable): void {
+    this.#diagCalls++;
+    if (this.#diagCalls > DIAG_FIRST && this.#diagCalls % DIAG_EVERY !== 0) return;
+    this.#deps.log?.(
+      'I',
+      `EVENT_MATCH_DIAG server=${server} total_match=${totalMatch} event_match=${eventMatch} event_blocks=${table.eventBlocks.size} total_blocks=${table.blocks.size} query_hashes=[]`,
+    );
+  }
+
+  finish(server: string, request: RouteRequest, success: boolean): void {
+    this.#active.decrement(server);
+    const table = this.#tables.get(server);
+    if (table === undefined) return;
+    const routed = this.#pending.get(request.requestId);
+    if (routed !== undefined) {
+      this.#pending.delete(request.requestId);
+      if (success) for (let i = 0; i < routed.keys.length; i++) table.blocks.add(routed.keys[i]!, routed.fps[i]);
+    }
+    if (this.#options.pollOnFinish && !this.#skipPolling.has(server)) this.poll(server);
+  }
+
+  /** whether finish_request polls this server (the live orchestrator fetches the events first) */
+  polls(server: string): boolean {
+    return this.#options.pollOnFinish && !this.#skipPolling.has(server) && !this.#unprepared.has(server);
+  }
+
+  poll(server: string): void {
+    const table = this.#tables.get(server);
+    if (table === undefined) return;
+    table.polls++;
+    let events: KvEvent[];
+    try {
+      events = this.#deps.pollEvents(server);
+    } catch (err) {
+      table.pollFailures++;
+      this.#deps.onPollFailure?.(server, err instanceof Error ? err.message : String(err));
+      return;
+    }
+    this.#deps.onPolled?.(server, events);
+    for (const event of events) {
+      applyRouterEvent(table.blocks, event);
+      applyRouterEvent(table.eventBlocks, event);
+    }
+  }
+
+  state(): RouterServerState[] {
+    return this.servers.map((server) => {
+      const table = this.#tables.get(server)!;
+      return { server, activeRequests: this.#active.get(server), hashAlgo: table.algo, blockTableSize: table.blocks.size, polls: table.polls, pollFailures: table.pollFailures };
+    });
+  }
+}
