@@ -33,10 +33,12 @@ function verdictsOverTime(options: SentinelOptions, everyMs: number): { ts: numb
 }
 
 describe('seed, relay only: verdicts as the window grows', () => {
+  const oneShot: SentinelOptions = { mode: 'relay', windowMs: null };
+  const daemon: SentinelOptions = DAEMON_STATE_OPTIONS;
   it.each([
-    ['audit (one-shot)', { mode: 'relay', windowMs: null }],
-    ['serve (5 min window, hysteresis)', DAEMON_STATE_OPTIONS as SentinelOptions],
-  ])('%s', (_name, options) => {
+    ['audit (one-shot)', oneShot],
+    ['serve (5 min window, hysteresis)', daemon],
+  ] as const)('%s', (_name, options) => {
     const seen = verdictsOverTime(options, 5_000);
     expect(seen.length).toBeGreaterThan(10);
     for (const s of seen) {
