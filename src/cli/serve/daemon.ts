@@ -231,7 +231,11 @@ export function createDaemon(initial: ServeConfig, deps: DaemonDeps = {}): Daemo
 
   function resolverFor(c: ServeConfig): ServerResolver {
     const aliases: Record<string, string[]> = {};
-    for (const r of c.relays) aliases[r.id] = [r.upstream, `${relayHost(r)}:${r.port}`, `:${r.port}`];
+    for (const r of c.relays) {
+      aliases[r.id] = [r.upstream, `${relayHost(r)}:${r.port}`, `:${r.port}`];
+      // port 0: the router (and its log lines) name the port the relay bound
+      for (const s of running.values()) if (s instanceof WorkerRelay && s.target.id === r.id) for (const a of s.addresses()) aliases[r.id]!.push(`:${a.port}`);
+    }
     for (const x of c.ctx) aliases[x.id] = [x.url];
     return createServerResolver(aliases);
   }
@@ -360,6 +364,8 @@ export function createDaemon(initial: ServeConfig, deps: DaemonDeps = {}): Daemo
         await source.stop().catch(() => undefined);
       }
     }
+    // the relays' bound ports are known now
+    resolver = resolverFor(c);
     const facts = c.router;
     sink.apply({
       kind: 'router-config',
