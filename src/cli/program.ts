@@ -60,7 +60,9 @@ export async function runCli(argv: readonly string[]): Promise<number> {
       return err.exitCode === 0 ? 0 : EXIT_USAGE;
     }
     if (err instanceof CliError) {
-      process.stderr.write(`${where}: ${err.message}\n`);
+      // an error about a flag is a usage error: say where the usage is
+      const hint = err.message.startsWith('--') ? ` (see '${where} --help')` : '';
+      process.stderr.write(`${where}: ${err.message}${hint}\n`);
       return EXIT_USAGE;
     }
     throw err;

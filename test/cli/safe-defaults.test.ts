@@ -66,9 +66,9 @@ describe('safe defaults', () => {
   it('info level hides debug lines; bad --log values are usage errors', async () => {
     const bad = await runCli(['serve', '--requests', '/tmp/x.jsonl', '--log.format', 'xml']);
     expect(bad.code).toBe(2);
-    expect(bad.stderr.trim()).toBe("kvsentinel serve: --log.format 'xml': expected logfmt or json");
+    expect(bad.stderr.trim()).toBe("kvsentinel serve: --log.format 'xml': expected logfmt or json (see 'kvsentinel serve --help')");
     const level = await runCli(['serve', '--requests', '/tmp/x.jsonl', '--log.level', 'trace']);
     expect(level.code).toBe(2);
-    expect(level.stderr.trim()).toBe("kvsentinel serve: --log.level 'trace': expected debug, info, warn, error");
+    expect(level.stderr.trim()).toBe("kvsentinel serve: --log.level 'trace': expected debug, info, warn, error (see 'kvsentinel serve --help')");
   });
 });

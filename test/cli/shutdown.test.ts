@@ -103,6 +103,18 @@ describe('live commands end on time and exit quietly', () => {
     expect(code).toBe(3);
   }, 60_000);
 
+  it('record: stopping its sources at --duration is quiet and the bundle is complete', async () => {
+    const worker = await startHangingWorker();
+    const dir = await mkdtemp(join(tmpdir(), 'kvs-record-quiet-'));
+    cleanups.push(() => rm(dir, { recursive: true, force: true }));
+    const relayPort = await freePort();
+    const rec = spawnCli(['record', '--relay', `ctx0=${worker.url}@127.0.0.1:${relayPort}`, '--duration', '2s', '--out', join(dir, 'b')]);
+    expect(await rec.exited).toBe(0);
+    expect(worker.hits()['/server_info']).toBeGreaterThan(0);
+    expect(rec.err).not.toMatch(/aborted|is down|reason=other/);
+    expect(rec.err).toMatch(/recorded \d+ observations/);
+  }, 60_000);
+
   it('serve: SIGTERM exits at once when idle, timeouts count as reason="timeout", a second SIGTERM cuts in-flight requests', async () => {
     const worker = await startHangingWorker();
     const dir = await mkdtemp(join(tmpdir(), 'kvs-shutdown-'));

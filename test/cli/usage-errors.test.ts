@@ -36,10 +36,10 @@ describe('usage errors', () => {
   it('the command\'s own checks name the command in one line', async () => {
     const run = await runCli(['demo', '--duration', 'soon']);
     expect(run.code).toBe(2);
-    expect(oneLine(run.stderr)).toBe("kvsentinel demo: --duration: 'soon' is not a positive duration (e.g. 250ms, 5s, 1m; a number means ms)");
+    expect(oneLine(run.stderr)).toBe("kvsentinel demo: --duration: 'soon' is not a positive duration (e.g. 250ms, 5s, 1m; a number means ms) (see 'kvsentinel demo --help')");
     const engine = await runCli(['demo', '--engine', 'tgi']);
     expect(engine.code).toBe(2);
-    expect(oneLine(engine.stderr)).toBe("kvsentinel demo: --engine 'tgi': expected trtllm or vllm");
+    expect(oneLine(engine.stderr)).toBe("kvsentinel demo: --engine 'tgi': expected trtllm or vllm (see 'kvsentinel demo --help')");
     const zmq = await runCli(['audit', '--zmq', 'ctx0=tcp://*:5557', '--duration', '1s']);
     expect(zmq.code).toBe(2);
     expect(oneLine(zmq.stderr)).toMatch(/^kvsentinel audit: --zmq 'ctx0=tcp:\/\/\*:5557' endpoint: '.*': \* is the publisher's bind address; give the worker's host/);
@@ -60,7 +60,7 @@ describe('usage errors', () => {
     cleanups.push(() => rm(dir, { recursive: true, force: true }));
     const missingConfig = await runCli(['serve', '--config.file', join(dir, 'nope.yaml')]);
     expect(missingConfig.code).toBe(2);
-    expect(oneLine(missingConfig.stderr)).toBe(`kvsentinel serve: --config.file ${join(dir, 'nope.yaml')}: cannot read it: no such file or directory`);
+    expect(oneLine(missingConfig.stderr)).toBe(`kvsentinel serve: --config.file ${join(dir, 'nope.yaml')}: cannot read it: no such file or directory (see 'kvsentinel serve --help')`);
     const missingBundle = await runCli(['audit', '--bundle', join(dir, 'rec')]);
     expect(missingBundle.code).toBe(2);
     expect(oneLine(missingBundle.stderr)).toMatch(new RegExp(`^kvsentinel audit: --bundle ${join(dir, 'rec')}: no such directory`));
@@ -71,7 +71,7 @@ describe('usage errors', () => {
     expect(oneLine(typo.stderr)).toContain(`${file}: relay.drain_intervall: unknown key (did you mean drain_interval?)`);
     const simTypo = await runCli(['sim', 'run', '--set', 'ctx.event_bufer_max_size=1']);
     expect(simTypo.code).toBe(2);
-    expect(oneLine(simTypo.stderr)).toBe('kvsentinel sim run: --set ctx.event_bufer_max_size: unknown key (did you mean ctx.event_buffer_max_size?); `kvsentinel sim keys` lists every key');
+    expect(oneLine(simTypo.stderr)).toBe('kvsentinel sim run: --set ctx.event_bufer_max_size: unknown key (did you mean ctx.event_buffer_max_size?); `kvsentinel sim keys` lists every key (see \'kvsentinel sim run --help\')');
   });
 
   it('every duration option shows its default as a duration, not as milliseconds', async () => {

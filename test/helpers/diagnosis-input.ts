@@ -123,7 +123,7 @@ export function quietInput(over: Partial<DiagnosisInput> = {}): DiagnosisInput {
     servers: ['ctx0', 'ctx1', 'ctx2'].map((s) => quietServer(s)),
     decisions: quietDecisions(),
     routerScores: { decisions: 0, anyMatch: 0, sentAwayByLoad: 0, replicaPredictedMatch: 0, replicaMatchRouterNone: 0 },
-    render: { compared: 0, rendered: 0, differing: 0, breaking: 0, firstBlock: 0, causes: [], minPosition: null, sample: null },
+    render: { compared: 0, rendered: 0, differing: 0, breaking: 0, firstBlock: 0, causes: [], differingServers: [], minPosition: null, sample: null },
     sources: [],
     ...over,
   };

@@ -21,8 +21,8 @@ afterEach(async () => {
   started.daemon = null;
 });
 
-// enough decisions for the statistical findings (60), prompts of a few thousand tokens
-const TRAFFIC = ['workload.trajectories=24', 'workload.concurrency=6', 'workload.system_prefix_tokens=600', 'workload.task_tokens_median=150'];
+// well over the decisions the statistical findings need (60), prompts of a few thousand tokens
+const TRAFFIC = ['workload.trajectories=40', 'workload.concurrency=8', 'workload.system_prefix_tokens=600', 'workload.task_tokens_median=150'];
 
 async function run(routerTokenizer: string): Promise<{ daemon: Daemon; requests: number; metrics: string }> {
   cluster = await startLiveCluster(smallConfig('healthy', [...TRAFFIC, `ctx.tokenizer=${DEEPSEEK_V3_DIR}`, `router.tokenizer=${routerTokenizer}`]), {
@@ -72,7 +72,7 @@ describe('render parity end to end (DeepSeek-V3 tokenizer on workers, router and
     const doubled = deepseekVariant((config) => ({ ...config, chat_template: `{{ bos_token }}${config['chat_template'] as string}` }));
     const { daemon } = await run(doubled);
     const has = (s: ReturnType<Daemon['snapshot']>, id: string): boolean => s.findings.some((f) => f.id === id);
-    const snap = (await snapshots(daemon, 15_000, (s) => has(s, 'render-drift') && has(s, 'cache-signal-inert'))).at(-1)!;
+    const snap = (await snapshots(daemon, 30_000, (s) => has(s, 'render-drift') && has(s, 'cache-signal-inert'))).at(-1)!;
     const metrics = await (await request(`http://127.0.0.1:${daemon.webAddress().port}/metrics`)).body.text();
     expect(snap.servers.reduce((n, s) => n + s.predictedRouterCachedTokens, 0)).toBe(0);
     const drift = snap.findings.find((f) => f.id === 'render-drift');

@@ -3,15 +3,18 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import type { RenderInput } from '../../src/core/render/render-input.js';
+import { renderInputOf, routerTool, type RenderInput } from '../../src/core/render/render-input.js';
 import { ModelTokenizer } from '../../src/sources/tokenizer/model-tokenizer.js';
 import { DEEPSEEK_V3_DIR, deepseekConfig, deepseekVariant, renderWithJinja2 } from '../helpers/model-tokenizers.js';
 import { CONVERSATIONS, TOOLS_TEMPLATE, type Conversation } from './conversations.js';
 
 const BOS = '<｜begin▁of▁sentence｜>';
 
+/** what the relay reads from a request body with this conversation (tools as the router dumps them) */
 function chatInput(c: Conversation, kwargs: Record<string, unknown> = {}): Extract<RenderInput, { kind: 'chat' }> {
-  return { kind: 'chat', messages: c.messages, tools: c.tools ?? null, addGenerationPrompt: c.addGenerationPrompt ?? true, chatTemplateKwargs: kwargs };
+  const input = renderInputOf({ messages: c.messages, ...(c.tools ? { tools: c.tools } : {}), ...(c.addGenerationPrompt !== undefined ? { add_generation_prompt: c.addGenerationPrompt } : {}), chat_template_kwargs: kwargs });
+  if (input?.kind !== 'chat') throw new Error('not a chat body');
+  return input;
 }
 
 /** What the router computes: jinja2's render (variables as transformers passes them), encoded without special tokens. */
@@ -20,7 +23,8 @@ async function goldenIds(tokenizer: ModelTokenizer, template: string, c: Convers
     ...tokenizer.files.specialTokens,
     ...kwargs,
     messages: c.messages,
-    tools: c.tools ?? null,
+    // ChatCompletionRequest.tools after pydantic, then tool.model_dump() (router.py _tokenize)
+    tools: c.tools?.map(routerTool) ?? null,
     documents: null,
     add_generation_prompt: c.addGenerationPrompt ?? true,
   });
@@ -59,6 +63,14 @@ describe('chat render parity with the router (DeepSeek-V3 tokenizer, jinja2 gold
     // a prompt already starting with the BOS text gets a second one, as transformers gives it
     const doubled = await tokenizer.render({ kind: 'text', prompt: `${BOS}hello world` });
     expect(Array.from(doubled.subarray(0, 2))).toEqual([0, 0]);
+  });
+});
+
+describe('tools as the router passes them to the template (model_dump of ChatCompletionToolsParam)', () => {
+  it('puts type then function with name, description, parameters, strict in declaration order, unset ones null', () => {
+    const dumped = routerTool({ function: { parameters: { type: 'object' }, name: 'f' }, type: 'function' });
+    expect(JSON.stringify(dumped)).toBe('{"type":"function","function":{"name":"f","description":null,"parameters":{"type":"object"},"strict":null}}');
+    expect(routerTool('not a tool')).toBe('not a tool');
   });
 });
 

@@ -266,7 +266,8 @@ export function createDaemon(initial: ServeConfig, deps: DaemonDeps = {}): Daemo
           // the series exists (at 0) from the start, so rate() and the dashboards see the relay before any refusal
           exporter.countRelayRejected(target.id, 'body_too_large', 0);
           for (const reason of REQUEST_UNREADABLE_REASONS) exporter.countRelayUnreadable(target.id, reason, 0);
-          if (render !== undefined) exporter.countRender(target.id, 'rendered', null, 0);
+          // 0 without a tokenizer: the dashboards' render series exists for every relay
+          exporter.countRender(target.id, 'rendered', null, 0);
           return new WorkerRelay(
             target,
             {

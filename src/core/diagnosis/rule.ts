@@ -222,6 +222,8 @@ export interface RenderDiagnosis {
   readonly firstBlock: number;
   /** most frequent first */
   readonly causes: readonly RenderCauseCount[];
+  /** the CTX servers whose requests differed in the window, sorted */
+  readonly differingServers: readonly string[];
   /** the smallest first diverging position in the window */
   readonly minPosition: number | null;
   /** the most recent difference in the window */

@@ -25,6 +25,22 @@ function isRecord(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
+/**
+ * A tool as the router hands it to the template: `tool.model_dump()` of TensorRT-LLM's ChatCompletionToolsParam —
+ * `type` then `function` with FunctionDefinition's fields in declaration order (name, description, parameters, strict;
+ * unset ones as null), whatever order or subset the client sent. Anything that is not such a tool passes unchanged.
+ */
+export function routerTool(tool: unknown): unknown {
+  if (!isRecord(tool) || !isRecord(tool['function'])) return tool;
+  const { name, description, parameters, strict, ...functionExtra } = tool['function'];
+  const { type, function: _fn, ...toolExtra } = tool;
+  return {
+    type: type ?? 'function',
+    function: { name, description: description ?? null, parameters: parameters ?? null, strict: strict ?? null, ...functionExtra },
+    ...toolExtra,
+  };
+}
+
 function hasIds(v: unknown): boolean {
   return Array.isArray(v) && v.length > 0 && (typeof v[0] === 'number' || typeof v[0] === 'bigint' || Array.isArray(v[0]));
 }
@@ -43,7 +59,7 @@ export function renderInputOf(body: unknown): RenderInput | null {
     return {
       kind: 'chat',
       messages: body['messages'],
-      tools: Array.isArray(tools) ? tools : null,
+      tools: Array.isArray(tools) ? tools.map(routerTool) : null,
       addGenerationPrompt: typeof agp === 'boolean' ? agp : true,
       chatTemplateKwargs: isRecord(kwargs) ? kwargs : {},
     };

@@ -21,7 +21,7 @@ describe('render parity in the state', () => {
     // the oracle waits for the worker's own ids: every decision joined there, none at decision time
     expect(d.withWorkerTokens).toBe(180);
     expect(d.oracleAnyMatch).toBeGreaterThan(100);
-    expect(input.render).toMatchObject({ compared: 180, rendered: 180, differing: 0, sample: null });
+    expect(input.render).toMatchObject({ compared: 180, rendered: 180, differing: 0, sample: null, differingServers: [] });
     expect(snapshot.findings.map((f) => f.id)).not.toContain('render-drift');
     expect(snapshot.findings.map((f) => f.id)).not.toContain('cache-signal-inert');
   });
@@ -32,7 +32,7 @@ describe('render parity in the state', () => {
     expect(d.predictedAnyMatch).toBe(0);
     // worker truth from the worker's ids still shows the prefixes the router could have used
     expect(d.oracleAnyMatch / d.withKeys).toBeGreaterThan(0.5);
-    expect(input.render).toMatchObject({ compared: 180, differing: 180, breaking: 180, minPosition: 1 });
+    expect(input.render).toMatchObject({ compared: 180, differing: 180, breaking: 180, minPosition: 1, differingServers: ['ctx0', 'ctx1', 'ctx2'] });
     const drift = snapshot.findings.find((f) => f.id === 'render-drift');
     expect(drift?.severity).toBe('critical');
     expect(drift?.evidence).toMatchObject({ first_diverging_position: 1, likely_cause: 'doubled-bos/router', differing_share: 1 });

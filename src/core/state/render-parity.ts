@@ -24,6 +24,7 @@ export class RenderParity {
     const diff = obs.diff;
     if (diff === null) return;
     w.add(obs.ts, 'diff');
+    w.add(obs.ts, `diff|${obs.server}`);
     const share = matchableShare(diff, tokensPerBlock);
     if (share < 0.5) w.add(obs.ts, 'break');
     if (share === 0) w.add(obs.ts, 'first');
@@ -52,6 +53,7 @@ export class RenderParity {
       breaking: sum('break'),
       firstBlock: sum('first'),
       causes,
+      differingServers: w.keys('diff|', now).map((k) => k.slice('diff|'.length)),
       minPosition: minNeg === null ? null : -minNeg,
       sample: recent !== undefined && (span === null || recent.ts >= span.from) ? recent : null,
     };

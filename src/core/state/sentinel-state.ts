@@ -262,12 +262,17 @@ function emptyTotals(): ServerTotals {
   };
 }
 
-export function verdictOf(findings: readonly Finding[]): Verdict {
+/**
+ * `pending`: warnings and criticals that hold in the latest evaluation but have not turned on yet (hysteresis).
+ * While inert or insufficient evidence is pending, or anything is pending on an otherwise clean slate, the verdict
+ * is `unknown`: neither "routing follows prefixes" (degraded) nor an all-clear is shown yet.
+ */
+export function verdictOf(findings: readonly Finding[], pending: ReadonlySet<string> = new Set()): Verdict {
   if (findings.some((f) => f.id === 'cache-signal-inert')) return 'inert';
   // no all-clear (and no "the cache signal works") without evidence
-  if (findings.some((f) => f.id === 'evidence-insufficient')) return 'unknown';
+  if (findings.some((f) => f.id === 'evidence-insufficient') || pending.has('cache-signal-inert') || pending.has('evidence-insufficient')) return 'unknown';
   if (findings.some((f) => severityRank(f.severity) >= severityRank('warning'))) return 'degraded';
-  return 'healthy';
+  return pending.size > 0 ? 'unknown' : 'healthy';
 }
 
 export function createSentinelState(options: SentinelOptions = {}): SentinelState {
@@ -324,6 +329,8 @@ class Sentinel implements SentinelState {
   #ruleErrors = 0;
   #lastEvaluation: number | null = null;
   #findings: Finding[] = [];
+  /** warnings and criticals that hold in the latest evaluation but have not turned on yet (hysteresis) */
+  #pendingFindings: ReadonlySet<string> = new Set();
 
   constructor(options: SentinelOptions) {
     this.#mode = options.mode ?? 'auto';
@@ -1208,6 +1215,10 @@ class Sentinel implements SentinelState {
       const run = runRules(this.#rules, input);
       this.#ruleErrors += run.errors.length;
       this.#findings = this.#hysteresis.update(now, run.hits);
+      // a finding that holds but has not passed hysteresis yet: no all-clear meanwhile
+      this.#pendingFindings = new Set(
+        [...run.hits.entries()].filter(([id, hit]) => severityRank(hit.severity ?? FINDING_CATALOG[id]) >= severityRank('warning') && !this.#findings.some((f) => f.id === id)).map(([id]) => id),
+      );
       this.#lastEvaluation = now;
     }
     return this.#view(now, input, this.#findings);
@@ -1250,7 +1261,7 @@ class Sentinel implements SentinelState {
     const prompt = total('ptok');
     return {
       now,
-      verdict: verdictOf(findings),
+      verdict: verdictOf(findings, findings === this.#findings ? this.#pendingFindings : new Set()),
       findings,
       servers: this.digester.serverIds().map((server) => this.#serverStats(server)),
       decisions: decisionStats,

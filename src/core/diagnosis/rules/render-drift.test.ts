@@ -21,7 +21,7 @@ const doubledBos: RenderDiff = {
 };
 
 function render(over: Partial<RenderDiagnosis>): RenderDiagnosis {
-  return { compared: 100, rendered: 100, differing: 0, breaking: 0, firstBlock: 0, causes: [], minPosition: null, sample: null, ...over };
+  return { compared: 100, rendered: 100, differing: 0, breaking: 0, firstBlock: 0, causes: [], differingServers: [], minPosition: null, sample: null, ...over };
 }
 
 const drifting = (over: Partial<RenderDiagnosis> = {}): DiagnosisInput =>
@@ -50,6 +50,9 @@ describe('render-drift', () => {
       router_ids_from: 'tokenizer',
     });
     expect(hit.cause).toContain('BOS twice on the router side');
+    // no server named: every server the router routes to
+    expect(hit.servers).toEqual(['ctx0', 'ctx1', 'ctx2']);
+    expect(renderDrift.evaluate(drifting({ differingServers: ['ctx1'] }))?.servers).toEqual(['ctx1']);
   });
 
   it('is a warning when only the tail differs (matches mostly intact)', () => {

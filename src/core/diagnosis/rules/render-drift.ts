@@ -70,7 +70,7 @@ export const renderDrift: Rule = {
     evidence.likely_cause = top !== undefined ? `${top.cause}${top.side !== null ? `/${top.side}` : ''}` : 'unknown';
     return {
       severity: critical ? 'critical' : 'warning',
-      servers: input.servers.map((s) => s.server),
+      servers: r.differingServers.length > 0 ? r.differingServers : input.servers.map((s) => s.server),
       summary:
         `the router's token ids differ from the workers' for ${percent(ratio(r.differing, r.compared))} of ${r.compared} requests` +
         (sample !== null ? `, first at token ${sample.diff.position}` : '') +
