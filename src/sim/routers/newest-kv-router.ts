@@ -5,11 +5,11 @@
 // matches/tokens_per_block − load_weight·active among servers under load_cap (active/max_batch_size); round-robin
 // counter advanced on every decision; EVENT_MATCH_DIAG at INFO for the first 20 lookups, then every 100th.
 // The conversation pin keys on chat messages only: the simulator's completions requests carry none, so it never pins.
-import type { HashAlgo, KvEvent } from '../../core/wire/kv-event.js';
-import { BlockKeySet } from '../block-key-set.js';
+import type { HashAlgo } from '../../core/wire/kv-event.js';
+import type { BlockKeySet } from '../block-key-set.js';
 import type { PromptBlocks } from '../prompt.js';
-import { applyRouterEvent, type KvCacheAwareDeps } from './kv-cache-aware-router.js';
 import { ActiveCounts, type RouteCandidate, type RouteDecision, type RouteRequest, type Router, type RouterServerState, type RouterSettings } from './router.js';
+import { RouterServerTables, type RouterTableDeps, type ServerTable } from './router-server-tables.js';
 
 export interface NewestKvRouterOptions {
   /** null = unset: 32 until the first worker's size is adopted */
@@ -22,19 +22,10 @@ export interface NewestKvRouterOptions {
   readonly pollOnFinish: boolean;
 }
 
-export interface NewestKvRouterDeps extends KvCacheAwareDeps {
+export interface NewestKvRouterDeps extends RouterTableDeps {
   /** the worker's tokens_per_block from /server_info, null when it states none */
   readonly workerTokensPerBlock: (server: string) => number | null;
   readonly log?: (level: 'I' | 'W' | 'E', message: string) => void;
-}
-
-interface ServerTable {
-  readonly blocks: BlockKeySet;
-  /** blocks that came from events (EVENT_MATCH_DIAG's event_match) */
-  readonly eventBlocks: BlockKeySet;
-  readonly algo: HashAlgo;
-  polls: number;
-  pollFailures: number;
 }
 
 const DIAG_FIRST = 20;
@@ -46,8 +37,7 @@ export class NewestKvCacheAwareRouter implements Router {
   readonly #options: NewestKvRouterOptions;
   readonly #deps: NewestKvRouterDeps;
   readonly #active: ActiveCounts;
-  readonly #tables = new Map<string, ServerTable>();
-  readonly #pending = new Map<string, PromptBlocks>();
+  readonly #tables: RouterServerTables;
   /** servers whose events cannot align (tokens_per_block differs but divides): never polled */
   readonly #skipPolling = new Set<string>();
   /** servers whose sizes do not divide: never prepared, never routed to */
@@ -62,10 +52,10 @@ export class NewestKvCacheAwareRouter implements Router {
     this.#options = options;
     this.#deps = deps;
     this.#active = new ActiveCounts(servers);
+    this.#tables = new RouterServerTables(servers, deps, { keepEventBlocks: true });
     let tpb = options.tokensPerBlock ?? 32;
     let auto = options.tokensPerBlock === null;
     for (const server of servers) {
-      this.#tables.set(server, { blocks: new BlockKeySet(), eventBlocks: new BlockKeySet(), algo: deps.hashAlgo(server), polls: 0, pollFailures: 0 });
       const worker = deps.workerTokensPerBlock(server);
       if (worker === null) continue;
       if (auto) {
@@ -107,7 +97,7 @@ export class NewestKvCacheAwareRouter implements Router {
   }
 
   table(server: string): BlockKeySet {
-    return this.#tables.get(server)!.blocks;
+    return this.#tables.of(server).blocks;
   }
 
   route(request: RouteRequest): RouteDecision {
@@ -116,7 +106,7 @@ export class NewestKvCacheAwareRouter implements Router {
     const byAlgo = new Map<HashAlgo, PromptBlocks>();
     const candidates: RouteCandidate[] = [];
     for (const server of servers) {
-      const table = this.#tables.get(server)!;
+      const table = this.#tables.of(server);
       let blocks = byAlgo.get(table.algo);
       if (blocks === undefined) {
         blocks = request.prompt.blocks(tpb, table.algo);
@@ -127,7 +117,7 @@ export class NewestKvCacheAwareRouter implements Router {
       for (let i = 0; i < blocks.keys.length; i++) {
         if (!table.blocks.has(blocks.keys[i]!, blocks.fps[i])) break;
         matchedTokens += tpb;
-        if (table.eventBlocks.has(blocks.keys[i]!, blocks.fps[i])) eventTokens += tpb;
+        if (table.eventBlocks?.has(blocks.keys[i]!, blocks.fps[i])) eventTokens += tpb;
       }
       this.#diag(server, matchedTokens, eventTokens, table);
       const activeRequests = this.#active.get(server);
@@ -140,7 +130,7 @@ export class NewestKvCacheAwareRouter implements Router {
     const chosen = tied[this.#rr % tied.length]!;
     this.#rr++;
     this.#active.increment(chosen.server);
-    if (this.#options.trackRoutedBlocks) this.#pending.set(request.requestId, byAlgo.get(this.#tables.get(chosen.server)!.algo)!);
+    if (this.#options.trackRoutedBlocks) this.#tables.remember(request.requestId, byAlgo.get(this.#tables.of(chosen.server).algo)!);
     return { server: chosen.server, candidates };
   }
 
@@ -149,19 +139,13 @@ export class NewestKvCacheAwareRouter implements Router {
     if (this.#diagCalls > DIAG_FIRST && this.#diagCalls % DIAG_EVERY !== 0) return;
     this.#deps.log?.(
       'I',
-      `EVENT_MATCH_DIAG server=${server} total_match=${totalMatch} event_match=${eventMatch} event_blocks=${table.eventBlocks.size} total_blocks=${table.blocks.size} query_hashes=[]`,
+      `EVENT_MATCH_DIAG server=${server} total_match=${totalMatch} event_match=${eventMatch} event_blocks=${table.eventBlocks?.size ?? 0} total_blocks=${table.blocks.size} query_hashes=[]`,
     );
   }
 
   finish(server: string, request: RouteRequest, success: boolean): void {
     this.#active.decrement(server);
-    const table = this.#tables.get(server);
-    if (table === undefined) return;
-    const routed = this.#pending.get(request.requestId);
-    if (routed !== undefined) {
-      this.#pending.delete(request.requestId);
-      if (success) for (let i = 0; i < routed.keys.length; i++) table.blocks.add(routed.keys[i]!, routed.fps[i]);
-    }
+    this.#tables.settle(server, request.requestId, success);
     if (this.#options.pollOnFinish && !this.#skipPolling.has(server)) this.poll(server);
   }
 
@@ -171,28 +155,10 @@ export class NewestKvCacheAwareRouter implements Router {
   }
 
   poll(server: string): void {
-    const table = this.#tables.get(server);
-    if (table === undefined) return;
-    table.polls++;
-    let events: KvEvent[];
-    try {
-      events = this.#deps.pollEvents(server);
-    } catch (err) {
-      table.pollFailures++;
-      this.#deps.onPollFailure?.(server, err instanceof Error ? err.message : String(err));
-      return;
-    }
-    this.#deps.onPolled?.(server, events);
-    for (const event of events) {
-      applyRouterEvent(table.blocks, event);
-      applyRouterEvent(table.eventBlocks, event);
-    }
+    this.#tables.poll(server);
   }
 
   state(): RouterServerState[] {
-    return this.servers.map((server) => {
-      const table = this.#tables.get(server)!;
-      return { server, activeRequests: this.#active.get(server), hashAlgo: table.algo, blockTableSize: table.blocks.size, polls: table.polls, pollFailures: table.pollFailures };
-    });
+    return this.#tables.state(this.servers, this.#active);
   }
 }
