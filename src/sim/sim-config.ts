@@ -205,7 +205,7 @@ export const KNOBS: Readonly<Record<string, Knob>> = {
   'workload.tool_big_sigma': { kind: 'number', section: 'workload', field: 'toolBigSigma', help: 'log-normal sigma' },
   'workload.tool_latency': { kind: 'duration', section: 'workload', field: 'toolLatencyMs', help: 'mean tool execution time' },
   'workload.ramp': { kind: 'duration', section: 'workload', field: 'rampMs', help: 'start window of the c slots' },
-  'workload.request_format': { kind: { oneOf: REQUEST_FORMATS }, section: 'workload', field: 'requestFormat', help: 'live prompts as token ids, text or chat messages' },
+  'workload.request_format': { kind: { oneOf: REQUEST_FORMATS }, section: 'workload', field: 'requestFormat', help: 'live prompts as token ids, text, one chat message or multi-turn chat messages (chat-turns)' },
   'ctx.servers': { kind: 'posint', section: 'ctx', field: 'servers', help: 'CTX servers' },
   'ctx.attention_dp': { kind: 'posint', section: 'ctx', field: 'attentionDp', help: 'attention-DP ranks per server' },
   'ctx.tokens_per_block': { kind: 'posint', section: 'ctx', field: 'tokensPerBlock', help: 'worker KV block size' },

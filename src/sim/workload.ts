@@ -38,12 +38,14 @@ export interface WorkloadConfig {
   readonly vocabSize: number;
   /**
    * how the live workload sends prompts: token ids in `prompt`, text in `prompt` (/v1/completions), or chat
-   * `messages` (/v1/chat/completions); text is the ids as code points, which every simulated server tokenizes back
+   * `messages` (/v1/chat/completions); text is the ids as code points, which every simulated server tokenizes back.
+   * `chat` sends the whole context as one user message; `chat-turns` as a multi-turn client does: the system prefix,
+   * the first task, then the rest, so the first two messages (the newest router's pin key) stay fixed per conversation
    */
   readonly requestFormat: RequestFormat;
 }
 
-export const REQUEST_FORMATS = ['token-ids', 'text', 'chat'] as const;
+export const REQUEST_FORMATS = ['token-ids', 'text', 'chat', 'chat-turns'] as const;
 export type RequestFormat = (typeof REQUEST_FORMATS)[number];
 
 export interface TurnPlan {

@@ -44,6 +44,8 @@ interface LiveRow {
   readonly warnings?: readonly string[];
   readonly says?: Readonly<Record<string, string>>;
   readonly tpb?: { readonly value: number; readonly from: string };
+  /** the router's own /debug/router shows decisions that went below the best score (the conversation pin) */
+  readonly pinOverrides?: true;
   /** the orchestrator's CTX bodies are msgpack (no X-Correlation-ID): every decision must still be read */
   readonly msgpack?: true;
 }
@@ -145,6 +147,18 @@ const ROWS: readonly LiveRow[] = [
     tpb: { value: 128, from: 'orchestrator-log' },
   },
   {
+    // multi-turn chat bodies: the first two messages (system prefix, first task) are fixed per conversation, so the
+    // content-affinity pin holds every later turn on its first server whatever the scores; that is not evidence
+    // against the cache signal
+    name: 'newest, multi-turn chat (the conversation pin holds), with the orchestrator log',
+    preset: 'healthy',
+    set: [...NEWEST, 'router.tokens_per_block=0', 'router.load_weight=4', 'workload.request_format=chat-turns'],
+    log: true,
+    verdicts: ['healthy', 'degraded'],
+    critical: [],
+    pinOverrides: true,
+  },
+  {
     name: 'newest, events off (routed-block tracking on), relay only',
     preset: 'healthy',
     set: [...NEWEST, 'router.tokens_per_block=0', 'ctx.event_buffer_max_size=0'],
@@ -180,6 +194,11 @@ describe('verdicts on the live simulator through the relay (issue #14)', () => {
       expect(`${f?.summary ?? ''} ${f?.cause ?? ''}`, context).toContain(text);
     }
     if (row.tpb !== undefined) expect(snap.routerTokensPerBlock).toMatchObject(row.tpb);
+    if (row.pinOverrides === true) {
+      const debug = (await (await fetch(cluster!.debugUrl)).json()) as { decisions: { chosen: string; candidates: { server: string; score: number }[] }[] };
+      const below = debug.decisions.filter((d) => d.candidates.find((c) => c.server === d.chosen)!.score < Math.max(...d.candidates.map((c) => c.score)));
+      expect(below.length, context).toBeGreaterThan(0);
+    }
     if (row.msgpack) {
       // the decode is in the path: nothing unreadable, and every decision's prompt ids were read
       for (const sv of input.servers) expect(sv.unreadableRequests, `${context} ${sv.server}`).toEqual({ unknown_encoding: 0, malformed: 0, too_large: 0, no_prompt: 0 });

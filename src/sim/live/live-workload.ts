@@ -195,7 +195,24 @@ export class LiveWorkload {
           path: '/v1/chat/completions',
           body: JSON.stringify({ model: 'kvsentinel-sim', messages: [{ role: 'user', content: this.#promptString(trajectory) }], max_tokens: maxTokens }),
         };
+      case 'chat-turns':
+        return { path: '/v1/chat/completions', body: JSON.stringify({ model: 'kvsentinel-sim', messages: this.#turnMessages(trajectory), max_tokens: maxTokens }) };
     }
+  }
+
+  /** `chat-turns`: system prefix, first task, and (after the first turn) the rest, each as code points like #promptString */
+  #turnMessages(trajectory: Trajectory): { role: string; content: string }[] {
+    const text = this.#promptString(trajectory);
+    // code point offsets equal token offsets: one code point per id
+    const points = Array.from(text);
+    const system = Math.min(this.#prefix.length, points.length);
+    const task = Math.min(system + trajectory.taskTokens, points.length);
+    const messages = [
+      { role: 'system', content: points.slice(0, system).join('') },
+      { role: 'user', content: points.slice(system, task).join('') },
+    ];
+    if (task < points.length) messages.push({ role: 'user', content: points.slice(task).join('') });
+    return messages;
   }
 
   /** the context as words (see `chat`), extended incrementally like #promptText */
