@@ -44,6 +44,8 @@ interface LiveRow {
   readonly warnings?: readonly string[];
   readonly says?: Readonly<Record<string, string>>;
   readonly tpb?: { readonly value: number; readonly from: string };
+  /** the orchestrator's CTX bodies are msgpack (no X-Correlation-ID): every decision must still be read */
+  readonly msgpack?: true;
 }
 
 let cluster: LiveCluster | null = null;
@@ -58,7 +60,12 @@ afterEach(async () => {
   dir = null;
 });
 
-async function runRow(row: LiveRow): Promise<ReturnType<SentinelState['snapshot']>> {
+interface RowResult {
+  readonly snap: ReturnType<SentinelState['snapshot']>;
+  readonly input: ReturnType<SentinelState['diagnosisInput']>;
+}
+
+async function runRow(row: LiveRow): Promise<RowResult> {
   dir = await mkdtemp(join(tmpdir(), 'kvs-verdict-'));
   const logPath = join(dir, 'orchestrator.log');
   await writeFile(logPath, '');
@@ -91,7 +98,8 @@ async function runRow(row: LiveRow): Promise<ReturnType<SentinelState['snapshot'
   await lines;
   await eventually(() => state.snapshot(Date.now()).requests >= summary.requests, 10_000, 'the state saw every request');
   if (row.log) await eventually(() => state.snapshot(Date.now()).routerTokensPerBlock.from === 'orchestrator-log' || row.tpb === undefined, 5_000, 'the orchestrator log read');
-  return state.snapshot(Date.now());
+  const now = Date.now();
+  return { snap: state.snapshot(now), input: state.diagnosisInput(now) };
 }
 
 const NEWEST = ['router.profile=newest'];
@@ -113,6 +121,16 @@ const ROWS: readonly LiveRow[] = [
     preset: 'healthy',
     set: ['router.max_batch_size=64', 'router.tokens_per_block=32'],
     log: false,
+    verdicts: ['inert'],
+    critical: ['router-hash-divergence', 'cache-signal-inert'],
+    says: { 'router-hash-divergence': 'two causes fit equally' },
+  },
+  {
+    name: '2026-06, msgpack bodies, router tokens_per_block 32, relay only: never matches, never healthy',
+    preset: 'healthy',
+    set: ['router.max_batch_size=64', 'router.tokens_per_block=32', 'router.ctx_body=msgpack'],
+    log: false,
+    msgpack: true,
     verdicts: ['inert'],
     critical: ['router-hash-divergence', 'cache-signal-inert'],
     says: { 'router-hash-divergence': 'two causes fit equally' },
@@ -150,7 +168,7 @@ const ROWS: readonly LiveRow[] = [
 
 describe('verdicts on the live simulator through the relay (issue #14)', () => {
   it.each(ROWS.map((r) => [r.name, r] as const))('%s', async (_name, row) => {
-    const snap = await runRow(row);
+    const { snap, input } = await runRow(row);
     const ids = (severity: string): string[] => snap.findings.filter((f) => f.severity === severity).map((f) => f.id).sort();
     const context = `${row.name}: ${snap.verdict} ${snap.servers.map((s) => `${s.server}=${s.requests}`).join(' ')} ${JSON.stringify(snap.findings.map((f) => [f.id, f.summary]))}`;
     expect(snap.requests, context).toBeGreaterThan(150);
@@ -162,5 +180,10 @@ describe('verdicts on the live simulator through the relay (issue #14)', () => {
       expect(`${f?.summary ?? ''} ${f?.cause ?? ''}`, context).toContain(text);
     }
     if (row.tpb !== undefined) expect(snap.routerTokensPerBlock).toMatchObject(row.tpb);
+    if (row.msgpack) {
+      // the decode is in the path: nothing unreadable, and every decision's prompt ids were read
+      for (const sv of input.servers) expect(sv.unreadableRequests, `${context} ${sv.server}`).toEqual({ unknown_encoding: 0, malformed: 0, too_large: 0, no_prompt: 0 });
+      expect(input.decisions.withKeys, context).toBe(snap.requests);
+    }
   }, 120_000);
 });

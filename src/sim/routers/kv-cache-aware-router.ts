@@ -3,11 +3,11 @@
 // prompt itself (tokens_per_block, last token excluded, partial tail, the server's hash algo from /server_info)
 // and scores matched/padded − active/max_batch_size; ties go round-robin. backfill_block_hashes_on_finish adds
 // the router's own hashes of a finished request to that server's set.
-import { blockKey64 } from '../../core/hashing/index.js';
-import type { HashAlgo, KvEvent } from '../../core/wire/kv-event.js';
-import { BlockKeySet } from '../block-key-set.js';
+import type { HashAlgo } from '../../core/wire/kv-event.js';
+import type { BlockKeySet } from '../block-key-set.js';
 import type { PromptBlocks } from '../prompt.js';
 import { ActiveCounts, type RouteCandidate, type RouteDecision, type RouteRequest, type Router, type RouterServerState, type RouterSettings } from './router.js';
+import { RouterServerTables, type RouterTableDeps } from './router-server-tables.js';
 
 export interface KvCacheAwareOptions {
   readonly tokensPerBlock: number;
@@ -17,39 +17,19 @@ export interface KvCacheAwareOptions {
   readonly pollOnFinish: boolean;
 }
 
-export interface KvCacheAwareDeps {
-  /** hash algo per server, from /server_info (default v1_block_key) */
-  readonly hashAlgo: (server: string) => HashAlgo;
-  /** POST {server}/kv_cache_events; throws on failure */
-  readonly pollEvents: (server: string) => KvEvent[];
-  /** the orchestrator's WARNING "Failed to poll KV cache events from {server}: {e}" */
-  readonly onPollFailure?: (server: string, message: string) => void;
-  /** what the router received from a poll */
-  readonly onPolled?: (server: string, events: readonly KvEvent[]) => void;
-}
-
-interface ServerTable {
-  readonly blocks: BlockKeySet;
-  algo: HashAlgo;
-  polls: number;
-  pollFailures: number;
-}
+export type KvCacheAwareDeps = RouterTableDeps;
 
 export class KvCacheAwareRouter implements Router {
   readonly settings: RouterSettings;
   readonly servers: readonly string[];
   readonly #options: KvCacheAwareOptions;
-  readonly #deps: KvCacheAwareDeps;
   readonly #active: ActiveCounts;
-  readonly #tables = new Map<string, ServerTable>();
-  /** router hashes of in-flight requests, for backfill */
-  readonly #pending = new Map<string, PromptBlocks>();
+  readonly #tables: RouterServerTables;
   #rr = 0;
 
   constructor(servers: readonly string[], options: KvCacheAwareOptions, deps: KvCacheAwareDeps) {
     this.servers = servers;
     this.#options = options;
-    this.#deps = deps;
     this.settings = {
       type: 'kv_cache_aware',
       profile: '2026-06',
@@ -61,12 +41,12 @@ export class KvCacheAwareRouter implements Router {
       pollOnFinish: options.pollOnFinish,
     };
     this.#active = new ActiveCounts(servers);
-    for (const server of servers) this.#tables.set(server, { blocks: new BlockKeySet(), algo: deps.hashAlgo(server), polls: 0, pollFailures: 0 });
+    this.#tables = new RouterServerTables(servers, deps, { keepEventBlocks: false });
   }
 
   /** the router's block-hash set of a server (read-only view for tests and the debug endpoint) */
   table(server: string): BlockKeySet {
-    return this.#tables.get(server)!.blocks;
+    return this.#tables.of(server).blocks;
   }
 
   route(request: RouteRequest): RouteDecision {
@@ -75,7 +55,7 @@ export class KvCacheAwareRouter implements Router {
     const candidates: RouteCandidate[] = [];
     let best = Number.NEGATIVE_INFINITY;
     for (const server of this.servers) {
-      const table = this.#tables.get(server)!;
+      const table = this.#tables.of(server);
       let blocks = byAlgo.get(table.algo);
       if (blocks === undefined) {
         blocks = request.prompt.blocks(tpb, table.algo);
@@ -98,63 +78,23 @@ export class KvCacheAwareRouter implements Router {
     if (tied.length > 1) this.#rr++;
     this.#active.increment(chosen.server);
     if (this.#options.backfillBlockHashesOnFinish) {
-      this.#pending.set(request.requestId, byAlgo.get(this.#tables.get(chosen.server)!.algo)!);
+      this.#tables.remember(request.requestId, byAlgo.get(this.#tables.of(chosen.server).algo)!);
     }
     return { server: chosen.server, candidates };
   }
 
   finish(server: string, request: RouteRequest, success: boolean): void {
     this.#active.decrement(server);
-    const table = this.#tables.get(server);
-    if (table === undefined) return;
-    const backfill = this.#pending.get(request.requestId);
-    if (backfill !== undefined) {
-      this.#pending.delete(request.requestId);
-      if (success) for (let i = 0; i < backfill.keys.length; i++) table.blocks.add(backfill.keys[i]!, backfill.fps[i]);
-    }
+    this.#tables.settle(server, request.requestId, success);
     if (this.#options.pollOnFinish) this.poll(server);
   }
 
   /** poll_and_update for one server */
   poll(server: string): void {
-    const table = this.#tables.get(server);
-    if (table === undefined) return;
-    table.polls++;
-    let events: KvEvent[];
-    try {
-      events = this.#deps.pollEvents(server);
-    } catch (err) {
-      table.pollFailures++;
-      this.#deps.onPollFailure?.(server, err instanceof Error ? err.message : String(err));
-      return;
-    }
-    this.#deps.onPolled?.(server, events);
-    for (const event of events) applyRouterEvent(table.blocks, event);
+    this.#tables.poll(server);
   }
 
   state(): RouterServerState[] {
-    return this.servers.map((server) => {
-      const table = this.#tables.get(server)!;
-      return { server, activeRequests: this.#active.get(server), hashAlgo: table.algo, blockTableSize: table.blocks.size, polls: table.polls, pollFailures: table.pollFailures };
-    });
-  }
-}
-
-/** How the router applies one event to a server's set: stored adds, removed deletes (whatever the rank). */
-export function applyRouterEvent(blocks: BlockKeySet, event: KvEvent): void {
-  const data = event.data;
-  switch (data.type) {
-    case 'stored':
-      for (const block of data.blocks) blocks.add(blockKey64(block.blockHash));
-      return;
-    case 'removed':
-      for (const hash of data.blockHashes) blocks.delete(blockKey64(hash));
-      return;
-    case 'all_cleared':
-      blocks.clear();
-      return;
-    case 'created':
-    case 'updated':
-      return;
+    return this.#tables.state(this.servers, this.#active);
   }
 }

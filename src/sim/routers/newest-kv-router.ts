@@ -4,12 +4,13 @@
 // tracking on by default (the hashes it routed are added on a successful finish); score
 // matches/tokens_per_block − load_weight·active among servers under load_cap (active/max_batch_size); round-robin
 // counter advanced on every decision; EVENT_MATCH_DIAG at INFO for the first 20 lookups, then every 100th.
-// The conversation pin keys on chat messages only: the simulator's completions requests carry none, so it never pins.
-import type { HashAlgo, KvEvent } from '../../core/wire/kv-event.js';
-import { BlockKeySet } from '../block-key-set.js';
+// The content-affinity pin (route-affinity.ts) overrides the score for chat requests whose key was routed before.
+import type { HashAlgo } from '../../core/wire/kv-event.js';
+import type { BlockKeySet } from '../block-key-set.js';
 import type { PromptBlocks } from '../prompt.js';
-import { applyRouterEvent, type KvCacheAwareDeps } from './kv-cache-aware-router.js';
 import { ActiveCounts, type RouteCandidate, type RouteDecision, type RouteRequest, type Router, type RouterServerState, type RouterSettings } from './router.js';
+import { RouteAffinity } from './route-affinity.js';
+import { RouterServerTables, type RouterTableDeps, type ServerTable } from './router-server-tables.js';
 
 export interface NewestKvRouterOptions {
   /** null = unset: 32 until the first worker's size is adopted */
@@ -20,21 +21,14 @@ export interface NewestKvRouterOptions {
   /** active/max_batch_size cap; Infinity = none */
   readonly loadCap: number;
   readonly pollOnFinish: boolean;
+  /** the pin's LRU bound (router.py ROUTE_AFFINITY_CACHE_SIZE, 50 000) */
+  readonly affinityCacheSize?: number;
 }
 
-export interface NewestKvRouterDeps extends KvCacheAwareDeps {
+export interface NewestKvRouterDeps extends RouterTableDeps {
   /** the worker's tokens_per_block from /server_info, null when it states none */
   readonly workerTokensPerBlock: (server: string) => number | null;
   readonly log?: (level: 'I' | 'W' | 'E', message: string) => void;
-}
-
-interface ServerTable {
-  readonly blocks: BlockKeySet;
-  /** blocks that came from events (EVENT_MATCH_DIAG's event_match) */
-  readonly eventBlocks: BlockKeySet;
-  readonly algo: HashAlgo;
-  polls: number;
-  pollFailures: number;
 }
 
 const DIAG_FIRST = 20;
@@ -46,14 +40,14 @@ export class NewestKvCacheAwareRouter implements Router {
   readonly #options: NewestKvRouterOptions;
   readonly #deps: NewestKvRouterDeps;
   readonly #active: ActiveCounts;
-  readonly #tables = new Map<string, ServerTable>();
-  readonly #pending = new Map<string, PromptBlocks>();
+  readonly #tables: RouterServerTables;
   /** servers whose events cannot align (tokens_per_block differs but divides): never polled */
   readonly #skipPolling = new Set<string>();
   /** servers whose sizes do not divide: never prepared, never routed to */
   readonly #unprepared = new Set<string>();
   readonly #tpb: number;
   readonly startupLines: { readonly level: 'I' | 'W' | 'E'; readonly message: string }[] = [];
+  readonly #affinity: RouteAffinity;
   #rr = 0;
   #diagCalls = 0;
 
@@ -62,10 +56,11 @@ export class NewestKvCacheAwareRouter implements Router {
     this.#options = options;
     this.#deps = deps;
     this.#active = new ActiveCounts(servers);
+    this.#tables = new RouterServerTables(servers, deps, { keepEventBlocks: true });
+    this.#affinity = new RouteAffinity(options.affinityCacheSize);
     let tpb = options.tokensPerBlock ?? 32;
     let auto = options.tokensPerBlock === null;
     for (const server of servers) {
-      this.#tables.set(server, { blocks: new BlockKeySet(), eventBlocks: new BlockKeySet(), algo: deps.hashAlgo(server), polls: 0, pollFailures: 0 });
       const worker = deps.workerTokensPerBlock(server);
       if (worker === null) continue;
       if (auto) {
@@ -106,8 +101,13 @@ export class NewestKvCacheAwareRouter implements Router {
     return `BlockHashMixin: tokens_per_block=${tokensPerBlock ?? 32}${tokensPerBlock === null ? ' (auto, adopts worker)' : ''}, custom_tokenizer=None, model_path=None, use_harmony=None`;
   }
 
+  /** how many conversation keys are pinned (bounded by affinityCacheSize) */
+  get pinnedConversations(): number {
+    return this.#affinity.size;
+  }
+
   table(server: string): BlockKeySet {
-    return this.#tables.get(server)!.blocks;
+    return this.#tables.of(server).blocks;
   }
 
   route(request: RouteRequest): RouteDecision {
@@ -116,7 +116,7 @@ export class NewestKvCacheAwareRouter implements Router {
     const byAlgo = new Map<HashAlgo, PromptBlocks>();
     const candidates: RouteCandidate[] = [];
     for (const server of servers) {
-      const table = this.#tables.get(server)!;
+      const table = this.#tables.of(server);
       let blocks = byAlgo.get(table.algo);
       if (blocks === undefined) {
         blocks = request.prompt.blocks(tpb, table.algo);
@@ -127,7 +127,7 @@ export class NewestKvCacheAwareRouter implements Router {
       for (let i = 0; i < blocks.keys.length; i++) {
         if (!table.blocks.has(blocks.keys[i]!, blocks.fps[i])) break;
         matchedTokens += tpb;
-        if (table.eventBlocks.has(blocks.keys[i]!, blocks.fps[i])) eventTokens += tpb;
+        if (table.eventBlocks?.has(blocks.keys[i]!, blocks.fps[i])) eventTokens += tpb;
       }
       this.#diag(server, matchedTokens, eventTokens, table);
       const activeRequests = this.#active.get(server);
@@ -135,12 +135,19 @@ export class NewestKvCacheAwareRouter implements Router {
     }
     const capped = candidates.filter((c) => c.activeRequests / this.#options.maxBatchSize < this.#options.loadCap);
     const pool = capped.length > 0 ? capped : candidates;
-    const best = Math.max(...pool.map((c) => c.score));
-    const tied = pool.filter((c) => c.score === best);
-    const chosen = tied[this.#rr % tied.length]!;
+    const key = request.affinityKey ?? null;
+    // the pin wins over the scores when its server is still a candidate (routable, under load_cap)
+    const pinned = key === null ? undefined : this.#affinity.pinned(key);
+    let chosen = pool.find((c) => c.server === pinned);
+    if (chosen === undefined) {
+      const best = Math.max(...pool.map((c) => c.score));
+      const tied = pool.filter((c) => c.score === best);
+      chosen = tied[this.#rr % tied.length]!;
+    }
     this.#rr++;
+    if (key !== null) this.#affinity.pin(key, chosen.server);
     this.#active.increment(chosen.server);
-    if (this.#options.trackRoutedBlocks) this.#pending.set(request.requestId, byAlgo.get(this.#tables.get(chosen.server)!.algo)!);
+    if (this.#options.trackRoutedBlocks) this.#tables.remember(request.requestId, byAlgo.get(this.#tables.of(chosen.server).algo)!);
     return { server: chosen.server, candidates };
   }
 
@@ -149,19 +156,13 @@ export class NewestKvCacheAwareRouter implements Router {
     if (this.#diagCalls > DIAG_FIRST && this.#diagCalls % DIAG_EVERY !== 0) return;
     this.#deps.log?.(
       'I',
-      `EVENT_MATCH_DIAG server=${server} total_match=${totalMatch} event_match=${eventMatch} event_blocks=${table.eventBlocks.size} total_blocks=${table.blocks.size} query_hashes=[]`,
+      `EVENT_MATCH_DIAG server=${server} total_match=${totalMatch} event_match=${eventMatch} event_blocks=${table.eventBlocks?.size ?? 0} total_blocks=${table.blocks.size} query_hashes=[]`,
     );
   }
 
   finish(server: string, request: RouteRequest, success: boolean): void {
     this.#active.decrement(server);
-    const table = this.#tables.get(server);
-    if (table === undefined) return;
-    const routed = this.#pending.get(request.requestId);
-    if (routed !== undefined) {
-      this.#pending.delete(request.requestId);
-      if (success) for (let i = 0; i < routed.keys.length; i++) table.blocks.add(routed.keys[i]!, routed.fps[i]);
-    }
+    this.#tables.settle(server, request.requestId, success);
     if (this.#options.pollOnFinish && !this.#skipPolling.has(server)) this.poll(server);
   }
 
@@ -171,28 +172,10 @@ export class NewestKvCacheAwareRouter implements Router {
   }
 
   poll(server: string): void {
-    const table = this.#tables.get(server);
-    if (table === undefined) return;
-    table.polls++;
-    let events: KvEvent[];
-    try {
-      events = this.#deps.pollEvents(server);
-    } catch (err) {
-      table.pollFailures++;
-      this.#deps.onPollFailure?.(server, err instanceof Error ? err.message : String(err));
-      return;
-    }
-    this.#deps.onPolled?.(server, events);
-    for (const event of events) {
-      applyRouterEvent(table.blocks, event);
-      applyRouterEvent(table.eventBlocks, event);
-    }
+    this.#tables.poll(server);
   }
 
   state(): RouterServerState[] {
-    return this.servers.map((server) => {
-      const table = this.#tables.get(server)!;
-      return { server, activeRequests: this.#active.get(server), hashAlgo: table.algo, blockTableSize: table.blocks.size, polls: table.polls, pollFailures: table.pollFailures };
-    });
+    return this.#tables.state(this.servers, this.#active);
   }
 }
