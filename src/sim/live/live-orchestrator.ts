@@ -359,8 +359,8 @@ export class LiveOrchestrator {
     // router.tokenizer: the router renders text and chat itself (BlockHashMixin._tokenize); else it sees the workers' ids
     const routerTokenizer = this.#options.routerTokenizer ?? null;
     const prompt = new StaticPrompt(routerTokenizer === null ? request.tokens : await tokenizeRequest(routerTokenizer, request));
-    // the newest router's conversation pin: keyed on the body as received (before any write-back of token ids)
-    const affinityKey = router.settings.profile === 'newest' ? contentAffinityKey(request.body['messages'], request.body['prompt_token_ids']) : null;
+    // the newest router's conversation pin: chat only (a CompletionRequest has no messages), keyed on the body as received
+    const affinityKey = router.settings.profile === 'newest' && endpoint === 'chat' ? contentAffinityKey(request.body['messages'], request.body['prompt_token_ids']) : null;
     const routeRequest: RouteRequest = { requestId, correlationId: request.conversationId, prompt: this.#options.router.tokenDrift ? prompt.drifted() : prompt, affinityKey };
     const decision = router.route(routeRequest);
     const server = decision.server;
