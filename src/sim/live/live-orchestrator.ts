@@ -27,6 +27,7 @@ import { parseOpenAiRequest, type OpenAiEndpoint, type OpenAiRequest } from './o
 import { chunkBody, fillerText, responseBody, type ResponseHead } from './openai-response.js';
 import type { ModelTokenizer } from '../../sources/tokenizer/model-tokenizer.js';
 import { tokenizeRequest } from './sim-tokenizers.js';
+import { contentAffinityKey } from '../routers/route-affinity.js';
 
 /** One CTX server in the orchestrator's context_servers list. */
 export interface CtxTarget {
@@ -358,7 +359,9 @@ export class LiveOrchestrator {
     // router.tokenizer: the router renders text and chat itself (BlockHashMixin._tokenize); else it sees the workers' ids
     const routerTokenizer = this.#options.routerTokenizer ?? null;
     const prompt = new StaticPrompt(routerTokenizer === null ? request.tokens : await tokenizeRequest(routerTokenizer, request));
-    const routeRequest: RouteRequest = { requestId, correlationId: request.conversationId, prompt: this.#options.router.tokenDrift ? prompt.drifted() : prompt };
+    // the newest router's conversation pin: chat only (a CompletionRequest has no messages), keyed on the body as received
+    const affinityKey = router.settings.profile === 'newest' && endpoint === 'chat' ? contentAffinityKey(request.body['messages'], request.body['prompt_token_ids']) : null;
+    const routeRequest: RouteRequest = { requestId, correlationId: request.conversationId, prompt: this.#options.router.tokenDrift ? prompt.drifted() : prompt, affinityKey };
     const decision = router.route(routeRequest);
     const server = decision.server;
     this.#record({ seq: ++this.#seq, ts: Date.now() / 1000, requestId, correlationId: request.conversationId, chosen: server, candidates: decision.candidates });

@@ -4,11 +4,12 @@
 // tracking on by default (the hashes it routed are added on a successful finish); score
 // matches/tokens_per_block − load_weight·active among servers under load_cap (active/max_batch_size); round-robin
 // counter advanced on every decision; EVENT_MATCH_DIAG at INFO for the first 20 lookups, then every 100th.
-// The conversation pin keys on chat messages only: the simulator's completions requests carry none, so it never pins.
+// The content-affinity pin (route-affinity.ts) overrides the score for chat requests whose key was routed before.
 import type { HashAlgo } from '../../core/wire/kv-event.js';
 import type { BlockKeySet } from '../block-key-set.js';
 import type { PromptBlocks } from '../prompt.js';
 import { ActiveCounts, type RouteCandidate, type RouteDecision, type RouteRequest, type Router, type RouterServerState, type RouterSettings } from './router.js';
+import { RouteAffinity } from './route-affinity.js';
 import { RouterServerTables, type RouterTableDeps, type ServerTable } from './router-server-tables.js';
 
 export interface NewestKvRouterOptions {
@@ -20,6 +21,8 @@ export interface NewestKvRouterOptions {
   /** active/max_batch_size cap; Infinity = none */
   readonly loadCap: number;
   readonly pollOnFinish: boolean;
+  /** the pin's LRU bound (router.py ROUTE_AFFINITY_CACHE_SIZE, 50 000) */
+  readonly affinityCacheSize?: number;
 }
 
 export interface NewestKvRouterDeps extends RouterTableDeps {
@@ -44,6 +47,7 @@ export class NewestKvCacheAwareRouter implements Router {
   readonly #unprepared = new Set<string>();
   readonly #tpb: number;
   readonly startupLines: { readonly level: 'I' | 'W' | 'E'; readonly message: string }[] = [];
+  readonly #affinity: RouteAffinity;
   #rr = 0;
   #diagCalls = 0;
 
@@ -53,6 +57,7 @@ export class NewestKvCacheAwareRouter implements Router {
     this.#deps = deps;
     this.#active = new ActiveCounts(servers);
     this.#tables = new RouterServerTables(servers, deps, { keepEventBlocks: true });
+    this.#affinity = new RouteAffinity(options.affinityCacheSize);
     let tpb = options.tokensPerBlock ?? 32;
     let auto = options.tokensPerBlock === null;
     for (const server of servers) {
@@ -96,6 +101,11 @@ export class NewestKvCacheAwareRouter implements Router {
     return `BlockHashMixin: tokens_per_block=${tokensPerBlock ?? 32}${tokensPerBlock === null ? ' (auto, adopts worker)' : ''}, custom_tokenizer=None, model_path=None, use_harmony=None`;
   }
 
+  /** how many conversation keys are pinned (bounded by affinityCacheSize) */
+  get pinnedConversations(): number {
+    return this.#affinity.size;
+  }
+
   table(server: string): BlockKeySet {
     return this.#tables.of(server).blocks;
   }
@@ -125,10 +135,17 @@ export class NewestKvCacheAwareRouter implements Router {
     }
     const capped = candidates.filter((c) => c.activeRequests / this.#options.maxBatchSize < this.#options.loadCap);
     const pool = capped.length > 0 ? capped : candidates;
-    const best = Math.max(...pool.map((c) => c.score));
-    const tied = pool.filter((c) => c.score === best);
-    const chosen = tied[this.#rr % tied.length]!;
+    const key = request.affinityKey ?? null;
+    // the pin wins over the scores when its server is still a candidate (routable, under load_cap)
+    const pinned = key === null ? undefined : this.#affinity.pinned(key);
+    let chosen = pool.find((c) => c.server === pinned);
+    if (chosen === undefined) {
+      const best = Math.max(...pool.map((c) => c.score));
+      const tied = pool.filter((c) => c.score === best);
+      chosen = tied[this.#rr % tied.length]!;
+    }
     this.#rr++;
+    if (key !== null) this.#affinity.pin(key, chosen.server);
     this.#active.increment(chosen.server);
     if (this.#options.trackRoutedBlocks) this.#tables.remember(request.requestId, byAlgo.get(this.#tables.of(chosen.server).algo)!);
     return { server: chosen.server, candidates };

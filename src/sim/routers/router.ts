@@ -11,6 +11,8 @@ export interface RouteRequest {
   readonly correlationId: string | null;
   /** the prompt as the router sees it (router.token_drift: differently tokenized) */
   readonly prompt: Prompt;
+  /** the newest router's content-affinity key (route-affinity.ts); absent or null: the request never pins */
+  readonly affinityKey?: string | null;
 }
 
 export interface RouteCandidate {
