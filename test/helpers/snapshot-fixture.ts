@@ -16,6 +16,7 @@ export function serverStats(server: string, overrides: Partial<ServerStats> = {}
     routerTableBlocksEvicted: 0,
     requests: 20,
     requestFailures: 1,
+    unreadableRequests: 0,
     promptTokens: 80_000,
     cachedTokens: 70_000,
     oracleCachedTokens: 76_000,

@@ -113,6 +113,17 @@ function auditNotes(snapshot: SentinelStateSnapshot): string[] {
         'their blocks are re-keyed from their token ids for the joins, and their hash checks read unverifiable',
     );
   }
+  // Unreadable bodies page nothing when the decisions were still joined (from the workers' own prompt ids), but the
+  // audit never passes over them in silence: evidence-insufficient names them when they leave too little to judge.
+  const unreadable = snapshot.servers.filter((s) => s.unreadableRequests > 0);
+  if (unreadable.length > 0 && !snapshot.findings.some((f) => f.id === 'evidence-insufficient')) {
+    const total = unreadable.reduce((n, s) => n + s.unreadableRequests, 0);
+    notes.push(
+      `unreadable requests: the relay could not read ${total} of ${snapshot.requests} CTX request bodies ` +
+        `(${unreadable.map((s) => `${s.server} ${s.unreadableRequests}`).join(', ')}); their prompts come from the workers' own ` +
+        'prompt_token_ids where the responses carry them; kvsentinel_relay_requests_unreadable_total gives the reasons',
+    );
+  }
   return notes;
 }
 

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { RULES } from '../diagnosis/rules/index.js';
 import { miniCluster, type MiniOptions } from '../../../test/helpers/mini-cluster.js';
+import { buildAuditReport } from '../diagnosis/audit-report.js';
 import { createSentinelState, type DecisionJoin, type OutcomeJoin, type SentinelOptions } from './sentinel-state.js';
 
 function audit(mini: MiniOptions, options: SentinelOptions = {}) {
@@ -238,5 +239,25 @@ describe('sentinel state: text and chat requests (no ids in the request, the wor
     const servers = state.diagnosisInput(10).servers;
     expect(servers.find((s) => s.server === 'ctx0')?.unreadableRequests).toEqual({ unknown_encoding: 2, malformed: 0, too_large: 0, no_prompt: 0 });
     expect(servers.find((s) => s.server === 'ctx1')?.unreadableRequests.too_large).toBe(1);
+  });
+
+  it('a healthy audit still says how many CTX bodies the relay could not read (never silent, never a page)', () => {
+    const { state } = audit({ routing: 'sticky' });
+    const base = { kind: 'decision', correlationId: null, promptTokens: null, promptTokenCount: null, inflight: null } as const;
+    state.apply({ ...base, ts: 10_000_000, requestId: 'u1', server: 'ctx0', unreadable: 'unknown_encoding' });
+    state.apply({ ...base, ts: 10_000_001, requestId: 'u2', server: 'ctx0', unreadable: 'malformed' });
+    const snapshot = state.snapshot(10_000_002);
+    expect(snapshot.servers.find((s) => s.server === 'ctx0')?.unreadableRequests).toBe(2);
+    const report = buildAuditReport(snapshot, { kind: 'live', description: 'test', observations: 0, malformed: 0 });
+    expect(report.findings.filter((f) => f.severity === 'critical')).toEqual([]);
+    expect(report.notes.filter((n) => n.startsWith('unreadable requests:'))).toEqual([
+      expect.stringMatching(/could not read 2 of \d+ CTX request bodies \(ctx0 2\)/),
+    ]);
+  });
+
+  it('says nothing of unreadable bodies when every body was read', () => {
+    const { snapshot } = audit({ routing: 'sticky' });
+    const report = buildAuditReport(snapshot, { kind: 'live', description: 'test', observations: 0, malformed: 0 });
+    expect(report.notes.some((n) => n.startsWith('unreadable requests:'))).toBe(false);
   });
 });

@@ -213,6 +213,8 @@ interface ServerTotals {
   hashMatch: number;
   hashMismatch: number;
   hashUnverifiable: number;
+  /** CTX requests whose body the relay could not read (any reason) */
+  unreadableRequests: number;
   inflight: number;
   alternativeAlgo: HashAlgo | null;
   routerState: RouterStateView | null;
@@ -253,6 +255,7 @@ function emptyTotals(): ServerTotals {
     hashMatch: 0,
     hashMismatch: 0,
     hashUnverifiable: 0,
+    unreadableRequests: 0,
     inflight: 0,
     alternativeAlgo: null,
     routerState: null,
@@ -615,7 +618,10 @@ class Sentinel implements SentinelState {
     this.#decisionServers.add(server);
     this.#count(obs.ts, `req|${server}`);
     this.#count(obs.ts, 'dec');
-    if (obs.unreadable !== undefined && obs.unreadable !== null) this.#count(obs.ts, `unr|${server}|${obs.unreadable}`);
+    if (obs.unreadable !== undefined && obs.unreadable !== null) {
+      totals.unreadableRequests++;
+      this.#count(obs.ts, `unr|${server}|${obs.unreadable}`);
+    }
     if (obs.promptForm === 'text' || obs.promptForm === 'chat') this.#count(obs.ts, 'textChat');
 
     if (obs.inflight !== null) {
@@ -1329,6 +1335,7 @@ class Sentinel implements SentinelState {
       routerTableBlocksEvicted: this.#replica.evictedBlocks(server),
       requests: t.requests,
       requestFailures: t.failures,
+      unreadableRequests: t.unreadableRequests,
       promptTokens: t.promptTokens,
       cachedTokens: t.cachedTokens,
       oracleCachedTokens: t.oracleCachedTokens,

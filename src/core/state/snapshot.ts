@@ -48,6 +48,8 @@ export interface ServerStats {
   readonly routerTableBlocksEvicted: number;
   readonly requests: number;
   readonly requestFailures: number;
+  /** CTX requests whose body the relay could not read (kvsentinel_relay_requests_unreadable_total, summed) */
+  readonly unreadableRequests: number;
   readonly promptTokens: number;
   readonly cachedTokens: number;
   readonly oracleCachedTokens: number;
