@@ -3,14 +3,11 @@
 // 15s`, no router debug endpoint and no orchestrator log. The printed verdict must not claim the cache signal works:
 // it is INERT, or UNKNOWN with evidence-insufficient; events-absent is reported; the exit code is nonzero (1:
 // events-absent is critical, docs/design.md §6).
-import { spawn } from 'node:child_process';
 import { createServer, type Server } from 'node:net';
-import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { presetConfig } from '../../src/sim/sim-config.js';
-import { repoRoot } from '../helpers/paths.js';
 import { eventually } from '../helpers/recording-sink.js';
-import { runCli } from '../helpers/run-cli.js';
+import { runCli, spawnCli } from '../helpers/run-cli.js';
 import { cleanupsAfterEach, freePort } from '../helpers/test-resources.js';
 
 const cleanups = cleanupsAfterEach();
@@ -37,16 +34,7 @@ async function freePortRange(count: number): Promise<number> {
 }
 
 function spawnSimServe(args: readonly string[]): { err: () => string; exited: Promise<number | null> } {
-  const child = spawn(process.execPath, [join(repoRoot, 'dist/cli/main.js'), 'sim', 'serve', ...args], { env: { ...process.env, NO_COLOR: '1' } });
-  let err = '';
-  child.stderr.setEncoding('utf8').on('data', (d: string) => (err += d));
-  child.stdout.resume();
-  const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
-  cleanups.push(async () => {
-    if (child.exitCode === null) child.kill('SIGTERM');
-    await exited;
-  });
-  return { err: () => err, exited };
+  return spawnCli(['sim', 'serve', ...args], cleanups);
 }
 
 describe('audit --relay against sim serve --preset seed (issue #14, relay only)', () => {

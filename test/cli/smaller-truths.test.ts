@@ -2,7 +2,6 @@
 // suggested event_buffer_max_size does not move with the load of the moment, `sim serve` says it is still waiting
 // for CTX addresses and counts failed requests as it goes, and src/sim/README.md documents every sim serve flag and
 // endpoint.
-import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -11,7 +10,7 @@ import { BundleWriter } from '../../src/outputs/bundle-writer.js';
 import { miniCluster, type MiniOptions } from '../helpers/mini-cluster.js';
 import { repoRoot } from '../helpers/paths.js';
 import { eventually } from '../helpers/recording-sink.js';
-import { runCli } from '../helpers/run-cli.js';
+import { runCli, spawnCli } from '../helpers/run-cli.js';
 import { cleanupsAfterEach, freePort } from '../helpers/test-resources.js';
 
 const cleanups = cleanupsAfterEach();
@@ -26,17 +25,8 @@ async function bundle(mini: MiniOptions): Promise<string> {
 
 interface Finding { id: string; summary: string; fix: string; evidence: Record<string, unknown> }
 
-function spawnSim(args: string[]): { err: () => string; exited: Promise<number | null> } {
-  const child = spawn(process.execPath, [join(repoRoot, 'dist/cli/main.js'), 'sim', 'serve', ...args], { env: { ...process.env, NO_COLOR: '1' } });
-  let err = '';
-  child.stderr.setEncoding('utf8').on('data', (d: string) => (err += d));
-  child.stdout.resume();
-  const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
-  cleanups.push(async () => {
-    if (child.exitCode === null) child.kill('SIGKILL');
-    await exited;
-  });
-  return { err: () => err, exited };
+function spawnSim(args: readonly string[]): { err: () => string; exited: Promise<number | null> } {
+  return spawnCli(['sim', 'serve', ...args], cleanups, 'SIGKILL');
 }
 
 const SMALL = [
