@@ -2,14 +2,13 @@
 // page's content on connect and then on the report interval, and none of the feed's other frames; a `tail` client
 // never gets report frames.
 import { once } from 'node:events';
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
 import { LiveFeed } from '../../src/outputs/live-feed.js';
 import { silentLogger } from '../../src/sources/ports.js';
 import { eventually } from '../helpers/recording-sink.js';
 import { snapshotFixture } from '../helpers/snapshot-fixture.js';
+import { serveLiveFeed } from '../helpers/live-feed-server.js';
 import { cleanupsAfterEach } from '../helpers/test-resources.js';
 
 const cleanups = cleanupsAfterEach();
@@ -30,16 +29,7 @@ describe('live feed: the report view', () => {
       { snapshot: () => snapshotFixture({ now }), clock: () => now, logger: silentLogger, version: 'test', report: () => `<p>render ${++renders}</p>` },
       { reportIntervalMs: 2_000, statsIntervalMs: 5_000 },
     );
-    const server = createServer((_req, res) => res.writeHead(404).end());
-    server.on('upgrade', (req, socket, head) => feed.handleUpgrade(req, socket, head));
-    server.listen(0, '127.0.0.1');
-    await once(server, 'listening');
-    cleanups.push(async () => {
-      await feed.stop();
-      server.closeAllConnections();
-      await new Promise<void>((r) => server.close(() => r()));
-    });
-    const base = `ws://127.0.0.1:${(server.address() as AddressInfo).port}/ws`;
+    const base = await serveLiveFeed(feed, cleanups);
     const page = await client(`${base}?view=report`);
     const tail = await client(base);
     await eventually(() => page.frames.length >= 2 && tail.frames.some((f) => f.type === 'stats'), 5_000, 'the first frames');

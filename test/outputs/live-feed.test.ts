@@ -1,14 +1,12 @@
 // The live feed's client bound, over a real HTTP server on port 0: past maxClients an upgrade gets 503 and is
 // counted; a client that leaves frees its place.
-import { once } from 'node:events';
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
 import { LiveFeed } from '../../src/outputs/live-feed.js';
 import { silentLogger } from '../../src/sources/ports.js';
 import { snapshotFixture } from '../helpers/snapshot-fixture.js';
 import { eventually } from '../helpers/recording-sink.js';
+import { serveLiveFeed } from '../helpers/live-feed-server.js';
 import { cleanupsAfterEach } from '../helpers/test-resources.js';
 
 const cleanups = cleanupsAfterEach();
@@ -25,16 +23,7 @@ async function connect(url: string): Promise<{ ws: WebSocket; status: number }> 
 describe('live feed bounds', () => {
   it('refuses clients past maxClients with 503, counted; a client that leaves frees its place', async () => {
     const feed = new LiveFeed({ snapshot: () => snapshotFixture(), clock: () => 1, logger: silentLogger, version: 'test' }, { maxClients: 2 });
-    const server = createServer((_req, res) => res.writeHead(404).end());
-    server.on('upgrade', (req, socket, head) => feed.handleUpgrade(req, socket, head));
-    server.listen(0, '127.0.0.1');
-    await once(server, 'listening');
-    cleanups.push(async () => {
-      await feed.stop();
-      server.closeAllConnections();
-      await new Promise<void>((r) => server.close(() => r()));
-    });
-    const url = `ws://127.0.0.1:${(server.address() as AddressInfo).port}/ws`;
+    const url = await serveLiveFeed(feed, cleanups);
     const a = await connect(url);
     const b = await connect(url);
     expect([a.status, b.status]).toEqual([101, 101]);
