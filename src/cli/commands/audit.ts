@@ -15,7 +15,7 @@ import { CliError } from '../cli-error.js';
 import { colorFor } from '../reporters/color.js';
 import { renderJson } from '../reporters/json.js';
 import { renderText } from '../reporters/text.js';
-import { VERSION } from '../version.js';
+import { VERSION } from '../../app/version.js';
 
 export interface AuditCommandOptions {
   bundle?: string;

@@ -4,11 +4,11 @@ import type { Command } from 'commander';
 import { createSentinelState } from '../../core/state/sentinel-state.js';
 import { BundleWriter } from '../../outputs/bundle-writer.js';
 import { CliError } from '../cli-error.js';
-import { ConfigError, parseDuration } from '../serve/config.js';
-import { createDaemon } from '../serve/daemon.js';
+import { ConfigError, parseDuration } from '../../app/config/serve-config.js';
+import { createDaemon } from '../../app/daemon/daemon.js';
 import { createStderrLogger } from '../serve/logger.js';
 import { addSourceOptions, hasSources, loadCliConfig, NO_SOURCE_MESSAGE, sourceFlags, type SourceOptionValues } from '../serve/source-flags.js';
-import { VERSION } from '../version.js';
+import { VERSION } from '../../app/version.js';
 
 interface RecordOptions extends SourceOptionValues {
   out: string;

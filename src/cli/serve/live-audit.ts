@@ -5,10 +5,10 @@ import { buildAuditReport } from '../../core/diagnosis/audit-report.js';
 import { createSentinelState } from '../../core/state/sentinel-state.js';
 import { CliError } from '../cli-error.js';
 import type { AuditRun } from '../commands/audit.js';
-import { ConfigError, parseDuration } from './config.js';
-import { createDaemon } from './daemon.js';
+import { ConfigError, parseDuration } from '../../app/config/serve-config.js';
+import { createDaemon } from '../../app/daemon/daemon.js';
 import { createStderrLogger } from './logger.js';
-import { startTimelineSampler } from './timeline-sampler.js';
+import { startTimelineSampler } from '../../app/daemon/timeline-sampler.js';
 import { addSourceOptions, hasSources, loadCliConfig, NO_SOURCE_MESSAGE, sourceFlags } from './source-flags.js';
 
 export const liveAudit = {

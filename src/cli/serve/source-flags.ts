@@ -3,7 +3,7 @@ import type { Command } from 'commander';
 import { CliError } from '../cli-error.js';
 import { ModelTokenizer } from '../../sources/tokenizer/model-tokenizer.js';
 import { TokenizerFileError } from '../../sources/tokenizer/tokenizer-files.js';
-import { ConfigError, loadConfig, type ServeConfig, type ServeFlags } from './config.js';
+import { ConfigError, loadConfig, type ServeConfig, type ServeFlags } from '../../app/config/serve-config.js';
 
 const collect = (value: string, previous: string[] = []): string[] => [...previous, value];
 

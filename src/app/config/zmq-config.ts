@@ -5,18 +5,16 @@
 import { STREAM_ENGINES, isStreamEngine } from '../../core/stream/stream-engine.js';
 import type { ZmqStreamSpec } from '../../sources/zmq/zmq-events-source.js';
 import { endpointProblem } from '../../sources/zmq/zmq-endpoints.js';
+import { ConfigError } from './config-error.js';
 
 const ID = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
 const KEYS = ['id', 'endpoint', 'replay_endpoint', 'engine', 'ranks', 'topic'] as const;
 /** attention-DP sizes beyond this are a typo, not a deployment */
 const MAX_RANKS = 256;
 
-export class ZmqConfigError extends Error {
-  override readonly name = 'ZmqConfigError';
-}
 
 function fail(where: string, message: string): never {
-  throw new ZmqConfigError(`${where}: ${message}`);
+  throw new ConfigError(`${where}: ${message}`);
 }
 
 function endpoint(where: string, v: unknown, ranks: number): string {
