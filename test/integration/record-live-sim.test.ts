@@ -6,7 +6,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { auditBundle } from '../../src/cli/commands/audit.js';
+import { auditBundle } from '../../src/app/audit/bundle-audit.js';
 import { loadConfig, type ServeFlags } from '../../src/app/config/serve-config.js';
 import { createDaemon, type Daemon } from '../../src/app/daemon/daemon.js';
 import { buildAuditReport } from '../../src/core/diagnosis/audit-report.js';

@@ -83,17 +83,6 @@ export const DEFAULT_LIMITS: SentinelLimits = {
   servers: 1_024,
 };
 
-/**
- * What the daemon should run with: rules over the last 5 minutes, evaluated at most every 5 s, a finding on after
- * 3 consecutive evaluations (15 s) and off after 12 (1 min), so fixes show and nothing flaps.
- */
-export const DAEMON_STATE_OPTIONS = {
-  mode: 'relay',
-  windowMs: 300_000,
-  evaluateEveryMs: 5_000,
-  hysteresis: { onAfter: 3, offAfter: 12 },
-} as const satisfies SentinelOptions;
-
 /** One decision joined with both tables (docs/design.md §4), for the live feed; token counts only, never token ids. */
 export interface DecisionJoin {
   readonly ts: number;
