@@ -155,7 +155,7 @@ describe(`CTX exchange recorder under generated schedules (${CTX_EXCHANGE_SCHEDU
             const before = Math.min(p.goneAfter, n);
             if (p.ending === 'client-gone') return ['start', ...Array<'chunk'>(before).fill('chunk'), 'finish'];
             if (p.ending === 'failed-midbody') return ['start', ...Array<'chunk'>(before).fill('chunk'), 'finish', ...Array<'chunk'>(n - before).fill('chunk'), 'end'];
-            const r = responses[i];
+            const r = responses[i] ?? null;
             const rchunks = r === null ? 0 : cutInto(r.body, p.responseCuts).length;
             return ['start', ...Array<'chunk'>(n).fill('chunk'), 'end', ...Array<'rchunk'>(rchunks).fill('rchunk'), ...(r !== null ? ['rend' as const] : []), 'finish'];
           });
@@ -260,7 +260,7 @@ describe(`CTX exchange recorder under generated schedules (${CTX_EXCHANGE_SCHEDU
 
             const whole = fedBeforeDecision[i] === chunks[i]!.length;
             const fedBytes = chunks[i]!.slice(0, fedBeforeDecision[i]).reduce((n, c) => n + c.length, 0);
-            const response = responses[i];
+            const response = responses[i] ?? null;
             if (response !== null && response.body.length > captureMaxBytes) truncated++; // only its tail was kept
             if (fedBytes > captureMaxBytes) {
               truncated++;
@@ -278,7 +278,8 @@ describe(`CTX exchange recorder under generated schedules (${CTX_EXCHANGE_SCHEDU
               if (plan.prompt === 'ids') expect(Array.from(decision.promptTokens ?? [])).toEqual(plan.ids);
               else expect(decision.promptForm).toBe('text');
             }
-            if (decision.unreadable !== null) unreadable.set(decision.unreadable, (unreadable.get(decision.unreadable) ?? 0) + 1);
+            const reason = decision.unreadable;
+            if (reason !== null && reason !== undefined) unreadable.set(reason, (unreadable.get(reason) ?? 0) + 1);
             if (plan.scanDelay < 0) seen.failedScans++;
 
             const answered = plan.ending === 'answered-sse' || plan.ending === 'answered-json';
