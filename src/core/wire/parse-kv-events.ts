@@ -18,6 +18,7 @@
 import type { EventDiff, HashAlgo, KvEvent, KvEventData, MmKey, StoredBlock, WireBlockHash } from './kv-event.js';
 import { isHashAlgo } from './kv-event.js';
 import type { WireIssue } from './wire-issue.js';
+import type { WireIssueCode } from './wire-issue-codes.js';
 import {
   ScanFailure,
   decodeString,
@@ -203,7 +204,7 @@ function parseNullableHash(text: string, i: number, what: string): WireBlockHash
 }
 
 /** Unsigned integer ≤ max (a JS number). */
-function parseUint(text: string, i: number, what: string, max: number, rangeCode: string): number {
+function parseUint(text: string, i: number, what: string, max: number, rangeCode: WireIssueCode): number {
   const c = text.charCodeAt(i);
   if (c === 45 || (c >= 48 && c <= 57)) {
     const end = scanNumber(text, i);
