@@ -50,6 +50,7 @@ export async function recordBundle(config: ServeConfig, options: RecordOptions):
         }
       },
       snapshot: (now) => state.snapshot(now),
+      subscribe: (listener) => state.subscribe(listener),
     }),
   });
   try {

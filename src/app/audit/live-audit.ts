@@ -37,6 +37,7 @@ export async function runLiveAudit(config: ServeConfig, options: LiveAuditOption
         state.apply(o);
       },
       snapshot: (now) => state.snapshot(now),
+      subscribe: (listener) => state.subscribe(listener),
     }),
   });
   try {

@@ -8,7 +8,8 @@ import { buildAuditReport } from '../../core/diagnosis/audit-report.js';
 import type { DiagnosisInput } from '../../core/diagnosis/rule.js';
 import { buildReportModel, type ReportModel } from '../../core/report/report-model.js';
 import type { Timeline } from '../../core/report/timeline.js';
-import { createSentinelState, type SentinelOptions, type SentinelState, type SentinelStateSnapshot } from '../../core/state/sentinel-state.js';
+import type { JoinedEventListener } from '../../core/state/joined-events.js';
+import { createSentinelState, type SentinelState, type SentinelStateSnapshot } from '../../core/state/sentinel-state.js';
 import { createServerResolver, type ServerResolver } from '../../core/watch/server-resolver.js';
 import { parseKvEvents } from '../../core/wire/parse-kv-events.js';
 import { createExporter, type Exporter, type ReloadStatus } from '../../outputs/exporter.js';
@@ -30,16 +31,12 @@ import { sourceSpecsFor, statusNamesOf, type DaemonSource, type RelayEndpoint, t
 import { RelayCounterTotals } from './relay-counter-totals.js';
 import { startTimelineSampler, type TimelineSampler } from './timeline-sampler.js';
 
-/** Hooks the state calls while applying a decision or outcome (the live feed shows the joins). */
-export interface StateHooks {
-  readonly onDecision: NonNullable<SentinelOptions['onDecision']>;
-  readonly onOutcome: NonNullable<SentinelOptions['onOutcome']>;
-}
-
 /** What the daemon needs from the state (createSentinelState satisfies it). */
 export interface StatePort {
   apply(observation: Observation): void;
   snapshot(now: number): SentinelStateSnapshot;
+  /** the joined decisions and outcomes: the live feed shows them */
+  subscribe(listener: JoinedEventListener): () => void;
   /** what the rules read (the report's inferred configuration); optional */
   diagnosisInput?(now: number): DiagnosisInput;
 }
@@ -47,7 +44,7 @@ export interface StatePort {
 export interface DaemonDeps {
   readonly clock?: Clock;
   readonly logger?: Logger;
-  readonly createState?: (config: ServeConfig, hooks: StateHooks) => StatePort;
+  readonly createState?: (config: ServeConfig) => StatePort;
   readonly parseEvents?: ParseEvents;
   /** re-reads the configuration on reload (SIGHUP, POST /-/reload); without it reload re-applies the current one */
   readonly loadConfig?: () => Promise<ServeConfig>;
@@ -82,11 +79,8 @@ export interface Daemon {
   relayAddresses(id: string): { host: string; port: number }[];
 }
 
-export function defaultState(config: ServeConfig, hooks?: StateHooks): SentinelState {
-  return createSentinelState({
-    ...(hooks !== undefined ? { onDecision: hooks.onDecision, onOutcome: hooks.onOutcome } : {}),
-    ...stateOptionsFor('daemon', config),
-  });
+export function defaultState(config: ServeConfig): SentinelState {
+  return createSentinelState(stateOptionsFor('daemon', config));
 }
 
 export function createDaemon(initial: ServeConfig, deps: DaemonDeps = {}): Daemon {
@@ -95,11 +89,8 @@ export function createDaemon(initial: ServeConfig, deps: DaemonDeps = {}): Daemo
   const parseEvents = deps.parseEvents ?? parseKvEvents;
   let config = initial;
   let feed: LiveFeed | null = null;
-  const hooks: StateHooks = {
-    onDecision: (join) => feed?.noteDecisionJoin(join),
-    onOutcome: (join) => feed?.noteOutcomeJoin(join),
-  };
-  const state = (deps.createState ?? defaultState)(config, hooks);
+  const state = (deps.createState ?? defaultState)(config);
+  state.subscribe((event) => feed?.show(event));
   let stateErrors = 0;
   let observations = 0;
   const startedAt = clock();
