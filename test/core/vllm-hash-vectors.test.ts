@@ -62,6 +62,16 @@ describe('vLLM sha256_cbor block hashes', () => {
     expect(hex(vllmNoneHash('00'))).not.toBe(hex(root));
   });
 
+  it('hashes bytes held in a Node Buffer (ZMQ frames, msgpack bin views) as the byte string they are', () => {
+    const c = cases[5]!; // extra keys with prompt-embeds bytes
+    const root = vllmNoneHash('0');
+    const block = c.blocks[3]!;
+    const extra = extraOf(block.extra!);
+    const inBuffers = (extra as VllmExtraKey[]).map((k) => (k instanceof Uint8Array ? Buffer.from(k) : k));
+    expect(hex(vllmBlockHash(Buffer.from(root), [1, 2, 3, 4], inBuffers))).toBe(hex(vllmBlockHash(root, [1, 2, 3, 4], extra)));
+    expect(hex(vllmBlockHash(Buffer.from(root), [5, 6]))).toBe(hex(vllmBlockHash(root, [5, 6])));
+  });
+
   it('keeps the low 8 bytes big-endian for VLLM_KV_EVENTS_USE_INT_BLOCK_HASHES', () => {
     expect(vllmIntBlockHash(Uint8Array.from([...new Array<number>(24).fill(0xaa), 0x80, 0, 0, 0, 0, 0, 0, 1]))).toBe((1n << 63n) + 1n);
   });

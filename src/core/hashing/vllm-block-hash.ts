@@ -34,6 +34,19 @@ export function isVllmExtraKey(value: unknown): value is VllmExtraKey {
   return Array.isArray(value) && value.every(isVllmExtraKey);
 }
 
+/**
+ * A plain Uint8Array over the same bytes: a subclass (Node's Buffer, as ZMQ frames and msgpack's bin views are) has
+ * toJSON, which the CBOR encoder would follow and write a map instead of a byte string.
+ */
+function plain(bytes: Uint8Array): Uint8Array {
+  return Object.getPrototypeOf(bytes) === Uint8Array.prototype ? bytes : new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+}
+
+function plainExtra(key: VllmExtraKey | null): VllmExtraKey | null {
+  if (key instanceof Uint8Array) return plain(key);
+  return Array.isArray(key) ? (key as readonly VllmExtraKey[]).map(plainExtra) : key;
+}
+
 /** sha256_cbor(x) = SHA-256(cbor2.dumps(x, canonical=True)). */
 function sha256Cbor(value: unknown): Uint8Array {
   return sha256(encode(value));
@@ -46,7 +59,7 @@ export function vllmNoneHash(seed: string): Uint8Array {
 
 /** The CBOR bytes sha256_cbor hashes for one block (exposed for the encoding tests). */
 export function vllmBlockHashInput(parent: Uint8Array, tokens: ArrayLike<number>, extraKeys: VllmExtraKey | null): Uint8Array {
-  return encode([parent, Array.from(tokens), extraKeys]);
+  return encode([plain(parent), Array.from(tokens), plainExtra(extraKeys)]);
 }
 
 /** hash_block_tokens(sha256_cbor, parent, tokens, extra_keys); the root's parent is NONE_HASH. */
