@@ -11,6 +11,7 @@
 import { decode } from '@msgpack/msgpack';
 import { isVllmExtraKey, type VllmExtraKey } from '../hashing/vllm-block-hash.js';
 import type { WireIssue } from '../wire/wire-issue.js';
+import type { WireIssueCode } from '../wire/wire-issue-codes.js';
 
 export interface StreamStored {
   readonly type: 'stored';
@@ -64,10 +65,10 @@ const STORED_FIELDS = ['block_hashes', 'parent_block_hash', 'token_ids', 'block_
 const REMOVED_FIELDS = ['block_hashes', 'medium', 'group_idx'] as const;
 
 class BadValue extends Error {
-  readonly code: string;
+  readonly code: WireIssueCode;
   readonly path: string;
 
-  constructor(code: string, path: string, message: string) {
+  constructor(code: WireIssueCode, path: string, message: string) {
     super(message);
     this.code = code;
     this.path = path;
