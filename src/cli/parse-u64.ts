@@ -1,13 +1,12 @@
+import { U64_MAX, decimalFitsU64 } from '../core/wire/u64-decimal.js';
 import { CliError } from './cli-error.js';
-
-const U64_MAX = (1n << 64n) - 1n;
 
 /** Parses an unsigned 64-bit option value (decimal or 0x-hex), naming the option on error. */
 export function parseU64Option(name: string, value: string): bigint {
   if (!/^(?:\d+|0x[0-9a-fA-F]+)$/.test(value)) throw new CliError(`${name}: '${value}' is not an unsigned 64-bit integer`);
-  const parsed = BigInt(value);
-  if (parsed > U64_MAX) throw new CliError(`${name}: '${value}' exceeds 2^64-1`);
-  return parsed;
+  const fits = value.startsWith('0x') ? BigInt(value) <= U64_MAX : decimalFitsU64(value);
+  if (!fits) throw new CliError(`${name}: '${value}' exceeds 2^64-1`);
+  return BigInt(value);
 }
 
 export function parsePositiveIntOption(name: string, value: string): number {

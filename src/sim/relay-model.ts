@@ -1,75 +1,73 @@
 // kvsentinel in relay mode, as the virtual-time driver models it: the sole consumer of one CTX worker's
-// /kv_cache_events; it re-serves everything it drained to each consumer exactly once (per-consumer cursor,
-// bounded backlog with drop-oldest) and reports what it drained and what each consumer received.
+// /kv_cache_events; it re-serves everything it drained to each consumer exactly once through the relay's own event
+// log (src/core/relay/event-buffer.ts, the one the real relay runs) and reports what it drained and what each
+// consumer received. Drains happen on each poll and on the driver's timer, like the real relay's.
 import type { Observation } from '../core/observe/observation.js';
+import { EventBuffer, type EventBufferOptions } from '../core/relay/event-buffer.js';
 import type { KvEvent } from '../core/wire/kv-event.js';
 import type { CtxWorker } from './ctx-worker.js';
 import type { Scheduler } from './scheduler.js';
 
+// The real relay bounds the JSON text it keeps; the model keeps objects, so it charges each one what its text
+// would cost (serialize-kv-events.ts): ~60 characters per token object, ~150 per block and per event around them.
+const TOKEN_JSON = 60;
+const BLOCK_JSON = 150;
+const HASH_JSON = 21;
+const EVENT_JSON = 100;
+
+export function approximateJsonLength(event: KvEvent): number {
+  const data = event.data;
+  if (data.type === 'stored') {
+    let length = EVENT_JSON;
+    for (const block of data.blocks) length += BLOCK_JSON + block.tokens.length * TOKEN_JSON;
+    return length;
+  }
+  if (data.type === 'removed') return EVENT_JSON + data.blockHashes.length * HASH_JSON;
+  return EVENT_JSON;
+}
+
+type RelayedWorker = Pick<CtxWorker, 'id' | 'drainEvents'>;
+
 export class RelayModel {
   readonly server: string;
-  readonly #worker: CtxWorker;
+  readonly #worker: RelayedWorker;
   readonly #scheduler: Scheduler;
   readonly #emit: (observation: Observation) => void;
-  readonly #maxBacklog: number;
-  /** relay seq of #buffer[0] */
-  #base = 0;
-  #buffer: KvEvent[] = [];
-  readonly #cursors = new Map<string, number>();
+  readonly #buffer: EventBuffer<KvEvent>;
 
-  constructor(worker: CtxWorker, scheduler: Scheduler, emit: (observation: Observation) => void, maxBacklog = 200_000) {
+  constructor(
+    worker: RelayedWorker,
+    scheduler: Scheduler,
+    emit: (observation: Observation) => void,
+    buffer: Partial<EventBufferOptions> = {},
+  ) {
     this.server = worker.id;
     this.#worker = worker;
     this.#scheduler = scheduler;
     this.#emit = emit;
-    this.#maxBacklog = maxBacklog;
+    this.#buffer = new EventBuffer<KvEvent>(buffer, approximateJsonLength);
   }
 
   /** next relay sequence number */
   get seq(): number {
-    return this.#base + this.#buffer.length;
+    return this.#buffer.nextSeq;
   }
 
   /** drains the worker (throws while it is down) and records what arrived */
   pull(): void {
     const events = this.#worker.drainEvents();
     if (events.length === 0) return;
-    const firstSeq = this.seq;
-    this.#buffer.push(...events);
-    this.#emit({ kind: 'worker-events', ts: this.#scheduler.now(), server: this.server, firstSeq, events });
-    this.#trim();
+    const ts = this.#scheduler.now();
+    const firstSeq = this.#buffer.append(events, ts);
+    this.#emit({ kind: 'worker-events', ts, server: this.server, firstSeq, events });
   }
 
   /** a consumer's POST /kv_cache_events on the relay port */
-  serve(consumer: string): KvEvent[] {
+  serve(consumer: string): readonly KvEvent[] {
     this.pull();
-    let cursor = this.#cursors.get(consumer) ?? 0;
-    let dropped = 0;
-    if (cursor < this.#base) {
-      dropped = this.#base - cursor;
-      cursor = this.#base;
-    }
-    const events = this.#buffer.slice(cursor - this.#base);
-    const toSeq = this.seq;
-    this.#cursors.set(consumer, toSeq);
-    this.#emit({ kind: 'router-poll', ts: this.#scheduler.now(), server: this.server, consumer, fromSeq: cursor, toSeq, dropped });
-    this.#trim();
-    return events;
-  }
-
-  /** registers a consumer from the current position (it sees everything drained from now on) */
-  attach(consumer: string): void {
-    if (!this.#cursors.has(consumer)) this.#cursors.set(consumer, this.seq);
-  }
-
-  #trim(): void {
-    // keep what some consumer has not read yet, at most maxBacklog events
-    let keepFrom = this.seq;
-    for (const cursor of this.#cursors.values()) keepFrom = Math.min(keepFrom, cursor);
-    keepFrom = Math.max(keepFrom, this.seq - this.#maxBacklog);
-    if (keepFrom > this.#base) {
-      this.#buffer = this.#buffer.slice(keepFrom - this.#base);
-      this.#base = keepFrom;
-    }
+    const ts = this.#scheduler.now();
+    const read = this.#buffer.read(consumer, ts);
+    this.#emit({ kind: 'router-poll', ts, server: this.server, consumer, fromSeq: read.fromSeq, toSeq: read.toSeq, dropped: read.dropped });
+    return read.items;
   }
 }

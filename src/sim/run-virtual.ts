@@ -104,13 +104,11 @@ export function runVirtual(config: SimConfig, options: RunVirtualOptions = {}): 
   const relays = new Map<string, RelayModel>();
   if (tap === 'relay' && emit !== undefined) {
     for (const worker of workers) {
-      const relay = new RelayModel(worker, scheduler, emit);
-      relay.attach('router');
-      relays.set(worker.id, relay);
+      relays.set(worker.id, new RelayModel(worker, scheduler, emit));
     }
   }
 
-  const pollEvents = (server: string): KvEvent[] => {
+  const pollEvents = (server: string): readonly KvEvent[] => {
     const relay = relays.get(server);
     return relay !== undefined ? relay.serve('router') : byId.get(server)!.drainEvents();
   };

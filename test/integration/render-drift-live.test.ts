@@ -21,8 +21,10 @@ afterEach(async () => {
   started.daemon = null;
 });
 
-// well over the decisions the statistical findings need (60), prompts of a few thousand tokens
-const TRAFFIC = ['workload.trajectories=40', 'workload.concurrency=8', 'workload.system_prefix_tokens=600', 'workload.task_tokens_median=150'];
+// well over the decisions the statistical findings need: with 40 trajectories (~120 decisions) the behavioural test
+// had ~34 indifferent decisions (under the 60 it needs) and the verdict hung on the chance models, which a loaded CI
+// machine tipped into evidence-insufficient; 100 give ~150. Prompts of a few thousand tokens.
+const TRAFFIC = ['workload.trajectories=100', 'workload.concurrency=8', 'workload.system_prefix_tokens=600', 'workload.task_tokens_median=150'];
 
 async function run(routerTokenizer: string): Promise<{ daemon: Daemon; requests: number; metrics: string }> {
   cluster = await startLiveCluster(smallConfig('healthy', [...TRAFFIC, `ctx.tokenizer=${DEEPSEEK_V3_DIR}`, `router.tokenizer=${routerTokenizer}`]), {

@@ -3,14 +3,17 @@
 // worker-style block keys (hashes, not token ids), stored blocks their token counts and hash-check results.
 // Block hashes are strings (u64 as unsigned decimal, v2_sha256 as its 64-char hex), so plain JSON.parse is exact;
 // key arrays are base64 of little-endian u64s, shared with the previous turn of the same trajectory where they agree.
+import { formatWireHash } from '../hashing/block-key.js';
 import { PROMPT_FORMS, REQUEST_UNREADABLE_REASONS } from '../relay/request-unreadable.js';
 import type { HashCheck, StoredEventCheck } from '../state/hash-verifier.js';
 import type { DecisionKeys, ObservationDigest } from '../state/observation-digester.js';
 import { LruMap } from '../state/lru-map.js';
 import { ROUTER_PROFILES, type Observation, type RenderCheckObservation, type RouterProfile } from '../observe/observation.js';
 import { RENDER_DRIFT_CAUSES, type RenderDiff, type RenderDriftCause } from '../render/compare-renders.js';
+import { isVllmHashAlgo } from '../hashing/vllm-block-hash.js';
 import { isStreamEngine, type StreamOrigin } from '../stream/stream-engine.js';
 import { isHashAlgo, type HashAlgo, type KvEvent, type KvEventData, type MmKey, type StoredBlock, type WireBlockHash } from '../wire/kv-event.js';
+import { decimalFitsU64 } from '../wire/u64-decimal.js';
 import type { WireIssue } from '../wire/wire-issue.js';
 import { decodeU64Base64, encodeU64Base64 } from './u64-base64.js';
 
@@ -31,10 +34,6 @@ const NO_TOKENS = new Uint32Array(0);
 const NO_MM_KEYS_JSON: Json[] = [];
 const CHECK_CODES: Record<HashCheck, string> = { match: 'm', mismatch: 'x', unverifiable: 'u' };
 
-function hashOut(hash: WireBlockHash): string {
-  return typeof hash === 'bigint' ? hash.toString(10) : hash;
-}
-
 class DecodeError extends Error {
   readonly path: string;
 
@@ -43,8 +42,6 @@ class DecodeError extends Error {
     this.path = path;
   }
 }
-
-const U64_MAX_DECIMAL = '18446744073709551615';
 
 /** Character loops, not regular expressions: every stored block and removed hash of a bundle passes through here. */
 function hashIn(value: Json | undefined, path: string, suffix = '', index = -1): WireBlockHash {
@@ -67,7 +64,7 @@ function hashIn(value: Json | undefined, path: string, suffix = '', index = -1):
       }
       // up to 15 digits the double is exact; longer ones go through BigInt's own parser
       if (digits && n <= 15) return BigInt(v);
-      if (digits && (n < 20 || value <= U64_MAX_DECIMAL)) return BigInt(value);
+      if (digits && decimalFitsU64(value)) return BigInt(value);
     }
   }
   // the path is built only here: array items would otherwise pay for a path string each
@@ -177,10 +174,10 @@ function encodeEvent(event: KvEvent, includePrompts: boolean): JsonObject {
     case 'stored':
       d = {
         type: 'stored',
-        parentHash: data.parentHash === null ? null : hashOut(data.parentHash),
+        parentHash: data.parentHash === null ? null : formatWireHash(data.parentHash),
         blocks: data.blocks.map((b) => {
           const block: JsonObject = {
-            blockHash: hashOut(b.blockHash),
+            blockHash: formatWireHash(b.blockHash),
             tokenCount: b.tokens.length,
             cacheLevel: b.cacheLevel,
             priority: b.priority,
@@ -199,12 +196,12 @@ function encodeEvent(event: KvEvent, includePrompts: boolean): JsonObject {
       };
       break;
     case 'removed':
-      d = { type: 'removed', blockHashes: data.blockHashes.map(hashOut) };
+      d = { type: 'removed', blockHashes: data.blockHashes.map(formatWireHash) };
       break;
     case 'updated':
       d = {
         type: 'updated',
-        blockHash: hashOut(data.blockHash),
+        blockHash: formatWireHash(data.blockHash),
         cacheLevel: data.cacheLevel === null ? null : { newValue: data.cacheLevel.newValue, oldValue: data.cacheLevel.oldValue },
         priority: data.priority === null ? null : { newValue: data.priority.newValue, oldValue: data.priority.oldValue },
       };
@@ -234,7 +231,10 @@ export function encodeBundleRecord(record: BundleRecord, history: KeyHistory, in
   let out: JsonObject;
   if (obs.kind === 'worker-events') {
     out = { kind: obs.kind, ts: obs.ts, server: obs.server, firstSeq: obs.firstSeq, events: obs.events.map((e) => encodeEvent(e, includePrompts)) };
-    if (obs.stream !== undefined) out.stream = { engine: obs.stream.engine, hashes: obs.stream.hashes };
+    if (obs.stream !== undefined) {
+      const hashing = obs.stream.vllmHashing;
+      out.stream = { engine: obs.stream.engine, hashes: obs.stream.hashes, ...(hashing !== undefined ? { vllmHashing: { algo: hashing.algo, seedKnown: hashing.seedKnown } } : {}) };
+    }
     if (record.digest?.kind === 'worker-events') out.digest = { stored: record.digest.digest.stored.map(encodeCheck) };
   } else if (obs.kind === 'decision') {
     out = {
@@ -460,7 +460,12 @@ function decodeStreamOrigin(value: Json | undefined): StreamOrigin | null {
   const hashes = str(o.hashes, '$.stream.hashes');
   if (!isStreamEngine(engine)) throw new DecodeError('$.stream.engine', `unknown stream engine ${engine}`);
   if (hashes !== 'native' && hashes !== 'rekeyed') throw new DecodeError('$.stream.hashes', `unknown stream hashes ${hashes}`);
-  return { engine, hashes };
+  if (o.vllmHashing === undefined || o.vllmHashing === null) return { engine, hashes };
+  const h = asObject(o.vllmHashing, '$.stream.vllmHashing');
+  const algo = strOrNull(h.algo, '$.stream.vllmHashing.algo');
+  if (algo !== null && !isVllmHashAlgo(algo)) throw new DecodeError('$.stream.vllmHashing.algo', `unknown vLLM hash algorithm ${algo}`);
+  const seedKnown = boolOrNull(h.seedKnown, '$.stream.vllmHashing.seedKnown');
+  return { engine, hashes, vllmHashing: { algo, seedKnown: seedKnown ?? false } };
 }
 
 function decodeObservation(o: JsonObject, history: KeyHistory): BundleRecord {

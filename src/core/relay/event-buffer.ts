@@ -1,6 +1,7 @@
 // The relay's per-worker event log: every event drained from a CTX worker, as its exact JSON text, numbered with
 // relay sequence numbers, and one cursor per consumer so each consumer (router replica) receives every event exactly
-// once and in order. Pure and deterministic: no I/O, no clock (`now` is a parameter).
+// once and in order. Pure and deterministic: no I/O, no clock (`now` is a parameter). The item type is generic so
+// the simulator's relay (which passes KvEvent objects, not texts) runs this same log, with a size of its own.
 //
 // Decisions:
 // - One shared log, not one queue per consumer: memory is bounded once (maxEvents, maxBytes), and a backlog is the
@@ -21,7 +22,7 @@
 
 export interface EventBufferOptions {
   readonly maxEvents: number;
-  /** approximate: UTF-16 code units of the retained texts */
+  /** approximate: UTF-16 code units of the retained texts (the sizes `sizeOf` gives for other items) */
   readonly maxBytes: number;
   readonly consumerIdleMs: number;
   /** events every consumer has read stay this long for consumers that join later */
@@ -33,13 +34,13 @@ export interface EventBufferOptions {
   readonly maxConsumers: number;
 }
 
-export interface ConsumerRead {
+export interface ConsumerRead<T = string> {
   readonly consumer: string;
   /** relay seq of items[0] */
   readonly fromSeq: number;
   /** one past the last delivered seq */
   readonly toSeq: number;
-  readonly items: readonly string[];
+  readonly items: readonly T[];
   /** events this consumer lost (evicted unread) since its previous read */
   readonly dropped: number;
 }
@@ -99,9 +100,14 @@ export function serializeEventItems(items: readonly string[]): string {
   return `[${items.join(',')}]`;
 }
 
-export class EventBuffer {
+function textLength(item: unknown): number {
+  return (item as string).length;
+}
+
+export class EventBuffer<T = string> {
   readonly #options: EventBufferOptions;
-  #log: string[] = [];
+  readonly #sizeOf: (item: T) => number;
+  #log: T[] = [];
   #appendedAt: number[] = []; // parallel to #log
   #head = 0; // index in #log of seq #retainedFrom
   #retainedFrom = 0;
@@ -116,8 +122,10 @@ export class EventBuffer {
   readonly #forgotten = new Map<string, number>();
   #forgottenDiscarded = 0;
 
-  constructor(options: Partial<EventBufferOptions> = {}) {
+  /** `sizeOf` counts an item against maxBytes; the default is a text's length (items are JSON texts). */
+  constructor(options: Partial<EventBufferOptions> = {}, sizeOf: (item: T) => number = textLength) {
     this.#options = { ...DEFAULT_EVENT_BUFFER_OPTIONS, ...options };
+    this.#sizeOf = sizeOf;
     if (!(this.#options.maxEvents >= 1) || !(this.#options.maxBytes >= 1) || !(this.#options.maxConsumers >= 1)) {
       throw new RangeError('EventBuffer: maxEvents, maxBytes and maxConsumers must be >= 1');
     }
@@ -128,12 +136,12 @@ export class EventBuffer {
   }
 
   /** Appends drained events (exact JSON texts, in worker order); returns the relay seq of the first. */
-  append(items: readonly string[], now: number): number {
+  append(items: readonly T[], now: number): number {
     const firstSeq = this.nextSeq;
     for (const item of items) {
       this.#log.push(item);
       this.#appendedAt.push(now);
-      this.#bytes += item.length;
+      this.#bytes += this.#sizeOf(item);
     }
     this.#enforceBound();
     this.#releaseRead(now);
@@ -141,7 +149,7 @@ export class EventBuffer {
   }
 
   /** Everything since the consumer's last read, exactly once; advances its cursor. */
-  read(consumer: string, now: number): ConsumerRead {
+  read(consumer: string, now: number): ConsumerRead<T> {
     this.#expireIdle(now, consumer);
     let state = this.#consumers.get(consumer);
     if (state === undefined) {
@@ -232,7 +240,7 @@ export class EventBuffer {
     let drop = 0;
     let bytes = this.#bytes;
     while (count - drop > this.#options.maxEvents || (bytes > this.#options.maxBytes && count - drop > 1)) {
-      bytes -= (this.#log[this.#head + drop] as string).length;
+      bytes -= this.#sizeOf(this.#log[this.#head + drop] as T);
       drop++;
     }
     if (drop === 0) return;
@@ -257,7 +265,7 @@ export class EventBuffer {
     let bytes = this.#bytes;
     const readable = min - this.#retainedFrom;
     while (release < readable && (this.#appendedAt[this.#head + release] as number) <= cutoff) {
-      bytes -= (this.#log[this.#head + release] as string).length;
+      bytes -= this.#sizeOf(this.#log[this.#head + release] as T);
       release++;
     }
     if (release > 0) this.#dropFront(release, bytes);

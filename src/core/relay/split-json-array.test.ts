@@ -16,7 +16,7 @@ describe('splitJsonArray', () => {
   });
 
   it.each([
-    ['', 'empty-body'],
+    ['', 'empty-input'],
     ['{"a":1}', 'not-an-array'],
     ['[1,2', 'truncated-json'],
     ['[{"a":1', 'truncated-json'],
@@ -24,7 +24,7 @@ describe('splitJsonArray', () => {
     ['[1,]', 'trailing-comma'],
     ['[1 2]', 'expected-comma'],
     ['[,1]', 'empty-item'],
-    ['[1] x', 'trailing-data'],
+    ['[1] x', 'trailing-garbage'],
   ])('rejects %j with %s', (text, code) => {
     const r = splitJsonArray(text);
     expect(r.ok).toBe(false);

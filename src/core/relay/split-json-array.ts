@@ -1,6 +1,7 @@
 // Splits a JSON array into the exact source text of each top-level item, without parsing values, so the relay can
 // re-serve a worker's `/kv_cache_events` body byte for byte (hashes keep every digit) whatever the items contain.
 import type { WireIssue } from '../wire/wire-issue.js';
+import type { WireIssueCode } from '../wire/wire-issue-codes.js';
 
 export type SplitArrayResult =
   | { readonly ok: true; readonly items: string[] }
@@ -12,7 +13,7 @@ function isWs(c: number): boolean {
   return c === 32 || c === 9 || c === 10 || c === 13;
 }
 
-function fail(code: string, message: string, offset: number, items: string[]): SplitArrayResult {
+function fail(code: WireIssueCode, message: string, offset: number, items: string[]): SplitArrayResult {
   return { ok: false, issue: { code, message, path: '$', offset }, items };
 }
 
@@ -25,7 +26,7 @@ export function splitJsonArray(text: string): SplitArrayResult {
   const n = text.length;
   let i = 0;
   while (i < n && isWs(text.charCodeAt(i))) i++;
-  if (i >= n) return fail('empty-body', 'body is empty, expected a JSON array', 0, items);
+  if (i >= n) return fail('empty-input', 'body is empty, expected a JSON array', 0, items);
   if (text.charCodeAt(i) !== 91) return fail('not-an-array', `expected '[' at offset ${i}`, i, items);
   i++;
   let expectItem = true;
@@ -89,6 +90,6 @@ export function splitJsonArray(text: string): SplitArrayResult {
     expectItem = false;
   }
   while (i < n && isWs(text.charCodeAt(i))) i++;
-  if (i < n) return fail('trailing-data', `unexpected data after the array at offset ${i}`, i, items);
+  if (i < n) return fail('trailing-garbage', `unexpected data after the array at offset ${i}`, i, items);
   return { ok: true, items };
 }

@@ -4,6 +4,7 @@
 // ["", topic, seq, payload] (TensorRT-LLM) or ["", seq, payload] (vLLM, SGLang) — then an end marker whose seq is
 // -1 as signed 8 bytes: ["", "", -1, ""] or ["", -1, ""]. Both replay forms are read without knowing the engine.
 import type { WireIssue } from '../wire/wire-issue.js';
+import type { WireIssueCode } from '../wire/wire-issue-codes.js';
 
 export interface StreamMessage {
   readonly topic: string;
@@ -15,7 +16,7 @@ export type FrameDecode<T> = { readonly ok: true; readonly value: T } | { readon
 
 const END_SEQ = 0xffff_ffff_ffff_ffffn;
 
-function issue(code: string, message: string, path: string): { ok: false; issue: WireIssue } {
+function issue(code: WireIssueCode, message: string, path: string): { ok: false; issue: WireIssue } {
   return { ok: false, issue: { code, message, path, offset: null } };
 }
 

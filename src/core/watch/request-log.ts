@@ -78,7 +78,7 @@ function pair(
 export function parseRequestLogLine(line: string, lineNo: number, format: RequestLogPreset | 'auto', ctx: RequestLogContext): RequestLogLine {
   const parsed = parseLosslessJson(line);
   const fatal = parsed.issues.find((i) => i.code !== 'duplicate-key');
-  if (parsed.value === undefined || fatal !== undefined) return lineIssue(lineNo, fatal ?? { code: 'not-json', message: 'not JSON', path: '$', offset: 0 });
+  if (parsed.value === undefined || fatal !== undefined) return lineIssue(lineNo, fatal ?? { code: 'invalid-json', message: 'not JSON', path: '$', offset: 0 });
   const o = parsed.value;
   if (!isJsonObject(o)) return lineIssue(lineNo, { code: 'wrong-type', message: 'a request log line must be a JSON object', path: '$', offset: 0 });
   const issues: WireIssue[] = [];

@@ -2,6 +2,7 @@
 // WireIssue (path, and the offset looked up in the source text) and reads as null, so one odd field never loses
 // the rest of a payload.
 import type { WireIssue } from './wire-issue.js';
+import type { WireIssueCode } from './wire-issue-codes.js';
 import type { JsonObject, JsonValue } from './lossless-json.js';
 import { isJsonObject, parseLosslessJson } from './lossless-json.js';
 import type { PathSegments } from './json-scan.js';
@@ -18,7 +19,7 @@ export class FieldReader {
     this.issues = issues;
   }
 
-  issue(code: string, message: string, path: Path): void {
+  issue(code: WireIssueCode, message: string, path: Path): void {
     const offset = offsetAt(this.text, path);
     const where = formatPath(path);
     this.issues.push({ code, message: `${where}: ${message}${offset === null ? '' : ` (offset ${offset})`}`, path: where, offset });

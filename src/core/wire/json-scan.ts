@@ -2,13 +2,14 @@
 // parser. Functions take (text, position) and return the position after what they consumed; problems are thrown
 // as ScanFailure (caught inside the parsers) and turned into WireIssues by the callers, which never throw.
 import type { WireIssue } from './wire-issue.js';
+import type { WireIssueCode } from './wire-issue-codes.js';
 
 /** Nesting limit of the validating skipper and the generic parser, so hostile input cannot blow the stack. */
 export const MAX_DEPTH = 256;
 
 // Not an Error: capturing a stack per failure made bad input ~50x slower to report, and these never escape.
 export class ScanFailure {
-  readonly code: string;
+  readonly code: WireIssueCode;
   readonly message: string;
   readonly offset: number;
   /** syntax failures break the document: item boundaries after them are unknowable */
@@ -16,7 +17,7 @@ export class ScanFailure {
   /** for missing fields: the name appended to the path of the object at `offset` */
   readonly field: string | null;
 
-  constructor(code: string, message: string, offset: number, syntax: boolean, field: string | null) {
+  constructor(code: WireIssueCode, message: string, offset: number, syntax: boolean, field: string | null) {
     this.code = code;
     this.message = message;
     this.offset = offset;
@@ -25,12 +26,12 @@ export class ScanFailure {
   }
 }
 
-export function failSyntax(code: string, message: string, offset: number): never {
+export function failSyntax(code: WireIssueCode, message: string, offset: number): never {
   // eslint-disable-next-line @typescript-eslint/only-throw-error -- internal control flow, caught by the parsers
   throw new ScanFailure(code, message, offset, true, null);
 }
 
-export function failValue(code: string, message: string, offset: number, field: string | null = null): never {
+export function failValue(code: WireIssueCode, message: string, offset: number, field: string | null = null): never {
   // eslint-disable-next-line @typescript-eslint/only-throw-error -- internal control flow, caught by the parsers
   throw new ScanFailure(code, message, offset, false, field);
 }

@@ -18,6 +18,8 @@
 import type { EventDiff, HashAlgo, KvEvent, KvEventData, MmKey, StoredBlock, WireBlockHash } from './kv-event.js';
 import { isHashAlgo } from './kv-event.js';
 import type { WireIssue } from './wire-issue.js';
+import type { WireIssueCode } from './wire-issue-codes.js';
+import { decimalFitsU64 } from './u64-decimal.js';
 import {
   ScanFailure,
   decodeString,
@@ -58,7 +60,6 @@ export interface KvEventsParse {
   readonly issues: WireIssue[];
 }
 
-const U64_MAX_DECIMAL = '18446744073709551615';
 const TWO_32 = 0x1_0000_0000;
 // one u64 read through two u32 halves, in platform byte order
 const u64View = new BigUint64Array(1);
@@ -180,7 +181,7 @@ function parseHash(text: string, i: number, what: string): WireBlockHash {
       return failValue('hash-float', `${what} ${text.slice(i, end)} at offset ${i} has a fraction; an exact hash is an integer`, i);
     }
     const len = end - i;
-    if (len > 20 || (len === 20 && text.slice(i, end) > U64_MAX_DECIMAL)) {
+    if (!decimalFitsU64(text, i, end)) {
       return failValue('hash-out-of-range', `${what} ${text.slice(i, end)} at offset ${i} exceeds 2^64-1`, i);
     }
     pos = end;
@@ -203,7 +204,7 @@ function parseNullableHash(text: string, i: number, what: string): WireBlockHash
 }
 
 /** Unsigned integer ≤ max (a JS number). */
-function parseUint(text: string, i: number, what: string, max: number, rangeCode: string): number {
+function parseUint(text: string, i: number, what: string, max: number, rangeCode: WireIssueCode): number {
   const c = text.charCodeAt(i);
   if (c === 45 || (c >= 48 && c <= 57)) {
     const end = scanNumber(text, i);

@@ -1,4 +1,5 @@
-// Every WireIssue code the wire parsers emit, with what it means: stable values for metric labels and docs.
+// Every WireIssue code the input parsers emit, with what it means: stable values for metric labels and docs.
+// WireIssue.code is typed by this catalog, so a code missing here does not compile.
 // 'syntax' codes break the document (later items are not read); the others skip one item or field.
 
 export const WIRE_ISSUE_CODES = {
@@ -30,6 +31,25 @@ export const WIRE_ISSUE_CODES = {
   'number-out-of-range': 'a count that is negative or above 2^53-1',
   'issues-suppressed': 'more bad items than the issue limit: the count of the unlisted ones',
   internal: 'a bug in the parser, caught: the input position is reported when known',
+  // the relay's array splitter (items are delimited, not parsed: it never edits the stream)
+  'trailing-comma': "a comma before the array's closing ']'",
+  'expected-comma': "an array item not followed by ',' or ']'",
+  'empty-item': 'an array item with nothing in it (`[,1]`)',
+  // token-id lists (flags, request-log fields)
+  'empty-token': 'an empty token id between separators',
+  'not-a-token-id': 'a token id that is not an unsigned integer',
+  // request-log and perf-metrics lines
+  'bad-token-ids': 'prompt_token_ids that are not integers 0..2^32-1',
+  'no-server': 'a perf-metrics line without ctx_server',
+  // ZMQ event stream (msgpack)
+  'stream-bad-frames': 'a ZMQ message without the expected frames ([topic, seq, payload])',
+  'stream-bad-seq': 'a sequence frame that is not 8 bytes (u64 big-endian)',
+  'stream-not-msgpack': 'a payload that is not msgpack',
+  'stream-bad-batch': 'a msgpack payload that is not an event batch',
+  'stream-block-size-inconsistent': "a BlockStored whose block_size does not match its token_ids",
+  // recorded bundles (JSONL)
+  'bad-json': 'a bundle line that is not JSON',
+  'bad-record': 'a bundle line that is JSON but not a recorded observation (path names the field)',
 } as const;
 
 export type WireIssueCode = keyof typeof WIRE_ISSUE_CODES;

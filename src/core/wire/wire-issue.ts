@@ -1,8 +1,9 @@
 // A problem found in input. The core never throws on bad input: it returns these.
+import type { WireIssueCode } from './wire-issue-codes.js';
 
 export interface WireIssue {
   /** stable machine-readable code, e.g. 'hash-not-integer', 'truncated-json', 'missing-field' */
-  readonly code: string;
+  readonly code: WireIssueCode;
   /** human sentence naming what was wrong */
   readonly message: string;
   /** JSON path of the offending value, e.g. `$[3].data.blocks[0].block_hash`; '$' for the document */

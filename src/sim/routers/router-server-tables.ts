@@ -11,7 +11,7 @@ export interface RouterTableDeps {
   /** hash algo per server, from /server_info (default v1_block_key) */
   readonly hashAlgo: (server: string) => HashAlgo;
   /** POST {server}/kv_cache_events; throws on failure */
-  readonly pollEvents: (server: string) => KvEvent[];
+  readonly pollEvents: (server: string) => readonly KvEvent[];
   /** the orchestrator's WARNING "Failed to poll KV cache events from {server}: {e}" */
   readonly onPollFailure?: (server: string, message: string) => void;
   /** what the router received from a poll */
@@ -73,7 +73,7 @@ export class RouterServerTables {
     const table = this.#tables.get(server);
     if (table === undefined) return;
     table.polls++;
-    let events: KvEvent[];
+    let events: readonly KvEvent[];
     try {
       events = this.#deps.pollEvents(server);
     } catch (err) {

@@ -1,7 +1,6 @@
 // One proxied request's upstream side (see the class).
 import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
 import type { Dispatcher } from 'undici';
-import type { BodyCapture } from './body-capture.js';
 import { downstreamResponseHeaders } from './http-headers.js';
 
 /**
@@ -46,11 +45,11 @@ export class UpstreamExchange {
     this.#fail(new Error('kvsentinel relay: request cancelled'));
   }
 
-  /** Forwards the request; resolves with the upstream head once the whole response was handed to the client. */
+  /** Forwards the request (`onChunk` sees each response chunk handed to the client); resolves with the upstream head once the whole response was handed to the client. */
   run(
     dispatcher: Dispatcher,
     options: Dispatcher.DispatchOptions,
-    capture: BodyCapture | undefined,
+    onChunk?: (chunk: Buffer) => void,
   ): Promise<{ statusCode: number; headers: IncomingHttpHeaders }> {
     const res = this.#res;
     const done = new Promise<{ statusCode: number; headers: IncomingHttpHeaders }>((resolve, reject) => {
@@ -80,7 +79,7 @@ export class UpstreamExchange {
       },
       onResponseData: (controller, chunk) => {
         wroteBody = true;
-        capture?.add(chunk);
+        onChunk?.(chunk);
         if (!res.write(chunk) && !waitingDrain) {
           // the client reads slower than the worker writes: stop reading the worker until the client caught up
           waitingDrain = true;

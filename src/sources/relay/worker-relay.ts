@@ -1,8 +1,8 @@
 // One relay port for one CTX worker (docs/design.md §3, relay mode). Every path is a streaming reverse proxy to the
 // worker, except POST /kv_cache_events, which is answered from the relay's own event buffer: the relay is the sole
 // consumer of the worker's destructive queue and gives each consumer every event exactly once, in the worker's exact
-// JSON (relay-event-path.ts holds that logic; this file puts HTTP around it). Completion requests additionally
-// become decision and outcome observations.
+// JSON. This file is the HTTP around two socket-free parts: relay-event-path.ts (the event path) and
+// ctx-exchange-recorder.ts (completion requests become decision and outcome observations).
 //
 // Decisions:
 // - Drains run on an interval, whenever a consumer polls (see RelayEventPath), and when a CTX response completed.
@@ -10,10 +10,8 @@
 //   neither its remote port (aiohttp reconnects from new ports) nor its address (replicas can share one) can name
 //   it without delivering events twice or merging replicas. A request header (default X-Kvsentinel-Consumer), when
 //   sent, names the consumer instead.
-// - Request and response bodies stream through; the relay keeps a bounded copy (captureMaxBytes) only to read the
-//   prompt and the usage. The prompt's token ids are scanned chunk by chunk as the body passes (CtxRequestScanner),
-//   on a worker thread (CtxScanPool) so the event loop only forwards; decisions are recorded in the order the
-//   request bodies ended, each before its outcome, with the in-flight counts taken when the request arrived.
+// - Request and response bodies stream through; each chunk is handed to the upstream (or the client) before the
+//   recorder looks at it.
 // - A request body over maxRequestBytes is refused with 413 (JSON error, connection closed) and counted: at once when
 //   Content-Length declares it, else when the streamed body crosses the limit (the upstream request is aborted).
 import { once } from 'node:events';
@@ -22,123 +20,22 @@ import type { AddressInfo } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { PassThrough } from 'node:stream';
 import { Client, Pool } from 'undici';
-import { ctxBodyEncoding, MSGPACK_FLAG_HEADER } from '../../core/relay/ctx-body-encoding.js';
-import { createCtxBodyReader } from '../../core/relay/ctx-body-reader.js';
-import { parseCtxRequest, unreadableCtxRequest, type CtxRequestInfo } from '../../core/relay/ctx-request.js';
-import type { CtxResponseInfo } from '../../core/relay/ctx-response.js';
 import type { RequestUnreadableReason } from '../../core/relay/request-unreadable.js';
-import type { EventBufferOptions, EventBufferStats } from '../../core/relay/event-buffer.js';
+import type { EventBufferStats } from '../../core/relay/event-buffer.js';
 import { fetchText, reasonOf } from '../http/fetch-text.js';
-import type { Observation } from '../../core/observe/observation.js';
-import type { Clock, Logger, ObservationSink, RunningSource, SourceReporter } from '../ports.js';
+import type { RunningSource } from '../ports.js';
 import { CtxScanPool } from './ctx-scan-pool.js';
-import { BodyCapture } from './body-capture.js';
 import { BodyReplay, isConnectionLost } from './body-replay.js';
+import { CtxExchangeRecorder, type CtxExchange } from './ctx-exchange-recorder.js';
 import { upstreamRequestHeaders } from './http-headers.js';
-import type { InflightTracker } from './inflight-tracker.js';
 import { DecisionGate } from './decision-gate.js';
-import { RelayEventPath, type ParseEvents } from './relay-event-path.js';
-import { renderCheckOf, withRouterSideIds, type RenderResult, type RouterSideIds } from './router-side-ids.js';
-import type { RenderPool } from '../tokenizer/render-pool.js';
+import { RelayEventPath } from './relay-event-path.js';
+import { DEFAULT_RELAY_OPTIONS, type RelayCounters, type RelayDeps, type RelayOptions, type RelayTarget } from './relay-options.js';
 import { UpstreamExchange } from './upstream-exchange.js';
 
 export type { ParseEvents, ParsedEventsLike } from './relay-event-path.js';
+export { DEFAULT_RELAY_OPTIONS, type RelayCounters, type RelayDeps, type RelayOptions, type RelayRejectReason, type RelayTarget } from './relay-options.js';
 
-export interface RelayTarget {
-  /** server id used in observations and metric labels */
-  readonly id: string;
-  /** the worker's base URL, e.g. http://10.0.0.5:8001 */
-  readonly upstream: string;
-  readonly host: string;
-  /** 0 picks a free port (tests) */
-  readonly port: number;
-  /** more listen ports on the same host: each is a consumer of its own (one per orchestrator replica) */
-  readonly replicaPorts?: readonly number[];
-}
-
-export interface RelayOptions {
-  readonly drainIntervalMs: number;
-  readonly drainTimeoutMs: number;
-  readonly maxDrainBytes: number;
-  readonly buffer: Partial<EventBufferOptions>;
-  /** lower-case header name that names a consumer; empty string disables it (then each listen port is one) */
-  readonly consumerHeader: string;
-  readonly captureMaxBytes: number;
-  /** largest request body forwarded; a larger one is answered 413 */
-  readonly maxRequestBytes: number;
-  /** upstream response-headers and inter-chunk timeout for proxied requests */
-  readonly proxyTimeoutMs: number;
-  /**
-   * how long an idle upstream connection is kept for reuse: below the worker's own idle timeout (trtllm-serve closes
-   * idle keep-alive sockets after 5 s, TIMEOUT_KEEP_ALIVE), so the relay never sends on a socket being closed
-   */
-  readonly upstreamKeepAliveMs: number;
-  /** how long stop() lets in-flight proxied requests finish */
-  readonly shutdownGraceMs: number;
-  /** read request bodies on a worker thread (false: on the event loop) */
-  readonly scanThread: boolean;
-  /**
-   * drain the worker's /kv_cache_events on the interval; false for engines without that endpoint (vLLM, SGLang:
-   * their events come from a ZMQ stream), where the relay only proxies and observes requests
-   */
-  readonly drainEvents: boolean;
-}
-
-/** What a relay dropped or gave up on, cumulative (the exporter's cache and poll counters). */
-export interface RelayCounters {
-  readonly server: string;
-  /** event polls whose consumer hung up before the answer */
-  readonly abandonedPolls: number;
-  /** request or response copies that hit their bound (prompt or usage not read) */
-  readonly capturesTruncated: number;
-  /** events evicted from the event buffer by its bounds (read or not) */
-  readonly eventsEvicted: number;
-  readonly consumersExpired: number;
-  readonly consumersEvicted: number;
-  readonly resumePositionsDiscarded: number;
-  /** requests sent again on a fresh connection after their connection was lost before any response byte */
-  readonly upstreamRetries: number;
-  /** events delivered to a consumer that had already received them (0 by design; counted, never hidden) */
-  readonly eventsRedelivered: number;
-}
-
-export const DEFAULT_RELAY_OPTIONS: RelayOptions = {
-  drainIntervalMs: 250,
-  drainTimeoutMs: 5_000,
-  maxDrainBytes: 64 * 1024 * 1024,
-  buffer: {},
-  consumerHeader: 'x-kvsentinel-consumer',
-  captureMaxBytes: 16 * 1024 * 1024,
-  maxRequestBytes: 64 * 1024 * 1024,
-  proxyTimeoutMs: 600_000,
-  upstreamKeepAliveMs: 4_000,
-  shutdownGraceMs: 30_000,
-  scanThread: true,
-  drainEvents: true,
-};
-
-export interface RelayDeps {
-  readonly sink: ObservationSink;
-  readonly status: SourceReporter;
-  readonly clock: Clock;
-  readonly logger: Logger;
-  readonly inflight: InflightTracker;
-  readonly parseEvents: ParseEvents;
-  /** proxied request durations, to the last byte (the exporter's histogram) */
-  readonly onProxied?: (server: string, seconds: number) => void;
-  /** a request refused without being forwarded (the exporter's counter) */
-  readonly onRejected?: (server: string, reason: RelayRejectReason) => void;
-  /** a CTX request whose prompt or ids could not be read (the exporter's counter) */
-  readonly onUnreadable?: (server: string, reason: RequestUnreadableReason) => void;
-  /** the model's tokenizer: text and chat requests get the router-side ids the router hashes (render parity) */
-  readonly render?: RenderPool;
-  /** a text or chat request rendered, or not (the exporter's counter) */
-  readonly onRender?: (server: string, result: RenderResult, reason: string | null) => void;
-}
-
-export type RelayRejectReason = 'body_too_large';
-
-const RESPONSE_TAIL_BYTES = 256 * 1024;
 
 function pathOf(url: string | undefined): string {
   const u = url ?? '/';
@@ -159,19 +56,14 @@ export class WorkerRelay implements RunningSource {
   readonly #events: RelayEventPath;
   readonly #pool: Pool;
   readonly #scans: CtxScanPool;
-  /** the last decision recorded or pending: decisions are recorded one after another, in the order bodies ended */
-  #lastDecision: Promise<void> = Promise.resolve();
-  readonly #gate: DecisionGate;
+  readonly #recorder: CtxExchangeRecorder;
   /** one listener per consumer port: [target.port, ...replicaPorts] */
   readonly #servers: Server[];
   readonly #active = new Set<Promise<void>>();
   readonly #stopSignal = new AbortController();
   #timer: NodeJS.Timeout | undefined;
-  #requestCounter = 0;
-  #capturesTruncated = 0;
   #upstreamRetries = 0;
   #rejectedTooLarge = 0;
-  readonly #unreadable = new Map<RequestUnreadableReason, number>();
   #started = false;
   #stopped: Promise<void> | undefined;
   #endGrace: (() => void) | undefined;
@@ -202,10 +94,23 @@ export class WorkerRelay implements RunningSource {
     };
     const { status, clock, logger, parseEvents } = deps;
     // drained and delivered events wait behind decisions still being read (DecisionGate)
-    this.#gate = new DecisionGate(deps.sink);
-    const sink = this.#gate;
-    this.#events = new RelayEventPath({ server: target.id, source: this.name, upstream: url, drain, sink, status, clock, logger, parseEvents }, this.#options.buffer);
+    const gate = new DecisionGate(deps.sink);
+    this.#events = new RelayEventPath({ server: target.id, source: this.name, upstream: url, drain, sink: gate, status, clock, logger, parseEvents }, this.#options.buffer);
     this.#scans = new CtxScanPool({ thread: this.#options.scanThread });
+    this.#recorder = new CtxExchangeRecorder({
+      server: target.id,
+      source: this.name,
+      gate,
+      sink: deps.sink,
+      clock,
+      logger,
+      inflight: deps.inflight,
+      scans: this.#scans,
+      captureMaxBytes: this.#options.captureMaxBytes,
+      ...(deps.render !== undefined ? { render: deps.render } : {}),
+      ...(deps.onUnreadable !== undefined ? { onUnreadable: deps.onUnreadable } : {}),
+      ...(deps.onRender !== undefined ? { onRender: deps.onRender } : {}),
+    });
     this.#servers = [target.port, ...(target.replicaPorts ?? [])].map((_, i) =>
       createServer({ keepAliveTimeout: 65_000 }, (req, res) => this.#track(this.#handle(req, res, i))),
     );
@@ -238,7 +143,7 @@ export class WorkerRelay implements RunningSource {
 
   /** CTX requests whose prompt or ids could not be read, by reason (cumulative) */
   unreadableRequests(): ReadonlyMap<RequestUnreadableReason, number> {
-    return this.#unreadable;
+    return this.#recorder.unreadableRequests();
   }
 
   bufferStats(): EventBufferStats {
@@ -250,7 +155,7 @@ export class WorkerRelay implements RunningSource {
     return {
       server: this.target.id,
       abandonedPolls: this.#events.abandonedPolls,
-      capturesTruncated: this.#capturesTruncated,
+      capturesTruncated: this.#recorder.capturesTruncated,
       eventsEvicted: b.evicted,
       consumersExpired: b.expiredConsumers,
       consumersEvicted: b.evictedConsumers,
@@ -397,14 +302,10 @@ export class WorkerRelay implements RunningSource {
     });
 
     let tooLarge = false;
-    let decide: (() => Promise<void>) | undefined;
-    let markForwarded: () => void = () => undefined;
-    const forwarded = new Promise<void>((resolve) => (markForwarded = resolve));
-    let routerIds: RouterSideIds | null = null;
-    let requestId = '';
+    let recorded: CtxExchange | undefined;
     if (req.method !== 'GET' && req.method !== 'HEAD') {
       const pass = new PassThrough();
-      // first listener: a body crossing the limit never reaches the capture or the upstream
+      // first listener: a body crossing the limit never reaches the recorder or the upstream
       let received = 0;
       req.on('data', (chunk: Buffer) => {
         received += chunk.length;
@@ -420,90 +321,24 @@ export class WorkerRelay implements RunningSource {
         current.destroy();
         this.#rejectTooLarge(req, res, `sent more than ${limit} bytes`);
       });
-      // forwarding before reading: each chunk is handed to the upstream socket before the scanner looks at it
+      // forwarding before reading: each chunk is handed to the upstream socket before the recorder looks at it
       req.pipe(pass);
       if (isCtx) {
-        const capture = new BodyCapture(this.#options.captureMaxBytes, 0);
-        // the prompt is read as the body streams through, chunk by chunk; the capture is only for the rare body the
-        // scanner hands to the text path (several prompts) and for a scan thread that died
-        const encoding = ctxBodyEncoding(req.headers);
-        const scan = this.#scans.open(encoding);
-        const inflight = this.#deps.inflight.snapshot();
-        this.#deps.inflight.inc(this.target.id);
-        requestId = `relay-${this.target.id}-${++this.#requestCounter}`;
-        let decision: Promise<void> | undefined;
-        const infoOf = async (): Promise<CtxRequestInfo> => {
-          if (!capture.complete) {
-            this.#capturesTruncated++;
-            scan.drop();
-            return unreadableCtxRequest('too_large', req.headers);
-          }
-          const scanned = await scan.finish(req.headers).catch(() => undefined);
-          let read: CtxRequestInfo;
-          if (scanned !== null && scanned !== undefined) read = scanned;
-          // the JSON text path (several prompts, strings), or a scan thread that died: read the capture here
-          else if (encoding === 'json') read = parseCtxRequest(capture.text(), req.headers);
-          else {
-            const inline = createCtxBodyReader(encoding);
-            inline.feed(capture.bytes());
-            read = inline.finish(req.headers) ?? unreadableCtxRequest('malformed', req.headers);
-          }
-          // a render is CPU the forwarding would share: it starts once this request's answer went out (the decision's
-          // slot in the gate keeps the order meanwhile)
-          if (this.#deps.render !== undefined && read.promptTokens === null) await forwarded;
-          const withIds = await withRouterSideIds(read, this.#deps.render, () => capture.bytes(), encoding, (result, reason) => this.#deps.onRender?.(this.target.id, result, reason));
-          routerIds = withIds.routerIds;
-          return withIds.info;
-        };
-        decide = () => {
-          if (decision !== undefined) return decision;
-          const info = infoOf();
-          const slot = this.#gate.slot();
-          decision = this.#lastDecision
-            .then(async () => slot(record(await info)))
-            .catch((err: unknown) => this.#deps.logger.error(`${this.name}: recording a decision failed`, { error: String(err) }))
-            .finally(() => slot(null));
-          this.#lastDecision = decision;
-          return decision;
-        };
-        const record = (info: CtxRequestInfo): Observation => {
-          if (info.disaggRequestId !== null) requestId = info.disaggRequestId;
-          if (info.unreadable !== null) {
-            this.#unreadable.set(info.unreadable, (this.#unreadable.get(info.unreadable) ?? 0) + 1);
-            this.#deps.onUnreadable?.(this.target.id, info.unreadable);
-          }
-          return {
-            kind: 'decision',
-            ts,
-            requestId,
-            correlationId: info.correlationId,
-            server: this.target.id,
-            promptTokens: info.promptTokens,
-            promptTokenCount: info.promptTokens?.length ?? null,
-            ...(routerIds?.from === 'tokenizer' ? { promptTokensFrom: 'tokenizer' as const } : {}),
-            inflight,
-            promptForm: info.promptForm,
-            unreadable: info.unreadable,
-          };
-        };
+        const ctx = this.#recorder.start(req.headers, ts);
+        recorded = ctx;
         req.on('data', (chunk: Buffer) => {
-          if (tooLarge || decision !== undefined) return; // a decision already taken reads no more
-          capture.add(chunk);
-          if (capture.complete) scan.feed(chunk);
+          if (!tooLarge) ctx.requestChunk(chunk);
         });
-        req.on('end', () => void decide?.());
+        req.on('end', () => ctx.requestEnd());
       }
       body = pass;
     }
 
     let ok = false;
-    let response: Promise<CtxResponseInfo> | null = null;
     try {
-      // a context-only answer carries the worker's prompt ids (up to captureMaxBytes is kept); usage comes last, so a
-      // longer response keeps only its tail and concurrency cannot multiply a big capture
-      const capture = isCtx ? new BodyCapture(this.#options.captureMaxBytes, RESPONSE_TAIL_BYTES) : undefined;
+      const onChunk = recorded !== undefined ? (chunk: Buffer) => recorded.responseChunk(chunk) : undefined;
       const send = (dispatcher: Pool | Client) =>
-        exchange.run(dispatcher, { method: req.method ?? 'GET', path: req.url ?? '/', headers: upstreamRequestHeaders(req.headers), body: body ?? null }, capture);
+        exchange.run(dispatcher, { method: req.method ?? 'GET', path: req.url ?? '/', headers: upstreamRequestHeaders(req.headers), body: body ?? null }, onChunk);
       let upstream;
       try {
         upstream = await send(this.#pool);
@@ -522,13 +357,7 @@ export class WorkerRelay implements RunningSource {
         }
       }
       ok = upstream.statusCode >= 200 && upstream.statusCode < 300;
-      if (capture !== undefined) {
-        const ct = upstream.headers['content-type'];
-        const sse = typeof ct === 'string' && ct.includes('text/event-stream');
-        if (!capture.complete) this.#capturesTruncated++;
-        const msgpack = upstream.headers[MSGPACK_FLAG_HEADER] === '1';
-        response = this.#scans.response(capture.bytes(), { sse, complete: capture.complete, msgpack });
-      }
+      recorded?.responseEnd(upstream.headers);
       if (upstream.statusCode < 500) this.#deps.status.ok(this.name);
     } catch (err) {
       if (!exchange.cancelled) {
@@ -543,29 +372,13 @@ export class WorkerRelay implements RunningSource {
         }
       }
     } finally {
-      markForwarded();
-      if (isCtx) {
-        this.#deps.inflight.dec(this.target.id);
+      if (recorded !== undefined) {
         // the worker stored this request's blocks by the time it answered: drain now, as the router's
         // finish_request polls, so worker truth never waits for the timer (nor for a router that never polls)
         if (ok && this.#options.drainEvents && !this.#stopSignal.signal.aborted) void this.#events.drainNow();
         const latencyMs = performance.now() - startedAt;
         // the decision first (recorded when the scan answered), then the outcome
-        await decide?.();
-        const usage = response === null ? null : await response;
-        const check = ok ? renderCheckOf({ ts: this.#deps.clock(), requestId, server: this.target.id }, routerIds, usage?.workerPromptTokens, this.#deps.render) : null;
-        if (check !== null) this.#deps.sink.apply(check);
-        this.#deps.sink.apply({
-          kind: 'outcome',
-          ts: this.#deps.clock(),
-          requestId,
-          server: this.target.id,
-          ok,
-          promptTokens: usage?.promptTokens ?? null,
-          cachedTokens: usage?.cachedTokens ?? null,
-          latencyMs,
-          workerPromptTokens: usage?.workerPromptTokens ?? null,
-        });
+        await recorded.finish(ok, latencyMs);
         this.#deps.onProxied?.(this.target.id, latencyMs / 1000);
       }
     }
