@@ -16,7 +16,8 @@
 //   to the consumer. token_extra_id is held as uint32 (C++ declares it 64-bit; larger values are reported).
 // - Strings are strict JSON plus UTF-8 sanity: raw control characters and unpaired surrogates are rejected.
 import type { WireIssue } from './wire-issue.js';
-import { ScanFailure, excerpt, internalIssue, pathAt, skipValue, skipWs, toIssue } from './json-scan.js';
+import { internalIssue, pathAt, toIssue } from './json-path.js';
+import { ScanFailure, excerpt, skipValue, skipWs } from './json-scan.js';
 import { cursor, describe } from './kv-event-scan.js';
 import { parseItem } from './kv-event-item.js';
 import type { KvEvent } from './kv-event.js';
