@@ -8,7 +8,8 @@ import { WebSocket, WebSocketServer } from 'ws';
 import type { Observation } from '../core/observe/observation.js';
 import type { Finding, SentinelSnapshot } from '../core/state/snapshot.js';
 import type { Clock, Logger, ObservationSink } from '../sources/ports.js';
-import { findingChanges, observationFrame, statsFrame, withDecisionJoin, withOutcomeJoin, type DecisionJoinLike, type LiveFrame } from './live-frames.js';
+import type { JoinedEvent } from '../core/state/joined-events.js';
+import { decisionFrame, findingChanges, observationFrame, outcomeFrame, statsFrame, withDecisionJoin, withOutcomeJoin, type LiveFrame } from './live-frames.js';
 
 export interface LiveFeedOptions {
   readonly snapshotIntervalMs: number;
@@ -42,9 +43,6 @@ export class LiveFeed implements ObservationSink {
   #dropped = 0;
   #refused = 0;
   readonly #sourceUp = new Map<string, boolean>();
-  // the state joins a decision while applying it, just before the feed sees the observation: hold the join briefly
-  #decisionJoin: { requestId: string; join: DecisionJoinLike } | null = null;
-  #outcomeJoin: { requestId: string; join: { oracleCachedTokens: number | null; scattered: boolean } } | null = null;
 
   constructor(deps: { snapshot: () => SentinelSnapshot; clock: Clock; logger: Logger; version: string; report?: () => string }, options: Partial<LiveFeedOptions> = {}) {
     this.#snapshot = deps.snapshot;
@@ -109,31 +107,24 @@ export class LiveFeed implements ObservationSink {
     });
   }
 
+  /** Observations other than decisions and outcomes: those come joined, from the state's stream (show). */
   apply(o: Observation): void {
+    if (o.kind === 'decision' || o.kind === 'outcome') return;
     if (o.kind === 'source-health') {
       // sources report every failure; the feed shows changes only
       if (this.#sourceUp.get(o.source) === o.up) return;
       this.#sourceUp.set(o.source, o.up);
     }
-    const decisionJoin = this.#decisionJoin;
-    const outcomeJoin = this.#outcomeJoin;
-    this.#decisionJoin = null;
-    this.#outcomeJoin = null;
     if (this.#wss.clients.size === this.#reportClients.size) return;
-    let frame = observationFrame(o);
-    if (frame?.type === 'decision' && o.kind === 'decision' && decisionJoin?.requestId === o.requestId) frame = withDecisionJoin(frame, decisionJoin.join);
-    if (frame?.type === 'outcome' && o.kind === 'outcome' && outcomeJoin?.requestId === o.requestId) frame = withOutcomeJoin(frame, outcomeJoin.join);
+    const frame = observationFrame(o);
     if (frame !== null) this.broadcast(frame);
   }
 
-  /** The state's join of the decision being applied (SentinelOptions.onDecision). */
-  noteDecisionJoin(join: DecisionJoinLike & { readonly requestId: string }): void {
-    this.#decisionJoin = { requestId: join.requestId, join };
-  }
-
-  /** The state's join of the outcome being applied (SentinelOptions.onOutcome). */
-  noteOutcomeJoin(join: { readonly requestId: string; readonly oracleCachedTokens: number | null; readonly scattered: boolean }): void {
-    this.#outcomeJoin = { requestId: join.requestId, join };
+  /** A decision or outcome as the state joined it (SentinelState.subscribe). */
+  show(event: JoinedEvent): void {
+    if (this.#wss.clients.size === this.#reportClients.size) return;
+    if (event.kind === 'decision') this.broadcast(withDecisionJoin(decisionFrame(event.observation), event.join));
+    else this.broadcast(event.join === null ? outcomeFrame(event.observation) : withOutcomeJoin(outcomeFrame(event.observation), event.join));
   }
 
   /** One snapshot: finding changes now, stats when due. */

@@ -1,6 +1,7 @@
 // Frames of the /ws live feed (JSON, one per message). Decisions and outcomes carry counts and ids only: never
 // prompt token ids or text. Finding frames are changes (raised / cleared); stats frames summarise the tables.
-import type { Observation } from '../core/observe/observation.js';
+import type { DecisionObservation, Observation, OutcomeObservation } from '../core/observe/observation.js';
+import type { DecisionJoin, OutcomeJoin } from '../core/state/joined-events.js';
 import type { Finding, SentinelSnapshot } from '../core/state/snapshot.js';
 
 export interface DecisionFrame {
@@ -94,9 +95,9 @@ export type LiveFrame = DecisionFrame | OutcomeFrame | SourceFrame | FindingFram
 export function observationFrame(o: Observation): LiveFrame | null {
   switch (o.kind) {
     case 'decision':
-      return { type: 'decision', ts: o.ts, server: o.server, request_id: o.requestId, correlation_id: o.correlationId, prompt_token_count: o.promptTokenCount ?? o.promptTokens?.length ?? null, inflight: o.inflight };
+      return decisionFrame(o);
     case 'outcome':
-      return { type: 'outcome', ts: o.ts, server: o.server, request_id: o.requestId, ok: o.ok, prompt_token_count: o.promptTokens, cached_token_count: o.cachedTokens, latency_ms: o.latencyMs };
+      return outcomeFrame(o);
     case 'source-health':
       return { type: 'source', ts: o.ts, source: o.source, up: o.up, error: o.error };
     case 'worker-events':
@@ -113,16 +114,16 @@ export function observationFrame(o: Observation): LiveFrame | null {
   }
 }
 
-/** Join facts the state computed for a decision (DecisionJoin), as frame fields: counts and server ids only. */
-export interface DecisionJoinLike {
-  readonly followup: boolean;
-  readonly sticky: boolean | null;
-  readonly candidates: readonly { readonly server: string; readonly predictedTokens: number; readonly oracleTokens: number; readonly score: number }[];
-  readonly oracleBest: readonly string[];
-  readonly chosenIsOracleBest: boolean | null;
+export function decisionFrame(o: DecisionObservation): DecisionFrame {
+  return { type: 'decision', ts: o.ts, server: o.server, request_id: o.requestId, correlation_id: o.correlationId, prompt_token_count: o.promptTokenCount ?? o.promptTokens?.length ?? null, inflight: o.inflight };
 }
 
-export function withDecisionJoin(frame: DecisionFrame, join: DecisionJoinLike): DecisionFrame {
+export function outcomeFrame(o: OutcomeObservation): OutcomeFrame {
+  return { type: 'outcome', ts: o.ts, server: o.server, request_id: o.requestId, ok: o.ok, prompt_token_count: o.promptTokens, cached_token_count: o.cachedTokens, latency_ms: o.latencyMs };
+}
+
+/** The join facts of a decision (the state's DecisionJoin) as frame fields: counts and server ids only. */
+export function withDecisionJoin(frame: DecisionFrame, join: Pick<DecisionJoin, 'followup' | 'sticky' | 'candidates' | 'oracleBest' | 'chosenIsOracleBest'>): DecisionFrame {
   return {
     ...frame,
     followup: join.followup,
@@ -133,7 +134,7 @@ export function withDecisionJoin(frame: DecisionFrame, join: DecisionJoinLike): 
   };
 }
 
-export function withOutcomeJoin(frame: OutcomeFrame, join: { readonly oracleCachedTokens: number | null; readonly scattered: boolean }): OutcomeFrame {
+export function withOutcomeJoin(frame: OutcomeFrame, join: Pick<OutcomeJoin, 'oracleCachedTokens' | 'scattered'>): OutcomeFrame {
   return { ...frame, oracle_cached_token_count: join.oracleCachedTokens, scattered: join.scattered };
 }
 

@@ -48,6 +48,7 @@ describe('record → audit --bundle on a live simulator run (relay sidecar)', ()
               writer.write(o);
             },
             snapshot: (now) => live.snapshot(now),
+            subscribe: (listener) => live.subscribe(listener),
           }),
         });
         await daemon.start();

@@ -125,6 +125,7 @@ describe('security', () => {
               live.apply(o);
             },
             snapshot: (now) => live.snapshot(now),
+            subscribe: (listener) => live.subscribe(listener),
           };
         },
       },

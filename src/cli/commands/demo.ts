@@ -171,6 +171,7 @@ export function registerDemoCommand(program: Command): void {
             },
             snapshot: (now) => state.snapshot(now),
             diagnosisInput: (now) => state.diagnosisInput(now),
+            subscribe: (listener) => state.subscribe(listener),
           }),
         });
         await daemon.start();

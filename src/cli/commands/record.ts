@@ -54,6 +54,7 @@ export function registerRecordCommand(program: Command): void {
             }
           },
           snapshot: (now) => state.snapshot(now),
+          subscribe: (listener) => state.subscribe(listener),
         }),
       });
       try {

@@ -8,7 +8,8 @@ import { buildAuditReport } from '../../core/diagnosis/audit-report.js';
 import type { DiagnosisInput } from '../../core/diagnosis/rule.js';
 import { buildReportModel, type ReportModel } from '../../core/report/report-model.js';
 import type { Timeline } from '../../core/report/timeline.js';
-import { createSentinelState, type SentinelOptions, type SentinelState, type SentinelStateSnapshot } from '../../core/state/sentinel-state.js';
+import type { JoinedEventListener } from '../../core/state/joined-events.js';
+import { createSentinelState, type SentinelState, type SentinelStateSnapshot } from '../../core/state/sentinel-state.js';
 import { createServerResolver, type ServerResolver } from '../../core/watch/server-resolver.js';
 import { parseKvEvents } from '../../core/wire/parse-kv-events.js';
 import { createExporter, type Exporter, type ReloadStatus } from '../../outputs/exporter.js';
@@ -36,15 +37,11 @@ import { relayHost, type ServeConfig } from './config.js';
 import { startTimelineSampler, type TimelineSampler } from './timeline-sampler.js';
 
 /** What the daemon needs from the state (createSentinelState satisfies it). */
-/** Hooks the state calls while applying a decision or outcome (the live feed shows the joins). */
-export interface StateHooks {
-  readonly onDecision: NonNullable<SentinelOptions['onDecision']>;
-  readonly onOutcome: NonNullable<SentinelOptions['onOutcome']>;
-}
-
 export interface StatePort {
   apply(observation: Observation): void;
   snapshot(now: number): SentinelStateSnapshot;
+  /** the joined decisions and outcomes: the live feed shows them */
+  subscribe(listener: JoinedEventListener): () => void;
   /** what the rules read (the report's inferred configuration); optional */
   diagnosisInput?(now: number): DiagnosisInput;
 }
@@ -52,7 +49,7 @@ export interface StatePort {
 export interface DaemonDeps {
   readonly clock?: Clock;
   readonly logger?: Logger;
-  readonly createState?: (config: ServeConfig, hooks: StateHooks) => StatePort;
+  readonly createState?: (config: ServeConfig) => StatePort;
   readonly parseEvents?: ParseEvents;
   /** re-reads the configuration on reload (SIGHUP, POST /-/reload); without it reload re-applies the current one */
   readonly loadConfig?: () => Promise<ServeConfig>;
@@ -92,9 +89,8 @@ interface SourceSpec {
   readonly make: () => RunningSource;
 }
 
-export function defaultState(config: ServeConfig, hooks?: StateHooks): SentinelState {
+export function defaultState(config: ServeConfig): SentinelState {
   return createSentinelState({
-    ...(hooks !== undefined ? { onDecision: hooks.onDecision, onOutcome: hooks.onOutcome } : {}),
     mode: config.ctx.some((c) => c.events === 'exclusive') ? 'exclusive' : 'auto',
     windowMs: 10 * 60_000,
     // a daemon should not flap: a finding needs two evaluations to turn on, five to turn off
@@ -125,11 +121,8 @@ export function createDaemon(initial: ServeConfig, deps: DaemonDeps = {}): Daemo
   const parseEvents = deps.parseEvents ?? parseKvEvents;
   let config = initial;
   let feed: LiveFeed | null = null;
-  const hooks: StateHooks = {
-    onDecision: (join) => feed?.noteDecisionJoin(join),
-    onOutcome: (join) => feed?.noteOutcomeJoin(join),
-  };
-  const state = (deps.createState ?? defaultState)(config, hooks);
+  const state = (deps.createState ?? defaultState)(config);
+  state.subscribe((event) => feed?.show(event));
   let stateErrors = 0;
   let observations = 0;
   const startedAt = clock();

@@ -37,6 +37,7 @@ export const liveAudit = {
           state.apply(o);
         },
         snapshot: (now) => state.snapshot(now),
+        subscribe: (listener) => state.subscribe(listener),
       }),
     });
     try {

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { miniCluster, type MiniOptions } from '../../../test/helpers/mini-cluster.js';
 import { RouterBlockSizeInference } from './router-block-size-inference.js';
-import { createSentinelState, type DecisionJoin, type SentinelOptions } from './sentinel-state.js';
+import type { DecisionJoin } from './joined-events.js';
+import { createSentinelState, type SentinelOptions } from './sentinel-state.js';
 
 const THRESHOLDS = { minDecisions: 40, minFollowups: 30, minServerRequests: 10 };
 
@@ -142,7 +143,8 @@ describe('router tokens_per_block inferred from routing (no source states it)', 
 describe('backfill_block_hashes_on_finish with the chunk size unknown', () => {
   it('replays the router\'s own keys under every candidate: the next turn predicts a match on its server', () => {
     const joins: DecisionJoin[] = [];
-    const state = createSentinelState({ mode: 'relay', onDecision: (j) => joins.push(j) });
+    const state = createSentinelState({ mode: 'relay' });
+    state.subscribe((e) => e.kind === 'decision' && joins.push(e.join));
     const servers = ['ctx0', 'ctx1'];
     // an orchestrator log that states backfill but not tokens_per_block
     state.apply({ kind: 'router-config', ts: 0, source: 'orchestrator-log', routerType: 'kv_cache_aware', tokensPerBlock: null, maxBatchSize: 64, backfillBlockHashesOnFinish: true, servers });

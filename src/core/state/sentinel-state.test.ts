@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { RULES } from '../diagnosis/rules/index.js';
 import { miniCluster, type MiniOptions } from '../../../test/helpers/mini-cluster.js';
 import { buildAuditReport } from '../diagnosis/audit-report.js';
-import { createSentinelState, type DecisionJoin, type OutcomeJoin, type SentinelOptions } from './sentinel-state.js';
+import type { DecisionJoin, OutcomeJoin } from './joined-events.js';
+import { createSentinelState, type SentinelOptions } from './sentinel-state.js';
 
 function audit(mini: MiniOptions, options: SentinelOptions = {}) {
   const state = createSentinelState({ thresholds: { minDecisions: 40, minFollowups: 30, minServerRequests: 10 }, ...options });
@@ -151,11 +152,12 @@ describe('sentinel state joins', () => {
   });
 });
 
-describe('join hooks for the live feed', () => {
+describe('the joined-event stream for the live feed', () => {
   it('reports each decision with per-server predicted/oracle tokens and each outcome with its oracle', () => {
     const decisions: DecisionJoin[] = [];
     const outcomes: OutcomeJoin[] = [];
-    const state = createSentinelState({ onDecision: (d) => decisions.push(d), onOutcome: (o) => outcomes.push(o) });
+    const state = createSentinelState();
+    state.subscribe((e) => (e.kind === 'decision' ? decisions.push(e.join) : e.join !== null && outcomes.push(e.join)));
     for (const obs of miniCluster({ routing: 'sticky', trajectories: 3, turns: 3 })) state.apply(obs);
     expect(decisions).toHaveLength(9);
     expect(outcomes).toHaveLength(9);

@@ -47,6 +47,7 @@ import { RouterBlockSizeInference } from './router-block-size-inference.js';
 import { workerTokenOracle } from './worker-token-oracle.js';
 import { REQUEST_UNREADABLE_REASONS, type RequestUnreadableReason } from '../relay/request-unreadable.js';
 import { RelayBuffer, type CompactEvent } from './relay-buffer.js';
+import { JoinedEventStream, type DecisionJoin, type JoinedEventListener, type OutcomeJoin } from './joined-events.js';
 import type { DecisionStats, Finding, RankStats, ServerStats, SentinelSnapshot, Verdict } from './snapshot.js';
 import { RenderParity } from './render-parity.js';
 import { WindowedCounters } from './windowed-counters.js';
@@ -94,38 +95,6 @@ export const DAEMON_STATE_OPTIONS = {
   hysteresis: { onAfter: 3, offAfter: 12 },
 } as const satisfies SentinelOptions;
 
-/** One decision joined with both tables (docs/design.md §4), for the live feed; token counts only, never token ids. */
-export interface DecisionJoin {
-  readonly ts: number;
-  readonly requestId: string;
-  readonly correlationId: string | null;
-  readonly server: string;
-  /** a later turn of a trajectory seen before, and whether it stayed on the previous turn's server */
-  readonly followup: boolean;
-  readonly sticky: boolean | null;
-  /** prompt tokens the router hashes (null without token ids) */
-  readonly hashedTokens: number | null;
-  /** per server: tokens the router's table (replica) matches, tokens the worker really holds, the router's score */
-  readonly candidates: readonly { readonly server: string; readonly predictedTokens: number; readonly oracleTokens: number; readonly score: number }[];
-  /** servers holding the longest prefix (empty when none holds any) */
-  readonly oracleBest: readonly string[];
-  readonly chosenIsOracleBest: boolean | null;
-}
-
-/** A decision's outcome joined with its decision. */
-export interface OutcomeJoin {
-  readonly ts: number;
-  readonly requestId: string;
-  readonly server: string;
-  readonly ok: boolean;
-  readonly promptTokens: number | null;
-  readonly cachedTokens: number | null;
-  /** what the best server held when the request was routed (null without keys) */
-  readonly oracleCachedTokens: number | null;
-  /** a follow-up turn that found less than half of its prompt cached */
-  readonly scattered: boolean;
-}
-
 export interface SentinelOptions {
   /** the vantage point; 'auto' infers relay from drained events (exclusive mode must be stated) */
   readonly mode?: SentinelMode;
@@ -139,10 +108,6 @@ export interface SentinelOptions {
   readonly limits?: Partial<SentinelLimits>;
   /** override the rule set (tests) */
   readonly rules?: readonly Rule[];
-  /** called for every decision once joined (the live feed); must not throw */
-  readonly onDecision?: (join: DecisionJoin) => void;
-  /** called for every outcome that closed a known decision */
-  readonly onOutcome?: (join: OutcomeJoin) => void;
 }
 
 /** The snapshot contract plus what the state alone knows (compatible extension of SentinelSnapshot). */
@@ -172,6 +137,8 @@ export interface SentinelState {
   peek(now: number): SentinelStateSnapshot;
   /** What the rules would read at `now` (tests, debugging). */
   diagnosisInput(now: number): DiagnosisInput;
+  /** Every decision and outcome applied from now on, joined (the live feed); returns the unsubscribe. */
+  subscribe(listener: JoinedEventListener): () => void;
   readonly digester: ObservationDigester;
 }
 
@@ -290,8 +257,7 @@ class Sentinel implements SentinelState {
   readonly #rules: readonly Rule[];
   readonly #hysteresis: FindingHysteresis;
   readonly #evaluateEveryMs: number;
-  readonly #onDecision: ((join: DecisionJoin) => void) | null;
-  readonly #onOutcome: ((join: OutcomeJoin) => void) | null;
+  readonly #joined = new JoinedEventStream();
   readonly #truth: WorkerTruthTable;
   readonly #replica: RouterReplicaTable;
   readonly #sequence = new EventSequenceTracker();
@@ -342,8 +308,6 @@ class Sentinel implements SentinelState {
     this.#rules = options.rules ?? RULES;
     this.#hysteresis = new FindingHysteresis(options.hysteresis ?? { onAfter: 1, offAfter: 1 });
     this.#evaluateEveryMs = options.evaluateEveryMs ?? 0;
-    this.#onDecision = options.onDecision ?? null;
-    this.#onOutcome = options.onOutcome ?? null;
     const windowMs = options.windowMs ?? null;
     this.#all = new WindowedCounters({ windowMs: null });
     this.#win = windowMs === null ? this.#all : new WindowedCounters({ windowMs });
@@ -375,12 +339,16 @@ class Sentinel implements SentinelState {
       case 'router-poll':
         this.#routerPoll(obs);
         return;
-      case 'decision':
-        this.#decision(obs, d?.kind === 'decision' ? d.keys : null);
+      case 'decision': {
+        const join = this.#decision(obs, d?.kind === 'decision' ? d.keys : null);
+        if (join !== null) this.#joined.publish({ kind: 'decision', observation: obs, join });
         return;
-      case 'outcome':
-        this.#outcome(obs, d?.kind === 'outcome' ? d.keys : null);
+      }
+      case 'outcome': {
+        const join = this.#outcome(obs, d?.kind === 'outcome' ? d.keys : null);
+        if (this.#joined.active) this.#joined.publish({ kind: 'outcome', observation: obs, join });
         return;
+      }
       case 'render-check':
         this.#render.observe(obs, this.digester.router.tokensPerBlock ?? this.#tpbInference.inferred ?? DEFAULT_ROUTER_TOKENS_PER_BLOCK);
         return;
@@ -611,7 +579,12 @@ class Sentinel implements SentinelState {
     return Math.max(listed, this.#decisionServers.size);
   }
 
-  #decision(obs: DecisionObservation, keys: DecisionKeys | null): void {
+  subscribe(listener: JoinedEventListener): () => void {
+    return this.#joined.subscribe(listener);
+  }
+
+  /** Applies a decision; returns its join while anyone listens, else null. */
+  #decision(obs: DecisionObservation, keys: DecisionKeys | null): DecisionJoin | null {
     const server = obs.server;
     const totals = this.#totals(server);
     totals.requests++;
@@ -691,20 +664,6 @@ class Sentinel implements SentinelState {
     const serverCount = this.#serverCount();
     this.#countPreference(obs.ts, 'truth', classifyPreference(server, oracleBest, obs.inflight, serverCount));
     if (prevServer !== null) this.#countPreference(obs.ts, 'turn', classifyPreference(server, [prevServer], obs.inflight, serverCount));
-    if (this.#onDecision !== null) {
-      this.#onDecision({
-        ts: obs.ts,
-        requestId: obs.requestId,
-        correlationId: obs.correlationId,
-        server,
-        followup,
-        sticky,
-        hashedTokens: keys?.hashedTokens ?? null,
-        candidates,
-        oracleBest,
-        chosenIsOracleBest: keys === null || oracleBest.length === 0 ? null : oracleBest.includes(server),
-      });
-    }
     this.#pending.set(obs.requestId, {
       ts: obs.ts,
       server,
@@ -720,6 +679,19 @@ class Sentinel implements SentinelState {
       backfillKeys,
       backfillAlgo,
     });
+    if (!this.#joined.active) return null;
+    return {
+      ts: obs.ts,
+      requestId: obs.requestId,
+      correlationId: obs.correlationId,
+      server,
+      followup,
+      sticky,
+      hashedTokens: keys?.hashedTokens ?? null,
+      candidates,
+      oracleBest,
+      chosenIsOracleBest: keys === null || oracleBest.length === 0 ? null : oracleBest.includes(server),
+    };
   }
 
   #countPreference(ts: number, holder: 'truth' | 'turn', sample: PreferenceSample | null): void {
@@ -844,14 +816,15 @@ class Sentinel implements SentinelState {
       predictedChosen,
       predictedAny,
       blockSize: chosenBlockSize,
-      // only the onDecision hook (the live feed) reads them
-      candidates: this.#onDecision === null ? [] : servers.map((server, i) => ({ server, predictedTokens: predicted[i]!, oracleTokens: oracle[i]!, score: scores[i]! })),
+      // only the joined-event stream (the live feed) reads them
+      candidates: !this.#joined.active ? [] : servers.map((server, i) => ({ server, predictedTokens: predicted[i]!, oracleTokens: oracle[i]!, score: scores[i]! })),
       oracleBestServers: maxOracle > 0 ? servers.filter((_, i) => oracle[i] === maxOracle) : [],
       routerTokensPerBlock: sizes.candidates,
     };
   }
 
-  #outcome(obs: OutcomeObservation, workerKeys: DecisionKeys | null): void {
+  /** Applies an outcome; returns its join with the decision it closed (null when unknown, or nobody listens). */
+  #outcome(obs: OutcomeObservation, workerKeys: DecisionKeys | null): OutcomeJoin | null {
     const server = obs.server;
     const totals = this.#totals(server);
     this.#count(obs.ts, `out|${server}`);
@@ -872,7 +845,7 @@ class Sentinel implements SentinelState {
     const pending = this.#pending.peek(obs.requestId);
     if (pending === undefined) {
       this.#orphanOutcomes++;
-      return;
+      return null;
     }
     this.#pending.delete(obs.requestId);
     this.#count(obs.ts, 'wout');
@@ -884,19 +857,17 @@ class Sentinel implements SentinelState {
     }
     if (pending.backfillKeys !== null && obs.ok) for (const k of pending.backfillKeys) this.#replica.backfill(pending.server, k, pending.backfillAlgo);
     const scattered = obs.ok && obs.promptTokens !== null && pending.followup && cached < 0.5 * prompt;
-    if (this.#onOutcome !== null) {
-      this.#onOutcome({
-        ts: obs.ts,
-        requestId: obs.requestId,
-        server,
-        ok: obs.ok,
-        promptTokens: obs.promptTokens,
-        cachedTokens: obs.cachedTokens,
-        oracleCachedTokens: pending.hasKeys ? Math.max(Math.min(pending.oracleBestTokens, prompt), cached) : null,
-        scattered,
-      });
-    }
-    if (!obs.ok || obs.promptTokens === null) return;
+    const join: OutcomeJoin | null = !this.#joined.active ? null : {
+      ts: obs.ts,
+      requestId: obs.requestId,
+      server,
+      ok: obs.ok,
+      promptTokens: obs.promptTokens,
+      cachedTokens: obs.cachedTokens,
+      oracleCachedTokens: pending.hasKeys ? Math.max(Math.min(pending.oracleBestTokens, prompt), cached) : null,
+      scattered,
+    };
+    if (!obs.ok || obs.promptTokens === null) return join;
     if (pending.followup) {
       this.#count(obs.ts, 'fuOut');
       if (scattered) {
@@ -931,6 +902,7 @@ class Sentinel implements SentinelState {
       this.#count(obs.ts, `joined|${server}`);
       if (cached > pending.oracleChosenTokens + Math.max(pending.blockSize, 1)) this.#count(obs.ts, `above|${server}`);
     }
+    return join;
   }
 
   /** The oracle of a decision that had no keys, from the worker's prompt ids; returns the best server's tokens. */

@@ -1,6 +1,7 @@
 // The worker-thread side of CtxScanPool: one body reader per open request (by its encoding), fed the chunks the relay
 // copies over, answered with the request info (the prompt's ids transferred, not copied) when the request's body
 // ended; and CTX responses parsed whole (usage and the worker's prompt token ids), off the relay's event loop.
+import { writeFileSync } from 'node:fs';
 import { parentPort } from 'node:worker_threads';
 import type { CtxBodyEncoding } from '../../core/relay/ctx-body-encoding.js';
 import { createCtxBodyReader, type CtxBodyReader } from '../../core/relay/ctx-body-reader.js';
@@ -18,8 +19,16 @@ export type ScanReply =
   | { readonly kind: 'request'; readonly id: number; readonly info: CtxRequestInfo | null }
   | { readonly kind: 'response'; readonly id: number; readonly info: CtxResponseInfo };
 
+/** The thread's name in `top -H` and /proc (the benchmark splits the relay's CPU by thread with it); Linux only. */
+export const SCAN_THREAD_NAME = 'kvs-scan';
+
 const port = parentPort;
 if (port !== null) {
+  try {
+    writeFileSync('/proc/thread-self/comm', SCAN_THREAD_NAME);
+  } catch {
+    // not Linux, or /proc not mounted: the name is only a convenience
+  }
   const open = new Map<number, CtxBodyReader>();
   port.on('message', (m: ScanRequest) => {
     if (m.kind === 'response') {
