@@ -65,6 +65,11 @@ describe('bundle codec', () => {
         observation: { kind: 'worker-events', ts: 3, server: 'ctx0', firstSeq: 0, stream: { engine: 'vllm', hashes: 'rekeyed' }, events: [{ eventId: null, data: { type: 'removed', blockHashes: [2n ** 63n + 5n] }, windowSize: null, attentionDpRank: 1, hashAlgo: 'v2_sha256_64', layerGroupId: null }] },
         digest: null,
       },
+      {
+        // the stated vLLM hashing travels (whether a seed was given, never the seed itself)
+        observation: { kind: 'worker-events', ts: 4, server: 'ctx1', firstSeq: 0, stream: { engine: 'vllm', hashes: 'rekeyed', vllmHashing: { algo: 'sha256_cbor', seedKnown: true } }, events: [{ eventId: null, data: { type: 'all_cleared' }, windowSize: null, attentionDpRank: null, hashAlgo: 'v2_sha256_64', layerGroupId: null }] },
+        digest: null,
+      },
     ];
     for (const record of records) {
       const decoded = decodeBundleRecord(encodeBundleRecord(record, new KeyHistory(), false), 1, new KeyHistory());

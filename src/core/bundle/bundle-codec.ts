@@ -8,6 +8,7 @@ import type { ObservationDigest } from '../state/observation-digester.js';
 import { PROMPT_FORMS, REQUEST_UNREADABLE_REASONS } from '../relay/request-unreadable.js';
 import type { Observation, RenderCheckObservation } from '../observe/observation.js';
 import { RENDER_DRIFT_CAUSES, type RenderDiff, type RenderDriftCause } from '../render/compare-renders.js';
+import { isVllmHashAlgo } from '../hashing/vllm-block-hash.js';
 import { isStreamEngine, type StreamOrigin } from '../stream/stream-engine.js';
 import type { KvEvent } from '../wire/kv-event.js';
 import type { WireIssue } from '../wire/wire-issue.js';
@@ -29,7 +30,10 @@ export function encodeBundleRecord(record: BundleRecord, history: KeyHistory, in
   let out: JsonObject;
   if (obs.kind === 'worker-events') {
     out = { kind: obs.kind, ts: obs.ts, server: obs.server, firstSeq: obs.firstSeq, events: obs.events.map((e) => encodeEvent(e, includePrompts)) };
-    if (obs.stream !== undefined) out.stream = { engine: obs.stream.engine, hashes: obs.stream.hashes };
+    if (obs.stream !== undefined) {
+      const hashing = obs.stream.vllmHashing;
+      out.stream = { engine: obs.stream.engine, hashes: obs.stream.hashes, ...(hashing !== undefined ? { vllmHashing: { algo: hashing.algo, seedKnown: hashing.seedKnown } } : {}) };
+    }
     if (record.digest?.kind === 'worker-events') out.digest = { stored: record.digest.digest.stored.map(encodeCheck) };
   } else if (obs.kind === 'decision') {
     out = {
@@ -95,7 +99,12 @@ function decodeStreamOrigin(value: Json | undefined): StreamOrigin | null {
   const hashes = str(o.hashes, '$.stream.hashes');
   if (!isStreamEngine(engine)) throw new DecodeError('$.stream.engine', `unknown stream engine ${engine}`);
   if (hashes !== 'native' && hashes !== 'rekeyed') throw new DecodeError('$.stream.hashes', `unknown stream hashes ${hashes}`);
-  return { engine, hashes };
+  if (o.vllmHashing === undefined || o.vllmHashing === null) return { engine, hashes };
+  const h = asObject(o.vllmHashing, '$.stream.vllmHashing');
+  const algo = strOrNull(h.algo, '$.stream.vllmHashing.algo');
+  if (algo !== null && !isVllmHashAlgo(algo)) throw new DecodeError('$.stream.vllmHashing.algo', `unknown vLLM hash algorithm ${algo}`);
+  const seedKnown = boolOrNull(h.seedKnown, '$.stream.vllmHashing.seedKnown');
+  return { engine, hashes, vllmHashing: { algo, seedKnown: seedKnown ?? false } };
 }
 
 function decodeObservation(o: JsonObject, history: KeyHistory): BundleRecord {
