@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { miniCluster } from '../../../test/helpers/mini-cluster.js';
 import { ObservationDigester } from '../state/observation-digester.js';
-import { decodeBundleRecord, encodeBundleRecord, KeyHistory, type BundleRecord } from './bundle-codec.js';
+import { decodeBundleRecord, encodeBundleRecord, type BundleRecord } from './bundle-codec.js';
+import { KeyHistory } from './bundle-keys.js';
 
 function recordAll(includePrompts: boolean): { records: BundleRecord[]; lines: string[] } {
   const digester = new ObservationDigester();
