@@ -30,6 +30,7 @@ import type {
 } from '../observe/observation.js';
 import { DEFAULT_MAX_TABLE_BLOCKS_PER_SERVER, EventSequenceTracker, RouterReplicaTable, WorkerTruthTable } from '../tables/index.js';
 import type { HashAlgo } from '../wire/kv-event.js';
+import type { StreamOrigin } from '../stream/stream-engine.js';
 import type { StoredEventCheck } from './hash-verifier.js';
 import { LruMap } from './lru-map.js';
 import {
@@ -122,7 +123,7 @@ export interface SentinelStateSnapshot extends SentinelSnapshot {
   readonly stickiness: number | null;
   readonly ruleErrors: number;
   /** servers whose events came from a ZMQ stream, with the engine and how its hashes entered the tables */
-  readonly eventStreams: readonly { readonly server: string; readonly engine: string; readonly hashes: 'native' | 'rekeyed' }[];
+  readonly eventStreams: readonly { readonly server: string; readonly engine: string; readonly hashes: 'native' | 'rekeyed'; readonly vllmHashing: StreamOrigin['vllmHashing'] | null }[];
 }
 
 export interface SentinelState {
@@ -432,6 +433,11 @@ class Sentinel implements SentinelState {
       this.#servers.set(server, t);
     }
     return t;
+  }
+
+  #vllmHashingOf(server: string): { readonly algo: string; readonly seedKnown: boolean } | null {
+    const hashing = this.#streamOrigins.get(server)?.vllmHashing;
+    return hashing !== undefined && hashing.algo === 'sha256_cbor' ? { algo: hashing.algo, seedKnown: hashing.seedKnown } : null;
   }
 
   #relayOf(server: string): RelayBuffer {
@@ -1073,6 +1079,7 @@ class Sentinel implements SentinelState {
         pollFailures: sum(`pollfail|${server}`),
         hashChecks: { match: sum(`hm|${server}`), mismatch: sum(`hx|${server}`), unverifiable: sum(`hu|${server}`) },
         alternativeHashAlgo: totals.alternativeAlgo,
+        vllmHashing: this.#vllmHashingOf(server),
         advertisedHashAlgo: this.digester.advertisedHashAlgo(server),
         hashAlgo: this.digester.hashAlgoOf(server),
         advertisedBlockSize: this.digester.advertisedBlockSize(server),
@@ -1257,7 +1264,7 @@ class Sentinel implements SentinelState {
       },
       stickiness: total('fu') > 0 ? total('sticky') / total('fu') : null,
       ruleErrors: this.#ruleErrors,
-      eventStreams: [...this.#streamOrigins].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([server, o]) => ({ server, engine: o.engine, hashes: o.hashes })),
+      eventStreams: [...this.#streamOrigins].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([server, o]) => ({ server, engine: o.engine, hashes: o.hashes, vllmHashing: o.vllmHashing ?? null })),
       dropped: {
         trajectoriesEvicted: this.#trajectories.dropped,
         pendingDecisionsEvicted: this.#pending.dropped,
