@@ -1,11 +1,13 @@
 // `npm run bench [-- --quick] [-- --out FILE] [-- --only id,id]`: runs every benchmark section and writes
-// BENCHMARKS.md (or FILE) from what it measured.
-import { writeFileSync } from 'node:fs';
+// BENCHMARKS.md (or FILE) from what it measured. With --only, the sections run replace theirs in the existing file
+// and every other section is kept as it was.
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { resolve } from 'node:path';
 import { machineInfo } from './lib/env.js';
 import { repoRoot } from './lib/paths.js';
 import { renderReport, type RunConfig, type SectionReport } from './lib/report.js';
+import { mergeReport } from './lib/report-merge.js';
 import { hashingSection } from './sections/hashing.js';
 import { ingestSection } from './sections/ingest.js';
 import { memorySection } from './sections/memory.js';
@@ -66,11 +68,17 @@ async function main(): Promise<void> {
     console.error(`[bench] ${s.title} done in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
   }
   const command = `npm run bench${args.quick ? ' -- --quick' : ''}`;
-  const text = renderReport(machine, config, reports, {
-    loadAverageAtEnd: loadavg(),
-    totalSeconds: (performance.now() - started) / 1000,
-    command,
-  });
+  const loadAverageAtEnd = loadavg();
+  const totalSeconds = (performance.now() - started) / 1000;
+  const fresh = renderReport(machine, config, reports, { loadAverageAtEnd, totalSeconds, command });
+  let text = fresh;
+  if (args.only !== null) {
+    const load = (l: readonly number[]): string => l.map((v) => v.toFixed(2)).join(' ');
+    const remeasured =
+      `\`npm run bench -- ${args.quick ? '--quick ' : ''}--only ${[...args.only].join(',')}\` on ${machine.date}, ${totalSeconds.toFixed(0)} s, ` +
+      `load average (1/5/15 min) ${load(machine.loadAverageAtStart)} at start / ${load(loadAverageAtEnd)} at end${args.quick ? ', QUICK MODE' : ''}.`;
+    text = mergeReport(existsSync(args.out) ? readFileSync(args.out, 'utf8') : null, fresh, remeasured);
+  }
   writeFileSync(args.out, text);
   console.error(`[bench] wrote ${args.out}`);
 }

@@ -6,6 +6,7 @@ const tasks: Record<string, () => Promise<(params: never) => unknown>> = {
   ingest: async () => (await import('./tasks/ingest.js')).runIngest,
   memory: async () => (await import('./tasks/memory.js')).runMemory,
   load: async () => (await import('./tasks/load.js')).runLoad,
+  'open-load': async () => (await import('./tasks/open-load.js')).runOpenLoad,
   'sim-worker': async () => (await import('./tasks/sim-worker.js')).runSimWorker,
   'bundle-gen': async () => (await import('./tasks/bundle-gen.js')).runBundleGen,
   'jsonl-read': async () => (await import('./tasks/jsonl-read.js')).runJsonlRead,

@@ -24,7 +24,7 @@ export interface LoadResult {
   readonly cpuMs: number;
 }
 
-function promptBody(bytes: number, client: number): string {
+export function promptBody(bytes: number, client: number): string {
   const ids: number[] = [];
   let x = 12345 + client;
   let len = 60;
@@ -37,7 +37,7 @@ function promptBody(bytes: number, client: number): string {
   return JSON.stringify({ model: 'sim', prompt: ids, max_tokens: 16, stream: true });
 }
 
-function percentile(sorted: readonly number[], q: number): number {
+export function percentile(sorted: readonly number[], q: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
 }
 

@@ -4,7 +4,8 @@
 import { createWriteStream, type WriteStream } from 'node:fs';
 import { mkdir, readdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { BUNDLE_FORMAT, BUNDLE_VERSION, DEFAULT_KEY_HISTORY, encodeBundleRecord, KeyHistory } from '../core/bundle/bundle-codec.js';
+import { BUNDLE_FORMAT, BUNDLE_VERSION, encodeBundleRecord } from '../core/bundle/bundle-codec.js';
+import { DEFAULT_KEY_HISTORY, KeyHistory } from '../core/bundle/bundle-keys.js';
 import { MANIFEST_FILE, OBSERVATIONS_FILE, type BundleManifest } from '../core/bundle/bundle-manifest.js';
 import type { Observation } from '../core/observe/observation.js';
 import { ObservationDigester } from '../core/state/observation-digester.js';

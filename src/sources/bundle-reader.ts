@@ -4,7 +4,8 @@ import { createReadStream } from 'node:fs';
 import { readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileErrorText } from './file-error-text.js';
-import { decodeBundleRecord, KeyHistory, type BundleRecord } from '../core/bundle/bundle-codec.js';
+import { decodeBundleRecord, type BundleRecord } from '../core/bundle/bundle-codec.js';
+import { KeyHistory } from '../core/bundle/bundle-keys.js';
 import { MANIFEST_FILE, OBSERVATIONS_FILE, parseBundleManifest, type BundleManifest } from '../core/bundle/bundle-manifest.js';
 import type { WireIssue } from '../core/wire/wire-issue.js';
 

@@ -29,6 +29,7 @@ export function quietServer(server: string, over: Partial<ServerDiagnosis> = {})
     pollFailures: 0,
     hashChecks: { match: 5000, mismatch: 0, unverifiable: 0 },
     alternativeHashAlgo: null,
+    vllmHashing: null,
     advertisedHashAlgo: 'v1_block_key',
     hashAlgo: 'v1_block_key',
     advertisedBlockSize: 128,

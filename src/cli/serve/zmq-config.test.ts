@@ -33,4 +33,20 @@ describe('--zmq and zmq: configuration', () => {
     expect(() => buildConfig({ zmq: [{ id: 'a', endpoint: 'tcp://h:1', hwm: 3 }] }, {})).toThrow(/zmq\[0\]\.hwm: unknown key/);
     expect(() => buildConfig(undefined, { zmq: ['a=tcp://h:1', 'a=tcp://h:2'] })).toThrow(/has two streams/);
   });
+
+  it("takes a vLLM stream's hash algorithm and PYTHONHASHSEED from the flag or the file, and refuses them elsewhere", () => {
+    const c = buildConfig(
+      { zmq: [{ id: 'v1', endpoint: 'tcp://h:5557', engine: 'vllm', hash_algo: 'sha256_cbor', python_hash_seed: 0 }] },
+      { zmq: ['v0=tcp://h:6000,engine=vllm,hash=sha256_cbor,seed=12345', 'v2=tcp://h:7000,engine=vllm,hash=sha256', 'v3=tcp://h:8000,engine=vllm'] },
+    );
+    expect(c.zmq.map((z) => [z.id, z.vllmHashing])).toEqual([
+      ['v1', { algo: 'sha256_cbor', seed: '0' }],
+      ['v0', { algo: 'sha256_cbor', seed: '12345' }],
+      ['v2', { algo: 'sha256', seed: null }],
+      ['v3', undefined],
+    ]);
+    expect(() => buildConfig(undefined, { zmq: ['t=tcp://h:1,hash=sha256_cbor'] })).toThrow(/--zmq 't=tcp:\/\/h:1,hash=sha256_cbor' hash: .*vLLM's \(engine=vllm\), not trtllm's/);
+    expect(() => buildConfig(undefined, { zmq: ['v=tcp://h:1,engine=vllm,hash=md5'] })).toThrow(/"md5" is not one of sha256, sha256_cbor, xxhash, xxhash_cbor, builtin/);
+    expect(() => buildConfig({ zmq: [{ id: 'v', endpoint: 'tcp://h:1', engine: 'vllm', python_hash_seed: -1 }] }, {})).toThrow(/zmq\[0\] seed: -1 is not a PYTHONHASHSEED value/);
+  });
 });

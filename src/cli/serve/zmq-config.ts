@@ -1,13 +1,19 @@
 // The `--zmq` flag and the `zmq:` list of the configuration file: ZMQ KV-event streams to subscribe to.
-//   --zmq ctx0=tcp://10.0.0.5:5557,engine=vllm,ranks=2,replay=tcp://10.0.0.5:5600,topic=kv
-//   zmq: [{id: ctx0, endpoint: "tcp://10.0.0.5:5557", engine: vllm, ranks: 2, replay_endpoint: "tcp://10.0.0.5:5600", topic: kv}]
+//   --zmq ctx0=tcp://10.0.0.5:5557,engine=vllm,ranks=2,replay=tcp://10.0.0.5:5600,topic=kv,hash=sha256_cbor,seed=0
+//   zmq: [{id: ctx0, endpoint: "tcp://10.0.0.5:5557", engine: vllm, ranks: 2, replay_endpoint: "tcp://10.0.0.5:5600", topic: kv,
+//          hash_algo: sha256_cbor, python_hash_seed: "0"}]
 // endpoint and replay_endpoint are rank 0's; rank r is at port + r (the publishers' base-port + rank layout).
+// hash / seed (vLLM only) are the workers' --prefix-caching-hash-algo and PYTHONHASHSEED, exactly as set: with
+// sha256_cbor kvsentinel recomputes their block hashes (docs/event-streams.md "vLLM block hashes").
+import { VLLM_HASH_ALGOS, isVllmHashAlgo } from '../../core/hashing/vllm-block-hash.js';
 import { STREAM_ENGINES, isStreamEngine } from '../../core/stream/stream-engine.js';
+import type { VllmHashing } from '../../core/stream/vllm-hash-checker.js';
 import type { ZmqStreamSpec } from '../../sources/zmq/zmq-events-source.js';
 import { endpointProblem } from '../../sources/zmq/zmq-endpoints.js';
 
 const ID = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
-const KEYS = ['id', 'endpoint', 'replay_endpoint', 'engine', 'ranks', 'topic'] as const;
+const KEYS = ['id', 'endpoint', 'replay_endpoint', 'engine', 'ranks', 'topic', 'hash_algo', 'python_hash_seed'] as const;
+const FLAG_KEYS = ['replay', 'engine', 'ranks', 'topic', 'hash', 'seed'] as const;
 /** attention-DP sizes beyond this are a typo, not a deployment */
 const MAX_RANKS = 256;
 
@@ -26,7 +32,16 @@ function endpoint(where: string, v: unknown, ranks: number): string {
   return v;
 }
 
-function spec(where: string, raw: { id: unknown; endpoint: unknown; replay?: unknown; engine?: unknown; ranks?: unknown; topic?: unknown }): ZmqStreamSpec {
+function vllmHashing(where: string, engine: string, algo: unknown, seed: unknown): VllmHashing | null {
+  if ((algo === undefined || algo === null) && (seed === undefined || seed === null)) return null;
+  if (engine !== 'vllm') fail(`${where} hash`, `the hash algorithm and seed are vLLM's (engine=vllm), not ${engine}'s`);
+  if (algo !== undefined && algo !== null && !isVllmHashAlgo(algo)) fail(`${where} hash`, `${JSON.stringify(algo)} is not one of ${VLLM_HASH_ALGOS.join(', ')} (vLLM's --prefix-caching-hash-algo)`);
+  const seedText = typeof seed === 'number' && Number.isSafeInteger(seed) && seed >= 0 ? String(seed) : seed;
+  if (seedText !== undefined && seedText !== null && (typeof seedText !== 'string' || seedText.length === 0)) fail(`${where} seed`, `${JSON.stringify(seed)} is not a PYTHONHASHSEED value (the workers' environment string, e.g. "0")`);
+  return { algo: algo === undefined || algo === null ? null : algo, seed: seedText === undefined || seedText === null ? null : seedText };
+}
+
+function spec(where: string, raw: { id: unknown; endpoint: unknown; replay?: unknown; engine?: unknown; ranks?: unknown; topic?: unknown; hash?: unknown; seed?: unknown }): ZmqStreamSpec {
   if (typeof raw.id !== 'string' || !ID.test(raw.id)) fail(`${where} id`, `${JSON.stringify(raw.id)} is not a server id (letters, digits, '_', '.', '-'; at most 64)`);
   const engine = raw.engine ?? 'trtllm';
   if (!isStreamEngine(engine)) fail(`${where} engine`, `${JSON.stringify(engine)} is not one of ${STREAM_ENGINES.join(', ')}`);
@@ -34,6 +49,7 @@ function spec(where: string, raw: { id: unknown; endpoint: unknown; replay?: unk
   if (typeof ranksValue !== 'number' || !Number.isSafeInteger(ranksValue) || ranksValue < 1 || ranksValue > MAX_RANKS) fail(`${where} ranks`, `${JSON.stringify(raw.ranks)} is not a rank count (1..${MAX_RANKS})`);
   const topic = raw.topic ?? '';
   if (typeof topic !== 'string') fail(`${where} topic`, `${JSON.stringify(topic)} is not a string`);
+  const hashing = vllmHashing(where, engine, raw.hash, raw.seed);
   return {
     id: raw.id,
     endpoint: endpoint(`${where} endpoint`, raw.endpoint, ranksValue),
@@ -41,20 +57,21 @@ function spec(where: string, raw: { id: unknown; endpoint: unknown; replay?: unk
     engine: engine,
     ranks: ranksValue,
     topic,
+    ...(hashing !== null ? { vllmHashing: hashing } : {}),
   };
 }
 
-/** `ID=ENDPOINT[,replay=ENDPOINT][,engine=trtllm|vllm|sglang][,ranks=N][,topic=T]` */
+/** `ID=ENDPOINT[,replay=ENDPOINT][,engine=trtllm|vllm|sglang][,ranks=N][,topic=T][,hash=ALGO][,seed=PYTHONHASHSEED]` */
 export function parseZmqFlag(text: string): ZmqStreamSpec {
   const where = `--zmq '${text}'`;
   const eq = text.indexOf('=');
-  if (eq <= 0) fail(where, 'expected ID=tcp://HOST:PORT[,replay=tcp://HOST:PORT][,engine=trtllm|vllm|sglang][,ranks=N][,topic=T]');
+  if (eq <= 0) fail(where, 'expected ID=tcp://HOST:PORT[,replay=tcp://HOST:PORT][,engine=trtllm|vllm|sglang][,ranks=N][,topic=T][,hash=sha256_cbor][,seed=N]');
   const [first, ...options] = text.slice(eq + 1).split(',');
   const raw: Record<string, string> = {};
   for (const option of options) {
     const i = option.indexOf('=');
     const key = i > 0 ? option.slice(0, i) : option;
-    if (!['replay', 'engine', 'ranks', 'topic'].includes(key) || i <= 0) fail(where, `'${option}' is not replay=, engine=, ranks= or topic=`);
+    if (!(FLAG_KEYS as readonly string[]).includes(key) || i <= 0) fail(where, `'${option}' is not replay=, engine=, ranks=, topic=, hash= or seed=`);
     if (key in raw) fail(where, `${key}= given twice`);
     raw[key] = option.slice(i + 1);
   }
@@ -68,7 +85,7 @@ export function parseZmqList(where: string, list: readonly unknown[]): ZmqStream
     if (typeof item !== 'object' || item === null || Array.isArray(item)) fail(at, 'expected a mapping with id, endpoint');
     const r = item as Record<string, unknown>;
     for (const key of Object.keys(r)) if (!(KEYS as readonly string[]).includes(key)) fail(`${at}.${key}`, `unknown key (expected one of ${KEYS.join(', ')})`);
-    return spec(at, { id: r['id'], endpoint: r['endpoint'], replay: r['replay_endpoint'], engine: r['engine'], ranks: r['ranks'], topic: r['topic'] });
+    return spec(at, { id: r['id'], endpoint: r['endpoint'], replay: r['replay_endpoint'], engine: r['engine'], ranks: r['ranks'], topic: r['topic'], hash: r['hash_algo'], seed: r['python_hash_seed'] });
   });
 }
 

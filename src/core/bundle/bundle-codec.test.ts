@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { miniCluster } from '../../../test/helpers/mini-cluster.js';
 import { ObservationDigester } from '../state/observation-digester.js';
-import { decodeBundleRecord, encodeBundleRecord, KeyHistory, type BundleRecord } from './bundle-codec.js';
+import { decodeBundleRecord, encodeBundleRecord, type BundleRecord } from './bundle-codec.js';
+import { KeyHistory } from './bundle-keys.js';
 
 function recordAll(includePrompts: boolean): { records: BundleRecord[]; lines: string[] } {
   const digester = new ObservationDigester();
@@ -62,6 +63,11 @@ describe('bundle codec', () => {
       { observation: { kind: 'stream-sequence', ts: 2, server: 'ctx0', rank: 0, change: 'reset', lost: 0, filled: 0 }, digest: null },
       {
         observation: { kind: 'worker-events', ts: 3, server: 'ctx0', firstSeq: 0, stream: { engine: 'vllm', hashes: 'rekeyed' }, events: [{ eventId: null, data: { type: 'removed', blockHashes: [2n ** 63n + 5n] }, windowSize: null, attentionDpRank: 1, hashAlgo: 'v2_sha256_64', layerGroupId: null }] },
+        digest: null,
+      },
+      {
+        // the stated vLLM hashing travels (whether a seed was given, never the seed itself)
+        observation: { kind: 'worker-events', ts: 4, server: 'ctx1', firstSeq: 0, stream: { engine: 'vllm', hashes: 'rekeyed', vllmHashing: { algo: 'sha256_cbor', seedKnown: true } }, events: [{ eventId: null, data: { type: 'all_cleared' }, windowSize: null, attentionDpRank: null, hashAlgo: 'v2_sha256_64', layerGroupId: null }] },
         digest: null,
       },
     ];

@@ -3,225 +3,25 @@
 // worker-style block keys (hashes, not token ids), stored blocks their token counts and hash-check results.
 // Block hashes are strings (u64 as unsigned decimal, v2_sha256 as its 64-char hex), so plain JSON.parse is exact;
 // key arrays are base64 of little-endian u64s, shared with the previous turn of the same trajectory where they agree.
-import { formatWireHash } from '../hashing/block-key.js';
+import type { StoredEventCheck } from '../state/hash-verifier.js';
+import type { ObservationDigest } from '../state/observation-digester.js';
 import { PROMPT_FORMS, REQUEST_UNREADABLE_REASONS } from '../relay/request-unreadable.js';
-import type { HashCheck, StoredEventCheck } from '../state/hash-verifier.js';
-import type { DecisionKeys, ObservationDigest } from '../state/observation-digester.js';
-import { LruMap } from '../state/lru-map.js';
-import { ROUTER_PROFILES, type Observation, type RenderCheckObservation, type RouterProfile } from '../observe/observation.js';
+import type { Observation, RenderCheckObservation } from '../observe/observation.js';
 import { RENDER_DRIFT_CAUSES, type RenderDiff, type RenderDriftCause } from '../render/compare-renders.js';
+import { isVllmHashAlgo } from '../hashing/vllm-block-hash.js';
 import { isStreamEngine, type StreamOrigin } from '../stream/stream-engine.js';
-import { isHashAlgo, type HashAlgo, type KvEvent, type KvEventData, type MmKey, type StoredBlock, type WireBlockHash } from '../wire/kv-event.js';
-import { decimalFitsU64 } from '../wire/u64-decimal.js';
+import type { KvEvent } from '../wire/kv-event.js';
 import type { WireIssue } from '../wire/wire-issue.js';
-import { decodeU64Base64, encodeU64Base64 } from './u64-base64.js';
+import { decodeCheck, decodeEvent, encodeCheck, encodeEvent } from './bundle-events.js';
+import { DecodeError, algoOrNull, arr, asObject, boolOrNull, ids, num, numOrNull, oneOfOrNull, profileOrNull, str, strOrNull, tokens, type Json, type JsonObject } from './bundle-fields.js';
+import { decodeKeys, encodeKeys, type KeyHistory } from './bundle-keys.js';
 
 export const BUNDLE_FORMAT = 'kvsentinel-bundle';
 export const BUNDLE_VERSION = 1;
-/** trajectories whose last keys are remembered for prefix sharing (writer and reader must agree: see manifest) */
-export const DEFAULT_KEY_HISTORY = 4096;
 
 export interface BundleRecord {
   readonly observation: Observation;
   readonly digest: ObservationDigest | null;
-}
-
-type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
-type JsonObject = { [key: string]: Json };
-
-const NO_TOKENS = new Uint32Array(0);
-const NO_MM_KEYS_JSON: Json[] = [];
-const CHECK_CODES: Record<HashCheck, string> = { match: 'm', mismatch: 'x', unverifiable: 'u' };
-
-class DecodeError extends Error {
-  readonly path: string;
-
-  constructor(path: string, message: string) {
-    super(message);
-    this.path = path;
-  }
-}
-
-/** Character loops, not regular expressions: every stored block and removed hash of a bundle passes through here. */
-function hashIn(value: Json | undefined, path: string, suffix = '', index = -1): WireBlockHash {
-  if (typeof value === 'string') {
-    const n = value.length;
-    if (n === 64) {
-      let hex = true;
-      for (let i = 0; hex && i < 64; i++) {
-        const c = value.charCodeAt(i);
-        hex = (c >= 48 && c <= 57) || (c >= 97 && c <= 102);
-      }
-      if (hex) return value;
-    } else if (n >= 1 && n <= 20) {
-      let v = 0;
-      let digits = true;
-      for (let i = 0; digits && i < n; i++) {
-        const d = value.charCodeAt(i) - 48;
-        digits = d >= 0 && d <= 9;
-        v = v * 10 + d;
-      }
-      // up to 15 digits the double is exact; longer ones go through BigInt's own parser
-      if (digits && n <= 15) return BigInt(v);
-      if (digits && decimalFitsU64(value)) return BigInt(value);
-    }
-  }
-  // the path is built only here: array items would otherwise pay for a path string each
-  throw new DecodeError(index >= 0 ? `${path}${suffix}[${index}]` : path + suffix, 'expected a block hash (unsigned 64-bit decimal string or 64-char hex)');
-}
-
-/** Keys shared with the previous turn of a trajectory: remembered per correlation id, LRU. */
-export class KeyHistory {
-  readonly #lru: LruMap<string, Map<string, BigUint64Array>>;
-
-  constructor(cap = DEFAULT_KEY_HISTORY) {
-    this.#lru = new LruMap(cap);
-  }
-
-  take(correlationId: string | null): Map<string, BigUint64Array> | undefined {
-    return correlationId === null ? undefined : this.#lru.get(correlationId);
-  }
-
-  remember(correlationId: string | null, arrays: Map<string, BigUint64Array>): void {
-    if (correlationId !== null) this.#lru.set(correlationId, arrays);
-  }
-}
-
-function commonPrefix(a: BigUint64Array, b: BigUint64Array): number {
-  const n = Math.min(a.length, b.length);
-  let i = 0;
-  while (i < n && a[i] === b[i]) i++;
-  return i;
-}
-
-function encodeKeys(keys: DecisionKeys, correlationId: string | null, history: KeyHistory): JsonObject {
-  const base = history.take(correlationId);
-  const arrays = new Map<string, BigUint64Array>();
-  const one = (name: string, arr: BigUint64Array): Json => {
-    arrays.set(name, arr);
-    const previous = base?.get(name);
-    const shared = previous === undefined ? 0 : commonPrefix(previous, arr);
-    return shared > 0 ? { p: shared, t: encodeU64Base64(arr.subarray(shared)) } : encodeU64Base64(arr);
-  };
-  const router: JsonObject = {};
-  for (const [algo, arr] of keys.router) router[algo] = one(`r:${algo}`, arr);
-  const worker: JsonObject = {};
-  for (const [id, arr] of keys.worker) {
-    // the worker keys are often the router's own array (same block size): say so instead of repeating them
-    const same = [...keys.router.entries()].find(([, r]) => r === arr);
-    worker[id] = same !== undefined ? { same: same[0] } : one(`w:${id}`, arr);
-  }
-  history.remember(correlationId, arrays);
-  return { hashedTokens: keys.hashedTokens, tpb: keys.routerTokensPerBlock, router, worker };
-}
-
-function decodeKeys(value: Json | undefined, correlationId: string | null, history: KeyHistory, path: string): DecisionKeys {
-  const obj = asObject(value, path);
-  const base = history.take(correlationId);
-  const arrays = new Map<string, BigUint64Array>();
-  const one = (name: string, v: Json | undefined, p: string): BigUint64Array => {
-    let out: BigUint64Array | null;
-    if (typeof v === 'string') out = decodeU64Base64(v);
-    else {
-      const o = asObject(v, p);
-      const shared = num(o.p, `${p}.p`);
-      const tail = decodeU64Base64(str(o.t, `${p}.t`));
-      const previous = base?.get(name);
-      if (previous === undefined || previous.length < shared) throw new DecodeError(p, 'refers to keys of an earlier turn the bundle never gave');
-      if (tail === null) out = null;
-      else {
-        out = new BigUint64Array(shared + tail.length);
-        out.set(previous.subarray(0, shared));
-        out.set(tail, shared);
-      }
-    }
-    if (out === null) throw new DecodeError(p, 'expected base64 of u64 block keys');
-    arrays.set(name, out);
-    return out;
-  };
-  const router = new Map<HashAlgo, BigUint64Array>();
-  for (const [algo, v] of Object.entries(asObject(obj.router, `${path}.router`))) {
-    if (!isHashAlgo(algo)) throw new DecodeError(`${path}.router`, `unknown hash algorithm ${algo}`);
-    router.set(algo, one(`r:${algo}`, v, `${path}.router.${algo}`));
-  }
-  const worker = new Map<string, BigUint64Array>();
-  for (const [id, v] of Object.entries(asObject(obj.worker, `${path}.worker`))) {
-    if (v !== null && typeof v === 'object' && !Array.isArray(v) && typeof v.same === 'string') {
-      const arr = router.get(v.same as HashAlgo);
-      if (arr === undefined) throw new DecodeError(`${path}.worker.${id}`, `refers to router keys ${v.same} that are absent`);
-      worker.set(id, arr);
-    } else {
-      worker.set(id, one(`w:${id}`, v, `${path}.worker.${id}`));
-    }
-  }
-  history.remember(correlationId, arrays);
-  return {
-    hashedTokens: num(obj.hashedTokens, `${path}.hashedTokens`),
-    routerTokensPerBlock: num(obj.tpb, `${path}.tpb`),
-    router,
-    worker,
-  };
-}
-
-function encodeEvent(event: KvEvent, includePrompts: boolean): JsonObject {
-  const data = event.data;
-  let d: JsonObject;
-  switch (data.type) {
-    case 'created':
-      d = { type: 'created', numBlocksPerCacheLevel: [...data.numBlocksPerCacheLevel] };
-      break;
-    case 'stored':
-      d = {
-        type: 'stored',
-        parentHash: data.parentHash === null ? null : formatWireHash(data.parentHash),
-        blocks: data.blocks.map((b) => {
-          const block: JsonObject = {
-            blockHash: formatWireHash(b.blockHash),
-            tokenCount: b.tokens.length,
-            cacheLevel: b.cacheLevel,
-            priority: b.priority,
-            mmKeys: b.mmKeys.map((m) => ({ hash: m.hash, startOffset: m.startOffset })),
-            cacheSalt: b.cacheSalt,
-            loraId: b.loraId === null ? null : b.loraId.toString(10),
-          };
-          if (includePrompts) {
-            block.tokens = Array.from(b.tokens);
-            if (b.tokenExtraIds !== null) block.tokenExtraIds = Array.from(b.tokenExtraIds);
-          } else if (b.tokenExtraIds !== null) {
-            block.hasTokenExtraIds = true;
-          }
-          return block;
-        }),
-      };
-      break;
-    case 'removed':
-      d = { type: 'removed', blockHashes: data.blockHashes.map(formatWireHash) };
-      break;
-    case 'updated':
-      d = {
-        type: 'updated',
-        blockHash: formatWireHash(data.blockHash),
-        cacheLevel: data.cacheLevel === null ? null : { newValue: data.cacheLevel.newValue, oldValue: data.cacheLevel.oldValue },
-        priority: data.priority === null ? null : { newValue: data.priority.newValue, oldValue: data.priority.oldValue },
-      };
-      break;
-    case 'all_cleared':
-      d = { type: 'all_cleared' };
-      break;
-  }
-  return {
-    eventId: event.eventId,
-    windowSize: event.windowSize,
-    attentionDpRank: event.attentionDpRank,
-    hashAlgo: event.hashAlgo,
-    layerGroupId: event.layerGroupId,
-    data: d,
-  };
-}
-
-function encodeCheck(check: StoredEventCheck | null): Json {
-  if (check === null) return null;
-  return { checks: check.checks.map((c) => CHECK_CODES[c]).join(''), alt: check.alternative };
 }
 
 /** Serializes one record to a JSON line (without the newline). */
@@ -230,7 +30,10 @@ export function encodeBundleRecord(record: BundleRecord, history: KeyHistory, in
   let out: JsonObject;
   if (obs.kind === 'worker-events') {
     out = { kind: obs.kind, ts: obs.ts, server: obs.server, firstSeq: obs.firstSeq, events: obs.events.map((e) => encodeEvent(e, includePrompts)) };
-    if (obs.stream !== undefined) out.stream = { engine: obs.stream.engine, hashes: obs.stream.hashes };
+    if (obs.stream !== undefined) {
+      const hashing = obs.stream.vllmHashing;
+      out.stream = { engine: obs.stream.engine, hashes: obs.stream.hashes, ...(hashing !== undefined ? { vllmHashing: { algo: hashing.algo, seedKnown: hashing.seedKnown } } : {}) };
+    }
     if (record.digest?.kind === 'worker-events') out.digest = { stored: record.digest.digest.stored.map(encodeCheck) };
   } else if (obs.kind === 'decision') {
     out = {
@@ -260,166 +63,6 @@ export function encodeBundleRecord(record: BundleRecord, history: KeyHistory, in
     out = JSON.parse(JSON.stringify(obs)) as JsonObject;
   }
   return JSON.stringify(out);
-}
-
-// ---- decoding: every field checked, problems reported with their path ----
-
-function asObject(value: Json | undefined, path: string, suffix = ''): JsonObject {
-  if (value === null || value === undefined || typeof value !== 'object' || Array.isArray(value)) throw new DecodeError(path + suffix, 'expected an object');
-  return value;
-}
-function num(value: Json | undefined, path: string, suffix = ''): number {
-  if (typeof value !== 'number' || !Number.isFinite(value)) throw new DecodeError(path + suffix, 'expected a number');
-  return value;
-}
-function numOrNull(value: Json | undefined, path: string, suffix = ''): number | null {
-  return value === null || value === undefined ? null : num(value, path, suffix);
-}
-function str(value: Json | undefined, path: string, suffix = ''): string {
-  if (typeof value !== 'string') throw new DecodeError(path + suffix, 'expected a string');
-  return value;
-}
-function strOrNull(value: Json | undefined, path: string, suffix = ''): string | null {
-  return value === null || value === undefined ? null : str(value, path, suffix);
-}
-function oneOfOrNull<T extends string>(value: Json | undefined, allowed: readonly T[], path: string): T | null {
-  if (value === null || value === undefined) return null;
-  if (typeof value !== 'string' || !(allowed as readonly string[]).includes(value)) throw new DecodeError(path, `expected one of ${allowed.join(', ')}`);
-  return value as T;
-}
-function boolOrNull(value: Json | undefined, path: string): boolean | null {
-  if (value === null || value === undefined) return null;
-  if (typeof value !== 'boolean') throw new DecodeError(path, 'expected true or false');
-  return value;
-}
-function algoOrNull(value: Json | undefined, path: string, suffix = ''): HashAlgo | null {
-  if (value === null || value === undefined) return null;
-  if (!isHashAlgo(value)) throw new DecodeError(path + suffix, 'expected a hash algorithm name');
-  return value;
-}
-function profileOrNull(value: Json | undefined, path: string): RouterProfile | null {
-  if (value === null || value === undefined) return null;
-  if (typeof value !== 'string' || !(ROUTER_PROFILES as readonly string[]).includes(value)) throw new DecodeError(path, `expected one of ${ROUTER_PROFILES.join(', ')}`);
-  return value as RouterProfile;
-}
-function arr(value: Json | undefined, path: string, suffix = ''): Json[] {
-  if (!Array.isArray(value)) throw new DecodeError(path + suffix, 'expected an array');
-  return value;
-}
-function tokens(value: Json | undefined, path: string, suffix = ''): Uint32Array {
-  const a = arr(value, path, suffix);
-  const out = new Uint32Array(a.length);
-  a.forEach((v, i) => {
-    if (typeof v !== 'number' || !Number.isInteger(v) || v < 0 || v > 0xffff_ffff) throw new DecodeError(`${path}${suffix}[${i}]`, 'expected a token id');
-    out[i] = v;
-  });
-  return out;
-}
-function diff(value: Json | undefined, path: string, suffix = ''): { newValue: number | null; oldValue: number | null } | null {
-  if (value === null || value === undefined) return null;
-  const o = asObject(value, path, suffix);
-  return { newValue: numOrNull(o.newValue, `${path}${suffix}.newValue`), oldValue: numOrNull(o.oldValue, `${path}${suffix}.oldValue`) };
-}
-
-const NO_MM_KEYS: readonly MmKey[] = Object.freeze([]);
-
-/** One stored block; its token count goes to counts[index] (a bundle keeps counts, not tokens). */
-function decodeBlock(value: Json, path: string, counts: number[], index: number): StoredBlock {
-  const o = asObject(value, path);
-  const blockTokens = o.tokens === undefined ? NO_TOKENS : tokens(o.tokens, path, '.tokens');
-  counts[index] = o.tokenCount === undefined ? blockTokens.length : num(o.tokenCount, path, '.tokenCount');
-  const loraId = strOrNull(o.loraId, path, '.loraId');
-  const mm = arr(o.mmKeys ?? NO_MM_KEYS_JSON, path, '.mmKeys');
-  return {
-    blockHash: hashIn(o.blockHash, path, '.blockHash'),
-    tokens: blockTokens,
-    tokenExtraIds: o.tokenExtraIds === undefined ? null : tokens(o.tokenExtraIds, path, '.tokenExtraIds'),
-    cacheLevel: num(o.cacheLevel, path, '.cacheLevel'),
-    priority: numOrNull(o.priority, path, '.priority'),
-    mmKeys:
-      mm.length === 0
-        ? NO_MM_KEYS
-        : mm.map((m, i) => {
-            const mo = asObject(m, `${path}.mmKeys[${i}]`);
-            return { hash: str(mo.hash, `${path}.mmKeys[${i}].hash`), startOffset: num(mo.startOffset, `${path}.mmKeys[${i}].startOffset`) };
-          }),
-    cacheSalt: strOrNull(o.cacheSalt, path, '.cacheSalt'),
-    loraId: loraId === null ? null : BigInt(loraId),
-  };
-}
-
-function decodeEvent(value: Json, path: string): { event: KvEvent; tokenCounts: number[] | null } {
-  const o = asObject(value, path);
-  const d = asObject(o.data, path, '.data');
-  const type = str(d.type, path, '.data.type');
-  let data: KvEventData;
-  let tokenCounts: number[] | null = null;
-  switch (type) {
-    case 'created':
-      data = { type, numBlocksPerCacheLevel: arr(d.numBlocksPerCacheLevel, path, '.data.numBlocksPerCacheLevel').map((v, i) => num(v, `${path}.data.numBlocksPerCacheLevel[${i}]`)) };
-      break;
-    case 'stored': {
-      const raw = arr(d.blocks, path, '.data.blocks');
-      const blocks: StoredBlock[] = [];
-      tokenCounts = [];
-      for (let i = 0; i < raw.length; i++) blocks.push(decodeBlock(raw[i]!, `${path}.data.blocks[${i}]`, tokenCounts, i));
-      data = {
-        type,
-        parentHash: d.parentHash === null || d.parentHash === undefined ? null : hashIn(d.parentHash, path, '.data.parentHash'),
-        blocks,
-      };
-      break;
-    }
-    case 'removed':
-      data = { type, blockHashes: arr(d.blockHashes, path, '.data.blockHashes').map((h, i) => hashIn(h, path, '.data.blockHashes', i)) };
-      break;
-    case 'updated':
-      data = { type, blockHash: hashIn(d.blockHash, path, '.data.blockHash'), cacheLevel: diff(d.cacheLevel, path, '.data.cacheLevel'), priority: diff(d.priority, path, '.data.priority') };
-      break;
-    case 'all_cleared':
-      data = { type };
-      break;
-    default:
-      throw new DecodeError(`${path}.data.type`, `unknown event type ${type}`);
-  }
-  return {
-    tokenCounts,
-    event: {
-      eventId: numOrNull(o.eventId, path, '.eventId'),
-      data,
-      windowSize: numOrNull(o.windowSize, path, '.windowSize'),
-      attentionDpRank: numOrNull(o.attentionDpRank, path, '.attentionDpRank'),
-      hashAlgo: algoOrNull(o.hashAlgo, path, '.hashAlgo'),
-      layerGroupId: numOrNull(o.layerGroupId, path, '.layerGroupId'),
-    },
-  };
-}
-
-const CHECK_FROM_CODE: Record<string, HashCheck> = { m: 'match', x: 'mismatch', u: 'unverifiable' };
-
-function decodeCheck(value: Json | undefined, tokenCounts: number[] | null, path: string): StoredEventCheck | null {
-  if (value === null || value === undefined) return null;
-  const o = asObject(value, path);
-  const codes = str(o.checks, path, '.checks');
-  const checks: HashCheck[] = [];
-  for (let i = 0; i < codes.length; i++) {
-    const check = CHECK_FROM_CODE[codes[i]!];
-    if (check === undefined) {
-      // the error names the code point, as a character of the string
-      const at = [...codes.slice(0, i)].length;
-      throw new DecodeError(`${path}.checks[${at}]`, `unknown check code ${String.fromCodePoint(codes.codePointAt(i)!)}`);
-    }
-    checks.push(check);
-  }
-  return { checks, tokenCounts: tokenCounts ?? [], alternative: algoOrNull(o.alt, path, '.alt') };
-}
-
-function ids(value: Json | undefined, path: string): number[] {
-  return arr(value, path).map((v, i) => {
-    const n = num(v, `${path}[${i}]`);
-    if (!Number.isInteger(n) || n < 0 || n > 0xffff_ffff) throw new DecodeError(`${path}[${i}]`, 'expected a token id');
-    return n;
-  });
 }
 
 function decodeRenderCheck(o: JsonObject, ts: number): RenderCheckObservation {
@@ -456,7 +99,12 @@ function decodeStreamOrigin(value: Json | undefined): StreamOrigin | null {
   const hashes = str(o.hashes, '$.stream.hashes');
   if (!isStreamEngine(engine)) throw new DecodeError('$.stream.engine', `unknown stream engine ${engine}`);
   if (hashes !== 'native' && hashes !== 'rekeyed') throw new DecodeError('$.stream.hashes', `unknown stream hashes ${hashes}`);
-  return { engine, hashes };
+  if (o.vllmHashing === undefined || o.vllmHashing === null) return { engine, hashes };
+  const h = asObject(o.vllmHashing, '$.stream.vllmHashing');
+  const algo = strOrNull(h.algo, '$.stream.vllmHashing.algo');
+  if (algo !== null && !isVllmHashAlgo(algo)) throw new DecodeError('$.stream.vllmHashing.algo', `unknown vLLM hash algorithm ${algo}`);
+  const seedKnown = boolOrNull(h.seedKnown, '$.stream.vllmHashing.seedKnown');
+  return { engine, hashes, vllmHashing: { algo, seedKnown: seedKnown ?? false } };
 }
 
 function decodeObservation(o: JsonObject, history: KeyHistory): BundleRecord {

@@ -2,7 +2,8 @@
 // a bad record names its field.
 import { describe, expect, it } from 'vitest';
 import type { RenderCheckObservation } from '../observe/observation.js';
-import { decodeBundleRecord, encodeBundleRecord, KeyHistory } from './bundle-codec.js';
+import { decodeBundleRecord, encodeBundleRecord } from './bundle-codec.js';
+import { KeyHistory } from './bundle-keys.js';
 
 const check: RenderCheckObservation = {
   kind: 'render-check',

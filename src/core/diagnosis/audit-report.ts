@@ -18,6 +18,9 @@ export interface AuditServerRow {
   readonly event_gaps: number;
   readonly event_resets: number;
   readonly hash_mismatches: number;
+  /** stored blocks whose hash recomputed, and those that could not be checked (see the audit's notes) */
+  readonly hash_matches: number;
+  readonly hash_unverifiable: number;
 }
 
 export interface AuditSource {
@@ -95,6 +98,8 @@ export function buildAuditReport(snapshot: SentinelStateSnapshot, source: AuditS
       event_gaps: s.ranks.reduce((n, r) => n + r.gaps, 0),
       event_resets: s.ranks.reduce((n, r) => n + r.resets, 0),
       hash_mismatches: s.hashChecks.mismatch,
+      hash_matches: s.hashChecks.match,
+      hash_unverifiable: s.hashChecks.unverifiable,
     })),
     source,
     rule_errors: snapshot.ruleErrors,
@@ -102,17 +107,51 @@ export function buildAuditReport(snapshot: SentinelStateSnapshot, source: AuditS
   };
 }
 
+/** What the audit could and could not verify of re-keyed streams' own hashes, once per kind of stream. */
+function streamHashNotes(snapshot: SentinelStateSnapshot): string[] {
+  const groups = new Map<string, string[]>();
+  for (const s of snapshot.eventStreams) {
+    if (s.hashes !== 'rekeyed') continue;
+    const h = s.vllmHashing;
+    const kind = s.engine !== 'vllm' ? s.engine : h?.algo === 'sha256_cbor' ? (h.seedKnown ? 'vllm-cbor-seed' : 'vllm-cbor') : `vllm-${h?.algo ?? 'unstated'}`;
+    groups.set(kind, [...(groups.get(kind) ?? []), s.server]);
+  }
+  const rekeyed = 'their blocks are re-keyed from their token ids for the joins';
+  const checks = (servers: readonly string[]): string => {
+    const c = snapshot.servers.filter((s) => servers.includes(s.server)).reduce((t, s) => ({ m: t.m + s.hashChecks.match, x: t.x + s.hashChecks.mismatch, u: t.u + s.hashChecks.unverifiable }), { m: 0, x: 0, u: 0 });
+    return `${c.m} blocks match, ${c.x} mismatch, ${c.u} unverifiable`;
+  };
+  const notes: string[] = [];
+  for (const [kind, servers] of groups) {
+    const who = servers.join(', ');
+    if (kind === 'vllm-cbor-seed' || kind === 'vllm-cbor') {
+      notes.push(
+        `hash verification: ${who} hash with vLLM sha256_cbor; kvsentinel recomputes each block from its parent's hash, its token ids and its extra_keys ` +
+          (kind === 'vllm-cbor-seed'
+            ? '(root blocks from the PYTHONHASHSEED given); '
+            : '(no PYTHONHASHSEED given: root blocks, and with VLLM_KV_EVENTS_USE_INT_BLOCK_HASHES their children, are unverifiable; give seed= to verify them); ') +
+          `${checks(servers)} — unverifiable are blocks whose parent was never seen in full (int hashes carry 64 bits), or whose ` +
+          `extra keys the stream does not carry (vLLM before extra_keys in BlockStored); ${rekeyed}`,
+      );
+    } else if (kind.startsWith('vllm-')) {
+      const algo = kind.slice('vllm-'.length);
+      const why =
+        algo === 'unstated'
+          ? "their hash algorithm was not stated (vLLM's default is sha256, a pickle; give hash=sha256_cbor if the workers run with it)"
+          : algo === 'xxhash_cbor'
+            ? 'xxhash_cbor (xxh3-128) is not recomputed'
+            : `${algo} hashes a Python ${algo === 'builtin' ? 'hash()' : 'pickle'}, which kvsentinel does not reproduce`;
+      notes.push(`hash verification: ${who} publish vLLM block hashes kvsentinel does not recompute: ${why}; ${rekeyed}, and their hash checks read unverifiable`);
+    } else {
+      notes.push(`hash verification: ${who} publish ${kind === 'sglang' ? "SGLang's per-build page hashes" : `${kind} block hashes`}, which kvsentinel does not recompute; ${rekeyed}, and their hash checks read unverifiable`);
+    }
+  }
+  return notes;
+}
+
 function auditNotes(snapshot: SentinelStateSnapshot): string[] {
   const notes: string[] = [];
-  const byEngine = new Map<string, string[]>();
-  for (const s of snapshot.eventStreams) if (s.hashes === 'rekeyed') byEngine.set(s.engine, [...(byEngine.get(s.engine) ?? []), s.server]);
-  for (const [engine, servers] of byEngine) {
-    notes.push(
-      `hash verification: ${servers.join(', ')} publish ${engine} block hashes kvsentinel does not recompute ` +
-        `(${engine === 'vllm' ? "vLLM's sha256 / sha256_cbor / builtin families, seeded per deployment" : "SGLang's per-build page hashes"}); ` +
-        'their blocks are re-keyed from their token ids for the joins, and their hash checks read unverifiable',
-    );
-  }
+  notes.push(...streamHashNotes(snapshot));
   // Unreadable bodies page nothing when the decisions were still joined (from the workers' own prompt ids), but the
   // audit never passes over them in silence: evidence-insufficient names them when they leave too little to judge.
   const unreadable = snapshot.servers.filter((s) => s.unreadableRequests > 0);

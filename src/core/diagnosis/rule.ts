@@ -61,6 +61,8 @@ export interface ServerDiagnosis {
   readonly hashChecks: { readonly match: number; readonly mismatch: number; readonly unverifiable: number };
   /** another algorithm that reproduces mismatching root blocks, if one does */
   readonly alternativeHashAlgo: string | null;
+  /** a vLLM stream's stated hashing whose blocks kvsentinel recomputes (sha256_cbor), null for other sources */
+  readonly vllmHashing: { readonly algo: string; readonly seedKnown: boolean } | null;
   readonly advertisedHashAlgo: string | null;
   readonly hashAlgo: string;
   readonly advertisedBlockSize: number | null;

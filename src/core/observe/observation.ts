@@ -3,6 +3,7 @@
 // Times are milliseconds since the Unix epoch (or since the start of a virtual-time run).
 import type { PromptForm, RequestUnreadableReason } from '../relay/request-unreadable.js';
 import type { RenderDiff } from '../render/compare-renders.js';
+import type { HashCheck } from '../state/hash-verifier.js';
 import type { StreamOrigin } from '../stream/stream-engine.js';
 import type { HashAlgo, KvEvent } from '../wire/kv-event.js';
 
@@ -19,6 +20,11 @@ export interface WorkerEventsObservation {
   readonly events: readonly KvEvent[];
   /** set when the events came from a ZMQ stream */
   readonly stream?: StreamOrigin;
+  /**
+   * re-keyed streams whose engine hashes the source recomputed before re-keying (vLLM sha256_cbor): one entry per
+   * event, the checks of a stored event's blocks, null for the others. A bundle keeps them as the line's digest.
+   */
+  readonly engineChecks?: readonly (readonly HashCheck[] | null)[];
 }
 
 /**

@@ -23,6 +23,12 @@ export interface DiagnosisSources {
   readonly render: RenderParity;
 }
 
+/** a vLLM stream's stated hashing, when kvsentinel recomputes its blocks (sha256_cbor) */
+function vllmHashingOf(m: StateModel, server: string): ServerDiagnosis['vllmHashing'] {
+  const hashing = m.streamOrigins.get(server)?.vllmHashing;
+  return hashing !== undefined && hashing.algo === 'sha256_cbor' ? { algo: hashing.algo, seedKnown: hashing.seedKnown } : null;
+}
+
 function serverDiagnosis(m: StateModel, server: string, now: number): ServerDiagnosis {
   const sum = (key: CounterKey): number => m.counters.windowed(key, now);
   const facts = m.factsOf(server);
@@ -62,6 +68,7 @@ function serverDiagnosis(m: StateModel, server: string, now: number): ServerDiag
     pollFailures: sum(counterKey('pollFailures', server)),
     hashChecks: { match: sum(counterKey('hashMatch', server)), mismatch: sum(counterKey('hashMismatch', server)), unverifiable: sum(counterKey('hashUnverifiable', server)) },
     alternativeHashAlgo: facts.alternativeAlgo,
+    vllmHashing: vllmHashingOf(m, server),
     advertisedHashAlgo: digester.advertisedHashAlgo(server),
     hashAlgo: digester.hashAlgoOf(server),
     advertisedBlockSize: digester.advertisedBlockSize(server),

@@ -207,10 +207,14 @@ export class ObservationDigester {
     }
     if (obs.kind === 'worker-events') {
       if (obs.stream?.hashes === 'rekeyed') {
-        // keys kvsentinel chained itself from the tokens: nothing of the engine's hash is left to verify
-        const stored = obs.events.map((event): StoredEventCheck | null =>
-          event.data.type === 'stored' ? { checks: event.data.blocks.map(() => 'unverifiable' as const), tokenCounts: event.data.blocks.map((b) => b.tokens.length), alternative: null } : null,
-        );
+        // keys kvsentinel chained itself from the tokens: only what the source checked of the engine's own hashes
+        // before re-keying (vLLM sha256_cbor) is verified; the rest is unverifiable
+        const stored = obs.events.map((event, i): StoredEventCheck | null => {
+          if (event.data.type !== 'stored') return null;
+          const engine = obs.engineChecks?.[i];
+          const checks = engine !== undefined && engine !== null && engine.length === event.data.blocks.length ? engine : event.data.blocks.map(() => 'unverifiable' as const);
+          return { checks, tokenCounts: event.data.blocks.map((b) => b.tokens.length), alternative: null };
+        });
         return { kind: 'worker-events', digest: { stored } };
       }
       const stored = obs.events.map((event) => this.#checkStored(obs.server, event));

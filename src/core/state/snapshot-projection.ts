@@ -162,7 +162,7 @@ export function projectSnapshot(parts: SnapshotSources, now: number, input: Diag
     },
     stickiness: followups > 0 ? sticky / followups : null,
     ruleErrors: held.ruleErrors,
-    eventStreams: [...m.streamOrigins].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([server, o]) => ({ server, engine: o.engine, hashes: o.hashes })),
+    eventStreams: [...m.streamOrigins].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([server, o]) => ({ server, engine: o.engine, hashes: o.hashes, vllmHashing: o.vllmHashing ?? null })),
     dropped: dropCounters(parts),
   };
 }

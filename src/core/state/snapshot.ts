@@ -1,6 +1,7 @@
 // The read side of the sidecar's one state. The exporter, the live feed, the landing page and the audit all
 // read these snapshots; only the state (fed by observations) writes. Counters are cumulative since start.
 import type { FindingId, Severity } from '../diagnosis/finding-catalog.js';
+import type { StreamOrigin } from '../stream/stream-engine.js';
 import type { KvEventType } from '../wire/kv-event.js';
 
 /** unknown: evidence-insufficient holds — the window cannot show whether routing follows the prefix cache */
@@ -131,5 +132,5 @@ export interface SentinelStateSnapshot extends SentinelSnapshot {
   readonly stickiness: number | null;
   readonly ruleErrors: number;
   /** servers whose events came from a ZMQ stream, with the engine and how its hashes entered the tables */
-  readonly eventStreams: readonly { readonly server: string; readonly engine: string; readonly hashes: 'native' | 'rekeyed' }[];
+  readonly eventStreams: readonly { readonly server: string; readonly engine: string; readonly hashes: 'native' | 'rekeyed'; readonly vllmHashing: StreamOrigin['vllmHashing'] | null }[];
 }

@@ -39,6 +39,25 @@ describe('decodeStreamBatch', () => {
     expect(d.batch?.events[0]).toMatchObject({ blockHashes: [2n ** 63n + 1n] });
   });
 
+  it("keeps vLLM's bytes hashes in full and its per-block extra_keys, for recomputing them", () => {
+    const h = (b: number): Uint8Array => new Uint8Array(32).fill(b);
+    const d = decodeStreamBatch(
+      encode({ ts: 0, events: [{ type: 'BlockStored', block_hashes: [h(1), h(2)], parent_block_hash: h(3), token_ids: [1, 2, 3, 4], block_size: 2, lora_id: null, medium: 'GPU', lora_name: 'l', extra_keys: [['l', 'salt'], ['l', ['mm', -1]]] }] }),
+    );
+    const e = d.batch!.events[0]!;
+    expect(e.type === 'stored' && { bytes: e.blockHashBytes?.map((b) => b?.[0]), parent: e.parentHashBytes?.length, extra: e.blockExtraKeys, any: e.extraKeys }).toEqual({
+      bytes: [1, 2],
+      parent: 32,
+      extra: [['l', 'salt'], ['l', ['mm', -1]]],
+      any: true,
+    });
+    // int hashes, extra_keys absent (older vLLM) or not one per block, or holding a float: nothing kept to recompute with
+    const ints = decodeStreamBatch(encode([0, [['BlockStored', [5, 6], 4, [1, 2, 3, 4], 2, null, 'GPU']]])).batch!.events[0]!;
+    expect(ints.type === 'stored' && [ints.blockHashBytes, ints.parentHashBytes, ints.blockExtraKeys]).toEqual([null, null, null]);
+    const odd = decodeStreamBatch(encode({ ts: 0, events: [{ type: 'BlockStored', block_hashes: [5], parent_block_hash: null, token_ids: [1, 2], block_size: 2, extra_keys: [[0.5]] }] })).batch!.events[0]!;
+    expect(odd.type === 'stored' && odd.blockExtraKeys).toBeNull();
+  });
+
   it('skips a bad event with an issue naming its position and keeps the others', () => {
     const d = decodeStreamBatch(encode([0, [{ type: 'BlockStored', block_hashes: [1.5], token_ids: [], block_size: 1 }, { type: 'Nope' }, { type: 'BlockRemoved', block_hashes: [1] }]]));
     expect(d.issues.map((i) => [i.code, i.path])).toEqual([

@@ -9,6 +9,7 @@
 // hash (vLLM without VLLM_KV_EVENTS_USE_INT_BLOCK_HASHES) becomes its low 8 bytes big-endian, as vLLM's own int
 // conversion does. A bad event is skipped with an issue naming its position; a bad envelope rejects the batch.
 import { decode } from '@msgpack/msgpack';
+import { isVllmExtraKey, type VllmExtraKey } from '../hashing/vllm-block-hash.js';
 import type { WireIssue } from '../wire/wire-issue.js';
 import type { WireIssueCode } from '../wire/wire-issue-codes.js';
 
@@ -26,6 +27,14 @@ export interface StreamStored {
   readonly slidingWindow: number | null;
   /** extra_keys or mm_keys present: the hash depends on more than the tokens */
   readonly extraKeys: boolean;
+  /** the hashes as published when they were bytes (vLLM without int hashes), null when all were integers */
+  readonly blockHashBytes: readonly (Uint8Array | null)[] | null;
+  readonly parentHashBytes: Uint8Array | null;
+  /**
+   * vLLM's extra_keys, one entry per block (null = None), when the event carries them and each is reproducible;
+   * null when it does not (older vLLM, other engines) — the hash may then cover keys the stream does not show
+   */
+  readonly blockExtraKeys: readonly (VllmExtraKey | null)[] | null;
 }
 
 export interface StreamRemoved {
@@ -92,6 +101,16 @@ function toHash(v: unknown, path: string): bigint {
   throw new BadValue('wrong-type', path, `${path}: a hash must be an integer or bytes, got ${describe(v)}`);
 }
 
+function bytesOf(v: unknown): Uint8Array | null {
+  return v instanceof Uint8Array ? v : null;
+}
+
+function toExtraKeys(v: unknown, blocks: number): (VllmExtraKey | null)[] | null {
+  if (!Array.isArray(v) || v.length !== blocks) return null;
+  const list = v as readonly unknown[];
+  return list.every((k) => k === null || isVllmExtraKey(k)) ? (list as (VllmExtraKey | null)[]) : null;
+}
+
 function toHashes(v: unknown, path: string): bigint[] {
   if (!Array.isArray(v)) throw new BadValue('wrong-type', path, `${path}: expected a list of hashes, got ${describe(v)}`);
   return v.map((h, i) => toHash(h, `${path}[${i}]`));
@@ -156,9 +175,14 @@ function decodeEvent(v: unknown, path: string): StreamEvent {
     const parent = field('parent_block_hash');
     const extra = field('extra_keys');
     const mm = Array.isArray(v) ? undefined : own(v, 'mm_keys');
+    const blockHashes = toHashes(hashes, `${path}.block_hashes`);
+    const raw = hashes as readonly unknown[];
     return {
       type: 'stored',
-      blockHashes: toHashes(hashes, `${path}.block_hashes`),
+      blockHashes,
+      blockHashBytes: raw.some((h) => h instanceof Uint8Array) ? raw.map(bytesOf) : null,
+      parentHashBytes: bytesOf(parent),
+      blockExtraKeys: toExtraKeys(extra, blockHashes.length),
       parentHash: parent === null || parent === undefined ? null : toHash(parent, `${path}.parent_block_hash`),
       tokens: toTokens(field('token_ids') ?? [], `${path}.token_ids`),
       blockSize: toCount(field('block_size'), `${path}.block_size`),

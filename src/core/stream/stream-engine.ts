@@ -4,7 +4,10 @@
 // hashes mean: TensorRT-LLM's streaming path publishes the V2 manager's sha256 key truncated to 64 bits (as signed
 // int64), which kvsentinel recomputes; vLLM (sha256 / sha256_cbor / builtin, optionally xxhash, seeded per
 // process unless PYTHONHASHSEED is set) and SGLang (Python hash of the page, or a build-specific chain) publish keys
-// kvsentinel does not reproduce, so their blocks are re-keyed from their token ids (rekeyer.ts).
+// kvsentinel does not reproduce in its tables' hash space, so their blocks are re-keyed from their token ids
+// (rekeyer.ts); vLLM's own hashes are still checked where the deployment's hashing is recomputable (sha256_cbor,
+// vllm-hash-checker.ts).
+import type { VllmHashAlgo } from '../hashing/vllm-block-hash.js';
 
 export const STREAM_ENGINES = ['trtllm', 'vllm', 'sglang'] as const;
 export type StreamEngine = (typeof STREAM_ENGINES)[number];
@@ -24,4 +27,6 @@ export function streamHashes(engine: StreamEngine): StreamHashes {
 export interface StreamOrigin {
   readonly engine: StreamEngine;
   readonly hashes: StreamHashes;
+  /** vLLM: the hashing the operator stated (the seed itself stays out of observations and bundles) */
+  readonly vllmHashing?: { readonly algo: VllmHashAlgo | null; readonly seedKnown: boolean };
 }

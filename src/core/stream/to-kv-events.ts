@@ -2,11 +2,13 @@
 // every finding read streams and drains alike. Stream events carry no event_id (their sequence is the batch seq,
 // tracked by stream-sequencer.ts), block tokens arrive concatenated and are split by block_size, and the hashes enter
 // either as published (TensorRT-LLM: v2_sha256_64) or re-keyed from their tokens (rekeyer.ts).
+import type { HashCheck } from '../state/hash-verifier.js';
 import type { KvEvent, StoredBlock } from '../wire/kv-event.js';
 import type { WireIssue } from '../wire/wire-issue.js';
 import type { StreamBatch, StreamStored } from './decode-batch.js';
 import { StreamRekeyer } from './rekeyer.js';
 import { streamHashes, type StreamEngine } from './stream-engine.js';
+import { VllmHashChecker, type VllmHashing } from './vllm-hash-checker.js';
 
 export interface StreamConversion {
   readonly events: KvEvent[];
@@ -15,6 +17,17 @@ export interface StreamConversion {
   readonly unresolvedBlocks: number;
   /** removed hashes left out: never stored as far as the re-keyer knows */
   readonly unknownRemovals: number;
+  /**
+   * vLLM: the engine's own hashes recomputed (vllm-hash-checker.ts), aligned with `events` (null for events other
+   * than stored); null when the engine's hashes are not checked here
+   */
+  readonly engineChecks: (readonly HashCheck[] | null)[] | null;
+}
+
+export interface StreamConverterOptions {
+  readonly rekeyer?: StreamRekeyer;
+  /** vLLM only: how the deployment hashes (unstated: its blocks check as unverifiable) */
+  readonly vllmHashing?: VllmHashing;
 }
 
 /** Marks a block whose hash covers more than its tokens (extra_keys, mm_keys): never recomputed, never a mismatch. */
@@ -28,10 +41,12 @@ function cacheLevel(medium: string | null): number {
 export class StreamEventConverter {
   readonly #engine: StreamEngine;
   readonly #rekeyer: StreamRekeyer | null;
+  readonly #vllm: VllmHashChecker | null;
 
-  constructor(engine: StreamEngine, rekeyer?: StreamRekeyer) {
+  constructor(engine: StreamEngine, options: StreamConverterOptions = {}) {
     this.#engine = engine;
-    this.#rekeyer = streamHashes(engine) === 'rekeyed' ? (rekeyer ?? new StreamRekeyer()) : null;
+    this.#rekeyer = streamHashes(engine) === 'rekeyed' ? (options.rekeyer ?? new StreamRekeyer()) : null;
+    this.#vllm = engine === 'vllm' ? new VllmHashChecker(options.vllmHashing ?? { algo: null, seed: null }) : null;
   }
 
   get rekeyEvicted(): number {
@@ -41,6 +56,7 @@ export class StreamEventConverter {
   /** A rank's stream restarted: forget what its hashes meant. */
   resetRank(rank: number): void {
     this.#rekeyer?.resetRank(rank);
+    this.#vllm?.resetRank(rank);
   }
 
   /**
@@ -49,6 +65,7 @@ export class StreamEventConverter {
    */
   convert(batch: StreamBatch, rank: number, statedRank: number | null, where: string): StreamConversion {
     const events: KvEvent[] = [];
+    const engineChecks: (readonly HashCheck[] | null)[] = [];
     const issues: WireIssue[] = [];
     let unresolvedBlocks = 0;
     let unknownRemovals = 0;
@@ -58,6 +75,7 @@ export class StreamEventConverter {
       if (event.type === 'all_cleared') {
         this.#rekeyer?.resetRank(rank);
         events.push({ ...base, data: { type: 'all_cleared' }, windowSize: null, layerGroupId: null });
+        engineChecks.push(null);
         return;
       }
       if (event.type === 'removed') {
@@ -67,27 +85,37 @@ export class StreamEventConverter {
           unknownRemovals += keys.filter((k) => k === null).length;
           hashes = keys.filter((k): k is bigint => k !== null);
         }
-        if (hashes.length > 0) events.push({ ...base, data: { type: 'removed', blockHashes: hashes }, windowSize: null, layerGroupId: event.groupIdx });
+        if (hashes.length > 0) {
+          events.push({ ...base, data: { type: 'removed', blockHashes: hashes }, windowSize: null, layerGroupId: event.groupIdx });
+          engineChecks.push(null);
+        }
         return;
       }
       const split = splitBlocks(event, path, issues);
       if (split === null) {
         unresolvedBlocks += event.blockHashes.length;
-        if (this.#rekeyer === null) events.push(this.#stored(base, event, event.blockHashes, event.parentHash, event.blockHashes.map(() => NO_TOKENS)));
+        if (this.#rekeyer === null) {
+          events.push(this.#stored(base, event, event.blockHashes, event.parentHash, event.blockHashes.map(() => NO_TOKENS)));
+          engineChecks.push(null);
+        }
         return;
       }
       if (this.#rekeyer === null) {
         events.push(this.#stored(base, event, event.blockHashes, event.parentHash, split));
+        engineChecks.push(null);
         return;
       }
+      // checked before re-keying: the check chains on the engine's hashes, whatever the re-keyer knows
+      const checks = this.#vllm?.check(rank, event, split) ?? null;
       const rekeyed = this.#rekeyer.stored(rank, event.parentHash, event.blockHashes, split, event.loraId);
       if (rekeyed.keys === null) {
         unresolvedBlocks += event.blockHashes.length;
         return;
       }
       events.push(this.#stored(base, event, rekeyed.keys, rekeyed.parentKey, split));
+      engineChecks.push(checks);
     });
-    return { events, issues, unresolvedBlocks, unknownRemovals };
+    return { events, issues, unresolvedBlocks, unknownRemovals, engineChecks: this.#vllm === null ? null : engineChecks };
   }
 
   #stored(base: Pick<KvEvent, 'eventId' | 'attentionDpRank' | 'hashAlgo'>, event: StreamStored, hashes: readonly bigint[], parent: bigint | null, tokens: readonly Uint32Array[]): KvEvent {

@@ -5,8 +5,8 @@ import type { WireIssue } from './wire-issue.js';
 import type { WireIssueCode } from './wire-issue-codes.js';
 import type { JsonObject, JsonValue } from './lossless-json.js';
 import { isJsonObject, parseLosslessJson } from './lossless-json.js';
-import type { PathSegments } from './json-scan.js';
-import { formatPath, offsetAt } from './json-scan.js';
+import type { PathSegments } from './json-path.js';
+import { formatPath, offsetAt } from './json-path.js';
 
 export type Path = PathSegments;
 

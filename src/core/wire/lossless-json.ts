@@ -12,20 +12,18 @@ import {
   ScanFailure,
   decodeString,
   failSyntax,
-  internalIssue,
   nextElement,
   nextMember,
   numberShape,
-  pathAt,
   readMemberKey,
   scanNumber,
   scanString,
   skipValue,
   skipWs,
   stringHadEscape,
-  toIssue,
   walkEnd,
 } from './json-scan.js';
+import { internalIssue, pathAt, toIssue } from './json-path.js';
 
 export type JsonValue = null | boolean | string | bigint | number | JsonValue[] | JsonObject;
 export interface JsonObject {

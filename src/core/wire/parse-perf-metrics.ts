@@ -8,7 +8,7 @@ import type { JsonObject } from './lossless-json.js';
 import { isJsonObject, parseLosslessJson } from './lossless-json.js';
 import type { Path } from './json-fields.js';
 import { FieldReader, describeJson } from './json-fields.js';
-import { internalIssue } from './json-scan.js';
+import { internalIssue } from './json-path.js';
 
 export interface PerfTimingMetrics {
   readonly serverArrivalTime: number | null;

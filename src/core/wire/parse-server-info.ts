@@ -6,7 +6,7 @@ import { isHashAlgo } from './kv-event.js';
 import type { WireIssue } from './wire-issue.js';
 import type { JsonObject, JsonValue } from './lossless-json.js';
 import { FieldReader, parseRootObject } from './json-fields.js';
-import { internalIssue } from './json-scan.js';
+import { internalIssue } from './json-path.js';
 
 export interface ServerInfo {
   /** effective event hash algorithm; null when the build does not state it (then: v1_block_key) */

@@ -3,7 +3,7 @@
 // GEN response's usage is rewritten from the CTX response, so it is the client-visible signal of real hits.
 import type { WireIssue } from './wire-issue.js';
 import { FieldReader, parseRootObject } from './json-fields.js';
-import { internalIssue } from './json-scan.js';
+import { internalIssue } from './json-path.js';
 
 export interface Usage {
   readonly promptTokens: number | null;

@@ -13,7 +13,7 @@ import { HttpError, LiveHttpServer, readBody, readBodyBytes, sendError, sendJson
 import type { LiveScheduler } from './live-scheduler.js';
 import { parseOpenAiRequestBytes, type OpenAiEndpoint, type OpenAiRequest } from './openai-request.js';
 import type { KvEvent } from '../../core/wire/kv-event.js';
-import type { PublisherFormat } from '../publisher-format.js';
+import { SIM_PYTHONHASHSEED, type PublisherFormat, type VllmSimHashes } from '../publisher-format.js';
 import { ZmqKvPublisher } from './zmq-kv-publisher.js';
 import { chunkBody, fillerText, responseBody, type ResponseHead, type UsageNumbers } from './openai-response.js';
 import type { ModelTokenizer } from '../../sources/tokenizer/model-tokenizer.js';
@@ -32,7 +32,7 @@ export interface LiveCtxWorkerOptions {
   /** ctx.tokenizer: text and chat prompts tokenized with the model's tokenizer; context-only answers then carry them */
   readonly tokenizer?: ModelTokenizer | null;
   /** publish KV events over ZMQ (one PUB per rank at base port + rank, replay ROUTERs); null = pull path only */
-  readonly kvEventsPublisher?: { readonly format: PublisherFormat; readonly replay: boolean } | null;
+  readonly kvEventsPublisher?: { readonly format: PublisherFormat; readonly replay: boolean; readonly vllmHashes?: VllmSimHashes } | null;
   /** keep what was published for an in-process router that reads the stream (takeStreamEvents) */
   readonly streamCopy?: boolean;
 }
@@ -141,7 +141,8 @@ export class LiveCtxWorker {
   async start(): Promise<void> {
     const spec = this.#options.kvEventsPublisher ?? null;
     if (spec !== null && this.publisher === null) {
-      const publisher = new ZmqKvPublisher({ format: spec.format, ranks: this.worker.config.ranks, blockSize: this.worker.config.blockSize, host: this.#options.host, replay: spec.replay });
+      const vllmHashes = spec.vllmHashes === undefined || spec.vllmHashes === 'sim' ? null : { seed: SIM_PYTHONHASHSEED, ints: spec.vllmHashes === 'sha256_cbor_int' };
+      const publisher = new ZmqKvPublisher({ format: spec.format, ranks: this.worker.config.ranks, blockSize: this.worker.config.blockSize, host: this.#options.host, replay: spec.replay, vllmHashes });
       await publisher.start();
       this.publisher = publisher;
       const copy = this.#options.streamCopy === true;
@@ -234,9 +235,7 @@ export class LiveCtxWorker {
 
   async #completion(endpoint: OpenAiEndpoint, req: IncomingMessage, res: ServerResponse): Promise<void> {
     const arrivalS = performance.now() / 1000;
-    const parsed = parseOpenAiRequestBytes(endpoint, await readBodyBytes(req), req.headers);
-    const tokenizer = this.#options.tokenizer ?? null;
-    const request = tokenizer === null ? parsed : { ...parsed, tokens: await tokenizeWithModel(tokenizer, parsed) };
+    const request = await this.#readRequest(endpoint, req);
     const ctxRequestId = ++this.#ctxRequestSeq;
     const requestId = `${endpoint === 'chat' ? 'chatcmpl' : 'cmpl'}-${this.id}-${ctxRequestId}`;
     const prompt = new ReleasablePrompt(request.tokens);
@@ -252,6 +251,17 @@ export class LiveCtxWorker {
     const queuedS = (result.startedAt - result.arrivedAt) / this.#scheduler.speed / 1000;
     this.#recordPerf({ ctxRequestId, result, arrivalS, scheduledS: arrivalS + queuedS, firstTokenS: nowS });
     this.#respond(request, res, requestId, ctxRequestId, result);
+  }
+
+  /**
+   * The request as it waits in the queue: its ids, not its body. Read in a function of its own, which returns before
+   * the wait (V8 keeps what an async function's registers hold until it returns); promptJson, a slice of the body's
+   * text, would keep all of the text.
+   */
+  async #readRequest(endpoint: OpenAiEndpoint, req: IncomingMessage): Promise<OpenAiRequest> {
+    const parsed = parseOpenAiRequestBytes(endpoint, await readBodyBytes(req), req.headers);
+    const tokenizer = this.#options.tokenizer ?? null;
+    return { ...parsed, promptJson: null, tokens: tokenizer === null ? parsed.tokens : await tokenizeWithModel(tokenizer, parsed) };
   }
 
   #respond(request: OpenAiRequest, res: ServerResponse, id: string, ctxRequestId: number, result: CtxResult): void {

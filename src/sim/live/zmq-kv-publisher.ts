@@ -9,8 +9,12 @@
 // removals name only blocks that were published. Integers are encoded in the smallest msgpack form, as msgspec does.
 // Faults for tests: drop the next batches (from the stream only, or from the replay buffer too), garbage frames, a
 // restart (seq from 0, replay buffer empty, same address).
+// `vllmHashes` (format vllm): the blocks carry the hashes a vLLM worker with --prefix-caching-hash-algo sha256_cbor
+// and PYTHONHASHSEED=seed computes (bytes, or VLLM_KV_EVENTS_USE_INT_BLOCK_HASHES's 64-bit ints) and extra_keys
+// [None, …], as newer vLLM publishes them; the simulator's own hashes only say which block is which.
 import { Encoder } from '@msgpack/msgpack';
 import { Publisher, Router } from 'zeromq';
+import { vllmBlockHash, vllmIntBlockHash, vllmNoneHash } from '../../core/hashing/vllm-block-hash.js';
 import { END_SEQ_FRAME, encodeSeq } from '../../core/stream/stream-frames.js';
 import type { KvEvent } from '../../core/wire/kv-event.js';
 
@@ -29,9 +33,11 @@ export interface ZmqKvPublisherOptions {
   readonly bufferSteps?: number;
   /** the PUB socket's high-water mark per subscriber (hwm); past it ZMQ drops for that subscriber */
   readonly sendHighWaterMark?: number;
+  /** format vllm: publish sha256_cbor hashes seeded with this PYTHONHASHSEED, as bytes or as 64-bit ints */
+  readonly vllmHashes?: { readonly seed: string; readonly ints: boolean } | null;
 }
 
-export type Wire = number | bigint | string | null | Wire[] | { [key: string]: Wire };
+export type Wire = number | bigint | string | null | Uint8Array | Wire[] | { [key: string]: Wire };
 
 const encoder = new Encoder({ useBigInt64: true });
 const SAFE = BigInt(Number.MAX_SAFE_INTEGER);
@@ -46,6 +52,8 @@ interface RankPublisher {
   seq: bigint;
   readonly buffer: { seq: bigint; payload: Uint8Array }[];
   readonly published: Set<bigint>;
+  /** vllmHashes: the vLLM hash of each published block, by the simulator's hash */
+  readonly vllm: Map<bigint, Uint8Array>;
   pending: Wire[];
 }
 
@@ -81,7 +89,8 @@ export class ZmqKvPublisher {
   batchesSent = 0;
 
   constructor(options: ZmqKvPublisherOptions) {
-    this.options = { host: '127.0.0.1', replay: false, topic: '', bufferSteps: 10_000, sendHighWaterMark: 100_000, ...options };
+    this.options = { host: '127.0.0.1', replay: false, topic: '', bufferSteps: 10_000, sendHighWaterMark: 100_000, vllmHashes: null, ...options };
+    if (this.options.vllmHashes !== null && this.options.format !== 'vllm') throw new Error(`vllmHashes needs format vllm, not ${this.options.format}`);
   }
 
   /** rank 0's PUB endpoint (rank r at port + r) */
@@ -103,7 +112,7 @@ export class ZmqKvPublisher {
       this.#replayBase = bound.base;
       routers = bound.sockets as Router[];
     }
-    this.#ranks = pubs.sockets.map((pub, r) => ({ pub: pub as Publisher, router: routers[r] ?? null, seq: 0n, buffer: [], published: new Set(), pending: [] }));
+    this.#ranks = pubs.sockets.map((pub, r) => ({ pub: pub as Publisher, router: routers[r] ?? null, seq: 0n, buffer: [], published: new Set(), vllm: new Map(), pending: [] }));
     for (const r of this.#ranks) if (r.router !== null) void this.#serveReplay(r, r.router);
   }
 
@@ -180,6 +189,7 @@ export class ZmqKvPublisher {
       r.seq = 0n;
       r.buffer.length = 0;
       r.published.clear();
+      r.vllm.clear();
       r.pending = [];
     }
   }
@@ -216,6 +226,12 @@ export class ZmqKvPublisher {
     }
   }
 
+  /** A vLLM hash as maybe_convert_block_hash puts it on the wire. */
+  #vllmWire(hash: Uint8Array | undefined): Wire | null {
+    if (hash === undefined) return null;
+    return this.options.vllmHashes?.ints === true ? int(vllmIntBlockHash(hash)) : hash;
+  }
+
   #hash(v: bigint): number | bigint {
     const signed = this.options.format === 'trtllm' || this.options.format === 'sglang';
     return int(signed ? BigInt.asIntN(64, v) : v);
@@ -226,12 +242,14 @@ export class ZmqKvPublisher {
     const arrays = this.options.format === 'vllm-array' || this.options.format === 'sglang';
     if (d.type === 'all_cleared') {
       r.published.clear();
+      r.vllm.clear();
       return arrays ? ['AllBlocksCleared'] : { type: 'AllBlocksCleared' };
     }
     if (d.type === 'removed') {
       const hashes = d.blockHashes.filter((h): h is bigint => typeof h === 'bigint' && r.published.delete(h));
       if (hashes.length === 0) return null;
-      const wire = hashes.map((h) => this.#hash(h));
+      const wire = hashes.map((h) => this.#vllmWire(r.vllm.get(h)) ?? this.#hash(h));
+      for (const h of hashes) r.vllm.delete(h);
       if (this.options.format === 'sglang') return ['BlockRemoved', wire];
       if (arrays) return ['BlockRemoved', wire, 'GPU'];
       return { type: 'BlockRemoved', block_hashes: wire, medium: 'GPU' };
@@ -240,10 +258,25 @@ export class ZmqKvPublisher {
     const full = d.blocks.filter((b) => b.tokens.length === this.options.blockSize && typeof b.blockHash === 'bigint');
     if (full.length === 0) return null;
     for (const b of full) r.published.add(b.blockHash as bigint);
-    const hashes = full.map((b) => this.#hash(b.blockHash as bigint));
-    const parent = typeof d.parentHash === 'bigint' ? this.#hash(d.parentHash) : null;
     const tokens: number[] = [];
     for (const b of full) for (const t of b.tokens) tokens.push(t);
+    const vllm = this.options.vllmHashes;
+    if (vllm !== null) {
+      // the parent's vLLM hash: NONE_HASH for a root, else what this rank published for it (a parent it never
+      // published — stored before a restart — chains from nothing kvsentinel could know either)
+      let parent = d.parentHash === null ? vllmNoneHash(vllm.seed) : typeof d.parentHash === 'bigint' ? r.vllm.get(d.parentHash) : undefined;
+      if (parent === undefined) return null;
+      const parentWire = d.parentHash === null ? null : this.#vllmWire(parent)!;
+      const hashes: Wire[] = [];
+      for (const b of full) {
+        parent = vllmBlockHash(parent, b.tokens);
+        r.vllm.set(b.blockHash as bigint, parent);
+        hashes.push(this.#vllmWire(parent));
+      }
+      return { type: 'BlockStored', block_hashes: hashes, parent_block_hash: parentWire, token_ids: tokens, block_size: this.options.blockSize, lora_id: null, medium: 'GPU', lora_name: null, extra_keys: full.map(() => null) };
+    }
+    const hashes = full.map((b) => this.#hash(b.blockHash as bigint));
+    const parent = typeof d.parentHash === 'bigint' ? this.#hash(d.parentHash) : null;
     if (this.options.format === 'sglang') return ['BlockStored', hashes, parent, tokens, this.options.blockSize, null];
     if (arrays) return ['BlockStored', hashes, parent, tokens, this.options.blockSize, null, 'GPU'];
     return { type: 'BlockStored', block_hashes: hashes, parent_block_hash: parent, token_ids: tokens, block_size: this.options.blockSize, lora_id: null, medium: 'GPU', lora_name: null };

@@ -10,6 +10,7 @@ import { streamHashes, type StreamEngine, type StreamOrigin } from '../../core/s
 import { decodeLiveMessage, decodeReplayMessage, replayRequest } from '../../core/stream/stream-frames.js';
 import { StreamSequencer, type SequencerAction } from '../../core/stream/stream-sequencer.js';
 import { StreamEventConverter } from '../../core/stream/to-kv-events.js';
+import type { VllmHashing } from '../../core/stream/vllm-hash-checker.js';
 import type { Clock, Logger, ObservationSink, RunningSource, SourceReporter } from '../ports.js';
 import { emptyRankCounters, type MutableRankCounters, type StreamRankCounters } from './stream-counters.js';
 import { rankEndpoint } from './zmq-endpoints.js';
@@ -26,6 +27,8 @@ export interface ZmqStreamSpec {
   readonly ranks: number;
   /** ZMQ subscription prefix ('' = everything) */
   readonly topic: string;
+  /** vLLM: the workers' --prefix-caching-hash-algo and PYTHONHASHSEED, when stated (sha256_cbor is recomputed) */
+  readonly vllmHashing?: VllmHashing;
 }
 
 export interface ZmqSourceOptions {
@@ -88,8 +91,9 @@ export class ZmqEventsSource implements RunningSource {
     this.spec = spec;
     this.#deps = deps;
     this.#options = { ...DEFAULT_ZMQ_OPTIONS, ...options };
-    this.#origin = { engine: spec.engine, hashes: streamHashes(spec.engine) };
-    this.#converter = new StreamEventConverter(spec.engine);
+    const hashing = spec.engine === 'vllm' ? (spec.vllmHashing ?? { algo: null, seed: null }) : null;
+    this.#origin = { engine: spec.engine, hashes: streamHashes(spec.engine), ...(hashing !== null ? { vllmHashing: { algo: hashing.algo, seedKnown: hashing.seed !== null } } : {}) };
+    this.#converter = new StreamEventConverter(spec.engine, hashing !== null ? { vllmHashing: hashing } : {});
   }
 
   /**
@@ -213,7 +217,15 @@ export class ZmqEventsSource implements RunningSource {
     for (const i of converted.issues) this.#deps.status.badInput(this.rankSource(r.rank), i.code);
     r.counters.unresolvedBlocks += converted.unresolvedBlocks;
     if (converted.events.length === 0) return;
-    this.#deps.sink.apply({ kind: 'worker-events', ts: this.#deps.clock(), server: this.spec.id, firstSeq: 0, events: converted.events, stream: this.#origin });
+    this.#deps.sink.apply({
+      kind: 'worker-events',
+      ts: this.#deps.clock(),
+      server: this.spec.id,
+      firstSeq: 0,
+      events: converted.events,
+      stream: this.#origin,
+      ...(converted.engineChecks !== null ? { engineChecks: converted.engineChecks } : {}),
+    });
   }
 
   #malformed(r: RankStream, code: string): void {

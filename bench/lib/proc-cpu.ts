@@ -1,0 +1,54 @@
+// CPU time of a process and of its threads, from /proc (Linux); null where /proc cannot be read.
+import { spawnSync } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
+
+const CLK_TCK = Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout.trim()) || 100;
+
+/** user + system ms from a /proc stat line */
+function statCpuMs(stat: string): number {
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLK_TCK;
+}
+
+/** CPU time (user + system) a process has used so far. */
+export function processCpuMs(pid: number | undefined): number | null {
+  if (pid === undefined) return null;
+  try {
+    return statCpuMs(readFileSync(`/proc/${pid}/stat`, 'utf8'));
+  } catch {
+    return null;
+  }
+}
+
+/** A process's CPU so far by thread: its main thread, threads named `named`, and all the others. */
+export interface ThreadCpu {
+  readonly main: number;
+  readonly named: number;
+  readonly other: number;
+}
+
+export function threadCpuMs(pid: number | undefined, named: string): ThreadCpu | null {
+  if (pid === undefined) return null;
+  try {
+    let main = 0;
+    let namedMs = 0;
+    let other = 0;
+    for (const tid of readdirSync(`/proc/${pid}/task`)) {
+      let stat: string;
+      let comm: string;
+      try {
+        stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+        comm = readFileSync(`/proc/${pid}/task/${tid}/comm`, 'utf8').trim();
+      } catch {
+        continue; // the thread ended meanwhile
+      }
+      const ms = statCpuMs(stat);
+      if (Number(tid) === pid) main += ms;
+      else if (comm === named) namedMs += ms;
+      else other += ms;
+    }
+    return { main, named: namedMs, other };
+  } catch {
+    return null;
+  }
+}
