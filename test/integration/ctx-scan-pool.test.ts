@@ -85,4 +85,29 @@ describe('CtxScanPool on its worker thread', () => {
       await pool.close();
     }
   });
+
+  it('reads through its shared ring as it wraps around, and past a full ring through copies, every answer exact', async () => {
+    const { CtxScanPool } = await loadPool();
+    const pool = new CtxScanPool({ thread: true });
+    try {
+      // 2 rounds of 48 bodies of ~200 KB, each round fed in one tick: ~9.6 MB, more than the ring's 8 MB, so the ring
+      // fills (the rest is copied), wraps in the second round, and chunks straddle its end
+      for (let round = 0; round < 2; round++) {
+        const bodies = Array.from({ length: 48 }, (_, i) =>
+          JSON.stringify({ model: 'm', prompt: Array.from({ length: 32_000 + i * 13 + round }, (_, k) => (k * 7919 + i + round) % 152_064), disaggregated_params: { disagg_request_id: `r${round}-${i}` } }),
+        );
+        const scans = bodies.map(() => pool.open('json'));
+        const bytes = bodies.map((b) => enc.encode(b));
+        for (let off = 0; bytes.some((b) => off < b.length); off += 65_536) {
+          bytes.forEach((b, i) => {
+            if (off < b.length) scans[i]?.feed(b.subarray(off, off + 65_536));
+          });
+        }
+        const answers = await Promise.all(scans.map((s) => s.finish({})));
+        answers.forEach((info, i) => expect(plain(info)).toEqual(plain(parseCtxRequest(bodies[i] as string, {}))));
+      }
+    } finally {
+      await pool.close();
+    }
+  });
 });

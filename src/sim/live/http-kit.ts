@@ -2,6 +2,7 @@
 // port (0 = any) and closing with every open connection destroyed, so a restart or a shutdown never hangs.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
+import { Readable } from 'node:stream';
 
 export class HttpError extends Error {
   override readonly name = 'HttpError';
@@ -11,6 +12,22 @@ export class HttpError extends Error {
     super(message);
     this.status = status;
   }
+}
+
+/**
+ * A request body for undici that is handed over once and then let go of. undici keeps a string or Buffer body (a
+ * string as a copy) referenced until the response has ended: for a long prompt waiting in a worker's queue, one more
+ * copy of it at every hop. Send it with a `content-length` header of `length`.
+ */
+export function sendOnce(payload: string | Uint8Array): { readonly body: Readable; readonly length: number } {
+  let pending: string | Uint8Array | null = payload;
+  const length = typeof payload === 'string' ? Buffer.byteLength(payload) : payload.byteLength;
+  function* once(): Generator<Uint8Array> {
+    const chunk = typeof pending === 'string' ? Buffer.from(pending) : pending;
+    pending = null;
+    if (chunk !== null && chunk.byteLength > 0) yield chunk;
+  }
+  return { body: Readable.from(once(), { objectMode: false }), length };
 }
 
 /** the request body as bytes; 413 beyond `limitBytes` */

@@ -234,9 +234,7 @@ export class LiveCtxWorker {
 
   async #completion(endpoint: OpenAiEndpoint, req: IncomingMessage, res: ServerResponse): Promise<void> {
     const arrivalS = performance.now() / 1000;
-    const parsed = parseOpenAiRequestBytes(endpoint, await readBodyBytes(req), req.headers);
-    const tokenizer = this.#options.tokenizer ?? null;
-    const request = tokenizer === null ? parsed : { ...parsed, tokens: await tokenizeWithModel(tokenizer, parsed) };
+    const request = await this.#readRequest(endpoint, req);
     const ctxRequestId = ++this.#ctxRequestSeq;
     const requestId = `${endpoint === 'chat' ? 'chatcmpl' : 'cmpl'}-${this.id}-${ctxRequestId}`;
     const prompt = new ReleasablePrompt(request.tokens);
@@ -252,6 +250,17 @@ export class LiveCtxWorker {
     const queuedS = (result.startedAt - result.arrivedAt) / this.#scheduler.speed / 1000;
     this.#recordPerf({ ctxRequestId, result, arrivalS, scheduledS: arrivalS + queuedS, firstTokenS: nowS });
     this.#respond(request, res, requestId, ctxRequestId, result);
+  }
+
+  /**
+   * The request as it waits in the queue: its ids, not its body. Read in a function of its own, which returns before
+   * the wait (V8 keeps what an async function's registers hold until it returns); promptJson, a slice of the body's
+   * text, would keep all of the text.
+   */
+  async #readRequest(endpoint: OpenAiEndpoint, req: IncomingMessage): Promise<OpenAiRequest> {
+    const parsed = parseOpenAiRequestBytes(endpoint, await readBodyBytes(req), req.headers);
+    const tokenizer = this.#options.tokenizer ?? null;
+    return { ...parsed, promptJson: null, tokens: tokenizer === null ? parsed.tokens : await tokenizeWithModel(tokenizer, parsed) };
   }
 
   #respond(request: OpenAiRequest, res: ServerResponse, id: string, ctxRequestId: number, result: CtxResult): void {

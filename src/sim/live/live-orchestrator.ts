@@ -4,27 +4,26 @@
 // router's table (the router's synchronous poll reads the body fetched just before), then the GEN step in-process.
 // Serves /v1/completions, /v1/chat/completions, /health, /debug/router?since=SEQ and /debug/applied-events.
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { encode } from '@msgpack/msgpack';
+import type { Readable } from 'node:stream';
 import { Agent, request as httpRequest } from 'undici';
 import type { HashAlgo, KvEvent } from '../../core/wire/kv-event.js';
-import { isJsonObject, parseLosslessJson, type JsonValue } from '../../core/wire/lossless-json.js';
 import { parseKvEvents } from '../../core/wire/parse-kv-events.js';
-import { parsePerfMetrics } from '../../core/wire/parse-perf-metrics.js';
 import { parseServerInfo } from '../../core/wire/parse-server-info.js';
 import { parseUsage } from '../../core/wire/parse-usage.js';
-import { scanString, skipValue, skipWs } from '../../core/wire/json-scan.js';
 import type { WireIssue } from '../../core/wire/wire-issue.js';
 import { orchestratorLine, pollFailureLine, pyRepr, requestLogLine, routerConfigLines, VIRTUAL_EPOCH_MS, type LogLevel } from '../log-lines.js';
 import { StaticPrompt } from '../prompt.js';
 import { createRouter, routerPolls, routerStartupLines } from '../routers/create-router.js';
-import type { RouteCandidate, RouteRequest, Router } from '../routers/router.js';
+import type { RouteRequest, Router } from '../routers/router.js';
 import type { GenConfig, RouterConfig } from '../sim-config.js';
+import { contextOnlyRequest, ctxRequestIdOf } from './ctx-request-body.js';
 import { DigestLog } from './event-digest.js';
-import { jsonText } from './json-text.js';
-import { HttpError, LiveHttpServer, readBody, sendError, sendJsonText, sendText, sseData, startSse } from './http-kit.js';
+import { HttpError, LiveHttpServer, readBody, sendError, sendOnce, sendJsonText, sendText, sseData, startSse } from './http-kit.js';
 import type { LiveScheduler } from './live-scheduler.js';
 import { parseOpenAiRequest, type OpenAiEndpoint, type OpenAiRequest } from './openai-request.js';
 import { chunkBody, fillerText, responseBody, type ResponseHead } from './openai-response.js';
+import { PerfMetricsJoin } from './perf-metrics-join.js';
+import { DecisionHistory } from './router-debug-view.js';
 import type { ModelTokenizer } from '../../sources/tokenizer/model-tokenizer.js';
 import { tokenizeRequest } from './sim-tokenizers.js';
 import { contentAffinityKey } from '../routers/route-affinity.js';
@@ -63,16 +62,6 @@ export interface LiveOrchestratorOptions {
   readonly streamEvents?: (address: string) => KvEvent[];
 }
 
-interface Decision {
-  readonly seq: number;
-  /** epoch seconds */
-  readonly ts: number;
-  readonly requestId: string;
-  readonly correlationId: string | null;
-  readonly chosen: string;
-  readonly candidates: readonly RouteCandidate[] | null;
-}
-
 export interface LiveOrchestratorStats {
   requests: number;
   ctxFailures: number;
@@ -82,31 +71,30 @@ export interface LiveOrchestratorStats {
   parseIssues: number;
 }
 
-/** a served request waiting for its CTX worker's /perf_metrics entry (the disaggregated join, docs/trtllm-wire.md §5) */
-interface PerfKey {
-  readonly ctxServer: string;
-  readonly ctxRequestId: string;
-  readonly disaggRequestId: number;
-  readonly arrivalS: number;
-  readonly firstTokenS: number;
+/** what the GEN step needs of the client's request */
+type GenRequest = Pick<OpenAiRequest, 'endpoint' | 'model' | 'maxTokens' | 'stream'>;
+
+/** the context_only request, ready to send once */
+interface CtxRequest {
+  readonly path: string;
+  readonly body: Readable;
+  readonly headers: Record<string, string>;
 }
 
-const PERF_KEYS_MAX = 10_000;
+/** a routed request, as far as the rest of its life needs it: its ids and hashes, not its text */
+interface Admitted {
+  readonly requestId: string;
+  readonly seqId: number;
+  readonly server: string;
+  readonly prompt: StaticPrompt;
+  readonly routeRequest: RouteRequest;
+  readonly ctxRequest: CtxRequest;
+  readonly gen: GenRequest;
+  readonly conversationId: string | null;
+  readonly tokens: Uint32Array;
+}
 
 type CtxOutcome = { readonly ok: true; readonly promptTokens: number; readonly cachedTokens: number; readonly ctxRequestId: string | null } | { readonly ok: false; readonly error: string };
-
-/** choices[0].disaggregated_params.ctx_request_id of a CTX response, exactly (lossless) */
-function ctxRequestIdOf(text: string): string | null {
-  // the prompt's ids (tens of thousands of integers) are not needed here: parse the rest
-  const members = rawMembersExcept(text, PROMPT_ID_KEYS);
-  const root = parseLosslessJson(members === null ? text : `{${members.join(',')}}`).value;
-  if (!isJsonObject(root)) return null;
-  const choices = root['choices'];
-  const first: JsonValue | undefined = Array.isArray(choices) ? choices[0] : undefined;
-  const params = isJsonObject(first) ? first['disaggregated_params'] : undefined;
-  const id = isJsonObject(params) ? params['ctx_request_id'] : undefined;
-  return typeof id === 'bigint' || typeof id === 'string' ? String(id) : null;
-}
 
 type PollOutcome = { readonly events: KvEvent[] } | { readonly error: string };
 
@@ -126,69 +114,6 @@ function errorText(err: unknown, address: string): string {
   return err instanceof Error ? err.message : String(err);
 }
 
-const CTX_OVERRIDDEN_KEYS: readonly string[] = ['stream', 'stream_options', 'disaggregated_params'];
-const PROMPT_ID_KEYS: readonly string[] = ['prompt_token_ids', 'prompt_token_ids_b64'];
-
-/**
- * The raw text of every top-level member of a JSON object whose key is not in `drop`, in order; null when the text is
- * not a plain object (the caller then re-serializes). Keeps numbers exactly as sent: `-0`, `1.0` and integers past
- * 2^53 would change under JSON.parse + JSON.stringify.
- */
-function rawMembersExcept(text: string, drop: readonly string[]): string[] | null {
-  try {
-    const kept: string[] = [];
-    let i = skipWs(text, 0);
-    if (text.charCodeAt(i) !== 123) return null;
-    i = skipWs(text, i + 1);
-    if (text.charCodeAt(i) === 125) return skipWs(text, i + 1) === text.length ? kept : null;
-    for (;;) {
-      if (text.charCodeAt(i) !== 34) return null;
-      const start = i;
-      const keyEnd = scanString(text, i);
-      const key = JSON.parse(text.slice(i, keyEnd)) as string;
-      i = skipWs(text, keyEnd);
-      if (text.charCodeAt(i) !== 58) return null;
-      const end = skipValue(text, skipWs(text, i + 1));
-      if (!drop.includes(key)) kept.push(text.slice(start, end));
-      i = skipWs(text, end);
-      const c = text.charCodeAt(i);
-      if (c === 125) return skipWs(text, i + 1) === text.length ? kept : null;
-      if (c !== 44) return null;
-      i = skipWs(text, i + 1);
-    }
-  } catch {
-    return null;
-  }
-}
-
-/**
- * The context_only request: the client's body with stream off and disaggregated_params set. When the client sent
- * none of those keys, the raw text is extended in place (no re-serialization of a long prompt); otherwise those keys
- * are cut out of the raw text, so every other member still reaches the server byte for byte.
- */
-export function ctxBody(request: OpenAiRequest, rawBody: string, disaggregatedParams: string): string {
-  const end = rawBody.lastIndexOf('}');
-  const untouched = CTX_OVERRIDDEN_KEYS.every((k) => !(k in request.body));
-  if (end > 0 && untouched && (request.promptJson !== null || Object.keys(request.body).length > 0)) {
-    return `${rawBody.slice(0, end)},"stream":false,"disaggregated_params":${disaggregatedParams}}`;
-  }
-  const members = rawMembersExcept(rawBody, CTX_OVERRIDDEN_KEYS);
-  if (members !== null) return `{${[...members, '"stream":false', `"disaggregated_params":${disaggregatedParams}`].join(',')}}`;
-  const body: Record<string, unknown> = { ...request.body, stream: false };
-  delete body['stream_options'];
-  const prompt = request.promptJson === null ? '' : `"prompt":${request.promptJson},`;
-  return `{${prompt}${JSON.stringify(body).slice(1, -1)},"disaggregated_params":${disaggregatedParams}}`;
-}
-
-/** The context_only request as a value (for msgpack): the client's body, stream off, the disaggregated params. */
-function ctxObject(request: OpenAiRequest, disaggregatedParams: Record<string, unknown>, routerTokens: Uint32Array | null): Record<string, unknown> {
-  const body: Record<string, unknown> = { ...request.body, stream: false, disaggregated_params: disaggregatedParams };
-  delete body['stream_options'];
-  if (request.promptJson !== null) body['prompt'] = JSON.parse(request.promptJson) as unknown;
-  if (routerTokens !== null) body['prompt_token_ids'] = Array.from(routerTokens);
-  return body;
-}
-
 export class LiveOrchestrator {
   readonly http: LiveHttpServer;
   readonly stats: LiveOrchestratorStats = { requests: 0, ctxFailures: 0, polls: 0, pollFailures: 0, eventsApplied: 0, parseIssues: 0 };
@@ -200,10 +125,10 @@ export class LiveOrchestrator {
   // TensorRT-LLM's OpenAIHttpClient: aiohttp keepalive_timeout=1, "below the server-side keepalive timeout"
   readonly #agent = new Agent({ keepAliveTimeout: 1_000, keepAliveMaxTimeout: 1_000, connections: 256 });
   readonly #prefetched = new Map<string, PollOutcome>();
-  readonly #history: Decision[] = [];
+  readonly #history: DecisionHistory;
   readonly #algos = new Map<string, HashAlgo>();
   readonly #workerTpb = new Map<string, number>();
-  #perfKeys: PerfKey[] = [];
+  readonly #perfJoin = new PerfMetricsJoin();
   #router: Router | null = null;
   #seq = 0;
   #requestSeq = 0;
@@ -211,6 +136,7 @@ export class LiveOrchestrator {
   constructor(scheduler: LiveScheduler, options: LiveOrchestratorOptions) {
     this.#scheduler = scheduler;
     this.#options = options;
+    this.#history = new DecisionHistory(options.decisionHistory ?? 4096);
     for (const t of options.targets) {
       this.applied.set(t.address, new DigestLog());
     }
@@ -337,7 +263,7 @@ export class LiveOrchestrator {
       case 'GET /health':
         return sendText(res, 200, '', 'text/plain');
       case 'GET /debug/router':
-        return sendJsonText(res, 200, this.#debugRouter(url.searchParams.get('since')));
+        return sendJsonText(res, 200, this.#history.debugRouter(this.router, url.searchParams.get('since')));
       case 'GET /perf_metrics':
         return sendJsonText(res, 200, await this.#perfMetrics());
       case 'GET /debug/applied-events':
@@ -348,7 +274,46 @@ export class LiveOrchestrator {
   }
 
   async #serve(endpoint: OpenAiEndpoint, req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const answer = await this.#context(endpoint, req);
+    await this.#generate(answer.gen, res, answer.requestId, answer.usage);
+  }
+
+  /** route, the context_only request, finish_request; what the GEN step needs, and nothing of the prompt, comes back */
+  async #context(endpoint: OpenAiEndpoint, req: IncomingMessage): Promise<{ gen: GenRequest; requestId: string; usage: { promptTokens: number; cachedTokens: number } }> {
     const arrivalS = performance.now() / 1000;
+    const a = await this.#admit(endpoint, req);
+    const { server, requestId } = a;
+    const ctx = await this.#sendCtx(server, a.ctxRequest, a.tokens.length);
+    await this.#finish(server, a.routeRequest, ctx.ok);
+    // routed and finished: the router's hashes of this prompt are not needed during the GEN step
+    a.prompt.release();
+    a.routeRequest.prompt.release?.();
+    if (!ctx.ok) {
+      this.stats.ctxFailures++;
+      this.#log('E', `Error in context request ${requestId} to ${server}: ${ctx.error}`);
+      throw new HttpError(500, `context request to ${server} failed: ${ctx.error}`);
+    }
+    this.#options.requestLog?.(
+      requestLogLine({
+        ts: wallTs(),
+        requestId,
+        correlationId: a.conversationId,
+        ctxServer: server,
+        promptTokens: ctx.promptTokens,
+        cachedTokens: ctx.cachedTokens,
+        ...(this.#options.requestLogPromptTokenIds === true ? { promptTokenIds: a.tokens } : {}),
+      }),
+    );
+    if (ctx.ctxRequestId !== null) this.#perfJoin.add({ ctxServer: server, ctxRequestId: ctx.ctxRequestId, disaggRequestId: a.seqId, arrivalS, firstTokenS: performance.now() / 1000 });
+    return { gen: a.gen, requestId, usage: { promptTokens: ctx.promptTokens, cachedTokens: ctx.cachedTokens } };
+  }
+
+  /**
+   * Reads, parses and routes a request and writes its context_only request. The body's text stays in here: V8 keeps
+   * what an async function's registers hold, used again or not, until it returns, and a request waits at its worker
+   * for seconds while hundreds of others do too.
+   */
+  async #admit(endpoint: OpenAiEndpoint, req: IncomingMessage): Promise<Admitted> {
     const rawBody = await readBody(req);
     const request = parseOpenAiRequest(endpoint, rawBody, req.headers);
     const router = this.router;
@@ -364,114 +329,52 @@ export class LiveOrchestrator {
     const routeRequest: RouteRequest = { requestId, correlationId: request.conversationId, prompt: this.#options.router.tokenDrift ? prompt.drifted() : prompt, affinityKey };
     const decision = router.route(routeRequest);
     const server = decision.server;
-    this.#record({ seq: ++this.#seq, ts: Date.now() / 1000, requestId, correlationId: request.conversationId, chosen: server, candidates: decision.candidates });
+    this.#history.record({ seq: ++this.#seq, ts: Date.now() / 1000, requestId, correlationId: request.conversationId, chosen: server, candidates: decision.candidates });
     // router.write_token_ids: the router writes its own ids into a text or chat request when they are the workers'
     // (newest routers write them back only when the render fingerprints match: no drift, no tokenizer of its own)
     const r = this.#options.router;
     const writes = r.writeTokenIds && !r.tokenDrift && routerTokenizer === null && (endpoint === 'chat' || request.promptJson?.startsWith('"') === true);
-    const ctx = await this.#sendCtx(server, endpoint, request, rawBody, seqId, requestId, writes ? prompt.tokens : null);
-    await this.#finish(server, routeRequest, ctx.ok);
-    // routed and finished: the router's hashes of this prompt are not needed during the GEN step
-    prompt.release();
-    routeRequest.prompt.release?.();
-    if (!ctx.ok) {
-      this.stats.ctxFailures++;
-      this.#log('E', `Error in context request ${requestId} to ${server}: ${ctx.error}`);
-      throw new HttpError(500, `context request to ${server} failed: ${ctx.error}`);
-    }
-    this.#options.requestLog?.(
-      requestLogLine({
-        ts: wallTs(),
-        requestId,
-        correlationId: request.conversationId,
-        ctxServer: server,
-        promptTokens: ctx.promptTokens,
-        cachedTokens: ctx.cachedTokens,
-        ...(this.#options.requestLogPromptTokenIds === true ? { promptTokenIds: request.tokens } : {}),
-      }),
-    );
-    if (ctx.ctxRequestId !== null) {
-      this.#perfKeys.push({ ctxServer: server, ctxRequestId: ctx.ctxRequestId, disaggRequestId: seqId, arrivalS, firstTokenS: performance.now() / 1000 });
-      if (this.#perfKeys.length > PERF_KEYS_MAX) this.#perfKeys.splice(0, this.#perfKeys.length - PERF_KEYS_MAX);
-    }
-    await this.#generate(request, res, requestId, { promptTokens: ctx.promptTokens, cachedTokens: ctx.cachedTokens });
+    const { payload, headers } = contextOnlyRequest(r, request, rawBody, { disaggId: seqId, requestId, routerTokens: writes ? prompt.tokens : null });
+    const once = sendOnce(payload);
+    headers['content-length'] = String(once.length);
+    return {
+      requestId,
+      seqId,
+      server,
+      prompt,
+      routeRequest,
+      ctxRequest: { path: endpoint === 'chat' ? '/v1/chat/completions' : '/v1/completions', body: once.body, headers },
+      gen: { endpoint: request.endpoint, model: request.model, maxTokens: request.maxTokens, stream: request.stream },
+      conversationId: request.conversationId,
+      tokens: request.tokens,
+    };
   }
 
   /** GET /perf_metrics: drains each CTX server's /perf_metrics and joins it with the requests served */
-  async #perfMetrics(): Promise<string> {
-    const servers = [...new Set(this.#perfKeys.map((k) => k.ctxServer))];
-    const byServer = new Map<string, Map<string, JsonValue>>();
-    await Promise.all(
-      servers.map(async (server) => {
-        const entries = new Map<string, JsonValue>();
-        byServer.set(server, entries);
-        try {
-          const res = await httpRequest(`http://${server}/perf_metrics`, { dispatcher: this.#agent, headersTimeout: 10_000, bodyTimeout: 10_000 });
-          const text = await res.body.text();
-          if (res.statusCode !== 200) return;
-          for (const entry of parsePerfMetrics(text).value) {
-            if (entry.kind === 'worker' && entry.requestId !== null) entries.set(String(entry.requestId), entry.raw);
-          }
-        } catch {
-          // an unreachable server's requests stay pending for the next call
-        }
-      }),
-    );
-    const out: string[] = [];
-    const pending: PerfKey[] = [];
-    for (const key of this.#perfKeys) {
-      const ctx = byServer.get(key.ctxServer)?.get(key.ctxRequestId);
-      if (ctx === undefined) {
-        pending.push(key);
-        continue;
-      }
-      out.push(
-        `{"ctx_server":${JSON.stringify(key.ctxServer)},"gen_server":null,"disagg_request_id":${key.disaggRequestId},` +
-          `"disagg_server_arrival_time":${key.arrivalS},"disagg_server_first_token_time":${key.firstTokenS},` +
-          `"ctx_perf_metrics":${jsonText(ctx)},"gen_perf_metrics":null}`,
-      );
-    }
-    this.#perfKeys = pending;
-    return `[${out.join(',')}]`;
+  #perfMetrics(): Promise<string> {
+    return this.#perfJoin.drain(async (server) => {
+      const res = await httpRequest(`http://${server}/perf_metrics`, { dispatcher: this.#agent, headersTimeout: 10_000, bodyTimeout: 10_000 });
+      const text = await res.body.text();
+      return res.statusCode === 200 ? text : null;
+    });
   }
 
-  async #sendCtx(server: string, endpoint: OpenAiEndpoint, request: OpenAiRequest, rawBody: string, disaggId: number, requestId: string, routerTokens: Uint32Array | null): Promise<CtxOutcome> {
-    const r = this.#options.router;
-    const disaggParams = {
-      request_type: 'context_only',
-      disagg_request_id: disaggId,
-      schedule_style: null,
-      ...(request.conversationId !== null ? { conversation_id: request.conversationId } : {}),
-      ...(r.returnPromptTokenIdsB64 ? { return_prompt_token_ids_b64: true } : {}),
-    };
-    let payload: string | Uint8Array;
-    let headers: Record<string, string>;
-    if (r.ctxBody === 'msgpack') {
-      // the newest client: msgspec msgpack of the request, Content-Type still application/json, no X-Correlation-ID
-      payload = encode(ctxObject(request, disaggParams, routerTokens));
-      headers = { 'content-type': 'application/json', 'x-trtllm-msgpack': '1' };
-    } else {
-      const written = routerTokens === null ? '' : `,"prompt_token_ids":[${Array.from(routerTokens).join(',')}]`;
-      const json = ctxBody(request, rawBody, JSON.stringify(disaggParams));
-      payload = written === '' ? json : `${json.slice(0, -1)}${written}}`;
-      headers = { 'content-type': 'application/json', 'x-request-id': requestId };
-      if (request.correlationHeader !== null) headers['x-correlation-id'] = request.correlationHeader;
-    }
-    const path = endpoint === 'chat' ? '/v1/chat/completions' : '/v1/completions';
+  async #sendCtx(server: string, ctxRequest: CtxRequest, promptTokens: number): Promise<CtxOutcome> {
+    const { path, body, headers } = ctxRequest;
     const timeout = this.#options.requestTimeoutMs ?? 180_000;
     try {
-      const res = await httpRequest(`http://${server}${path}`, { method: 'POST', body: payload, headers, dispatcher: this.#agent, headersTimeout: timeout, bodyTimeout: timeout });
+      const res = await httpRequest(`http://${server}${path}`, { method: 'POST', body, headers, dispatcher: this.#agent, headersTimeout: timeout, bodyTimeout: timeout });
       const text = await res.body.text();
       if (res.statusCode !== 200) return { ok: false, error: `${res.statusCode} ${text.slice(0, 200)}` };
       const usage = parseUsage(text).value;
-      return { ok: true, promptTokens: usage?.promptTokens ?? request.tokens.length, cachedTokens: usage?.cachedTokens ?? 0, ctxRequestId: ctxRequestIdOf(text) };
+      return { ok: true, promptTokens: usage?.promptTokens ?? promptTokens, cachedTokens: usage?.cachedTokens ?? 0, ctxRequestId: ctxRequestIdOf(text) };
     } catch (err) {
       return { ok: false, error: errorText(err, server) };
     }
   }
 
   /** the GEN step: decode time on the model's clock; usage rewritten from the CTX response */
-  async #generate(request: OpenAiRequest, res: ServerResponse, requestId: string, ctx: { promptTokens: number; cachedTokens: number }): Promise<void> {
+  async #generate(request: GenRequest, res: ServerResponse, requestId: string, ctx: { promptTokens: number; cachedTokens: number }): Promise<void> {
     const outputTokens = request.maxTokens ?? 16;
     const head: ResponseHead = { endpoint: request.endpoint, id: requestId, created: Math.floor(Date.now() / 1000), model: request.model };
     const usage = { promptTokens: ctx.promptTokens, completionTokens: outputTokens, cachedTokens: ctx.cachedTokens };
@@ -491,45 +394,6 @@ export class LiveOrchestrator {
     sseData(res, chunkBody(head, fillerText(outputTokens - 1), 'length', usage));
     sseData(res, '[DONE]');
     res.end();
-  }
-
-  #record(decision: Decision): void {
-    const max = this.#options.decisionHistory ?? 4096;
-    this.#history.push(decision);
-    if (this.#history.length > max * 2) this.#history.splice(0, this.#history.length - max);
-  }
-
-  /** docs/design.md §8 */
-  #debugRouter(sinceParam: string | null): string {
-    const since = sinceParam !== null && /^\d+$/.test(sinceParam) ? Number(sinceParam) : 0;
-    const router = this.router;
-    const s = router.settings;
-    return JSON.stringify({
-      router: {
-        type: s.type,
-        tokens_per_block: s.tokensPerBlock,
-        max_batch_size: s.maxBatchSize,
-        backfill_block_hashes_on_finish: s.backfillBlockHashesOnFinish,
-      },
-      servers: router.state().map((st) => ({
-        url: st.server,
-        active_requests: st.activeRequests,
-        hash_algo: st.hashAlgo,
-        block_table_size: st.blockTableSize,
-        polls: st.polls,
-        poll_failures: st.pollFailures,
-      })),
-      decisions: this.#history
-        .filter((d) => d.seq > since)
-        .map((d) => ({
-          seq: d.seq,
-          ts: d.ts,
-          request_id: d.requestId,
-          correlation_id: d.correlationId,
-          chosen: d.chosen,
-          candidates: d.candidates?.map((c) => ({ server: c.server, matched_tokens: c.matchedTokens, active_requests: c.activeRequests, score: c.score })) ?? null,
-        })),
-    });
   }
 
   #appliedEvents(server: string | null): string {

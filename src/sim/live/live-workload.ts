@@ -8,6 +8,7 @@ import { parseUsage } from '../../core/wire/parse-usage.js';
 import { Rng } from '../rng.js';
 import { TurnStats, type TurnStatsSnapshot } from '../turn-stats.js';
 import { systemPrefix, Trajectory, type WorkloadConfig } from '../workload.js';
+import { sendOnce } from './http-kit.js';
 import type { LiveScheduler } from './live-scheduler.js';
 
 export interface LiveTurnRecord {
@@ -51,6 +52,32 @@ function wordOf(id: number): string {
     n = Math.floor(n / 90);
   } while (n > 0);
   return w;
+}
+
+const TOKEN_IDS_HEAD = Buffer.from('{"model":"kvsentinel-sim","prompt":[');
+
+/**
+ * A token-ids completion body written straight from the ids into one buffer of its exact size, for each request:
+ * the client keeps no text of a trajectory between its turns.
+ */
+export function tokenIdsBody(tokens: Uint32Array, maxTokens: number): Buffer {
+  const tail = Buffer.from(`],"max_tokens":${maxTokens}}`);
+  let digits = Math.max(tokens.length - 1, 0); // the commas
+  for (const id of tokens) digits += id < 10 ? 1 : id < 100 ? 2 : id < 1000 ? 3 : id < 10_000 ? 4 : id < 100_000 ? 5 : String(id).length;
+  const out = Buffer.allocUnsafe(TOKEN_IDS_HEAD.length + digits + tail.length);
+  let at = TOKEN_IDS_HEAD.copy(out, 0);
+  for (let i = 0; i < tokens.length; i++) {
+    if (i > 0) out[at++] = 44;
+    let id = tokens[i]!;
+    const start = at;
+    do {
+      out[at++] = 48 + (id % 10);
+      id = Math.floor(id / 10);
+    } while (id > 0);
+    out.subarray(start, at).reverse();
+  }
+  tail.copy(out, at);
+  return out;
 }
 
 export interface LiveWorkloadSummary extends TurnStatsSnapshot {
@@ -151,20 +178,6 @@ export class LiveWorkload {
     void this.#runTurn(trajectory, 0, 0);
   }
 
-  /** the prompt's token ids as JSON text, extended incrementally (contexts only grow; TypedArray.join is slow) */
-  #promptText(trajectory: Trajectory): string {
-    const tokens = trajectory.tokens();
-    let cached = this.#texts.get(trajectory) ?? { length: 0, text: '' };
-    // one flat string per turn (joined), so the cached text is a short rope, not one node per token
-    const part: string[] = [];
-    for (let i = cached.length; i < trajectory.length; i++) part.push(String(tokens[i]));
-    const joined = part.join(',');
-    const text = cached.length === 0 ? joined : joined === '' ? cached.text : `${cached.text},${joined}`;
-    cached = { length: trajectory.length, text };
-    this.#texts.set(trajectory, cached);
-    return text;
-  }
-
   /** the prompt as text: each id one code point (surrogates skipped), which the simulated servers tokenize back */
   #promptString(trajectory: Trajectory): string {
     const tokens = trajectory.tokens();
@@ -179,7 +192,12 @@ export class LiveWorkload {
     return next.text;
   }
 
-  #request(trajectory: Trajectory, turn: number): { path: string; body: string } {
+  #outgoing(trajectory: Trajectory, turn: number): { path: string; once: ReturnType<typeof sendOnce> } {
+    const { path, body } = this.#request(trajectory, turn);
+    return { path, once: sendOnce(body) };
+  }
+
+  #request(trajectory: Trajectory, turn: number): { path: string; body: string | Buffer } {
     const maxTokens = trajectory.turns[turn]!.outputTokens;
     if (this.#options.chat === true) {
       const chat = this.#chatText(trajectory);
@@ -187,7 +205,7 @@ export class LiveWorkload {
     }
     switch (this.#config.requestFormat) {
       case 'token-ids':
-        return { path: '/v1/completions', body: `{"model":"kvsentinel-sim","prompt":[${this.#promptText(trajectory)}],"max_tokens":${maxTokens}}` };
+        return { path: '/v1/completions', body: tokenIdsBody(trajectory.tokens().subarray(0, trajectory.length), maxTokens) };
       case 'text':
         return { path: '/v1/completions', body: JSON.stringify({ model: 'kvsentinel-sim', prompt: this.#promptString(trajectory), max_tokens: maxTokens }) };
       case 'chat':
@@ -215,7 +233,7 @@ export class LiveWorkload {
     return messages;
   }
 
-  /** the context as words (see `chat`), extended incrementally like #promptText */
+  /** the context as words (see `chat`), extended incrementally (contexts only grow) */
   #chatText(trajectory: Trajectory): { system: string; user: string } {
     const tokens = trajectory.tokens();
     const split = Math.min(this.#prefix.length, trajectory.length);
@@ -231,13 +249,15 @@ export class LiveWorkload {
   }
 
   async #send(trajectory: Trajectory, turn: number): Promise<{ promptTokens: number; cachedTokens: number | null } | null> {
-    const { path, body } = this.#request(trajectory, turn);
+    // the body goes once: between sending it and the answer the trajectory's ids are all the client holds (built in
+    // a function that returns first: V8 keeps what an async function's registers hold until it returns)
+    const { path, once } = this.#outgoing(trajectory, turn);
     const requestId = `wl-${(++this.#requestSeq).toString(16).padStart(8, '0')}`;
     try {
       const res = await httpRequest(`${this.#options.url}${path}`, {
         method: 'POST',
-        body,
-        headers: { 'content-type': 'application/json', 'x-correlation-id': trajectory.correlationId, 'x-request-id': requestId },
+        body: once.body,
+        headers: { 'content-type': 'application/json', 'content-length': String(once.length), 'x-correlation-id': trajectory.correlationId, 'x-request-id': requestId },
         dispatcher: this.#agent,
         headersTimeout: 600_000,
         bodyTimeout: 600_000,

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { HttpError } from './http-kit.js';
-import { ctxBody } from './live-orchestrator.js';
+import { ctxBody } from './ctx-request-body.js';
 import { parseOpenAiRequest, renderChat } from './openai-request.js';
 
 function reject(text: string, endpoint: 'completions' | 'chat' = 'completions'): HttpError {

@@ -2,7 +2,10 @@
 // forwards bytes (design: the relay must never hold the data path for analysis). Request chunks are copied to the
 // thread as they pass; when the body ended the thread answers with the request info. One thread answers in the order
 // requests finished, which is the order the relay records decisions in. The chunks one request received in one tick
-// are copied over together, in one message. A response's kept copy goes over whole once it ended.
+// are copied over together, in one message, into a ring of shared memory the thread reads in place (no allocation per
+// request on the event loop, nothing for its GC); when the ring is full (the thread lags) they travel in a buffer of
+// their own instead. A response's kept copy goes over whole once it ended. Everything sent in one tick goes in one
+// message (each message wakes the thread: a syscall), and the thread answers a batch in one message too.
 //
 // When the thread cannot be used (its compiled file is missing, as when the sources run untranspiled under the test
 // runner, or the thread died) scanning happens inline with the same scanner: same answers, on the event loop.
@@ -14,7 +17,7 @@ import type { CtxBodyEncoding } from '../../core/relay/ctx-body-encoding.js';
 import { createCtxBodyReader, type CtxBodyReader } from '../../core/relay/ctx-body-reader.js';
 import type { CtxRequestInfo, HeaderBag } from '../../core/relay/ctx-request.js';
 import { parseCtxResponse, type CtxResponseInfo, type CtxResponseShape } from '../../core/relay/ctx-response.js';
-import type { ScanReply, ScanRequest } from './ctx-scan-thread.js';
+import type { ScanMessage, ScanReply, ScanRequest, ScanThreadData } from './ctx-scan-thread.js';
 
 /** One request's scan: feed every chunk, then finish once (or drop). */
 export interface CtxScan {
@@ -26,6 +29,8 @@ export interface CtxScan {
 }
 
 const THREAD_FILE = fileURLToPath(new URL('./ctx-scan-thread.js', import.meta.url));
+/** the shared ring's size: bounded memory whatever the load; a lagging thread makes chunks take the copy path */
+const RING_BYTES = 8 * 1024 * 1024;
 
 class InlineScan implements CtxScan {
   readonly #scanner: CtxBodyReader;
@@ -54,6 +59,14 @@ export class CtxScanPool {
   #nextId = 0;
   readonly #pending = new Map<number, (reply: ScanReply | undefined) => void>();
   #flushes: (() => void)[] = [];
+  /** messages for the thread, posted together once per tick */
+  #outbox: ScanMessage[] = [];
+  #outboxTransfer: ArrayBuffer[] = [];
+  #scheduled = false;
+  /** the ring: bytes the event loop writes, and how far the thread has read (a byte count since the start) */
+  #ring: Uint8Array | null = null;
+  #ringRead: BigInt64Array | null = null;
+  #ringWritten = 0;
 
   /** `thread: false` scans inline (and so does a missing thread file). */
   constructor(options: { thread: boolean }) {
@@ -70,9 +83,9 @@ export class CtxScanPool {
     if (worker === null) return new InlineScan(encoding);
     const id = ++this.#nextId;
     // requests that fall back (thread died mid-request) rescan from the relay's capture
-    const send = (m: ScanRequest, transfer: ArrayBuffer[] = []): boolean => {
+    const send = (m: ScanMessage, transfer: ArrayBuffer[] = []): boolean => {
       if (this.#failed) return false;
-      worker.postMessage(m, transfer);
+      this.#post(m, transfer);
       return true;
     };
     // the chunks that arrived in one tick travel in one message: one copy (the relay still forwards the originals,
@@ -81,6 +94,13 @@ export class CtxScanPool {
     let queuedBytes = 0;
     const flush = (): void => {
       if (queued.length === 0) return;
+      const start = this.#toRing(queued, queuedBytes);
+      if (start !== null) {
+        send({ kind: 'ring-chunk', id, encoding, start, length: queuedBytes });
+        queued = [];
+        queuedBytes = 0;
+        return;
+      }
       // never pooled (it is transferred) and not zero-filled first: every byte is written below
       const copy = Buffer.allocUnsafeSlow(queuedBytes);
       let at = 0;
@@ -126,18 +146,59 @@ export class CtxScanPool {
       this.#pending.set(id, (reply) => resolve(reply?.kind === 'response' ? reply.info : parseCtxResponse(bytes, shape)));
       const owned = bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength;
       const copy = owned ? bytes : bytes.slice();
-      worker.postMessage({ kind: 'response', id, bytes: copy, shape } satisfies ScanRequest, [copy.buffer as ArrayBuffer]);
+      this.#post({ kind: 'response', id, bytes: copy, shape }, [copy.buffer as ArrayBuffer]);
     });
+  }
+
+  /** Copies `chunks` into the ring when they fit in what the thread has read; their start position, else null. */
+  #toRing(chunks: readonly Uint8Array[], bytes: number): number | null {
+    const ring = this.#ring;
+    const read = this.#ringRead;
+    if (ring === null || read === null) return null;
+    const start = this.#ringWritten;
+    if (bytes > RING_BYTES - (start - Number(Atomics.load(read, 0)))) return null;
+    let at = start % RING_BYTES;
+    for (const c of chunks) {
+      let from = 0;
+      while (from < c.length) {
+        const n = Math.min(c.length - from, RING_BYTES - at);
+        ring.set(from === 0 && n === c.length ? c : c.subarray(from, from + n), at);
+        from += n;
+        at = (at + n) % RING_BYTES;
+      }
+    }
+    this.#ringWritten = start + bytes;
+    return start;
   }
 
   /** Runs `flush` once after the current I/O callbacks (all the chunks read in this tick are queued by then). */
   #flushLater(flush: () => void): void {
     this.#flushes.push(flush);
-    if (this.#flushes.length > 1) return;
+    this.#schedule();
+  }
+
+  #post(m: ScanMessage, transfer: ArrayBuffer[]): void {
+    this.#outbox.push(m);
+    this.#outboxTransfer.push(...transfer);
+    this.#schedule();
+  }
+
+  #schedule(): void {
+    if (this.#scheduled) return;
+    this.#scheduled = true;
     setImmediate(() => {
+      this.#scheduled = false;
       const due = this.#flushes;
       this.#flushes = [];
       for (const f of due) f();
+      const items = this.#outbox;
+      const transfer = this.#outboxTransfer;
+      this.#outbox = [];
+      this.#outboxTransfer = [];
+      const worker = this.#worker;
+      // a thread that died meanwhile: the pending answers were failed already (failAll)
+      if (items.length === 0 || worker === null || this.#failed) return;
+      worker.postMessage(items.length === 1 ? items[0] : ({ kind: 'batch', items } satisfies ScanRequest), transfer);
     });
   }
 
@@ -152,16 +213,25 @@ export class CtxScanPool {
   #ensureWorker(): Worker | null {
     if (!this.threaded) return null;
     if (this.#worker !== null) return this.#worker;
-    const worker = new Worker(THREAD_FILE);
+    const ring = new SharedArrayBuffer(RING_BYTES);
+    const read = new SharedArrayBuffer(8);
+    const worker = new Worker(THREAD_FILE, { workerData: { ring, read } satisfies ScanThreadData });
+    this.#ring = new Uint8Array(ring);
+    this.#ringRead = new BigInt64Array(read);
+    this.#ringWritten = 0;
     worker.unref();
-    worker.on('message', (reply: ScanReply) => {
-      const done = this.#pending.get(reply.id);
-      this.#pending.delete(reply.id);
-      done?.(reply);
+    worker.on('message', (message: ScanReply) => {
+      for (const reply of message.kind === 'batch' ? message.items : [message]) {
+        const done = this.#pending.get(reply.id);
+        this.#pending.delete(reply.id);
+        done?.(reply);
+      }
     });
     const fail = (): void => {
       this.#failed = true;
       this.#worker = null;
+      this.#ring = null;
+      this.#ringRead = null;
       this.#failAll();
     };
     worker.on('error', fail);

@@ -2,22 +2,38 @@
 // copies over, answered with the request info (the prompt's ids transferred, not copied) when the request's body
 // ended; and CTX responses parsed whole (usage and the worker's prompt token ids), off the relay's event loop.
 import { writeFileSync } from 'node:fs';
-import { parentPort } from 'node:worker_threads';
+import { parentPort, workerData } from 'node:worker_threads';
 import type { CtxBodyEncoding } from '../../core/relay/ctx-body-encoding.js';
 import { createCtxBodyReader, type CtxBodyReader } from '../../core/relay/ctx-body-reader.js';
 import type { CtxRequestInfo, HeaderBag } from '../../core/relay/ctx-request.js';
 import { parseCtxResponse, type CtxResponseInfo, type CtxResponseShape } from '../../core/relay/ctx-response.js';
 
+/** The ring CtxScanPool copies request chunks into, and the count of its bytes this thread has read. */
+export interface ScanThreadData {
+  readonly ring: SharedArrayBuffer;
+  readonly read: SharedArrayBuffer;
+}
+
 export type ScanRequest =
   | { readonly kind: 'chunk'; readonly id: number; readonly encoding: CtxBodyEncoding; readonly bytes: Uint8Array }
+  /** `length` bytes at ring position `start` (a byte count since the start; wraps around the ring) */
+  | { readonly kind: 'ring-chunk'; readonly id: number; readonly encoding: CtxBodyEncoding; readonly start: number; readonly length: number }
   | { readonly kind: 'finish'; readonly id: number; readonly encoding: CtxBodyEncoding; readonly headers: HeaderBag }
   | { readonly kind: 'drop'; readonly id: number }
-  | { readonly kind: 'response'; readonly id: number; readonly bytes: Uint8Array; readonly shape: CtxResponseShape };
+  | { readonly kind: 'response'; readonly id: number; readonly bytes: Uint8Array; readonly shape: CtxResponseShape }
+  /** what the relay sent in one tick */
+  | { readonly kind: 'batch'; readonly items: readonly ScanMessage[] };
 
-export type ScanReply =
+/** one message of a batch */
+export type ScanMessage = Exclude<ScanRequest, { kind: 'batch' }>;
+
+type OneReply =
   /** info null: the body needs parseCtxRequest's text path */
   | { readonly kind: 'request'; readonly id: number; readonly info: CtxRequestInfo | null }
   | { readonly kind: 'response'; readonly id: number; readonly info: CtxResponseInfo };
+
+/** the answers to one message, together */
+export type ScanReply = OneReply | { readonly kind: 'batch'; readonly items: readonly OneReply[] };
 
 /** The thread's name in `top -H` and /proc (the benchmark splits the relay's CPU by thread with it); Linux only. */
 export const SCAN_THREAD_NAME = 'kvs-scan';
@@ -30,29 +46,61 @@ if (port !== null) {
     // not Linux, or /proc not mounted: the name is only a convenience
   }
   const open = new Map<number, CtxBodyReader>();
-  port.on('message', (m: ScanRequest) => {
+  const data = workerData as ScanThreadData | null;
+  const ring = data === null ? new Uint8Array(0) : new Uint8Array(data.ring);
+  const read = data === null ? new BigInt64Array(1) : new BigInt64Array(data.read);
+  const readerOf = (id: number, encoding: CtxBodyEncoding): CtxBodyReader => {
+    let reader = open.get(id);
+    if (reader === undefined) {
+      reader = createCtxBodyReader(encoding);
+      open.set(id, reader);
+    }
+    return reader;
+  };
+  const replies: OneReply[] = [];
+  const transfer: ArrayBuffer[] = [];
+  const handle = (m: ScanMessage): void => {
+    if (m.kind === 'ring-chunk') {
+      const reader = readerOf(m.id, m.encoding);
+      let at = m.start % ring.length;
+      let left = m.length;
+      while (left > 0) {
+        const n = Math.min(left, ring.length - at);
+        const view = ring.subarray(at, at + n);
+        // the JSON scanner keeps nothing of what it is fed; the msgpack reader keeps its chunks: give it a copy
+        reader.feed(m.encoding === 'json' ? view : view.slice());
+        left -= n;
+        at = (at + n) % ring.length;
+      }
+      // read: the event loop may write over these bytes from now on
+      Atomics.store(read, 0, BigInt(m.start + m.length));
+      return;
+    }
     if (m.kind === 'response') {
       const info = parseCtxResponse(m.bytes, m.shape);
-      const reply: ScanReply = { kind: 'response', id: m.id, info };
-      const tokens = info.workerPromptTokens;
-      port.postMessage(reply, tokens !== null ? [tokens.buffer as ArrayBuffer] : []);
+      replies.push({ kind: 'response', id: m.id, info });
+      if (info.workerPromptTokens !== null) transfer.push(info.workerPromptTokens.buffer as ArrayBuffer);
       return;
     }
     if (m.kind === 'chunk') {
-      let reader = open.get(m.id);
-      if (reader === undefined) {
-        reader = createCtxBodyReader(m.encoding);
-        open.set(m.id, reader);
-      }
-      reader.feed(m.bytes);
+      readerOf(m.id, m.encoding).feed(m.bytes);
       return;
     }
     const reader = open.get(m.id);
     open.delete(m.id);
     if (m.kind === 'drop') return;
     const info = (reader ?? createCtxBodyReader(m.encoding)).finish(m.headers);
-    const reply: ScanReply = { kind: 'request', id: m.id, info };
+    replies.push({ kind: 'request', id: m.id, info });
     const tokens = info?.promptTokens;
-    port.postMessage(reply, tokens !== null && tokens !== undefined ? [tokens.buffer as ArrayBuffer] : []);
+    if (tokens !== null && tokens !== undefined) transfer.push(tokens.buffer as ArrayBuffer);
+  };
+  port.on('message', (m: ScanRequest) => {
+    if (m.kind === 'batch') for (const item of m.items) handle(item);
+    else handle(m);
+    if (replies.length === 0) return;
+    const reply: ScanReply = replies.length === 1 ? replies[0]! : { kind: 'batch', items: [...replies] };
+    port.postMessage(reply, [...transfer]);
+    replies.length = 0;
+    transfer.length = 0;
   });
 }
