@@ -9,11 +9,21 @@ export function engineOf(format: string): 'trtllm' | 'vllm' | 'sglang' {
   return format === 'trtllm' ? 'trtllm' : format === 'sglang' ? 'sglang' : 'vllm';
 }
 
-export function zmqDaemonCtxUrls(holder: { daemon: Daemon | null }, options: { replay?: boolean } = {}): (workers: readonly LiveWorkerInfo[]) => Promise<Record<string, string>> {
+export function zmqDaemonCtxUrls(
+  holder: { daemon: Daemon | null },
+  options: { replay?: boolean; vllmHashing?: { hash_algo: string; python_hash_seed: string } } = {},
+): (workers: readonly LiveWorkerInfo[]) => Promise<Record<string, string>> {
   return async (workers) => {
     const zmq = workers.map((w) => {
       if (w.zmq === null) throw new Error(`${w.id} publishes no ZMQ stream (set ctx.kv_events_publisher)`);
-      return { id: w.id, endpoint: w.zmq.endpoint, engine: engineOf(w.zmq.format), ranks: w.zmq.ranks, ...(options.replay !== false && w.zmq.replay !== null ? { replay_endpoint: w.zmq.replay } : {}) };
+      return {
+        id: w.id,
+        endpoint: w.zmq.endpoint,
+        engine: engineOf(w.zmq.format),
+        ranks: w.zmq.ranks,
+        ...(options.replay !== false && w.zmq.replay !== null ? { replay_endpoint: w.zmq.replay } : {}),
+        ...(options.vllmHashing ?? {}),
+      };
     });
     const daemon = createDaemon(
       buildConfig(

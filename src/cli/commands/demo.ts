@@ -10,6 +10,7 @@ import { SEVERITIES, type Severity } from '../../core/diagnosis/finding-catalog.
 import { createSentinelState, type SentinelStateSnapshot } from '../../core/state/sentinel-state.js';
 import type { SentinelSnapshot } from '../../core/state/snapshot.js';
 import { startLiveCluster, type LiveCluster, type LiveWorkerInfo } from '../../sim/live/index.js';
+import { SIM_PYTHONHASHSEED } from '../../sim/publisher-format.js';
 import { activeFaults, presetConfig, SimConfigError, type SimConfig } from '../../sim/sim-config.js';
 import { CliError } from '../cli-error.js';
 import { colorFor } from '../reporters/color.js';
@@ -114,8 +115,9 @@ export function registerDemoCommand(program: Command): void {
       let durationMs: number;
       let listen: { host: string; port: number };
       if (options.engine !== 'trtllm' && options.engine !== 'vllm') throw new CliError(`--engine '${options.engine}': expected trtllm or vllm`);
-      // vLLM workers publish over ZMQ; the seed's events-off setting then leaves their streams silent
-      const engineSet = options.engine === 'vllm' ? ['ctx.kv_events_publisher=vllm'] : [];
+      // vLLM workers publish over ZMQ (sha256_cbor hashes under PYTHONHASHSEED=0, which kvsentinel is told and
+      // verifies); the seed's events-off setting then leaves their streams silent
+      const engineSet = options.engine === 'vllm' ? ['ctx.kv_events_publisher=vllm', 'ctx.vllm_hashes=sha256_cbor'] : [];
       try {
         config = options.fixed === true ? presetConfig('healthy', [...FIXED_SET, ...engineSet, ...options.set]) : presetConfig('seed', [...engineSet, ...options.set]);
         durationMs = parseDuration('--duration', options.duration);
@@ -149,12 +151,13 @@ export function registerDemoCommand(program: Command): void {
       let trafficStarted: number | null = null;
       const description = (): string =>
         `kvsentinel demo: simulator preset ${config.preset} behind relays, ${trafficStarted === null ? 'starting' : `${((Date.now() - trafficStarted) / 1000).toFixed(0)} s of traffic`}`;
+      const vllmHashFlags = config.ctx.vllmHashes === 'sim' ? '' : `,hash=sha256_cbor,seed=${SIM_PYTHONHASHSEED}`;
       const startSidecar = async (workers: readonly LiveWorkerInfo[]): Promise<Record<string, string>> => {
         const ports = await Promise.all(workers.map(() => freePort(relayHost)));
         flags = {
           relay: workers.map((w, i) => `${w.id}=${w.url}@${relayHost}:${ports[i]!}`),
           // the workers' ZMQ publishers (vLLM engine): one --zmq per worker, rank r at port + r
-          zmq: workers.flatMap((w) => (w.zmq === null ? [] : [`${w.id}=${w.zmq.endpoint},engine=vllm,ranks=${w.zmq.ranks}${w.zmq.replay !== null ? `,replay=${w.zmq.replay}` : ''}`])),
+          zmq: workers.flatMap((w) => (w.zmq === null ? [] : [`${w.id}=${w.zmq.endpoint},engine=vllm,ranks=${w.zmq.ranks}${w.zmq.replay !== null ? `,replay=${w.zmq.replay}` : ''}${vllmHashFlags}`])),
           listenAddress: `${listen.host}:${listen.port}`,
           // --set router.tokenizer / ctx.tokenizer: the sidecar renders text and chat with the router's tokenizer
           ...((config.router.tokenizer ?? config.ctx.tokenizer) != null ? { tokenizer: (config.router.tokenizer ?? config.ctx.tokenizer)! } : {}),

@@ -105,7 +105,7 @@ export interface ServeFlags {
   readonly configFile?: string;
   readonly relay?: readonly string[];
   readonly ctx?: readonly string[];
-  /** --zmq ID=ENDPOINT[,replay=…][,engine=…][,ranks=N][,topic=T] */
+  /** --zmq ID=ENDPOINT[,replay=…][,engine=…][,ranks=N][,topic=T][,hash=…][,seed=…] */
   readonly zmq?: readonly string[];
   readonly events?: 'none' | 'exclusive';
   readonly routerDebug?: string;

@@ -13,7 +13,11 @@ export function addSourceOptions(command: Command): Command {
     .option('--config <file>', 'alias of --config.file')
     .option('--relay <ID=URL@[HOST:]PORT>', 'relay CTX worker ID on its own port (repeatable); the router then uses HOST:PORT. HOST defaults to 127.0.0.1 (the router in the same pod); @0.0.0.0:PORT exposes it deliberately', collect)
     .option('--ctx <ID=URL>', 'watch a CTX worker (/server_info; with --events exclusive also drain its events) (repeatable)', collect)
-    .option('--zmq <ID=ENDPOINT[,replay=ENDPOINT][,engine=E][,ranks=N][,topic=T]>', "subscribe to a worker's ZMQ KV-event stream (engine trtllm|vllm|sglang; rank r at port + r) (repeatable)", collect)
+    .option(
+      '--zmq <ID=ENDPOINT[,replay=ENDPOINT][,engine=E][,ranks=N][,topic=T][,hash=ALGO][,seed=S]>',
+      "subscribe to a worker's ZMQ KV-event stream (engine trtllm|vllm|sglang; rank r at port + r; vLLM: hash=sha256_cbor and seed=PYTHONHASHSEED verify its block hashes) (repeatable)",
+      collect,
+    )
     .option('--events <mode>', "none | exclusive: drain --ctx workers' /kv_cache_events (only when no router consumes them)")
     .option('--router-debug <url>', 'router debug endpoint, an optional contract stock TensorRT-LLM does not serve (docs/design.md §8)')
     .option('--requests <[FORMAT:]FILE>', 'request log JSONL to follow; FORMAT canonical|perf-metrics|openai|relay (repeatable)', collect)
