@@ -4,6 +4,7 @@
 import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { encode } from 'cbor2';
 import { describe, expect, it } from 'vitest';
 import { vllmBlockHash, vllmBlockHashInput, vllmIntBlockHash, vllmNoneHash, type VllmExtraKey } from '../../src/core/hashing/vllm-block-hash.js';
 import { repoRoot } from '../helpers/paths.js';
@@ -70,6 +71,17 @@ describe('vLLM sha256_cbor block hashes', () => {
     const inBuffers = (extra as VllmExtraKey[]).map((k) => (k instanceof Uint8Array ? Buffer.from(k) : k));
     expect(hex(vllmBlockHash(Buffer.from(root), [1, 2, 3, 4], inBuffers))).toBe(hex(vllmBlockHash(root, [1, 2, 3, 4], extra)));
     expect(hex(vllmBlockHash(Buffer.from(root), [5, 6]))).toBe(hex(vllmBlockHash(root, [5, 6])));
+  });
+
+  it('writes the block tuple as a generic canonical encoder does, at every integer width and length header', () => {
+    const parent = vllmNoneHash('7');
+    for (const length of [0, 1, 23, 24, 255, 256, 300]) {
+      const tokens = Array.from({ length }, (_, i) => [0, 23, 24, 255, 256, 65_535, 65_536, 4_294_967_295][i % 8]!);
+      for (const extra of [null, ['lora', ['mm', -30]], [Uint8Array.of(1, 2, 3)]] as const) {
+        expect(hex(vllmBlockHashInput(parent, tokens, extra))).toBe(hex(encode([parent, tokens, extra])));
+      }
+    }
+    expect(() => vllmBlockHashInput(parent, [2 ** 32], null)).toThrow(RangeError);
   });
 
   it('keeps the low 8 bytes big-endian for VLLM_KV_EVENTS_USE_INT_BLOCK_HASHES', () => {

@@ -2,6 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { vllmBlockHash, vllmIntBlockHash, vllmNoneHash, type VllmExtraKey } from '../hashing/vllm-block-hash.js';
 import type { StreamStored } from './decode-batch.js';
+import { StreamEventConverter } from './to-kv-events.js';
 import { VllmHashChecker } from './vllm-hash-checker.js';
 
 const SEED = '0';
@@ -116,5 +117,28 @@ describe('VllmHashChecker', () => {
     run(c, a);
     c.resetRank(0);
     expect(run(c, stored(a.hashes[0]!, [tok(5, 6, 7, 8)], { ints: true }))).toEqual(['unverifiable']);
+  });
+
+  it('learns the granularity per block size: a group of another size is not taken to hash whole blocks', () => {
+    const c = new VllmHashChecker({ algo: 'sha256_cbor', seed: SEED });
+    expect(run(c, stored(null, [tok(1, 2, 3, 4)]))).toEqual(['match']); // 4-token blocks hash whole
+    // an 8-token block hashed as two 4-token halves, with extra keys the halves cannot be given: unknown, not a mismatch
+    const eight = tok(1, 2, 3, 4, 5, 6, 7, 8);
+    const half = vllmBlockHash(vllmBlockHash(vllmNoneHash(SEED), eight.subarray(0, 4), ['lora']), eight.subarray(4), ['lora']);
+    expect(run(c, stored(null, [eight], { hashes: [half], extra: [['lora']] }))).toEqual(['unverifiable']);
+  });
+});
+
+describe('StreamEventConverter with vLLM hashing', () => {
+  it('checks blocks before re-keying them, and leaves blocks of an inconsistent block_size unverifiable', () => {
+    const conv = new StreamEventConverter('vllm', { vllmHashing: { algo: 'sha256_cbor', seed: SEED } });
+    const a = stored(null, [tok(1, 2, 3, 4), tok(5, 6, 7, 8)]);
+    const ok = conv.convert({ ts: 0, rank: null, events: [{ ...a.event, tokens: tok(1, 2, 3, 4, 5, 6, 7, 8), blockSize: 4 }] }, 0, null, 'x');
+    expect(ok.engineChecks).toEqual([['match', 'match']]);
+    // the tokens fit 2 blocks of 4, but the event says block_size 2: split by the tokens, never called a mismatch
+    const odd = conv.convert({ ts: 0, rank: null, events: [{ ...a.event, tokens: tok(1, 2, 3, 4, 5, 6, 7, 8), blockSize: 2 }] }, 1, null, 'x');
+    expect(odd.engineChecks).toEqual([['unverifiable', 'unverifiable']]);
+    expect(odd.issues.map((i) => i.code)).toEqual(['stream-block-size-inconsistent']);
+    expect(new StreamEventConverter('trtllm').convert({ ts: 0, rank: null, events: [] }, 0, null, 'x').engineChecks).toBeNull();
   });
 });
