@@ -31,7 +31,8 @@ export type VllmExtraKey = string | number | bigint | Uint8Array | null | readon
 
 /** Is this value made only of what the encoder reproduces exactly? (floats are not: msgpack loses 1.0 vs 1) */
 export function isVllmExtraKey(value: unknown): value is VllmExtraKey {
-  if (value === null || typeof value === 'string' || typeof value === 'bigint' || value instanceof Uint8Array) return true;
+  if (value === null || typeof value === 'string' || typeof value === 'bigint' || value instanceof Uint8Array)
+    return true;
   if (typeof value === 'number') return Number.isSafeInteger(value);
   return Array.isArray(value) && value.every(isVllmExtraKey);
 }
@@ -41,7 +42,9 @@ export function isVllmExtraKey(value: unknown): value is VllmExtraKey {
  * toJSON, which the CBOR encoder would follow and write a map instead of a byte string.
  */
 function plain(bytes: Uint8Array): Uint8Array {
-  return Object.getPrototypeOf(bytes) === Uint8Array.prototype ? bytes : new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  return Object.getPrototypeOf(bytes) === Uint8Array.prototype
+    ? bytes
+    : new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength);
 }
 
 function plainExtra(key: VllmExtraKey | null): VllmExtraKey | null {
@@ -92,7 +95,11 @@ function writeHead(out: Uint8Array, at: number, major: number, argument: number)
 const CBOR_NULL = Uint8Array.of(0xf6);
 
 /** The CBOR bytes sha256_cbor hashes for one block: [parent bytes, [token ids], extra_keys or null]. */
-export function vllmBlockHashInput(parent: Uint8Array, tokens: ArrayLike<number>, extraKeys: VllmExtraKey | null): Uint8Array {
+export function vllmBlockHashInput(
+  parent: Uint8Array,
+  tokens: ArrayLike<number>,
+  extraKeys: VllmExtraKey | null,
+): Uint8Array {
   const extra = extraKeys === null ? CBOR_NULL : encode(plainExtra(extraKeys));
   let size = 1 + headLength(parent.length) + parent.length + headLength(tokens.length) + extra.length;
   for (let i = 0; i < tokens.length; i++) {
@@ -112,7 +119,11 @@ export function vllmBlockHashInput(parent: Uint8Array, tokens: ArrayLike<number>
 }
 
 /** hash_block_tokens(sha256_cbor, parent, tokens, extra_keys); the root's parent is NONE_HASH. */
-export function vllmBlockHash(parent: Uint8Array, tokens: ArrayLike<number>, extraKeys: VllmExtraKey | null = null): Uint8Array {
+export function vllmBlockHash(
+  parent: Uint8Array,
+  tokens: ArrayLike<number>,
+  extraKeys: VllmExtraKey | null = null,
+): Uint8Array {
   return sha256(vllmBlockHashInput(parent, tokens, extraKeys));
 }
 

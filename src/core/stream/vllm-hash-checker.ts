@@ -9,7 +9,14 @@
 //     hash is the last (or the concatenation) of finer chained hashes; a miss is retried at each divisor of the block.
 // A miss is a mismatch only when all three were known; every other miss is unverifiable, never a mismatch, because a
 // hash-mismatch finding pages.
-import { vllmBlockHash, vllmIntBlockHash, vllmNoneHash, vllmHashRecomputable, type VllmExtraKey, type VllmHashAlgo } from '../hashing/vllm-block-hash.js';
+import {
+  vllmBlockHash,
+  vllmIntBlockHash,
+  vllmNoneHash,
+  vllmHashRecomputable,
+  type VllmExtraKey,
+  type VllmHashAlgo,
+} from '../hashing/vllm-block-hash.js';
 import type { HashCheck } from '../state/hash-verifier.js';
 import { LruMap } from '../state/lru-map.js';
 import type { StreamStored } from './decode-batch.js';
@@ -96,7 +103,11 @@ export class VllmHashChecker {
       const extra = event.blockExtraKeys === null ? null : (event.blockExtraKeys[i] ?? null);
       const known = event.blockExtraKeys !== null;
       let computed: Uint8Array | null = null;
-      if (parent === undefined || blocks[i]!.length === 0 || (wireBytes !== null && (wireBytes.length === 0 || wireBytes.length % HASH_BYTES !== 0))) {
+      if (
+        parent === undefined ||
+        blocks[i]!.length === 0 ||
+        (wireBytes !== null && (wireBytes.length === 0 || wireBytes.length % HASH_BYTES !== 0))
+      ) {
         checks.push('unverifiable');
       } else {
         const g = this.#granularity(state, blocks[i]!.length);
@@ -105,7 +116,8 @@ export class VllmHashChecker {
         else checks.push(known && granularityKnown(g, extra) ? 'mismatch' : 'unverifiable');
       }
       // the next block chains to this one's published hash when it is on the wire in full, else to what we computed
-      if (wireBytes !== null && wireBytes.length >= HASH_BYTES && wireBytes.length % HASH_BYTES === 0) parent = last32(wireBytes);
+      if (wireBytes !== null && wireBytes.length >= HASH_BYTES && wireBytes.length % HASH_BYTES === 0)
+        parent = last32(wireBytes);
       else if (computed !== null) {
         state.full.set(event.blockHashes[i]!, computed);
         parent = computed;
@@ -117,12 +129,20 @@ export class VllmHashChecker {
   #rootParent(state: RankState, event: StreamStored): Uint8Array | undefined {
     if (event.parentHash === null) return this.#noneHash ?? undefined;
     const bytes = event.parentHashBytes;
-    if (bytes !== null) return bytes.length >= HASH_BYTES && bytes.length % HASH_BYTES === 0 ? last32(bytes) : undefined;
+    if (bytes !== null)
+      return bytes.length >= HASH_BYTES && bytes.length % HASH_BYTES === 0 ? last32(bytes) : undefined;
     return state.full.get(event.parentHash);
   }
 
   /** The block's last chained 32-byte hash when some granularity reproduces what was published, else null. */
-  #reproduce(g: Granularity, parent: Uint8Array, tokens: Uint32Array, extra: VllmExtraKey | null, wire: bigint, wireBytes: Uint8Array | null): Uint8Array | null {
+  #reproduce(
+    g: Granularity,
+    parent: Uint8Array,
+    tokens: Uint32Array,
+    extra: VllmExtraKey | null,
+    wire: bigint,
+    wireBytes: Uint8Array | null,
+  ): Uint8Array | null {
     const pieces = wireBytes === null ? 1 : wireBytes.length / HASH_BYTES;
     const n = tokens.length;
     if (pieces > 1) {
@@ -133,7 +153,8 @@ export class VllmHashChecker {
       if (ok) g.finer = n / pieces;
       return ok ? chain[chain.length - 1]! : null;
     }
-    const matches = (h: Uint8Array): boolean => (wireBytes === null ? vllmIntBlockHash(h) === wire : equalBytes(h, wireBytes));
+    const matches = (h: Uint8Array): boolean =>
+      wireBytes === null ? vllmIntBlockHash(h) === wire : equalBytes(h, wireBytes);
     const whole = vllmBlockHash(parent, tokens, extra);
     if (matches(whole)) {
       g.wholeBlocks = true;
