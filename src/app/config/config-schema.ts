@@ -27,34 +27,33 @@ export const WATCH_DEFAULTS = {
   routerDebugIntervalMs: 1_000,
 } as const;
 
-/** A value read by a grammar; absent keys are undefined (or the default given). */
+/** Reads `v` with a grammar; its problem becomes an issue at the key's path. */
+function readInto<T>(read: ValueReader<T>, v: unknown, ctx: z.RefinementCtx): T {
+  try {
+    return read(v);
+  } catch (err) {
+    if (!(err instanceof ValueProblem)) throw err;
+    ctx.addIssue({ code: 'custom', message: err.message });
+    return z.NEVER;
+  }
+}
+
+/** A value read by a grammar; an absent key is undefined, or the default given. */
 function value<T>(read: ValueReader<T>): z.ZodType<T | undefined>;
 function value<T>(read: ValueReader<T>, fallback: T): z.ZodType<T>;
 function value<T>(read: ValueReader<T>, ...fallback: [T?]): z.ZodType<T | undefined> {
-  return z.unknown().optional().transform((v, ctx) => {
-    if (v === undefined && fallback.length > 0) return fallback[0];
-    if (v === undefined) return undefined;
-    try {
-      return read(v);
-    } catch (err) {
-      if (!(err instanceof ValueProblem)) throw err;
-      ctx.addIssue({ code: 'custom', message: err.message });
-      return z.NEVER;
-    }
-  });
+  return z
+    .unknown()
+    .optional()
+    .transform((v, ctx) => (v === undefined ? fallback[0] : readInto(read, v, ctx)));
 }
 
 /** A required value: an absent key is read too, so its grammar says what is missing. */
 function required<T>(read: ValueReader<T>): z.ZodType<T> {
-  return z.unknown().optional().transform((v, ctx) => {
-    try {
-      return read(v);
-    } catch (err) {
-      if (!(err instanceof ValueProblem)) throw err;
-      ctx.addIssue({ code: 'custom', message: err.message });
-      return z.NEVER;
-    }
-  });
+  return z
+    .unknown()
+    .optional()
+    .transform((v, ctx) => readInto(read, v, ctx));
 }
 
 function mapping<S extends z.ZodRawShape>(shape: S, expected = 'expected a mapping') {
