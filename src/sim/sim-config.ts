@@ -3,9 +3,10 @@
 import { closestName } from '../core/closest-name.js';
 import { HASH_ALGOS, type HashAlgo } from '../core/wire/kv-event.js';
 import type { CtxWorkerConfig, RankAssignment } from './ctx-worker.js';
-import { PUBLISHER_FORMATS, type KvEventsPublisher } from './publisher-format.js';
+import { PUBLISHER_FORMATS, VLLM_SIM_HASHES, type KvEventsPublisher, type VllmSimHashes } from './publisher-format.js';
 import { ROUTER_PROFILES, ROUTER_TYPES, type RouterType, type SimRouterProfile } from './routers/router.js';
 import { REQUEST_FORMATS, type WorkloadConfig } from './workload.js';
+import { KvsentinelError } from '../core/errors.js';
 
 export interface CtxConfig {
   readonly servers: number;
@@ -24,6 +25,11 @@ export interface CtxConfig {
   readonly kvEventsPublisher: KvEventsPublisher;
   /** with a publisher: a replay ROUTER per rank */
   readonly kvEventsReplay: boolean;
+  /**
+   * publisher vllm: the block hashes it publishes — the simulator's own ('sim'), or vLLM's sha256_cbor under
+   * PYTHONHASHSEED=0 as bytes or as VLLM_KV_EVENTS_USE_INT_BLOCK_HASHES ints (kvsentinel then verifies them)
+   */
+  readonly vllmHashes: VllmSimHashes;
   readonly competingConsumer: boolean;
   readonly competitorPeriodMs: number;
   readonly adpGatherDrop: boolean;
@@ -133,6 +139,7 @@ export const SEED_PRESET: SimConfig = {
     kvEventsPush: false,
     kvEventsPublisher: 'none',
     kvEventsReplay: true,
+    vllmHashes: 'sim',
     competingConsumer: false,
     competitorPeriodMs: 250,
     adpGatherDrop: false,
@@ -171,8 +178,12 @@ export const HEALTHY_PRESET: SimConfig = {
 
 export const PRESETS: Readonly<Record<string, SimConfig>> = { seed: SEED_PRESET, healthy: HEALTHY_PRESET };
 
-export class SimConfigError extends Error {
+export class SimConfigError extends KvsentinelError {
   override readonly name = 'SimConfigError';
+
+  constructor(message: string, options?: { cause?: unknown }) {
+    super('sim-config-invalid', message, options);
+  }
 }
 
 type Kind = 'int' | 'posint' | 'number' | 'bool' | 'duration' | 'optional-duration' | 'optional-path' | { readonly oneOf: readonly string[] };
@@ -226,6 +237,12 @@ export const KNOBS: Readonly<Record<string, Knob>> = {
     help: 'live: publish events over ZMQ (trtllm|vllm|vllm-array|sglang; pull returns []; trtllm forces v2_sha256_64; vllm/sglang: the router reads the stream)',
   },
   'ctx.kv_events_replay': { kind: 'bool', section: 'ctx', field: 'kvEventsReplay', help: 'live: the ZMQ publisher serves replay' },
+  'ctx.vllm_hashes': {
+    kind: { oneOf: VLLM_SIM_HASHES },
+    section: 'ctx',
+    field: 'vllmHashes',
+    help: "live, publisher vllm: block hashes published (sim: the simulator's; sha256_cbor[_int]: vLLM's under PYTHONHASHSEED=0, bytes or ints)",
+  },
   'ctx.competing_consumer': { kind: 'bool', section: 'ctx', field: 'competingConsumer', fault: (v) => v === true, help: 'another consumer drains /kv_cache_events' },
   'ctx.competitor_period': { kind: 'duration', section: 'ctx', field: 'competitorPeriodMs', help: 'how often the competitor drains' },
   'ctx.adp_gather_drop': { kind: 'bool', section: 'ctx', field: 'adpGatherDrop', fault: (v) => v === true, help: 'events of ranks ≠ 0 lost' },
@@ -337,6 +354,7 @@ function validate(config: SimConfig): void {
   if (w.turnsMin > w.turnsMax) throw new SimConfigError(`--set workload.turns_min=${w.turnsMin}: exceeds workload.turns_max=${w.turnsMax}`);
   if (config.ctx.maxConcurrency < 1) throw new SimConfigError('--set ctx.max_concurrency: must be at least 1');
   if (config.ctx.prefillTokensPerSecond <= 0) throw new SimConfigError('--set ctx.prefill_tokens_per_s: must be positive');
+  if (config.ctx.vllmHashes !== 'sim' && config.ctx.kvEventsPublisher !== 'vllm') throw new SimConfigError(`--set ctx.vllm_hashes=${config.ctx.vllmHashes}: needs ctx.kv_events_publisher=vllm`);
 }
 
 export function presetConfig(name: string, overrides: readonly string[] = []): SimConfig {

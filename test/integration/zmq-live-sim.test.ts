@@ -3,7 +3,7 @@
 // every worker's stream. A vLLM / SGLang cluster whose router reads the streams is healthy; a TensorRT-LLM cluster
 // with the streaming publisher on leaves the in-tree router blind, and kvsentinel says so.
 import { afterEach, describe, expect, it } from 'vitest';
-import type { Daemon } from '../../src/cli/serve/daemon.js';
+import type { Daemon } from '../../src/app/daemon/daemon.js';
 import { startLiveCluster, type LiveCluster } from '../../src/sim/live/index.js';
 import { smallConfig } from '../sim/live-helpers.js';
 import { eventually } from '../helpers/recording-sink.js';
@@ -20,8 +20,8 @@ afterEach(async () => {
 
 const WORKLOAD = ['workload.trajectories=40', 'workload.concurrency=10'];
 
-async function run(preset: 'healthy' | 'seed', extra: readonly string[]): Promise<{ daemon: Daemon; requests: number }> {
-  cluster = await startLiveCluster(smallConfig(preset, [...WORKLOAD, ...extra]), { timeScale: 2, ctxUrls: zmqDaemonCtxUrls(started) });
+async function run(preset: 'healthy' | 'seed', extra: readonly string[], daemonOptions: Parameters<typeof zmqDaemonCtxUrls>[1] = {}): Promise<{ daemon: Daemon; requests: number }> {
+  cluster = await startLiveCluster(smallConfig(preset, [...WORKLOAD, ...extra]), { timeScale: 2, ctxUrls: zmqDaemonCtxUrls(started, daemonOptions) });
   const daemon = started.daemon!;
   const summary = await cluster.startWorkload().done;
   expect(summary.failedRequests).toBe(0);
@@ -54,6 +54,20 @@ describe('kvsentinel on ZMQ KV-event streams of the live simulator', () => {
     expect(metrics).toMatch(/kvsentinel_stream_batches_total\{server="ctx0",rank="0"\} [1-9]/);
     expect(metrics).toContain('kvsentinel_up{source="zmq:ctx0/rank0"} 1');
     expect(metrics).toContain('kvsentinel_up{source="zmq:ctx0/rank1"} 1');
+  });
+
+  it.each(['sha256_cbor', 'sha256_cbor_int'])('vllm publishing %s hashes under the PYTHONHASHSEED kvsentinel is given: every block verified, nothing paged', async (hashes) => {
+    const { daemon } = await run('healthy', ['ctx.kv_events_publisher=vllm', `ctx.vllm_hashes=${hashes}`], { vllmHashing: { hash_algo: 'sha256_cbor', python_hash_seed: '0' } });
+    await new Promise((r) => setTimeout(r, 3_100));
+    const snap = daemon.snapshot();
+    expect(snap.findings.filter((f) => f.severity === 'critical' || f.id === 'hash-mismatch').map((f) => [f.id, f.summary])).toEqual([]);
+    for (const s of snap.servers) {
+      // every stored block that reached the tables chains to a root kvsentinel saw: all recompute
+      expect(s.hashChecks.match).toBeGreaterThan(0);
+      expect(s.hashChecks.mismatch).toBe(0);
+      expect(s.hashChecks.unverifiable).toBe(0);
+      expect(s.routerTableBlocks).toBeGreaterThan(0);
+    }
   });
 
   it('trtllm streaming publisher: the pull path is empty, the in-tree router blind, and the audit names the cause', async () => {

@@ -3,7 +3,8 @@ import type { Command } from 'commander';
 import { CliError } from '../cli-error.js';
 import { ModelTokenizer } from '../../sources/tokenizer/model-tokenizer.js';
 import { TokenizerFileError } from '../../sources/tokenizer/tokenizer-files.js';
-import { ConfigError, loadConfig, type ServeConfig, type ServeFlags } from './config.js';
+import { ConfigError } from '../../app/config/config-error.js';
+import { loadConfig, type ServeConfig, type ServeFlags } from '../../app/config/serve-config.js';
 
 const collect = (value: string, previous: string[] = []): string[] => [...previous, value];
 
@@ -13,7 +14,11 @@ export function addSourceOptions(command: Command): Command {
     .option('--config <file>', 'alias of --config.file')
     .option('--relay <ID=URL@[HOST:]PORT>', 'relay CTX worker ID on its own port (repeatable); the router then uses HOST:PORT. HOST defaults to 127.0.0.1 (the router in the same pod); @0.0.0.0:PORT exposes it deliberately', collect)
     .option('--ctx <ID=URL>', 'watch a CTX worker (/server_info; with --events exclusive also drain its events) (repeatable)', collect)
-    .option('--zmq <ID=ENDPOINT[,replay=ENDPOINT][,engine=E][,ranks=N][,topic=T]>', "subscribe to a worker's ZMQ KV-event stream (engine trtllm|vllm|sglang; rank r at port + r) (repeatable)", collect)
+    .option(
+      '--zmq <ID=ENDPOINT[,replay=ENDPOINT][,engine=E][,ranks=N][,topic=T][,hash=ALGO][,seed=S]>',
+      "subscribe to a worker's ZMQ KV-event stream (engine trtllm|vllm|sglang; rank r at port + r; vLLM: hash=sha256_cbor and seed=PYTHONHASHSEED verify its block hashes) (repeatable)",
+      collect,
+    )
     .option('--events <mode>', "none | exclusive: drain --ctx workers' /kv_cache_events (only when no router consumes them)")
     .option('--router-debug <url>', 'router debug endpoint, an optional contract stock TensorRT-LLM does not serve (docs/design.md §8)')
     .option('--requests <[FORMAT:]FILE>', 'request log JSONL to follow; FORMAT canonical|perf-metrics|openai|relay (repeatable)', collect)
@@ -65,22 +70,16 @@ export function sourceFlags(options: SourceOptionValues): ServeFlags {
 }
 
 /**
- * loadConfig with ConfigError turned into the CLI's one-line usage error; the tokenizer is loaded once here, so a
- * missing or malformed one is refused (naming the file) before anything starts, and by --config.check.
+ * loadConfig, and the tokenizer loaded once here, so a missing or malformed one is refused (naming the flag or key
+ * and the file) before anything starts, and by --config.check.
  */
 export async function loadCliConfig(flags: ServeFlags): Promise<ServeConfig> {
-  let config: ServeConfig;
-  try {
-    config = await loadConfig(flags);
-  } catch (err) {
-    if (err instanceof ConfigError) throw new CliError(err.message);
-    throw err;
-  }
+  const config = await loadConfig(flags);
   if (config.tokenizer !== null) {
     try {
       ModelTokenizer.load(config.tokenizer);
     } catch (err) {
-      if (err instanceof TokenizerFileError) throw new CliError(`${flags.tokenizer !== undefined ? '--tokenizer' : 'tokenizer.path'}: ${err.message}`);
+      if (err instanceof TokenizerFileError) throw new ConfigError(`${flags.tokenizer !== undefined ? '--tokenizer' : 'tokenizer.path'}: ${err.message}`, { cause: err });
       throw err;
     }
   }

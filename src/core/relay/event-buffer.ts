@@ -272,6 +272,9 @@ export class EventBuffer<T = string> {
   }
 
   #dropFront(n: number, bytesAfter: number): void {
+    // the slots go now, not at the next compaction: thousands of evicted events, each maybe a large stored event,
+    // would otherwise stay in memory past the byte bound
+    this.#log.fill(undefined as T, this.#head, this.#head + n);
     this.#head += n;
     this.#retainedFrom += n;
     this.#bytes = bytesAfter;

@@ -46,7 +46,7 @@ export const WIRE_ISSUE_CODES = {
   'stream-bad-seq': 'a sequence frame that is not 8 bytes (u64 big-endian)',
   'stream-not-msgpack': 'a payload that is not msgpack',
   'stream-bad-batch': 'a msgpack payload that is not an event batch',
-  'stream-block-size-inconsistent': "a BlockStored whose block_size does not match its token_ids",
+  'stream-block-size-inconsistent': 'a BlockStored whose block_size does not match its token_ids',
   // recorded bundles (JSONL)
   'bad-json': 'a bundle line that is not JSON',
   'bad-record': 'a bundle line that is JSON but not a recorded observation (path names the field)',

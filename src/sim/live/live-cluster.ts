@@ -90,7 +90,7 @@ export async function startLiveCluster(config: SimConfig, options: LiveClusterOp
         perfMetricsMaxRequests: options.perfMetricsMaxRequests ?? 1000,
         keepAliveTimeoutMs: config.ctx.keepAliveTimeoutMs,
         tokenizer: tokenizers.ctx,
-        kvEventsPublisher: config.ctx.kvEventsPublisher === 'none' ? null : { format: config.ctx.kvEventsPublisher, replay: config.ctx.kvEventsReplay },
+        kvEventsPublisher: config.ctx.kvEventsPublisher === 'none' ? null : { format: config.ctx.kvEventsPublisher, replay: config.ctx.kvEventsReplay, vllmHashes: config.ctx.vllmHashes },
         streamCopy: routerReadsStream,
       }),
   );

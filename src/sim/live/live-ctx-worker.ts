@@ -13,7 +13,7 @@ import { HttpError, LiveHttpServer, readBody, readBodyBytes, sendError, sendJson
 import type { LiveScheduler } from './live-scheduler.js';
 import { parseOpenAiRequestBytes, type OpenAiEndpoint, type OpenAiRequest } from './openai-request.js';
 import type { KvEvent } from '../../core/wire/kv-event.js';
-import type { PublisherFormat } from '../publisher-format.js';
+import { SIM_PYTHONHASHSEED, type PublisherFormat, type VllmSimHashes } from '../publisher-format.js';
 import { ZmqKvPublisher } from './zmq-kv-publisher.js';
 import { chunkBody, fillerText, responseBody, type ResponseHead, type UsageNumbers } from './openai-response.js';
 import type { ModelTokenizer } from '../../sources/tokenizer/model-tokenizer.js';
@@ -32,7 +32,7 @@ export interface LiveCtxWorkerOptions {
   /** ctx.tokenizer: text and chat prompts tokenized with the model's tokenizer; context-only answers then carry them */
   readonly tokenizer?: ModelTokenizer | null;
   /** publish KV events over ZMQ (one PUB per rank at base port + rank, replay ROUTERs); null = pull path only */
-  readonly kvEventsPublisher?: { readonly format: PublisherFormat; readonly replay: boolean } | null;
+  readonly kvEventsPublisher?: { readonly format: PublisherFormat; readonly replay: boolean; readonly vllmHashes?: VllmSimHashes } | null;
   /** keep what was published for an in-process router that reads the stream (takeStreamEvents) */
   readonly streamCopy?: boolean;
 }
@@ -141,7 +141,8 @@ export class LiveCtxWorker {
   async start(): Promise<void> {
     const spec = this.#options.kvEventsPublisher ?? null;
     if (spec !== null && this.publisher === null) {
-      const publisher = new ZmqKvPublisher({ format: spec.format, ranks: this.worker.config.ranks, blockSize: this.worker.config.blockSize, host: this.#options.host, replay: spec.replay });
+      const vllmHashes = spec.vllmHashes === undefined || spec.vllmHashes === 'sim' ? null : { seed: SIM_PYTHONHASHSEED, ints: spec.vllmHashes === 'sha256_cbor_int' };
+      const publisher = new ZmqKvPublisher({ format: spec.format, ranks: this.worker.config.ranks, blockSize: this.worker.config.blockSize, host: this.#options.host, replay: spec.replay, vllmHashes });
       await publisher.start();
       this.publisher = publisher;
       const copy = this.#options.streamCopy === true;
