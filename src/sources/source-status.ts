@@ -1,6 +1,8 @@
 // Health and error counts of every configured source, read by the exporter (kvsentinel_up, source_errors_total,
-// bad_input_total) and the landing page. Up/down transitions also go to the state as `source-health` observations,
-// which feed the `source-unreachable` finding (every failure is reported, recoveries once).
+// bad_input_total) and the landing page. Health is the core's SourceHealthBoard (the state keeps the same board, fed
+// by the `source-health` observations this one sends: every failure, recoveries once), beside it the error and
+// bad-input counts by reason and a note.
+import { SourceHealthBoard } from '../core/state/source-health-board.js';
 import type { Clock, Logger, ObservationSink, SourceErrorReason, SourceReporter } from './ports.js';
 
 export interface SourceStatus {
@@ -17,21 +19,18 @@ export interface SourceStatus {
   readonly note?: string | null;
 }
 
-interface MutableStatus {
-  up: boolean;
-  seen: boolean;
-  lastError: string | null;
-  lastOkAt: number | null;
-  lastErrorAt: number | null;
-  errors: Partial<Record<SourceErrorReason, number>>;
-  badInput: Record<string, number>;
+/** What the status board keeps beside health. */
+interface SourceCounts {
+  readonly errors: Partial<Record<SourceErrorReason, number>>;
+  readonly badInput: Record<string, number>;
   note: string | null;
 }
 
 const MAX_BAD_INPUT_CODES = 32;
 
 export class SourceStatusBoard implements SourceReporter {
-  readonly #sources = new Map<string, MutableStatus>();
+  readonly #health = new SourceHealthBoard();
+  readonly #counts = new Map<string, SourceCounts>();
   readonly #sink: ObservationSink;
   readonly #clock: Clock;
   readonly #logger: Logger | null;
@@ -48,18 +47,13 @@ export class SourceStatusBoard implements SourceReporter {
   /** Declares a configured source so it is exported (as down) before its first read. */
   register(source: string): void {
     this.#silenced.delete(source);
-    this.#init(source);
-  }
-
-  #init(source: string): void {
-    if (!this.#sources.has(source)) {
-      this.#sources.set(source, { up: false, seen: false, lastError: null, lastOkAt: null, lastErrorAt: null, errors: {}, badInput: {}, note: null });
-    }
+    this.#declare(source);
   }
 
   /** Removes a source that is no longer configured (after a reload). */
   unregister(source: string): void {
-    this.#sources.delete(source);
+    this.#health.remove(source);
+    this.#counts.delete(source);
     this.#silenced.delete(source);
   }
 
@@ -73,49 +67,55 @@ export class SourceStatusBoard implements SourceReporter {
   }
 
   ok(source: string): void {
-    const s = this.#get(source);
-    const changed = !s.up || !s.seen;
-    if (!s.up && s.seen) this.#logger?.info(`source ${source} is up again`);
-    s.up = true;
-    s.seen = true;
-    s.lastOkAt = this.#clock();
-    if (changed) this.#sink.apply({ kind: 'source-health', ts: s.lastOkAt, source, up: true, error: null });
+    this.#declare(source);
+    const before = this.#health.get(source);
+    if (before !== undefined && !before.up && before.seen) this.#logger?.info(`source ${source} is up again`);
+    const ts = this.#clock();
+    if (this.#health.report(ts, source, true, null)) this.#sink.apply({ kind: 'source-health', ts, source, up: true, error: null });
   }
 
   fail(source: string, reason: SourceErrorReason, message: string): void {
     if (this.#allSilenced || this.#silenced.has(source)) return;
-    const s = this.#get(source);
+    const counts = this.#declare(source);
+    const before = this.#health.get(source);
     // log transitions and changed errors, not every failed poll
-    if (s.up || !s.seen || s.lastError !== message) this.#logger?.warn(`source ${source} is down: ${message}`, { reason });
+    if (before === undefined || before.up || !before.seen || before.lastError !== message) this.#logger?.warn(`source ${source} is down: ${message}`, { reason });
     else this.#logger?.debug?.(`source ${source} still down: ${message}`, { reason });
-    s.up = false;
-    s.seen = true;
-    s.lastError = message;
-    s.lastErrorAt = this.#clock();
-    s.errors[reason] = (s.errors[reason] ?? 0) + 1;
+    const ts = this.#clock();
+    this.#health.report(ts, source, false, message);
+    counts.errors[reason] = (counts.errors[reason] ?? 0) + 1;
     // every failure is reported: the state counts consecutive failures (source-unreachable after a few)
-    this.#sink.apply({ kind: 'source-health', ts: s.lastErrorAt, source, up: false, error: message });
+    this.#sink.apply({ kind: 'source-health', ts, source, up: false, error: message });
   }
 
   badInput(source: string, code: string, count = 1): void {
-    const s = this.#get(source);
+    const s = this.#declare(source);
     // codes come from parsers (a fixed set), but cap them so a bug cannot explode label cardinality
     const key = code in s.badInput || Object.keys(s.badInput).length < MAX_BAD_INPUT_CODES ? code : 'other';
     s.badInput[key] = (s.badInput[key] ?? 0) + count;
   }
 
   note(source: string, text: string | null): void {
-    const s = this.#get(source);
+    const s = this.#declare(source);
     if (text !== null && s.note !== text) this.#logger?.warn(`source ${source}: ${text}`);
     s.note = text;
   }
 
   list(): SourceStatus[] {
-    return [...this.#sources].map(([source, s]) => ({ source, ...s, errors: { ...s.errors }, badInput: { ...s.badInput } }));
+    return [...this.#health.entries()].map(([source, h]) => {
+      const c = this.#counts.get(source)!;
+      return { source, up: h.up, seen: h.seen, lastError: h.lastError, lastOkAt: h.lastOkAt, lastErrorAt: h.lastErrorAt, errors: { ...c.errors }, badInput: { ...c.badInput }, note: c.note };
+    });
   }
 
-  #get(source: string): MutableStatus {
-    this.#init(source);
-    return this.#sources.get(source) as MutableStatus;
+  /** The source's counts, declaring it (down, not yet seen) on first use. */
+  #declare(source: string): SourceCounts {
+    this.#health.register(source);
+    let counts = this.#counts.get(source);
+    if (counts === undefined) {
+      counts = { errors: {}, badInput: {}, note: null };
+      this.#counts.set(source, counts);
+    }
+    return counts;
   }
 }

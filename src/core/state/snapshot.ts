@@ -1,6 +1,7 @@
 // The read side of the sidecar's one state. The exporter, the live feed, the landing page and the audit all
 // read these snapshots; only the state (fed by observations) writes. Counters are cumulative since start.
 import type { FindingId, Severity } from '../diagnosis/finding-catalog.js';
+import type { StreamOrigin } from '../stream/stream-engine.js';
 import type { KvEventType } from '../wire/kv-event.js';
 
 /** unknown: evidence-insufficient holds — the window cannot show whether routing follows the prefix cache */
@@ -117,4 +118,19 @@ export interface SentinelSnapshot {
   readonly turnScatterRatio: number | null;
   readonly requests: number;
   readonly dropped: SentinelDropCounters;
+}
+
+/** The snapshot contract plus what the state alone knows (compatible extension of SentinelSnapshot). */
+export interface SentinelStateSnapshot extends SentinelSnapshot {
+  readonly window: { readonly from: number; readonly to: number } | null;
+  /** (oracle − realised cached tokens) per second over the window; null without an oracle */
+  readonly tokensLostPerSecond: number | null;
+  readonly oracleBasis: 'worker-truth' | 'sticky-ideal' | null;
+  /** the router's tokens_per_block: stated (from = the source), inferred from its routing (from = 'inferred'), or unknown */
+  readonly routerTokensPerBlock: { readonly value: number | null; readonly from: string | null; readonly candidates: readonly number[] };
+  /** share of follow-up turns that went back to their previous server; null before any */
+  readonly stickiness: number | null;
+  readonly ruleErrors: number;
+  /** servers whose events came from a ZMQ stream, with the engine and how its hashes entered the tables */
+  readonly eventStreams: readonly { readonly server: string; readonly engine: string; readonly hashes: 'native' | 'rekeyed'; readonly vllmHashing: StreamOrigin['vllmHashing'] | null }[];
 }

@@ -6,7 +6,8 @@
 import { blockKey64 } from '../hashing/block-key.js';
 import type { HashAlgo, KvEvent, KvEventType } from '../wire/kv-event.js';
 import { U64_HI_OFFSET, U64_LO_OFFSET, U64HashSet, u64HalvesView } from './u64-hash-set.js';
-import { checkTableBounds, DEFAULT_EVENT_HASH_ALGO, type TableBounds } from './worker-truth-table.js';
+import { checkTableBounds, type TableBounds } from './table-bounds.js';
+import { DEFAULT_EVENT_HASH_ALGO } from './truth-stream.js';
 
 export interface ReplicaApplyResult {
   readonly added: number;

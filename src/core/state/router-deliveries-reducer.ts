@@ -1,0 +1,55 @@
+// What the router received and reported: its polls through the relay (the events it read enter the replica then),
+// failed polls, its debug endpoint's state, and the facts its log states about a server.
+import type { RouterPollObservation, RouterServerFactObservation, RouterStateObservation } from '../observe/observation.js';
+import { counterKey } from './counter-schema.js';
+import type { StateModel } from './state-model.js';
+
+export class RouterDeliveriesReducer {
+  readonly model: StateModel;
+
+  constructor(model: StateModel) {
+    this.model = model;
+  }
+
+  routerPoll(obs: RouterPollObservation): void {
+    const m = this.model;
+    const { server, ts } = obs;
+    m.sawRouterPoll = true;
+    m.pullServers.add(server);
+    // the router polls this server's pull path: what its stream put in the replica is not the router's view
+    if (m.replicaStreamed.delete(server)) m.replica.clearServer(server);
+    m.counters.add(ts, counterKey('routerPolls', server));
+    m.counters.add(ts, counterKey('eventsDeliveredToRouter', server), Math.max(0, obs.toSeq - obs.fromSeq));
+    m.counters.add(ts, counterKey('eventsDroppedForConsumers', server), obs.dropped);
+    for (const event of m.relayOf(server).deliver(obs.fromSeq, obs.toSeq)) m.replica.applyKeys(server, event.type, event.hashAlgo, event.keys);
+  }
+
+  pollFailure(ts: number, server: string): void {
+    this.model.counters.add(ts, counterKey('pollFailures', server));
+  }
+
+  routerState(obs: RouterStateObservation): void {
+    this.model.sawRouterDebug = true;
+    this.model.facts(obs.server).routerState = {
+      ts: obs.ts,
+      blockTableSize: obs.blockTableSize,
+      activeRequests: obs.activeRequests,
+      polls: obs.polls,
+      pollFailures: obs.pollFailures,
+    };
+  }
+
+  routerServerFact(obs: RouterServerFactObservation): void {
+    const facts = this.model.facts(obs.server);
+    if (obs.fact === 'polling-skipped') {
+      facts.pollingSkipped = { routerTokensPerBlock: obs.routerTokensPerBlock, workerTokensPerBlock: obs.workerTokensPerBlock, divisible: obs.divisible };
+      return;
+    }
+    const c = this.model.counters;
+    c.add(obs.ts, counterKey('eventMatchDiagCalls', obs.server));
+    if (obs.totalMatch > 0) c.add(obs.ts, counterKey('eventMatchDiagTotalMatched', obs.server));
+    if (obs.eventMatch > 0) c.add(obs.ts, counterKey('eventMatchDiagEventMatched', obs.server));
+    facts.eventBlocks = obs.eventBlocks;
+    facts.totalBlocks = obs.totalBlocks;
+  }
+}

@@ -1,0 +1,168 @@
+// What the outputs read (SentinelStateSnapshot), projected from the state's counters since start, its tables, the
+// rules' input and the findings that hold. Pure: reading changes nothing.
+import { severityRank } from '../diagnosis/finding-catalog.js';
+import type { DiagnosisInput } from '../diagnosis/rule.js';
+import { REQUEST_UNREADABLE_REASONS } from '../relay/request-unreadable.js';
+import { counterKey, type CounterKey } from './counter-schema.js';
+import type { DecisionsReducer } from './decisions-reducer.js';
+import type { OutcomesReducer } from './outcomes-reducer.js';
+import type { ServerAdmission } from './server-admission.js';
+import type { DecisionStats, Finding, RankStats, SentinelDropCounters, SentinelStateSnapshot, ServerStats, Verdict } from './snapshot.js';
+import type { SourceHealthBoard } from './source-health-board.js';
+import type { StateModel } from './state-model.js';
+
+/**
+ * `pending`: warnings and criticals that hold in the latest evaluation but have not turned on yet (hysteresis).
+ * While inert or insufficient evidence is pending, or anything is pending on an otherwise clean slate, the verdict
+ * is `unknown`: neither "routing follows prefixes" (degraded) nor an all-clear is shown yet.
+ */
+function verdictOf(findings: readonly Finding[], pending: ReadonlySet<string>): Verdict {
+  if (findings.some((f) => f.id === 'cache-signal-inert')) return 'inert';
+  // no all-clear (and no "the cache signal works") without evidence
+  if (findings.some((f) => f.id === 'evidence-insufficient') || pending.has('cache-signal-inert') || pending.has('evidence-insufficient')) return 'unknown';
+  if (findings.some((f) => severityRank(f.severity) >= severityRank('warning'))) return 'degraded';
+  return pending.size > 0 ? 'unknown' : 'healthy';
+}
+
+export interface SnapshotSources {
+  readonly model: StateModel;
+  readonly decisions: DecisionsReducer;
+  readonly outcomes: OutcomesReducer;
+  readonly sources: SourceHealthBoard;
+  readonly admission: ServerAdmission;
+}
+
+export interface SnapshotFindings {
+  readonly findings: readonly Finding[];
+  /** warnings and criticals that hold but have not passed hysteresis yet */
+  readonly pending: ReadonlySet<string>;
+  readonly ruleErrors: number;
+}
+
+function serverStats(m: StateModel, server: string, now: number): ServerStats {
+  const total = (key: CounterKey): number => m.counters.total(key, now);
+  const streams = m.truth.streams(server);
+  const ranks: RankStats[] = m.sequence.ranks(server).map((r) => {
+    const blocksByLevel: Record<number, number> = {};
+    for (const s of streams) {
+      if (s.attentionDpRank !== r.attentionDpRank) continue;
+      s.blocksPerLevel.forEach((n, level) => {
+        blocksByLevel[level] = (blocksByLevel[level] ?? 0) + n;
+      });
+    }
+    return {
+      rank: r.attentionDpRank,
+      eventsByType: r.eventsByType,
+      gaps: r.gaps,
+      missedEvents: r.missedEvents,
+      resets: r.resets,
+      lastEventId: r.lastEventId,
+      blocksByLevel,
+    };
+  });
+  return {
+    server,
+    ranks,
+    routerTableBlocks: m.replica.blockCount(server),
+    routerPolls: total(counterKey('routerPolls', server)),
+    eventsDeliveredToRouter: total(counterKey('eventsDeliveredToRouter', server)),
+    eventsDroppedForConsumers: total(counterKey('eventsDroppedForConsumers', server)),
+    hashChecks: { match: total(counterKey('hashMatch', server)), mismatch: total(counterKey('hashMismatch', server)), unverifiable: total(counterKey('hashUnverifiable', server)) },
+    workerTableBlocksEvicted: m.truth.evictedBlocks(server),
+    routerTableBlocksEvicted: m.replica.evictedBlocks(server),
+    requests: total(counterKey('requests', server)),
+    requestFailures: total(counterKey('failures', server)),
+    unreadableRequests: REQUEST_UNREADABLE_REASONS.reduce((n, r) => n + total(counterKey('unreadableRequests', server, r)), 0),
+    promptTokens: total(counterKey('promptTokens', server)),
+    cachedTokens: total(counterKey('cachedTokens', server)),
+    oracleCachedTokens: total(counterKey('oracleCachedTokens', server)),
+    predictedRouterCachedTokens: total(counterKey('predictedRouterCachedTokens', server)),
+    inflight: m.factsOf(server).inflight,
+  };
+}
+
+function dropCounters({ model: m, decisions, outcomes, sources, admission }: SnapshotSources): SentinelDropCounters {
+  const relay = [...m.relayBuffers()];
+  return {
+    trajectoriesEvicted: decisions.trajectories.dropped,
+    pendingDecisionsEvicted: decisions.pending.dropped,
+    pendingDecisionsExpired: decisions.pendingExpired,
+    relayEventsDropped: relay.reduce((n, b) => n + b.dropped, 0),
+    relayEventsMissed: relay.reduce((n, b) => n + b.missed, 0),
+    sourcesIgnored: sources.ignored,
+    outcomesWithoutDecision: outcomes.withoutDecision,
+    scoreJoinsEvicted: decisions.scoreJoinsEvicted,
+    incrementalKeysEvicted: m.digester.evicted.incrementalKeys,
+    v2KeysEvicted: m.digester.evicted.v2Keys,
+    serverObservationsIgnored: admission.ignored,
+  };
+}
+
+export function projectSnapshot(parts: SnapshotSources, now: number, input: DiagnosisInput, held: SnapshotFindings): SentinelStateSnapshot {
+  const m = parts.model;
+  const total = (key: CounterKey): number => m.counters.total(key, now);
+  const servers = m.digester.serverIds().map((server) => serverStats(m, server, now));
+  const d = input.decisions;
+  let oracleHitRatio: number | null = null;
+  let oracleBasis: SentinelStateSnapshot['oracleBasis'] = null;
+  let tokensLost: number | null = null;
+  const truthAvailable = input.servers.some((sv) => sv.storedEvents > 0);
+  const joinedPrompt = total(counterKey('joinedPromptTokens'));
+  const followupsWithOutcome = total(counterKey('followupsWithOutcome'));
+  const idealPrompt = total(counterKey('stickyIdealPromptTokens'));
+  if (joinedPrompt > 0 && input.seesWorkerEvents && truthAvailable) {
+    oracleHitRatio = total(counterKey('joinedOracleCachedTokens')) / joinedPrompt;
+    oracleBasis = 'worker-truth';
+    tokensLost = Math.max(0, d.joinedOracleCachedTokens - d.joinedCachedTokens);
+  } else if (followupsWithOutcome > 0 && idealPrompt > 0) {
+    oracleHitRatio = total(counterKey('stickyIdealCachedTokens')) / idealPrompt;
+    oracleBasis = 'sticky-ideal';
+    tokensLost = Math.max(0, d.stickyIdealCachedTokens - d.cachedTokens);
+  }
+  const span = input.window;
+  const seconds = span === null ? 1 : Math.max(1, (span.to - span.from) / 1000);
+  const followups = total(counterKey('followups'));
+  const sticky = total(counterKey('sticky'));
+  const scattered = total(counterKey('scattered'));
+  const decisions: DecisionStats = {
+    oracleBest: total(counterKey('oracleBest')),
+    notOracleBest: total(counterKey('notOracleBest')),
+    noPrefix: total(counterKey('noPrefix')),
+    followupTurns: followups,
+    stickyTurns: sticky,
+    scatteredTurns: scattered,
+    scoreTerms: {
+      withKeys: total(counterKey('withKeys')),
+      chosenCacheTerm: total(counterKey('chosenCacheTerm')),
+      bestCacheTerm: total(counterKey('bestCacheTerm')),
+      withLoad: total(counterKey('loadTermReports')),
+      loadSpread: total(counterKey('loadTermSpread')),
+    },
+  };
+  // every outcome and decision is counted by its server
+  const prompt = servers.reduce((n, s) => n + s.promptTokens, 0);
+  const cached = servers.reduce((n, s) => n + s.cachedTokens, 0);
+  return {
+    now,
+    verdict: verdictOf(held.findings, held.pending),
+    findings: held.findings,
+    servers,
+    decisions,
+    cacheHitRatio: prompt > 0 ? cached / prompt : null,
+    oracleHitRatio,
+    turnScatterRatio: followupsWithOutcome > 0 ? scattered / followupsWithOutcome : null,
+    requests: servers.reduce((n, s) => n + s.requests, 0),
+    window: span,
+    tokensLostPerSecond: tokensLost === null ? null : tokensLost / seconds,
+    oracleBasis,
+    routerTokensPerBlock: {
+      value: input.router.tokensPerBlock,
+      from: input.router.tokensPerBlockFrom,
+      candidates: input.router.tokensPerBlockCandidates,
+    },
+    stickiness: followups > 0 ? sticky / followups : null,
+    ruleErrors: held.ruleErrors,
+    eventStreams: [...m.streamOrigins].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([server, o]) => ({ server, engine: o.engine, hashes: o.hashes, vllmHashing: o.vllmHashing ?? null })),
+    dropped: dropCounters(parts),
+  };
+}

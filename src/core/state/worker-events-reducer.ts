@@ -1,0 +1,123 @@
+// Worker events into the state: drained or streamed events update worker truth and the event-sequence trackers,
+// count gaps, resets and hash checks, and reach the router's replica as the router reads them (relay buffer) or,
+// for a stream the router subscribes to itself, at once.
+import type { StreamSequenceObservation, WorkerEventsObservation } from '../observe/observation.js';
+import { counterKey } from './counter-schema.js';
+import type { StoredEventCheck } from './hash-verifier.js';
+import type { SourceHealthBoard } from './source-health-board.js';
+import type { StateModel } from './state-model.js';
+
+export class WorkerEventsReducer {
+  readonly model: StateModel;
+  readonly sources: SourceHealthBoard;
+
+  constructor(model: StateModel, sources: SourceHealthBoard) {
+    this.model = model;
+    this.sources = sources;
+  }
+
+  workerEvents(obs: WorkerEventsObservation, checks: readonly (StoredEventCheck | null)[] | null): void {
+    const m = this.model;
+    const c = m.counters;
+    const { server, ts } = obs;
+    const streamed = obs.stream !== undefined;
+    if (streamed) {
+      m.sawStream = true;
+      if (!m.streamOrigins.has(server)) m.streamOrigins.set(server, obs.stream);
+      c.add(ts, counterKey('streamEvents', server), obs.events.length);
+    } else {
+      m.sawDrain = true;
+      // a drain proves the relay reads its worker again, even from a source that reports only its failures
+      const relaySource = `relay:${server}`;
+      if (this.sources.get(relaySource)?.up === false) this.sources.report(ts, relaySource, true, null);
+      c.add(ts, counterKey('drains', server));
+      if (obs.events.length === 0) c.add(ts, counterKey('emptyDrains', server));
+    }
+    // a stream reaches every subscriber: a router that reads it (rather than a pull path it polls) holds the same
+    if (!streamed) m.pullServers.add(server);
+    const replicaFromStream = streamed && !m.pullServers.has(server);
+    const firstEvent = obs.events[0];
+    if (replicaFromStream && firstEvent !== undefined && !m.replicaStreamed.has(server)) {
+      // a stream has no `created` event: name the algorithm the replica's block count reads
+      m.replicaStreamed.add(server);
+      m.replica.apply(server, { ...firstEvent, data: { type: 'created', numBlocksPerCacheLevel: [] } });
+    }
+    const relay = m.relayOf(server);
+    // per-event counts are summed over the observation (all at obs.ts) and added once: a drain carries thousands
+    // of events, and a counter key is a fresh string to hash on every add
+    const events = obs.events;
+    const perRank = new Map<number, number>();
+    let stored = 0;
+    let match = 0;
+    let mismatch = 0;
+    let unverifiable = 0;
+    for (let i = 0; i < events.length; i++) {
+      const event = events[i]!;
+      const rank = event.attentionDpRank ?? 0;
+      const seq = m.sequence.observeEvent(server, event);
+      if (seq.kind === 'reset') this.#reset(ts, server, rank);
+      else if (seq.kind === 'gap' && !seq.first) this.#gap(ts, server, rank, seq.missing);
+      m.truth.apply(server, event);
+      perRank.set(rank, (perRank.get(rank) ?? 0) + 1);
+      if (event.data.type === 'stored') {
+        m.truthSeen = true;
+        stored++;
+        const check = checks?.[i] ?? null;
+        if (check !== null) {
+          for (const result of check.checks) {
+            if (result === 'match') match++;
+            else if (result === 'mismatch') mismatch++;
+            else unverifiable++;
+          }
+          if (check.alternative !== null) m.facts(server).alternativeAlgo = check.alternative;
+        }
+      }
+      if (replicaFromStream) m.replica.apply(server, event);
+      else if (!streamed) {
+        const late = relay.push(obs.firstSeq + i, event);
+        if (late !== null) m.replica.applyKeys(server, late.type, late.hashAlgo, late.keys);
+      }
+    }
+    if (events.length > 0) c.add(ts, counterKey('events', server), events.length);
+    for (const [rank, n] of perRank) c.add(ts, counterKey('rankEvents', server, rank), n);
+    if (stored > 0) c.add(ts, counterKey('storedEvents', server), stored);
+    if (match > 0) c.add(ts, counterKey('hashMatch', server), match);
+    if (mismatch > 0) c.add(ts, counterKey('hashMismatch', server), mismatch);
+    if (unverifiable > 0) c.add(ts, counterKey('hashUnverifiable', server), unverifiable);
+  }
+
+  streamSequence(obs: StreamSequenceObservation): void {
+    const m = this.model;
+    const { server, rank, ts } = obs;
+    m.sawStream = true;
+    if (obs.change === 'subscribed') {
+      m.streamServers.add(server);
+      return;
+    }
+    if (obs.change === 'reset') {
+      m.sequence.noteStreamReset(server, rank);
+      this.#reset(ts, server, rank);
+      return;
+    }
+    if (obs.filled > 0) m.counters.add(ts, counterKey('streamBatchesFilled', server), obs.filled);
+    if (obs.lost <= 0) return;
+    m.sequence.noteStreamGap(server, rank, obs.lost);
+    this.#gap(ts, server, rank, obs.lost);
+  }
+
+  /** A rank restarted: what worker truth held for it is gone. */
+  #reset(ts: number, server: string, rank: number): void {
+    const c = this.model.counters;
+    this.model.truth.clearRank(server, rank);
+    c.add(ts, counterKey('resets', server));
+    c.add(ts, counterKey('rankResets', server, rank));
+  }
+
+  #gap(ts: number, server: string, rank: number, missing: number): void {
+    const c = this.model.counters;
+    c.add(ts, counterKey('gaps', server));
+    c.add(ts, counterKey('missedEvents', server), missing);
+    c.add(ts, counterKey('rankGaps', server, rank));
+    c.add(ts, counterKey('rankMissedEvents', server, rank), missing);
+  }
+}
