@@ -16,7 +16,6 @@ import { readAt, type HostPort } from './config-values.js';
 import { checkZmqUnique, parseZmqFlag, parseZmqList } from './zmq-config.js';
 
 export type { HostPort } from './config-values.js';
-export { REQUEST_LOG_FORMATS, type RequestLogFormat } from './config-schema.js';
 
 /** where a relay port binds when its listen address names no host */
 export const DEFAULT_RELAY_HOST = '127.0.0.1';
