@@ -18,6 +18,7 @@ import { createServerInfoSource } from '../../sources/watch/server-info-source.j
 import type { StreamRankCounters } from '../../sources/zmq/stream-counters.js';
 import { ZmqEventsSource } from '../../sources/zmq/zmq-events-source.js';
 import { relayHost, type ServeConfig } from '../config/serve-config.js';
+import type { WorkerBlockSizes } from './worker-block-sizes.js';
 
 export interface HostPort {
   readonly host: string;
@@ -70,8 +71,8 @@ export interface SourceContext {
   readonly render: RenderPool | undefined;
   /** names in logs and router answers → server ids (rebuilt when the relays' ports are known) */
   readonly resolve: ServerResolver;
-  /** the workers' tokens_per_block as their /server_info says (request logs count blocks) */
-  readonly workerBlockSizes: Map<string, number>;
+  /** the workers' tokens_per_block as the observations state it (request logs count blocks) */
+  readonly blockSizes: WorkerBlockSizes;
 }
 
 function relaySpecs(c: ServeConfig, x: SourceContext): SourceSpec[] {
@@ -131,10 +132,9 @@ function watchSpecs(c: ServeConfig, x: SourceContext): SourceSpec[] {
   const trtllmOnly = (id: string): boolean => !c.zmq.some((z) => z.id === id && z.engine !== 'trtllm');
   const workers = [...c.relays.map((r) => ({ id: r.id, url: r.upstream })), ...c.ctx.map((w) => ({ id: w.id, url: w.url }))].filter((w) => trtllmOnly(w.id));
   for (const w of workers) {
-    const onInfo = (server: string, tpb: number | null): unknown => (tpb !== null ? x.workerBlockSizes.set(server, tpb) : x.workerBlockSizes.delete(server));
     specs.push({
       key: `server-info ${JSON.stringify([w, c.serverInfoIntervalMs, common])}`,
-      make: () => poller(createServerInfoSource({ sink, status, clock, onInfo }, { server: w.id, url: w.url, intervalMs: c.serverInfoIntervalMs, ...common })),
+      make: () => poller(createServerInfoSource({ sink, status, clock }, { server: w.id, url: w.url, intervalMs: c.serverInfoIntervalMs, ...common })),
     });
   }
   for (const w of c.ctx) {
@@ -158,7 +158,7 @@ function watchSpecs(c: ServeConfig, x: SourceContext): SourceSpec[] {
     specs.push({ key: `orchestrator-log ${JSON.stringify([path, c.followIntervalMs])}`, make: () => poller(createOrchestratorLogSource({ sink, status, clock, logger, resolve }, { path, intervalMs: c.followIntervalMs })) });
   }
   c.requestLogs.forEach((r, index) => {
-    const tokensPerBlock = (server: string): number | null => x.workerBlockSizes.get(server) ?? null;
+    const tokensPerBlock = (server: string): number | null => x.blockSizes.tokensPerBlock(server);
     specs.push({
       key: `requests ${JSON.stringify([r, index, c.followIntervalMs])}`,
       make: () => poller(createRequestLogSource({ sink, status, clock, logger, resolve, tokensPerBlock }, { path: r.path, format: r.format, intervalMs: c.followIntervalMs, index })),

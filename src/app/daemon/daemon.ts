@@ -29,6 +29,7 @@ import { stateOptionsFor } from '../state-presets.js';
 import { VERSION } from '../version.js';
 import { sourceSpecsFor, statusNamesOf, type DaemonSource, type RelayEndpoint, type SourceContext } from './daemon-sources.js';
 import { RelayCounterTotals } from './relay-counter-totals.js';
+import { WorkerBlockSizes } from './worker-block-sizes.js';
 import { startTimelineSampler, type TimelineSampler } from './timeline-sampler.js';
 
 /** What the daemon needs from the state (createSentinelState satisfies it). */
@@ -95,9 +96,11 @@ export function createDaemon(initial: ServeConfig, deps: DaemonDeps = {}): Daemo
   let observations = 0;
   const startedAt = clock();
 
+  const blockSizes = new WorkerBlockSizes();
   const sink: ObservationSink = {
     apply(o) {
       observations++;
+      blockSizes.observe(o);
       try {
         state.apply(o);
       } catch (err) {
@@ -142,7 +145,6 @@ export function createDaemon(initial: ServeConfig, deps: DaemonDeps = {}): Daemo
   };
   feed = new LiveFeed({ snapshot, clock, logger, version: VERSION, report: () => renderLiveReportBody(reportModel(), renderLandingSections(landingInfo())) });
   const inflight = new InflightTracker();
-  const workerBlockSizes = new Map<string, number>();
   let resolver: ServerResolver = resolverFor(config);
   let started = false;
   let ready = false;
@@ -197,7 +199,7 @@ export function createDaemon(initial: ServeConfig, deps: DaemonDeps = {}): Daemo
     return createServerResolver(aliases);
   }
 
-  const sourceContext: SourceContext = { sink, status, clock, logger, parseEvents, exporter, inflight, render, resolve: (name) => resolver(name), workerBlockSizes };
+  const sourceContext: SourceContext = { sink, status, clock, logger, parseEvents, exporter, inflight, render, resolve: (name) => resolver(name), blockSizes };
 
   async function reconcile(c: ServeConfig): Promise<void> {
     const wanted = new Map(sourceSpecsFor(c, sourceContext).map((s) => [s.key, s]));

@@ -5,7 +5,7 @@ import { PollingSource } from '../polling-source.js';
 import type { Clock, ObservationSink, SourceReporter } from '../ports.js';
 
 export function createServerInfoSource(
-  deps: { sink: ObservationSink; status: SourceReporter; clock: Clock; onInfo?: (server: string, tokensPerBlock: number | null) => void },
+  deps: { sink: ObservationSink; status: SourceReporter; clock: Clock },
   options: { server: string; url: string; intervalMs: number; timeoutMs: number; maxBytes: number },
 ): PollingSource {
   const name = `server-info:${options.server}`;
@@ -25,7 +25,6 @@ export function createServerInfoSource(
       return;
     }
     deps.status.ok(name);
-    deps.onInfo?.(options.server, parsed.value.tokensPerBlock);
     deps.sink.apply({ kind: 'server-info', ts: deps.clock(), server: options.server, hashAlgo: parsed.value.kvCacheHashAlgo, tokensPerBlock: parsed.value.tokensPerBlock });
   });
 }
