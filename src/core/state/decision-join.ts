@@ -1,10 +1,32 @@
 // The per-decision join of docs/design.md §4: for one hashed prompt, what each server's router table (our replica)
 // matches, what each worker really holds (worker truth), and the router's score of each, counted for the rules.
 import type { DecisionObservation } from '../observe/observation.js';
-import { counterKey } from './counter-schema.js';
+import { counterKeys } from './counter-key.js';
 import type { JoinCandidate } from './joined-events.js';
 import { DEFAULT_ROUTER_MAX_BATCH_SIZE, keysAtBlockSize, NEWEST_LOAD_WEIGHT, workerKeyId, workerKeySizes, type DecisionKeys } from './observation-digester.js';
 import type { StateModel } from './state-model.js';
+
+/** The counters of the join, each with the labels it is kept by (counter-key.ts). */
+export interface DecisionJoinCounters {
+  readonly withKeys: readonly [];
+  readonly predictedAnyMatch: readonly [];
+  readonly oracleAnyMatch: readonly [];
+  readonly firstBlockHeld: readonly [];
+  readonly noPrefix: readonly [];
+  readonly oracleBest: readonly [];
+  readonly notOracleBest: readonly [];
+  readonly oracleBestByChance: readonly [];
+  readonly oracleBestHeldBy: readonly ['server'];
+  readonly agreesWithReplica: readonly [];
+  readonly sentAwayByLoad: readonly [];
+  readonly chosenCacheTerm: readonly [];
+  readonly bestCacheTerm: readonly [];
+  readonly loadTermReports: readonly [];
+  readonly loadTermSpread: readonly [];
+  readonly predictedCachedTokens: readonly [];
+}
+
+const counterKey = counterKeys<DecisionJoinCounters>();
 
 export interface DecisionJoinResult {
   /** tokens the oracle-best server held, and the chosen one */

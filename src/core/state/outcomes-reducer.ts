@@ -2,12 +2,36 @@
 // length, backfills the router's own keys, and counts realised against oracle cached tokens: the oracle-best server
 // from worker truth when the sidecar sees stored events, else the sticky ideal.
 import type { OutcomeObservation } from '../observe/observation.js';
-import { counterKey } from './counter-schema.js';
+import { counterKeys } from './counter-key.js';
+import type { DecisionJoinCounters } from './decision-join.js';
 import type { DecisionsReducer } from './decisions-reducer.js';
 import type { OutcomeJoin } from './joined-events.js';
 import type { DecisionKeys } from './observation-digester.js';
 import type { StateModel } from './state-model.js';
 import { workerTokenOracle } from './worker-token-oracle.js';
+
+/** The counters of the outcomes, each with the labels it is kept by (counter-key.ts). */
+export interface OutcomeCounters {
+  readonly outcomes: readonly ['server'];
+  readonly failures: readonly ['server'];
+  readonly promptTokens: readonly ['server'];
+  readonly cachedTokens: readonly ['server'];
+  readonly oracleCachedTokens: readonly ['server'];
+  readonly withOutcome: readonly [];
+  readonly withWorkerTokens: readonly [];
+  readonly followupsWithOutcome: readonly [];
+  readonly scattered: readonly [];
+  readonly avoidableScattered: readonly [];
+  readonly stickyIdealCachedTokens: readonly [];
+  readonly stickyIdealPromptTokens: readonly [];
+  readonly joinedPromptTokens: readonly [];
+  readonly joinedCachedTokens: readonly [];
+  readonly joinedOracleCachedTokens: readonly [];
+  readonly joinedOutcomes: readonly ['server'];
+  readonly realisedAboveOracle: readonly ['server'];
+}
+
+const counterKey = counterKeys<OutcomeCounters & DecisionJoinCounters>();
 
 export class OutcomesReducer {
   #withoutDecision = 0;

@@ -1,8 +1,21 @@
 // What the router received and reported: its polls through the relay (the events it read enter the replica then),
 // failed polls, its debug endpoint's state, and the facts its log states about a server.
 import type { RouterPollObservation, RouterServerFactObservation, RouterStateObservation } from '../observe/observation.js';
-import { counterKey } from './counter-schema.js';
+import { counterKeys } from './counter-key.js';
 import type { StateModel } from './state-model.js';
+
+/** The counters of the router deliveries, each with the labels it is kept by (counter-key.ts). */
+export interface RouterDeliveryCounters {
+  readonly routerPolls: readonly ['server'];
+  readonly eventsDeliveredToRouter: readonly ['server'];
+  readonly eventsDroppedForConsumers: readonly ['server'];
+  readonly pollFailures: readonly ['server'];
+  readonly eventMatchDiagCalls: readonly ['server'];
+  readonly eventMatchDiagTotalMatched: readonly ['server'];
+  readonly eventMatchDiagEventMatched: readonly ['server'];
+}
+
+const counterKey = counterKeys<RouterDeliveryCounters>();
 
 export class RouterDeliveriesReducer {
   readonly model: StateModel;
