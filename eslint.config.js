@@ -28,9 +28,35 @@ export default tseslint.config(
           patterns: [
             { group: ['node:*', 'fs', 'http', 'net', 'child_process'], message: 'src/core is pure: no I/O.' },
             { group: ['prom-client', 'ws', 'undici', 'commander', 'chalk'], message: 'src/core is pure: adapters live in sources/outputs/cli.' },
-            { group: ['**/sources/**', '**/outputs/**', '**/cli/**', '**/sim/**'], message: 'Data flows inward: core imports nothing outside core.' },
+            { group: ['**/sources/**', '**/outputs/**', '**/app/**', '**/cli/**', '**/sim/**'], message: 'Data flows inward: core imports nothing outside core.' },
           ],
         },
+      ],
+    },
+  },
+  {
+    // The application layer composes core, sources and outputs; the CLI sits on top of it and nothing below
+    // imports it.
+    files: ['src/app/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            { group: ['commander', 'chalk'], message: 'src/app returns reports; flags and terminal output belong to src/cli.' },
+            { group: ['**/cli/**'], message: 'The CLI is a layer over src/app, not beneath it.' },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    // Sources, outputs and the simulator are adapters the application composes: they import neither it nor the CLI.
+    files: ['src/sources/**/*.ts', 'src/outputs/**/*.ts', 'src/sim/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        { patterns: [{ group: ['**/app/**', '**/cli/**'], message: 'Adapters are composed by src/app; they import neither it nor the CLI.' }] },
       ],
     },
   },

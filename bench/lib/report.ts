@@ -69,10 +69,6 @@ export function fmtRate(value: number, unit: string): string {
   return `${value.toPrecision(3)} ${unit}`.trimEnd();
 }
 
-export function fmtNum(value: number, digits = 3): string {
-  return Number.isInteger(value) && Math.abs(value) < 1e6 ? String(value) : value.toPrecision(digits);
-}
-
 export function fmtRatio(value: number): string {
   return `${value >= 10 ? value.toFixed(0) : value.toFixed(2)}×`;
 }

@@ -15,9 +15,3 @@ export function median(values: readonly number[]): number {
   return quantile(values, 0.5);
 }
 
-/** Relative spread of the samples: (max - min) / median, to show how noisy a figure is. */
-export function spread(values: readonly number[]): number {
-  const m = median(values);
-  if (m === 0) return 0;
-  return (Math.max(...values) - Math.min(...values)) / m;
-}

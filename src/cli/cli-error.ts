@@ -1,8 +1,10 @@
-// A known, user-facing failure: the CLI prints its message on one line and exits 2.
-export class CliError extends Error {
-  override readonly name = 'CliError';
-}
+// A known, user-facing failure of a flag or argument: the CLI prints its message on one line and exits 2.
+import { KvsentinelError } from '../core/errors.js';
 
-export const EXIT_OK = 0;
-export const EXIT_FINDINGS = 1;
-export const EXIT_USAGE = 2;
+export class CliError extends KvsentinelError {
+  override readonly name = 'CliError';
+
+  constructor(message: string, options?: { cause?: unknown }) {
+    super('usage', message, options);
+  }
+}

@@ -1,5 +1,6 @@
 import { Command, CommanderError } from 'commander';
-import { CliError, EXIT_USAGE } from './cli-error.js';
+import { isKvsentinelError } from '../core/errors.js';
+import { EXIT_USAGE, exitCodeFor } from './exit-codes.js';
 import { registerAuditCommand } from './commands/audit.js';
 import { registerDemoCommand } from './commands/demo.js';
 import { registerHashCommand } from './commands/hash.js';
@@ -10,7 +11,7 @@ import { registerSimCommand } from './commands/sim.js';
 import { registerSimKeysCommand } from './commands/sim-keys.js';
 import { registerSimServeCommand } from './commands/sim-serve.js';
 import { registerTailCommand } from './commands/tail.js';
-import { VERSION } from './version.js';
+import { VERSION } from '../app/version.js';
 
 export function buildProgram(): Command {
   const program = new Command('kvsentinel')
@@ -59,11 +60,11 @@ export async function runCli(argv: readonly string[]): Promise<number> {
       // --help and --version exit through here with code 0
       return err.exitCode === 0 ? 0 : EXIT_USAGE;
     }
-    if (err instanceof CliError) {
+    if (isKvsentinelError(err)) {
       // an error about a flag is a usage error: say where the usage is
       const hint = err.message.startsWith('--') ? ` (see '${where} --help')` : '';
       process.stderr.write(`${where}: ${err.message}${hint}\n`);
-      return EXIT_USAGE;
+      return exitCodeFor(err.code);
     }
     throw err;
   }

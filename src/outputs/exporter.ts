@@ -19,11 +19,6 @@ import { CACHE_DROPS, METRICS, type CacheDropKey, type MetricSpec } from './metr
 
 /** default process metrics that are gauges with a counter's suffix (see collectDefaultMetrics below) */
 const NON_COUNTER_TOTALS = ['nodejs_active_handles_total', 'nodejs_active_requests_total', 'nodejs_active_resources_total'] as const;
-export interface ExporterView {
-  readonly snapshot: SentinelSnapshot;
-  readonly sources: readonly SourceStatus[];
-}
-
 export interface ReloadStatus {
   readonly successful: boolean;
   /** ms since epoch of the last successful (re)load */

@@ -91,8 +91,6 @@ export const METRICS = {
   verdict: spec('verdict', 'gauge', ['verdict'], '1 for the current verdict: healthy, degraded or inert.'),
 } as const satisfies Record<string, MetricSpec>;
 
-export type MetricKey = keyof typeof METRICS;
-
 /**
  * Every (cache, reason) of kvsentinel_cache_dropped_total, all exported from the start (0 until something drops).
  * The bounds behind them are listed in RELIABILITY.md ("Soak and bounds").
@@ -119,5 +117,3 @@ export const CACHE_DROPS = [
 type DropKey<T> = T extends readonly [infer C extends string, infer R extends string] ? `${C}/${R}` : never;
 export type CacheDropKey = DropKey<(typeof CACHE_DROPS)[number]>;
 
-/** The block tables of kvsentinel_table_blocks_evicted_total. */
-export const TABLES = ['worker', 'router'] as const;

@@ -6,6 +6,7 @@ import type { CtxWorkerConfig, RankAssignment } from './ctx-worker.js';
 import { PUBLISHER_FORMATS, VLLM_SIM_HASHES, type KvEventsPublisher, type VllmSimHashes } from './publisher-format.js';
 import { ROUTER_PROFILES, ROUTER_TYPES, type RouterType, type SimRouterProfile } from './routers/router.js';
 import { REQUEST_FORMATS, type WorkloadConfig } from './workload.js';
+import { KvsentinelError } from '../core/errors.js';
 
 export interface CtxConfig {
   readonly servers: number;
@@ -177,8 +178,12 @@ export const HEALTHY_PRESET: SimConfig = {
 
 export const PRESETS: Readonly<Record<string, SimConfig>> = { seed: SEED_PRESET, healthy: HEALTHY_PRESET };
 
-export class SimConfigError extends Error {
+export class SimConfigError extends KvsentinelError {
   override readonly name = 'SimConfigError';
+
+  constructor(message: string, options?: { cause?: unknown }) {
+    super('sim-config-invalid', message, options);
+  }
 }
 
 type Kind = 'int' | 'posint' | 'number' | 'bool' | 'duration' | 'optional-duration' | 'optional-path' | { readonly oneOf: readonly string[] };

@@ -8,9 +8,14 @@ import { decodeBundleRecord, type BundleRecord } from '../core/bundle/bundle-cod
 import { KeyHistory } from '../core/bundle/bundle-keys.js';
 import { MANIFEST_FILE, OBSERVATIONS_FILE, parseBundleManifest, type BundleManifest } from '../core/bundle/bundle-manifest.js';
 import type { WireIssue } from '../core/wire/wire-issue.js';
+import { KvsentinelError } from '../core/errors.js';
 
-export class BundleError extends Error {
+export class BundleError extends KvsentinelError {
   override readonly name = 'BundleError';
+
+  constructor(message: string, options?: { cause?: unknown }) {
+    super('bundle-invalid', message, options);
+  }
 }
 
 export async function readBundleManifest(dir: string): Promise<BundleManifest> {

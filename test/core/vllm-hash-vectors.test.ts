@@ -4,13 +4,29 @@
 import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { encode } from 'cbor2';
 import { describe, expect, it } from 'vitest';
-import { vllmBlockHash, vllmBlockHashInput, vllmIntBlockHash, vllmNoneHash, type VllmExtraKey } from '../../src/core/hashing/vllm-block-hash.js';
+import {
+  vllmBlockHash,
+  vllmBlockHashInput,
+  vllmIntBlockHash,
+  vllmNoneHash,
+  type VllmExtraKey,
+} from '../../src/core/hashing/vllm-block-hash.js';
 import { repoRoot } from '../helpers/paths.js';
 
 type JsonExtra = string | number | { bytes: string } | JsonExtra[];
-interface Case { name: string; seed: string | null; parent?: string | null; blocks: { tokens: number[]; extra?: JsonExtra[] | null }[] }
-interface Result { name: string; none_hash: string | null; blocks: { cbor: string; hash: string; int: string }[] }
+interface Case {
+  name: string;
+  seed: string | null;
+  parent?: string | null;
+  blocks: { tokens: number[]; extra?: JsonExtra[] | null }[];
+}
+interface Result {
+  name: string;
+  none_hash: string | null;
+  blocks: { cbor: string; hash: string; int: string }[];
+}
 
 const VECTORS = join(repoRoot, 'test/vectors');
 const cases = JSON.parse(readFileSync(join(VECTORS, 'vllm-block-hash-cases.json'), 'utf8')) as Case[];
@@ -68,12 +84,27 @@ describe('vLLM sha256_cbor block hashes', () => {
     const block = c.blocks[3]!;
     const extra = extraOf(block.extra!);
     const inBuffers = (extra as VllmExtraKey[]).map((k) => (k instanceof Uint8Array ? Buffer.from(k) : k));
-    expect(hex(vllmBlockHash(Buffer.from(root), [1, 2, 3, 4], inBuffers))).toBe(hex(vllmBlockHash(root, [1, 2, 3, 4], extra)));
+    expect(hex(vllmBlockHash(Buffer.from(root), [1, 2, 3, 4], inBuffers))).toBe(
+      hex(vllmBlockHash(root, [1, 2, 3, 4], extra)),
+    );
     expect(hex(vllmBlockHash(Buffer.from(root), [5, 6]))).toBe(hex(vllmBlockHash(root, [5, 6])));
   });
 
+  it('writes the block tuple as a generic canonical encoder does, at every integer width and length header', () => {
+    const parent = vllmNoneHash('7');
+    for (const length of [0, 1, 23, 24, 255, 256, 300]) {
+      const tokens = Array.from({ length }, (_, i) => [0, 23, 24, 255, 256, 65_535, 65_536, 4_294_967_295][i % 8]!);
+      for (const extra of [null, ['lora', ['mm', -30]], [Uint8Array.of(1, 2, 3)]] as const) {
+        expect(hex(vllmBlockHashInput(parent, tokens, extra))).toBe(hex(encode([parent, tokens, extra])));
+      }
+    }
+    expect(() => vllmBlockHashInput(parent, [2 ** 32], null)).toThrow(RangeError);
+  });
+
   it('keeps the low 8 bytes big-endian for VLLM_KV_EVENTS_USE_INT_BLOCK_HASHES', () => {
-    expect(vllmIntBlockHash(Uint8Array.from([...new Array<number>(24).fill(0xaa), 0x80, 0, 0, 0, 0, 0, 0, 1]))).toBe((1n << 63n) + 1n);
+    expect(vllmIntBlockHash(Uint8Array.from([...new Array<number>(24).fill(0xaa), 0x80, 0, 0, 0, 0, 0, 0, 1]))).toBe(
+      (1n << 63n) + 1n,
+    );
   });
 });
 
@@ -91,12 +122,24 @@ describe('vLLM sha256_cbor parity with Python cbor2 on random blocks', () => {
       name: `random ${i}`,
       seed: String(next() % 100_000),
       blocks: Array.from({ length: 1 + (next() % 4) }, (_b, j) => ({
-        tokens: Array.from({ length: [1, 16, 23, 24, 64][next() % 5]! }, () => next() % widths[next() % widths.length]!),
-        extra: j === 0 && next() % 3 === 0 ? [`salt-${next()}`] : next() % 4 === 0 ? ['lora', [`mm${next()}`, (next() % 40) - 20]] : null,
+        tokens: Array.from(
+          { length: [1, 16, 23, 24, 64][next() % 5]! },
+          () => next() % widths[next() % widths.length]!,
+        ),
+        extra:
+          j === 0 && next() % 3 === 0
+            ? [`salt-${next()}`]
+            : next() % 4 === 0
+              ? ['lora', [`mm${next()}`, (next() % 40) - 20]]
+              : null,
       })),
     }));
-    const run = spawnSync('/usr/bin/python3', [join(VECTORS, 'vllm_block_hash.py')], { input: JSON.stringify(random), encoding: 'utf8' });
-    if (run.error !== undefined) throw new Error(`/usr/bin/python3 not runnable (CI installs python3-cbor2): ${run.error.message}`);
+    const run = spawnSync('/usr/bin/python3', [join(VECTORS, 'vllm_block_hash.py')], {
+      input: JSON.stringify(random),
+      encoding: 'utf8',
+    });
+    if (run.error !== undefined)
+      throw new Error(`/usr/bin/python3 not runnable (CI installs python3-cbor2): ${run.error.message}`);
     expect(run.stderr).toBe('');
     const expected = (JSON.parse(run.stdout) as { cases: Result[] }).cases;
     expect(random.map(compute)).toEqual(expected);

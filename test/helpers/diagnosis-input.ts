@@ -2,6 +2,8 @@
 // field at a time.
 import type { DecisionDiagnosis, DiagnosisInput, ServerDiagnosis } from '../../src/core/diagnosis/rule.js';
 import { DEFAULT_THRESHOLDS } from '../../src/core/diagnosis/thresholds.js';
+import { runRules } from '../../src/core/diagnosis/run-rules.js';
+import { RULES } from '../../src/core/diagnosis/rules/index.js';
 
 export function quietServer(server: string, over: Partial<ServerDiagnosis> = {}): ServerDiagnosis {
   return {
@@ -133,4 +135,9 @@ export function quietInput(over: Partial<DiagnosisInput> = {}): DiagnosisInput {
 /** every server with the same overrides */
 export function servers(over: Partial<ServerDiagnosis>): ServerDiagnosis[] {
   return ['ctx0', 'ctx1', 'ctx2'].map((s) => quietServer(s, over));
+}
+
+/** The ids of the findings the rules raise on `input`. */
+export function firing(input: DiagnosisInput): string[] {
+  return [...runRules(RULES, input).hits.keys()];
 }

@@ -4,7 +4,7 @@
 // The sidecar gets no router debug endpoint and no orchestrator log: it does not know the router's tokens_per_block
 // (128 in the healthy preset, 32 in the seed) and must infer it from the routing — the deployment that used to page
 // "cache signal inert" on a healthy cluster.
-import type { Daemon } from '../../src/cli/serve/daemon.js';
+import type { Daemon } from '../../src/app/daemon/daemon.js';
 import { startLiveCluster } from '../../src/sim/live/index.js';
 import { presetConfig } from '../../src/sim/sim-config.js';
 import type { Scenario, ScrapeTarget, TargetFactory } from './scrape-targets.js';

@@ -1,7 +1,7 @@
 // The sidecar in relay mode in front of a live simulated cluster: a `ctxUrls` hook for startLiveCluster that starts
 // the real daemon with one relay per CTX worker and points the orchestrator at the relay ports.
-import { buildConfig } from '../../src/cli/serve/config.js';
-import { createDaemon, type Daemon } from '../../src/cli/serve/daemon.js';
+import { buildConfig } from '../../src/app/config/serve-config.js';
+import { createDaemon, type Daemon } from '../../src/app/daemon/daemon.js';
 
 /**
  * `settings`: the config document's other keys; `listen`: each relay's listen setting (`127.0.0.1:0,0` gives each

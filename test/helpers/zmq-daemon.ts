@@ -1,8 +1,8 @@
 // The sidecar in front of a live simulated cluster whose workers publish KV events over ZMQ: a `ctxUrls` hook that
 // starts the real daemon with one relay per CTX worker (the orchestrator routes through it) and one --zmq stream
 // per worker (its publisher's rank-0 endpoints, ranks, replay), the engine named after the publisher's format.
-import { buildConfig } from '../../src/cli/serve/config.js';
-import { createDaemon, type Daemon } from '../../src/cli/serve/daemon.js';
+import { buildConfig } from '../../src/app/config/serve-config.js';
+import { createDaemon, type Daemon } from '../../src/app/daemon/daemon.js';
 import type { LiveWorkerInfo } from '../../src/sim/live/live-cluster.js';
 
 export function engineOf(format: string): 'trtllm' | 'vllm' | 'sglang' {

@@ -4,7 +4,7 @@
 import { request } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
-import type { Daemon } from '../../src/cli/serve/daemon.js';
+import type { Daemon } from '../../src/app/daemon/daemon.js';
 import type { EventDigest } from '../../src/sim/live/event-digest.js';
 import { startLiveCluster, type LiveCluster } from '../../src/sim/live/index.js';
 import { smallConfig } from '../sim/live-helpers.js';

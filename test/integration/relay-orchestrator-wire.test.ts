@@ -4,7 +4,7 @@
 // from a new port before every poll, two orchestrator replicas, and no router polling at all.
 import { request } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { Daemon } from '../../src/cli/serve/daemon.js';
+import type { Daemon } from '../../src/app/daemon/daemon.js';
 import type { SentinelStateSnapshot } from '../../src/core/state/sentinel-state.js';
 import { LiveOrchestrator, LiveScheduler, LiveWorkload, startLiveCluster, type EventDigest, type LiveCluster, type LiveWorkloadSummary } from '../../src/sim/live/index.js';
 import { parseKvEvents } from '../../src/core/wire/parse-kv-events.js';

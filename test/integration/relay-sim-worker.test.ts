@@ -3,8 +3,8 @@
 // and applies what it receives. The router must apply every event the workers emitted, exactly once, bit-identical.
 import { request } from 'undici';
 import { describe, expect, it } from 'vitest';
-import { buildConfig } from '../../src/cli/serve/config.js';
-import { createDaemon } from '../../src/cli/serve/daemon.js';
+import { buildConfig } from '../../src/app/config/serve-config.js';
+import { createDaemon } from '../../src/app/daemon/daemon.js';
 import { routerBlockKeys } from '../../src/core/hashing/router-chunking.js';
 import { RouterReplicaTable } from '../../src/core/tables/router-replica-table.js';
 import { parseKvEvents } from '../../src/core/wire/parse-kv-events.js';

@@ -5,7 +5,7 @@
 // cache-signal-inert naming it as the cause.
 import { request } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { Daemon } from '../../src/cli/serve/daemon.js';
+import type { Daemon } from '../../src/app/daemon/daemon.js';
 import { startLiveCluster, type LiveCluster } from '../../src/sim/live/index.js';
 import { smallConfig } from '../sim/live-helpers.js';
 import { DEEPSEEK_V3_DIR, deepseekVariant } from '../helpers/model-tokenizers.js';

@@ -5,7 +5,8 @@
 import { describe, expect, it } from 'vitest';
 import { verdictMeaning } from '../../src/core/diagnosis/audit-report.js';
 import type { Observation } from '../../src/core/observe/observation.js';
-import { createSentinelState, DAEMON_STATE_OPTIONS, type SentinelOptions } from '../../src/core/state/sentinel-state.js';
+import { STATE_PRESETS } from '../../src/app/state-presets.js';
+import { createSentinelState, type SentinelOptions } from '../../src/core/state/sentinel-state.js';
 import { runVirtual } from '../../src/sim/run-virtual.js';
 import { presetConfig } from '../../src/sim/sim-config.js';
 import { REDUCED_SCALE } from '../helpers/fault-matrix-rows.js';
@@ -34,7 +35,7 @@ function verdictsOverTime(options: SentinelOptions, everyMs: number): { ts: numb
 
 describe('seed, relay only: verdicts as the window grows', () => {
   const oneShot: SentinelOptions = { mode: 'relay', windowMs: null };
-  const daemon: SentinelOptions = DAEMON_STATE_OPTIONS;
+  const daemon: SentinelOptions = { mode: 'relay', ...STATE_PRESETS.fiveMinuteWindow };
   it.each([
     ['audit (one-shot)', oneShot],
     ['serve (5 min window, hysteresis)', daemon],

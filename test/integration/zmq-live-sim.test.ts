@@ -3,7 +3,7 @@
 // every worker's stream. A vLLM / SGLang cluster whose router reads the streams is healthy; a TensorRT-LLM cluster
 // with the streaming publisher on leaves the in-tree router blind, and kvsentinel says so.
 import { afterEach, describe, expect, it } from 'vitest';
-import type { Daemon } from '../../src/cli/serve/daemon.js';
+import type { Daemon } from '../../src/app/daemon/daemon.js';
 import { startLiveCluster, type LiveCluster } from '../../src/sim/live/index.js';
 import { smallConfig } from '../sim/live-helpers.js';
 import { eventually } from '../helpers/recording-sink.js';

@@ -4,7 +4,8 @@ import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { auditBundleRun, writeHtmlReport } from '../../src/cli/commands/audit.js';
+import { writeHtmlReport } from '../../src/app/audit/audit-run.js';
+import { auditBundleRun } from '../../src/app/audit/bundle-audit.js';
 import { readBundleManifest, readBundleRecords } from '../../src/sources/bundle-reader.js';
 import { writeSimBundle } from '../helpers/sim-bundle.js';
 

@@ -4,8 +4,8 @@
 // other worker's stream reaches the router exactly once and complete.
 import { request } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
-import { buildConfig } from '../../src/cli/serve/config.js';
-import { createDaemon, type Daemon } from '../../src/cli/serve/daemon.js';
+import { buildConfig } from '../../src/app/config/serve-config.js';
+import { createDaemon, type Daemon } from '../../src/app/daemon/daemon.js';
 import { startLiveCluster, type LiveCluster } from '../../src/sim/live/index.js';
 import type { EventDigest } from '../../src/sim/live/event-digest.js';
 import { readUntil } from '../helpers/test-resources.js';

@@ -5,10 +5,19 @@ import { presetConfig, SimConfigError } from '../../src/sim/sim-config.js';
 
 describe('ctx.vllm_hashes', () => {
   it('is taken with the vllm publisher and refused with any other', () => {
-    expect(presetConfig('healthy', ['ctx.kv_events_publisher=vllm', 'ctx.vllm_hashes=sha256_cbor_int']).ctx.vllmHashes).toBe('sha256_cbor_int');
+    expect(
+      presetConfig('healthy', ['ctx.kv_events_publisher=vllm', 'ctx.vllm_hashes=sha256_cbor_int']).ctx.vllmHashes,
+    ).toBe('sha256_cbor_int');
     expect(presetConfig('healthy').ctx.vllmHashes).toBe('sim');
-    expect(() => presetConfig('healthy', ['ctx.kv_events_publisher=sglang', 'ctx.vllm_hashes=sha256_cbor'])).toThrow(SimConfigError);
-    expect(() => presetConfig('healthy', ['ctx.vllm_hashes=sha256_cbor'])).toThrow(/ctx\.vllm_hashes=sha256_cbor: needs ctx\.kv_events_publisher=vllm/);
-    expect(() => new ZmqKvPublisher({ format: 'vllm-array', ranks: 1, blockSize: 4, vllmHashes: { seed: '0', ints: false } })).toThrow(/vllmHashes needs format vllm/);
+    expect(() => presetConfig('healthy', ['ctx.kv_events_publisher=sglang', 'ctx.vllm_hashes=sha256_cbor'])).toThrow(
+      SimConfigError,
+    );
+    expect(() => presetConfig('healthy', ['ctx.vllm_hashes=sha256_cbor'])).toThrow(
+      /ctx\.vllm_hashes=sha256_cbor: needs ctx\.kv_events_publisher=vllm/,
+    );
+    expect(
+      () =>
+        new ZmqKvPublisher({ format: 'vllm-array', ranks: 1, blockSize: 4, vllmHashes: { seed: '0', ints: false } }),
+    ).toThrow(/vllmHashes needs format vllm/);
   });
 });

@@ -2,20 +2,14 @@
 // sources (their flags plug in through `liveAudit`). Prints the text report or --json; exit 0 healthy, 1 findings at
 // or above --fail-on, 2 usage or known errors.
 import { Option, type Command } from 'commander';
-import { auditExitCode, buildAuditReport, type AuditReport } from '../../core/diagnosis/audit-report.js';
-import { auditRecords } from '../../core/diagnosis/audit-records.js';
+import { auditBundleRun } from '../../app/audit/bundle-audit.js';
+import { writeHtmlReport, type AuditRun } from '../../app/audit/audit-run.js';
+import { auditExitCode, type AuditReport } from '../../core/diagnosis/audit-report.js';
 import { SEVERITIES, type Severity } from '../../core/diagnosis/finding-catalog.js';
-import type { DiagnosisInput } from '../../core/diagnosis/rule.js';
-import { buildReportModel } from '../../core/report/report-model.js';
-import { Timeline, type TimelineSample } from '../../core/report/timeline.js';
-import { writeReportFile } from '../../outputs/report/report-file.js';
-import type { WireIssue } from '../../core/wire/wire-issue.js';
-import { BundleError, readBundleManifest, readBundleRecords } from '../../sources/bundle-reader.js';
 import { CliError } from '../cli-error.js';
 import { colorFor } from '../reporters/color.js';
 import { renderJson } from '../reporters/json.js';
 import { renderText } from '../reporters/text.js';
-import { VERSION } from '../version.js';
 
 export interface AuditCommandOptions {
   bundle?: string;
@@ -23,75 +17,6 @@ export interface AuditCommandOptions {
   failOn: Severity;
   progress?: boolean;
   report?: string;
-}
-
-/** An audit with what the HTML report plots: the timeline over the window and the state's final diagnosis input. */
-export interface AuditRun {
-  readonly report: AuditReport;
-  readonly samples: readonly TimelineSample[];
-  readonly sampleIntervalMs: number | null;
-  readonly input: DiagnosisInput | null;
-}
-
-/** Audits a bundle directory; progress lines go to `progress` (stderr) when given. */
-export async function auditBundle(dir: string, progress?: (line: string) => void): Promise<AuditReport> {
-  return (await auditBundleRun(dir, progress)).report;
-}
-
-export async function auditBundleRun(dir: string, progress?: (line: string) => void): Promise<AuditRun> {
-  const timeline = new Timeline();
-  let manifest;
-  try {
-    manifest = await readBundleManifest(dir);
-  } catch (err) {
-    if (err instanceof BundleError) throw new CliError(`--bundle ${dir}: ${err.message}`);
-    throw err;
-  }
-  const issues: WireIssue[] = [];
-  let malformed = 0;
-  const total = manifest.observations;
-  const started = Date.now();
-  let result;
-  try {
-    result = await auditRecords(
-      readBundleRecords(dir, manifest, {
-        onIssue: (issue) => {
-          malformed++;
-          if (issues.length < 5) issues.push(issue);
-        },
-      }),
-      {
-        mode: manifest.mode,
-        timeline,
-        onProgress: (records) => {
-          const of = total !== null ? ` of ${total.toLocaleString('en-US')} (${((100 * records) / total).toFixed(0)}%)` : '';
-          progress?.(`kvsentinel: audited ${records.toLocaleString('en-US')} observations${of} in ${((Date.now() - started) / 1000).toFixed(1)} s`);
-        },
-      },
-    );
-  } catch (err) {
-    if (err instanceof BundleError) throw new CliError(`--bundle ${dir}: ${err.message}`);
-    throw err;
-  }
-  for (const issue of issues) progress?.(`kvsentinel: skipped ${issue.message}`);
-  const completeness = manifest.complete ? '' : ', recording incomplete';
-  const report = buildAuditReport(result.snapshot, {
-    kind: 'bundle',
-    description: `bundle ${dir} (${manifest.mode} mode${completeness})`,
-    observations: result.records,
-    malformed,
-  });
-  return { report, samples: timeline.samples, sampleIntervalMs: timeline.intervalMs, input: result.input };
-}
-
-/** Writes the self-contained HTML report of an audit run (--report FILE). */
-export async function writeHtmlReport(path: string, run: AuditRun): Promise<void> {
-  const model = buildReportModel({ version: VERSION, generatedAt: Date.now(), audit: run.report, samples: run.samples, sampleIntervalMs: run.sampleIntervalMs, input: run.input });
-  try {
-    await writeReportFile(path, model);
-  } catch (err) {
-    throw new CliError(`--report ${path}: cannot write the report: ${err instanceof Error ? err.message : String(err)}`);
-  }
 }
 
 /** Prints the report and returns the exit code. */

@@ -11,15 +11,17 @@ import { createSentinelState, type SentinelStateSnapshot } from '../../core/stat
 import type { SentinelSnapshot } from '../../core/state/snapshot.js';
 import { startLiveCluster, type LiveCluster, type LiveWorkerInfo } from '../../sim/live/index.js';
 import { SIM_PYTHONHASHSEED } from '../../sim/publisher-format.js';
-import { activeFaults, presetConfig, SimConfigError, type SimConfig } from '../../sim/sim-config.js';
+import { activeFaults, presetConfig, type SimConfig } from '../../sim/sim-config.js';
 import { CliError } from '../cli-error.js';
 import { colorFor } from '../reporters/color.js';
 import { renderJson } from '../reporters/json.js';
 import { renderText } from '../reporters/text.js';
-import { writeHtmlReport } from './audit.js';
 import { sampleOf } from '../../core/report/timeline.js';
-import { ConfigError, loadConfig, parseDuration, type ServeConfig, type ServeFlags } from '../serve/config.js';
-import { createDaemon, type Daemon } from '../serve/daemon.js';
+import { malformedInputs, writeHtmlReport } from '../../app/audit/audit-run.js';
+import { loadConfig, parseDuration, type ServeConfig, type ServeFlags } from '../../app/config/serve-config.js';
+import { runFor } from '../../app/duration-runner.js';
+import { STATE_PRESETS } from '../../app/state-presets.js';
+import { createDaemon, type Daemon } from '../../app/daemon/daemon.js';
 import { createStderrLogger } from '../serve/logger.js';
 import type { Logger } from '../../sources/ports.js';
 import { DEFAULT_TIME_SCALE } from './sim-serve.js';
@@ -62,15 +64,6 @@ async function freePort(host: string): Promise<number> {
   return address.port;
 }
 
-async function serveConfig(flags: ServeFlags): Promise<ServeConfig> {
-  try {
-    return await loadConfig(flags);
-  } catch (err) {
-    if (err instanceof ConfigError) throw new CliError(err.message);
-    throw err;
-  }
-}
-
 function pct(value: number | null): string {
   return value === null ? 'n/a' : `${(value * 100).toFixed(1)}%`;
 }
@@ -111,23 +104,15 @@ export function registerDemoCommand(program: Command): void {
     .option('--no-progress', 'no progress lines')
     .option('--report <file.html>', 'also write the audit as a self-contained HTML report (verdict, findings, plots over the run) to this file')
     .action(async (options: DemoOptions) => {
-      let config: SimConfig;
-      let durationMs: number;
-      let listen: { host: string; port: number };
       if (options.engine !== 'trtllm' && options.engine !== 'vllm') throw new CliError(`--engine '${options.engine}': expected trtllm or vllm`);
       // vLLM workers publish over ZMQ (sha256_cbor hashes under PYTHONHASHSEED=0, which kvsentinel is told and
       // verifies); the seed's events-off setting then leaves their streams silent
       const engineSet = options.engine === 'vllm' ? ['ctx.kv_events_publisher=vllm', 'ctx.vllm_hashes=sha256_cbor'] : [];
-      try {
-        config = options.fixed === true ? presetConfig('healthy', [...FIXED_SET, ...engineSet, ...options.set]) : presetConfig('seed', [...engineSet, ...options.set]);
-        durationMs = parseDuration('--duration', options.duration);
-        const m = /^(.*):(\d{1,5})$/.exec(options['web.listenAddress']);
-        if (m === null || Number(m[2]) > 65_535) throw new ConfigError(`--web.listen-address '${options['web.listenAddress']}': expected HOST:PORT`);
-        listen = { host: m[1] === '' ? '127.0.0.1' : m[1]!, port: Number(m[2]) };
-      } catch (err) {
-        if (err instanceof SimConfigError || err instanceof ConfigError) throw new CliError(err.message);
-        throw err;
-      }
+      const config: SimConfig = options.fixed === true ? presetConfig('healthy', [...FIXED_SET, ...engineSet, ...options.set]) : presetConfig('seed', [...engineSet, ...options.set]);
+      const durationMs = parseDuration('--duration', options.duration);
+      const m = /^(.*):(\d{1,5})$/.exec(options['web.listenAddress']);
+      if (m === null || Number(m[2]) > 65_535) throw new CliError(`--web.listen-address '${options['web.listenAddress']}': expected HOST:PORT`);
+      const listen = { host: m[1] === '' ? '127.0.0.1' : m[1]!, port: Number(m[2]) };
       const timeScale = Number(options.timeScale);
       if (!Number.isFinite(timeScale) || timeScale <= 0) throw new CliError(`--time-scale ${options.timeScale}: expected a positive number`);
 
@@ -138,7 +123,7 @@ export function registerDemoCommand(program: Command): void {
 
       // one state for the web server, the live progress and the final report: counters since the start, findings
       // without hysteresis (what `audit` computes over its window)
-      const state = createSentinelState({ mode: 'relay', windowMs: null, evaluateEveryMs: 1_000 });
+      const state = createSentinelState({ ...STATE_PRESETS.demo, mode: 'relay' });
       const snapshot = (): SentinelStateSnapshot => state.snapshot(Date.now());
       let observations = 0;
       const relayHost = '127.0.0.1';
@@ -162,11 +147,11 @@ export function registerDemoCommand(program: Command): void {
           // --set router.tokenizer / ctx.tokenizer: the sidecar renders text and chat with the router's tokenizer
           ...((config.router.tokenizer ?? config.ctx.tokenizer) != null ? { tokenizer: (config.router.tokenizer ?? config.ctx.tokenizer)! } : {}),
         };
-        const c = demoTimeouts(await serveConfig(flags));
+        const c = demoTimeouts(await loadConfig(flags));
         daemon = createDaemon(c, {
           logger,
           reportDescription: description,
-          loadConfig: async () => demoTimeouts(await serveConfig(flags)),
+          loadConfig: async () => demoTimeouts(await loadConfig(flags)),
           createState: () => ({
             apply(o) {
               observations++;
@@ -230,18 +215,8 @@ export function registerDemoCommand(program: Command): void {
           lastWidth = line.length;
         } else say(line);
       };
-      const interrupted = await new Promise<boolean>((resolve) => {
-        const tick = setInterval(() => showProgress(false), PROGRESS_EVERY_MS);
-        const done = (early: boolean): void => {
-          clearInterval(tick);
-          clearTimeout(timer);
-          process.off('SIGINT', onInt);
-          resolve(early);
-        };
-        const onInt = (): void => done(true); // Ctrl-C ends the traffic early and still reports
-        const timer = setTimeout(() => done(false), durationMs);
-        process.once('SIGINT', onInt);
-      });
+      // Ctrl-C ends the traffic early and still reports
+      const { interrupted } = await runFor({ durationMs, onProgress: () => showProgress(false), progressEveryMs: PROGRESS_EVERY_MS });
       showProgress(true);
       if (!options.keepRunning) await workload.stop();
       const final = snapshot();
@@ -249,7 +224,7 @@ export function registerDemoCommand(program: Command): void {
         kind: 'live',
         description: `${description()}${interrupted ? ' (interrupted)' : ''}`,
         observations,
-        malformed: sidecar.status.list().reduce((n, s) => n + Object.values(s.badInput).reduce((a, b) => a + b, 0), 0),
+        malformed: malformedInputs(sidecar.status.list()),
       });
       if (options.report !== undefined) {
         const timeline = sidecar.timeline();

@@ -2,7 +2,7 @@
 // POST /-/reload re-read the file (an invalid one is rejected and the old one kept); SIGTERM/SIGINT stop gracefully.
 import type { Command } from 'commander';
 import { CliError } from '../cli-error.js';
-import { createDaemon } from '../serve/daemon.js';
+import { createDaemon } from '../../app/daemon/daemon.js';
 import { createStderrLogger, LOG_FORMATS, LOG_LEVELS, type LogFormat, type LogLevel } from '../serve/logger.js';
 import { addSourceOptions, hasSources, loadCliConfig, NO_SOURCE_MESSAGE, sourceFlags, type SourceOptionValues } from '../serve/source-flags.js';
 

@@ -4,7 +4,7 @@
 import { createWriteStream, type WriteStream } from 'node:fs';
 import { Option, type Command } from 'commander';
 import { startLiveCluster, type LiveCluster } from '../../sim/live/index.js';
-import { activeFaults, parseDurationMs, presetConfig, SimConfigError, type SimConfig } from '../../sim/sim-config.js';
+import { activeFaults, parseDurationMs, presetConfig, type SimConfig } from '../../sim/sim-config.js';
 import { CliError } from '../cli-error.js';
 
 interface SimServeOptions {
@@ -126,13 +126,7 @@ export function registerSimServeCommand(program: Command): void {
     .option('--exit-when-done', 'with --workload: stop when the workload finished')
     .option('--json', 'print the URLs as one JSON line (and the workload summary as another)')
     .action(async (options: SimServeOptions) => {
-      let config: SimConfig;
-      try {
-        config = presetConfig(options.preset, options.set);
-      } catch (err) {
-        if (err instanceof SimConfigError) throw new CliError(err.message);
-        throw err;
-      }
+      const config: SimConfig = presetConfig(options.preset, options.set);
       const ctxUrls = parseCtxUrls(options.ctxUrls);
       const requestLog = lineWriter(options.requestLog, '--request-log');
       const orchestratorLog = lineWriter(options.orchestratorLog, '--orchestrator-log');

@@ -2,7 +2,7 @@
 import { closeSync, openSync, writeSync } from 'node:fs';
 import type { Command } from 'commander';
 import { assertVirtualConfig, runVirtual, type SimResult } from '../../sim/run-virtual.js';
-import { presetConfig, SimConfigError } from '../../sim/sim-config.js';
+import { presetConfig } from '../../sim/sim-config.js';
 import { fileErrorText } from '../../sources/file-error-text.js';
 import { CliError } from '../cli-error.js';
 import { snakeCaseKeys } from '../reporters/snake-case.js';
@@ -61,14 +61,8 @@ export function registerSimCommand(program: Command): void {
     .option('--request-log-token-ids', 'include prompt_token_ids in the request log')
     .option('--orchestrator-log <file>', 'write the orchestrator log (TensorRT-LLM format)')
     .action((options: RunOptions) => {
-      let config;
-      try {
-        config = presetConfig(options.preset, options.set);
-        assertVirtualConfig(config);
-      } catch (err) {
-        if (err instanceof SimConfigError) throw new CliError(err.message);
-        throw err;
-      }
+      const config = presetConfig(options.preset, options.set);
+      assertVirtualConfig(config);
       const open = (path: string, flag: string): number => {
         try {
           return openSync(path, 'w');

@@ -3,7 +3,8 @@ import type { Command } from 'commander';
 import { CliError } from '../cli-error.js';
 import { ModelTokenizer } from '../../sources/tokenizer/model-tokenizer.js';
 import { TokenizerFileError } from '../../sources/tokenizer/tokenizer-files.js';
-import { ConfigError, loadConfig, type ServeConfig, type ServeFlags } from './config.js';
+import { ConfigError } from '../../app/config/config-error.js';
+import { loadConfig, type ServeConfig, type ServeFlags } from '../../app/config/serve-config.js';
 
 const collect = (value: string, previous: string[] = []): string[] => [...previous, value];
 
@@ -69,22 +70,16 @@ export function sourceFlags(options: SourceOptionValues): ServeFlags {
 }
 
 /**
- * loadConfig with ConfigError turned into the CLI's one-line usage error; the tokenizer is loaded once here, so a
- * missing or malformed one is refused (naming the file) before anything starts, and by --config.check.
+ * loadConfig, and the tokenizer loaded once here, so a missing or malformed one is refused (naming the flag or key
+ * and the file) before anything starts, and by --config.check.
  */
 export async function loadCliConfig(flags: ServeFlags): Promise<ServeConfig> {
-  let config: ServeConfig;
-  try {
-    config = await loadConfig(flags);
-  } catch (err) {
-    if (err instanceof ConfigError) throw new CliError(err.message);
-    throw err;
-  }
+  const config = await loadConfig(flags);
   if (config.tokenizer !== null) {
     try {
       ModelTokenizer.load(config.tokenizer);
     } catch (err) {
-      if (err instanceof TokenizerFileError) throw new CliError(`${flags.tokenizer !== undefined ? '--tokenizer' : 'tokenizer.path'}: ${err.message}`);
+      if (err instanceof TokenizerFileError) throw new ConfigError(`${flags.tokenizer !== undefined ? '--tokenizer' : 'tokenizer.path'}: ${err.message}`, { cause: err });
       throw err;
     }
   }

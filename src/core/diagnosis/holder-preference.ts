@@ -59,8 +59,6 @@ export interface PreferenceTally {
   readonly blindExpected: number;
 }
 
-export const EMPTY_TALLY: PreferenceTally = { decisions: 0, holderChosen: 0, blindExpected: 0 };
-
 /** Holder rate above the blind router's, per decision (0 without decisions). */
 export function preferenceExcess(t: PreferenceTally): number {
   return t.decisions > 0 ? (t.holderChosen - t.blindExpected) / t.decisions : 0;

@@ -37,17 +37,6 @@ export const DEFAULT_LIMITS: SentinelLimits = {
   servers: 1_024,
 };
 
-/**
- * What the daemon should run with: rules over the last 5 minutes, evaluated at most every 5 s, a finding on after
- * 3 consecutive evaluations (15 s) and off after 12 (1 min), so fixes show and nothing flaps.
- */
-export const DAEMON_STATE_OPTIONS = {
-  mode: 'relay',
-  windowMs: 300_000,
-  evaluateEveryMs: 5_000,
-  hysteresis: { onAfter: 3, offAfter: 12 },
-} as const satisfies SentinelOptions;
-
 export interface SentinelOptions {
   /** the vantage point; 'auto' infers relay from drained events (exclusive mode must be stated) */
   readonly mode?: SentinelMode;

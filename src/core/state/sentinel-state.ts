@@ -25,7 +25,7 @@ import { SourceHealthBoard } from './source-health-board.js';
 import { StateModel } from './state-model.js';
 import { WorkerEventsReducer } from './worker-events-reducer.js';
 
-export { DAEMON_STATE_OPTIONS, type SentinelLimits, type SentinelMode, type SentinelOptions } from './sentinel-options.js';
+export { type SentinelLimits, type SentinelMode, type SentinelOptions } from './sentinel-options.js';
 export type { SentinelStateSnapshot } from './snapshot.js';
 
 export interface SentinelState {

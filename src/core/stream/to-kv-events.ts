@@ -106,7 +106,9 @@ export class StreamEventConverter {
         return;
       }
       // checked before re-keying: the check chains on the engine's hashes, whatever the re-keyer knows
-      const checks = this.#vllm?.check(rank, event, split) ?? null;
+      // a block_size the tokens do not fit (hybrid models, Dynamo #9376) leaves the split uncertain: never a mismatch
+      const consistent = event.tokens !== null && event.tokens.length === event.blockHashes.length * event.blockSize;
+      const checks = this.#vllm === null ? null : consistent ? this.#vllm.check(rank, event, split) : split.map(() => 'unverifiable' as const);
       const rekeyed = this.#rekeyer.stored(rank, event.parentHash, event.blockHashes, split, event.loraId);
       if (rekeyed.keys === null) {
         unresolvedBlocks += event.blockHashes.length;

@@ -2,6 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { vllmBlockHash, vllmIntBlockHash, vllmNoneHash, type VllmExtraKey } from '../hashing/vllm-block-hash.js';
 import type { StreamStored } from './decode-batch.js';
+import { StreamEventConverter } from './to-kv-events.js';
 import { VllmHashChecker } from './vllm-hash-checker.js';
 
 const SEED = '0';
@@ -14,7 +15,11 @@ interface Built {
 }
 
 /** A BlockStored as vLLM publishes it: bytes hashes (or ints), extra_keys per block (or none: older vLLM). */
-function stored(parent: Uint8Array | null, blocks: Uint32Array[], o: { ints?: boolean; extra?: (VllmExtraKey | null)[] | null; seed?: string; hashes?: Uint8Array[] } = {}): Built {
+function stored(
+  parent: Uint8Array | null,
+  blocks: Uint32Array[],
+  o: { ints?: boolean; extra?: (VllmExtraKey | null)[] | null; seed?: string; hashes?: Uint8Array[] } = {},
+): Built {
   let p = parent ?? vllmNoneHash(o.seed ?? SEED);
   const hashes = o.hashes ?? blocks.map((b, i) => (p = vllmBlockHash(p, b, o.extra?.[i] ?? null)));
   const ints = o.ints === true;
@@ -76,12 +81,18 @@ describe('VllmHashChecker', () => {
     const stranger = vllmBlockHash(vllmNoneHash(SEED), tok(7, 7, 7, 7)); // stored before we subscribed
     expect(run(c, stored(stranger, [tok(8, 8, 8, 8)], { ints: true }))).toEqual(['unverifiable']);
     const wrongSeed = new VllmHashChecker({ algo: 'sha256_cbor', seed: '1' });
-    expect(run(wrongSeed, stored(null, [tok(1, 2, 3, 4), tok(5, 6, 7, 8)], { ints: true }))).toEqual(['unverifiable', 'unverifiable']);
+    expect(run(wrongSeed, stored(null, [tok(1, 2, 3, 4), tok(5, 6, 7, 8)], { ints: true }))).toEqual([
+      'unverifiable',
+      'unverifiable',
+    ]);
   });
 
   it('recomputes with the published extra keys (cache_salt on the root, a LoRA name, a multimodal id)', () => {
     const c = new VllmHashChecker({ algo: 'sha256_cbor', seed: SEED });
-    const extra: (VllmExtraKey | null)[] = [['lora-a', 'tenant-A'], ['lora-a', ['mm-1', -2]]];
+    const extra: (VllmExtraKey | null)[] = [
+      ['lora-a', 'tenant-A'],
+      ['lora-a', ['mm-1', -2]],
+    ];
     expect(run(c, stored(null, [tok(1, 2, 3, 4), tok(5, 6, 7, 8)], { extra }))).toEqual(['match', 'match']);
   });
 
@@ -96,12 +107,15 @@ describe('VllmHashChecker', () => {
     const blocks = [tok(1, 2, 3, 4, 5, 6, 7, 8), tok(9, 10, 11, 12, 13, 14, 15, 16)];
     const fine: Uint8Array[] = [];
     let p = vllmNoneHash(SEED);
-    for (const b of blocks) for (const half of [b.subarray(0, 4), b.subarray(4)]) fine.push((p = vllmBlockHash(p, half)));
+    for (const b of blocks)
+      for (const half of [b.subarray(0, 4), b.subarray(4)]) fine.push((p = vllmBlockHash(p, half)));
     const newer = new VllmHashChecker({ algo: 'sha256_cbor', seed: SEED });
     expect(run(newer, stored(null, blocks, { hashes: [fine[1]!, fine[3]!] }))).toEqual(['match', 'match']);
     const older = new VllmHashChecker({ algo: 'sha256_cbor', seed: SEED });
     const concat = (a: Uint8Array, b: Uint8Array): Uint8Array => Uint8Array.from([...a, ...b]);
-    expect(run(older, stored(null, blocks, { hashes: [concat(fine[0]!, fine[1]!), concat(fine[2]!, fine[3]!)] }))).toEqual(['match', 'match']);
+    expect(
+      run(older, stored(null, blocks, { hashes: [concat(fine[0]!, fine[1]!), concat(fine[2]!, fine[3]!)] })),
+    ).toEqual(['match', 'match']);
   });
 
   it('verifies nothing for algorithms it does not reproduce, or when none was stated', () => {
@@ -116,5 +130,42 @@ describe('VllmHashChecker', () => {
     run(c, a);
     c.resetRank(0);
     expect(run(c, stored(a.hashes[0]!, [tok(5, 6, 7, 8)], { ints: true }))).toEqual(['unverifiable']);
+  });
+
+  it('learns the granularity per block size: a group of another size is not taken to hash whole blocks', () => {
+    const c = new VllmHashChecker({ algo: 'sha256_cbor', seed: SEED });
+    expect(run(c, stored(null, [tok(1, 2, 3, 4)]))).toEqual(['match']); // 4-token blocks hash whole
+    // an 8-token block hashed as two 4-token halves, with extra keys the halves cannot be given: unknown, not a mismatch
+    const eight = tok(1, 2, 3, 4, 5, 6, 7, 8);
+    const half = vllmBlockHash(vllmBlockHash(vllmNoneHash(SEED), eight.subarray(0, 4), ['lora']), eight.subarray(4), [
+      'lora',
+    ]);
+    expect(run(c, stored(null, [eight], { hashes: [half], extra: [['lora']] }))).toEqual(['unverifiable']);
+  });
+});
+
+describe('StreamEventConverter with vLLM hashing', () => {
+  it('checks blocks before re-keying them, and leaves blocks of an inconsistent block_size unverifiable', () => {
+    const conv = new StreamEventConverter('vllm', { vllmHashing: { algo: 'sha256_cbor', seed: SEED } });
+    const a = stored(null, [tok(1, 2, 3, 4), tok(5, 6, 7, 8)]);
+    const ok = conv.convert(
+      { ts: 0, rank: null, events: [{ ...a.event, tokens: tok(1, 2, 3, 4, 5, 6, 7, 8), blockSize: 4 }] },
+      0,
+      null,
+      'x',
+    );
+    expect(ok.engineChecks).toEqual([['match', 'match']]);
+    // the tokens fit 2 blocks of 4, but the event says block_size 2: split by the tokens, never called a mismatch
+    const odd = conv.convert(
+      { ts: 0, rank: null, events: [{ ...a.event, tokens: tok(1, 2, 3, 4, 5, 6, 7, 8), blockSize: 2 }] },
+      1,
+      null,
+      'x',
+    );
+    expect(odd.engineChecks).toEqual([['unverifiable', 'unverifiable']]);
+    expect(odd.issues.map((i) => i.code)).toEqual(['stream-block-size-inconsistent']);
+    expect(
+      new StreamEventConverter('trtllm').convert({ ts: 0, rank: null, events: [] }, 0, null, 'x').engineChecks,
+    ).toBeNull();
   });
 });

@@ -9,7 +9,14 @@
 //     hash is the last (or the concatenation) of finer chained hashes; a miss is retried at each divisor of the block.
 // A miss is a mismatch only when all three were known; every other miss is unverifiable, never a mismatch, because a
 // hash-mismatch finding pages.
-import { vllmBlockHash, vllmIntBlockHash, vllmNoneHash, vllmHashRecomputable, type VllmExtraKey, type VllmHashAlgo } from '../hashing/vllm-block-hash.js';
+import {
+  vllmBlockHash,
+  vllmIntBlockHash,
+  vllmNoneHash,
+  vllmHashRecomputable,
+  type VllmExtraKey,
+  type VllmHashAlgo,
+} from '../hashing/vllm-block-hash.js';
 import type { HashCheck } from '../state/hash-verifier.js';
 import { LruMap } from '../state/lru-map.js';
 import type { StreamStored } from './decode-batch.js';
@@ -28,13 +35,18 @@ const DEFAULT_FULL_CAP = 262_144;
 /** misses searched at every divisor before one granularity was seen to match (bounds the cost of a wrong algorithm) */
 const MAX_BLIND_SEARCHES = 64;
 
-interface RankState {
-  readonly full: LruMap<bigint, Uint8Array>;
+/** How blocks of one size are hashed on one rank (KV cache groups may differ in block size). */
+interface Granularity {
   /** the sub-block size that last reproduced a hash whose granularity was not the block's */
-  granularity: number | null;
-  /** some block reproduced at its own size: the deployment hashes whole blocks */
+  finer: number | null;
+  /** some block reproduced at its own size: whole blocks are hashed */
   wholeBlocks: boolean;
   blindSearches: number;
+}
+
+interface RankState {
+  readonly full: LruMap<bigint, Uint8Array>;
+  readonly bySize: Map<number, Granularity>;
 }
 
 function last32(bytes: Uint8Array): Uint8Array {
@@ -51,6 +63,12 @@ function divisorsBelow(n: number): number[] {
   const out: number[] = [];
   for (let d = n - 1; d >= 1; d--) if (n % d === 0) out.push(d);
   return out;
+}
+
+/** A miss can only be called a mismatch when the granularity the hash was made at is known to be the one tried. */
+function granularityKnown(g: Granularity, extra: VllmExtraKey | null): boolean {
+  // blocks without extra keys were tried at every divisor; with extra keys only whole blocks can be recomputed
+  return extra === null ? g.wholeBlocks || g.finer !== null : g.wholeBlocks && g.finer === null;
 }
 
 export class VllmHashChecker {
@@ -85,15 +103,21 @@ export class VllmHashChecker {
       const extra = event.blockExtraKeys === null ? null : (event.blockExtraKeys[i] ?? null);
       const known = event.blockExtraKeys !== null;
       let computed: Uint8Array | null = null;
-      if (parent === undefined || blocks[i]!.length === 0 || (wireBytes !== null && (wireBytes.length === 0 || wireBytes.length % HASH_BYTES !== 0))) {
+      if (
+        parent === undefined ||
+        blocks[i]!.length === 0 ||
+        (wireBytes !== null && (wireBytes.length === 0 || wireBytes.length % HASH_BYTES !== 0))
+      ) {
         checks.push('unverifiable');
       } else {
-        computed = this.#reproduce(state, parent, blocks[i]!, extra, event.blockHashes[i]!, wireBytes);
+        const g = this.#granularity(state, blocks[i]!.length);
+        computed = this.#reproduce(g, parent, blocks[i]!, extra, event.blockHashes[i]!, wireBytes);
         if (computed !== null) checks.push('match');
-        else checks.push(known && this.#granularityKnown(state, extra) ? 'mismatch' : 'unverifiable');
+        else checks.push(known && granularityKnown(g, extra) ? 'mismatch' : 'unverifiable');
       }
       // the next block chains to this one's published hash when it is on the wire in full, else to what we computed
-      if (wireBytes !== null && wireBytes.length >= HASH_BYTES && wireBytes.length % HASH_BYTES === 0) parent = last32(wireBytes);
+      if (wireBytes !== null && wireBytes.length >= HASH_BYTES && wireBytes.length % HASH_BYTES === 0)
+        parent = last32(wireBytes);
       else if (computed !== null) {
         state.full.set(event.blockHashes[i]!, computed);
         parent = computed;
@@ -105,18 +129,20 @@ export class VllmHashChecker {
   #rootParent(state: RankState, event: StreamStored): Uint8Array | undefined {
     if (event.parentHash === null) return this.#noneHash ?? undefined;
     const bytes = event.parentHashBytes;
-    if (bytes !== null) return bytes.length >= HASH_BYTES && bytes.length % HASH_BYTES === 0 ? last32(bytes) : undefined;
+    if (bytes !== null)
+      return bytes.length >= HASH_BYTES && bytes.length % HASH_BYTES === 0 ? last32(bytes) : undefined;
     return state.full.get(event.parentHash);
   }
 
-  /** A miss can only be called a mismatch when the granularity the hash was made at is known to be the one tried. */
-  #granularityKnown(state: RankState, extra: VllmExtraKey | null): boolean {
-    // blocks without extra keys were tried at every divisor; with extra keys only whole blocks can be recomputed
-    return extra === null ? state.wholeBlocks || state.granularity !== null : state.wholeBlocks && state.granularity === null;
-  }
-
   /** The block's last chained 32-byte hash when some granularity reproduces what was published, else null. */
-  #reproduce(state: RankState, parent: Uint8Array, tokens: Uint32Array, extra: VllmExtraKey | null, wire: bigint, wireBytes: Uint8Array | null): Uint8Array | null {
+  #reproduce(
+    g: Granularity,
+    parent: Uint8Array,
+    tokens: Uint32Array,
+    extra: VllmExtraKey | null,
+    wire: bigint,
+    wireBytes: Uint8Array | null,
+  ): Uint8Array | null {
     const pieces = wireBytes === null ? 1 : wireBytes.length / HASH_BYTES;
     const n = tokens.length;
     if (pieces > 1) {
@@ -124,13 +150,14 @@ export class VllmHashChecker {
       if (n % pieces !== 0 || extra !== null) return null;
       const chain = this.#chain(parent, tokens, n / pieces);
       const ok = chain.every((h, k) => equalBytes(h, wireBytes!.subarray(k * HASH_BYTES, (k + 1) * HASH_BYTES)));
-      if (ok) state.granularity = n / pieces;
+      if (ok) g.finer = n / pieces;
       return ok ? chain[chain.length - 1]! : null;
     }
-    const matches = (h: Uint8Array): boolean => (wireBytes === null ? vllmIntBlockHash(h) === wire : equalBytes(h, wireBytes));
+    const matches = (h: Uint8Array): boolean =>
+      wireBytes === null ? vllmIntBlockHash(h) === wire : equalBytes(h, wireBytes);
     const whole = vllmBlockHash(parent, tokens, extra);
     if (matches(whole)) {
-      state.wholeBlocks = true;
+      g.wholeBlocks = true;
       return whole;
     }
     if (extra !== null) return null;
@@ -141,16 +168,16 @@ export class VllmHashChecker {
       const chain = this.#chain(parent, tokens, d);
       const lastHash = chain[chain.length - 1]!;
       if (!matches(lastHash)) return null;
-      state.granularity = d;
+      g.finer = d;
       return lastHash;
     };
-    if (state.granularity !== null && state.granularity < n && n % state.granularity === 0) {
-      const hit = attempt(state.granularity);
+    if (g.finer !== null && g.finer < n && n % g.finer === 0) {
+      const hit = attempt(g.finer);
       if (hit !== null) return hit;
     }
-    if (state.wholeBlocks && state.granularity === null) return null;
-    if (state.granularity === null && state.blindSearches >= MAX_BLIND_SEARCHES) return null;
-    if (state.granularity === null) state.blindSearches++;
+    if (g.wholeBlocks && g.finer === null) return null;
+    if (g.finer === null && g.blindSearches >= MAX_BLIND_SEARCHES) return null;
+    if (g.finer === null) g.blindSearches++;
     for (const d of divisorsBelow(n)) {
       if (tried.has(d)) continue;
       const hit = attempt(d);
@@ -170,10 +197,19 @@ export class VllmHashChecker {
     return out;
   }
 
+  #granularity(state: RankState, size: number): Granularity {
+    let g = state.bySize.get(size);
+    if (g === undefined) {
+      g = { finer: null, wholeBlocks: false, blindSearches: 0 };
+      if (state.bySize.size < 64) state.bySize.set(size, g);
+    }
+    return g;
+  }
+
   #rank(rank: number): RankState {
     let state = this.#ranks.get(rank);
     if (state === undefined) {
-      state = { full: new LruMap(this.#fullCap), granularity: null, wholeBlocks: false, blindSearches: 0 };
+      state = { full: new LruMap(this.#fullCap), bySize: new Map() };
       this.#ranks.set(rank, state);
     }
     return state;

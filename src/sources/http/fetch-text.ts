@@ -2,6 +2,7 @@
 // is aborted, not buffered) and failures classified into the fixed reasons of kvsentinel_source_errors_total.
 import { errors, request, type Dispatcher } from 'undici';
 import type { SourceErrorReason } from '../ports.js';
+import { KvsentinelError } from '../../core/errors.js';
 
 export interface FetchTextOptions {
   readonly method?: 'GET' | 'POST';
@@ -14,12 +15,12 @@ export interface FetchTextOptions {
   readonly signal?: AbortSignal;
 }
 
-export class SourceReadError extends Error {
+export class SourceReadError extends KvsentinelError {
   override readonly name = 'SourceReadError';
   readonly reason: SourceErrorReason;
 
   constructor(reason: SourceErrorReason, message: string, options?: { cause?: unknown }) {
-    super(message, options);
+    super('source-read-failed', message, options);
     this.reason = reason;
   }
 }

@@ -12,16 +12,17 @@ import tokenizers from 'tokenizers';
 import type { RenderInput } from '../../core/render/render-input.js';
 import { SegmentEncoder } from './segment-encoder.js';
 import { readTokenizerFiles, TokenizerFileError, type ChatTemplates, type TokenizerFiles } from './tokenizer-files.js';
+import { KvsentinelError } from '../../core/errors.js';
 
 /** transformers classes whose constructor replaces the post-processor by BOS/EOS from add_bos_token/add_eos_token */
 const REBUILDS_POST_PROCESSOR = /^(Llama|CodeLlama|Gemma|Cohere|GPTNeoX)Tokenizer(Fast)?$/;
 
-export class RenderError extends Error {
+export class RenderError extends KvsentinelError {
+  override readonly name = 'RenderError';
   /** a short, bounded reason for counters ('no-chat-template', 'template-error', …) */
   readonly reason: string;
   constructor(reason: string, message: string) {
-    super(message);
-    this.name = 'RenderError';
+    super('render-failed', message);
     this.reason = reason;
   }
 }

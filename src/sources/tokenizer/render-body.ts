@@ -11,8 +11,6 @@ export type RenderOutcome =
   /** `reason` is bounded (metric label): undecodable, no-chat-template, template-error, tokenizer-error, busy */
   | { readonly kind: 'failed'; readonly reason: string; readonly message: string };
 
-export const RENDER_FAILURE_REASONS = ['undecodable', 'no-chat-template', 'template-error', 'tokenizer-error', 'busy'] as const;
-
 export async function renderBody(tokenizer: ModelTokenizer, bytes: Uint8Array, encoding: CtxBodyEncoding): Promise<RenderOutcome> {
   const body = ctxBodyValue(bytes, encoding);
   if (body === null) return { kind: 'failed', reason: 'undecodable', message: `a ${encoding} body that does not decode` };

@@ -5,12 +5,13 @@
 // its tokenizer.json. Every problem is a TokenizerFileError naming the file.
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
+import { KvsentinelError } from '../../core/errors.js';
 
-export class TokenizerFileError extends Error {
+export class TokenizerFileError extends KvsentinelError {
+  override readonly name = 'TokenizerFileError';
   readonly file: string;
   constructor(file: string, message: string) {
-    super(`${file}: ${message}`);
-    this.name = 'TokenizerFileError';
+    super('tokenizer-invalid', `${file}: ${message}`);
     this.file = file;
   }
 }

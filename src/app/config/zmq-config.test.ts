@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { buildConfig, ConfigError } from './config.js';
+import { buildConfig, ConfigError } from './serve-config.js';
 
 describe('--zmq and zmq: configuration', () => {
   it('parses the flag with its options and the file list; ids may be a relay\'s', () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { buildConfig, parseDuration, parseHostPort, parseRelayFlag, relayHost } from './config.js';
+import { buildConfig, parseDuration, parseHostPort, parseRelayFlag, relayHost } from './serve-config.js';
 
 describe('serve config', () => {
   it('parses --relay ID=URL@[HOST:]PORT', () => {

@@ -14,7 +14,10 @@ import { closestName } from '../../core/closest-name.js';
 import { parse as parseYaml } from 'yaml';
 import { DEFAULT_MAX_TABLE_BLOCKS_PER_SERVER } from '../../core/tables/index.js';
 import type { ZmqStreamSpec } from '../../sources/zmq/zmq-events-source.js';
-import { checkZmqUnique, parseZmqFlag, parseZmqList, ZmqConfigError } from './zmq-config.js';
+import { checkZmqUnique, parseZmqFlag, parseZmqList } from './zmq-config.js';
+import { ConfigError } from './config-error.js';
+
+export { ConfigError };
 
 export const DEFAULT_LISTEN = { host: '0.0.0.0', port: 9464 } as const;
 /** where a relay port binds when its listen address names no host */
@@ -123,9 +126,6 @@ export interface ServeFlags {
   readonly tokenizer?: string;
 }
 
-export class ConfigError extends Error {
-  override readonly name = 'ConfigError';
-}
 
 const DURATION = /^(\d+(?:\.\d+)?)(ms|s|m|h)$/;
 const UNIT_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
@@ -348,14 +348,8 @@ export function buildConfig(doc: unknown, flags: ServeFlags, source = 'config'):
   ctx.push(...(flags.ctx ?? []).map((t) => parseCtxFlag(t, flags.events ?? 'none')));
   if (flags.events === 'exclusive' && (flags.ctx ?? []).length === 0) fail('--events exclusive', 'needs at least one --ctx ID=URL to drain');
 
-  let zmq;
-  try {
-    zmq = [...parseZmqList(at('zmq'), asList(at('zmq'), file['zmq'])), ...(flags.zmq ?? []).map(parseZmqFlag)];
-    checkZmqUnique(zmq);
-  } catch (err) {
-    if (err instanceof ZmqConfigError) throw new ConfigError(err.message);
-    throw err;
-  }
+  const zmq = [...parseZmqList(at('zmq'), asList(at('zmq'), file['zmq'])), ...(flags.zmq ?? []).map(parseZmqFlag)];
+  checkZmqUnique(zmq);
 
   let routerDebug: ServeConfig['routerDebug'] = null;
   if (file['router_debug'] !== undefined) {

@@ -17,23 +17,18 @@ import { renderLandingSections, type LandingInfo } from '../../outputs/landing-p
 import { LiveFeed } from '../../outputs/live-feed.js';
 import { renderLiveReportBody, renderLiveReportPage } from '../../outputs/report/live-report-page.js';
 import { WebServer } from '../../outputs/web-server.js';
-import type { Clock, Logger, ObservationSink, RunningSource } from '../../sources/ports.js';
+import type { Clock, Logger, ObservationSink } from '../../sources/ports.js';
 import { InflightTracker } from '../../sources/relay/inflight-tracker.js';
-import { REQUEST_UNREADABLE_REASONS } from '../../core/relay/request-unreadable.js';
-import { WorkerRelay, type ParseEvents, type RelayCounters } from '../../sources/relay/worker-relay.js';
+import type { ParseEvents, RelayCounters } from '../../sources/relay/worker-relay.js';
 import { SourceStatusBoard } from '../../sources/source-status.js';
-import { createExclusiveEventsSource } from '../../sources/watch/exclusive-events-source.js';
-import { createOrchestratorLogSource, createRequestLogSource } from '../../sources/watch/log-sources.js';
-import { createPrometheusScrapeSource } from '../../sources/watch/prometheus-scrape-source.js';
-import { createRouterDebugSource } from '../../sources/watch/router-debug-source.js';
-import { createServerInfoSource } from '../../sources/watch/server-info-source.js';
-import type { RenderResult } from '../../sources/relay/router-side-ids.js';
 import { ModelTokenizer } from '../../sources/tokenizer/model-tokenizer.js';
 import { RenderPool } from '../../sources/tokenizer/render-pool.js';
 import type { StreamRankCounters } from '../../sources/zmq/stream-counters.js';
-import { ZmqEventsSource } from '../../sources/zmq/zmq-events-source.js';
+import { relayHost, type ServeConfig } from '../config/serve-config.js';
+import { stateOptionsFor } from '../state-presets.js';
 import { VERSION } from '../version.js';
-import { relayHost, type ServeConfig } from './config.js';
+import { sourceSpecsFor, statusNamesOf, type DaemonSource, type RelayEndpoint, type SourceContext } from './daemon-sources.js';
+import { RelayCounterTotals } from './relay-counter-totals.js';
 import { startTimelineSampler, type TimelineSampler } from './timeline-sampler.js';
 
 /** What the daemon needs from the state (createSentinelState satisfies it). */
@@ -84,35 +79,8 @@ export interface Daemon {
   relayAddresses(id: string): { host: string; port: number }[];
 }
 
-interface SourceSpec {
-  readonly key: string;
-  readonly make: () => RunningSource;
-}
-
 export function defaultState(config: ServeConfig): SentinelState {
-  return createSentinelState({
-    mode: config.ctx.some((c) => c.events === 'exclusive') ? 'exclusive' : 'auto',
-    windowMs: 10 * 60_000,
-    // a daemon should not flap: a finding needs two evaluations to turn on, five to turn off
-    hysteresis: { onAfter: 2, offAfter: 5 },
-    evaluateEveryMs: 1_000,
-    limits: { tableBlocksPerServer: config.state.maxTableBlocks },
-  });
-}
-
-function addCounters(a: RelayCounters | undefined, b: RelayCounters): RelayCounters {
-  if (a === undefined) return b;
-  return {
-    server: b.server,
-    abandonedPolls: a.abandonedPolls + b.abandonedPolls,
-    capturesTruncated: a.capturesTruncated + b.capturesTruncated,
-    eventsEvicted: a.eventsEvicted + b.eventsEvicted,
-    consumersExpired: a.consumersExpired + b.consumersExpired,
-    consumersEvicted: a.consumersEvicted + b.consumersEvicted,
-    resumePositionsDiscarded: a.resumePositionsDiscarded + b.resumePositionsDiscarded,
-    upstreamRetries: a.upstreamRetries + b.upstreamRetries,
-    eventsRedelivered: a.eventsRedelivered + b.eventsRedelivered,
-  };
+  return createSentinelState(stateOptionsFor('daemon', config));
 }
 
 export function createDaemon(initial: ServeConfig, deps: DaemonDeps = {}): Daemon {
@@ -145,15 +113,11 @@ export function createDaemon(initial: ServeConfig, deps: DaemonDeps = {}): Daemo
   const snapshot = (): SentinelStateSnapshot => state.snapshot(clock());
   let sampler: TimelineSampler | null = null;
   let reloadStatus: ReloadStatus = { successful: true, lastSuccessAt: clock() };
-  const running = new Map<string, RunningSource>();
-  /** counters of relays a reload replaced, per server id, so the exported counters never go back */
-  const retired = new Map<string, RelayCounters>();
-  const relayCounters = (): RelayCounters[] => {
-    const total = new Map(retired);
-    for (const s of running.values()) if (s instanceof WorkerRelay) total.set(s.target.id, addCounters(total.get(s.target.id), s.counters()));
-    return [...total.values()];
-  };
-  const streamCounters = (): StreamRankCounters[] => [...running.values()].flatMap((s) => (s instanceof ZmqEventsSource ? s.counters() : []));
+  const running = new Map<string, DaemonSource>();
+  const relayTotals = new RelayCounterTotals();
+  const relays = (): RelayEndpoint[] => [...running.values()].flatMap((s) => (s.kind === 'relay' ? [s.source] : []));
+  const relayCounters = (): RelayCounters[] => relayTotals.totals(relays().map((r) => ({ server: r.target.id, counters: r.counters() })));
+  const streamCounters = (): StreamRankCounters[] => [...running.values()].flatMap((s) => (s.kind === 'stream' ? s.source.counters() : []));
   const exporter = createExporter({
     relays: relayCounters,
     streams: streamCounters,
@@ -178,7 +142,7 @@ export function createDaemon(initial: ServeConfig, deps: DaemonDeps = {}): Daemo
   };
   feed = new LiveFeed({ snapshot, clock, logger, version: VERSION, report: () => renderLiveReportBody(reportModel(), renderLandingSections(landingInfo())) });
   const inflight = new InflightTracker();
-  const tokensPerBlock = new Map<string, number>();
+  const workerBlockSizes = new Map<string, number>();
   let resolver: ServerResolver = resolverFor(config);
   let started = false;
   let ready = false;
@@ -203,7 +167,7 @@ export function createDaemon(initial: ServeConfig, deps: DaemonDeps = {}): Daemo
       verdict: s?.verdict ?? null,
       findings: s?.findings ?? [],
       sources: status.list(),
-      relays: [...running.values()].filter((r): r is WorkerRelay => r instanceof WorkerRelay).map((r) => {
+      relays: relays().map((r) => {
         const a = r.address();
         const consumers = r.bufferStats().consumers.map((c) => ({ consumer: c.consumer, backlog: c.backlog, delivered: c.delivered, dropped: c.dropped }));
         return { id: r.target.id, listen: `${a.host}:${a.port}`, upstream: r.target.upstream, consumers };
@@ -227,128 +191,38 @@ export function createDaemon(initial: ServeConfig, deps: DaemonDeps = {}): Daemo
     for (const r of c.relays) {
       aliases[r.id] = [r.upstream, `${relayHost(r)}:${r.port}`, `:${r.port}`];
       // port 0: the router (and its log lines) name the port the relay bound
-      for (const s of running.values()) if (s instanceof WorkerRelay && s.target.id === r.id) for (const a of s.addresses()) aliases[r.id]!.push(`:${a.port}`);
+      for (const s of relays()) if (s.target.id === r.id) for (const a of s.addresses()) aliases[r.id]!.push(`:${a.port}`);
     }
     for (const x of c.ctx) aliases[x.id] = [x.url];
     return createServerResolver(aliases);
   }
 
-  function specsFor(c: ServeConfig): SourceSpec[] {
-    const common = { timeoutMs: c.timeoutMs, maxBytes: c.maxResponseBytes };
-    const specs: SourceSpec[] = [];
-    const resolve: ServerResolver = (name) => resolver(name);
-    for (const r of c.relays) {
-      const target = { id: r.id, upstream: r.upstream, host: relayHost(r), port: r.port, replicaPorts: r.replicaPorts };
-      const options = {
-        drainIntervalMs: c.relay.drainIntervalMs,
-        drainTimeoutMs: c.relay.drainTimeoutMs,
-        maxDrainBytes: c.relay.maxDrainBytes,
-        consumerHeader: c.relay.consumerHeader,
-        captureMaxBytes: c.relay.captureMaxBytes,
-        maxRequestBytes: c.relay.maxRequestBytes,
-        proxyTimeoutMs: c.relay.proxyTimeoutMs,
-        upstreamKeepAliveMs: c.relay.upstreamKeepAliveMs,
-        shutdownGraceMs: c.relay.shutdownGraceMs,
-        // vLLM and SGLang serve no /kv_cache_events: their stream is the event path, the relay only proxies
-        drainEvents: !c.zmq.some((z) => z.id === r.id && z.engine !== 'trtllm'),
-        buffer: { maxEvents: c.relay.bufferMaxEvents, maxBytes: c.relay.bufferMaxBytes, consumerIdleMs: c.relay.consumerIdleMs, retainReadMs: c.relay.retainReadMs, maxConsumers: c.relay.maxConsumers },
-      };
-      specs.push({
-        key: `relay ${JSON.stringify([target, options])}`,
-        make: () => {
-          // the series exists (at 0) from the start, so rate() and the dashboards see the relay before any refusal
-          exporter.countRelayRejected(target.id, 'body_too_large', 0);
-          for (const reason of REQUEST_UNREADABLE_REASONS) exporter.countRelayUnreadable(target.id, reason, 0);
-          // 0 without a tokenizer: the dashboards' render series exists for every relay
-          exporter.countRender(target.id, 'rendered', null, 0);
-          return new WorkerRelay(
-            target,
-            {
-              sink,
-              status,
-              clock,
-              logger,
-              inflight,
-              parseEvents,
-              onProxied: (s, sec) => exporter.observeRelayDuration(s, sec),
-              onRejected: (s, reason) => exporter.countRelayRejected(s, reason),
-              onUnreadable: (s, reason) => exporter.countRelayUnreadable(s, reason),
-              ...(render !== undefined ? { render, onRender: (s: string, result: RenderResult, reason: string | null) => exporter.countRender(s, result, reason) } : {}),
-            },
-            options,
-          );
-        },
-      });
-    }
-    for (const z of c.zmq) specs.push({ key: `zmq ${JSON.stringify(z)}`, make: () => new ZmqEventsSource(z, { sink, status, clock, logger }) });
-    // only TensorRT-LLM serves /server_info
-    const trtllmOnly = (id: string): boolean => !c.zmq.some((z) => z.id === id && z.engine !== 'trtllm');
-    const workers = [...c.relays.map((r) => ({ id: r.id, url: r.upstream })), ...c.ctx.map((x) => ({ id: x.id, url: x.url }))].filter((w) => trtllmOnly(w.id));
-    for (const w of workers) {
-      specs.push({
-        key: `server-info ${JSON.stringify([w, c.serverInfoIntervalMs, common])}`,
-        make: () =>
-          createServerInfoSource(
-            { sink, status, clock, onInfo: (server, tpb) => (tpb !== null ? tokensPerBlock.set(server, tpb) : tokensPerBlock.delete(server)) },
-            { server: w.id, url: w.url, intervalMs: c.serverInfoIntervalMs, ...common },
-          ),
-      });
-    }
-    for (const x of c.ctx) {
-      if (x.prometheus) {
-        specs.push({ key: `prometheus ${JSON.stringify([x, c.pollIntervalMs, common])}`, make: () => createPrometheusScrapeSource({ status }, { server: x.id, url: x.url, intervalMs: c.pollIntervalMs, ...common }) });
-      }
-      if (x.events === 'exclusive') {
-        specs.push({
-          key: `events ${JSON.stringify([x, c.relay.drainIntervalMs, common])}`,
-          make: () => createExclusiveEventsSource({ sink, status, clock, logger, parseEvents }, { server: x.id, url: x.url, intervalMs: c.relay.drainIntervalMs, timeoutMs: c.timeoutMs, maxBytes: c.relay.maxDrainBytes }),
-        });
-      }
-    }
-    if (c.routerDebug !== null) {
-      const rd = c.routerDebug;
-      specs.push({ key: `router-debug ${JSON.stringify([rd, common])}`, make: () => createRouterDebugSource({ sink, status, clock, resolve }, { url: rd.url, intervalMs: rd.intervalMs, ...common }) });
-    }
-    if (c.orchestratorLog !== null) {
-      const path = c.orchestratorLog;
-      specs.push({ key: `orchestrator-log ${JSON.stringify([path, c.followIntervalMs])}`, make: () => createOrchestratorLogSource({ sink, status, clock, logger, resolve }, { path, intervalMs: c.followIntervalMs }) });
-    }
-    c.requestLogs.forEach((r, index) => {
-      specs.push({
-        key: `requests ${JSON.stringify([r, index, c.followIntervalMs])}`,
-        make: () =>
-          createRequestLogSource(
-            { sink, status, clock, logger, resolve, tokensPerBlock: (s) => tokensPerBlock.get(s) ?? null },
-            { path: r.path, format: r.format, intervalMs: c.followIntervalMs, index },
-          ),
-      });
-    });
-    return specs;
-  }
+  const sourceContext: SourceContext = { sink, status, clock, logger, parseEvents, exporter, inflight, render, resolve: (name) => resolver(name), workerBlockSizes };
 
   async function reconcile(c: ServeConfig): Promise<void> {
-    const wanted = new Map(specsFor(c).map((s) => [s.key, s]));
+    const wanted = new Map(sourceSpecsFor(c, sourceContext).map((s) => [s.key, s]));
     const removed = [...running].filter(([key]) => !wanted.has(key));
     // stop first: a changed relay frees its port before its replacement binds it
     await Promise.all(
-      removed.map(async ([key, source]) => {
+      removed.map(async ([key, made]) => {
         running.delete(key);
+        const { source } = made;
         status.silence(source.name);
         await source.stop();
-        if (source instanceof WorkerRelay) retired.set(source.target.id, addCounters(retired.get(source.target.id), source.counters()));
+        if (made.kind === 'relay') relayTotals.retire(made.source.target.id, made.source.counters());
         status.unregister(source.name);
-        if (source instanceof ZmqEventsSource) for (const name of source.sourceNames) status.unregister(name);
+        if (made.kind === 'stream') for (const name of made.source.sourceNames) status.unregister(name);
       }),
     );
     const failures: string[] = [];
     for (const [key, spec] of wanted) {
       if (running.has(key)) continue;
-      const source = spec.make();
-      if (source instanceof ZmqEventsSource) for (const name of source.sourceNames) status.register(name);
-      else status.register(source.name);
+      const made = spec.make();
+      const { source } = made;
+      for (const name of statusNamesOf(made)) status.register(name);
       try {
         await source.start();
-        running.set(key, source);
+        running.set(key, made);
         logger.debug?.('source started', { source: source.name });
       } catch (err) {
         const message = `${source.name} did not start: ${err instanceof Error ? err.message : String(err)}`;
@@ -397,8 +271,8 @@ export function createDaemon(initial: ServeConfig, deps: DaemonDeps = {}): Daemo
       ready = true;
       if (serveWeb) {
         const a = web.address();
-        const relays = [...running.values()].filter((r): r is WorkerRelay => r instanceof WorkerRelay).map((r) => `${r.target.id}=${r.addresses().map((x) => `${x.host}:${x.port}`).join(',')}`);
-        logger.info('kvsentinel serving', { listen: `${a.host}:${a.port}`, sources: running.size, ...(relays.length > 0 ? { relays: relays.join(' ') } : {}) });
+        const listeners = relays().map((r) => `${r.target.id}=${r.addresses().map((x) => `${x.host}:${x.port}`).join(',')}`);
+        logger.info('kvsentinel serving', { listen: `${a.host}:${a.port}`, sources: running.size, ...(listeners.length > 0 ? { relays: listeners.join(' ') } : {}) });
       }
     },
     async reload() {
@@ -436,7 +310,7 @@ export function createDaemon(initial: ServeConfig, deps: DaemonDeps = {}): Daemo
           logger.info(`letting ${inFlight} in-flight relay requests finish (up to relay.shutdown_grace ${graceS}s); signal again to stop now`, { in_flight: inFlight });
         }
         // relays first: they finish in-flight requests; pollers stop in parallel
-        await Promise.all([...running.values()].map((s) => s.stop()));
+        await Promise.all([...running.values()].map((s) => s.source.stop()));
         running.clear();
         sampler?.stop();
         await feed?.stop();
@@ -446,23 +320,13 @@ export function createDaemon(initial: ServeConfig, deps: DaemonDeps = {}): Daemo
       })();
       return stopping;
     },
-    inFlightRelayRequests() {
-      let n = 0;
-      for (const s of running.values()) if (s instanceof WorkerRelay) n += s.inFlight;
-      return n;
-    },
+    inFlightRelayRequests: () => relays().reduce((n, r) => n + r.inFlight, 0),
     hurry() {
-      for (const s of running.values()) if (s instanceof WorkerRelay) s.hurry();
+      for (const r of relays()) r.hurry();
     },
     webAddress: () => web.address(),
-    relayAddress(id) {
-      for (const s of running.values()) if (s instanceof WorkerRelay && s.target.id === id) return s.address();
-      return null;
-    },
-    relayAddresses(id) {
-      for (const s of running.values()) if (s instanceof WorkerRelay && s.target.id === id) return s.addresses();
-      return [];
-    },
+    relayAddress: (id) => relays().find((r) => r.target.id === id)?.address() ?? null,
+    relayAddresses: (id) => relays().find((r) => r.target.id === id)?.addresses() ?? [],
   };
   return daemon;
 }

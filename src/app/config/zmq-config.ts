@@ -10,6 +10,7 @@ import { STREAM_ENGINES, isStreamEngine } from '../../core/stream/stream-engine.
 import type { VllmHashing } from '../../core/stream/vllm-hash-checker.js';
 import type { ZmqStreamSpec } from '../../sources/zmq/zmq-events-source.js';
 import { endpointProblem } from '../../sources/zmq/zmq-endpoints.js';
+import { ConfigError } from './config-error.js';
 
 const ID = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
 const KEYS = ['id', 'endpoint', 'replay_endpoint', 'engine', 'ranks', 'topic', 'hash_algo', 'python_hash_seed'] as const;
@@ -17,12 +18,9 @@ const FLAG_KEYS = ['replay', 'engine', 'ranks', 'topic', 'hash', 'seed'] as cons
 /** attention-DP sizes beyond this are a typo, not a deployment */
 const MAX_RANKS = 256;
 
-export class ZmqConfigError extends Error {
-  override readonly name = 'ZmqConfigError';
-}
 
 function fail(where: string, message: string): never {
-  throw new ZmqConfigError(`${where}: ${message}`);
+  throw new ConfigError(`${where}: ${message}`);
 }
 
 function endpoint(where: string, v: unknown, ranks: number): string {

@@ -1,0 +1,44 @@
+// Known failures carry a stable code: callers branch on the code (the CLI maps it to an exit code in one place,
+// src/cli/exit-codes.ts) instead of catching one class to throw another with the same message.
+
+export const ERROR_CODES = [
+  /** a flag or argument the CLI cannot use */
+  'usage',
+  /** the serve configuration (file or flags) is invalid */
+  'config-invalid',
+  /** a simulator setting (--preset, --set) is invalid */
+  'sim-config-invalid',
+  /** a tokenizer file is missing or malformed */
+  'tokenizer-invalid',
+  /** a recorded bundle cannot be read */
+  'bundle-invalid',
+  /** a source's read failed (reported on the status board, never to the CLI) */
+  'source-read-failed',
+  /** a request could not be rendered into token ids (counted per relay, never to the CLI) */
+  'render-failed',
+  /** sources or the web server did not start */
+  'start-failed',
+  /** an output file could not be written */
+  'write-failed',
+] as const;
+
+export type ErrorCode = (typeof ERROR_CODES)[number];
+
+export class KvsentinelError extends Error {
+  override readonly name: string = 'KvsentinelError';
+  readonly code: ErrorCode;
+
+  constructor(code: ErrorCode, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.code = code;
+  }
+}
+
+export function isKvsentinelError(err: unknown): err is KvsentinelError {
+  return err instanceof KvsentinelError;
+}
+
+/** The message of anything thrown, for one-line reports. */
+export function errorMessage(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
