@@ -18,7 +18,9 @@ type Label = keyof CounterLabelTypes;
 /** A declaration of counters: every name with the labels it is kept by. */
 export type CounterDeclarations<T> = { readonly [K in keyof T]: readonly Label[] };
 
-type LabelValues<Labels> = { readonly [I in keyof Labels]: Labels[I] extends Label ? CounterLabelTypes[Labels[I]] : never };
+type LabelValues<Labels> = {
+  readonly [I in keyof Labels]: Labels[I] extends Label ? CounterLabelTypes[Labels[I]] : never;
+};
 
 /** A key of one counter: made by a counterKeys function only. */
 export type CounterKey = string & { readonly __counterKey: never };
@@ -30,6 +32,9 @@ function key(name: string, ...labels: readonly (string | number)[]): CounterKey 
 }
 
 /** The key maker of one declaration of counters. */
-export function counterKeys<T extends CounterDeclarations<T>>(): <N extends keyof T & string>(name: N, ...labels: LabelValues<T[N]>) => CounterKey {
+export function counterKeys<T extends CounterDeclarations<T>>(): <N extends keyof T & string>(
+  name: N,
+  ...labels: LabelValues<T[N]>
+) => CounterKey {
   return key;
 }
