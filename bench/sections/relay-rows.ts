@@ -203,12 +203,15 @@ export function relayRows(m: RelayMeasurements): SectionReport & { notes: string
 function separation(relay: number | null, main: number | null, scan: number | null, other: number | null, nginx: number | null): string {
   if (relay === null || main === null || scan === null || other === null) return 'CPU per request could not be read from /proc here.';
   const base =
-    `Where the relay's CPU goes, per request at saturation: ${cpu(main)} on the forwarding thread (receiving and re-sending the 200 KB body and the SSE stream, ` +
-    `recording the decision and outcome), ${cpu(scan)} on the scan thread (reading the prompt's ids, the usage), ${cpu(other)} on V8's GC helpers and libuv's pool.`;
+    `Where the relay's CPU goes, per request at saturation: ${cpu(main)} on the forwarding thread — receiving and re-sending the 200 KB body and the SSE stream, ` +
+    `and, since \`kvsentinel serve\` runs its state on the same event loop, recording the decision and outcome (the decision digest: prefix fingerprints and ` +
+    `block keys of the prompt) — ${cpu(scan)} on the scan thread (reading the prompt's ids, the usage) and ${cpu(other)} on the other threads (V8's GC helpers).`;
   if (nginx === null) return base;
   return (
     `${base} nginx forwards the same bytes for ${cpu(nginx)}: the relay's forwarding thread alone costs ${fmtRatio(main / nginx)} of that — a Node event loop ` +
-    `(JavaScript per chunk, Buffer allocation, GC) against nginx's C loop with fixed buffers — and its analysis (${cpu(relay - main)} off the forwarding thread) is ` +
-    `what nginx does not do at all. On a machine whose cores the load generator, the worker and the proxy share, every CPU-millisecond per request is throughput lost.`
+    `(JavaScript per chunk, a Buffer per socket read, requests that live long enough under load to be promoted and collected by full GCs, the state's digest) ` +
+    `against nginx's C loop with fixed buffers — and its analysis off the forwarding thread (${cpu(relay - main)}) is what nginx does not do at all. On a machine ` +
+    `whose cores the load generator, the worker and the proxy share, every CPU-millisecond per request is throughput lost, and at a fixed rate a busy machine ` +
+    `(see the load average in the header) turns the relay's larger CPU share into queueing: the fixed-rate rows move the most from run to run.`
   );
 }

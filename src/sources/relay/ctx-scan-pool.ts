@@ -1,11 +1,11 @@
 // Reads CTX request bodies (JSON or msgpack) and CTX responses on a worker thread, so the relay's event loop only
-// forwards bytes (design: the relay must never hold the data path for analysis). Request chunks are copied to the
-// thread as they pass; when the body ended the thread answers with the request info. One thread answers in the order
-// requests finished, which is the order the relay records decisions in. The chunks one request received in one tick
-// are copied over together, in one message, into a ring of shared memory the thread reads in place (no allocation per
-// request on the event loop, nothing for its GC); when the ring is full (the thread lags) they travel in a buffer of
-// their own instead. A response's kept copy goes over whole once it ended. Everything sent in one tick goes in one
-// message (each message wakes the thread: a syscall), and the thread answers a batch in one message too.
+// forwards bytes (design: the relay must never hold the data path for analysis). A request's chunks are kept by
+// reference as they pass and go over once its body ended, copied into a ring of shared memory the thread reads in
+// place (no allocation on the event loop, nothing for its GC; when the ring is full — the thread lags — they travel in
+// a buffer of their own instead); the thread answers with the request info. One thread answers in the order requests
+// finished, which is the order the relay records decisions in. A response's kept copy goes over whole once it ended.
+// Everything sent in one tick goes in one message, since each message wakes the thread (a syscall, and at a low rate
+// the largest cost here), and the thread answers a batch in one message too.
 //
 // When the thread cannot be used (its compiled file is missing, as when the sources run untranspiled under the test
 // runner, or the thread died) scanning happens inline with the same scanner: same answers, on the event loop.
@@ -21,7 +21,7 @@ import type { ScanMessage, ScanReply, ScanRequest, ScanThreadData } from './ctx-
 
 /** One request's scan: feed every chunk, then finish once (or drop). */
 export interface CtxScan {
-  /** `chunk` is read (copied) after the current tick: its bytes must not change until then (socket chunks do not) */
+  /** `chunk` is read (copied) when finish() is called: its bytes must not change until then (socket chunks do not) */
   feed(chunk: Uint8Array): void;
   /** the request info; null when the body needs parseCtxRequest's text path */
   finish(headers: HeaderBag): Promise<CtxRequestInfo | null>;
@@ -58,7 +58,6 @@ export class CtxScanPool {
   #failed = false;
   #nextId = 0;
   readonly #pending = new Map<number, (reply: ScanReply | undefined) => void>();
-  #flushes: (() => void)[] = [];
   /** messages for the thread, posted together once per tick */
   #outbox: ScanMessage[] = [];
   #outboxTransfer: ArrayBuffer[] = [];
@@ -88,8 +87,8 @@ export class CtxScanPool {
       this.#post(m, transfer);
       return true;
     };
-    // the chunks that arrived in one tick travel in one message: one copy (the relay still forwards the originals,
-    // which are only read until then) and one postMessage per request per tick, not per chunk
+    // the chunks travel once the body ended, in one copy and one message with the finish (the relay forwarded the
+    // originals meanwhile and keeps them for its capture anyway)
     let queued: Uint8Array[] = [];
     let queuedBytes = 0;
     const flush = (): void => {
@@ -114,7 +113,6 @@ export class CtxScanPool {
     };
     return {
       feed: (chunk) => {
-        if (queued.length === 0) this.#flushLater(flush);
         queued.push(chunk);
         queuedBytes += chunk.length;
       },
@@ -131,7 +129,7 @@ export class CtxScanPool {
       drop: () => {
         queued = [];
         queuedBytes = 0;
-        send({ kind: 'drop', id });
+        // nothing was sent for it: the thread never heard of this request
       },
     };
   }
@@ -171,12 +169,6 @@ export class CtxScanPool {
     return start;
   }
 
-  /** Runs `flush` once after the current I/O callbacks (all the chunks read in this tick are queued by then). */
-  #flushLater(flush: () => void): void {
-    this.#flushes.push(flush);
-    this.#schedule();
-  }
-
   #post(m: ScanMessage, transfer: ArrayBuffer[]): void {
     this.#outbox.push(m);
     this.#outboxTransfer.push(...transfer);
@@ -188,9 +180,6 @@ export class CtxScanPool {
     this.#scheduled = true;
     setImmediate(() => {
       this.#scheduled = false;
-      const due = this.#flushes;
-      this.#flushes = [];
-      for (const f of due) f();
       const items = this.#outbox;
       const transfer = this.#outboxTransfer;
       this.#outbox = [];

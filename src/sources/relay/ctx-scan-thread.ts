@@ -19,7 +19,6 @@ export type ScanRequest =
   /** `length` bytes at ring position `start` (a byte count since the start; wraps around the ring) */
   | { readonly kind: 'ring-chunk'; readonly id: number; readonly encoding: CtxBodyEncoding; readonly start: number; readonly length: number }
   | { readonly kind: 'finish'; readonly id: number; readonly encoding: CtxBodyEncoding; readonly headers: HeaderBag }
-  | { readonly kind: 'drop'; readonly id: number }
   | { readonly kind: 'response'; readonly id: number; readonly bytes: Uint8Array; readonly shape: CtxResponseShape }
   /** what the relay sent in one tick */
   | { readonly kind: 'batch'; readonly items: readonly ScanMessage[] };
@@ -88,7 +87,6 @@ if (port !== null) {
     }
     const reader = open.get(m.id);
     open.delete(m.id);
-    if (m.kind === 'drop') return;
     const info = (reader ?? createCtxBodyReader(m.encoding)).finish(m.headers);
     replies.push({ kind: 'request', id: m.id, info });
     const tokens = info?.promptTokens;
