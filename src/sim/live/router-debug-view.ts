@@ -1,16 +1,10 @@
 // GET /debug/router of the simulated orchestrator (docs/design.md §8): the router's settings, each server's state
 // and the routing decisions after ?since=SEQ, from a bounded history (between `max` and 2 × `max` decisions kept).
-import type { RouteCandidate, Router } from '../routers/router.js';
+import type { RouterDecisionRecord } from '../orchestrator.js';
+import type { Router } from '../routers/router.js';
 
-export interface Decision {
-  readonly seq: number;
-  /** epoch seconds */
-  readonly ts: number;
-  readonly requestId: string;
-  readonly correlationId: string | null;
-  readonly chosen: string;
-  readonly candidates: readonly RouteCandidate[] | null;
-}
+/** a decision as /debug/router lists it: the model orchestrator's record without its prompt (`ts` in epoch seconds) */
+export type Decision = Pick<RouterDecisionRecord, 'seq' | 'ts' | 'requestId' | 'correlationId' | 'chosen' | 'candidates'>;
 
 export class DecisionHistory {
   readonly #max: number;

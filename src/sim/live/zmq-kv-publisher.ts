@@ -134,14 +134,19 @@ export class ZmqKvPublisher {
     r.pending.push(wire);
     if (!this.#flushScheduled) {
       this.#flushScheduled = true;
-      setImmediate(() => void this.flush());
+      // a flush scheduled just before stop() finds the sockets closed: that is the end of the stream, not a fault
+      setImmediate(() => {
+        this.flush().catch((err: unknown) => {
+          if (!this.#closed) throw err;
+        });
+      });
     }
   }
 
   /** Sends every rank's pending events as one batch each. */
   async flush(): Promise<void> {
     this.#flushScheduled = false;
-    for (let rank = 0; rank < this.#ranks.length; rank++) {
+    for (let rank = 0; rank < this.#ranks.length && !this.#closed; rank++) {
       const r = this.#ranks[rank]!;
       if (r.pending.length === 0) continue;
       const events = r.pending;
