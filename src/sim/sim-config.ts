@@ -7,6 +7,7 @@ import { PUBLISHER_FORMATS, VLLM_SIM_HASHES, type KvEventsPublisher, type VllmSi
 import { ROUTER_PROFILES, ROUTER_TYPES, type RouterType, type SimRouterProfile } from './routers/router.js';
 import { REQUEST_FORMATS, type WorkloadConfig } from './workload.js';
 import { KvsentinelError } from '../core/errors.js';
+import { formatDuration, readDuration } from '../core/units.js';
 
 export interface CtxConfig {
   readonly servers: number;
@@ -273,16 +274,6 @@ export const KNOBS: Readonly<Record<string, Knob>> = {
   'gen.ms_per_token': { kind: 'number', section: 'gen', field: 'msPerToken', help: 'decode time per output token' },
 };
 
-/** "30s", "1500ms", "2m", "1h" or a bare number of seconds → milliseconds */
-export function parseDurationMs(text: string): number | null {
-  const match = /^(\d+(?:\.\d+)?)(ms|s|m|h)?$/.exec(text.trim());
-  if (match === null) return null;
-  const value = Number(match[1]);
-  const unit = match[2] ?? 's';
-  const factor = unit === 'ms' ? 1 : unit === 's' ? 1000 : unit === 'm' ? 60_000 : 3_600_000;
-  return value * factor;
-}
-
 function parseValue(key: string, kind: Kind, raw: string): unknown {
   const bad = (what: string): SimConfigError => new SimConfigError(`--set ${key}=${raw}: ${what}`);
   if (typeof kind === 'object') {
@@ -313,9 +304,9 @@ function parseValue(key: string, kind: Kind, raw: string): unknown {
     case 'duration':
     case 'optional-duration': {
       if (kind === 'optional-duration' && (raw === 'never' || raw === 'none')) return null;
-      const ms = parseDurationMs(raw);
-      if (ms === null) throw bad('expected a duration such as 30s, 1500ms, 2m (bare numbers are seconds)');
-      return ms;
+      const read = readDuration(raw);
+      if ('ms' in read) return read.ms;
+      throw bad(read.error === 'no-unit' ? `'${raw}' has no unit: write ${raw}s or ${raw}ms (docs/units.md)` : 'expected a duration such as 30s, 1500ms, 2m');
     }
   }
 }
@@ -368,7 +359,7 @@ export function activeFaults(config: SimConfig): string[] {
   const faults: string[] = [];
   for (const [key, knob] of Object.entries(KNOBS)) {
     const value = (config[knob.section] as unknown as Record<string, unknown>)[knob.field];
-    if (knob.fault?.(value) === true) faults.push(`${key}=${formatKnobValue(value)}`);
+    if (knob.fault?.(value) === true) faults.push(`${key}=${formatKnobValue(value, knob.kind)}`);
   }
   const unsetAdopts = config.router.tokensPerBlock === 0 && config.router.profile === 'newest';
   const effectiveTpb = config.router.tokensPerBlock === 0 ? 32 : config.router.tokensPerBlock;
@@ -393,12 +384,14 @@ export function describeKnobs(): KnobDescription[] {
     key,
     help: knob.help,
     fault: knob.fault !== undefined,
-    values: Object.fromEntries(Object.entries(PRESETS).map(([name, preset]) => [name, formatKnobValue((preset[knob.section] as unknown as Record<string, unknown>)[knob.field])])),
+    values: Object.fromEntries(Object.entries(PRESETS).map(([name, preset]) => [name, formatKnobValue((preset[knob.section] as unknown as Record<string, unknown>)[knob.field], knob.kind)])),
   }));
 }
 
-function formatKnobValue(value: unknown): string {
+function formatKnobValue(value: unknown, kind: Kind): string {
   if (value === null) return 'never';
+  // what `--set` reads back: a duration with its unit
+  if ((kind === 'duration' || kind === 'optional-duration') && typeof value === 'number') return formatDuration(value);
   if (typeof value === 'number' || typeof value === 'boolean' || typeof value === 'string') return String(value);
   return JSON.stringify(value);
 }

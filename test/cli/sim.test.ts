@@ -48,6 +48,8 @@ describe('kvsentinel sim run', () => {
     [['--set', 'router.max_batch_size=zero'], /--set router\.max_batch_size=zero: expected a positive integer/],
     [['--set', 'router.type=magic'], /--set router\.type=magic: expected one of round_robin, load_balancing, kv_cache_aware, conversation/],
     [['--set', 'ctx.restart_at=soon'], /--set ctx\.restart_at=soon: expected a duration/],
+    // a duration needs its unit (docs/units.md): a bare number could be seconds or milliseconds
+    [['--set', 'ctx.stall=2'], /--set ctx\.stall=2: '2' has no unit: write 2s or 2ms/],
     [['--set', 'novalue'], /--set novalue: expected key=value/],
     [['--preset', 'nope'], /--preset nope: unknown preset/],
   ])('rejects %j with exit 2 and names the key', async (args, message) => {

@@ -1,34 +1,35 @@
-// Configuration of `kvsentinel serve`: a YAML or JSON file plus flags (docs/design.md §7). Validated once, at the edge,
-// into plain data; every error names the key (file) or the flag it came from. Flags add to the file's lists; a
-// scalar flag overrides the file.
+// Configuration of `kvsentinel serve`: a YAML or JSON file (its schema: config-schema.ts) plus flags (docs/design.md
+// §7). Validated once, at the edge, into plain data; every error names the file and key path, or the flag, it came
+// from. Flags add to the file's lists; a scalar flag overrides the file.
 //
-// Default listen address 0.0.0.0:9464: Prometheus scrapes the sidecar from outside its pod (the pod IP); 9464 is the
-// port the deployment manifests and dashboards use. Relay ports are the CTX data path and bind loopback unless a
-// host is given: the recommended deployment runs the sidecar in the orchestrator's pod, where the router reaches
-// them on 127.0.0.1; exposing them is a deliberate `@0.0.0.0:PORT` (docs/design.md §3).
-import { readFileSync } from 'node:fs';
+// Relay ports are the CTX data path and bind loopback unless a host is given: the recommended deployment runs the
+// sidecar in the orchestrator's pod, where the router reaches them on 127.0.0.1; exposing them is a deliberate
+// `@0.0.0.0:PORT` (docs/design.md §3).
 import { readFile } from 'node:fs/promises';
-import { parseRouterFacts, ROUTER_FACT_KEYS, type RouterFacts } from './router-facts-config.js';
-import { fileErrorText } from '../../sources/file-error-text.js';
-import { closestName } from '../../core/closest-name.js';
 import { parse as parseYaml } from 'yaml';
-import { DEFAULT_MAX_TABLE_BLOCKS_PER_SERVER } from '../../core/tables/index.js';
+import { fileErrorText } from '../../sources/file-error-text.js';
 import type { ZmqStreamSpec } from '../../sources/zmq/zmq-events-source.js';
-import { checkZmqUnique, parseZmqFlag, parseZmqList } from './zmq-config.js';
 import { ConfigError } from './config-error.js';
+import { DEFAULT_LISTEN, readConfigFile, WATCH_DEFAULTS, REQUEST_LOG_FORMATS, type ConfigFile, type RequestLogFormat } from './config-schema.js';
+import * as values from './config-values.js';
+import { readAt, type HostPort } from './config-values.js';
+import { checkZmqUnique, parseZmqFlag, parseZmqList } from './zmq-config.js';
 
-export { ConfigError };
+export type { HostPort } from './config-values.js';
 
-export const DEFAULT_LISTEN = { host: '0.0.0.0', port: 9464 } as const;
 /** where a relay port binds when its listen address names no host */
 export const DEFAULT_RELAY_HOST = '127.0.0.1';
 
-export const REQUEST_LOG_FORMATS = ['auto', 'canonical', 'perf-metrics', 'openai', 'relay'] as const;
-export type RequestLogFormat = (typeof REQUEST_LOG_FORMATS)[number];
-
-export interface HostPort {
-  readonly host: string;
-  readonly port: number;
+export type CtxSpec = ConfigFile['ctx'][number];
+export type RequestLogSpec = ConfigFile['requests'][number];
+/** router facts the operator states (`router:`, --router.profile, --router.tokens-per-block) */
+export interface RouterFacts {
+  readonly profile: NonNullable<ConfigFile['router']['profile']> | null;
+  readonly tokensPerBlock: number | null;
+  readonly maxBatchSize: number | null;
+  readonly loadWeight: number | null;
+  readonly trackRoutedBlocks: boolean | null;
+  readonly backfillBlockHashesOnFinish: boolean | null;
 }
 
 export interface RelaySpec {
@@ -39,18 +40,6 @@ export interface RelaySpec {
   readonly port: number;
   /** more ports on the same host, one consumer (orchestrator replica) each: `ID=URL@9401,9411` */
   readonly replicaPorts: readonly number[];
-}
-
-export interface CtxSpec {
-  readonly id: string;
-  readonly url: string;
-  readonly events: 'none' | 'exclusive';
-  readonly prometheus: boolean;
-}
-
-export interface RequestLogSpec {
-  readonly path: string;
-  readonly format: RequestLogFormat;
 }
 
 export interface ServeConfig {
@@ -127,95 +116,13 @@ export interface ServeFlags {
 }
 
 
-const DURATION = /^(\d+(?:\.\d+)?)(ms|s|m|h)$/;
-const UNIT_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
-const BYTES = /^(\d+)(B|KiB|MiB|GiB)?$/;
-const UNIT_BYTES: Record<string, number> = { B: 1, KiB: 1024, MiB: 1024 ** 2, GiB: 1024 ** 3 };
-const ID = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
-
-function fail(where: string, message: string): never {
-  throw new ConfigError(`${where}: ${message}`);
-}
-
-function describe(v: unknown): string {
-  return typeof v === 'string' ? `'${v}'` : JSON.stringify(v) ?? String(v);
-}
-
+/** `--duration` and the like: a positive duration, named by the flag (or key) it came from. */
 export function parseDuration(where: string, v: unknown): number {
-  if (typeof v === 'number' && Number.isFinite(v) && v > 0) return v;
-  if (typeof v === 'string') {
-    const m = DURATION.exec(v.trim());
-    if (m !== null) {
-      const ms = Number(m[1]) * (UNIT_MS[m[2] as string] as number);
-      if (ms > 0) return ms;
-    }
-  }
-  return fail(where, `${describe(v)} is not a positive duration (e.g. 250ms, 5s, 1m; a number means ms)`);
+  return readAt(where, values.durationMs, v);
 }
 
-function parseBytes(where: string, v: unknown): number {
-  if (typeof v === 'number' && Number.isSafeInteger(v) && v > 0) return v;
-  if (typeof v === 'string') {
-    const m = BYTES.exec(v.trim());
-    if (m !== null) {
-      const n = Number(m[1]) * (UNIT_BYTES[m[2] ?? 'B'] as number);
-      if (n > 0 && Number.isSafeInteger(n)) return n;
-    }
-  }
-  return fail(where, `${describe(v)} is not a positive size (e.g. 1048576, 64MiB)`);
-}
-
-function parsePositiveInt(where: string, v: unknown): number {
-  if (typeof v === 'number' && Number.isSafeInteger(v) && v > 0) return v;
-  return fail(where, `${describe(v)} is not a positive integer`);
-}
-
-function parseHttpUrl(where: string, v: unknown): string {
-  if (typeof v === 'string') {
-    try {
-      const u = new URL(v);
-      if ((u.protocol === 'http:' || u.protocol === 'https:') && u.search === '' && u.hash === '') return v.replace(/\/+$/, '');
-    } catch {
-      // fall through
-    }
-  }
-  return fail(where, `${describe(v)} is not an http(s) URL without query`);
-}
-
-function parseId(where: string, v: unknown): string {
-  if (typeof v === 'string' && ID.test(v)) return v;
-  return fail(where, `${describe(v)} is not a server id (letters, digits, '_', '.', '-'; at most 64)`);
-}
-
-function parsePort(where: string, text: string): number {
-  if (/^\d+$/.test(text)) {
-    const p = Number(text);
-    if (p >= 0 && p <= 65535) return p;
-  }
-  return fail(where, `'${text}' is not a port (0-65535)`);
-}
-
-/** `HOST:PORT`, `[v6]:PORT` or `:PORT` (all interfaces). */
 export function parseHostPort(where: string, v: unknown): HostPort {
-  if (typeof v !== 'string') return fail(where, `${describe(v)} is not HOST:PORT`);
-  const m = /^(?:\[([^\]]+)\]|([^:]*)):(\d+)$/.exec(v.trim());
-  if (m === null) return fail(where, `'${v}' is not HOST:PORT`);
-  const host = m[1] ?? m[2] ?? '';
-  return { host: host === '' ? '0.0.0.0' : host, port: parsePort(where, m[3] as string) };
-}
-
-/**
- * `[HOST:]PORT[,PORT…]` of a relay's listeners (or a YAML list of ports): one port per consumer, i.e. per
- * orchestrator replica; null host means the main listen host.
- */
-function parseRelayListen(where: string, v: unknown): { host: string | null; port: number; replicaPorts: number[] } {
-  const parts = Array.isArray(v) ? v : typeof v === 'string' ? v.split(',') : [v];
-  if (parts.length === 0) return fail(where, 'expected [HOST:]PORT[,PORT…]');
-  const [first, ...rest] = parts as unknown[];
-  const replicaPorts = rest.map((p) => parsePort(where, String(p).trim()));
-  const head = typeof first === 'string' ? first.trim() : first;
-  const listen = typeof head === 'number' || (typeof head === 'string' && /^\d+$/.test(head)) ? { host: null, port: parsePort(where, String(head)) } : parseHostPort(where, head);
-  return { ...listen, replicaPorts };
+  return readAt(where, values.hostPort, v);
 }
 
 /** `ID=URL@[HOST:]PORT[,PORT…]` (docs/design.md §7; one port per orchestrator replica). */
@@ -223,17 +130,17 @@ export function parseRelayFlag(text: string): RelaySpec {
   const where = `--relay '${text}'`;
   const eq = text.indexOf('=');
   const at = text.lastIndexOf('@');
-  if (eq <= 0 || at < eq) return fail(where, 'expected ID=URL@[HOST:]PORT, e.g. ctx0=http://10.0.0.5:8001@9401');
-  const listen = parseRelayListen(where, text.slice(at + 1));
-  return { id: parseId(where, text.slice(0, eq)), upstream: parseHttpUrl(where, text.slice(eq + 1, at)), ...listen };
+  if (eq <= 0 || at < eq) throw new ConfigError(`${where}: expected ID=URL@[HOST:]PORT, e.g. ctx0=http://10.0.0.5:8001@9401`);
+  const listen = readAt(where, values.relayListen, text.slice(at + 1));
+  return { id: readAt(where, values.serverId, text.slice(0, eq)), upstream: readAt(where, values.httpUrl, text.slice(eq + 1, at)), ...listen };
 }
 
 /** `ID=URL`. */
 export function parseCtxFlag(text: string, events: 'none' | 'exclusive'): CtxSpec {
   const where = `--ctx '${text}'`;
   const eq = text.indexOf('=');
-  if (eq <= 0) return fail(where, 'expected ID=URL, e.g. ctx0=http://10.0.0.5:8001');
-  return { id: parseId(where, text.slice(0, eq)), url: parseHttpUrl(where, text.slice(eq + 1)), events, prometheus: false };
+  if (eq <= 0) throw new ConfigError(`${where}: expected ID=URL, e.g. ctx0=http://10.0.0.5:8001`);
+  return { id: readAt(where, values.serverId, text.slice(0, eq)), url: readAt(where, values.httpUrl, text.slice(eq + 1)), events, prometheus: false };
 }
 
 function parseRequestLogFlag(text: string): RequestLogSpec {
@@ -244,203 +151,73 @@ function parseRequestLogFlag(text: string): RequestLogSpec {
   return { path: text, format: 'auto' };
 }
 
-type Raw = Record<string, unknown>;
-
-function isRaw(v: unknown): v is Raw {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
-
-function checkKeys(where: string, obj: Raw, allowed: readonly string[]): void {
-  for (const key of Object.keys(obj)) {
-    if (allowed.includes(key)) continue;
-    const near = closestName(key, allowed);
-    fail(`${where === '' ? '' : `${where}.`}${key}`, `unknown key${near !== null ? ` (did you mean ${near}?)` : ''}; expected one of ${allowed.join(', ')}`);
-  }
-}
-
-function asList(where: string, v: unknown): unknown[] {
-  if (v === undefined || v === null) return [];
-  if (Array.isArray(v)) return v;
-  return fail(where, 'expected a list');
-}
-
-const TOP_KEYS = ['web', 'relays', 'relay', 'state', 'ctx', 'zmq', 'router', 'router_debug', 'orchestrator_log', 'requests', 'tokenizer', 'poll_interval', 'server_info_interval', 'timeout', 'max_response_bytes', 'follow_interval'] as const;
-const RELAY_KEYS = [
-  'drain_interval',
-  'drain_timeout',
-  'max_drain_bytes',
-  'consumer_header',
-  'consumer_by',
-  'consumer_idle',
-  'retain_read',
-  'capture_max_bytes',
-  'max_request_bytes',
-  'buffer_max_events',
-  'buffer_max_bytes',
-  'max_consumers',
-  'proxy_timeout',
-  'upstream_keep_alive',
-  'shutdown_grace',
-] as const;
-
-/** The token is the file's first line; an unreadable or empty file is a configuration error naming the key. */
-function readBearerToken(where: string, v: unknown): string {
-  if (typeof v !== 'string' || v === '') return fail(where, `${describe(v)} is not a file path`);
-  let text: string;
-  try {
-    text = readFileSync(v, 'utf8');
-  } catch (err) {
-    return fail(where, `cannot read ${v}: ${fileErrorText(err)}`);
-  }
-  const token = (text.split(/\r?\n/)[0] ?? '').trim();
-  if (token.length < 16) fail(where, `${v}: the token must be at least 16 characters on the first line`);
-  return token;
+function routerFacts(file: ConfigFile['router'], flags: ServeFlags): RouterFacts {
+  return {
+    profile: flags.routerProfile !== undefined ? readAt('--router.profile', values.oneOf(['2026-06', 'newest'] as const, (v) => JSON.stringify(v)), flags.routerProfile) : (file.profile ?? null),
+    tokensPerBlock: flags.routerTokensPerBlock !== undefined ? readAt('--router.tokens-per-block', values.positiveIntText, flags.routerTokensPerBlock) : (file.tokens_per_block ?? null),
+    maxBatchSize: file.max_batch_size ?? null,
+    loadWeight: file.load_weight ?? null,
+    trackRoutedBlocks: file.track_routed_blocks ?? null,
+    backfillBlockHashesOnFinish: file.backfill_block_hashes_on_finish ?? null,
+  };
 }
 
 /** Validates a parsed config document plus flags into a ServeConfig. `source` names the file in errors. */
 export function buildConfig(doc: unknown, flags: ServeFlags, source = 'config'): ServeConfig {
-  const file: Raw = doc === undefined || doc === null ? {} : isRaw(doc) ? doc : fail(source, 'expected a mapping at the top level');
-  checkKeys('', file, TOP_KEYS);
-  const at = (key: string): string => `${source}: ${key}`;
-
-  const web = file['web'] === undefined ? {} : isRaw(file['web']) ? file['web'] : fail(at('web'), 'expected a mapping');
-  checkKeys(at('web'), web, ['listen_address', 'bearer_token_file']);
-  const tokenFile = flags.bearerTokenFile !== undefined ? { where: '--web.bearer-token-file', v: flags.bearerTokenFile as unknown } : web['bearer_token_file'] !== undefined ? { where: at('web.bearer_token_file'), v: web['bearer_token_file'] } : null;
-  const bearerToken = tokenFile === null ? null : readBearerToken(tokenFile.where, tokenFile.v);
-  const listen =
-    flags.listenAddress !== undefined
-      ? parseHostPort('--web.listen-address', flags.listenAddress)
-      : web['listen_address'] !== undefined
-        ? parseHostPort(at('web.listen_address'), web['listen_address'])
-        : DEFAULT_LISTEN;
-
-  const relays: RelaySpec[] = asList(at('relays'), file['relays']).map((r, i) => {
-    const where = at(`relays[${i}]`);
-    if (!isRaw(r)) return fail(where, 'expected a mapping with id, upstream, listen');
-    checkKeys(where, r, ['id', 'upstream', 'listen']);
-    if (r['listen'] === undefined) fail(`${where}.listen`, 'missing ([HOST:]PORT)');
-    return { id: parseId(`${where}.id`, r['id']), upstream: parseHttpUrl(`${where}.upstream`, r['upstream']), ...parseRelayListen(`${where}.listen`, r['listen']) };
-  });
-  relays.push(...(flags.relay ?? []).map(parseRelayFlag));
-
-  const relayRaw = file['relay'] === undefined ? {} : isRaw(file['relay']) ? file['relay'] : fail(at('relay'), 'expected a mapping');
-  checkKeys(at('relay'), relayRaw, RELAY_KEYS);
-  const opt = <T>(key: string, parse: (where: string, v: unknown) => T, dflt: T): T => (relayRaw[key] === undefined ? dflt : parse(at(`relay.${key}`), relayRaw[key]));
-  if (relayRaw['consumer_by'] !== undefined) {
-    fail(
-      at('relay.consumer_by'),
-      'was removed: it told router replicas apart by remote address (two replicas on one host merged) or address and port (a client reconnecting from a new port got events twice); ' +
-        'give each replica its own relay port instead, e.g. --relay ctx0=http://10.0.0.5:8001@9401,9411 (listen: "9401,9411")',
-    );
-  }
-  const consumerHeader = opt('consumer_header', (w, v) => (typeof v === 'string' && /^[A-Za-z0-9-]*$/.test(v) ? v.toLowerCase() : fail(w, `${describe(v)} is not a header name`)), 'x-kvsentinel-consumer');
-
-  const ctx: CtxSpec[] = asList(at('ctx'), file['ctx']).map((c, i) => {
-    const where = at(`ctx[${i}]`);
-    if (!isRaw(c)) return fail(where, 'expected a mapping with id, url');
-    checkKeys(where, c, ['id', 'url', 'events', 'prometheus']);
-    const events = c['events'] ?? 'none';
-    if (events !== 'none' && events !== 'exclusive') fail(`${where}.events`, `${describe(events)} is not none or exclusive`);
-    const prometheus = c['prometheus'] ?? false;
-    if (typeof prometheus !== 'boolean') fail(`${where}.prometheus`, `${describe(prometheus)} is not true or false`);
-    return { id: parseId(`${where}.id`, c['id']), url: parseHttpUrl(`${where}.url`, c['url']), events: events, prometheus };
-  });
-  ctx.push(...(flags.ctx ?? []).map((t) => parseCtxFlag(t, flags.events ?? 'none')));
-  if (flags.events === 'exclusive' && (flags.ctx ?? []).length === 0) fail('--events exclusive', 'needs at least one --ctx ID=URL to drain');
-
-  const zmq = [...parseZmqList(at('zmq'), asList(at('zmq'), file['zmq'])), ...(flags.zmq ?? []).map(parseZmqFlag)];
+  const file = readConfigFile(doc, source);
+  const bearerToken = flags.bearerTokenFile !== undefined ? readAt('--web.bearer-token-file', values.bearerTokenFromFile, flags.bearerTokenFile) : (file.web.bearer_token_file ?? null);
+  const listen = flags.listenAddress !== undefined ? parseHostPort('--web.listen-address', flags.listenAddress) : (file.web.listen_address ?? DEFAULT_LISTEN);
+  const relays: RelaySpec[] = [...file.relays.map((r) => ({ id: r.id, upstream: r.upstream, ...r.listen })), ...(flags.relay ?? []).map(parseRelayFlag)];
+  const ctx: CtxSpec[] = [...file.ctx, ...(flags.ctx ?? []).map((t) => parseCtxFlag(t, flags.events ?? 'none'))];
+  if (flags.events === 'exclusive' && (flags.ctx ?? []).length === 0) throw new ConfigError('--events exclusive: needs at least one --ctx ID=URL to drain');
+  const zmq = [...parseZmqList(`${source}: zmq`, file.zmq), ...(flags.zmq ?? []).map(parseZmqFlag)];
   checkZmqUnique(zmq);
-
-  let routerDebug: ServeConfig['routerDebug'] = null;
-  if (file['router_debug'] !== undefined) {
-    const rd = file['router_debug'];
-    const where = at('router_debug');
-    const obj: Raw = typeof rd === 'string' ? { url: rd } : isRaw(rd) ? rd : fail(where, 'expected a URL or a mapping with url, interval');
-    checkKeys(where, obj, ['url', 'interval']);
-    routerDebug = { url: parseHttpUrl(`${where}.url`, obj['url']), intervalMs: obj['interval'] === undefined ? 1_000 : parseDuration(`${where}.interval`, obj['interval']) };
-  }
-  if (flags.routerDebug !== undefined) routerDebug = { url: parseHttpUrl('--router-debug', flags.routerDebug), intervalMs: routerDebug?.intervalMs ?? 1_000 };
-
-  const routerRaw = file['router'] === undefined || file['router'] === null ? {} : isRaw(file['router']) ? file['router'] : fail(at('router'), 'expected a mapping');
-  checkKeys(at('router'), routerRaw, ROUTER_FACT_KEYS);
-  const router = parseRouterFacts(routerRaw, flags, at, fail);
-
-  const pathOf = (where: string, v: unknown): string => (typeof v === 'string' && v !== '' ? v : fail(where, `${describe(v)} is not a file path`));
-  let orchestratorLog = file['orchestrator_log'] === undefined ? null : pathOf(at('orchestrator_log'), file['orchestrator_log']);
-  if (flags.orchestratorLog !== undefined) orchestratorLog = flags.orchestratorLog;
-
-  let tokenizer: string | null = null;
-  if (file['tokenizer'] !== undefined && file['tokenizer'] !== null) {
-    const t = file['tokenizer'];
-    const obj: Raw = typeof t === 'string' ? { path: t } : isRaw(t) ? t : fail(at('tokenizer'), 'expected a path or a mapping with path');
-    checkKeys(at('tokenizer'), obj, ['path']);
-    tokenizer = pathOf(at('tokenizer.path'), obj['path']);
-  }
-  if (flags.tokenizer !== undefined) tokenizer = pathOf('--tokenizer', flags.tokenizer);
-
-  const requestLogs: RequestLogSpec[] = asList(at('requests'), typeof file['requests'] === 'string' ? [file['requests']] : file['requests']).map((r, i) => {
-    const where = at(`requests[${i}]`);
-    if (typeof r === 'string') return { path: pathOf(where, r), format: 'auto' as const };
-    if (!isRaw(r)) return fail(where, 'expected a path or a mapping with path, format');
-    checkKeys(where, r, ['path', 'format']);
-    const format = r['format'] ?? 'auto';
-    if (!(REQUEST_LOG_FORMATS as readonly unknown[]).includes(format)) fail(`${where}.format`, `${describe(format)} is not one of ${REQUEST_LOG_FORMATS.join(', ')}`);
-    return { path: pathOf(`${where}.path`, r['path']), format: format as RequestLogFormat };
-  });
-  requestLogs.push(...(flags.requests ?? []).map(parseRequestLogFlag));
-
-  const top = <T>(key: string, parse: (where: string, v: unknown) => T, dflt: T): T => (file[key] === undefined ? dflt : parse(at(key), file[key]));
-  const stateRaw = file['state'] === undefined ? {} : isRaw(file['state']) ? file['state'] : fail(at('state'), 'expected a mapping');
-  checkKeys(at('state'), stateRaw, ['max_table_blocks']);
-  const maxTableBlocks =
-    flags.maxTableBlocks !== undefined
-      ? parsePositiveInt('--state.max-table-blocks', /^\d+$/.test(flags.maxTableBlocks) ? Number(flags.maxTableBlocks) : flags.maxTableBlocks)
-      : stateRaw['max_table_blocks'] === undefined
-        ? DEFAULT_MAX_TABLE_BLOCKS_PER_SERVER
-        : parsePositiveInt(at('state.max_table_blocks'), stateRaw['max_table_blocks']);
+  const debug = file.router_debug;
+  let routerDebug: ServeConfig['routerDebug'] = debug === undefined ? null : { url: debug.url, intervalMs: debug.interval };
+  if (flags.routerDebug !== undefined) routerDebug = { url: readAt('--router-debug', values.httpUrl, flags.routerDebug), intervalMs: debug?.interval ?? WATCH_DEFAULTS.routerDebugIntervalMs };
+  const r = file.relay;
   const config: ServeConfig = {
     listen,
     bearerToken,
     relays,
     relay: {
-      drainIntervalMs: opt('drain_interval', parseDuration, 250),
-      drainTimeoutMs: opt('drain_timeout', parseDuration, 5_000),
-      maxDrainBytes: opt('max_drain_bytes', parseBytes, 64 * 1024 ** 2),
-      consumerHeader,
-      captureMaxBytes: opt('capture_max_bytes', parseBytes, 16 * 1024 ** 2),
-      maxRequestBytes:
-        flags.relayMaxRequestBytes !== undefined ? parseBytes('--relay.max-request-bytes', flags.relayMaxRequestBytes) : opt('max_request_bytes', parseBytes, 64 * 1024 ** 2),
-      bufferMaxEvents: opt('buffer_max_events', parsePositiveInt, 200_000),
-      bufferMaxBytes: opt('buffer_max_bytes', parseBytes, 64 * 1024 ** 2),
-      consumerIdleMs: opt('consumer_idle', parseDuration, 3_600_000),
-      retainReadMs: opt('retain_read', (w, v) => (v === 0 || v === '0' ? 0 : parseDuration(w, v)), 10_000),
-      maxConsumers: opt('max_consumers', parsePositiveInt, 64),
-      proxyTimeoutMs: opt('proxy_timeout', parseDuration, 600_000),
-      upstreamKeepAliveMs: opt('upstream_keep_alive', (w, v) => {
-        const ms = parseDuration(w, v);
-        return ms > 0 ? ms : fail(w, 'must be above 0 (and below the workers\' keep-alive timeout, 5 s for trtllm-serve)');
-      }, 4_000),
-      shutdownGraceMs: opt('shutdown_grace', parseDuration, 30_000),
+      drainIntervalMs: r.drain_interval,
+      drainTimeoutMs: r.drain_timeout,
+      maxDrainBytes: r.max_drain_bytes,
+      consumerHeader: r.consumer_header,
+      captureMaxBytes: r.capture_max_bytes,
+      maxRequestBytes: flags.relayMaxRequestBytes !== undefined ? readAt('--relay.max-request-bytes', values.sizeBytes, flags.relayMaxRequestBytes) : r.max_request_bytes,
+      bufferMaxEvents: r.buffer_max_events,
+      bufferMaxBytes: r.buffer_max_bytes,
+      consumerIdleMs: r.consumer_idle,
+      retainReadMs: r.retain_read,
+      maxConsumers: r.max_consumers,
+      proxyTimeoutMs: r.proxy_timeout,
+      upstreamKeepAliveMs: r.upstream_keep_alive,
+      shutdownGraceMs: r.shutdown_grace,
     },
-    state: { maxTableBlocks },
+    state: { maxTableBlocks: flags.maxTableBlocks !== undefined ? readAt('--state.max-table-blocks', values.positiveIntText, flags.maxTableBlocks) : file.state.max_table_blocks },
     ctx,
     zmq,
     routerDebug,
-    router,
-    orchestratorLog,
-    requestLogs,
-    pollIntervalMs: top('poll_interval', parseDuration, 1_000),
-    serverInfoIntervalMs: top('server_info_interval', parseDuration, 30_000),
-    timeoutMs: top('timeout', parseDuration, 5_000),
-    maxResponseBytes: top('max_response_bytes', parseBytes, 16 * 1024 ** 2),
-    followIntervalMs: top('follow_interval', parseDuration, 500),
-    tokenizer,
+    router: routerFacts(file.router, flags),
+    orchestratorLog: flags.orchestratorLog ?? file.orchestrator_log ?? null,
+    requestLogs: [...file.requests, ...(flags.requests ?? []).map(parseRequestLogFlag)],
+    pollIntervalMs: file.poll_interval,
+    serverInfoIntervalMs: file.server_info_interval,
+    timeoutMs: file.timeout,
+    maxResponseBytes: file.max_response_bytes,
+    followIntervalMs: file.follow_interval,
+    tokenizer: flags.tokenizer !== undefined ? readAt('--tokenizer', values.filePath, flags.tokenizer) : (file.tokenizer?.path ?? null),
   };
   checkUnique(config);
   return config;
 }
 
 function checkUnique(config: ServeConfig): void {
+  const fail = (where: string, message: string): never => {
+    throw new ConfigError(`${where}: ${message}`);
+  };
   const ids = new Map<string, string>();
   for (const [kind, id] of [...config.relays.map((r) => ['relay', r.id] as const), ...config.ctx.map((c) => ['ctx', c.id] as const)]) {
     const before = ids.get(id);

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { buildConfig, ConfigError } from './serve-config.js';
+import { ConfigError } from './config-error.js';
+import { buildConfig } from './serve-config.js';
 
 describe('--zmq and zmq: configuration', () => {
   it('parses the flag with its options and the file list; ids may be a relay\'s', () => {

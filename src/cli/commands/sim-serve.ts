@@ -4,7 +4,8 @@
 import { createWriteStream, type WriteStream } from 'node:fs';
 import { Option, type Command } from 'commander';
 import { startLiveCluster, type LiveCluster } from '../../sim/live/index.js';
-import { activeFaults, parseDurationMs, presetConfig, type SimConfig } from '../../sim/sim-config.js';
+import { activeFaults, presetConfig, type SimConfig } from '../../sim/sim-config.js';
+import { readDuration } from '../../core/units.js';
 import { CliError } from '../cli-error.js';
 
 interface SimServeOptions {
@@ -48,9 +49,9 @@ function parseScale(value: string): number {
 
 function parseDuration(flag: string): (value: string) => number {
   return (value) => {
-    const ms = parseDurationMs(value);
-    if (ms === null) throw new CliError(`${flag} ${value}: expected a duration such as 30s, 1500ms, 2m`);
-    return ms;
+    const read = readDuration(value);
+    if ('ms' in read) return read.ms;
+    throw new CliError(`${flag} ${value}: ${read.error === 'no-unit' ? `no unit: write ${value}s or ${value}ms` : 'expected a duration such as 30s, 1500ms, 2m'}`);
   };
 }
 

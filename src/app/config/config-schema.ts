@@ -1,0 +1,178 @@
+// The serve configuration file as one zod schema: its keys, their nesting, their grammars (config-values.ts) and
+// their defaults, which the modules they configure own (the relay's, its event buffer's, the block tables').
+// Every mapping is strict: an unknown key is an error naming its path, with the closest known key.
+import { z } from 'zod';
+import { closestName } from '../../core/closest-name.js';
+import { ROUTER_PROFILES } from '../../core/observe/observation.js';
+import { DEFAULT_EVENT_BUFFER_OPTIONS } from '../../core/relay/event-buffer.js';
+import { DEFAULT_MAX_TABLE_BLOCKS_PER_SERVER } from '../../core/tables/index.js';
+import { DEFAULT_RELAY_OPTIONS } from '../../sources/relay/relay-options.js';
+import { ConfigError } from './config-error.js';
+import * as values from './config-values.js';
+import { ValueProblem, type ValueReader } from './config-values.js';
+
+export const REQUEST_LOG_FORMATS = ['auto', 'canonical', 'perf-metrics', 'openai', 'relay'] as const;
+export type RequestLogFormat = (typeof REQUEST_LOG_FORMATS)[number];
+
+/** Default listen address: Prometheus scrapes the sidecar from outside its pod (the pod IP) on 9464. */
+export const DEFAULT_LISTEN = { host: '0.0.0.0', port: 9464 } as const;
+
+/** The watch sources' read cadence and bounds (the daemon hands them to every poller and follower). */
+export const WATCH_DEFAULTS = {
+  pollIntervalMs: 1_000,
+  serverInfoIntervalMs: 30_000,
+  timeoutMs: 5_000,
+  maxResponseBytes: 16 * 1024 ** 2,
+  followIntervalMs: 500,
+  routerDebugIntervalMs: 1_000,
+} as const;
+
+/** Reads `v` with a grammar; its problem becomes an issue at the key's path. */
+function readInto<T>(read: ValueReader<T>, v: unknown, ctx: z.RefinementCtx): T {
+  try {
+    return read(v);
+  } catch (err) {
+    if (!(err instanceof ValueProblem)) throw err;
+    ctx.addIssue({ code: 'custom', message: err.message });
+    return z.NEVER;
+  }
+}
+
+/** A value read by a grammar; an absent key is undefined, or the default given. */
+function value<T>(read: ValueReader<T>): z.ZodType<T | undefined>;
+function value<T>(read: ValueReader<T>, fallback: T): z.ZodType<T>;
+function value<T>(read: ValueReader<T>, ...fallback: [T?]): z.ZodType<T | undefined> {
+  return z
+    .unknown()
+    .optional()
+    .transform((v, ctx) => (v === undefined ? fallback[0] : readInto(read, v, ctx)));
+}
+
+/** A required value: an absent key is read too, so its grammar says what is missing. */
+function required<T>(read: ValueReader<T>): z.ZodType<T> {
+  return z
+    .unknown()
+    .optional()
+    .transform((v, ctx) => readInto(read, v, ctx));
+}
+
+function mapping<S extends z.ZodRawShape>(shape: S, expected = 'expected a mapping') {
+  const known = Object.keys(shape);
+  return z.strictObject(shape, {
+    error: (issue) => {
+      if (issue.code === 'unrecognized_keys') {
+        const key = issue.keys[0] ?? '';
+        const near = closestName(key, known);
+        return `unknown key${near !== null ? ` (did you mean ${near}?)` : ''}; expected one of ${known.join(', ')}`;
+      }
+      return issue.code === 'invalid_type' ? expected : undefined;
+    },
+  });
+}
+
+/** absent or null: the section's defaults */
+function section<T extends z.ZodType>(schema: T) {
+  return z.preprocess((v) => v ?? {}, schema);
+}
+
+/** absent or null: an empty list */
+function list<T extends z.ZodType>(item: T) {
+  return z.preprocess((v) => v ?? [], z.array(item, { error: 'expected a list' }));
+}
+
+/** a mapping that may also be written as its one main value (`router_debug: URL`, `tokenizer: PATH`) */
+function shorthand<T extends z.ZodType>(key: string, schema: T) {
+  return z.preprocess((v) => (typeof v === 'string' ? { [key]: v } : v), schema);
+}
+
+const buffer = DEFAULT_EVENT_BUFFER_OPTIONS;
+const relayDefaults = DEFAULT_RELAY_OPTIONS;
+
+const relaySection = mapping({
+  drain_interval: value(values.durationMs, relayDefaults.drainIntervalMs),
+  drain_timeout: value(values.durationMs, relayDefaults.drainTimeoutMs),
+  max_drain_bytes: value(values.sizeBytes, relayDefaults.maxDrainBytes),
+  consumer_header: value((v) => (typeof v === 'string' && /^[A-Za-z0-9-]*$/.test(v) ? v.toLowerCase() : values.problem(`${values.describe(v)} is not a header name`)), relayDefaults.consumerHeader),
+  consumer_by: value((): never =>
+    values.problem(
+      'was removed: it told router replicas apart by remote address (two replicas on one host merged) or address and port (a client reconnecting from a new port got events twice); ' +
+        'give each replica its own relay port instead, e.g. --relay ctx0=http://10.0.0.5:8001@9401,9411 (listen: "9401,9411")',
+    ),
+  ),
+  consumer_idle: value(values.durationMs, buffer.consumerIdleMs),
+  retain_read: value(values.durationOrZeroMs, buffer.retainReadMs),
+  capture_max_bytes: value(values.sizeBytes, relayDefaults.captureMaxBytes),
+  max_request_bytes: value(values.sizeBytes, relayDefaults.maxRequestBytes),
+  buffer_max_events: value(values.positiveInt, buffer.maxEvents),
+  buffer_max_bytes: value(values.sizeBytes, buffer.maxBytes),
+  max_consumers: value(values.positiveInt, buffer.maxConsumers),
+  proxy_timeout: value(values.durationMs, relayDefaults.proxyTimeoutMs),
+  // above 0 and below the workers' keep-alive timeout (5 s for trtllm-serve)
+  upstream_keep_alive: value(values.durationMs, relayDefaults.upstreamKeepAliveMs),
+  shutdown_grace: value(values.durationMs, relayDefaults.shutdownGraceMs),
+});
+
+const routerSection = mapping({
+  profile: value(values.oneOf(ROUTER_PROFILES, (v) => JSON.stringify(v))),
+  tokens_per_block: value(values.positiveIntText),
+  max_batch_size: value(values.positiveIntText),
+  load_weight: value((v) => (typeof v === 'number' && Number.isFinite(v) && v >= 0 ? v : values.problem(`${JSON.stringify(v)} is not a non-negative number`))),
+  track_routed_blocks: value(values.bool),
+  backfill_block_hashes_on_finish: value(values.bool),
+});
+
+const relayEntry = mapping({ id: required(values.serverId), upstream: required(values.httpUrl), listen: required(values.relayListen) }, 'expected a mapping with id, upstream, listen');
+
+const ctxEntry = mapping(
+  {
+    id: required(values.serverId),
+    url: required(values.httpUrl),
+    events: value((v) => (v === 'none' || v === 'exclusive' ? v : values.problem(`${values.describe(v)} is not none or exclusive`)), 'none'),
+    prometheus: value(values.bool, false),
+  },
+  'expected a mapping with id, url',
+);
+
+const requestLogEntry = z.preprocess(
+  (v) => (typeof v === 'string' ? { path: v } : v),
+  mapping({ path: required(values.filePath), format: value(values.oneOf(REQUEST_LOG_FORMATS), 'auto') }, 'expected a path or a mapping with path, format'),
+);
+
+export const configFileSchema = mapping(
+  {
+    web: section(mapping({ listen_address: value(values.hostPort), bearer_token_file: value(values.bearerTokenFromFile) })),
+    relays: list(relayEntry),
+    relay: section(relaySection),
+    state: section(mapping({ max_table_blocks: value(values.positiveInt, DEFAULT_MAX_TABLE_BLOCKS_PER_SERVER) })),
+    ctx: list(ctxEntry),
+    // each stream is read by zmq-config.ts, the grammar the --zmq flag shares
+    zmq: list(z.unknown()),
+    router: section(routerSection),
+    router_debug: z.optional(shorthand('url', mapping({ url: required(values.httpUrl), interval: value(values.durationMs, WATCH_DEFAULTS.routerDebugIntervalMs) }, 'expected a URL or a mapping with url, interval'))),
+    orchestrator_log: value(values.filePath),
+    requests: z.preprocess((v) => (typeof v === 'string' ? [v] : v), list(requestLogEntry)),
+    tokenizer: z.preprocess((v) => v ?? undefined, z.optional(shorthand('path', mapping({ path: required(values.filePath) }, 'expected a path or a mapping with path')))),
+    poll_interval: value(values.durationMs, WATCH_DEFAULTS.pollIntervalMs),
+    server_info_interval: value(values.durationMs, WATCH_DEFAULTS.serverInfoIntervalMs),
+    timeout: value(values.durationMs, WATCH_DEFAULTS.timeoutMs),
+    max_response_bytes: value(values.sizeBytes, WATCH_DEFAULTS.maxResponseBytes),
+    follow_interval: value(values.durationMs, WATCH_DEFAULTS.followIntervalMs),
+  },
+  'expected a mapping at the top level',
+);
+
+export type ConfigFile = z.output<typeof configFileSchema>;
+
+function pathText(path: readonly PropertyKey[]): string {
+  return path.map((p, i) => (typeof p === 'number' ? `[${p}]` : `${i === 0 ? '' : '.'}${String(p)}`)).join('');
+}
+
+/** The file's document validated, or the first problem as a ConfigError naming the file and key path. */
+export function readConfigFile(doc: unknown, source: string): ConfigFile {
+  const parsed = configFileSchema.safeParse(doc ?? {});
+  if (parsed.success) return parsed.data;
+  // unknown keys first, as a reader fixes a typo before its value
+  const issue = parsed.error.issues.find((i) => i.code === 'unrecognized_keys') ?? parsed.error.issues[0]!;
+  const path = issue.code === 'unrecognized_keys' ? [...issue.path, issue.keys[0] ?? ''] : issue.path;
+  throw new ConfigError(path.length === 0 ? `${source}: ${issue.message}` : `${source}: ${pathText(path)}: ${issue.message}`);
+}
