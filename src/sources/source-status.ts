@@ -71,7 +71,8 @@ export class SourceStatusBoard implements SourceReporter {
     const before = this.#health.get(source);
     if (before !== undefined && !before.up && before.seen) this.#logger?.info(`source ${source} is up again`);
     const ts = this.#clock();
-    if (this.#health.report(ts, source, true, null)) this.#sink.apply({ kind: 'source-health', ts, source, up: true, error: null });
+    if (this.#health.report(ts, source, true, null))
+      this.#sink.apply({ kind: 'source-health', ts, source, up: true, error: null });
   }
 
   fail(source: string, reason: SourceErrorReason, message: string): void {
@@ -79,7 +80,8 @@ export class SourceStatusBoard implements SourceReporter {
     const counts = this.#declare(source);
     const before = this.#health.get(source);
     // log transitions and changed errors, not every failed poll
-    if (before === undefined || before.up || !before.seen || before.lastError !== message) this.#logger?.warn(`source ${source} is down: ${message}`, { reason });
+    if (before === undefined || before.up || !before.seen || before.lastError !== message)
+      this.#logger?.warn(`source ${source} is down: ${message}`, { reason });
     else this.#logger?.debug?.(`source ${source} still down: ${message}`, { reason });
     const ts = this.#clock();
     this.#health.report(ts, source, false, message);
@@ -104,7 +106,17 @@ export class SourceStatusBoard implements SourceReporter {
   list(): SourceStatus[] {
     return [...this.#health.entries()].map(([source, h]) => {
       const c = this.#counts.get(source)!;
-      return { source, up: h.up, seen: h.seen, lastError: h.lastError, lastOkAt: h.lastOkAt, lastErrorAt: h.lastErrorAt, errors: { ...c.errors }, badInput: { ...c.badInput }, note: c.note };
+      return {
+        source,
+        up: h.up,
+        seen: h.seen,
+        lastError: h.lastError,
+        lastOkAt: h.lastOkAt,
+        lastErrorAt: h.lastErrorAt,
+        errors: { ...c.errors },
+        badInput: { ...c.badInput },
+        note: c.note,
+      };
     });
   }
 

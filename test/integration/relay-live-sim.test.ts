@@ -2,25 +2,17 @@
 // request completes; the simulator's router applies every event its workers emitted exactly once, bit-identical;
 // the scrape is promtool-clean; a real ws client sees decisions without token ids.
 import { request } from 'undici';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
-import type { Daemon } from '../../src/app/daemon/daemon.js';
 import type { EventDigest } from '../../src/sim/live/event-digest.js';
-import { startLiveCluster, type LiveCluster } from '../../src/sim/live/index.js';
+import { startLiveCluster } from '../../src/sim/live/index.js';
 import { smallConfig } from '../sim/live-helpers.js';
 import { promtoolProblems } from '../helpers/promtool.js';
 import { eventually } from '../helpers/recording-sink.js';
+import { liveSidecarPerTest } from '../helpers/live-sidecar.js';
 import { relayDaemonCtxUrls } from '../helpers/relay-daemon.js';
 
-let cluster: LiveCluster | null = null;
-// set inside the cluster's ctxUrls hook (a holder, so control-flow narrowing does not assume it stays null)
-const started: { daemon: Daemon | null } = { daemon: null };
-afterEach(async () => {
-  await cluster?.stop();
-  await started.daemon?.stop();
-  cluster = null;
-  started.daemon = null;
-});
+const sidecar = liveSidecarPerTest();
 
 interface AppliedDoc {
   parse_issues: number;
@@ -29,11 +21,11 @@ interface AppliedDoc {
 
 describe('kvsentinel relay in front of the live simulator', () => {
   it('every request completes and the router applies every emitted event exactly once, bit-identical', async () => {
-    cluster = await startLiveCluster(smallConfig('healthy'), {
+    sidecar.cluster = await startLiveCluster(smallConfig('healthy'), {
       timeScale: 2,
-      ctxUrls: relayDaemonCtxUrls(started),
+      ctxUrls: relayDaemonCtxUrls(sidecar),
     });
-    const d = started.daemon;
+    const d = sidecar.daemon;
     if (d === null) throw new Error('relays did not start');
     const web = `http://127.0.0.1:${d.webAddress().port}`;
     const frames: string[] = [];
@@ -41,7 +33,7 @@ describe('kvsentinel relay in front of the live simulator', () => {
     ws.on('message', (m: Buffer) => frames.push(m.toString('utf8')));
     await new Promise((r) => ws.once('open', r));
 
-    const live = cluster;
+    const live = sidecar.cluster;
     const summary = await live.startWorkload().done;
     expect(summary.requests).toBeGreaterThan(10);
     expect(summary.failedRequests).toBe(0);
@@ -49,8 +41,8 @@ describe('kvsentinel relay in front of the live simulator', () => {
 
     // the router's last polls may still be in flight: wait until it applied everything the relay drained
     const appliedDoc = async (): Promise<AppliedDoc> => JSON.parse(await (await request(live.appliedEventsUrl)).body.text()) as AppliedDoc;
-    for (const w of cluster.workers) {
-      const served = cluster.worker(w.id).served.entries;
+    for (const w of sidecar.cluster.workers) {
+      const served = sidecar.cluster.worker(w.id).served.entries;
       let applied = (await appliedDoc()).servers.find((s) => s.server === w.id);
       const deadline = Date.now() + 5_000;
       while ((applied?.events.length ?? 0) < served.length && Date.now() < deadline) {
@@ -81,13 +73,13 @@ describe('kvsentinel relay in front of the live simulator', () => {
   }, 60_000);
 
   it('a worker restart behind the relay: kvsentinel_up drops to 0, comes back, and the event stream reset is counted', async () => {
-    cluster = await startLiveCluster(smallConfig('healthy', ['ctx.restart_downtime=1500ms']), {
+    sidecar.cluster = await startLiveCluster(smallConfig('healthy', ['ctx.restart_downtime=1500ms']), {
       timeScale: 1,
-      ctxUrls: relayDaemonCtxUrls(started, { relay: { drain_interval: '50ms', drain_timeout: '300ms' } }),
+      ctxUrls: relayDaemonCtxUrls(sidecar, { relay: { drain_interval: '50ms', drain_timeout: '300ms' } }),
     });
-    const d = started.daemon;
+    const d = sidecar.daemon;
     if (d === null) throw new Error('relays did not start');
-    const live = cluster;
+    const live = sidecar.cluster;
     await eventually(() => d.status.list().find((s) => s.source === 'relay:ctx0')?.up === true, 5_000, 'relay up');
     // some traffic first, so event ids have moved past the created events
     const relay0 = `http://${live.ctxAddresses['ctx0']}`;

@@ -4,22 +4,16 @@
 // writes BOS twice (the sidecar given the router's tokenizer folder, as deployed): render-drift at position 1 and
 // cache-signal-inert naming it as the cause.
 import { request } from 'undici';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { Daemon } from '../../src/app/daemon/daemon.js';
-import { startLiveCluster, type LiveCluster } from '../../src/sim/live/index.js';
+import { startLiveCluster } from '../../src/sim/live/index.js';
 import { smallConfig } from '../sim/live-helpers.js';
 import { DEEPSEEK_V3_DIR, deepseekVariant } from '../helpers/model-tokenizers.js';
 import { eventually } from '../helpers/recording-sink.js';
+import { liveSidecarPerTest, watchSnapshots, type DaemonSnapshot } from '../helpers/live-sidecar.js';
 import { relayDaemonCtxUrls } from '../helpers/relay-daemon.js';
 
-let cluster: LiveCluster | null = null;
-const started: { daemon: Daemon | null } = { daemon: null };
-afterEach(async () => {
-  await cluster?.stop();
-  await started.daemon?.stop();
-  cluster = null;
-  started.daemon = null;
-});
+const sidecar = liveSidecarPerTest();
 
 // well over the decisions the statistical findings need: with 40 trajectories (~120 decisions) the behavioural test
 // had ~34 indifferent decisions (under the 60 it needs) and the verdict hung on the chance models, which a loaded CI
@@ -27,13 +21,13 @@ afterEach(async () => {
 const TRAFFIC = ['workload.trajectories=100', 'workload.concurrency=8', 'workload.system_prefix_tokens=600', 'workload.task_tokens_median=150'];
 
 async function run(routerTokenizer: string): Promise<{ daemon: Daemon; requests: number; metrics: string }> {
-  cluster = await startLiveCluster(smallConfig('healthy', [...TRAFFIC, `ctx.tokenizer=${DEEPSEEK_V3_DIR}`, `router.tokenizer=${routerTokenizer}`]), {
+  sidecar.cluster = await startLiveCluster(smallConfig('healthy', [...TRAFFIC, `ctx.tokenizer=${DEEPSEEK_V3_DIR}`, `router.tokenizer=${routerTokenizer}`]), {
     timeScale: 2,
-    ctxUrls: relayDaemonCtxUrls(started, { relay: { drain_interval: '100ms' }, server_info_interval: '1s', tokenizer: { path: routerTokenizer } }),
+    ctxUrls: relayDaemonCtxUrls(sidecar, { relay: { drain_interval: '100ms' }, server_info_interval: '1s', tokenizer: { path: routerTokenizer } }),
   });
-  const daemon = started.daemon;
+  const daemon = sidecar.daemon;
   if (daemon === null) throw new Error('relays did not start');
-  const summary = await cluster.startWorkload().done;
+  const summary = await sidecar.cluster.startWorkload().done;
   expect(summary.failedRequests).toBe(0);
   expect(summary.requests).toBeGreaterThanOrEqual(60);
   await eventually(() => daemon.snapshot().requests === summary.requests, 10_000, 'the state saw every request');
@@ -41,22 +35,11 @@ async function run(routerTokenizer: string): Promise<{ daemon: Daemon; requests:
   return { daemon, requests: summary.requests, metrics };
 }
 
-/** The daemon turns a finding on after two evaluations, one a second: poll its snapshot over `ms`. */
-async function snapshots(daemon: Daemon, ms: number, until: (s: ReturnType<Daemon['snapshot']>) => boolean = () => false): Promise<ReturnType<Daemon['snapshot']>[]> {
-  const seen = [daemon.snapshot()];
-  const deadline = Date.now() + ms;
-  while (!until(seen.at(-1)!) && Date.now() < deadline) {
-    await new Promise((r) => setTimeout(r, 250));
-    seen.push(daemon.snapshot());
-  }
-  return seen;
-}
-
 describe('render parity end to end (DeepSeek-V3 tokenizer on workers, router and sidecar)', () => {
   it('the same tokenizer on both sides: predicted router matches > 0, no render-drift', async () => {
     const { daemon, requests, metrics } = await run(DEEPSEEK_V3_DIR);
     // every evaluation over 3 s (the daemon needs two in a row to turn a finding on): never a render-drift or a page
-    const seen = await snapshots(daemon, 3_000);
+    const seen = await watchSnapshots(daemon, 3_000);
     const snap = seen.at(-1)!;
     expect(snap.servers.reduce((n, s) => n + s.predictedRouterCachedTokens, 0)).toBeGreaterThan(0);
     for (const s of seen) {
@@ -73,8 +56,8 @@ describe('render parity end to end (DeepSeek-V3 tokenizer on workers, router and
   it('a router template that writes BOS twice: render-drift at position 1, and cache-signal-inert points at it', async () => {
     const doubled = deepseekVariant((config) => ({ ...config, chat_template: `{{ bos_token }}${config['chat_template'] as string}` }));
     const { daemon } = await run(doubled);
-    const has = (s: ReturnType<Daemon['snapshot']>, id: string): boolean => s.findings.some((f) => f.id === id);
-    const snap = (await snapshots(daemon, 30_000, (s) => has(s, 'render-drift') && has(s, 'cache-signal-inert'))).at(-1)!;
+    const has = (s: DaemonSnapshot, id: string): boolean => s.findings.some((f) => f.id === id);
+    const snap = (await watchSnapshots(daemon, 30_000, (s) => has(s, 'render-drift') && has(s, 'cache-signal-inert'))).at(-1)!;
     const metrics = await (await request(`http://127.0.0.1:${daemon.webAddress().port}/metrics`)).body.text();
     expect(snap.servers.reduce((n, s) => n + s.predictedRouterCachedTokens, 0)).toBe(0);
     const drift = snap.findings.find((f) => f.id === 'render-drift');

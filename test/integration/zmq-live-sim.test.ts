@@ -2,28 +2,22 @@
 // sockets in each engine's format, the orchestrator routes through kvsentinel's relays, and kvsentinel subscribes to
 // every worker's stream. A vLLM / SGLang cluster whose router reads the streams is healthy; a TensorRT-LLM cluster
 // with the streaming publisher on leaves the in-tree router blind, and kvsentinel says so.
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { Daemon } from '../../src/app/daemon/daemon.js';
-import { startLiveCluster, type LiveCluster } from '../../src/sim/live/index.js';
+import { startLiveCluster } from '../../src/sim/live/index.js';
 import { smallConfig } from '../sim/live-helpers.js';
 import { eventually } from '../helpers/recording-sink.js';
+import { liveSidecarPerTest, watchSnapshots } from '../helpers/live-sidecar.js';
 import { zmqDaemonCtxUrls } from '../helpers/zmq-daemon.js';
 
-let cluster: LiveCluster | null = null;
-const started: { daemon: Daemon | null } = { daemon: null };
-afterEach(async () => {
-  await cluster?.stop();
-  await started.daemon?.stop();
-  cluster = null;
-  started.daemon = null;
-});
+const sidecar = liveSidecarPerTest();
 
 const WORKLOAD = ['workload.trajectories=40', 'workload.concurrency=10'];
 
 async function run(preset: 'healthy' | 'seed', extra: readonly string[], daemonOptions: Parameters<typeof zmqDaemonCtxUrls>[1] = {}): Promise<{ daemon: Daemon; requests: number }> {
-  cluster = await startLiveCluster(smallConfig(preset, [...WORKLOAD, ...extra]), { timeScale: 2, ctxUrls: zmqDaemonCtxUrls(started, daemonOptions) });
-  const daemon = started.daemon!;
-  const summary = await cluster.startWorkload().done;
+  sidecar.cluster = await startLiveCluster(smallConfig(preset, [...WORKLOAD, ...extra]), { timeScale: 2, ctxUrls: zmqDaemonCtxUrls(sidecar, daemonOptions) });
+  const daemon = sidecar.daemon!;
+  const summary = await sidecar.cluster.startWorkload().done;
   expect(summary.failedRequests).toBe(0);
   await eventually(() => daemon.snapshot().requests === summary.requests, 5_000, 'every decision seen');
   return { daemon, requests: summary.requests };
@@ -33,9 +27,11 @@ describe('kvsentinel on ZMQ KV-event streams of the live simulator', () => {
   it.each(['vllm', 'vllm-array', 'sglang'])('%s: a router that reads the streams is healthy, and the joins use the stream as worker truth', async (format) => {
     const { daemon, requests } = await run('healthy', [`ctx.kv_events_publisher=${format}`]);
     expect(requests).toBeGreaterThan(60);
-    // the daemon evaluates once a second and a finding needs two evaluations: give it three
-    await new Promise((r) => setTimeout(r, 3_100));
-    const snap = daemon.snapshot();
+    // the verdict settles once the window holds enough decisions (a finding raised while the evidence was still thin,
+    // evidence-insufficient, takes five evaluations to turn off): wait for it, and no snapshot on the way pages
+    const seen = await watchSnapshots(daemon, 15_000, (s) => s.verdict === 'healthy' && s.findings.length === 0);
+    for (const s of seen) expect(s.findings.filter((f) => f.severity === 'critical').map((f) => f.id)).toEqual([]);
+    const snap = seen.at(-1)!;
     expect(snap.verdict, JSON.stringify(snap.findings.map((f) => [f.id, f.summary]))).toBe('healthy');
     expect(snap.findings.map((f) => f.id)).toEqual([]);
     expect(snap.oracleHitRatio).toBeGreaterThan(0.5); // the oracle from stream-fed worker truth
@@ -58,9 +54,10 @@ describe('kvsentinel on ZMQ KV-event streams of the live simulator', () => {
 
   it.each(['sha256_cbor', 'sha256_cbor_int'])('vllm publishing %s hashes under the PYTHONHASHSEED kvsentinel is given: every block verified, nothing paged', async (hashes) => {
     const { daemon } = await run('healthy', ['ctx.kv_events_publisher=vllm', `ctx.vllm_hashes=${hashes}`], { vllmHashing: { hash_algo: 'sha256_cbor', python_hash_seed: '0' } });
-    await new Promise((r) => setTimeout(r, 3_100));
-    const snap = daemon.snapshot();
-    expect(snap.findings.filter((f) => f.severity === 'critical' || f.id === 'hash-mismatch').map((f) => [f.id, f.summary])).toEqual([]);
+    // the daemon evaluates once a second and a finding needs two evaluations: watch three, none may page
+    const seen = await watchSnapshots(daemon, 3_100);
+    for (const s of seen) expect(s.findings.filter((f) => f.severity === 'critical' || f.id === 'hash-mismatch').map((f) => [f.id, f.summary])).toEqual([]);
+    const snap = seen.at(-1)!;
     for (const s of snap.servers) {
       // every stored block that reached the tables chains to a root kvsentinel saw: all recompute
       expect(s.hashChecks.match).toBeGreaterThan(0);

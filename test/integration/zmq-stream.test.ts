@@ -231,7 +231,8 @@ describe('ZMQ KV-event source, live sockets', () => {
     } finally {
       clearInterval(timer);
     }
-    expect(status.list().map((x) => [x.source, x.up])).toEqual([
+    // the board lists sources as they first report: under load rank 1's first refused connect can come first
+    expect(status.list().map((x) => [x.source, x.up]).sort()).toEqual([
       ['zmq:ctx0/rank0', true],
       ['zmq:ctx0/rank1', false],
     ]);

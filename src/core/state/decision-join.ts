@@ -1,10 +1,39 @@
 // The per-decision join of docs/design.md §4: for one hashed prompt, what each server's router table (our replica)
 // matches, what each worker really holds (worker truth), and the router's score of each, counted for the rules.
 import type { DecisionObservation } from '../observe/observation.js';
-import { counterKey } from './counter-schema.js';
+import { counterKeys } from './counter-key.js';
 import type { JoinCandidate } from './joined-events.js';
-import { DEFAULT_ROUTER_MAX_BATCH_SIZE, keysAtBlockSize, NEWEST_LOAD_WEIGHT, workerKeyId, workerKeySizes, type DecisionKeys } from './observation-digester.js';
+import {
+  DEFAULT_ROUTER_MAX_BATCH_SIZE,
+  keysAtBlockSize,
+  NEWEST_LOAD_WEIGHT,
+  workerKeyId,
+  workerKeySizes,
+  type DecisionKeys,
+} from './observation-digester.js';
 import type { StateModel } from './state-model.js';
+
+/** The counters of the join, each with the labels it is kept by (counter-key.ts). */
+export interface DecisionJoinCounters {
+  readonly withKeys: readonly [];
+  readonly predictedAnyMatch: readonly [];
+  readonly oracleAnyMatch: readonly [];
+  readonly firstBlockHeld: readonly [];
+  readonly noPrefix: readonly [];
+  readonly oracleBest: readonly [];
+  readonly notOracleBest: readonly [];
+  readonly oracleBestByChance: readonly [];
+  readonly oracleBestHeldBy: readonly ['server'];
+  readonly agreesWithReplica: readonly [];
+  readonly sentAwayByLoad: readonly [];
+  readonly chosenCacheTerm: readonly [];
+  readonly bestCacheTerm: readonly [];
+  readonly loadTermReports: readonly [];
+  readonly loadTermSpread: readonly [];
+  readonly predictedCachedTokens: readonly [];
+}
+
+const counterKey = counterKeys<DecisionJoinCounters>();
 
 export interface DecisionJoinResult {
   /** tokens the oracle-best server held, and the chosen one */
@@ -23,11 +52,17 @@ export interface DecisionJoinResult {
  * The router chunk sizes to predict with: the stated one; else the inferred one; else the candidates (32 and every
  * worker block size) while the router's behaviour decides between them.
  */
-function routerBlockSizes(m: StateModel, keys: DecisionKeys): { readonly known: boolean; readonly candidates: readonly number[] } {
+function routerBlockSizes(
+  m: StateModel,
+  keys: DecisionKeys,
+): { readonly known: boolean; readonly candidates: readonly number[] } {
   if (m.digester.router.tokensPerBlock !== null) return { known: true, candidates: [keys.routerTokensPerBlock] };
   const inferred = m.tpbInference.inferred;
   if (inferred !== null) return { known: true, candidates: [inferred] };
-  const candidates = [keys.routerTokensPerBlock, ...workerKeySizes(keys).filter((size) => size !== keys.routerTokensPerBlock)];
+  const candidates = [
+    keys.routerTokensPerBlock,
+    ...workerKeySizes(keys).filter((size) => size !== keys.routerTokensPerBlock),
+  ];
   m.tpbCandidates = candidates;
   return { known: false, candidates };
 }
@@ -40,7 +75,13 @@ function routerScore(m: StateModel, matchedTokens: number, promptBlocks: number,
 }
 
 /** Joins one decision with both tables and counts what the rules read of it. */
-export function joinDecision(m: StateModel, obs: DecisionObservation, keys: DecisionKeys, withOracle: boolean, withCandidates: boolean): DecisionJoinResult {
+export function joinDecision(
+  m: StateModel,
+  obs: DecisionObservation,
+  keys: DecisionKeys,
+  withOracle: boolean,
+  withCandidates: boolean,
+): DecisionJoinResult {
   const ts = obs.ts;
   const c = m.counters;
   const servers = m.digester.serverIds();
@@ -119,7 +160,8 @@ export function joinDecision(m: StateModel, obs: DecisionObservation, keys: Deci
     c.add(ts, counterKey('loadTermReports'));
     c.add(ts, counterKey('loadTermSpread'), Math.max(...loads) - Math.min(...loads));
   }
-  if (agrees && cacheTerms.some((t) => t - chosenTerm >= m.thresholds.sentAwayCacheDelta)) c.add(ts, counterKey('sentAwayByLoad'));
+  if (agrees && cacheTerms.some((t) => t - chosenTerm >= m.thresholds.sentAwayCacheDelta))
+    c.add(ts, counterKey('sentAwayByLoad'));
   const predictedChosen = Math.min(predicted[chosenIndex]!, keys.hashedTokens);
   c.add(ts, counterKey('predictedCachedTokens'), predictedChosen);
   return {
@@ -128,7 +170,14 @@ export function joinDecision(m: StateModel, obs: DecisionObservation, keys: Deci
     predictedChosen,
     predictedAny,
     blockSize: chosenBlockSize,
-    candidates: withCandidates ? servers.map((server, i) => ({ server, predictedTokens: predicted[i]!, oracleTokens: oracle[i]!, score: scores[i]! })) : [],
+    candidates: withCandidates
+      ? servers.map((server, i) => ({
+          server,
+          predictedTokens: predicted[i]!,
+          oracleTokens: oracle[i]!,
+          score: scores[i]!,
+        }))
+      : [],
     oracleBestServers: maxOracle > 0 ? servers.filter((_, i) => oracle[i] === maxOracle) : [],
     routerTokensPerBlock: sizes.candidates,
   };

@@ -4,12 +4,38 @@
 import { classifyPreference, type PreferenceSample } from '../diagnosis/holder-preference.js';
 import type { DecisionObservation, RouterScoreObservation } from '../observe/observation.js';
 import type { HashAlgo } from '../wire/kv-event.js';
-import { counterKey } from './counter-schema.js';
+import { counterKeys } from './counter-key.js';
 import { joinDecision } from './decision-join.js';
 import type { DecisionJoin, JoinCandidate } from './joined-events.js';
 import { LruMap } from './lru-map.js';
 import { DEFAULT_ROUTER_MAX_BATCH_SIZE, keysAtBlockSize, type DecisionKeys } from './observation-digester.js';
 import type { StateModel } from './state-model.js';
+
+/** The counters of the decisions (the join's own are in decision-join.ts), each with the labels it is kept by (counter-key.ts). */
+export interface DecisionCounters {
+  readonly requests: readonly ['server'];
+  readonly unreadableRequests: readonly ['server', 'reason'];
+  readonly textOrChat: readonly [];
+  readonly inflightSum: readonly ['server'];
+  readonly inflightReports: readonly ['server'];
+  readonly maxInflightSum: readonly [];
+  readonly maxInflightReports: readonly [];
+  readonly loadSpreadOverCacheDelta: readonly [];
+  readonly peakInflight: readonly [];
+  readonly followups: readonly [];
+  readonly sticky: readonly [];
+  readonly predictedRouterCachedTokens: readonly ['server'];
+  readonly preferenceDecisions: readonly ['holder', 'set'];
+  readonly preferenceHolderChosen: readonly ['holder', 'set'];
+  readonly preferenceBlindExpected: readonly ['holder', 'set'];
+  readonly routerScores: readonly [];
+  readonly routerScoresAnyMatch: readonly [];
+  readonly routerScoresSentAwayByLoad: readonly [];
+  readonly replicaPredictedMatch: readonly [];
+  readonly replicaMatchRouterNone: readonly [];
+}
+
+const counterKey = counterKeys<DecisionCounters>();
 
 export interface PendingDecision {
   readonly ts: number;
@@ -81,7 +107,8 @@ export class DecisionsReducer {
     const { server, ts } = obs;
     m.decisionServers.add(server);
     c.add(ts, counterKey('requests', server));
-    if (obs.unreadable !== undefined && obs.unreadable !== null) c.add(ts, counterKey('unreadableRequests', server, obs.unreadable));
+    if (obs.unreadable !== undefined && obs.unreadable !== null)
+      c.add(ts, counterKey('unreadableRequests', server, obs.unreadable));
     if (obs.promptForm === 'text' || obs.promptForm === 'chat') c.add(ts, counterKey('textOrChat'));
     if (obs.inflight !== null) this.#load(ts, obs.inflight);
 
@@ -103,7 +130,11 @@ export class DecisionsReducer {
         traj.turns++;
         traj.lastPromptTokens = obs.promptTokenCount ?? traj.lastPromptTokens;
       } else {
-        this.trajectories.set(obs.correlationId, { lastServer: server, lastPromptTokens: obs.promptTokenCount, turns: 1 });
+        this.trajectories.set(obs.correlationId, {
+          lastServer: server,
+          lastPromptTokens: obs.promptTokenCount,
+          turns: 1,
+        });
       }
     }
 
@@ -129,12 +160,15 @@ export class DecisionsReducer {
       if (reported !== undefined) this.#joinScore(ts, joined.predictedAny, reported);
       if (m.fillsOwnTable() === true) {
         // the router backfills (or tracks) its own keys; with its chunk size unknown, those of every candidate (they never collide)
-        backfillKeys = joined.routerTokensPerBlock.map((tpb) => keysAtBlockSize(keys, tpb, backfillAlgo)).filter((k) => k !== undefined);
+        backfillKeys = joined.routerTokensPerBlock
+          .map((tpb) => keysAtBlockSize(keys, tpb, backfillAlgo))
+          .filter((k) => k !== undefined);
       }
     }
     const serverCount = m.serverCount();
     this.#countPreference(ts, 'truth', classifyPreference(server, oracleBest, obs.inflight, serverCount));
-    if (prevServer !== null) this.#countPreference(ts, 'turn', classifyPreference(server, [prevServer], obs.inflight, serverCount));
+    if (prevServer !== null)
+      this.#countPreference(ts, 'turn', classifyPreference(server, [prevServer], obs.inflight, serverCount));
     this.pending.set(obs.requestId, {
       ts,
       server,
@@ -178,7 +212,8 @@ export class DecisionsReducer {
     if (chosen !== undefined) {
       const term = (x: { score: number; activeRequests: number }): number => x.score + x.activeRequests / mbs;
       const chosenTerm = term(chosen);
-      if (obs.candidates.some((x) => term(x) - chosenTerm >= m.thresholds.sentAwayCacheDelta)) c.add(obs.ts, counterKey('routerScoresSentAwayByLoad'));
+      if (obs.candidates.some((x) => term(x) - chosenTerm >= m.thresholds.sentAwayCacheDelta))
+        c.add(obs.ts, counterKey('routerScoresSentAwayByLoad'));
     }
     const predicted = this.#predictions.peek(obs.requestId);
     if (predicted !== undefined) this.#joinScore(obs.ts, predicted, anyMatch);
@@ -200,7 +235,10 @@ export class DecisionsReducer {
     c.add(ts, counterKey('maxInflightReports'));
     // how far the load term alone separates the servers: (busiest − idlest) / max_batch_size
     const counts = Object.values(inflight);
-    const spread = counts.length > 1 ? (busiest - Math.min(...counts)) / (m.digester.router.maxBatchSize ?? DEFAULT_ROUTER_MAX_BATCH_SIZE) : 0;
+    const spread =
+      counts.length > 1
+        ? (busiest - Math.min(...counts)) / (m.digester.router.maxBatchSize ?? DEFAULT_ROUTER_MAX_BATCH_SIZE)
+        : 0;
     if (spread >= m.thresholds.sentAwayCacheDelta) c.add(ts, counterKey('loadSpreadOverCacheDelta'));
     c.max(ts, counterKey('peakInflight'), busiest);
   }

@@ -1,7 +1,13 @@
 // What the rules read (DiagnosisInput), projected from the state's counters over the rules' window, its tables and
 // its facts. Pure: reading changes nothing.
 import type { PreferenceTally } from '../diagnosis/holder-preference.js';
-import type { DecisionDiagnosis, DiagnosisInput, RankDiagnosis, RouterDiagnosis, ServerDiagnosis } from '../diagnosis/rule.js';
+import type {
+  DecisionDiagnosis,
+  DiagnosisInput,
+  RankDiagnosis,
+  RouterDiagnosis,
+  ServerDiagnosis,
+} from '../diagnosis/rule.js';
 import { REQUEST_UNREADABLE_REASONS, type RequestUnreadableReason } from '../relay/request-unreadable.js';
 import { counterKey, type CounterKey } from './counter-schema.js';
 import { NEWEST_LOAD_WEIGHT } from './observation-digester.js';
@@ -26,7 +32,9 @@ export interface DiagnosisSources {
 /** a vLLM stream's stated hashing, when kvsentinel recomputes its blocks (sha256_cbor) */
 function vllmHashingOf(m: StateModel, server: string): ServerDiagnosis['vllmHashing'] {
   const hashing = m.streamOrigins.get(server)?.vllmHashing;
-  return hashing !== undefined && hashing.algo === 'sha256_cbor' ? { algo: hashing.algo, seedKnown: hashing.seedKnown } : null;
+  return hashing !== undefined && hashing.algo === 'sha256_cbor'
+    ? { algo: hashing.algo, seedKnown: hashing.seedKnown }
+    : null;
 }
 
 function serverDiagnosis(m: StateModel, server: string, now: number): ServerDiagnosis {
@@ -66,7 +74,11 @@ function serverDiagnosis(m: StateModel, server: string, now: number): ServerDiag
     routerPollsTotal: m.counters.total(counterKey('routerPolls', server), now),
     eventsDeliveredToRouter: sum(counterKey('eventsDeliveredToRouter', server)),
     pollFailures: sum(counterKey('pollFailures', server)),
-    hashChecks: { match: sum(counterKey('hashMatch', server)), mismatch: sum(counterKey('hashMismatch', server)), unverifiable: sum(counterKey('hashUnverifiable', server)) },
+    hashChecks: {
+      match: sum(counterKey('hashMatch', server)),
+      mismatch: sum(counterKey('hashMismatch', server)),
+      unverifiable: sum(counterKey('hashUnverifiable', server)),
+    },
     alternativeHashAlgo: facts.alternativeAlgo,
     vllmHashing: vllmHashingOf(m, server),
     advertisedHashAlgo: digester.advertisedHashAlgo(server),
@@ -87,11 +99,18 @@ function serverDiagnosis(m: StateModel, server: string, now: number): ServerDiag
       eventBlocks: facts.eventBlocks,
       totalBlocks: facts.totalBlocks,
     },
-    unreadableRequests: Object.fromEntries(REQUEST_UNREADABLE_REASONS.map((r) => [r, sum(counterKey('unreadableRequests', server, r))])) as Record<RequestUnreadableReason, number>,
+    unreadableRequests: Object.fromEntries(
+      REQUEST_UNREADABLE_REASONS.map((r) => [r, sum(counterKey('unreadableRequests', server, r))]),
+    ) as Record<RequestUnreadableReason, number>,
   };
 }
 
-function decisionDiagnosis(m: StateModel, serverIds: readonly string[], servers: readonly ServerDiagnosis[], now: number): DecisionDiagnosis {
+function decisionDiagnosis(
+  m: StateModel,
+  serverIds: readonly string[],
+  servers: readonly ServerDiagnosis[],
+  now: number,
+): DecisionDiagnosis {
   const sum = (key: CounterKey): number => m.counters.windowed(key, now);
   const maxInflightReports = sum(counterKey('maxInflightReports'));
   // every decision is counted by its server: the decisions are the servers' requests
@@ -163,7 +182,8 @@ function routerDiagnosis(m: StateModel): RouterDiagnosis {
     consumesEvents: routerConsumesEvents(router.routerType),
     profile: router.profile,
     profileFrom: router.profileFrom,
-    trackRoutedBlocks: router.trackRoutedBlocks ?? (router.profile === 'newest' ? true : router.profile === '2026-06' ? false : null),
+    trackRoutedBlocks:
+      router.trackRoutedBlocks ?? (router.profile === 'newest' ? true : router.profile === '2026-06' ? false : null),
     loadWeight: router.loadWeight ?? (router.profile === 'newest' ? NEWEST_LOAD_WEIGHT : null),
     loadCap: router.loadCap,
     fillsOwnTable: m.fillsOwnTable(),

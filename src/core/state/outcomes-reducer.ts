@@ -2,12 +2,36 @@
 // length, backfills the router's own keys, and counts realised against oracle cached tokens: the oracle-best server
 // from worker truth when the sidecar sees stored events, else the sticky ideal.
 import type { OutcomeObservation } from '../observe/observation.js';
-import { counterKey } from './counter-schema.js';
+import { counterKeys } from './counter-key.js';
+import type { DecisionJoinCounters } from './decision-join.js';
 import type { DecisionsReducer } from './decisions-reducer.js';
 import type { OutcomeJoin } from './joined-events.js';
 import type { DecisionKeys } from './observation-digester.js';
 import type { StateModel } from './state-model.js';
 import { workerTokenOracle } from './worker-token-oracle.js';
+
+/** The counters of the outcomes, each with the labels it is kept by (counter-key.ts). */
+export interface OutcomeCounters {
+  readonly outcomes: readonly ['server'];
+  readonly failures: readonly ['server'];
+  readonly promptTokens: readonly ['server'];
+  readonly cachedTokens: readonly ['server'];
+  readonly oracleCachedTokens: readonly ['server'];
+  readonly withOutcome: readonly [];
+  readonly withWorkerTokens: readonly [];
+  readonly followupsWithOutcome: readonly [];
+  readonly scattered: readonly [];
+  readonly avoidableScattered: readonly [];
+  readonly stickyIdealCachedTokens: readonly [];
+  readonly stickyIdealPromptTokens: readonly [];
+  readonly joinedPromptTokens: readonly [];
+  readonly joinedCachedTokens: readonly [];
+  readonly joinedOracleCachedTokens: readonly [];
+  readonly joinedOutcomes: readonly ['server'];
+  readonly realisedAboveOracle: readonly ['server'];
+}
+
+const counterKey = counterKeys<OutcomeCounters & DecisionJoinCounters>();
 
 export class OutcomesReducer {
   #withoutDecision = 0;
@@ -51,7 +75,8 @@ export class OutcomesReducer {
       const count = obs.promptTokens ?? obs.workerPromptTokens?.length ?? null;
       if (traj !== undefined && count !== null && traj.lastServer === server) traj.lastPromptTokens = count;
     }
-    if (pending.backfillKeys !== null && obs.ok) for (const k of pending.backfillKeys) m.replica.backfill(pending.server, k, pending.backfillAlgo);
+    if (pending.backfillKeys !== null && obs.ok)
+      for (const k of pending.backfillKeys) m.replica.backfill(pending.server, k, pending.backfillAlgo);
     const scattered = obs.ok && obs.promptTokens !== null && pending.followup && cached < 0.5 * prompt;
     const join: OutcomeJoin | null = !withJoin
       ? null
@@ -72,19 +97,23 @@ export class OutcomesReducer {
         c.add(ts, counterKey('scattered'));
         // avoidable: some server held at least half of the prompt (worker truth), or, without truth, the turn left
         // the server that held its earlier turns
-        const avoidable = pending.hasKeys && m.truthSeen ? pending.oracleBestTokens >= 0.5 * prompt : pending.sticky === false;
+        const avoidable =
+          pending.hasKeys && m.truthSeen ? pending.oracleBestTokens >= 0.5 * prompt : pending.sticky === false;
         if (avoidable) c.add(ts, counterKey('avoidableScattered'));
       }
     }
     // the sticky ideal: every follow-up back on its previous server (never below the realised)
-    const ideal = pending.followup ? Math.max(cached, pending.prevPromptTokens === null ? 0 : Math.min(pending.prevPromptTokens, prompt - 1)) : cached;
+    const ideal = pending.followup
+      ? Math.max(cached, pending.prevPromptTokens === null ? 0 : Math.min(pending.prevPromptTokens, prompt - 1))
+      : cached;
     c.add(ts, counterKey('stickyIdealCachedTokens'), ideal);
     c.add(ts, counterKey('stickyIdealPromptTokens'), prompt);
     // the exported oracle (kvsentinel_oracle_cached_tokens_total) follows the diagnosis: the oracle-best server from
     // worker truth when the sidecar sees stored events, else the sticky ideal — so the tokens lost it gives are those
     // hit-rate-below-oracle reports, also with events off
     // text and chat requests: the worker's own ids (CTX response) give the oracle once the outcome is in
-    const workerBest = !pending.hasKeys && workerKeys !== null ? this.#workerTokenJoin(ts, server, cached, workerKeys) : null;
+    const workerBest =
+      !pending.hasKeys && workerKeys !== null ? this.#workerTokenJoin(ts, server, cached, workerKeys) : null;
     const joined = pending.hasKeys || workerBest !== null;
     const truthOracle = joined && m.seesWorkerEvents && m.truthSeen;
     if (!truthOracle) c.add(ts, counterKey('oracleCachedTokens', server), ideal);
@@ -98,7 +127,8 @@ export class OutcomesReducer {
     }
     if (pending.hasKeys) {
       c.add(ts, counterKey('joinedOutcomes', server));
-      if (cached > pending.oracleChosenTokens + Math.max(pending.blockSize, 1)) c.add(ts, counterKey('realisedAboveOracle', server));
+      if (cached > pending.oracleChosenTokens + Math.max(pending.blockSize, 1))
+        c.add(ts, counterKey('realisedAboveOracle', server));
     }
     return join;
   }

@@ -1,8 +1,25 @@
 // What the router received and reported: its polls through the relay (the events it read enter the replica then),
 // failed polls, its debug endpoint's state, and the facts its log states about a server.
-import type { RouterPollObservation, RouterServerFactObservation, RouterStateObservation } from '../observe/observation.js';
-import { counterKey } from './counter-schema.js';
+import type {
+  RouterPollObservation,
+  RouterServerFactObservation,
+  RouterStateObservation,
+} from '../observe/observation.js';
+import { counterKeys } from './counter-key.js';
 import type { StateModel } from './state-model.js';
+
+/** The counters of the router deliveries, each with the labels it is kept by (counter-key.ts). */
+export interface RouterDeliveryCounters {
+  readonly routerPolls: readonly ['server'];
+  readonly eventsDeliveredToRouter: readonly ['server'];
+  readonly eventsDroppedForConsumers: readonly ['server'];
+  readonly pollFailures: readonly ['server'];
+  readonly eventMatchDiagCalls: readonly ['server'];
+  readonly eventMatchDiagTotalMatched: readonly ['server'];
+  readonly eventMatchDiagEventMatched: readonly ['server'];
+}
+
+const counterKey = counterKeys<RouterDeliveryCounters>();
 
 export class RouterDeliveriesReducer {
   readonly model: StateModel;
@@ -21,7 +38,8 @@ export class RouterDeliveriesReducer {
     m.counters.add(ts, counterKey('routerPolls', server));
     m.counters.add(ts, counterKey('eventsDeliveredToRouter', server), Math.max(0, obs.toSeq - obs.fromSeq));
     m.counters.add(ts, counterKey('eventsDroppedForConsumers', server), obs.dropped);
-    for (const event of m.relayOf(server).deliver(obs.fromSeq, obs.toSeq)) m.replica.applyKeys(server, event.type, event.hashAlgo, event.keys);
+    for (const event of m.relayOf(server).deliver(obs.fromSeq, obs.toSeq))
+      m.replica.applyKeys(server, event.type, event.hashAlgo, event.keys);
   }
 
   pollFailure(ts: number, server: string): void {
@@ -42,7 +60,11 @@ export class RouterDeliveriesReducer {
   routerServerFact(obs: RouterServerFactObservation): void {
     const facts = this.model.facts(obs.server);
     if (obs.fact === 'polling-skipped') {
-      facts.pollingSkipped = { routerTokensPerBlock: obs.routerTokensPerBlock, workerTokensPerBlock: obs.workerTokensPerBlock, divisible: obs.divisible };
+      facts.pollingSkipped = {
+        routerTokensPerBlock: obs.routerTokensPerBlock,
+        workerTokensPerBlock: obs.workerTokensPerBlock,
+        divisible: obs.divisible,
+      };
       return;
     }
     const c = this.model.counters;

@@ -72,7 +72,12 @@ class Sentinel implements SentinelState {
   constructor(options: SentinelOptions) {
     const limits = { ...DEFAULT_LIMITS, ...options.limits };
     const windowMs = options.windowMs ?? null;
-    this.#model = new StateModel(options.mode ?? 'auto', { ...DEFAULT_THRESHOLDS, ...options.thresholds }, limits, windowMs);
+    this.#model = new StateModel(
+      options.mode ?? 'auto',
+      { ...DEFAULT_THRESHOLDS, ...options.thresholds },
+      limits,
+      windowMs,
+    );
     this.#admission = new ServerAdmission(limits.servers);
     this.#sources = new SourceHealthBoard(limits.sources);
     this.#workerEvents = new WorkerEventsReducer(this.#model, this.#sources);
@@ -80,7 +85,13 @@ class Sentinel implements SentinelState {
     this.#decisions = new DecisionsReducer(this.#model);
     this.#outcomes = new OutcomesReducer(this.#model, this.#decisions);
     this.#render = new RenderParity(windowMs);
-    this.#parts = { model: this.#model, decisions: this.#decisions, outcomes: this.#outcomes, sources: this.#sources, admission: this.#admission };
+    this.#parts = {
+      model: this.#model,
+      decisions: this.#decisions,
+      outcomes: this.#outcomes,
+      sources: this.#sources,
+      admission: this.#admission,
+    };
     this.#rules = options.rules ?? RULES;
     this.#hysteresis = new FindingHysteresis(options.hysteresis ?? { onAfter: 1, offAfter: 1 });
     this.#evaluateEveryMs = options.evaluateEveryMs ?? 0;
@@ -158,16 +169,31 @@ class Sentinel implements SentinelState {
       this.#findings = this.#hysteresis.update(now, run.hits);
       // a finding that holds but has not passed hysteresis yet: no all-clear meanwhile
       this.#pendingFindings = new Set(
-        [...run.hits.entries()].filter(([id, hit]) => severityRank(hit.severity ?? FINDING_CATALOG[id]) >= severityRank('warning') && !this.#findings.some((f) => f.id === id)).map(([id]) => id),
+        [...run.hits.entries()]
+          .filter(
+            ([id, hit]) =>
+              severityRank(hit.severity ?? FINDING_CATALOG[id]) >= severityRank('warning') &&
+              !this.#findings.some((f) => f.id === id),
+          )
+          .map(([id]) => id),
       );
       this.#lastEvaluation = now;
     }
-    return projectSnapshot(this.#parts, now, input, { findings: this.#findings, pending: this.#pendingFindings, ruleErrors: this.#ruleErrors });
+    return projectSnapshot(this.#parts, now, input, {
+      findings: this.#findings,
+      pending: this.#pendingFindings,
+      ruleErrors: this.#ruleErrors,
+    });
   }
 
   peek(now: number): SentinelStateSnapshot {
     const input = this.diagnosisInput(now);
-    const findings = [...runRules(this.#rules, input).hits].map(([id, hit]): Finding => ({ id, severity: FINDING_CATALOG[id], since: now, ...hit }));
+    const findings = [...runRules(this.#rules, input).hits].map(([id, hit]): Finding => ({
+      id,
+      severity: FINDING_CATALOG[id],
+      since: now,
+      ...hit,
+    }));
     return projectSnapshot(this.#parts, now, input, { findings, pending: new Set(), ruleErrors: this.#ruleErrors });
   }
 }

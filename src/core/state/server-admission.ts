@@ -35,13 +35,18 @@ export class ServerAdmission {
       case 'source-health':
         return obs;
       case 'router-config':
-        return obs.servers === null || obs.servers.every((s) => this.#admit(s)) ? obs : { ...obs, servers: obs.servers.filter((s) => this.#admitted.has(s)) };
+        return obs.servers === null || obs.servers.every((s) => this.#admit(s))
+          ? obs
+          : { ...obs, servers: obs.servers.filter((s) => this.#admitted.has(s)) };
       case 'router-score':
         return this.#admit(obs.chosen) && obs.candidates.every((c) => this.#admit(c.server)) ? obs : null;
       case 'decision':
         if (!this.#admit(obs.server)) return null;
         if (obs.inflight === null || Object.keys(obs.inflight).every((s) => this.#admit(s))) return obs;
-        return { ...obs, inflight: Object.fromEntries(Object.entries(obs.inflight).filter(([s]) => this.#admitted.has(s))) };
+        return {
+          ...obs,
+          inflight: Object.fromEntries(Object.entries(obs.inflight).filter(([s]) => this.#admitted.has(s))),
+        };
       case 'worker-events':
       case 'stream-sequence':
       case 'router-poll':

@@ -7,7 +7,15 @@ import { counterKey, type CounterKey } from './counter-schema.js';
 import type { DecisionsReducer } from './decisions-reducer.js';
 import type { OutcomesReducer } from './outcomes-reducer.js';
 import type { ServerAdmission } from './server-admission.js';
-import type { DecisionStats, Finding, RankStats, SentinelDropCounters, SentinelStateSnapshot, ServerStats, Verdict } from './snapshot.js';
+import type {
+  DecisionStats,
+  Finding,
+  RankStats,
+  SentinelDropCounters,
+  SentinelStateSnapshot,
+  ServerStats,
+  Verdict,
+} from './snapshot.js';
 import type { SourceHealthBoard } from './source-health-board.js';
 import type { StateModel } from './state-model.js';
 
@@ -19,7 +27,12 @@ import type { StateModel } from './state-model.js';
 function verdictOf(findings: readonly Finding[], pending: ReadonlySet<string>): Verdict {
   if (findings.some((f) => f.id === 'cache-signal-inert')) return 'inert';
   // no all-clear (and no "the cache signal works") without evidence
-  if (findings.some((f) => f.id === 'evidence-insufficient') || pending.has('cache-signal-inert') || pending.has('evidence-insufficient')) return 'unknown';
+  if (
+    findings.some((f) => f.id === 'evidence-insufficient') ||
+    pending.has('cache-signal-inert') ||
+    pending.has('evidence-insufficient')
+  )
+    return 'unknown';
   if (findings.some((f) => severityRank(f.severity) >= severityRank('warning'))) return 'degraded';
   return pending.size > 0 ? 'unknown' : 'healthy';
 }
@@ -67,12 +80,19 @@ function serverStats(m: StateModel, server: string, now: number): ServerStats {
     routerPolls: total(counterKey('routerPolls', server)),
     eventsDeliveredToRouter: total(counterKey('eventsDeliveredToRouter', server)),
     eventsDroppedForConsumers: total(counterKey('eventsDroppedForConsumers', server)),
-    hashChecks: { match: total(counterKey('hashMatch', server)), mismatch: total(counterKey('hashMismatch', server)), unverifiable: total(counterKey('hashUnverifiable', server)) },
+    hashChecks: {
+      match: total(counterKey('hashMatch', server)),
+      mismatch: total(counterKey('hashMismatch', server)),
+      unverifiable: total(counterKey('hashUnverifiable', server)),
+    },
     workerTableBlocksEvicted: m.truth.evictedBlocks(server),
     routerTableBlocksEvicted: m.replica.evictedBlocks(server),
     requests: total(counterKey('requests', server)),
     requestFailures: total(counterKey('failures', server)),
-    unreadableRequests: REQUEST_UNREADABLE_REASONS.reduce((n, r) => n + total(counterKey('unreadableRequests', server, r)), 0),
+    unreadableRequests: REQUEST_UNREADABLE_REASONS.reduce(
+      (n, r) => n + total(counterKey('unreadableRequests', server, r)),
+      0,
+    ),
     promptTokens: total(counterKey('promptTokens', server)),
     cachedTokens: total(counterKey('cachedTokens', server)),
     oracleCachedTokens: total(counterKey('oracleCachedTokens', server)),
@@ -98,7 +118,12 @@ function dropCounters({ model: m, decisions, outcomes, sources, admission }: Sna
   };
 }
 
-export function projectSnapshot(parts: SnapshotSources, now: number, input: DiagnosisInput, held: SnapshotFindings): SentinelStateSnapshot {
+export function projectSnapshot(
+  parts: SnapshotSources,
+  now: number,
+  input: DiagnosisInput,
+  held: SnapshotFindings,
+): SentinelStateSnapshot {
   const m = parts.model;
   const total = (key: CounterKey): number => m.counters.total(key, now);
   const servers = m.digester.serverIds().map((server) => serverStats(m, server, now));
@@ -162,7 +187,9 @@ export function projectSnapshot(parts: SnapshotSources, now: number, input: Diag
     },
     stickiness: followups > 0 ? sticky / followups : null,
     ruleErrors: held.ruleErrors,
-    eventStreams: [...m.streamOrigins].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([server, o]) => ({ server, engine: o.engine, hashes: o.hashes, vllmHashing: o.vllmHashing ?? null })),
+    eventStreams: [...m.streamOrigins]
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+      .map(([server, o]) => ({ server, engine: o.engine, hashes: o.hashes, vllmHashing: o.vllmHashing ?? null })),
     dropped: dropCounters(parts),
   };
 }

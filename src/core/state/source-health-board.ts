@@ -40,7 +40,15 @@ export class SourceHealthBoard {
   register(source: string): boolean {
     if (this.#sources.has(source)) return true;
     if (this.#sources.size >= this.#maxSources) return false;
-    this.#sources.set(source, { up: false, seen: false, lastError: null, lastOkAt: null, lastErrorAt: null, downSince: null, failures: 0 });
+    this.#sources.set(source, {
+      up: false,
+      seen: false,
+      lastError: null,
+      lastOkAt: null,
+      lastErrorAt: null,
+      downSince: null,
+      failures: 0,
+    });
     return true;
   }
 

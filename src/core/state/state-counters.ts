@@ -1,6 +1,6 @@
 // The state's counters, each kept twice over time: over the rules' window (what findings read, so they can turn off
 // after a fix) and since start (what the snapshot and the exporter read). With no window both are one.
-import type { CounterKey } from './counter-schema.js';
+import type { CounterKey } from './counter-key.js';
 import { WindowedCounters } from './windowed-counters.js';
 
 export class StateCounters {

@@ -26,7 +26,14 @@ export interface ServerFacts {
   totalBlocks: number | null;
 }
 
-const NO_FACTS: Readonly<ServerFacts> = { inflight: 0, alternativeAlgo: null, routerState: null, pollingSkipped: null, eventBlocks: null, totalBlocks: null };
+const NO_FACTS: Readonly<ServerFacts> = {
+  inflight: 0,
+  alternativeAlgo: null,
+  routerState: null,
+  pollingSkipped: null,
+  eventBlocks: null,
+  totalBlocks: null,
+};
 
 export class StateModel {
   readonly digester = new ObservationDigester();
@@ -101,7 +108,11 @@ export class StateModel {
 
   get seesWorkerEvents(): boolean {
     // a relay reports the router's polls even when every drain was empty
-    return this.mode === 'relay' || this.mode === 'exclusive' || (this.mode === 'auto' && (this.sawDrain || this.sawRouterPoll || this.sawStream));
+    return (
+      this.mode === 'relay' ||
+      this.mode === 'exclusive' ||
+      (this.mode === 'auto' && (this.sawDrain || this.sawRouterPoll || this.sawStream))
+    );
   }
 
   /** servers the router chooses among */
@@ -115,13 +126,26 @@ export class StateModel {
     return this.digester.router.tokensPerBlock ?? this.tpbInference.inferred ?? DEFAULT_ROUTER_TOKENS_PER_BLOCK;
   }
 
-  routerTokensPerBlock(): Pick<DiagnosisInput['router'], 'tokensPerBlock' | 'tokensPerBlockFrom' | 'tokensPerBlockCandidates'> {
+  routerTokensPerBlock(): Pick<
+    DiagnosisInput['router'],
+    'tokensPerBlock' | 'tokensPerBlockFrom' | 'tokensPerBlockCandidates'
+  > {
     const router = this.digester.router;
-    if (router.tokensPerBlock !== null) return { tokensPerBlock: router.tokensPerBlock, tokensPerBlockFrom: router.tokensPerBlockFrom, tokensPerBlockCandidates: [] };
+    if (router.tokensPerBlock !== null)
+      return {
+        tokensPerBlock: router.tokensPerBlock,
+        tokensPerBlockFrom: router.tokensPerBlockFrom,
+        tokensPerBlockCandidates: [],
+      };
     const inferred = this.tpbInference.inferred;
-    if (inferred !== null) return { tokensPerBlock: inferred, tokensPerBlockFrom: 'inferred', tokensPerBlockCandidates: [] };
+    if (inferred !== null)
+      return { tokensPerBlock: inferred, tokensPerBlockFrom: 'inferred', tokensPerBlockCandidates: [] };
     const candidates = this.tpbCandidates.length > 0 ? this.tpbCandidates : [DEFAULT_ROUTER_TOKENS_PER_BLOCK];
-    return { tokensPerBlock: null, tokensPerBlockFrom: null, tokensPerBlockCandidates: [...candidates].sort((a, b) => a - b) };
+    return {
+      tokensPerBlock: null,
+      tokensPerBlockFrom: null,
+      tokensPerBlockCandidates: [...candidates].sort((a, b) => a - b),
+    };
   }
 
   /**

@@ -2,10 +2,32 @@
 // count gaps, resets and hash checks, and reach the router's replica as the router reads them (relay buffer) or,
 // for a stream the router subscribes to itself, at once.
 import type { StreamSequenceObservation, WorkerEventsObservation } from '../observe/observation.js';
-import { counterKey } from './counter-schema.js';
+import { counterKeys } from './counter-key.js';
 import type { StoredEventCheck } from './hash-verifier.js';
 import type { SourceHealthBoard } from './source-health-board.js';
 import type { StateModel } from './state-model.js';
+
+/** The counters of the worker events, each with the labels it is kept by (counter-key.ts). */
+export interface WorkerEventCounters {
+  readonly drains: readonly ['server'];
+  readonly emptyDrains: readonly ['server'];
+  readonly events: readonly ['server'];
+  readonly streamEvents: readonly ['server'];
+  readonly streamBatchesFilled: readonly ['server'];
+  readonly storedEvents: readonly ['server'];
+  readonly gaps: readonly ['server'];
+  readonly missedEvents: readonly ['server'];
+  readonly resets: readonly ['server'];
+  readonly rankEvents: readonly ['server', 'rank'];
+  readonly rankGaps: readonly ['server', 'rank'];
+  readonly rankMissedEvents: readonly ['server', 'rank'];
+  readonly rankResets: readonly ['server', 'rank'];
+  readonly hashMatch: readonly ['server'];
+  readonly hashMismatch: readonly ['server'];
+  readonly hashUnverifiable: readonly ['server'];
+}
+
+const counterKey = counterKeys<WorkerEventCounters>();
 
 export class WorkerEventsReducer {
   readonly model: StateModel;

@@ -92,7 +92,8 @@ export function matchGroups(
   let unionBlocks = bestRankBlocks;
   for (; unionBlocks < count; unionBlocks++) {
     let held = false;
-    for (let g = 0; !held && g < groups.streams.length; g++) held = rankHolds(groups.streams[g]!, halves, unionBlocks, maxLevel, requireAll);
+    for (let g = 0; !held && g < groups.streams.length; g++)
+      held = rankHolds(groups.streams[g]!, halves, unionBlocks, maxLevel, requireAll);
     if (!held) break;
   }
   return { bestRank, bestRankBlocks, unionBlocks };

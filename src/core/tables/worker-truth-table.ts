@@ -6,8 +6,25 @@
 import { blockKey64 } from '../hashing/block-key.js';
 import type { KvEvent, WireBlockHash, HashAlgo } from '../wire/kv-event.js';
 import { checkTableBounds, type TableBounds } from './table-bounds.js';
-import { groupByRank, matchGroups, type BestPrefix, type RankGroups, type TruthMatchOptions, type TruthPrefixMatch } from './truth-prefix-match.js';
-import { bumpLevel, compareIds, DEFAULT_EVENT_HASH_ALGO, eventKeys, levelOf, MAX_LEVEL, streamId, type TruthStream, type TruthStreamStats } from './truth-stream.js';
+import {
+  groupByRank,
+  matchGroups,
+  type BestPrefix,
+  type RankGroups,
+  type TruthMatchOptions,
+  type TruthPrefixMatch,
+} from './truth-prefix-match.js';
+import {
+  bumpLevel,
+  compareIds,
+  DEFAULT_EVENT_HASH_ALGO,
+  eventKeys,
+  levelOf,
+  MAX_LEVEL,
+  streamId,
+  type TruthStream,
+  type TruthStreamStats,
+} from './truth-stream.js';
 import { U64HashSet, u64HalvesView } from './u64-hash-set.js';
 
 export interface TruthApplyResult {
@@ -113,11 +130,23 @@ export class WorkerTruthTable {
    */
   prefixMatch(server: string, keys: BigUint64Array, options: TruthMatchOptions = {}): TruthPrefixMatch {
     const filtered =
-      options.attentionDpRank !== undefined || options.windowSize !== undefined || options.hashAlgo !== undefined || options.layerGroupId !== undefined;
+      options.attentionDpRank !== undefined ||
+      options.windowSize !== undefined ||
+      options.hashAlgo !== undefined ||
+      options.layerGroupId !== undefined;
     // the unfiltered grouping (every per-decision join asks for it) is cached until the server's streams change
-    const groups = filtered ? groupByRank(this.#servers.get(server)?.values() ?? [], options) : (this.#groups.get(server) ?? this.#cacheGroups(server));
+    const groups = filtered
+      ? groupByRank(this.#servers.get(server)?.values() ?? [], options)
+      : (this.#groups.get(server) ?? this.#cacheGroups(server));
     const perRank = new Map<number, number>();
-    const best = matchGroups(groups, u64HalvesView(keys), keys.length, options.maxCacheLevel ?? MAX_LEVEL, options.require === 'all', perRank);
+    const best = matchGroups(
+      groups,
+      u64HalvesView(keys),
+      keys.length,
+      options.maxCacheLevel ?? MAX_LEVEL,
+      options.require === 'all',
+      perRank,
+    );
     return { bestRank: best.bestRank, bestRankBlocks: best.bestRankBlocks, unionBlocks: best.unionBlocks, perRank };
   }
 
@@ -234,7 +263,8 @@ export class WorkerTruthTable {
     const last = this.#lastStream.get(server)?.get(rank);
     if (last !== undefined) {
       const k = last.key;
-      if (k.windowSize === event.windowSize && k.hashAlgo === algo && k.layerGroupId === event.layerGroupId) return last;
+      if (k.windowSize === event.windowSize && k.hashAlgo === algo && k.layerGroupId === event.layerGroupId)
+        return last;
     }
     const stream = this.#findStream(server, rank, event, algo);
     let byRank = this.#lastStream.get(server);
