@@ -12,7 +12,8 @@ import { zmqDaemonCtxUrls } from '../helpers/zmq-daemon.js';
 
 const sidecar = liveSidecarPerTest();
 
-const WORKLOAD = ['workload.trajectories=40', 'workload.concurrency=10'];
+// 40 trajectories gave ~140 decisions, which a loaded machine's window could leave at 59 of the 60 the verdicts need
+const WORKLOAD = ['workload.trajectories=60', 'workload.concurrency=10'];
 
 async function run(preset: 'healthy' | 'seed', extra: readonly string[], daemonOptions: Parameters<typeof zmqDaemonCtxUrls>[1] = {}): Promise<{ daemon: Daemon; requests: number }> {
   sidecar.cluster = await startLiveCluster(smallConfig(preset, [...WORKLOAD, ...extra]), { timeScale: 2, ctxUrls: zmqDaemonCtxUrls(sidecar, daemonOptions) });
