@@ -27,8 +27,14 @@ export default tseslint.config(
         {
           patterns: [
             { group: ['node:*', 'fs', 'http', 'net', 'child_process'], message: 'src/core is pure: no I/O.' },
-            { group: ['prom-client', 'ws', 'undici', 'commander', 'chalk'], message: 'src/core is pure: adapters live in sources/outputs/cli.' },
-            { group: ['**/sources/**', '**/outputs/**', '**/app/**', '**/cli/**', '**/sim/**'], message: 'Data flows inward: core imports nothing outside core.' },
+            {
+              group: ['prom-client', 'ws', 'undici', 'commander', 'chalk'],
+              message: 'src/core is pure: adapters live in sources/outputs/cli.',
+            },
+            {
+              group: ['**/sources/**', '**/outputs/**', '**/app/**', '**/cli/**', '**/sim/**'],
+              message: 'Data flows inward: core imports nothing outside core.',
+            },
           ],
         },
       ],
@@ -43,7 +49,10 @@ export default tseslint.config(
         'error',
         {
           patterns: [
-            { group: ['commander', 'chalk'], message: 'src/app returns reports; flags and terminal output belong to src/cli.' },
+            {
+              group: ['commander', 'chalk'],
+              message: 'src/app returns reports; flags and terminal output belong to src/cli.',
+            },
             { group: ['**/cli/**'], message: 'The CLI is a layer over src/app, not beneath it.' },
           ],
         },
@@ -56,7 +65,14 @@ export default tseslint.config(
     rules: {
       'no-restricted-imports': [
         'error',
-        { patterns: [{ group: ['**/app/**', '**/cli/**'], message: 'Adapters are composed by src/app; they import neither it nor the CLI.' }] },
+        {
+          patterns: [
+            {
+              group: ['**/app/**', '**/cli/**'],
+              message: 'Adapters are composed by src/app; they import neither it nor the CLI.',
+            },
+          ],
+        },
       ],
     },
   },

@@ -15,7 +15,8 @@ import { InflightTracker } from '../src/sources/relay/inflight-tracker.js';
 import { WorkerRelay } from '../src/sources/relay/worker-relay.js';
 import { SourceStatusBoard } from '../src/sources/source-status.js';
 
-const usage = '{"id":"c","choices":[{"index":0,"text":"x"}],"usage":{"prompt_tokens":40000,"completion_tokens":1,"prompt_tokens_details":{"cached_tokens":38912}}}';
+const usage =
+  '{"id":"c","choices":[{"index":0,"text":"x"}],"usage":{"prompt_tokens":40000,"completion_tokens":1,"prompt_tokens_details":{"cached_tokens":38912}}}';
 
 async function main(): Promise<void> {
   // a worker that answers at once, so the measured time is transport + relay
@@ -31,18 +32,38 @@ async function main(): Promise<void> {
   const sink = { apply: () => undefined };
   const relay = new WorkerRelay(
     { id: 'ctx0', upstream, host: '127.0.0.1', port: 0 },
-    { sink, status: new SourceStatusBoard({ sink, clock: Date.now }), clock: Date.now, logger: silentLogger, inflight: new InflightTracker(), parseEvents: parseKvEvents },
-    { drainIntervalMs: 250, ...(process.env.BENCH_CAPTURE !== undefined ? { captureMaxBytes: Number(process.env.BENCH_CAPTURE) } : {}) },
+    {
+      sink,
+      status: new SourceStatusBoard({ sink, clock: Date.now }),
+      clock: Date.now,
+      logger: silentLogger,
+      inflight: new InflightTracker(),
+      parseEvents: parseKvEvents,
+    },
+    {
+      drainIntervalMs: 250,
+      ...(process.env.BENCH_CAPTURE !== undefined ? { captureMaxBytes: Number(process.env.BENCH_CAPTURE) } : {}),
+    },
   );
   await relay.start();
   const relayed = `http://127.0.0.1:${relay.address().port}`;
   const agent = new Agent({ connections: 1 });
 
   for (const tokens of [16, 40_000]) {
-    const body = JSON.stringify({ model: 'm', prompt: Array.from({ length: tokens }, (_, i) => (i * 7919) % 152_000), max_tokens: 1, disaggregated_params: { request_type: 'context_only', disagg_request_id: 1 } });
+    const body = JSON.stringify({
+      model: 'm',
+      prompt: Array.from({ length: tokens }, (_, i) => (i * 7919) % 152_000),
+      max_tokens: 1,
+      disaggregated_params: { request_type: 'context_only', disagg_request_id: 1 },
+    });
     const sample = async (base: string): Promise<number> => {
       const t = performance.now();
-      const res = await request(`${base}${process.env.BENCH_PATH ?? "/v1/completions"}`, { method: 'POST', body, headers: { 'content-type': 'application/json' }, dispatcher: agent });
+      const res = await request(`${base}${process.env.BENCH_PATH ?? '/v1/completions'}`, {
+        method: 'POST',
+        body,
+        headers: { 'content-type': 'application/json' },
+        dispatcher: agent,
+      });
       await res.body.text();
       return performance.now() - t;
     };
@@ -56,7 +77,8 @@ async function main(): Promise<void> {
       direct.push(await sample(upstream));
       viaRelay.push(await sample(relayed));
     }
-    const q = (xs: number[], p: number): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length * p)] ?? Number.NaN;
+    const q = (xs: number[], p: number): number =>
+      [...xs].sort((a, b) => a - b)[Math.floor(xs.length * p)] ?? Number.NaN;
     console.log(
       `prompt ${tokens} tokens (${(body.length / 1024).toFixed(0)} KiB): direct p50 ${q(direct, 0.5).toFixed(3)} ms p99 ${q(direct, 0.99).toFixed(3)} ms | ` +
         `relay p50 ${q(viaRelay, 0.5).toFixed(3)} ms p99 ${q(viaRelay, 0.99).toFixed(3)} ms | added p50 ${(q(viaRelay, 0.5) - q(direct, 0.5)).toFixed(3)} ms`,

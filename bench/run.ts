@@ -43,7 +43,10 @@ function parseArgs(argv: readonly string[]): { quick: boolean; out: string; only
     if (a === '--quick') quick = true;
     else if (a === '--out') out = resolve(process.cwd(), argv[++i] ?? '');
     else if (a === '--only') only = new Set((argv[++i] ?? '').split(','));
-    else throw new Error(`unknown argument ${a}; usage: run.js [--quick] [--out FILE] [--only ${sections.map((s) => s.id).join(',')}]`);
+    else
+      throw new Error(
+        `unknown argument ${a}; usage: run.js [--quick] [--out FILE] [--only ${sections.map((s) => s.id).join(',')}]`,
+      );
   }
   return { quick, out, only };
 }

@@ -16,7 +16,8 @@ const tasks: Record<string, () => Promise<(params: never) => unknown>> = {
 async function main(): Promise<void> {
   const [name, paramsJson] = process.argv.slice(2);
   const load = name === undefined ? undefined : tasks[name];
-  if (load === undefined) throw new Error(`unknown bench task ${String(name)}; known: ${Object.keys(tasks).join(', ')}`);
+  if (load === undefined)
+    throw new Error(`unknown bench task ${String(name)}; known: ${Object.keys(tasks).join(', ')}`);
   const task = (await load()) as (params: unknown) => unknown;
   const result = await task(JSON.parse(paramsJson ?? '{}'));
   const usage = process.resourceUsage();

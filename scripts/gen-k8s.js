@@ -29,7 +29,11 @@ function prometheusRule(root) {
     kind: 'PrometheusRule',
     metadata: {
       name: 'kvsentinel',
-      labels: { 'app.kubernetes.io/name': 'kvsentinel', 'app.kubernetes.io/component': 'alerting-rules', release: RELEASE },
+      labels: {
+        'app.kubernetes.io/name': 'kvsentinel',
+        'app.kubernetes.io/component': 'alerting-rules',
+        release: RELEASE,
+      },
     },
     spec: { groups: rules.groups },
   };
@@ -37,7 +41,9 @@ function prometheusRule(root) {
 }
 
 function dashboardsConfigMap(root) {
-  const files = readdirSync(join(root, DASHBOARDS)).filter((f) => f.endsWith('.json')).sort();
+  const files = readdirSync(join(root, DASHBOARDS))
+    .filter((f) => f.endsWith('.json'))
+    .sort();
   const data = {};
   for (const f of files) {
     const text = readFileSync(join(root, DASHBOARDS, f), 'utf8');

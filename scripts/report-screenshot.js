@@ -18,14 +18,24 @@ const profile = mkdtempSync(join(tmpdir(), 'kvs-shot-'));
 const context = await chromium.launchPersistentContext(profile, {
   executablePath: '/usr/bin/chromium',
   headless: true,
-  args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
+  args: [
+    '--no-sandbox',
+    '--disable-gpu',
+    '--disable-background-networking',
+    '--disable-component-update',
+    '--disable-sync',
+    '--no-first-run',
+  ],
   viewport: { width: 960, height: 900 },
 });
 try {
   const page = await context.newPage();
   await page.goto(pathToFileURL(resolve(report)).href);
   // the README shows the story at a glance: evidence chips, the fixes list and the later sections stay in the file
-  await page.addStyleTag({ content: '.finding .evidence,.finding p.dim,#findings h3:not(.finding h3),#findings ol,#servers,#configuration,#plots figure:nth-of-type(n+3),#plots>p{display:none}' });
+  await page.addStyleTag({
+    content:
+      '.finding .evidence,.finding p.dim,#findings h3:not(.finding h3),#findings ol,#servers,#configuration,#plots figure:nth-of-type(n+3),#plots>p{display:none}',
+  });
   await page.screenshot({ path: out, fullPage: true });
 } finally {
   await context.close();

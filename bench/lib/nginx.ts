@@ -13,24 +13,31 @@ const NGINX = '/usr/sbin/nginx';
 /** The nginx binary, installing nginx-light first when allowed; a reason when there is none. */
 export function ensureNginx(options: { install: boolean }): { path: string; version: string } | { why: string } {
   if (!existsSync(NGINX)) {
-    if (!options.install) return { why: 'nginx is not installed (quick runs do not install it; a full `npm run bench` does, as root)' };
+    if (!options.install)
+      return { why: 'nginx is not installed (quick runs do not install it; a full `npm run bench` does, as root)' };
     const why = installNginxLight();
     if (why !== null) return { why };
   }
   const v = spawnSync(NGINX, ['-v'], { encoding: 'utf8' });
   const version = /nginx\/(\S+)/.exec(`${v.stdout}${v.stderr}`)?.[1];
-  if (v.status !== 0 || version === undefined) return { why: `${NGINX} -v failed: ${`${v.stderr}`.trim().slice(0, 200)}` };
+  if (v.status !== 0 || version === undefined)
+    return { why: `${NGINX} -v failed: ${`${v.stderr}`.trim().slice(0, 200)}` };
   return { path: NGINX, version };
 }
 
 /** Installs Debian's nginx-light; null when done, else why not. Its packaged service is never started. */
 function installNginxLight(): string | null {
-  if (spawnSync('apt-get', ['--version']).status !== 0) return 'nginx is not installed and there is no apt-get to install nginx-light';
+  if (spawnSync('apt-get', ['--version']).status !== 0)
+    return 'nginx is not installed and there is no apt-get to install nginx-light';
   const root = process.getuid?.() === 0;
   const sudo = !root && spawnSync('sudo', ['-n', 'true']).status === 0;
   if (!root && !sudo) return 'nginx is not installed and installing nginx-light needs root (or password-less sudo)';
   const run = (args: string[]): { status: number | null; stderr: string } => {
-    const r = spawnSync(root ? args[0]! : 'sudo', root ? args.slice(1) : args, { encoding: 'utf8', env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' }, timeout: 600_000 });
+    const r = spawnSync(root ? args[0]! : 'sudo', root ? args.slice(1) : args, {
+      encoding: 'utf8',
+      env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' },
+      timeout: 600_000,
+    });
     return { status: r.status, stderr: `${r.stderr}` };
   };
   // the package's postinst starts nginx on :80 through invoke-rc.d; a policy-rc.d answering 101 refuses that (as
@@ -51,7 +58,8 @@ function installNginxLight(): string | null {
       run(['apt-get', 'update', '-qq']);
       r = run(['apt-get', 'install', '-y', '-qq', '--no-install-recommends', 'nginx-light']);
     }
-    if (r.status !== 0) return `apt-get install nginx-light failed: ${r.stderr.trim().split('\n').slice(-2).join(' ').slice(0, 300)}`;
+    if (r.status !== 0)
+      return `apt-get install nginx-light failed: ${r.stderr.trim().split('\n').slice(-2).join(' ').slice(0, 300)}`;
     return existsSync(NGINX) ? null : `nginx-light installed but ${NGINX} is missing`;
   } finally {
     if (root) {
@@ -73,7 +81,11 @@ export interface NginxProxy {
  * CPU), HTTP/1.1 keep-alive to the upstream, request and response bodies streamed (no buffering, no temp files),
  * no access log.
  */
-export async function startNginxProxy(nginx: string, upstream: { host: string; port: number }, listenPort: number): Promise<NginxProxy> {
+export async function startNginxProxy(
+  nginx: string,
+  upstream: { host: string; port: number },
+  listenPort: number,
+): Promise<NginxProxy> {
   const dir = mkdtempSync(join(tmpdir(), 'kvs-nginx-'));
   for (const d of ['client_body', 'proxy', 'fastcgi', 'uwsgi', 'scgi']) mkdirSync(join(dir, d));
   const conf = `master_process off;

@@ -72,7 +72,8 @@ export function writePayload(name: string, spec: PayloadSpec): PayloadFiles {
     batch = [];
     batchBytes = 2;
   };
-  for (let r = 0; r < spec.ranks; r++) push(event(r, { type: 'created', numBlocksPerCacheLevel: [spec.blocksPerRank, 0] }));
+  for (let r = 0; r < spec.ranks; r++)
+    push(event(r, { type: 'created', numBlocksPerCacheLevel: [spec.blocksPerRank, 0] }));
   // a few shared system prompts per rank: requests extend one of them by new blocks (multi-turn growth)
   const sessions: { rank: number; tail: bigint }[] = [];
   while (bytes + batchBytes < spec.totalBytes) {
@@ -96,7 +97,16 @@ export function writePayload(name: string, spec: PayloadSpec): PayloadFiles {
       const tokens = new Uint32Array(size);
       for (let t = 0; t < size; t++) tokens[t] = (next() >>> 8) % 152_064;
       const blockHash = hashV1Block(tokens, chainParent);
-      blocks.push({ blockHash, tokens, tokenExtraIds: null, cacheLevel: 0, priority: 35, mmKeys: [], cacheSalt: null, loraId: null });
+      blocks.push({
+        blockHash,
+        tokens,
+        tokenExtraIds: null,
+        cacheLevel: 0,
+        priority: 35,
+        mmKeys: [],
+        cacheSalt: null,
+        loraId: null,
+      });
       chainParent = blockHash;
     }
     push(event(rank, { type: 'stored', parentHash: parent, blocks }));

@@ -29,7 +29,11 @@ export function runProcess(
 ): Promise<ProcResult> {
   const rss = options.measureRss === true;
   const cmd = !rss ? command : hasGnuTime ? '/usr/bin/time' : 'python3';
-  const argv = !rss ? [...args] : hasGnuTime ? ['-f', '__CPU__=%U %S __MAXRSS_KB__=%M', command, ...args] : ['-c', PY_RSS_WRAPPER, command, ...args];
+  const argv = !rss
+    ? [...args]
+    : hasGnuTime
+      ? ['-f', '__CPU__=%U %S __MAXRSS_KB__=%M', command, ...args]
+      : ['-c', PY_RSS_WRAPPER, command, ...args];
   return new Promise((resolvePromise, reject) => {
     const start = performance.now();
     const child = spawn(cmd, argv, { cwd: repoRoot, stdio: ['pipe', 'pipe', 'pipe'], env: options.env ?? process.env });
@@ -149,7 +153,9 @@ export function startService<T>(
     const fail = (why: string): void => {
       if (settled) return;
       settled = true;
-      void stop().then(() => reject(new Error(`${command} ${args.join(' ').slice(0, 300)}: ${why}\n${err.slice(-4000)}`)));
+      void stop().then(() =>
+        reject(new Error(`${command} ${args.join(' ').slice(0, 300)}: ${why}\n${err.slice(-4000)}`)),
+      );
     };
     const timer = setTimeout(() => fail('not ready in time'), options.timeoutMs ?? 30_000);
     const succeed = (info: T): void => {
@@ -184,5 +190,7 @@ export function startService<T>(
 
 /** Starts a bench task (bench/tasks) as a service that prints one JSON line when ready. */
 export function startTaskService<T>(name: string, params: unknown): Promise<Service<T>> {
-  return startService<T>(process.execPath, [join(benchBuildDir, 'task.js'), name, JSON.stringify(params)], { readyLine: true });
+  return startService<T>(process.execPath, [join(benchBuildDir, 'task.js'), name, JSON.stringify(params)], {
+    readyLine: true,
+  });
 }

@@ -34,7 +34,12 @@ export interface RunConfig {
 }
 
 /** A section that could not run: one row per target, each saying why; never a number. */
-export function notMeasured(id: string, title: string, why: string, targets: readonly (readonly [string, string])[]): SectionReport {
+export function notMeasured(
+  id: string,
+  title: string,
+  why: string,
+  targets: readonly (readonly [string, string])[],
+): SectionReport {
   return {
     id,
     title,
@@ -94,7 +99,12 @@ function table(header: readonly string[], rows: readonly (readonly string[])[]):
   return lines.join('\n');
 }
 
-const STATUS_TEXT: Record<Status, string> = { met: '✅ met', missed: '❌ missed', info: 'info', 'not measured': '⏳ not measured' };
+const STATUS_TEXT: Record<Status, string> = {
+  met: '✅ met',
+  missed: '❌ missed',
+  info: 'info',
+  'not measured': '⏳ not measured',
+};
 
 export function renderReport(
   machine: MachineInfo,

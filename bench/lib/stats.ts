@@ -14,4 +14,3 @@ export function quantile(values: readonly number[], q: number): number {
 export function median(values: readonly number[]): number {
   return quantile(values, 0.5);
 }
-

@@ -25,13 +25,22 @@ interface AuditJson {
 export async function auditSection(config: RunConfig): Promise<SectionReport> {
   const missing = await cliCommandMissing(['audit']);
   if (missing !== null) return notMeasured('audit', TITLE, missing, TARGETS);
-  if (!bundleWriterAvailable()) return notMeasured('audit', TITLE, 'the bundle writer (src/outputs/bundle-writer.ts) is not in this build yet', TARGETS);
+  if (!bundleWriterAvailable())
+    return notMeasured(
+      'audit',
+      TITLE,
+      'the bundle writer (src/outputs/bundle-writer.ts) is not in this build yet',
+      TARGETS,
+    );
   const dir = scratchPath(config.quick ? 'bundle-quick' : 'bundle');
   rmSync(dir, { recursive: true, force: true });
   const params: BundleGenParams = config.quick
     ? { dir, requests: 1000, turnsPerTrajectory: 4, blocksPerTurn: 26, servers: 8, ranks: 8, blocksPerRank: 64 }
     : { dir, requests: 100_000, turnsPerTrajectory: 10, blocksPerTurn: 26, servers: 8, ranks: 8, blocksPerRank: 1024 };
-  const gen = await runNodeTask<BundleGenResult>('bundle-gen', params, { nodeFlags: ['--max-old-space-size=8192'], timeoutMs: 60 * 60_000 });
+  const gen = await runNodeTask<BundleGenResult>('bundle-gen', params, {
+    nodeFlags: ['--max-old-space-size=8192'],
+    timeoutMs: 60 * 60_000,
+  });
   const file = join(dir, 'observations.jsonl');
   const size = statSync(file).size;
   const walls: number[] = [];
@@ -40,9 +49,13 @@ export async function auditSection(config: RunConfig): Promise<SectionReport> {
   const floor: number[] = [];
   let report: AuditJson | null = null;
   for (let run = 0; run < config.slowRuns; run++) {
-    const r = await runProcess(process.execPath, [cliPath, 'audit', '--bundle', dir, '--json', '--no-progress'], { measureRss: true, timeoutMs: 30 * 60_000 });
+    const r = await runProcess(process.execPath, [cliPath, 'audit', '--bundle', dir, '--json', '--no-progress'], {
+      measureRss: true,
+      timeoutMs: 30 * 60_000,
+    });
     // exit 1 = findings at or above --fail-on: a successful audit; 2 = usage or known error
-    if (r.code !== 0 && r.code !== 1) throw new Error(`kvsentinel audit --bundle exited with ${String(r.code)}:\n${r.stderr.slice(-3000)}`);
+    if (r.code !== 0 && r.code !== 1)
+      throw new Error(`kvsentinel audit --bundle exited with ${String(r.code)}:\n${r.stderr.slice(-3000)}`);
     report = JSON.parse(r.stdout) as AuditJson;
     walls.push(r.wallMs);
     if (r.maxRssBytes !== null) rss.push(r.maxRssBytes);
@@ -59,10 +72,19 @@ export async function auditSection(config: RunConfig): Promise<SectionReport> {
     // profile on a tenth of the bundle: the audit is a linear pass, so the shares carry over
     const small = scratchPath('bundle-profile');
     rmSync(small, { recursive: true, force: true });
-    await runNodeTask<BundleGenResult>('bundle-gen', { ...params, dir: small, requests: Math.ceil(params.requests / 10) }, { nodeFlags: ['--max-old-space-size=8192'] });
+    await runNodeTask<BundleGenResult>(
+      'bundle-gen',
+      { ...params, dir: small, requests: Math.ceil(params.requests / 10) },
+      { nodeFlags: ['--max-old-space-size=8192'] },
+    );
     const prof = profileDir();
-    const r = await runProcess(process.execPath, [...prof.flags, cliPath, 'audit', '--bundle', small, '--json', '--no-progress'], { timeoutMs: 30 * 60_000 });
-    if (r.code !== 0 && r.code !== 1) throw new Error(`profiled audit exited with ${String(r.code)}:\n${r.stderr.slice(-2000)}`);
+    const r = await runProcess(
+      process.execPath,
+      [...prof.flags, cliPath, 'audit', '--bundle', small, '--json', '--no-progress'],
+      { timeoutMs: 30 * 60_000 },
+    );
+    if (r.code !== 0 && r.code !== 1)
+      throw new Error(`profiled audit exited with ${String(r.code)}:\n${r.stderr.slice(-2000)}`);
     const top = topSelfTime(prof.dir, 12);
     notes.push(
       `**Target missed — profile** (\`node --cpu-prof\` of the audit on a bundle a tenth the size, self time of ${top.totalMs.toFixed(0)} ms): ${formatTop(top.entries)}. ` +

@@ -22,7 +22,11 @@ interface VectorCase {
 }
 
 /** one line per block: "SALT LORA PARENT TOKENS", with the expected hash beside it */
-function vectorLines(): { lines: string[]; expected: string[]; cases: { tokens: number[]; parent: bigint; salt: bigint | null; lora: bigint | null }[] } {
+function vectorLines(): {
+  lines: string[];
+  expected: string[];
+  cases: { tokens: number[]; parent: bigint; salt: bigint | null; lora: bigint | null }[];
+} {
   const doc = JSON.parse(readFileSync(hashVectorsPath(), 'utf8')) as { chained_blocks: VectorCase[] };
   const lines: string[] = [];
   const expected: string[] = [];
@@ -49,7 +53,9 @@ function vectorLines(): { lines: string[]; expected: string[]; cases: { tokens: 
 
 function assertVectors(impl: string, got: readonly string[], expected: readonly string[]): string {
   if (got.length !== expected.length || got.some((g, i) => g !== expected[i])) {
-    throw new Error(`${impl} does not reproduce the v1_block_key vectors: got ${got.join(',')}, want ${expected.join(',')}`);
+    throw new Error(
+      `${impl} does not reproduce the v1_block_key vectors: got ${got.join(',')}, want ${expected.join(',')}`,
+    );
   }
   return `${impl}: ${expected.length}/${expected.length} vectors reproduced`;
 }
@@ -111,7 +117,9 @@ export async function hashingSection(config: RunConfig): Promise<SectionReport> 
   const expectBig = chainChecksum(hashV1Chain(lcgTokens(bigTokens, seed), block));
   const agree = (impl: string, r: BenchOutput, want: { xor: string; last: string }): void => {
     if (r.xor !== want.xor || r.last !== want.last) {
-      throw new Error(`${impl} disagrees with hashV1Chain on the workload: ${r.xor}/${r.last} vs ${want.xor}/${want.last}`);
+      throw new Error(
+        `${impl} disagrees with hashV1Chain on the workload: ${r.xor}/${r.last} vs ${want.xor}/${want.last}`,
+      );
     }
   };
 
@@ -121,7 +129,15 @@ export async function hashingSection(config: RunConfig): Promise<SectionReport> 
   const cpp: number[] = [];
   const fallback: number[] = [];
   const wall = { ours: [] as number[], cpp: [] as number[] };
-  const args = (tokens: number): string[] => ['bench', '--tokens', String(tokens), '--block', String(block), '--seed', String(seed)];
+  const args = (tokens: number): string[] => [
+    'bench',
+    '--tokens',
+    String(tokens),
+    '--block',
+    String(block),
+    '--seed',
+    String(seed),
+  ];
   for (let run = 0; run < config.runs; run++) {
     const params: HashParams = { impl: 'project', tokens: bigTokens, block, seed, reps, warmupReps: 3 };
     const js = await runNodeTask<HashResult>('hash', params);
@@ -131,7 +147,13 @@ export async function hashingSection(config: RunConfig): Promise<SectionReport> 
     const fb = await runNodeTask<HashResult>('hash', { ...params, impl: 'js-fallback' });
     agree('JavaScript fallback loop', fb, expectBig);
     fallback.push(rate(fb));
-    const bi = await runNodeTask<HashResult>('hash', { ...params, impl: 'bigint', tokens: smallTokens, reps: 3, warmupReps: 1 });
+    const bi = await runNodeTask<HashResult>('hash', {
+      ...params,
+      impl: 'bigint',
+      tokens: smallTokens,
+      reps: 3,
+      warmupReps: 1,
+    });
     agree('BigInt reference', bi, expectSmall);
     bigint.push(rate(bi));
     const p = await runPython<BenchOutput>('v1_block_key.py', [...args(smallTokens), '--reps', '1']);
@@ -188,10 +210,14 @@ export async function hashingSection(config: RunConfig): Promise<SectionReport> 
       status: statusOf(ratio >= 0.3),
     });
   }
-  notes.push(`Correctness, checked before timing: ${checks.join('; ')}; every implementation printed the same chain checksum on the benchmark workload.`);
+  notes.push(
+    `Correctness, checked before timing: ${checks.join('; ')}; every implementation printed the same chain checksum on the benchmark workload.`,
+  );
   notes.push(
     `Wall-clock medians for comparison (they include time the process waited for a core): ours ${fmtRate(median(wall.ours), 'tokens/s')}` +
-      (wall.cpp.length > 0 ? `, C++ ${fmtRate(median(wall.cpp), 'tokens/s')} (ratio ${fmtRatio(median(wall.ours) / median(wall.cpp))}).` : '.'),
+      (wall.cpp.length > 0
+        ? `, C++ ${fmtRate(median(wall.cpp), 'tokens/s')} (ratio ${fmtRatio(median(wall.ours) / median(wall.cpp))}).`
+        : '.'),
   );
   notes.push(
     `Samples (tokens per CPU-second, per run): ours ${ours.map((v) => fmtRate(v, '')).join(', ')}; JavaScript fallback ${fallback.map((v) => fmtRate(v, '')).join(', ')}; C++ ${cpp.map((v) => fmtRate(v, '')).join(', ') || '—'}; ` +
@@ -200,13 +226,17 @@ export async function hashingSection(config: RunConfig): Promise<SectionReport> 
   const missed = rows.some((r) => r.status === 'missed');
   if (missed && !config.quick) {
     const prof = profileDir();
-    await runNodeTask<HashResult>('hash', { impl: 'project', tokens: bigTokens, block, seed, reps, warmupReps: 3 } satisfies HashParams, { nodeFlags: prof.flags });
+    await runNodeTask<HashResult>(
+      'hash',
+      { impl: 'project', tokens: bigTokens, block, seed, reps, warmupReps: 3 } satisfies HashParams,
+      { nodeFlags: prof.flags },
+    );
     const top = topSelfTime(prof.dir, 8);
     notes.push(
       `**Target missed — profile** (\`node --cpu-prof\`, one run, self time of ${top.totalMs.toFixed(0)} ms): ${formatTop(top.entries)}. ` +
         `The token loop (\`wasm-function\` and its callers \`hashV1Into\`/\`mixTokens\`) has ${(100 * top.entries.filter((e) => /^(wasm-function|hashV1Into|mixTokens)/.test(e.fn)).reduce((n, e) => n + e.share, 0)).toFixed(0)} % of the busy samples. ` +
         'The per-token loop runs in a small hand-encoded WebAssembly module with native i64 arithmetic (src/core/hashing/v1-token-mix.ts; ' +
-        'the JavaScript int32-halves loop, about half as fast, is the fallback). It is latency-bound: each token\'s seed update depends on the ' +
+        "the JavaScript int32-halves loop, about half as fast, is the fallback). It is latency-bound: each token's seed update depends on the " +
         'previous one. What remains between it and g++ -O2 is the per-block call and the copy of the tokens into WebAssembly memory, and ' +
         'code generation (V8 neither unrolls nor schedules the loop as g++ does). Next step: hash a whole chain per WebAssembly call ' +
         '(tokens copied once, parents chained inside the module) instead of one block per call.',

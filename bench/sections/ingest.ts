@@ -27,22 +27,33 @@ export async function ingestSection(config: RunConfig): Promise<SectionReport> {
     for (const mode of modes) {
       const params: IngestParams = { mode, files: payload.files, passes, warmupPasses: config.quick ? 1 : 3 };
       const r = await runNodeTask<IngestResult>('ingest', params);
-      if (r.events !== payload.events) throw new Error(`${mode} saw ${r.events} events, the payload has ${payload.events}`);
+      if (r.events !== payload.events)
+        throw new Error(`${mode} saw ${r.events} events, the payload has ${payload.events}`);
       if (r.replicaBlocks !== null) replicaBlocks = r.replicaBlocks;
       samples.get(mode)!.push(median(r.cpuSeconds));
       wallSamples.get(mode)!.push(median(r.seconds));
     }
-    const py = await runPython<IngestResult>('ingest.py', ['--passes', String(passes), '--warmup', '1', ...payload.files]);
-    if (py.events !== payload.events) throw new Error(`Python baseline saw ${py.events} events, the payload has ${payload.events}`);
+    const py = await runPython<IngestResult>('ingest.py', [
+      '--passes',
+      String(passes),
+      '--warmup',
+      '1',
+      ...payload.files,
+    ]);
+    if (py.events !== payload.events)
+      throw new Error(`Python baseline saw ${py.events} events, the payload has ${payload.events}`);
     if (replicaBlocks !== null && py.replicaBlocks !== replicaBlocks) {
-      throw new Error(`router replica holds ${replicaBlocks} blocks but the Python router set holds ${String(py.replicaBlocks)}`);
+      throw new Error(
+        `router replica holds ${replicaBlocks} blocks but the Python router set holds ${String(py.replicaBlocks)}`,
+      );
     }
     samples.get('python')!.push(median(py.cpuSeconds));
     wallSamples.get('python')!.push(median(py.seconds));
   }
   const mbps = (mode: IngestMode | 'python'): number => payload.bytes / 1e6 / median(samples.get(mode)!);
   const eps = (mode: IngestMode | 'python'): number => payload.events / median(samples.get(mode)!);
-  const fmt = (mode: IngestMode | 'python'): string => `${mbps(mode).toFixed(0)} MB/s, ${fmtRate(eps(mode), 'events/s')}`;
+  const fmt = (mode: IngestMode | 'python'): string =>
+    `${mbps(mode).toFixed(0)} MB/s, ${fmtRate(eps(mode), 'events/s')}`;
   const ours = 'parse-replica';
   const vsJson = mbps(ours) / mbps('json-parse');
   const vsPy = mbps(ours) / mbps('python');
@@ -88,18 +99,22 @@ export async function ingestSection(config: RunConfig): Promise<SectionReport> {
   ];
   if ((vsJson < 1 || vsPy < 5) && !config.quick) {
     const prof = profileDir();
-    await runNodeTask<IngestResult>('ingest', { mode: ours, files: payload.files, passes, warmupPasses: 1 } satisfies IngestParams, { nodeFlags: prof.flags });
+    await runNodeTask<IngestResult>(
+      'ingest',
+      { mode: ours, files: payload.files, passes, warmupPasses: 1 } satisfies IngestParams,
+      { nodeFlags: prof.flags },
+    );
     const top = topSelfTime(prof.dir, 12);
     notes.push(
       `**Target missed — profile** (\`node --cpu-prof\`, one parse + replica run, self time of ${top.totalMs.toFixed(0)} ms): ${formatTop(top.entries)}. ` +
         'What limits it: the token arrays are most of the payload (a 128-token block is ≈ 7 KB of `{"type":"unique_token",…}` objects). ' +
-        'Runs of tokens in TensorRT-LLM\'s compact spelling are now checked by one sticky regular expression (native code, the `RegExp:` entry) ' +
+        "Runs of tokens in TensorRT-LLM's compact spelling are now checked by one sticky regular expression (native code, the `RegExp:` entry) " +
         'and their ids read from the layout it proved, so the JavaScript token loop (`parseTokens`) is no longer the largest cost. ' +
         'What is left is mostly outside the parser: decoding the response bytes to a string (`slice` in node:buffer, UTF-8; latin1 for ' +
         'ASCII bytes measured no faster here) and GC of what every pass allocates: the decoded body strings, the per-block token ' +
         'arrays the hash verification needs and the event objects. Skipping the token arrays for the replica would not be honest: in the sidecar the same parse ' +
         'feeds worker truth and hash verification, which need every token, and the replica takes its keys from that parse (the full ' +
-        'sidecar row above). The 5× target asks for ≈ 5× json.loads\' native speed from JavaScript, including the UTF-8 decode json.loads ' +
+        "sidecar row above). The 5× target asks for ≈ 5× json.loads' native speed from JavaScript, including the UTF-8 decode json.loads " +
         'does in C. Next step: parse straight from the response Uint8Array (no string decode; item `raw` slices decoded lazily), which ' +
         'removes the `slice` share and most of the GC.',
     );

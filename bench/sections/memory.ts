@@ -77,7 +77,7 @@ export async function memorySection(config: RunConfig): Promise<SectionReport> {
       'Each structure is filled with distinct well-spread 64-bit keys (the tables through `stored` events of 32 blocks, as the router sees them) ' +
       'in its own `node --expose-gc` process; *retained* = growth of heapUsed + arrayBuffers after full GCs, divided by the block count ' +
       '(RSS growth in brackets). The Python baseline (bench/baselines/set_memory.py) counts `sys.getsizeof` of the set and of every int it holds; ' +
-      'its RSS growth includes the allocator\'s rounding. Ratio = ours / baseline (lower is better). Tables grow by doubling as blocks arrive (not presized), ' +
+      "its RSS growth includes the allocator's rounding. Ratio = ours / baseline (lower is better). Tables grow by doubling as blocks arrive (not presized), " +
       'so the figure depends on where in the doubling cycle the count falls: 12–24 B/block by construction for the hash set (9 B per slot, load 3/8–3/4).',
     rows,
     notes,

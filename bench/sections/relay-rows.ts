@@ -39,7 +39,8 @@ export const RELAY_TARGETS: readonly (readonly [string, string])[] = [
   ['failed requests through the relay', '0 (never lose a request)'],
 ];
 
-const medOr = (xs: readonly (number | null)[]): number | null => (xs.length === 0 || xs.some((x) => x === null) ? null : median(xs as number[]));
+const medOr = (xs: readonly (number | null)[]): number | null =>
+  xs.length === 0 || xs.some((x) => x === null) ? null : median(xs as number[]);
 const signed = (ms: number): string => `${ms < 0 ? '−' : '+'}${fmtMs(Math.abs(ms))}`;
 const cpu = (ms: number | null): string => (ms === null ? 'n/a' : `${ms.toFixed(3)} ms`);
 const rps = (r: LoadResult): number => r.requests / r.seconds;
@@ -51,8 +52,10 @@ export function relayRows(m: RelayMeasurements): SectionReport & { notes: string
   const peerStatus = (met: boolean): Status => (haveNginx ? statusOf(met) : 'not measured');
   const c = m.closed;
   const o = m.open;
-  const cl = <K extends keyof PathRuns<unknown>>(k: K, f: (r: LoadResult) => number): number => (c[k].length === 0 ? Number.NaN : median(c[k].map((s) => f(s.result))));
-  const op = <K extends keyof PathRuns<unknown>>(k: K, f: (r: OpenLoadResult) => number): number => (o[k].length === 0 ? Number.NaN : median(o[k].map((s) => f(s.result))));
+  const cl = <K extends keyof PathRuns<unknown>>(k: K, f: (r: LoadResult) => number): number =>
+    c[k].length === 0 ? Number.NaN : median(c[k].map((s) => f(s.result)));
+  const op = <K extends keyof PathRuns<unknown>>(k: K, f: (r: OpenLoadResult) => number): number =>
+    o[k].length === 0 ? Number.NaN : median(o[k].map((s) => f(s.result)));
   const rpsD = cl('direct', rps);
   const rpsN = cl('nginx', rps);
   const rpsR = cl('relay', rps);
@@ -77,7 +80,9 @@ export function relayRows(m: RelayMeasurements): SectionReport & { notes: string
     {
       measurement: 'throughput at saturation',
       result: `${rpsR.toFixed(0)} req/s`,
-      baseline: haveNginx ? `nginx ${rpsN.toFixed(0)} req/s; direct ${rpsD.toFixed(0)} req/s (relay ${fmtRatio(rpsR / rpsD)} direct)` : `${peerMissing}; direct ${rpsD.toFixed(0)} req/s`,
+      baseline: haveNginx
+        ? `nginx ${rpsN.toFixed(0)} req/s; direct ${rpsD.toFixed(0)} req/s (relay ${fmtRatio(rpsR / rpsD)} direct)`
+        : `${peerMissing}; direct ${rpsD.toFixed(0)} req/s`,
       ratio: haveNginx ? fmtRatio(rpsR / rpsN) : fmtRatio(rpsR / rpsD),
       target: '≥ 0.6× nginx',
       status: peerStatus(rpsR / rpsN >= 0.6),
@@ -116,8 +121,12 @@ export function relayRows(m: RelayMeasurements): SectionReport & { notes: string
     },
     {
       measurement: '… relay vs nginx at a fixed rate, p50',
-      result: haveNginx ? `${signed(op50('relay') - op50('nginx'))} vs nginx` : `${fmtMs(op50('relay'))} (nginx not measured)`,
-      baseline: haveNginx ? `nginx ${fmtMs(op50('nginx'))} (${signed(op50('nginx') - op50('direct'))} over direct)` : peerMissing,
+      result: haveNginx
+        ? `${signed(op50('relay') - op50('nginx'))} vs nginx`
+        : `${fmtMs(op50('relay'))} (nginx not measured)`,
+      baseline: haveNginx
+        ? `nginx ${fmtMs(op50('nginx'))} (${signed(op50('nginx') - op50('direct'))} over direct)`
+        : peerMissing,
       ratio: haveNginx ? fmtRatio(op50('relay') / op50('nginx')) : '—',
       target: 'within 0.5 ms of nginx',
       status: peerStatus(op50('relay') - op50('nginx') <= 0.5),
@@ -134,7 +143,10 @@ export function relayRows(m: RelayMeasurements): SectionReport & { notes: string
       measurement: 'relay CPU per request, whole process (saturation)',
       result: cpu(relayCpu),
       baseline: `${haveNginx ? `nginx ${cpu(nginxCpu)}` : peerMissing}; worker ${cpu(workerD)}, load generator ${cpu(loadD)} (direct)`,
-      ratio: haveNginx && relayCpu !== null && nginxCpu !== null && nginxCpu > 0 ? `${fmtRatio(relayCpu / nginxCpu)} nginx` : '—',
+      ratio:
+        haveNginx && relayCpu !== null && nginxCpu !== null && nginxCpu > 0
+          ? `${fmtRatio(relayCpu / nginxCpu)} nginx`
+          : '—',
       target: '≤ 0.4 ms',
       status: relayCpu === null ? 'not measured' : statusOf(relayCpu <= 0.4),
     },
@@ -142,7 +154,10 @@ export function relayRows(m: RelayMeasurements): SectionReport & { notes: string
       measurement: 'relay CPU per request, forwarding thread (event loop)',
       result: cpu(mainCpu),
       baseline: haveNginx ? `nginx ${cpu(nginxCpu)} (one thread does everything)` : peerMissing,
-      ratio: haveNginx && mainCpu !== null && nginxCpu !== null && nginxCpu > 0 ? `${fmtRatio(mainCpu / nginxCpu)} nginx` : '—',
+      ratio:
+        haveNginx && mainCpu !== null && nginxCpu !== null && nginxCpu > 0
+          ? `${fmtRatio(mainCpu / nginxCpu)} nginx`
+          : '—',
       target: '≤ 0.15 ms',
       status: mainCpu === null ? 'not measured' : statusOf(mainCpu <= 0.15),
     },
@@ -172,7 +187,8 @@ export function relayRows(m: RelayMeasurements): SectionReport & { notes: string
     },
   ];
   const perRun = (k: keyof PathRuns<unknown>): string => c[k].map((s) => rps(s.result).toFixed(0)).join('/');
-  const perRunOpen = (k: keyof PathRuns<unknown>): string => o[k].map((s) => s.result.latenciesMs.p50.toFixed(2)).join('/');
+  const perRunOpen = (k: keyof PathRuns<unknown>): string =>
+    o[k].map((s) => s.result.latenciesMs.p50.toFixed(2)).join('/');
   const notes = [
     separation(relayCpu, mainCpu, scanCpu, otherCpu, haveNginx ? nginxCpu : null),
     `Per run — req/s at saturation: direct ${perRun('direct')}${haveNginx ? `, nginx ${perRun('nginx')}` : ''}, relay ${perRun('relay')}; ` +
@@ -180,7 +196,8 @@ export function relayRows(m: RelayMeasurements): SectionReport & { notes: string
       `load generator send lag p99 at the fixed rate (in every latency alike): ${o.direct.map((s) => s.result.sendLagP99Ms.toFixed(2)).join('/')} ms.`,
     ...m.notes,
   ];
-  const nginxText = 'version' in m.nginx ? `nginx ${m.nginx.version} (Debian \`nginx-light\`)` : `nginx (not measured here: ${why})`;
+  const nginxText =
+    'version' in m.nginx ? `nginx ${m.nginx.version} (Debian \`nginx-light\`)` : `nginx (not measured here: ${why})`;
   return {
     id: 'relay',
     title: '4. Relay overhead',
@@ -200,8 +217,15 @@ export function relayRows(m: RelayMeasurements): SectionReport & { notes: string
 }
 
 /** What separates the relay from nginx, from this run's CPU figures. */
-function separation(relay: number | null, main: number | null, scan: number | null, other: number | null, nginx: number | null): string {
-  if (relay === null || main === null || scan === null || other === null) return 'CPU per request could not be read from /proc here.';
+function separation(
+  relay: number | null,
+  main: number | null,
+  scan: number | null,
+  other: number | null,
+  nginx: number | null,
+): string {
+  if (relay === null || main === null || scan === null || other === null)
+    return 'CPU per request could not be read from /proc here.';
   const base =
     `Where the relay's CPU goes, per request at saturation: ${cpu(main)} on the forwarding thread — receiving and re-sending the 200 KB body and the SSE stream, ` +
     `and, since \`kvsentinel serve\` runs its state on the same event loop, recording the decision and outcome (the decision digest: prefix fingerprints and ` +

@@ -31,7 +31,15 @@ async function startServe(workerUrl: string, nodeFlags: readonly string[]): Prom
   const url = `http://127.0.0.1:${relayPort}`;
   const service = await startService(
     process.execPath,
-    [...nodeFlags, cliPath, 'serve', '--relay', `ctx0=${workerUrl}@127.0.0.1:${relayPort}`, '--web.listen-address', `127.0.0.1:${webPort}`],
+    [
+      ...nodeFlags,
+      cliPath,
+      'serve',
+      '--relay',
+      `ctx0=${workerUrl}@127.0.0.1:${relayPort}`,
+      '--web.listen-address',
+      `127.0.0.1:${webPort}`,
+    ],
     { readyLine: false, ready: () => waitForHttp(`${url}/health`), stopGraceMs: nodeFlags.length > 0 ? 60_000 : 5000 },
   );
   return { url, pid: service.pid, stop: () => service.stop() };
@@ -77,14 +85,21 @@ export async function relaySection(config: RunConfig): Promise<SectionReport> {
   };
   try {
     serve = await startServe(workerUrl, []);
-    if ('path' in nginx) peer = await startNginxProxy(nginx.path, { host: '127.0.0.1', port: workerPort }, await freePort());
+    if ('path' in nginx)
+      peer = await startNginxProxy(nginx.path, { host: '127.0.0.1', port: workerPort }, await freePort());
     const relayPid = serve.pid;
     const paths: [keyof PathRuns<unknown>, string, number | undefined][] = [
       ['direct', workerUrl, undefined],
-      ...(peer !== undefined ? [['nginx', peer.url, peer.pid] as [keyof PathRuns<unknown>, string, number | undefined]] : []),
+      ...(peer !== undefined
+        ? [['nginx', peer.url, peer.pid] as [keyof PathRuns<unknown>, string, number | undefined]]
+        : []),
       ['relay', serve.url, relayPid],
     ];
-    const cpuAround = async <T extends { totalRequests: number }>(pid: number | undefined, isRelay: boolean, run: () => Promise<T>) => {
+    const cpuAround = async <T extends { totalRequests: number }>(
+      pid: number | undefined,
+      isRelay: boolean,
+      run: () => Promise<T>,
+    ) => {
       const w0 = processCpuMs(worker.pid);
       const p0 = processCpuMs(pid);
       const t0 = isRelay ? threadCpuMs(relayPid, SCAN_THREAD) : null;
@@ -96,20 +111,25 @@ export async function relaySection(config: RunConfig): Promise<SectionReport> {
         result,
         workerCpu: per(diff(w0, processCpuMs(worker.pid))),
         proxyCpu: pid === undefined ? null : per(diff(p0, processCpuMs(pid))),
-        threads: threads === null ? null : { main: threads.main / n, named: threads.named / n, other: threads.other / n },
+        threads:
+          threads === null ? null : { main: threads.main / n, named: threads.named / n, other: threads.other / n },
       };
     };
     for (let run = 0; run < config.runs; run++) {
       for (const [name, origin, pid] of paths) {
         const r = await cpuAround(pid, name === 'relay', () => runNodeTask<LoadResult>('load', { ...closed, origin }));
-        if (name === 'direct' && r.result.errors > 0) throw new Error(`direct load had ${r.result.errors} failed requests: the harness is broken`);
+        if (name === 'direct' && r.result.errors > 0)
+          throw new Error(`direct load had ${r.result.errors} failed requests: the harness is broken`);
         m.closed[name].push({ ...r, loadCpu: r.result.cpuMs / Math.max(1, r.result.totalRequests) });
       }
     }
     for (let run = 0; run < config.slowRuns; run++) {
       for (const [name, origin, pid] of paths) {
-        const r = await cpuAround(pid, name === 'relay', () => runNodeTask<OpenLoadResult>('open-load', { ...open, origin }));
-        if (name === 'direct' && r.result.errors > 0) throw new Error(`direct open-loop load had ${r.result.errors} failed requests: the harness is broken`);
+        const r = await cpuAround(pid, name === 'relay', () =>
+          runNodeTask<OpenLoadResult>('open-load', { ...open, origin }),
+        );
+        if (name === 'direct' && r.result.errors > 0)
+          throw new Error(`direct open-loop load had ${r.result.errors} failed requests: the harness is broken`);
         m.open[name].push({ ...r, loadCpu: null });
       }
     }
@@ -119,7 +139,8 @@ export async function relaySection(config: RunConfig): Promise<SectionReport> {
   }
   const report = relayRows(m);
   try {
-    if (report.rows.some((r) => r.status === 'missed') && !config.quick) report.notes.push(await profileNote(workerUrl, closed));
+    if (report.rows.some((r) => r.status === 'missed') && !config.quick)
+      report.notes.push(await profileNote(workerUrl, closed));
   } finally {
     await worker.stop();
   }

@@ -9,7 +9,11 @@ import type { RenderParams, RenderResult } from '../tasks/render.js';
 const TITLE = '8. Render parity (--tokenizer)';
 
 export async function renderSection(config: RunConfig): Promise<SectionReport> {
-  const params: RenderParams = { targetTokens: 40_000, samples: config.quick ? 10 : 30, relaySamples: config.quick ? 10 : 40 };
+  const params: RenderParams = {
+    targetTokens: 40_000,
+    samples: config.quick ? 10 : 30,
+    relaySamples: config.quick ? 10 : 40,
+  };
   const runs: RenderResult[] = [];
   for (let run = 0; run < config.slowRuns; run++) runs.push(await runNodeTask<RenderResult>('render', params));
   const m = (pick: (r: RenderResult) => number): number => median(runs.map(pick));
@@ -33,10 +37,38 @@ export async function renderSection(config: RunConfig): Promise<SectionReport> {
       '"Thread" adds the copy to the render thread and the ids back, as the relay calls it. The relay rows post follow-up requests to an instant worker ' +
       `directly and through two relays, one without and one with --tokenizer (${params.relaySamples} interleaved samples per run, paced so the renders keep up).`,
     rows: [
-      { measurement: '40k-token chat request, follow-up turn: render, p50', result: fmtMs(followUp), baseline: `cold ${fmtMs(cold)}`, ratio: fmtRatio(cold / followUp), target: "≤ 50 ms (the router's own figure)", status: statusOf(followUp <= 50) },
-      { measurement: '… through the render thread (relay path), p50', result: fmtMs(thread), baseline: '—', ratio: '—', target: '≤ 50 ms', status: statusOf(thread <= 50) },
-      { measurement: '… cold (first sight of the conversation), p50', result: fmtMs(cold), baseline: `whole-string encode ${fmtMs(m((r) => r.wholeEncodeP50Ms))}`, ratio: '—', target: '≤ 50 ms', status: statusOf(cold <= 50) },
-      { measurement: '… p99 (follow-up inline / thread)', result: `${fmtMs(m((r) => r.followUpP99Ms))} / ${fmtMs(m((r) => r.threadP99Ms))}`, baseline: '—', ratio: '—', target: '—', status: 'info' },
+      {
+        measurement: '40k-token chat request, follow-up turn: render, p50',
+        result: fmtMs(followUp),
+        baseline: `cold ${fmtMs(cold)}`,
+        ratio: fmtRatio(cold / followUp),
+        target: "≤ 50 ms (the router's own figure)",
+        status: statusOf(followUp <= 50),
+      },
+      {
+        measurement: '… through the render thread (relay path), p50',
+        result: fmtMs(thread),
+        baseline: '—',
+        ratio: '—',
+        target: '≤ 50 ms',
+        status: statusOf(thread <= 50),
+      },
+      {
+        measurement: '… cold (first sight of the conversation), p50',
+        result: fmtMs(cold),
+        baseline: `whole-string encode ${fmtMs(m((r) => r.wholeEncodeP50Ms))}`,
+        ratio: '—',
+        target: '≤ 50 ms',
+        status: statusOf(cold <= 50),
+      },
+      {
+        measurement: '… p99 (follow-up inline / thread)',
+        result: `${fmtMs(m((r) => r.followUpP99Ms))} / ${fmtMs(m((r) => r.threadP99Ms))}`,
+        baseline: '—',
+        ratio: '—',
+        target: '—',
+        status: 'info',
+      },
       {
         measurement: 'relay forwarding of that request with --tokenizer, p50',
         result: fmtMs(withRender),
@@ -45,8 +77,17 @@ export async function renderSection(config: RunConfig): Promise<SectionReport> {
         target: 'unchanged (≤ +10% or +0.5 ms)',
         status: statusOf(unchanged),
       },
-      { measurement: '… p99 with / without', result: `${fmtMs(m((r) => r.relayRenderP99Ms))} / ${fmtMs(m((r) => r.relayPlainP99Ms))}`, baseline: '—', ratio: '—', target: '—', status: 'info' },
+      {
+        measurement: '… p99 with / without',
+        result: `${fmtMs(m((r) => r.relayRenderP99Ms))} / ${fmtMs(m((r) => r.relayPlainP99Ms))}`,
+        baseline: '—',
+        ratio: '—',
+        target: '—',
+        status: 'info',
+      },
     ],
-    notes: [`Every relayed request was rendered: ${runs.map((r) => r.rendered).join(', ')} per run (${params.relaySamples} measured + 5 warm-up).`],
+    notes: [
+      `Every relayed request was rendered: ${runs.map((r) => r.rendered).join(', ')} per run (${params.relaySamples} measured + 5 warm-up).`,
+    ],
   };
 }

@@ -18,12 +18,20 @@ async function timedGet(url: string): Promise<{ ms: number; text: string; status
 
 export async function scrapeSection(config: RunConfig): Promise<SectionReport> {
   const missing = await cliCommandMissing(['serve']);
-  if (missing !== null) return notMeasured('scrape', TITLE, missing, [['/metrics render, 64 servers × 8 ranks', 'under 50 ms']]);
+  if (missing !== null)
+    return notMeasured('scrape', TITLE, missing, [['/metrics render, 64 servers × 8 ranks', 'under 50 ms']]);
   const servers = config.quick ? 4 : 64;
   const ranks = 8;
   const eventFiles: string[] = [];
   for (let s = 0; s < servers; s++) {
-    const p = writePayload(`scrape-${s}`, { totalBytes: 48 << 10, batchBytes: 1 << 30, ranks, tokensPerBlock: 128, blocksPerRank: 2, seed: 100 + s });
+    const p = writePayload(`scrape-${s}`, {
+      totalBytes: 48 << 10,
+      batchBytes: 1 << 30,
+      ranks,
+      tokensPerBlock: 128,
+      blocksPerRank: 2,
+      seed: 100 + s,
+    });
     eventFiles.push(...p.files);
   }
   const workers = await startTaskService<{ ports: number[] }>('sim-worker', { servers, chunks: 4, eventFiles });
@@ -31,11 +39,18 @@ export async function scrapeSection(config: RunConfig): Promise<SectionReport> {
   for (let s = 0; s < servers; s++) relayPorts.push(await freePort());
   const webPort = await freePort();
   const metricsUrl = `http://127.0.0.1:${webPort}/metrics`;
-  const relayArgs = relayPorts.flatMap((port, s) => ['--relay', `ctx${s}=http://127.0.0.1:${workers.info.ports[s]!}@127.0.0.1:${port}`]);
-  const serve = await startService(process.execPath, [cliPath, 'serve', ...relayArgs, '--web.listen-address', `127.0.0.1:${webPort}`], {
-    readyLine: false,
-    ready: () => waitForHttp(metricsUrl),
-  }).catch(async (e: unknown) => {
+  const relayArgs = relayPorts.flatMap((port, s) => [
+    '--relay',
+    `ctx${s}=http://127.0.0.1:${workers.info.ports[s]!}@127.0.0.1:${port}`,
+  ]);
+  const serve = await startService(
+    process.execPath,
+    [cliPath, 'serve', ...relayArgs, '--web.listen-address', `127.0.0.1:${webPort}`],
+    {
+      readyLine: false,
+      ready: () => waitForHttp(metricsUrl),
+    },
+  ).catch(async (e: unknown) => {
     await workers.stop();
     throw e;
   });
@@ -51,7 +66,12 @@ export async function scrapeSection(config: RunConfig): Promise<SectionReport> {
           const res = await fetch(`http://127.0.0.1:${port}/v1/completions`, {
             method: 'POST',
             headers: { 'content-type': 'application/json', 'x-correlation-id': `scrape-${s}` },
-            body: JSON.stringify({ model: 'sim', prompt: Array.from({ length: 600 }, (_, i) => (i * 7919 + s) % 152_064), max_tokens: 4, stream: true }),
+            body: JSON.stringify({
+              model: 'sim',
+              prompt: Array.from({ length: 600 }, (_, i) => (i * 7919 + s) % 152_064),
+              max_tokens: 4,
+              stream: true,
+            }),
           });
           await res.text();
         }),
@@ -103,7 +123,14 @@ export async function scrapeSection(config: RunConfig): Promise<SectionReport> {
         target: '—',
         status: 'info',
       },
-      { measurement: 'exposition size', result: `${fmtBytes(bytes)}, ${series.toLocaleString('en-US')} samples`, baseline: '—', ratio: '—', target: '—', status: 'info' },
+      {
+        measurement: 'exposition size',
+        result: `${fmtBytes(bytes)}, ${series.toLocaleString('en-US')} samples`,
+        baseline: '—',
+        ratio: '—',
+        target: '—',
+        status: 'info',
+      },
     ],
     notes: [],
   };

@@ -31,37 +31,55 @@ async function measureDemo(config: RunConfig): Promise<DemoMeasurement> {
   let requests = 0;
   for (let run = 0; run < runs; run++) {
     const r = await runProcess(process.execPath, args, { measureRss: true, timeoutMs: 10 * 60_000 });
-    if (r.code !== 0) throw new Error(`kvsentinel demo --json exited with ${String(r.code)}:\n${r.stderr.slice(-3000)}`);
+    if (r.code !== 0)
+      throw new Error(`kvsentinel demo --json exited with ${String(r.code)}:\n${r.stderr.slice(-3000)}`);
     requests = (JSON.parse(r.stdout) as { stats: { requests: number } }).stats.requests;
     walls.push(r.wallMs);
     if (r.maxRssBytes !== null) rss.push(r.maxRssBytes);
   }
-  return { traffic: config.quick ? '3 s of a small workload' : '75 s of traffic, preset seed', rss: rss.length > 0 ? median(rss) : null, wallMs: median(walls), requests, runs };
+  return {
+    traffic: config.quick ? '3 s of a small workload' : '75 s of traffic, preset seed',
+    rss: rss.length > 0 ? median(rss) : null,
+    wallMs: median(walls),
+    requests,
+    runs,
+  };
 }
 
 export async function simulatorSection(config: RunConfig): Promise<SectionReport> {
   const missing = await cliCommandMissing(['sim', 'run']);
-  if (missing !== null) return notMeasured('simulator', TITLE, missing, [
+  if (missing !== null)
+    return notMeasured('simulator', TITLE, missing, [
       ['sim run --preset seed wall time', '—'],
       ['requests simulated per second', '—'],
     ]);
   // quick mode shrinks the workload through the documented --set knobs; a full run is the preset as shipped
-  const quickSet = ['workload.trajectories=16', 'workload.concurrency=8', 'workload.turns_min=2', 'workload.turns_max=3'].flatMap((kv) => ['--set', kv]);
+  const quickSet = [
+    'workload.trajectories=16',
+    'workload.concurrency=8',
+    'workload.turns_min=2',
+    'workload.turns_max=3',
+  ].flatMap((kv) => ['--set', kv]);
   const args = [cliPath, 'sim', 'run', '--preset', 'seed', ...(config.quick ? quickSet : []), '--json'];
   const walls: number[] = [];
   const rss: number[] = [];
   let result: SimJson | null = null;
   for (let run = 0; run < config.slowRuns; run++) {
     const r = await runProcess(process.execPath, args, { measureRss: true, timeoutMs: 30 * 60_000 });
-    if (r.code !== 0) throw new Error(`kvsentinel sim run --preset seed --json exited with ${String(r.code)}:\n${r.stderr.slice(-3000)}`);
+    if (r.code !== 0)
+      throw new Error(
+        `kvsentinel sim run --preset seed --json exited with ${String(r.code)}:\n${r.stderr.slice(-3000)}`,
+      );
     let json: SimJson;
     try {
       json = JSON.parse(r.stdout) as SimJson;
     } catch {
       throw new Error(`kvsentinel sim run --preset seed --json printed no JSON:\n${r.stdout.slice(0, 1000)}`);
     }
-    if (typeof json.requests !== 'number' || json.requests <= 0) throw new Error(`sim run printed no request count: ${r.stdout.slice(0, 300)}`);
-    if (result !== null && result.requests !== json.requests) throw new Error('sim run --preset seed is not reproducible: request counts differ between runs');
+    if (typeof json.requests !== 'number' || json.requests <= 0)
+      throw new Error(`sim run printed no request count: ${r.stdout.slice(0, 300)}`);
+    if (result !== null && result.requests !== json.requests)
+      throw new Error('sim run --preset seed is not reproducible: request counts differ between runs');
     result = json;
     walls.push(r.wallMs);
     if (r.maxRssBytes !== null) rss.push(r.maxRssBytes);
@@ -76,7 +94,14 @@ export async function simulatorSection(config: RunConfig): Promise<SectionReport
       '`kvsentinel sim run --preset seed --json` (virtual time), run as an operator would, in a fresh process per run; ' +
       'wall time includes Node start-up. Requests simulated per second = the `requests` it reports / wall time.',
     rows: [
-      { measurement: 'sim run --preset seed wall time', result: fmtMs(wall), baseline: '—', ratio: '—', target: '—', status: 'info' },
+      {
+        measurement: 'sim run --preset seed wall time',
+        result: fmtMs(wall),
+        baseline: '—',
+        ratio: '—',
+        target: '—',
+        status: 'info',
+      },
       {
         measurement: 'requests simulated per second',
         result: `${(requests / (wall / 1000)).toFixed(0)} req/s (${requests.toLocaleString('en-US')} requests)`,

@@ -38,7 +38,9 @@ interface BundleWriterLike {
 }
 
 interface BundleWriterModule {
-  readonly BundleWriter: { create(dir: string, options: { mode: 'relay'; meta?: Record<string, string> }): Promise<BundleWriterLike> };
+  readonly BundleWriter: {
+    create(dir: string, options: { mode: 'relay'; meta?: Record<string, string> }): Promise<BundleWriterLike>;
+  };
 }
 
 export const BUNDLE_WRITER_MODULE = join(srcBuildDir, 'outputs/bundle-writer.js');
@@ -52,11 +54,24 @@ const TPB = 128;
 export async function runBundleGen(params: BundleGenParams): Promise<BundleGenResult> {
   const started = performance.now();
   const mod = (await import(pathToFileURL(BUNDLE_WRITER_MODULE).href)) as BundleWriterModule;
-  const writer = await mod.BundleWriter.create(params.dir, { mode: 'relay', meta: { source: 'kvsentinel bench (bench/tasks/bundle-gen.ts)' } });
+  const writer = await mod.BundleWriter.create(params.dir, {
+    mode: 'relay',
+    meta: { source: 'kvsentinel bench (bench/tasks/bundle-gen.ts)' },
+  });
   const servers = Array.from({ length: params.servers }, (_, i) => `ctx${i}`);
   let ts = 1_780_000_000_000;
-  writer.write({ kind: 'router-config', ts, source: 'config', routerType: 'kv_cache_aware', tokensPerBlock: TPB, maxBatchSize: 64, backfillBlockHashesOnFinish: false, servers });
-  for (const server of servers) writer.write({ kind: 'server-info', ts, server, hashAlgo: 'v1_block_key', tokensPerBlock: TPB });
+  writer.write({
+    kind: 'router-config',
+    ts,
+    source: 'config',
+    routerType: 'kv_cache_aware',
+    tokensPerBlock: TPB,
+    maxBatchSize: 64,
+    backfillBlockHashesOnFinish: false,
+    servers,
+  });
+  for (const server of servers)
+    writer.write({ kind: 'server-info', ts, server, hashAlgo: 'v1_block_key', tokensPerBlock: TPB });
   let rng = 0x2545f491;
   const next = (): number => {
     rng = (Math.imul(rng, 1664525) + 1013904223) >>> 0;
@@ -126,14 +141,37 @@ export async function runBundleGen(params: BundleGenParams): Promise<BundleGenRe
     }
     let eventId = eventIds.get(streamKey) ?? 0;
     const store = (parent: bigint, blockTokens: Uint32Array, blockHash: bigint): void => {
-      const block: StoredBlock = { blockHash, tokens: blockTokens, tokenExtraIds: null, cacheLevel: 0, priority: 35, mmKeys: [], cacheSalt: null, loraId: null };
-      stored.push({ eventId: eventId++, data: { type: 'stored', parentHash: parent === 0n ? null : parent, blocks: [block] }, windowSize: 4096, attentionDpRank: t.rank, hashAlgo: null, layerGroupId: null });
+      const block: StoredBlock = {
+        blockHash,
+        tokens: blockTokens,
+        tokenExtraIds: null,
+        cacheLevel: 0,
+        priority: 35,
+        mmKeys: [],
+        cacheSalt: null,
+        loraId: null,
+      };
+      stored.push({
+        eventId: eventId++,
+        data: { type: 'stored', parentHash: parent === 0n ? null : parent, blocks: [block] },
+        windowSize: 4096,
+        attentionDpRank: t.rank,
+        hashAlgo: null,
+        layerGroupId: null,
+      });
       pool.order.push(blockHash);
       pool.held.add(blockHash);
       if (pool.order.length > params.blocksPerRank) {
         const evicted = pool.order.shift()!;
         pool.held.delete(evicted);
-        stored.push({ eventId: eventId++, data: { type: 'removed', blockHashes: [evicted] }, windowSize: 4096, attentionDpRank: t.rank, hashAlgo: null, layerGroupId: null });
+        stored.push({
+          eventId: eventId++,
+          data: { type: 'removed', blockHashes: [evicted] },
+          windowSize: 4096,
+          attentionDpRank: t.rank,
+          hashAlgo: null,
+          layerGroupId: null,
+        });
       }
     };
     if (t.turn === 0) {
@@ -159,12 +197,29 @@ export async function runBundleGen(params: BundleGenParams): Promise<BundleGenRe
     const requestId = `req-${r}`;
     const prompt = t.tokens.subarray(0, t.length);
     promptTokens += prompt.length;
-    writer.write({ kind: 'decision', ts, requestId, correlationId: t.id, server: t.server, promptTokens: prompt, promptTokenCount: prompt.length, inflight: null });
+    writer.write({
+      kind: 'decision',
+      ts,
+      requestId,
+      correlationId: t.id,
+      server: t.server,
+      promptTokens: prompt,
+      promptTokenCount: prompt.length,
+      inflight: null,
+    });
     const firstSeq = relaySeq.get(t.server)!;
     writer.write({ kind: 'worker-events', ts: ts + 3, server: t.server, firstSeq, events: stored });
     relaySeq.set(t.server, firstSeq + stored.length);
     events += stored.length;
-    writer.write({ kind: 'router-poll', ts: ts + 4, server: t.server, consumer: 'router', fromSeq: firstSeq, toSeq: firstSeq + stored.length, dropped: 0 });
+    writer.write({
+      kind: 'router-poll',
+      ts: ts + 4,
+      server: t.server,
+      consumer: 'router',
+      fromSeq: firstSeq,
+      toSeq: firstSeq + stored.length,
+      dropped: 0,
+    });
     writer.write({
       kind: 'outcome',
       ts: ts + 5,

@@ -49,7 +49,8 @@ function jsFallbackChain(tokens: Uint32Array, blockSize: number): BigUint64Array
 
 export function runHash(params: HashParams): HashResult {
   const tokens = lcgTokens(params.tokens, params.seed);
-  const chain = params.impl === 'bigint' ? bigIntV1Chain : params.impl === 'js-fallback' ? jsFallbackChain : hashV1Chain;
+  const chain =
+    params.impl === 'bigint' ? bigIntV1Chain : params.impl === 'js-fallback' ? jsFallbackChain : hashV1Chain;
   let hashes = chain(tokens, params.block);
   for (let i = 0; i < params.warmupReps; i++) hashes = chain(tokens, params.block);
   const seconds: number[] = [];

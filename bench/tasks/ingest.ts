@@ -39,7 +39,8 @@ export function runIngest(params: IngestParams): IngestResult {
     const truth = params.mode === 'parse-truth-replica' ? new WorkerTruthTable() : null;
     for (const buf of buffers) {
       const parsed = parseKvEvents(buf.toString('utf8'));
-      if (parsed.issues.length > 0) throw new Error(`payload did not parse cleanly: ${JSON.stringify(parsed.issues[0])}`);
+      if (parsed.issues.length > 0)
+        throw new Error(`payload did not parse cleanly: ${JSON.stringify(parsed.issues[0])}`);
       events += parsed.events.length;
       if (replica !== null) for (const p of parsed.events) replica.apply(SERVER, p.event);
       if (truth !== null) for (const p of parsed.events) truth.apply(SERVER, p.event);

@@ -83,13 +83,19 @@ export async function runLoad(params: LoadParams): Promise<LoadResult> {
   );
   await pool.close();
   const cpu = process.cpuUsage(cpuStart);
-  if (latencies.length === 0) throw new Error(`no request started and completed in the ${params.measureSeconds} s window`);
+  if (latencies.length === 0)
+    throw new Error(`no request started and completed in the ${params.measureSeconds} s window`);
   latencies.sort((a, b) => a - b);
   return {
     requests: completedInWindow,
     errors,
     seconds: params.measureSeconds,
-    latenciesMs: { p50: percentile(latencies, 0.5), p90: percentile(latencies, 0.9), p99: percentile(latencies, 0.99), max: latencies[latencies.length - 1]! },
+    latenciesMs: {
+      p50: percentile(latencies, 0.5),
+      p90: percentile(latencies, 0.9),
+      p99: percentile(latencies, 0.99),
+      max: latencies[latencies.length - 1]!,
+    },
     responseBytes,
     totalRequests: completed,
     cpuMs: (cpu.user + cpu.system) / 1000,

@@ -60,9 +60,25 @@ function fillWithStoredEvents(
     const blocks: StoredBlock[] = [];
     const want = Math.min(32, n - table.blockCount('ctx0'));
     for (let i = 0; i < want; i++) {
-      blocks.push({ blockHash: nextHash(), tokens, tokenExtraIds: null, cacheLevel: 0, priority: 35, mmKeys: [], cacheSalt: null, loraId: null });
+      blocks.push({
+        blockHash: nextHash(),
+        tokens,
+        tokenExtraIds: null,
+        cacheLevel: 0,
+        priority: 35,
+        mmKeys: [],
+        cacheSalt: null,
+        loraId: null,
+      });
     }
-    const event: KvEvent = { eventId: null, data: { type: 'stored', parentHash: null, blocks }, windowSize: 4096, attentionDpRank: 0, hashAlgo: null, layerGroupId: null };
+    const event: KvEvent = {
+      eventId: null,
+      data: { type: 'stored', parentHash: null, blocks },
+      windowSize: 4096,
+      attentionDpRank: 0,
+      hashAlgo: null,
+      layerGroupId: null,
+    };
     table.apply('ctx0', event);
   }
 }
@@ -84,7 +100,10 @@ function build(params: MemoryParams): { keep: unknown; size: () => number } {
     case 'worker-truth': {
       // stored events as the router receives them, 32 blocks per event; the tables' per-server cap (an operational
       // bound, 4 M blocks by default) is raised to the measured size, or the fill would evict and never end
-      const table = params.structure === 'router-replica' ? new RouterReplicaTable({ maxBlocksPerServer: n }) : new WorkerTruthTable({ maxBlocksPerServer: n });
+      const table =
+        params.structure === 'router-replica'
+          ? new RouterReplicaTable({ maxBlocksPerServer: n })
+          : new WorkerTruthTable({ maxBlocksPerServer: n });
       fillWithStoredEvents(table, n, () => {
         next(halves);
         return (BigInt(halves[0]!) << 32n) | BigInt(halves[1]!);
@@ -112,7 +131,8 @@ export function runMemory(params: MemoryParams): MemoryResult {
   gc();
   const after = retained();
   const rssAfter = process.memoryUsage().rss;
-  if (built.size() !== params.blocks) throw new Error(`${params.structure} holds ${built.size()} blocks, wanted ${params.blocks}`);
+  if (built.size() !== params.blocks)
+    throw new Error(`${params.structure} holds ${built.size()} blocks, wanted ${params.blocks}`);
   return {
     blocks: params.blocks,
     retainedBytesPerBlock: (after - before) / params.blocks,

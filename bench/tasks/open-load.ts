@@ -69,7 +69,12 @@ export async function runOpenLoad(params: OpenLoadParams): Promise<OpenLoadResul
   return {
     requests: latencies.length,
     errors,
-    latenciesMs: { p50: percentile(latencies, 0.5), p90: percentile(latencies, 0.9), p99: percentile(latencies, 0.99), max: latencies[latencies.length - 1]! },
+    latenciesMs: {
+      p50: percentile(latencies, 0.5),
+      p90: percentile(latencies, 0.9),
+      p99: percentile(latencies, 0.99),
+      max: latencies[latencies.length - 1]!,
+    },
     totalRequests: total,
     sendLagP99Ms: percentile(lags, 0.99),
   };

@@ -49,24 +49,60 @@ const WORDS = (
   'function return const let value error test file line path import export class interface type string number true false ' +
   'null undefined async await promise request response server client router worker cache block token prefix hash event'
 ).split(' ');
-const CODE = ['if (x === null) {', '  return cached.get(key);', '}', 'for (const item of items) total += item.size;', 'def handle(self, req):', '    raise ValueError("bad")', 'SELECT id, name FROM users WHERE id = 42;'];
+const CODE = [
+  'if (x === null) {',
+  '  return cached.get(key);',
+  '}',
+  'for (const item of items) total += item.size;',
+  'def handle(self, req):',
+  '    raise ValueError("bad")',
+  'SELECT id, name FROM users WHERE id = 42;',
+];
 
 /** An agentic-coding conversation: system prompt with tool schemas, then user / assistant tool calls / tool output. */
-function conversation(turns: number, seed: number): { messages: Record<string, unknown>[]; tools: Record<string, unknown>[] } {
+function conversation(
+  turns: number,
+  seed: number,
+): { messages: Record<string, unknown>[]; tools: Record<string, unknown>[] } {
   let s = seed;
   const rnd = (n: number): number => {
     s = (s * 1_103_515_245 + 12_345) % 2_147_483_648;
     return s % n;
   };
   const prose = (words: number): string => Array.from({ length: words }, () => WORDS[rnd(WORDS.length)]!).join(' ');
-  const code = (lines: number): string => Array.from({ length: lines }, (_, i) => `${String(i + 1).padStart(4)}  ${CODE[rnd(CODE.length)]!} // ${prose(3)}`).join('\n');
+  const code = (lines: number): string =>
+    Array.from(
+      { length: lines },
+      (_, i) => `${String(i + 1).padStart(4)}  ${CODE[rnd(CODE.length)]!} // ${prose(3)}`,
+    ).join('\n');
   const tools = ['read_file', 'edit_file', 'run_tests', 'grep'].map((name) => ({
     type: 'function',
-    function: { name, description: prose(20), parameters: { type: 'object', properties: { path: { type: 'string', description: prose(8) } }, required: ['path'] } },
+    function: {
+      name,
+      description: prose(20),
+      parameters: {
+        type: 'object',
+        properties: { path: { type: 'string', description: prose(8) } },
+        required: ['path'],
+      },
+    },
   }));
-  const messages: Record<string, unknown>[] = [{ role: 'system', content: `You are a coding agent. ${prose(1500)}` }, { role: 'user', content: `Fix the issue: ${prose(300)}` }];
+  const messages: Record<string, unknown>[] = [
+    { role: 'system', content: `You are a coding agent. ${prose(1500)}` },
+    { role: 'user', content: `Fix the issue: ${prose(300)}` },
+  ];
   for (let t = 0; t < turns; t++) {
-    messages.push({ role: 'assistant', content: null, tool_calls: [{ id: `c${t}`, type: 'function', function: { name: 'read_file', arguments: JSON.stringify({ path: `src/module${t}.ts` }) } }] });
+    messages.push({
+      role: 'assistant',
+      content: null,
+      tool_calls: [
+        {
+          id: `c${t}`,
+          type: 'function',
+          function: { name: 'read_file', arguments: JSON.stringify({ path: `src/module${t}.ts` }) },
+        },
+      ],
+    });
     messages.push({ role: 'tool', tool_call_id: `c${t}`, content: rnd(10) === 0 ? code(400) : code(30) });
     messages.push({ role: 'assistant', content: prose(60) });
     messages.push({ role: 'user', content: prose(20) });
@@ -83,7 +119,13 @@ async function time(fn: () => Promise<unknown>): Promise<number> {
 /** the conversation plus one new turn (a tool output and the user's next message), distinct per `k` */
 function followUp(base: { messages: Record<string, unknown>[]; tools: Record<string, unknown>[] }, k: number): string {
   const extra = conversation(1, 1000 + k).messages.slice(2);
-  return JSON.stringify({ model: 'deepseek-ai/DeepSeek-V3', messages: [...base.messages, ...extra], tools: base.tools, max_tokens: 1, disaggregated_params: { request_type: 'context_only', disagg_request_id: k } });
+  return JSON.stringify({
+    model: 'deepseek-ai/DeepSeek-V3',
+    messages: [...base.messages, ...extra],
+    tools: base.tools,
+    max_tokens: 1,
+    disaggregated_params: { request_type: 'context_only', disagg_request_id: k },
+  });
 }
 
 export async function runRender(params: RenderParams): Promise<RenderResult> {
@@ -96,7 +138,13 @@ export async function runRender(params: RenderParams): Promise<RenderResult> {
   let tokens: number;
   for (;;) {
     base = conversation(turns, 14882);
-    body = JSON.stringify({ model: 'deepseek-ai/DeepSeek-V3', messages: base.messages, tools: base.tools, max_tokens: 1, disaggregated_params: { request_type: 'context_only', disagg_request_id: 1 } });
+    body = JSON.stringify({
+      model: 'deepseek-ai/DeepSeek-V3',
+      messages: base.messages,
+      tools: base.tools,
+      max_tokens: 1,
+      disaggregated_params: { request_type: 'context_only', disagg_request_id: 1 },
+    });
     const r = await renderBody(tokenizer, new TextEncoder().encode(body), 'json');
     if (r.kind !== 'rendered') throw new Error(`the bench conversation did not render: ${JSON.stringify(r)}`);
     tokens = r.ids.length;
@@ -105,7 +153,13 @@ export async function runRender(params: RenderParams): Promise<RenderResult> {
   }
   const enc = new TextEncoder();
   const bytes = enc.encode(body);
-  const text = tokenizer.renderChat({ kind: 'chat', messages: base.messages, tools: base.tools, addGenerationPrompt: true, chatTemplateKwargs: {} });
+  const text = tokenizer.renderChat({
+    kind: 'chat',
+    messages: base.messages,
+    tools: base.tools,
+    addGenerationPrompt: true,
+    chatTemplateKwargs: {},
+  });
   let k = 0;
 
   // cold: a tokenizer that never saw the conversation (loaded outside the timing); the encode of the whole string
@@ -137,7 +191,9 @@ export async function runRender(params: RenderParams): Promise<RenderResult> {
   const usage = `{"id":"c","choices":[{"index":0,"text":"x"}],"usage":{"prompt_tokens":${tokens},"completion_tokens":1,"prompt_tokens_details":{"cached_tokens":0}}}`;
   const worker = createServer((req, res) => {
     req.resume();
-    req.on('end', () => res.writeHead(200, { 'content-type': 'application/json' }).end(req.url === '/kv_cache_events' ? '[]' : usage));
+    req.on('end', () =>
+      res.writeHead(200, { 'content-type': 'application/json' }).end(req.url === '/kv_cache_events' ? '[]' : usage),
+    );
   });
   await new Promise<void>((r) => worker.listen(0, '127.0.0.1', r));
   const upstream = `http://127.0.0.1:${(worker.address() as AddressInfo).port}`;
@@ -153,7 +209,9 @@ export async function runRender(params: RenderParams): Promise<RenderResult> {
         logger: silentLogger,
         inflight: new InflightTracker(),
         parseEvents: parseKvEvents,
-        ...(render !== undefined ? { render, onRender: (_s: string, result: string) => void (result === 'rendered' && rendered++) } : {}),
+        ...(render !== undefined
+          ? { render, onRender: (_s: string, result: string) => void (result === 'rendered' && rendered++) }
+          : {}),
       },
       { drainIntervalMs: 250 },
     );
@@ -165,7 +223,12 @@ export async function runRender(params: RenderParams): Promise<RenderResult> {
   const agent = new Agent({ connections: 1 });
   const post = (base: string, b: string): Promise<number> =>
     time(async () => {
-      const res = await request(`${base}/v1/chat/completions`, { method: 'POST', body: b, headers: { 'content-type': 'application/json' }, dispatcher: agent });
+      const res = await request(`${base}/v1/chat/completions`, {
+        method: 'POST',
+        body: b,
+        headers: { 'content-type': 'application/json' },
+        dispatcher: agent,
+      });
       await res.body.text();
     });
   const at = (r: WorkerRelay): string => `http://127.0.0.1:${r.address().port}`;

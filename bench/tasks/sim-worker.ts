@@ -25,7 +25,8 @@ function drain(req: IncomingMessage): Promise<number> {
 }
 
 function handler(index: number, params: SimWorkerParams): (req: IncomingMessage, res: ServerResponse) => void {
-  let pendingEvents: string | null = params.eventFiles[index] === undefined ? null : readFileSync(params.eventFiles[index], 'utf8');
+  let pendingEvents: string | null =
+    params.eventFiles[index] === undefined ? null : readFileSync(params.eventFiles[index], 'utf8');
   let requestCounter = 0;
   return (req, res) => {
     const url = req.url ?? '/';
@@ -34,7 +35,9 @@ function handler(index: number, params: SimWorkerParams): (req: IncomingMessage,
         const id = `cmpl-${index}-${requestCounter++}`;
         res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
         for (let i = 0; i < params.chunks; i++) {
-          res.write(`data: {"id":"${id}","object":"text_completion","created":0,"model":"sim","choices":[{"index":0,"text":" tok${i}","logprobs":null,"finish_reason":null}]}\n\n`);
+          res.write(
+            `data: {"id":"${id}","object":"text_completion","created":0,"model":"sim","choices":[{"index":0,"text":" tok${i}","logprobs":null,"finish_reason":null}]}\n\n`,
+          );
         }
         const promptTokens = Math.max(1, Math.round(bytes / 7));
         res.write(

@@ -25,7 +25,10 @@ export function runFor(options: RunForOptions): Promise<RunForResult> {
   return new Promise((resolve) => {
     const tick =
       options.onProgress !== undefined
-        ? setInterval(() => options.onProgress?.(Math.max(0, options.durationMs - (Date.now() - started))), options.progressEveryMs ?? 5_000)
+        ? setInterval(
+            () => options.onProgress?.(Math.max(0, options.durationMs - (Date.now() - started))),
+            options.progressEveryMs ?? 5_000,
+          )
         : undefined;
     const done = (interrupted: boolean): void => {
       clearInterval(tick);

@@ -30,7 +30,11 @@ function recordingMode(config: ServeConfig): 'exclusive' | 'relay' | 'watch' {
 export async function recordBundle(config: ServeConfig, options: RecordOptions): Promise<RecordResult> {
   let writer: BundleWriter;
   try {
-    writer = await BundleWriter.create(options.out, { mode: recordingMode(config), version: VERSION, includePrompts: options.includePrompts });
+    writer = await BundleWriter.create(options.out, {
+      mode: recordingMode(config),
+      version: VERSION,
+      includePrompts: options.includePrompts,
+    });
   } catch (err) {
     throw new KvsentinelError('write-failed', `--out ${options.out}: ${errorMessage(err)}`, { cause: err });
   }
@@ -63,6 +67,7 @@ export async function recordBundle(config: ServeConfig, options: RecordOptions):
   await runFor({ durationMs: options.durationMs }); // Ctrl-C ends the recording early; the bundle stays complete
   await daemon.stop();
   const manifest = await writer.close();
-  if (writeError !== null) throw new KvsentinelError('write-failed', `--out ${options.out}: ${(writeError as Error).message}`);
+  if (writeError !== null)
+    throw new KvsentinelError('write-failed', `--out ${options.out}: ${(writeError as Error).message}`);
   return { observations: manifest.observations ?? writer.observations };
 }

@@ -34,5 +34,9 @@ export function stateModeOf(config: ServeConfig): Extract<SentinelMode, 'exclusi
 
 /** A preset with the mode and table limits a configuration implies. */
 export function stateOptionsFor(preset: StatePresetName, config: ServeConfig): SentinelOptions {
-  return { ...STATE_PRESETS[preset], mode: stateModeOf(config), limits: { tableBlocksPerServer: config.state.maxTableBlocks } };
+  return {
+    ...STATE_PRESETS[preset],
+    mode: stateModeOf(config),
+    limits: { tableBlocksPerServer: config.state.maxTableBlocks },
+  };
 }

@@ -29,7 +29,15 @@ describe('units', () => {
   });
 
   it('formats a duration as the shortest exact text, which reads back to the same value', () => {
-    for (const [ms, text] of [[0, '0s'], [250, '250ms'], [1_500, '1500ms'], [30_000, '30s'], [90_000, '90s'], [120_000, '2m'], [3_600_000, '1h']] as const) {
+    for (const [ms, text] of [
+      [0, '0s'],
+      [250, '250ms'],
+      [1_500, '1500ms'],
+      [30_000, '30s'],
+      [90_000, '90s'],
+      [120_000, '2m'],
+      [3_600_000, '1h'],
+    ] as const) {
       expect(formatDuration(ms)).toBe(text);
       expect(parseDurationText(text)).toBe(ms);
     }

@@ -68,7 +68,8 @@ export class BundleWriter {
     if (this.#error !== null) throw this.#error;
     const digest = this.#digester.digest(obs);
     this.#digester.observe(obs, digest);
-    this.#chunk += encodeBundleRecord({ observation: obs, digest }, this.#history, this.#options.includePrompts === true) + '\n';
+    this.#chunk +=
+      encodeBundleRecord({ observation: obs, digest }, this.#history, this.#options.includePrompts === true) + '\n';
     this.#count++;
     this.#kinds[obs.kind] = (this.#kinds[obs.kind] ?? 0) + 1;
     if (this.#firstTs === null || obs.ts < this.#firstTs) this.#firstTs = obs.ts;

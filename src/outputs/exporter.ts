@@ -7,7 +7,13 @@
 // - A failing snapshot never fails the scrape: source health is still exported, the error is logged.
 // - Every finding id and verdict is exported (0 when not active), so alerts see a series before the first firing.
 import { Counter, Gauge, Histogram, collectDefaultMetrics, type Registry } from 'prom-client';
-import { FINDING_CATALOG, FINDING_IDS, GRADED_FINDINGS, SEVERITIES, severityRank } from '../core/diagnosis/finding-catalog.js';
+import {
+  FINDING_CATALOG,
+  FINDING_IDS,
+  GRADED_FINDINGS,
+  SEVERITIES,
+  severityRank,
+} from '../core/diagnosis/finding-catalog.js';
 import type { SentinelSnapshot, ServerStats, Verdict } from '../core/state/snapshot.js';
 import type { KvEventType } from '../core/wire/kv-event.js';
 import type { Logger } from '../sources/ports.js';
@@ -16,9 +22,12 @@ import type { StreamRankCounters } from '../sources/zmq/stream-counters.js';
 import type { SourceStatus } from '../sources/source-status.js';
 import { CACHE_DROPS, METRICS, type CacheDropKey, type MetricSpec } from './metric-catalog.js';
 
-
 /** default process metrics that are gauges with a counter's suffix (see collectDefaultMetrics below) */
-const NON_COUNTER_TOTALS = ['nodejs_active_handles_total', 'nodejs_active_requests_total', 'nodejs_active_resources_total'] as const;
+const NON_COUNTER_TOTALS = [
+  'nodejs_active_handles_total',
+  'nodejs_active_requests_total',
+  'nodejs_active_resources_total',
+] as const;
 export interface ReloadStatus {
   readonly successful: boolean;
   /** ms since epoch of the last successful (re)load */
@@ -67,7 +76,11 @@ const VERDICTS: readonly Verdict[] = ['healthy', 'degraded', 'unknown', 'inert']
 type Labels = Record<string, string>;
 
 /** Every cache drop counter, summed over relays; state counters read 0 while no snapshot is available. */
-function cacheDrops(snapshot: SentinelSnapshot | null, relays: readonly RelayCounters[], feed: { droppedFrames: number; refusedClients: number } | null): Record<CacheDropKey, number> {
+function cacheDrops(
+  snapshot: SentinelSnapshot | null,
+  relays: readonly RelayCounters[],
+  feed: { droppedFrames: number; refusedClients: number } | null,
+): Record<CacheDropKey, number> {
   const d = snapshot?.dropped;
   const sum = (pick: (r: RelayCounters) => number): number => relays.reduce((n, r) => n + pick(r), 0);
   return {
@@ -132,7 +145,11 @@ export function createExporter(deps: ExporterDeps): Exporter {
       },
     });
   };
-  const perServer = (spec: MetricSpec, pick: (s: ServerStats) => number, kind: 'counter' | 'gauge' = 'counter'): void => {
+  const perServer = (
+    spec: MetricSpec,
+    pick: (s: ServerStats) => number,
+    kind: 'counter' | 'gauge' = 'counter',
+  ): void => {
     const fill = (set: (labels: Labels, value: number) => void): void => {
       for (const s of view().snapshot?.servers ?? []) set({ server: s.server }, pick(s));
     };
@@ -141,26 +158,33 @@ export function createExporter(deps: ExporterDeps): Exporter {
   };
   const perRank = (spec: MetricSpec, pick: (r: ServerStats['ranks'][number]) => number): void => {
     counter(spec, (set) => {
-      for (const s of view().snapshot?.servers ?? []) for (const r of s.ranks) set({ server: s.server, rank: String(r.rank) }, pick(r));
+      for (const s of view().snapshot?.servers ?? [])
+        for (const r of s.ranks) set({ server: s.server, rank: String(r.rank) }, pick(r));
     });
   };
 
-  gauge(METRICS.buildInfo, (set) => set({ version: deps.build.version, revision: deps.build.revision, nodejs_version: deps.build.nodejsVersion }, 1));
+  gauge(METRICS.buildInfo, (set) =>
+    set({ version: deps.build.version, revision: deps.build.revision, nodejs_version: deps.build.nodejsVersion }, 1),
+  );
   gauge(METRICS.up, (set) => {
     for (const s of view().sources) set({ source: s.source }, s.up ? 1 : 0);
   });
   counter(METRICS.sourceErrors, (set) => {
-    for (const s of view().sources) for (const [reason, n] of Object.entries(s.errors)) set({ source: s.source, reason }, n);
+    for (const s of view().sources)
+      for (const [reason, n] of Object.entries(s.errors)) set({ source: s.source, reason }, n);
   });
   counter(METRICS.badInput, (set) => {
-    for (const s of view().sources) for (const [code, n] of Object.entries(s.badInput)) set({ source: s.source, code }, n);
+    for (const s of view().sources)
+      for (const [code, n] of Object.entries(s.badInput)) set({ source: s.source, code }, n);
   });
   gauge(METRICS.configReloadSuccessful, (set) => set({}, deps.reload().successful ? 1 : 0));
   gauge(METRICS.configReloadTimestamp, (set) => set({}, deps.reload().lastSuccessAt / 1000));
 
   counter(METRICS.kvEvents, (set) => {
     for (const s of view().snapshot?.servers ?? []) {
-      for (const r of s.ranks) for (const type of EVENT_TYPES) set({ server: s.server, rank: String(r.rank), type }, r.eventsByType[type] ?? 0);
+      for (const r of s.ranks)
+        for (const type of EVENT_TYPES)
+          set({ server: s.server, rank: String(r.rank), type }, r.eventsByType[type] ?? 0);
     }
   });
   perRank(METRICS.kvEventGaps, (r) => r.gaps);
@@ -197,7 +221,8 @@ export function createExporter(deps: ExporterDeps): Exporter {
   gauge(METRICS.workerTableBlocks, (set) => {
     for (const s of view().snapshot?.servers ?? []) {
       for (const r of s.ranks) {
-        for (const [level, n] of Object.entries(r.blocksByLevel)) set({ server: s.server, rank: String(r.rank), cache_level: level }, n);
+        for (const [level, n] of Object.entries(r.blocksByLevel))
+          set({ server: s.server, rank: String(r.rank), cache_level: level }, n);
       }
     }
   });
@@ -242,9 +267,24 @@ export function createExporter(deps: ExporterDeps): Exporter {
     buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
     registers: [registry],
   });
-  const relayRejected = new Counter({ name: METRICS.relayRejected.name, help: METRICS.relayRejected.help, labelNames: METRICS.relayRejected.labels, registers: [registry] });
-  const renderRequests = new Counter({ name: METRICS.renderRequests.name, help: METRICS.renderRequests.help, labelNames: METRICS.renderRequests.labels, registers: [registry] });
-  const relayUnreadable = new Counter({ name: METRICS.relayUnreadable.name, help: METRICS.relayUnreadable.help, labelNames: METRICS.relayUnreadable.labels, registers: [registry] });
+  const relayRejected = new Counter({
+    name: METRICS.relayRejected.name,
+    help: METRICS.relayRejected.help,
+    labelNames: METRICS.relayRejected.labels,
+    registers: [registry],
+  });
+  const renderRequests = new Counter({
+    name: METRICS.renderRequests.name,
+    help: METRICS.renderRequests.help,
+    labelNames: METRICS.renderRequests.labels,
+    registers: [registry],
+  });
+  const relayUnreadable = new Counter({
+    name: METRICS.relayUnreadable.name,
+    help: METRICS.relayUnreadable.help,
+    labelNames: METRICS.relayUnreadable.labels,
+    registers: [registry],
+  });
   gauge(METRICS.findingActive, (set) => {
     const snapshot = view().snapshot;
     if (snapshot === null) return;
@@ -252,18 +292,30 @@ export function createExporter(deps: ExporterDeps): Exporter {
     for (const id of FINDING_IDS) {
       set({ id, severity: FINDING_CATALOG[id] }, active.get(id) === FINDING_CATALOG[id] ? 1 : 0);
       // a graded finding holding below its catalog severity: its own series, so the critical alert stays quiet
-      if (GRADED_FINDINGS.includes(id)) for (const severity of SEVERITIES.filter((s) => severityRank(s) < severityRank(FINDING_CATALOG[id]))) set({ id, severity }, active.get(id) === severity ? 1 : 0);
+      if (GRADED_FINDINGS.includes(id))
+        for (const severity of SEVERITIES.filter((s) => severityRank(s) < severityRank(FINDING_CATALOG[id])))
+          set({ id, severity }, active.get(id) === severity ? 1 : 0);
     }
   });
   gauge(METRICS.findingServerActive, (set) => {
     const snapshot = view().snapshot;
     if (snapshot === null) return;
     // every (finding, severity, server) exists, at 0 unless it holds: alerts resolve when a server's finding clears
-    const holding = new Set(snapshot.findings.flatMap((f) => (f.servers.length > 0 ? f.servers : ['']).map((server) => `${f.id}|${f.severity}|${server}`)));
-    const servers = ['', ...new Set([...snapshot.servers.map((s) => s.server), ...snapshot.findings.flatMap((f) => f.servers)])];
+    const holding = new Set(
+      snapshot.findings.flatMap((f) =>
+        (f.servers.length > 0 ? f.servers : ['']).map((server) => `${f.id}|${f.severity}|${server}`),
+      ),
+    );
+    const servers = [
+      '',
+      ...new Set([...snapshot.servers.map((s) => s.server), ...snapshot.findings.flatMap((f) => f.servers)]),
+    ];
     for (const id of FINDING_IDS) {
-      const severities = GRADED_FINDINGS.includes(id) ? SEVERITIES.filter((s) => severityRank(s) <= severityRank(FINDING_CATALOG[id])) : [FINDING_CATALOG[id]];
-      for (const severity of severities) for (const server of servers) set({ id, severity, server }, holding.has(`${id}|${severity}|${server}`) ? 1 : 0);
+      const severities = GRADED_FINDINGS.includes(id)
+        ? SEVERITIES.filter((s) => severityRank(s) <= severityRank(FINDING_CATALOG[id]))
+        : [FINDING_CATALOG[id]];
+      for (const severity of severities)
+        for (const server of servers) set({ id, severity, server }, holding.has(`${id}|${severity}|${server}`) ? 1 : 0);
     }
   });
   gauge(METRICS.verdict, (set) => {
@@ -292,7 +344,10 @@ export function createExporter(deps: ExporterDeps): Exporter {
       relayUnreadable.inc({ server, reason }, by);
     },
     countRender(server, result, reason, by = 1) {
-      renderRequests.inc({ server, result: result === 'rendered' ? 'rendered' : (reason ?? 'tokenizer-error').replace(/-/g, '_') }, by);
+      renderRequests.inc(
+        { server, result: result === 'rendered' ? 'rendered' : (reason ?? 'tokenizer-error').replace(/-/g, '_') },
+        by,
+      );
     },
     metrics() {
       // concurrent scrapes share one snapshot and one exposition

@@ -16,7 +16,12 @@ export interface LandingInfo {
     readonly listen: string;
     readonly upstream: string;
     /** who polls this relay's /kv_cache_events, and how far behind each is */
-    readonly consumers: readonly { readonly consumer: string; readonly backlog: number; readonly delivered: number; readonly dropped: number }[];
+    readonly consumers: readonly {
+      readonly consumer: string;
+      readonly backlog: number;
+      readonly delivered: number;
+      readonly dropped: number;
+    }[];
   }[];
 }
 
@@ -27,17 +32,28 @@ function esc(text: string): string {
 /** The landing page's content below its title: links, findings, sources, relay ports (the live report embeds it). */
 export function renderLandingSections(info: LandingInfo): string {
   const sources = info.sources
-    .map((s) => `<tr><td>${esc(s.source)}</td><td class="${s.up ? 'up' : 'down'}">${s.up ? 'up' : s.seen ? 'down' : 'not read yet'}</td><td>${esc(s.lastError ?? '')}</td></tr>`)
+    .map(
+      (s) =>
+        `<tr><td>${esc(s.source)}</td><td class="${s.up ? 'up' : 'down'}">${s.up ? 'up' : s.seen ? 'down' : 'not read yet'}</td><td>${esc(s.lastError ?? '')}</td></tr>`,
+    )
     .join('\n');
   const findings =
     info.findings.length === 0
       ? '<p>No active findings.</p>'
       : `<table><tr><th>finding</th><th>severity</th><th>servers</th><th>summary</th><th>fix</th></tr>${info.findings
-          .map((f) => `<tr><td>${esc(f.id)}</td><td class="${esc(f.severity)}">${esc(f.severity)}</td><td>${esc(f.servers.join(', '))}</td><td>${esc(f.summary)}</td><td><code>${esc(f.fix)}</code></td></tr>`)
+          .map(
+            (f) =>
+              `<tr><td>${esc(f.id)}</td><td class="${esc(f.severity)}">${esc(f.severity)}</td><td>${esc(f.servers.join(', '))}</td><td>${esc(f.summary)}</td><td><code>${esc(f.fix)}</code></td></tr>`,
+          )
           .join('\n')}</table>`;
   const relays = info.relays
     .map((r) => {
-      const consumers = r.consumers.length === 0 ? 'none yet (is the router polling this port?)' : r.consumers.map((c) => `${esc(c.consumer)}: ${c.delivered} delivered, backlog ${c.backlog}, dropped ${c.dropped}`).join('<br>');
+      const consumers =
+        r.consumers.length === 0
+          ? 'none yet (is the router polling this port?)'
+          : r.consumers
+              .map((c) => `${esc(c.consumer)}: ${c.delivered} delivered, backlog ${c.backlog}, dropped ${c.dropped}`)
+              .join('<br>');
       return `<tr><td>${esc(r.id)}</td><td>${esc(r.listen)}</td><td>${esc(r.upstream)}</td><td>${consumers}</td></tr>`;
     })
     .join('\n');

@@ -9,7 +9,16 @@ import type { Observation } from '../core/observe/observation.js';
 import type { Finding, SentinelSnapshot } from '../core/state/snapshot.js';
 import type { Clock, Logger, ObservationSink } from '../sources/ports.js';
 import type { JoinedEvent } from '../core/state/joined-events.js';
-import { decisionFrame, findingChanges, observationFrame, outcomeFrame, statsFrame, withDecisionJoin, withOutcomeJoin, type LiveFrame } from './live-frames.js';
+import {
+  decisionFrame,
+  findingChanges,
+  observationFrame,
+  outcomeFrame,
+  statsFrame,
+  withDecisionJoin,
+  withOutcomeJoin,
+  type LiveFrame,
+} from './live-frames.js';
 
 export interface LiveFeedOptions {
   readonly snapshotIntervalMs: number;
@@ -23,7 +32,13 @@ export interface LiveFeedOptions {
   readonly reportIntervalMs: number;
 }
 
-export const DEFAULT_LIVE_FEED_OPTIONS: LiveFeedOptions = { snapshotIntervalMs: 1_000, statsIntervalMs: 5_000, maxBufferedBytes: 4 * 1024 * 1024, maxClients: 64, reportIntervalMs: 2_000 };
+export const DEFAULT_LIVE_FEED_OPTIONS: LiveFeedOptions = {
+  snapshotIntervalMs: 1_000,
+  statsIntervalMs: 5_000,
+  maxBufferedBytes: 4 * 1024 * 1024,
+  maxClients: 64,
+  reportIntervalMs: 2_000,
+};
 
 export class LiveFeed implements ObservationSink {
   readonly #wss = new WebSocketServer({ noServer: true, maxPayload: 64 * 1024 });
@@ -44,7 +59,10 @@ export class LiveFeed implements ObservationSink {
   #refused = 0;
   readonly #sourceUp = new Map<string, boolean>();
 
-  constructor(deps: { snapshot: () => SentinelSnapshot; clock: Clock; logger: Logger; version: string; report?: () => string }, options: Partial<LiveFeedOptions> = {}) {
+  constructor(
+    deps: { snapshot: () => SentinelSnapshot; clock: Clock; logger: Logger; version: string; report?: () => string },
+    options: Partial<LiveFeedOptions> = {},
+  ) {
     this.#snapshot = deps.snapshot;
     this.#report = deps.report ?? null;
     this.#clock = deps.clock;
@@ -82,10 +100,13 @@ export class LiveFeed implements ObservationSink {
   handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
     if (this.#wss.clients.size >= this.#options.maxClients) {
       this.#refused++;
-      socket.end('HTTP/1.1 503 Service Unavailable\r\ncontent-type: text/plain\r\ncontent-length: 22\r\nconnection: close\r\n\r\ntoo many live clients\n');
+      socket.end(
+        'HTTP/1.1 503 Service Unavailable\r\ncontent-type: text/plain\r\ncontent-length: 22\r\nconnection: close\r\n\r\ntoo many live clients\n',
+      );
       return;
     }
-    const reportView = this.#report !== null && new URLSearchParams((req.url ?? '').split('?')[1] ?? '').get('view') === 'report';
+    const reportView =
+      this.#report !== null && new URLSearchParams((req.url ?? '').split('?')[1] ?? '').get('view') === 'report';
     this.#wss.handleUpgrade(req, socket, head, (ws) => {
       ws.on('error', () => ws.terminate());
       this.#send(ws, { type: 'hello', ts: this.#clock(), version: this.#version });
@@ -124,7 +145,12 @@ export class LiveFeed implements ObservationSink {
   show(event: JoinedEvent): void {
     if (this.#wss.clients.size === this.#reportClients.size) return;
     if (event.kind === 'decision') this.broadcast(withDecisionJoin(decisionFrame(event.observation), event.join));
-    else this.broadcast(event.join === null ? outcomeFrame(event.observation) : withOutcomeJoin(outcomeFrame(event.observation), event.join));
+    else
+      this.broadcast(
+        event.join === null
+          ? outcomeFrame(event.observation)
+          : withOutcomeJoin(outcomeFrame(event.observation), event.join),
+      );
   }
 
   /** One snapshot: finding changes now, stats when due. */

@@ -17,7 +17,12 @@ export interface DecisionFrame {
   readonly sticky?: boolean | null;
   readonly chosen_is_oracle_best?: boolean | null;
   readonly oracle_best?: readonly string[];
-  readonly candidates?: readonly { readonly server: string; readonly predicted_tokens: number; readonly oracle_tokens: number; readonly score: number }[];
+  readonly candidates?: readonly {
+    readonly server: string;
+    readonly predicted_tokens: number;
+    readonly oracle_tokens: number;
+    readonly score: number;
+  }[];
 }
 
 export interface OutcomeFrame {
@@ -89,7 +94,8 @@ export interface ReportFrame {
   readonly html: string;
 }
 
-export type LiveFrame = DecisionFrame | OutcomeFrame | SourceFrame | FindingFrame | StatsFrame | HelloFrame | ReportFrame;
+export type LiveFrame =
+  DecisionFrame | OutcomeFrame | SourceFrame | FindingFrame | StatsFrame | HelloFrame | ReportFrame;
 
 /** The frame for an observation, or null for kinds the feed does not show one by one. */
 export function observationFrame(o: Observation): LiveFrame | null {
@@ -115,31 +121,68 @@ export function observationFrame(o: Observation): LiveFrame | null {
 }
 
 export function decisionFrame(o: DecisionObservation): DecisionFrame {
-  return { type: 'decision', ts: o.ts, server: o.server, request_id: o.requestId, correlation_id: o.correlationId, prompt_token_count: o.promptTokenCount ?? o.promptTokens?.length ?? null, inflight: o.inflight };
+  return {
+    type: 'decision',
+    ts: o.ts,
+    server: o.server,
+    request_id: o.requestId,
+    correlation_id: o.correlationId,
+    prompt_token_count: o.promptTokenCount ?? o.promptTokens?.length ?? null,
+    inflight: o.inflight,
+  };
 }
 
 export function outcomeFrame(o: OutcomeObservation): OutcomeFrame {
-  return { type: 'outcome', ts: o.ts, server: o.server, request_id: o.requestId, ok: o.ok, prompt_token_count: o.promptTokens, cached_token_count: o.cachedTokens, latency_ms: o.latencyMs };
+  return {
+    type: 'outcome',
+    ts: o.ts,
+    server: o.server,
+    request_id: o.requestId,
+    ok: o.ok,
+    prompt_token_count: o.promptTokens,
+    cached_token_count: o.cachedTokens,
+    latency_ms: o.latencyMs,
+  };
 }
 
 /** The join facts of a decision (the state's DecisionJoin) as frame fields: counts and server ids only. */
-export function withDecisionJoin(frame: DecisionFrame, join: Pick<DecisionJoin, 'followup' | 'sticky' | 'candidates' | 'oracleBest' | 'chosenIsOracleBest'>): DecisionFrame {
+export function withDecisionJoin(
+  frame: DecisionFrame,
+  join: Pick<DecisionJoin, 'followup' | 'sticky' | 'candidates' | 'oracleBest' | 'chosenIsOracleBest'>,
+): DecisionFrame {
   return {
     ...frame,
     followup: join.followup,
     sticky: join.sticky,
     chosen_is_oracle_best: join.chosenIsOracleBest,
     oracle_best: join.oracleBest,
-    candidates: join.candidates.map((c) => ({ server: c.server, predicted_tokens: c.predictedTokens, oracle_tokens: c.oracleTokens, score: c.score })),
+    candidates: join.candidates.map((c) => ({
+      server: c.server,
+      predicted_tokens: c.predictedTokens,
+      oracle_tokens: c.oracleTokens,
+      score: c.score,
+    })),
   };
 }
 
-export function withOutcomeJoin(frame: OutcomeFrame, join: Pick<OutcomeJoin, 'oracleCachedTokens' | 'scattered'>): OutcomeFrame {
+export function withOutcomeJoin(
+  frame: OutcomeFrame,
+  join: Pick<OutcomeJoin, 'oracleCachedTokens' | 'scattered'>,
+): OutcomeFrame {
   return { ...frame, oracle_cached_token_count: join.oracleCachedTokens, scattered: join.scattered };
 }
 
 function findingFrame(f: Finding, change: 'raised' | 'cleared', ts: number): FindingFrame {
-  return { type: 'finding', ts, change, id: f.id, severity: f.severity, servers: f.servers, summary: f.summary, fix: f.fix };
+  return {
+    type: 'finding',
+    ts,
+    change,
+    id: f.id,
+    severity: f.severity,
+    servers: f.servers,
+    summary: f.summary,
+    fix: f.fix,
+  };
 }
 
 /** Findings raised and cleared between two snapshots (keyed by id). */

@@ -42,7 +42,9 @@ export class WebServer {
     this.#server.on('upgrade', (req, socket, head) => {
       if ((req.url ?? '').split('?')[0] !== '/ws') return void socket.destroy();
       if (!this.#authorized(req)) {
-        socket.end('HTTP/1.1 401 Unauthorized\r\nwww-authenticate: Bearer\r\ncontent-length: 0\r\nconnection: close\r\n\r\n');
+        socket.end(
+          'HTTP/1.1 401 Unauthorized\r\nwww-authenticate: Bearer\r\ncontent-length: 0\r\nconnection: close\r\n\r\n',
+        );
         return;
       }
       deps.feed.handleUpgrade(req, socket, head);

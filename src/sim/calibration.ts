@@ -13,8 +13,20 @@ export interface CalibrationRow {
 }
 
 export const CALIBRATION_ROWS: readonly CalibrationRow[] = [
-  { id: 'defaults', label: 'kv_cache_aware, defaults (tokens_per_block 32, max_batch_size 64)', settings: [], hit: 89.6, scatter: 8.6 },
-  { id: 'tpb128', label: 'same, router tokens_per_block 128', settings: ['router.tokens_per_block=128'], hit: 89.8, scatter: 8.6 },
+  {
+    id: 'defaults',
+    label: 'kv_cache_aware, defaults (tokens_per_block 32, max_batch_size 64)',
+    settings: [],
+    hit: 89.6,
+    scatter: 8.6,
+  },
+  {
+    id: 'tpb128',
+    label: 'same, router tokens_per_block 128',
+    settings: ['router.tokens_per_block=128'],
+    hit: 89.8,
+    scatter: 8.6,
+  },
   {
     id: 'backfill',
     label: '+ backfill_block_hashes_on_finish',
@@ -25,7 +37,11 @@ export const CALIBRATION_ROWS: readonly CalibrationRow[] = [
   {
     id: 'backfill-mbs512',
     label: '+ backfill + max_batch_size 512',
-    settings: ['router.tokens_per_block=128', 'router.backfill_block_hashes_on_finish=true', 'router.max_batch_size=512'],
+    settings: [
+      'router.tokens_per_block=128',
+      'router.backfill_block_hashes_on_finish=true',
+      'router.max_batch_size=512',
+    ],
     hit: 95.0,
     scatter: 3.2,
   },

@@ -72,7 +72,12 @@ export class ClosedLoopClient {
     const plan = trajectory.turns[turn]!;
     const requestId = `chatcmpl-${(++this.#requestSeq).toString(16).padStart(8, '0')}`;
     this.#orchestrator.send(
-      { requestId, correlationId: trajectory.correlationId, prompt: trajectory.prompt(), outputTokens: plan.outputTokens },
+      {
+        requestId,
+        correlationId: trajectory.correlationId,
+        prompt: trajectory.prompt(),
+        outputTokens: plan.outputTokens,
+      },
       (result) => {
         if (!result.ok) {
           this.#scheduler.at(this.#scheduler.now() + RETRY_DELAY_MS, () => this.#runTurn(trajectory, turn));

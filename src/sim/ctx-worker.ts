@@ -106,12 +106,14 @@ export class CtxWorker {
       windowSize: config.windowSize,
     });
     const wantEvents = this.events.pullEnabled || (config.publishEvents === true && config.eventBufferMaxSize > 0);
-    this.#caches = Array.from({ length: config.ranks }, (_, rank) =>
-      new RankCache({
-        gpuBlocks: config.gpuBlocksPerRank,
-        hostBlocks: config.hostBlocksPerRank,
-        emit: wantEvents ? (data) => this.events.emit(rank, data, this.#scheduler.now()) : null,
-      }),
+    this.#caches = Array.from(
+      { length: config.ranks },
+      (_, rank) =>
+        new RankCache({
+          gpuBlocks: config.gpuBlocksPerRank,
+          hostBlocks: config.hostBlocksPerRank,
+          emit: wantEvents ? (data) => this.events.emit(rank, data, this.#scheduler.now()) : null,
+        }),
     );
     this.#rankActive = new Array<number>(config.ranks).fill(0);
     this.#emitCreated();
@@ -166,7 +168,17 @@ export class CtxWorker {
   }
 
   #failure(request: CtxRequest, arrivedAt: number, now: number, error: string): CtxResult {
-    return { requestId: request.requestId, ok: false, error, promptTokens: request.prompt.tokens.length, cachedTokens: 0, rank: -1, arrivedAt, startedAt: now, finishedAt: now };
+    return {
+      requestId: request.requestId,
+      ok: false,
+      error,
+      promptTokens: request.prompt.tokens.length,
+      cachedTokens: 0,
+      rank: -1,
+      arrivedAt,
+      startedAt: now,
+      finishedAt: now,
+    };
   }
 
   /**
@@ -208,7 +220,11 @@ export class CtxWorker {
   #emitCreated(): void {
     const now = this.#scheduler.now();
     for (let rank = 0; rank < this.config.ranks; rank++) {
-      this.events.emit(rank, { type: 'created', numBlocksPerCacheLevel: [this.config.gpuBlocksPerRank, this.config.hostBlocksPerRank] }, now);
+      this.events.emit(
+        rank,
+        { type: 'created', numBlocksPerCacheLevel: [this.config.gpuBlocksPerRank, this.config.hostBlocksPerRank] },
+        now,
+      );
     }
   }
 
@@ -254,7 +270,8 @@ export class CtxWorker {
     const cache = this.#caches[rank]!;
     const promptTokens = prompt.tokens.length;
     const cachedTokens = reused * this.config.blockSize;
-    const duration = this.config.overheadMs + ((promptTokens - cachedTokens) * 1000) / this.config.prefillTokensPerSecond;
+    const duration =
+      this.config.overheadMs + ((promptTokens - cachedTokens) * 1000) / this.config.prefillTokensPerSecond;
     this.#running.add(item);
     this.#rankActive[rank]!++;
     const epoch = this.#epoch;

@@ -5,7 +5,15 @@ import { WorkerEventQueue, type EventQueueOptions } from './event-queue.js';
 const removed = (n: number): KvEventData => ({ type: 'removed', blockHashes: [BigInt(n)] });
 
 function queue(options: Partial<EventQueueOptions> = {}): WorkerEventQueue {
-  return new WorkerEventQueue({ ranks: 4, bufferMaxSize: 100, push: false, adpGatherDrop: false, gatherDelayMs: 5, windowSize: 4096, ...options });
+  return new WorkerEventQueue({
+    ranks: 4,
+    bufferMaxSize: 100,
+    push: false,
+    adpGatherDrop: false,
+    gatherDelayMs: 5,
+    windowSize: 4096,
+    ...options,
+  });
 }
 
 describe('WorkerEventQueue', () => {
@@ -15,7 +23,10 @@ describe('WorkerEventQueue', () => {
     q.emit(1, removed(2), 0);
     q.emit(0, removed(3), 1);
     q.emit(1, removed(4), 2);
-    expect(q.drain(3).map((e) => [e.attentionDpRank, e.eventId])).toEqual([[0, 0], [0, 1]]);
+    expect(q.drain(3).map((e) => [e.attentionDpRank, e.eventId])).toEqual([
+      [0, 0],
+      [0, 1],
+    ]);
     expect(q.drain(5).map((e) => [e.attentionDpRank, e.eventId])).toEqual([[1, 0]]);
     expect(q.drain(7).map((e) => [e.attentionDpRank, e.eventId])).toEqual([[1, 1]]);
   });

@@ -28,8 +28,21 @@ describe('RankCache', () => {
     const stored = events[0]!;
     if (stored.type !== 'stored') throw new Error('expected stored');
     expect(stored.parentHash).toBeNull();
-    expect(stored.blocks.map((b) => Array.from(b.tokens))).toEqual([[1, 2, 3, 4], [5, 6, 7, 8], [9, 10]]);
-    expect(stored.blocks.map((b) => b.blockHash)).toEqual(wireHashBlocks([[1, 2, 3, 4], [5, 6, 7, 8], [9, 10]], 'v1_block_key'));
+    expect(stored.blocks.map((b) => Array.from(b.tokens))).toEqual([
+      [1, 2, 3, 4],
+      [5, 6, 7, 8],
+      [9, 10],
+    ]);
+    expect(stored.blocks.map((b) => b.blockHash)).toEqual(
+      wireHashBlocks(
+        [
+          [1, 2, 3, 4],
+          [5, 6, 7, 8],
+          [9, 10],
+        ],
+        'v1_block_key',
+      ),
+    );
     expect(stored.blocks.every((b) => b.cacheLevel === 0 && b.priority === 35)).toBe(true);
     expect(stored.blocks[0]!.blockHash).toBe(924206229973855n);
   });
@@ -43,7 +56,15 @@ describe('RankCache', () => {
     const stored = events[0]!;
     if (stored.type !== 'stored') throw new Error('expected stored');
     expect(stored.blocks.map((b) => Array.from(b.tokens))).toEqual([[9, 10, 11, 12], [13]]);
-    expect(stored.parentHash).toBe(wireHashBlocks([[1, 2, 3, 4], [5, 6, 7, 8]], 'v1_block_key')[1]);
+    expect(stored.parentHash).toBe(
+      wireHashBlocks(
+        [
+          [1, 2, 3, 4],
+          [5, 6, 7, 8],
+        ],
+        'v1_block_key',
+      )[1],
+    );
   });
 
   it('never reuses a partial tail block', () => {
@@ -60,7 +81,13 @@ describe('RankCache', () => {
     serve(cache, seq(1, 9)); // touch A: A most recent
     expect(events).toEqual([]);
     serve(cache, seq(201, 9)); // C needs 2 blocks: B goes, deepest first, in one removed event
-    const [bHash1, bHash2] = wireHashBlocks([[101, 102, 103, 104], [105, 106, 107, 108]], 'v1_block_key');
+    const [bHash1, bHash2] = wireHashBlocks(
+      [
+        [101, 102, 103, 104],
+        [105, 106, 107, 108],
+      ],
+      'v1_block_key',
+    );
     expect(events[0]).toEqual({ type: 'removed', blockHashes: [bHash2, bHash1] });
     expect(events[1]!.type).toBe('stored');
     expect(cache.has(bHash1 as bigint)).toBe(false);
@@ -74,14 +101,20 @@ describe('RankCache', () => {
     serve(cache, seq(101, 9)); // b1 b2: a1 a2 offloaded
     const updates = events.filter((e) => e.type === 'updated');
     expect(updates).toHaveLength(2);
-    expect(updates[0]).toMatchObject({ type: 'updated', cacheLevel: { newValue: 1, oldValue: 0 }, priority: { newValue: 35, oldValue: 35 } });
+    expect(updates[0]).toMatchObject({
+      type: 'updated',
+      cacheLevel: { newValue: 1, oldValue: 0 },
+      priority: { newValue: 35, oldValue: 35 },
+    });
     const [a1] = wireHashBlocks([[1, 2, 3, 4]], 'v1_block_key');
     expect(cache.levelOf(a1 as bigint)).toBe(1);
     expect(cache.gpuSize).toBe(2);
     expect(cache.hostSize).toBe(2);
     events.length = 0;
     expect(serve(cache, seq(1, 9))).toBe(2); // host blocks still count as cached
-    expect(events.some((e) => e.type === 'updated' && e.cacheLevel?.newValue === 0 && e.cacheLevel.oldValue === 1)).toBe(true);
+    expect(
+      events.some((e) => e.type === 'updated' && e.cacheLevel?.newValue === 0 && e.cacheLevel.oldValue === 1),
+    ).toBe(true);
     expect(cache.levelOf(a1 as bigint)).toBe(0);
   });
 
@@ -92,7 +125,15 @@ describe('RankCache', () => {
     events.length = 0;
     serve(cache, seq(201, 9));
     const removedHashes = events.flatMap((e) => (e.type === 'removed' ? e.blockHashes : []));
-    expect(removedHashes).toEqual(wireHashBlocks([[1, 2, 3, 4], [5, 6, 7, 8]], 'v1_block_key').reverse());
+    expect(removedHashes).toEqual(
+      wireHashBlocks(
+        [
+          [1, 2, 3, 4],
+          [5, 6, 7, 8],
+        ],
+        'v1_block_key',
+      ).reverse(),
+    );
     expect(cache.size).toBe(4);
     // every event about a block comes after (or in) the event that stored it
     expect(events.findIndex((e) => e.type === 'stored')).toBe(events.length - 1);
@@ -111,14 +152,23 @@ describe('RankCache prefix invariant', () => {
     const fc = await import('fast-check');
     fc.assert(
       fc.property(
-        fc.array(fc.record({ root: fc.integer({ min: 0, max: 3 }), branch: fc.integer({ min: 0, max: 5 }), length: fc.integer({ min: 1, max: 40 }) }), { minLength: 1, maxLength: 60 }),
+        fc.array(
+          fc.record({
+            root: fc.integer({ min: 0, max: 3 }),
+            branch: fc.integer({ min: 0, max: 5 }),
+            length: fc.integer({ min: 1, max: 40 }),
+          }),
+          { minLength: 1, maxLength: 60 },
+        ),
         fc.integer({ min: 1, max: 12 }),
         fc.integer({ min: 0, max: 12 }),
         (requests, gpu, host) => {
           const cache = new RankCache({ gpuBlocks: gpu, hostBlocks: host, emit: () => undefined });
           for (const r of requests) {
             // shared roots, then a branch: prompts that share and diverge like trajectories do
-            const tokens = Uint32Array.from({ length: r.length }, (_, i) => (i < 8 ? r.root * 1000 + i : r.root * 1000 + r.branch * 100 + i));
+            const tokens = Uint32Array.from({ length: r.length }, (_, i) =>
+              i < 8 ? r.root * 1000 + i : r.root * 1000 + r.branch * 100 + i,
+            );
             const prompt = new StaticPrompt(tokens);
             const blocks = prompt.blocks(4, 'v1_block_key');
             if (cache.match(blocks) !== cache.matchLinear(blocks)) return false;

@@ -161,7 +161,15 @@ export class RankCache {
     this.#makeGpuRoom(Math.max(this.gpuBlocks - fresh.length, 0));
     for (let n = fresh.length - 1; n >= 0; n--) {
       const i = fresh[n]!;
-      const node: Node = { key: keys[i]!, fp: fps[i]!, sameFp: null, wire: blocks.wire[i]!, level: 0, prev: null, next: null };
+      const node: Node = {
+        key: keys[i]!,
+        fp: fps[i]!,
+        sameFp: null,
+        wire: blocks.wire[i]!,
+        level: 0,
+        prev: null,
+        next: null,
+      };
       this.#insert(node);
       this.#gpu.pushTail(node);
     }
@@ -213,7 +221,12 @@ export class RankCache {
     node.level = 0;
     this.#gpu.pushTail(node);
     this.#flushRemoved();
-    this.#emit?.({ type: 'updated', blockHash: node.wire, cacheLevel: { newValue: 0, oldValue: 1 }, priority: { newValue: DEFAULT_PRIORITY, oldValue: DEFAULT_PRIORITY } });
+    this.#emit?.({
+      type: 'updated',
+      blockHash: node.wire,
+      cacheLevel: { newValue: 0, oldValue: 1 },
+      priority: { newValue: DEFAULT_PRIORITY, oldValue: DEFAULT_PRIORITY },
+    });
   }
 
   /** offloads (or drops) least recent GPU blocks until at most `limit` remain */
@@ -226,7 +239,12 @@ export class RankCache {
         victim.level = 1;
         this.#host.pushTail(victim);
         this.#flushRemoved();
-        this.#emit?.({ type: 'updated', blockHash: victim.wire, cacheLevel: { newValue: 1, oldValue: 0 }, priority: { newValue: DEFAULT_PRIORITY, oldValue: DEFAULT_PRIORITY } });
+        this.#emit?.({
+          type: 'updated',
+          blockHash: victim.wire,
+          cacheLevel: { newValue: 1, oldValue: 0 },
+          priority: { newValue: DEFAULT_PRIORITY, oldValue: DEFAULT_PRIORITY },
+        });
       } else {
         this.#delete(victim);
         if (this.#emit !== null) this.#removed.push(victim.wire);

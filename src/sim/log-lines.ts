@@ -64,17 +64,32 @@ export function pyRepr(value: unknown): string {
 }
 
 /** the router's configuration lines, logged once at start */
-export function routerConfigLines(settings: RouterSettings, servers: readonly string[], configuredTokensPerBlock: number | null = settings.tokensPerBlock): string[] {
+export function routerConfigLines(
+  settings: RouterSettings,
+  servers: readonly string[],
+  configuredTokensPerBlock: number | null = settings.tokensPerBlock,
+): string[] {
   const lines: string[] = [];
-  const name = { round_robin: 'RoundRobinRouter', load_balancing: 'LoadBalancingRouter', kv_cache_aware: 'KvCacheAwareRouter', conversation: 'ConversationRouter' }[settings.type];
+  const name = {
+    round_robin: 'RoundRobinRouter',
+    load_balancing: 'LoadBalancingRouter',
+    kv_cache_aware: 'KvCacheAwareRouter',
+    conversation: 'ConversationRouter',
+  }[settings.type];
   lines.push(`${name} initialized for context servers: ${pyRepr([...servers])}`);
   if (settings.type === 'kv_cache_aware' && settings.profile === 'newest') {
     // logged at construction, before any worker's size is adopted: `configuredTokensPerBlock` null = unset
-    lines.push(`BlockHashMixin: tokens_per_block=${configuredTokensPerBlock ?? 32}${configuredTokensPerBlock === null ? ' (auto, adopts worker)' : ''}, custom_tokenizer=None, model_path=None, use_harmony=None`);
-    lines.push(`KvCacheAwareRouter: max_batch_size=${settings.maxBatchSize}, load_weight=${settings.loadWeight ?? 0.25}, track_routed_blocks=${pyBool(settings.trackRoutedBlocks ?? true)}`);
+    lines.push(
+      `BlockHashMixin: tokens_per_block=${configuredTokensPerBlock ?? 32}${configuredTokensPerBlock === null ? ' (auto, adopts worker)' : ''}, custom_tokenizer=None, model_path=None, use_harmony=None`,
+    );
+    lines.push(
+      `KvCacheAwareRouter: max_batch_size=${settings.maxBatchSize}, load_weight=${settings.loadWeight ?? 0.25}, track_routed_blocks=${pyBool(settings.trackRoutedBlocks ?? true)}`,
+    );
   } else if (settings.type === 'kv_cache_aware') {
     lines.push(`BlockHashMixin: tokens_per_block=${settings.tokensPerBlock}`);
-    lines.push(`KvCacheAwareRouter: max_batch_size=${settings.maxBatchSize}, backfill_block_hashes_on_finish=${pyBool(settings.backfillBlockHashesOnFinish)}`);
+    lines.push(
+      `KvCacheAwareRouter: max_batch_size=${settings.maxBatchSize}, backfill_block_hashes_on_finish=${pyBool(settings.backfillBlockHashesOnFinish)}`,
+    );
   }
   return lines;
 }

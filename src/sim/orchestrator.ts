@@ -62,7 +62,13 @@ export class Orchestrator {
   readonly #history: RouterDecisionRecord[] = [];
   #seq = 0;
 
-  constructor(scheduler: Scheduler, workers: readonly CtxWorker[], router: Router, options: OrchestratorOptions, hooks: OrchestratorHooks = {}) {
+  constructor(
+    scheduler: Scheduler,
+    workers: readonly CtxWorker[],
+    router: Router,
+    options: OrchestratorOptions,
+    hooks: OrchestratorHooks = {},
+  ) {
     this.#scheduler = scheduler;
     this.workers = new Map(workers.map((w) => [w.id, w]));
     this.router = router;
@@ -95,30 +101,34 @@ export class Orchestrator {
       prompt: request.prompt,
     };
     this.#history.push(record);
-    if (this.#history.length > this.#options.decisionHistory * 2) this.#history.splice(0, this.#history.length - this.#options.decisionHistory);
+    if (this.#history.length > this.#options.decisionHistory * 2)
+      this.#history.splice(0, this.#history.length - this.#options.decisionHistory);
     this.#hooks.onDecision?.(record);
     const worker = this.workers.get(decision.server)!;
-    worker.submit({ requestId: request.requestId, correlationId: request.correlationId, prompt: request.prompt }, (ctx) => {
-      this.router.finish(decision.server, routeRequest, ctx.ok);
-      this.#hooks.onCtxResult?.(record, ctx);
-      // served: its hashes are not needed during the GEN step or after (a retry builds a new prompt)
-      request.prompt.release?.();
-      if (routeRequest.prompt !== request.prompt) routeRequest.prompt.release?.();
-      const result: TurnResult = {
-        requestId: request.requestId,
-        ok: ctx.ok,
-        error: ctx.error,
-        server: decision.server,
-        promptTokens: ctx.promptTokens,
-        cachedTokens: ctx.cachedTokens,
-        ctx,
-      };
-      if (!ctx.ok) {
-        done(result);
-        return;
-      }
-      const genMs = this.#options.genOverheadMs + request.outputTokens * this.#options.genMsPerToken;
-      this.#scheduler.at(this.#scheduler.now() + genMs, () => done(result));
-    });
+    worker.submit(
+      { requestId: request.requestId, correlationId: request.correlationId, prompt: request.prompt },
+      (ctx) => {
+        this.router.finish(decision.server, routeRequest, ctx.ok);
+        this.#hooks.onCtxResult?.(record, ctx);
+        // served: its hashes are not needed during the GEN step or after (a retry builds a new prompt)
+        request.prompt.release?.();
+        if (routeRequest.prompt !== request.prompt) routeRequest.prompt.release?.();
+        const result: TurnResult = {
+          requestId: request.requestId,
+          ok: ctx.ok,
+          error: ctx.error,
+          server: decision.server,
+          promptTokens: ctx.promptTokens,
+          cachedTokens: ctx.cachedTokens,
+          ctx,
+        };
+        if (!ctx.ok) {
+          done(result);
+          return;
+        }
+        const genMs = this.#options.genOverheadMs + request.outputTokens * this.#options.genMsPerToken;
+        this.#scheduler.at(this.#scheduler.now() + genMs, () => done(result));
+      },
+    );
   }
 }

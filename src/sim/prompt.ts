@@ -4,7 +4,16 @@
 //
 // Trajectory prompts grow by appending, so `ChainBuilder` keeps the full blocks already hashed and each turn
 // hashes only new tokens; the partial tail is re-hashed per prompt (it changes as the context grows).
-import { blockKey64, hashV1Into, keyToHex, truncateKeyToU64, v2BlockKey, v2Chain, v2RootKey, wireHashChain } from '../core/hashing/index.js';
+import {
+  blockKey64,
+  hashV1Into,
+  keyToHex,
+  truncateKeyToU64,
+  v2BlockKey,
+  v2Chain,
+  v2RootKey,
+  wireHashChain,
+} from '../core/hashing/index.js';
 import { u64ToBigInt } from '../core/hashing/u64.js';
 import type { HashAlgo, WireBlockHash } from '../core/wire/kv-event.js';
 import { fingerprint, fingerprintOf } from './block-key-set.js';
@@ -69,7 +78,15 @@ export class StaticPrompt implements Prompt {
       wire = wireHashChain(span, blockSize, algo);
       keys = wire.map(blockKey64);
     }
-    const blocks: PromptBlocks = { blockSize, algo, keys, wire, fps: keys.map(fingerprint), fullBlocks: Math.floor(hashedTokens / blockSize), hashedTokens };
+    const blocks: PromptBlocks = {
+      blockSize,
+      algo,
+      keys,
+      wire,
+      fps: keys.map(fingerprint),
+      fullBlocks: Math.floor(hashedTokens / blockSize),
+      hashedTokens,
+    };
     this.#memo.set(key, blocks);
     return blocks;
   }
@@ -113,7 +130,14 @@ export class ChainBuilder {
     return [copy, 0, copy.length];
   }
 
-  #hash(tokens: Uint32Array, start: number, end: number, parentHi: number, parentLo: number, parentKey: Uint8Array | null): [bigint, WireBlockHash, Uint8Array | null, number] {
+  #hash(
+    tokens: Uint32Array,
+    start: number,
+    end: number,
+    parentHi: number,
+    parentLo: number,
+    parentKey: Uint8Array | null,
+  ): [bigint, WireBlockHash, Uint8Array | null, number] {
     const [src, s, e] = this.#source(tokens, start, end);
     if (this.algo === 'v1_block_key') {
       hashV1Into(src, s, e, parentHi, parentLo, null, null, out);
@@ -152,7 +176,14 @@ export class ChainBuilder {
     if (hashedTokens % bs !== 0) {
       const parentKey = fullBlocks === 0 ? null : this.#parentKeyAt(fullBlocks - 1);
       const parent = fullBlocks === 0 ? 0n : this.keys[fullBlocks - 1]!;
-      const [key, w, , fp] = this.#hash(tokens, fullBlocks * bs, hashedTokens, Number(parent >> 32n), Number(parent & 0xffff_ffffn), parentKey);
+      const [key, w, , fp] = this.#hash(
+        tokens,
+        fullBlocks * bs,
+        hashedTokens,
+        Number(parent >> 32n),
+        Number(parent & 0xffff_ffffn),
+        parentKey,
+      );
       keys.push(key);
       wire.push(w);
       fps.push(fp);

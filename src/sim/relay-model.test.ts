@@ -32,8 +32,14 @@ describe('RelayModel (the relay of the virtual driver, on the core event buffer)
     expect(h.relay.serve('router')).toHaveLength(0);
     h.queue.push(stored([3n]));
     expect(h.relay.serve('router').map((e) => e.data.type)).toEqual(['stored']);
-    expect(h.seen.filter((o) => o.kind === 'worker-events').map((o) => o.kind === 'worker-events' && o.firstSeq)).toEqual([0, 2, 3]);
-    expect(h.polls().map((o) => o.kind === 'router-poll' && [o.fromSeq, o.toSeq, o.dropped])).toEqual([[0, 3, 0], [3, 3, 0], [3, 4, 0]]);
+    expect(
+      h.seen.filter((o) => o.kind === 'worker-events').map((o) => o.kind === 'worker-events' && o.firstSeq),
+    ).toEqual([0, 2, 3]);
+    expect(h.polls().map((o) => o.kind === 'router-poll' && [o.fromSeq, o.toSeq, o.dropped])).toEqual([
+      [0, 3, 0],
+      [3, 3, 0],
+      [3, 4, 0],
+    ]);
   });
 
   it('evicts the oldest events past the bound and tells the router how many it lost', () => {
@@ -45,7 +51,17 @@ describe('RelayModel (the relay of the virtual driver, on the core event buffer)
   });
 
   it('charges an event what its JSON text would cost against the byte bound', () => {
-    const big = kvEvent({ type: 'stored', parentHash: null, blocks: [storedBlock(1n, 0, Array.from({ length: 128 }, (_, i) => i))] });
+    const big = kvEvent({
+      type: 'stored',
+      parentHash: null,
+      blocks: [
+        storedBlock(
+          1n,
+          0,
+          Array.from({ length: 128 }, (_, i) => i),
+        ),
+      ],
+    });
     expect(approximateJsonLength(big)).toBeGreaterThan(128 * 50);
     const h = harness({ maxBytes: approximateJsonLength(big) * 2 });
     h.queue.push(big, big, big);

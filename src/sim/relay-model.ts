@@ -67,7 +67,15 @@ export class RelayModel {
     this.pull();
     const ts = this.#scheduler.now();
     const read = this.#buffer.read(consumer, ts);
-    this.#emit({ kind: 'router-poll', ts, server: this.server, consumer, fromSeq: read.fromSeq, toSeq: read.toSeq, dropped: read.dropped });
+    this.#emit({
+      kind: 'router-poll',
+      ts,
+      server: this.server,
+      consumer,
+      fromSeq: read.fromSeq,
+      toSeq: read.toSeq,
+      dropped: read.dropped,
+    });
     return read.items;
   }
 }

@@ -11,16 +11,46 @@ function cluster(): { scheduler: VirtualScheduler; orchestrator: Orchestrator; w
   const workers = ['a', 'b'].map(
     (id) =>
       new CtxWorker(scheduler, {
-        id, ranks: 2, blockSize: 4, gpuBlocksPerRank: 64, hostBlocksPerRank: 0, maxConcurrency: 1, prefillTokensPerSecond: 1000, overheadMs: 10,
-        rankAssignment: 'affinity', hashAlgo: 'v1_block_key', eventBufferMaxSize: 100, kvEventsPush: false, adpGatherDrop: false, gatherPeriodMs: 5, windowSize: 4096, restartDowntimeMs: 100,
+        id,
+        ranks: 2,
+        blockSize: 4,
+        gpuBlocksPerRank: 64,
+        hostBlocksPerRank: 0,
+        maxConcurrency: 1,
+        prefillTokensPerSecond: 1000,
+        overheadMs: 10,
+        rankAssignment: 'affinity',
+        hashAlgo: 'v1_block_key',
+        eventBufferMaxSize: 100,
+        kvEventsPush: false,
+        adpGatherDrop: false,
+        gatherPeriodMs: 5,
+        windowSize: 4096,
+        restartDowntimeMs: 100,
       }),
   );
   const byId = new Map(workers.map((w) => [w.id, w]));
-  const router = createRouter({ type: 'kv_cache_aware', tokensPerBlock: 4, maxBatchSize: 64, backfillBlockHashesOnFinish: false, pollOnFinish: true, tokenDrift: false }, ['a', 'b'], {
-    hashAlgo: () => 'v1_block_key',
-    pollEvents: (s) => byId.get(s)!.drainEvents(),
+  const router = createRouter(
+    {
+      type: 'kv_cache_aware',
+      tokensPerBlock: 4,
+      maxBatchSize: 64,
+      backfillBlockHashesOnFinish: false,
+      pollOnFinish: true,
+      tokenDrift: false,
+    },
+    ['a', 'b'],
+    {
+      hashAlgo: () => 'v1_block_key',
+      pollEvents: (s) => byId.get(s)!.drainEvents(),
+    },
+  );
+  const orchestrator = new Orchestrator(scheduler, workers, router, {
+    tokenDrift: false,
+    genOverheadMs: 5,
+    genMsPerToken: 1,
+    decisionHistory: 10,
   });
-  const orchestrator = new Orchestrator(scheduler, workers, router, { tokenDrift: false, genOverheadMs: 5, genMsPerToken: 1, decisionHistory: 10 });
   return { scheduler, orchestrator, workers };
 }
 
@@ -31,18 +61,29 @@ describe('the orchestrator with a kv_cache_aware router', () => {
     const turn2 = Uint32Array.from({ length: 25 }, (_, i) => i + 1);
     const served: string[] = [];
     const cached: number[] = [];
-    orchestrator.send({ requestId: 'r1', correlationId: 'c', prompt: new StaticPrompt(turn1), outputTokens: 2 }, (r) => {
-      served.push(r.server);
-      orchestrator.send({ requestId: 'r2', correlationId: 'c', prompt: new StaticPrompt(turn2), outputTokens: 2 }, (r2) => {
-        served.push(r2.server);
-        cached.push(r2.cachedTokens);
-      });
-    });
+    orchestrator.send(
+      { requestId: 'r1', correlationId: 'c', prompt: new StaticPrompt(turn1), outputTokens: 2 },
+      (r) => {
+        served.push(r.server);
+        orchestrator.send(
+          { requestId: 'r2', correlationId: 'c', prompt: new StaticPrompt(turn2), outputTokens: 2 },
+          (r2) => {
+            served.push(r2.server);
+            cached.push(r2.cachedTokens);
+          },
+        );
+      },
+    );
     scheduler.run();
     expect(served[1]).toBe(served[0]);
     expect(cached).toEqual([16]);
     const debug = routerDebugResponse(orchestrator, 0);
-    expect(debug.router).toEqual({ type: 'kv_cache_aware', tokens_per_block: 4, max_batch_size: 64, backfill_block_hashes_on_finish: false });
+    expect(debug.router).toEqual({
+      type: 'kv_cache_aware',
+      tokens_per_block: 4,
+      max_batch_size: 64,
+      backfill_block_hashes_on_finish: false,
+    });
     expect(debug.decisions.map((d) => d.request_id)).toEqual(['r1', 'r2']);
     const second = debug.decisions[1]!;
     const chosen = second.candidates.find((c) => c.server === second.chosen)!;
@@ -56,7 +97,15 @@ describe('the orchestrator with a kv_cache_aware router', () => {
     const { scheduler, orchestrator } = cluster();
     const servers: string[] = [];
     for (let i = 0; i < 4; i++) {
-      orchestrator.send({ requestId: `r${i}`, correlationId: null, prompt: new StaticPrompt(Uint32Array.from([100 * i + 1, 2, 3])), outputTokens: 1 }, (r) => servers.push(r.server));
+      orchestrator.send(
+        {
+          requestId: `r${i}`,
+          correlationId: null,
+          prompt: new StaticPrompt(Uint32Array.from([100 * i + 1, 2, 3])),
+          outputTokens: 1,
+        },
+        (r) => servers.push(r.server),
+      );
       scheduler.run();
     }
     expect(servers).toEqual(['a', 'b', 'a', 'b']);

@@ -23,12 +23,21 @@ export interface RouterDebugResponse {
     readonly request_id: string;
     readonly correlation_id: string | null;
     readonly chosen: string;
-    readonly candidates: readonly { readonly server: string; readonly matched_tokens: number; readonly active_requests: number; readonly score: number }[];
+    readonly candidates: readonly {
+      readonly server: string;
+      readonly matched_tokens: number;
+      readonly active_requests: number;
+      readonly score: number;
+    }[];
   }[];
 }
 
 /** `serverUrl` maps a server id to the URL the router uses for it (live driver: host:port) */
-export function routerDebugResponse(orchestrator: Orchestrator, sinceSeq: number, serverUrl: (server: string) => string = (s) => s): RouterDebugResponse {
+export function routerDebugResponse(
+  orchestrator: Orchestrator,
+  sinceSeq: number,
+  serverUrl: (server: string) => string = (s) => s,
+): RouterDebugResponse {
   const settings = orchestrator.router.settings;
   return {
     router: {
@@ -51,7 +60,12 @@ export function routerDebugResponse(orchestrator: Orchestrator, sinceSeq: number
       request_id: d.requestId,
       correlation_id: d.correlationId,
       chosen: serverUrl(d.chosen),
-      candidates: (d.candidates ?? []).map((c) => ({ server: serverUrl(c.server), matched_tokens: c.matchedTokens, active_requests: c.activeRequests, score: c.score })),
+      candidates: (d.candidates ?? []).map((c) => ({
+        server: serverUrl(c.server),
+        matched_tokens: c.matchedTokens,
+        active_requests: c.activeRequests,
+        score: c.score,
+      })),
     })),
   };
 }

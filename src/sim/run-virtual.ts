@@ -82,8 +82,14 @@ export function serverIds(count: number): string[] {
 
 /** The virtual driver models token ids, not text: real tokenizers need the live one. Throws SimConfigError. */
 export function assertVirtualConfig(config: SimConfig): void {
-  for (const [key, path] of [['ctx.tokenizer', config.ctx.tokenizer], ['router.tokenizer', config.router.tokenizer]] as const) {
-    if (path !== null && path !== undefined) throw new SimConfigError(`--set ${key}=${path}: real tokenizers run in the live simulator only (sim serve, demo)`);
+  for (const [key, path] of [
+    ['ctx.tokenizer', config.ctx.tokenizer],
+    ['router.tokenizer', config.router.tokenizer],
+  ] as const) {
+    if (path !== null && path !== undefined)
+      throw new SimConfigError(
+        `--set ${key}=${path}: real tokenizers run in the live simulator only (sim serve, demo)`,
+      );
   }
 }
 
@@ -96,10 +102,7 @@ export function runVirtual(config: SimConfig, options: RunVirtualOptions = {}): 
   const log = options.orchestratorLog;
   const ids = serverIds(config.ctx.servers);
   const c = config.ctx;
-  const workers = ids.map(
-    (id) =>
-      new CtxWorker(scheduler, ctxWorkerConfig(config, id)),
-  );
+  const workers = ids.map((id) => new CtxWorker(scheduler, ctxWorkerConfig(config, id)));
   const byId = new Map(workers.map((w) => [w.id, w]));
   const relays = new Map<string, RelayModel>();
   if (tap === 'relay' && emit !== undefined) {
@@ -131,7 +134,13 @@ export function runVirtual(config: SimConfig, options: RunVirtualOptions = {}): 
   if (emit !== undefined) {
     for (const worker of workers) {
       const info = worker.serverInfo();
-      emit({ kind: 'server-info', ts: 0, server: worker.id, hashAlgo: info.kv_cache_hash_algo, tokensPerBlock: info.tokens_per_block });
+      emit({
+        kind: 'server-info',
+        ts: 0,
+        server: worker.id,
+        hashAlgo: info.kv_cache_hash_algo,
+        tokensPerBlock: info.tokens_per_block,
+      });
     }
     emit({
       kind: 'router-config',
@@ -142,7 +151,13 @@ export function runVirtual(config: SimConfig, options: RunVirtualOptions = {}): 
       maxBatchSize: router.settings.maxBatchSize,
       backfillBlockHashesOnFinish: router.settings.backfillBlockHashesOnFinish,
       servers: ids,
-      ...(router.settings.profile !== undefined ? { profile: router.settings.profile, trackRoutedBlocks: router.settings.trackRoutedBlocks ?? null, loadWeight: router.settings.loadWeight ?? null } : {}),
+      ...(router.settings.profile !== undefined
+        ? {
+            profile: router.settings.profile,
+            trackRoutedBlocks: router.settings.trackRoutedBlocks ?? null,
+            loadWeight: router.settings.loadWeight ?? null,
+          }
+        : {}),
     });
   }
   const debugVisible = tap === 'relay' || (tap === 'watch' && options.watchDebugEndpoint !== false);
@@ -166,17 +181,39 @@ export function runVirtual(config: SimConfig, options: RunVirtualOptions = {}): 
     decisions++;
     if (emit === undefined) return;
     if (tap === 'relay') {
-      emit({ kind: 'decision', ts: d.ts, requestId: d.requestId, correlationId: d.correlationId, server: d.chosen, promptTokens: d.prompt.tokens, promptTokenCount: d.prompt.tokens.length, inflight: d.inflight });
+      emit({
+        kind: 'decision',
+        ts: d.ts,
+        requestId: d.requestId,
+        correlationId: d.correlationId,
+        server: d.chosen,
+        promptTokens: d.prompt.tokens,
+        promptTokenCount: d.prompt.tokens.length,
+        inflight: d.inflight,
+      });
     }
     if (debugVisible && d.candidates !== null) {
-      emit({ kind: 'router-score', ts: d.ts, seq: d.seq, requestId: d.requestId, correlationId: d.correlationId, chosen: d.chosen, candidates: d.candidates });
+      emit({
+        kind: 'router-score',
+        ts: d.ts,
+        seq: d.seq,
+        requestId: d.requestId,
+        correlationId: d.correlationId,
+        chosen: d.chosen,
+        candidates: d.candidates,
+      });
     }
   };
   const orchestrator = new Orchestrator(
     scheduler,
     workers,
     router,
-    { tokenDrift: config.router.tokenDrift, genOverheadMs: config.gen.overheadMs, genMsPerToken: config.gen.msPerToken, decisionHistory: 16 },
+    {
+      tokenDrift: config.router.tokenDrift,
+      genOverheadMs: config.gen.overheadMs,
+      genMsPerToken: config.gen.msPerToken,
+      decisionHistory: 16,
+    },
     {
       onDecision,
       onCtxResult: (d, r) => {
@@ -210,7 +247,16 @@ export function runVirtual(config: SimConfig, options: RunVirtualOptions = {}): 
           });
         }
         if (tap === 'relay' || r.ok) {
-          emit({ kind: 'outcome', ts, requestId: d.requestId, server: d.chosen, ok: r.ok, promptTokens: r.ok ? r.promptTokens : null, cachedTokens: r.ok ? r.cachedTokens : null, latencyMs: ts - d.ts });
+          emit({
+            kind: 'outcome',
+            ts,
+            requestId: d.requestId,
+            server: d.chosen,
+            ok: r.ok,
+            promptTokens: r.ok ? r.promptTokens : null,
+            cachedTokens: r.ok ? r.cachedTokens : null,
+            latencyMs: ts - d.ts,
+          });
         }
       },
     },
@@ -256,7 +302,13 @@ export function runVirtual(config: SimConfig, options: RunVirtualOptions = {}): 
         try {
           relay.pull();
         } catch (err) {
-          emit?.({ kind: 'source-health', ts: scheduler.now(), source: `relay:${relay.server}`, up: false, error: err instanceof Error ? err.message : String(err) });
+          emit?.({
+            kind: 'source-health',
+            ts: scheduler.now(),
+            source: `relay:${relay.server}`,
+            up: false,
+            error: err instanceof Error ? err.message : String(err),
+          });
         }
       }
     });
@@ -264,7 +316,16 @@ export function runVirtual(config: SimConfig, options: RunVirtualOptions = {}): 
   if (emit !== undefined && debugVisible) {
     every(stateIntervalMs, () => {
       for (const s of router.state()) {
-        emit({ kind: 'router-state', ts: scheduler.now(), server: s.server, activeRequests: s.activeRequests, hashAlgo: s.hashAlgo, blockTableSize: s.blockTableSize, polls: s.polls, pollFailures: s.pollFailures });
+        emit({
+          kind: 'router-state',
+          ts: scheduler.now(),
+          server: s.server,
+          activeRequests: s.activeRequests,
+          hashAlgo: s.hashAlgo,
+          blockTableSize: s.blockTableSize,
+          polls: s.polls,
+          pollFailures: s.pollFailures,
+        });
       }
     });
   }
@@ -285,7 +346,9 @@ export function runVirtual(config: SimConfig, options: RunVirtualOptions = {}): 
     scheduler.at(c.restartAtMs, () => {
       log?.(orchestratorLine(scheduler.now(), 'W', `Server ${target.id} disconnected; restarting`));
       target.restart();
-      scheduler.at(scheduler.now() + c.restartDowntimeMs, () => log?.(orchestratorLine(scheduler.now(), 'I', serverReadyLine(target.id, target.serverInfo()))));
+      scheduler.at(scheduler.now() + c.restartDowntimeMs, () =>
+        log?.(orchestratorLine(scheduler.now(), 'I', serverReadyLine(target.id, target.serverInfo()))),
+      );
     });
   }
 

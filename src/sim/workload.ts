@@ -90,7 +90,9 @@ export class Trajectory {
     for (let t = 0; t < turnCount; t++) {
       const outputTokens = clampTokens(rng.logNormal(config.outputTokensMedian, config.outputTokensSigma), 8, 4096);
       const big = rng.next() < config.toolBigProbability;
-      const toolDraw = big ? rng.logNormal(config.toolBigMedian, config.toolBigSigma) : rng.logNormal(config.toolTokensMedian, config.toolTokensSigma);
+      const toolDraw = big
+        ? rng.logNormal(config.toolBigMedian, config.toolBigSigma)
+        : rng.logNormal(config.toolTokensMedian, config.toolTokensSigma);
       const toolTokens = t === turnCount - 1 ? 0 : clampTokens(toolDraw, 16, config.toolTokensMax);
       const toolMs = config.toolLatencyMs > 0 ? rng.exponential(config.toolLatencyMs) : 0;
       turns.push({ outputTokens, toolTokens, toolMs });

@@ -44,7 +44,17 @@ describe('readBundleRecords', () => {
   it('yields records in order and reports a malformed line with its line number', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'kvs-bundle-reader-'));
     try {
-      const outcome = (id: string) => JSON.stringify({ kind: 'outcome', ts: 1, requestId: id, server: 'a', ok: true, promptTokens: 3, cachedTokens: 0, latencyMs: null });
+      const outcome = (id: string) =>
+        JSON.stringify({
+          kind: 'outcome',
+          ts: 1,
+          requestId: id,
+          server: 'a',
+          ok: true,
+          promptTokens: 3,
+          cachedTokens: 0,
+          latencyMs: null,
+        });
       writeFileSync(join(dir, 'observations.jsonl'), `${outcome('r1')}\r\n\n{"kind":\n${outcome('r2')}`);
       const issues: WireIssue[] = [];
       const manifest = { key_history: 16 } as unknown as BundleManifest;

@@ -6,7 +6,12 @@ import { join } from 'node:path';
 import { fileErrorText } from './file-error-text.js';
 import { decodeBundleRecord, type BundleRecord } from '../core/bundle/bundle-codec.js';
 import { KeyHistory } from '../core/bundle/bundle-keys.js';
-import { MANIFEST_FILE, OBSERVATIONS_FILE, parseBundleManifest, type BundleManifest } from '../core/bundle/bundle-manifest.js';
+import {
+  MANIFEST_FILE,
+  OBSERVATIONS_FILE,
+  parseBundleManifest,
+  type BundleManifest,
+} from '../core/bundle/bundle-manifest.js';
 import type { WireIssue } from '../core/wire/wire-issue.js';
 import { KvsentinelError } from '../core/errors.js';
 
@@ -23,16 +28,25 @@ export async function readBundleManifest(dir: string): Promise<BundleManifest> {
   try {
     info = await stat(dir);
   } catch (err) {
-    throw new BundleError((err as NodeJS.ErrnoException).code === 'ENOENT' ? `no such directory (a bundle is the directory \`kvsentinel record --out DIR\` wrote)` : `cannot read the directory: ${fileErrorText(err)}`);
+    throw new BundleError(
+      (err as NodeJS.ErrnoException).code === 'ENOENT'
+        ? `no such directory (a bundle is the directory \`kvsentinel record --out DIR\` wrote)`
+        : `cannot read the directory: ${fileErrorText(err)}`,
+    );
   }
-  if (!info.isDirectory()) throw new BundleError('is a file, not a bundle directory (give the directory `kvsentinel record --out DIR` wrote)');
+  if (!info.isDirectory())
+    throw new BundleError('is a file, not a bundle directory (give the directory `kvsentinel record --out DIR` wrote)');
   const path = join(dir, MANIFEST_FILE);
   let text: string;
   try {
     text = await readFile(path, 'utf8');
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
-    throw new BundleError(code === 'ENOENT' ? `${dir} is not a kvsentinel bundle: ${MANIFEST_FILE} is missing` : `cannot read ${path}: ${fileErrorText(err)}`);
+    throw new BundleError(
+      code === 'ENOENT'
+        ? `${dir} is not a kvsentinel bundle: ${MANIFEST_FILE} is missing`
+        : `cannot read ${path}: ${fileErrorText(err)}`,
+    );
   }
   let parsed: unknown;
   try {
@@ -90,7 +104,11 @@ function decodeLine(buf: Buffer, from: number, to: number): string {
 }
 
 /** Yields the records of DIR/observations.jsonl in order. */
-export async function* readBundleRecords(dir: string, manifest: BundleManifest, options: ReadBundleOptions = {}): AsyncGenerator<BundleRecord> {
+export async function* readBundleRecords(
+  dir: string,
+  manifest: BundleManifest,
+  options: ReadBundleOptions = {},
+): AsyncGenerator<BundleRecord> {
   const path = join(dir, OBSERVATIONS_FILE);
   const stream = createReadStream(path, { highWaterMark: 1 << 20 });
   const opened = new Promise<void>((resolve, reject) => {

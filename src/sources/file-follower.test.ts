@@ -16,7 +16,12 @@ async function setup(fromStart: boolean, maxLineBytes = 1024) {
   const path = join(dir, 'log.jsonl');
   const lines: [string, number][] = [];
   const status = new SourceStatusBoard({ sink: { apply: () => undefined }, clock: () => 0 });
-  const follower = new FileFollower('f', path, { status, onLine: (l, n) => lines.push([l, n]) }, { intervalMs: 1_000_000, fromStart, maxLineBytes });
+  const follower = new FileFollower(
+    'f',
+    path,
+    { status, onLine: (l, n) => lines.push([l, n]) },
+    { intervalMs: 1_000_000, fromStart, maxLineBytes },
+  );
   return { path, lines, status, follower };
 }
 
@@ -28,7 +33,11 @@ describe('FileFollower (tail -F)', () => {
     expect(lines).toEqual([['a', 1]]);
     await appendFile(path, 'c\n\nd€\r\n');
     await follower.pollNow();
-    expect(lines).toEqual([['a', 1], ['bc', 2], ['d€', 4]]);
+    expect(lines).toEqual([
+      ['a', 1],
+      ['bc', 2],
+      ['d€', 4],
+    ]);
   });
 
   it('starts at the end unless asked, reports a missing file and reads it from the start when it appears', async () => {

@@ -28,7 +28,12 @@ export class FileFollower extends PollingSource {
   #decoder = new StringDecoder('utf8'); // a UTF-8 character may straddle two reads
   readonly #options: FileFollowerOptions;
 
-  constructor(name: string, path: string, deps: { status: SourceReporter; onLine: (line: string, lineNo: number) => void }, options: Partial<FileFollowerOptions> = {}) {
+  constructor(
+    name: string,
+    path: string,
+    deps: { status: SourceReporter; onLine: (line: string, lineNo: number) => void },
+    options: Partial<FileFollowerOptions> = {},
+  ) {
     const opts = { intervalMs: 500, fromStart: false, maxLineBytes: 64 * 1024 * 1024, ...options };
     super(name, opts.intervalMs, () => this.#readMore());
     this.#options = opts;

@@ -15,7 +15,9 @@ export class PollingSource implements RunningSource {
     this.name = name;
     this.#intervalMs = intervalMs;
     this.#read = read;
-    this.#runner = new CoalescingRunner(() => (this.#stop.signal.aborted ? Promise.resolve() : this.#read(this.#stop.signal)));
+    this.#runner = new CoalescingRunner(() =>
+      this.#stop.signal.aborted ? Promise.resolve() : this.#read(this.#stop.signal),
+    );
   }
 
   start(): Promise<void> {

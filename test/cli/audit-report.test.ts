@@ -18,13 +18,20 @@ describe('audit --report', () => {
     cleanups.push(() => worker.close());
     const port = await freePort();
     const file = join(mkdtempSync(join(tmpdir(), 'kvs-audit-report-')), 'live.html');
-    const audit = runCli(['audit', '--relay', `ctx0=${worker.url}@127.0.0.1:${port}`, '--duration', '4s', '--report', file, '--json'], { timeoutMs: 60_000 });
+    const audit = runCli(
+      ['audit', '--relay', `ctx0=${worker.url}@127.0.0.1:${port}`, '--duration', '4s', '--report', file, '--json'],
+      { timeoutMs: 60_000 },
+    );
     let finished = false;
     void audit.finally(() => (finished = true));
     let sent = 0;
     while (!finished) {
       try {
-        const r = await request(`http://127.0.0.1:${port}/v1/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'm', prompt: [1, 2, 3, 4, 5, 6, 7, 8], max_tokens: 1 }) });
+        const r = await request(`http://127.0.0.1:${port}/v1/completions`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ model: 'm', prompt: [1, 2, 3, 4, 5, 6, 7, 8], max_tokens: 1 }),
+        });
         await r.body.text();
         sent++;
       } catch {

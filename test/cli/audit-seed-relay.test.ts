@@ -43,9 +43,24 @@ describe('audit --relay against sim serve --preset seed (issue #14, relay only)'
     const workerBase = await freePortRange(ids.length + 1);
     const relayPorts = await Promise.all(ids.map(() => freePort()));
     // the simulator's workers on workerBase…, its orchestrator sending every CTX request to the audit's relays
-    const sim = spawnSimServe(['--preset', 'seed', '--workload', '--port-base', String(workerBase), '--ctx-urls', ids.map((id, i) => `${id}=127.0.0.1:${relayPorts[i]}`).join(',')]);
-    await eventually(() => sim.err().includes('waiting for the CTX addresses'), 20_000, 'sim serve up and waiting for the relays');
-    const relays = ids.flatMap((id, i) => ['--relay', `${id}=http://127.0.0.1:${workerBase + i}@127.0.0.1:${relayPorts[i]}`]);
+    const sim = spawnSimServe([
+      '--preset',
+      'seed',
+      '--workload',
+      '--port-base',
+      String(workerBase),
+      '--ctx-urls',
+      ids.map((id, i) => `${id}=127.0.0.1:${relayPorts[i]}`).join(','),
+    ]);
+    await eventually(
+      () => sim.err().includes('waiting for the CTX addresses'),
+      20_000,
+      'sim serve up and waiting for the relays',
+    );
+    const relays = ids.flatMap((id, i) => [
+      '--relay',
+      `${id}=http://127.0.0.1:${workerBase + i}@127.0.0.1:${relayPorts[i]}`,
+    ]);
     const run = await runCli(['audit', ...relays, '--duration', '15s', '--no-progress'], { timeoutMs: 60_000 });
     const context = `exit ${run.code}\n${run.stdout}\n${run.stderr}\nsim: ${sim.err().slice(-2000)}`;
 

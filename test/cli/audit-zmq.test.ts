@@ -8,7 +8,13 @@ import { runCli } from '../helpers/run-cli.js';
 interface AuditJson {
   verdict: string;
   notes: string[];
-  servers: { server: string; events: number; hash_mismatches: number; hash_matches: number; hash_unverifiable: number }[];
+  servers: {
+    server: string;
+    events: number;
+    hash_mismatches: number;
+    hash_matches: number;
+    hash_unverifiable: number;
+  }[];
   findings: { id: string; severity: string; summary: string; fix: string }[];
 }
 
@@ -24,12 +30,31 @@ async function auditVllmCbor(ints: boolean, flags: string): Promise<{ report: Au
   const timer = setInterval(() => {
     const base = 1000n * BigInt(n);
     const t = 10 * n;
-    pub.publish(0, kvEvent({ type: 'stored', parentHash: null, blocks: [storedBlock(base + 1n, 0, [t, t + 1]), storedBlock(base + 2n, 0, [t + 2, t + 3])] }));
-    pub.publish(0, kvEvent({ type: 'stored', parentHash: base + 2n, blocks: [storedBlock(base + 3n, 0, [t + 4, t + 5])] }));
+    pub.publish(
+      0,
+      kvEvent({
+        type: 'stored',
+        parentHash: null,
+        blocks: [storedBlock(base + 1n, 0, [t, t + 1]), storedBlock(base + 2n, 0, [t + 2, t + 3])],
+      }),
+    );
+    pub.publish(
+      0,
+      kvEvent({ type: 'stored', parentHash: base + 2n, blocks: [storedBlock(base + 3n, 0, [t + 4, t + 5])] }),
+    );
     n++;
   }, 20);
   try {
-    const run = await runCli(['audit', '--zmq', `pod0=${pub.endpoint},engine=vllm,${flags}`, '--duration', '3s', '--json', '--fail-on', 'critical']);
+    const run = await runCli([
+      'audit',
+      '--zmq',
+      `pod0=${pub.endpoint},engine=vllm,${flags}`,
+      '--duration',
+      '3s',
+      '--json',
+      '--fail-on',
+      'critical',
+    ]);
     expect(run.stderr).not.toMatch(/error/i);
     return { report: JSON.parse(run.stdout) as AuditJson, code: run.code };
   } finally {
@@ -50,15 +75,34 @@ describe('kvsentinel audit --zmq', () => {
     let n = 0;
     const timer = setInterval(() => {
       const rank = n % 2;
-      pub.publish(rank, kvEvent({ type: 'stored', parentHash: null, blocks: [storedBlock(2n ** 63n + BigInt(n), 0, [n, n + 1])] }));
+      pub.publish(
+        rank,
+        kvEvent({ type: 'stored', parentHash: null, blocks: [storedBlock(2n ** 63n + BigInt(n), 0, [n, n + 1])] }),
+      );
       n++;
     }, 20);
     try {
-      const run = await runCli(['audit', '--zmq', `pod0=${pub.endpoint},engine=vllm,ranks=2,replay=${pub.replayEndpoint!}`, '--duration', '3s', '--json', '--fail-on', 'critical']);
+      const run = await runCli([
+        'audit',
+        '--zmq',
+        `pod0=${pub.endpoint},engine=vllm,ranks=2,replay=${pub.replayEndpoint!}`,
+        '--duration',
+        '3s',
+        '--json',
+        '--fail-on',
+        'critical',
+      ]);
       expect(run.stderr).not.toMatch(/error/i);
-      const report = JSON.parse(run.stdout) as { verdict: string; notes: string[]; servers: { server: string; events: number; hash_mismatches: number }[]; findings: { id: string }[] };
+      const report = JSON.parse(run.stdout) as {
+        verdict: string;
+        notes: string[];
+        servers: { server: string; events: number; hash_mismatches: number }[];
+        findings: { id: string }[];
+      };
       expect(report.notes).toHaveLength(1);
-      expect(report.notes[0]).toMatch(/^hash verification: pod0 publish vLLM block hashes kvsentinel does not recompute: their hash algorithm was not stated/);
+      expect(report.notes[0]).toMatch(
+        /^hash verification: pod0 publish vLLM block hashes kvsentinel does not recompute: their hash algorithm was not stated/,
+      );
       const pod0 = report.servers.find((s) => s.server === 'pod0')!;
       expect(pod0.events).toBeGreaterThan(20);
       expect(pod0.hash_mismatches).toBe(0);
@@ -75,16 +119,21 @@ describe('kvsentinel audit --zmq', () => {
   it.each([
     ['bytes', false],
     ['int (VLLM_KV_EVENTS_USE_INT_BLOCK_HASHES)', true],
-  ])('verifies a vLLM sha256_cbor stream with %s hashes and the right PYTHONHASHSEED: every block matches', async (_name, ints) => {
-    const { report } = await auditVllmCbor(ints, 'hash=sha256_cbor,seed=0');
-    const pod0 = report.servers.find((s) => s.server === 'pod0')!;
-    expect(pod0.hash_matches).toBeGreaterThan(30);
-    expect(pod0.hash_mismatches).toBe(0);
-    expect(pod0.hash_unverifiable).toBe(0);
-    expect(report.notes).toHaveLength(1);
-    expect(report.notes[0]).toMatch(/^hash verification: pod0 hash with vLLM sha256_cbor; kvsentinel recomputes each block .*\(root blocks from the PYTHONHASHSEED given\); \d+ blocks match, 0 mismatch, 0 unverifiable/);
-    expect(report.findings.map((f) => f.id)).not.toContain('hash-mismatch');
-  });
+  ])(
+    'verifies a vLLM sha256_cbor stream with %s hashes and the right PYTHONHASHSEED: every block matches',
+    async (_name, ints) => {
+      const { report } = await auditVllmCbor(ints, 'hash=sha256_cbor,seed=0');
+      const pod0 = report.servers.find((s) => s.server === 'pod0')!;
+      expect(pod0.hash_matches).toBeGreaterThan(30);
+      expect(pod0.hash_mismatches).toBe(0);
+      expect(pod0.hash_unverifiable).toBe(0);
+      expect(report.notes).toHaveLength(1);
+      expect(report.notes[0]).toMatch(
+        /^hash verification: pod0 hash with vLLM sha256_cbor; kvsentinel recomputes each block .*\(root blocks from the PYTHONHASHSEED given\); \d+ blocks match, 0 mismatch, 0 unverifiable/,
+      );
+      expect(report.findings.map((f) => f.id)).not.toContain('hash-mismatch');
+    },
+  );
 
   it('pages hash-mismatch with vLLM advice when the workers do not hash with the PYTHONHASHSEED given (bytes hashes)', async () => {
     const { report, code } = await auditVllmCbor(false, 'hash=sha256_cbor,seed=1');

@@ -26,11 +26,18 @@ describe('kvsentinel audit --bundle', () => {
   it('prints the JSON contract of design.md §7 and exits 1 on findings', async () => {
     const run = await runCli(['audit', '--bundle', inert, '--json']);
     expect(run.code).toBe(1);
-    const report = JSON.parse(run.stdout) as { verdict: string; findings: { id: string; severity: string; servers: string[]; evidence: object; fix: string }[]; stats: Record<string, unknown> };
+    const report = JSON.parse(run.stdout) as {
+      verdict: string;
+      findings: { id: string; severity: string; servers: string[]; evidence: object; fix: string }[];
+      stats: Record<string, unknown>;
+    };
     expect(report.verdict).toBe('inert');
     expect(report.findings.map((f) => f.id)).toEqual(expect.arrayContaining(['events-absent', 'cache-signal-inert']));
-    for (const f of report.findings) expect(Object.keys(f)).toEqual(expect.arrayContaining(['id', 'severity', 'servers', 'evidence', 'fix']));
-    expect(Object.keys(report.stats)).toEqual(expect.arrayContaining(['requests', 'cache_hit_ratio', 'oracle_hit_ratio', 'turn_scatter_ratio']));
+    for (const f of report.findings)
+      expect(Object.keys(f)).toEqual(expect.arrayContaining(['id', 'severity', 'servers', 'evidence', 'fix']));
+    expect(Object.keys(report.stats)).toEqual(
+      expect.arrayContaining(['requests', 'cache_hit_ratio', 'oracle_hit_ratio', 'turn_scatter_ratio']),
+    );
     expect(report.stats.requests).toBe(480);
   });
 
@@ -56,9 +63,13 @@ describe('kvsentinel audit --bundle', () => {
     const critical = await runCli(['audit', '--bundle', inert, '--fail-on', 'critical', '--json']);
     expect(critical.code).toBe(1);
     // a source down for the whole run: one warning, nothing critical
-    const warningOnly = await bundle({ routing: 'sticky', trajectories: 80 }, [{ kind: 'source-health', ts: 0, source: 'router-debug', up: false, error: 'ECONNREFUSED' }]);
+    const warningOnly = await bundle({ routing: 'sticky', trajectories: 80 }, [
+      { kind: 'source-health', ts: 0, source: 'router-debug', up: false, error: 'ECONNREFUSED' },
+    ]);
     const onCritical = await runCli(['audit', '--bundle', warningOnly, '--fail-on', 'critical', '--json']);
-    expect((JSON.parse(onCritical.stdout) as { findings: { id: string }[] }).findings.map((f) => f.id)).toEqual(['source-unreachable']);
+    expect((JSON.parse(onCritical.stdout) as { findings: { id: string }[] }).findings.map((f) => f.id)).toEqual([
+      'source-unreachable',
+    ]);
     expect(onCritical.code).toBe(0);
     const onWarning = await runCli(['audit', '--bundle', warningOnly]);
     expect(onWarning.stdout).toContain('Verdict: DEGRADED');

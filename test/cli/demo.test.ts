@@ -65,25 +65,44 @@ function runDemo(args: readonly string[], metricsWanted: RegExp): Promise<DemoRu
       onText();
     });
     child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr, metrics, landing, seconds: (Date.now() - started) / 1000 }));
+    child.on('close', (code) =>
+      resolve({ code, stdout, stderr, metrics, landing, seconds: (Date.now() - started) / 1000 }),
+    );
   });
 }
 
 interface AuditJson {
   verdict: string;
-  findings: { id: string; severity: string; servers: string[]; evidence: Record<string, unknown>; cause: string; fix: string }[];
+  findings: {
+    id: string;
+    severity: string;
+    servers: string[];
+    evidence: Record<string, unknown>;
+    cause: string;
+    fix: string;
+  }[];
   stats: { requests: number; cache_hit_ratio: number | null; turn_scatter_ratio: number | null };
   source: { kind: string; observations: number };
 }
 
 describe('kvsentinel demo (live simulator + relay sidecar; the live-driver rows of the fault matrix)', () => {
   it('seed: inert, cache-signal-inert, and the causes (events-absent, tokens-per-block-mismatch) with their fixes; exit 0', async () => {
-    const run = await runDemo(['--duration', '35s', '--json'], /kvsentinel_finding_active\{id="cache-signal-inert",severity="critical"\} 1/);
+    const run = await runDemo(
+      ['--duration', '35s', '--json'],
+      /kvsentinel_finding_active\{id="cache-signal-inert",severity="critical"\} 1/,
+    );
     expect(run.code, run.stderr).toBe(0);
     const report = JSON.parse(run.stdout) as AuditJson;
     const ids = report.findings.map((f) => f.id);
     expect(report.verdict).toBe('inert');
-    expect(ids).toEqual(expect.arrayContaining(['cache-signal-inert', 'events-absent', 'tokens-per-block-mismatch', 'router-table-empty']));
+    expect(ids).toEqual(
+      expect.arrayContaining([
+        'cache-signal-inert',
+        'events-absent',
+        'tokens-per-block-mismatch',
+        'router-table-empty',
+      ]),
+    );
     const byId = new Map(report.findings.map((f) => [f.id, f]));
     expect(byId.get('events-absent')!.fix).toContain('kv_cache_config.event_buffer_max_size');
     expect(byId.get('tokens-per-block-mismatch')!.fix).toContain('tokens_per_block: 128');
@@ -93,7 +112,9 @@ describe('kvsentinel demo (live simulator + relay sidecar; the live-driver rows 
     expect(report.source.kind).toBe('live');
     // --json keeps stdout to the report; the URLs, progress and where-to-look lines are on stderr
     expect(run.stderr).toMatch(/faults: ctx\.event_buffer_max_size=0 router\.tokens_per_block=32/);
-    expect(run.stderr).toMatch(/^\s+\d+ s {2}requests [\d,]+ {2}cache hit [\d.]+% {2}verdict (healthy|degraded|inert) {2}findings: /m);
+    expect(run.stderr).toMatch(
+      /^\s+\d+ s {2}requests [\d,]+ {2}cache hit [\d.]+% {2}verdict (healthy|degraded|inert) {2}findings: /m,
+    );
     expect(run.stderr).toMatch(/kvsentinel tail ws:\/\/127\.0\.0\.1:\d+\/ws/);
     expect(run.stderr).toContain('While it ran');
     // the web server was live: the finding showed on /metrics and on the landing page during the run
@@ -106,14 +127,19 @@ describe('kvsentinel demo (live simulator + relay sidecar; the live-driver rows 
   it('--fixed: events on, router tokens_per_block 128, max_batch_size 512 → healthy, no findings; text report', async () => {
     const run = await runDemo(['--fixed', '--duration', '35s'], /kvsentinel_requests_total\{server="ctx0"\} [1-9]/);
     expect(run.code, run.stderr).toBe(0);
-    expect(run.stdout).toContain('the fixed configuration (events on, router tokens_per_block 128, max_batch_size 512); no faults');
+    expect(run.stdout).toContain(
+      'the fixed configuration (events on, router tokens_per_block 128, max_batch_size 512); no faults',
+    );
     expect(run.stdout).toContain('Verdict: HEALTHY');
     expect(run.stdout).toContain('No findings.');
     const requests = Number(/Stats: {3}requests ([\d,]+)/.exec(run.stdout)?.[1]?.replace(/,/g, '') ?? 0);
     expect(requests).toBeGreaterThan(150);
     // the signal is alive: every server's events reached the router's table
     const servers = run.stdout.slice(run.stdout.indexOf('Servers'));
-    for (const id of ['ctx0', 'ctx1', 'ctx2']) expect(servers).toMatch(new RegExp(`${id}\\s+[1-9][\\d,]*\\s+[\\d.]+%\\s+[\\d,]+\\s+[1-9][\\d,]*\\s+[\\d,]+\\s+[1-9]`));
+    for (const id of ['ctx0', 'ctx1', 'ctx2'])
+      expect(servers).toMatch(
+        new RegExp(`${id}\\s+[1-9][\\d,]*\\s+[\\d.]+%\\s+[\\d,]+\\s+[1-9][\\d,]*\\s+[\\d,]+\\s+[1-9]`),
+      );
     expect(run.stdout).toMatch(/While it ran, the sidecar served its landing page at http:\/\/127\.0\.0\.1:\d+\//);
     expect(run.metrics).toMatch(/kvsentinel_up\{source="relay:ctx0"\} 1/);
     expect(run.seconds).toBeLessThan(100);

@@ -17,7 +17,15 @@ describe('kvsentinel hash', () => {
   });
 
   it('chunks a prompt like the router, in v2_sha256 hex', async () => {
-    const run = await runCli(['hash', '--prompt', '--tokens-per-block', '4', '--algo', 'v2_sha256', '1,2,3,4,5,6,7,8,9,10']);
+    const run = await runCli([
+      'hash',
+      '--prompt',
+      '--tokens-per-block',
+      '4',
+      '--algo',
+      'v2_sha256',
+      '1,2,3,4,5,6,7,8,9,10',
+    ]);
     expect(run.stdout.trim().split('\n')).toEqual([
       'e432228522a304ab556d66e6e40979ad05575f28b19b554264dd3c6277aaf073',
       '756b1d258c63ccc0cbd6284ab33b043c81175086163f9d2821f5764079efb75c',
@@ -29,7 +37,12 @@ describe('kvsentinel hash', () => {
     const dir = mkdtempSync(join(tmpdir(), 'kvs-hash-'));
     const tokens = Uint32Array.from({ length: 100_000 }, (_, i) => (i * 2_654_435_761) >>> 0);
     const file = join(dir, 'prompt.txt');
-    writeFileSync(file, Array.from(tokens).map((t, i) => (i % 10 === 9 ? `${t}\n` : `${t}, `)).join(''));
+    writeFileSync(
+      file,
+      Array.from(tokens)
+        .map((t, i) => (i % 10 === 9 ? `${t}\n` : `${t}, `))
+        .join(''),
+    );
     const run = await runCli(['hash', '--prompt', '--tokens-per-block', '128', '--tokens-file', file]);
     const expected = Array.from(hashV1Chain(tokens.subarray(0, tokens.length - 1), 128), String);
     expect(run.code).toBe(0);
@@ -43,7 +56,10 @@ describe('kvsentinel hash', () => {
     [['hash', '--prompt', '1,2,3'], /--prompt needs --tokens-per-block/],
     [['hash', '--prompt', '--tokens-per-block', '0', '1'], /--tokens-per-block: '0' is not a positive integer/],
     [['hash'], /no BLOCK given/],
-    [['hash', '--prompt', '--tokens-per-block', '4', '--tokens-file', '/nonexistent/p.txt'], /--tokens-file \/nonexistent\/p.txt: cannot read it: no such file or directory/],
+    [
+      ['hash', '--prompt', '--tokens-per-block', '4', '--tokens-file', '/nonexistent/p.txt'],
+      /--tokens-file \/nonexistent\/p.txt: cannot read it: no such file or directory/,
+    ],
     [['hash', '--algo', 'md5', '1'], /Allowed choices are v1_block_key, v2_sha256, v2_sha256_64/],
   ])('rejects %j with exit 2 and a message naming the input', async (args, message) => {
     const run = await runCli(args);

@@ -15,7 +15,9 @@ import { cleanupsAfterEach, freePort } from '../helpers/test-resources.js';
 const cleanups = cleanupsAfterEach();
 
 function serve(args: string[]): { err: () => string; exited: Promise<number | null>; kill: () => void } {
-  const child = spawn(process.execPath, [join(repoRoot, 'dist/cli/main.js'), 'serve', ...args], { env: { ...process.env, NO_COLOR: '1' } });
+  const child = spawn(process.execPath, [join(repoRoot, 'dist/cli/main.js'), 'serve', ...args], {
+    env: { ...process.env, NO_COLOR: '1' },
+  });
   let err = '';
   child.stderr.setEncoding('utf8').on('data', (d: string) => (err += d));
   const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
@@ -37,7 +39,9 @@ function reachable(host: string, port: number): Promise<boolean> {
 
 /** an IPv4 address of this machine that is not loopback (the machines the tests run on have one) */
 function externalAddress(): string {
-  const found = Object.values(networkInterfaces()).flat().find((i) => i !== undefined && i.family === 'IPv4' && !i.internal);
+  const found = Object.values(networkInterfaces())
+    .flat()
+    .find((i) => i !== undefined && i.family === 'IPv4' && !i.internal);
   if (found === undefined) throw new Error('no non-loopback IPv4 interface: cannot check what a relay port exposes');
   return found.address;
 }
@@ -47,7 +51,18 @@ describe('safe defaults', () => {
     const worker = await startFakeCtxWorker();
     cleanups.push(() => worker.close());
     const [hidden, exposed, web] = [await freePort(), await freePort(), await freePort()];
-    const s = serve(['--relay', `ctx0=${worker.url}@${hidden}`, '--relay', `ctx1=${worker.url}@0.0.0.0:${exposed}`, '--web.listen-address', `0.0.0.0:${web}`, '--log.level', 'debug', '--log.format', 'json']);
+    const s = serve([
+      '--relay',
+      `ctx0=${worker.url}@${hidden}`,
+      '--relay',
+      `ctx1=${worker.url}@0.0.0.0:${exposed}`,
+      '--web.listen-address',
+      `0.0.0.0:${web}`,
+      '--log.level',
+      'debug',
+      '--log.format',
+      'json',
+    ]);
     await eventually(() => s.err().includes('kvsentinel serving'), 15_000, 'serve to start');
     const external = externalAddress();
     expect(await reachable('127.0.0.1', hidden)).toBe(true);
@@ -57,18 +72,30 @@ describe('safe defaults', () => {
     expect(await reachable(external, web)).toBe(true);
     s.kill();
     expect(await s.exited, s.err()).toBe(0);
-    const lines = s.err().trim().split('\n').map((l) => JSON.parse(l) as { ts: string; level: string; msg: string; relays?: string });
-    expect(lines.every((l) => typeof l.ts === 'string' && typeof l.level === 'string' && typeof l.msg === 'string')).toBe(true);
+    const lines = s
+      .err()
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { ts: string; level: string; msg: string; relays?: string });
+    expect(
+      lines.every((l) => typeof l.ts === 'string' && typeof l.level === 'string' && typeof l.msg === 'string'),
+    ).toBe(true);
     expect(lines.some((l) => l.level === 'debug' && l.msg === 'source started')).toBe(true);
-    expect(lines.find((l) => l.msg === 'kvsentinel serving')?.relays).toBe(`ctx0=127.0.0.1:${hidden} ctx1=0.0.0.0:${exposed}`);
+    expect(lines.find((l) => l.msg === 'kvsentinel serving')?.relays).toBe(
+      `ctx0=127.0.0.1:${hidden} ctx1=0.0.0.0:${exposed}`,
+    );
   }, 60_000);
 
   it('info level hides debug lines; bad --log values are usage errors', async () => {
     const bad = await runCli(['serve', '--requests', '/tmp/x.jsonl', '--log.format', 'xml']);
     expect(bad.code).toBe(2);
-    expect(bad.stderr.trim()).toBe("kvsentinel serve: --log.format 'xml': expected logfmt or json (see 'kvsentinel serve --help')");
+    expect(bad.stderr.trim()).toBe(
+      "kvsentinel serve: --log.format 'xml': expected logfmt or json (see 'kvsentinel serve --help')",
+    );
     const level = await runCli(['serve', '--requests', '/tmp/x.jsonl', '--log.level', 'trace']);
     expect(level.code).toBe(2);
-    expect(level.stderr.trim()).toBe("kvsentinel serve: --log.level 'trace': expected debug, info, warn, error (see 'kvsentinel serve --help')");
+    expect(level.stderr.trim()).toBe(
+      "kvsentinel serve: --log.level 'trace': expected debug, info, warn, error (see 'kvsentinel serve --help')",
+    );
   });
 });

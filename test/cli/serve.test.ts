@@ -20,7 +20,9 @@ interface Spawned {
 }
 
 function spawnCli(args: string[]): Spawned {
-  const child = spawn(process.execPath, [join(repoRoot, 'dist/cli/main.js'), ...args], { env: { ...process.env, NO_COLOR: '1' } });
+  const child = spawn(process.execPath, [join(repoRoot, 'dist/cli/main.js'), ...args], {
+    env: { ...process.env, NO_COLOR: '1' },
+  });
   const s: Spawned = {
     child,
     out: '',
@@ -51,11 +53,17 @@ describe('kvsentinel serve (CLI)', () => {
     const dir = await mkdtemp(join(tmpdir(), 'kvs-cli-'));
     cleanups.push(() => rm(dir, { recursive: true, force: true }));
     const file = join(dir, 'kvsentinel.yaml');
-    await writeFile(file, 'relays:\n  - id: ctx0\n    upstream: http://127.0.0.1:8001\n    listen: 9401\nrelay:\n  drain_intervall: 1s\n');
+    await writeFile(
+      file,
+      'relays:\n  - id: ctx0\n    upstream: http://127.0.0.1:8001\n    listen: 9401\nrelay:\n  drain_intervall: 1s\n',
+    );
     const unknown = await runCli(['serve', '--config.file', file]);
     expect(unknown.code).toBe(2);
     expect(unknown.stderr).toContain(`${file}: relay.drain_intervall: unknown key`);
-    await writeFile(file, '{"relays": [{"id": "ctx0", "upstream": "http://127.0.0.1:8001", "listen": "127.0.0.1:99999"}]}');
+    await writeFile(
+      file,
+      '{"relays": [{"id": "ctx0", "upstream": "http://127.0.0.1:8001", "listen": "127.0.0.1:99999"}]}',
+    );
     const port = await runCli(['serve', '--config', file, '--config.check']);
     expect(port.code).toBe(2);
     expect(port.stderr).toContain("relays[0].listen: '99999' is not a port");
@@ -80,7 +88,11 @@ describe('kvsentinel serve (CLI)', () => {
 
     const tail = spawnCli(['tail', base]);
     await eventually(() => tail.out.includes('connected to kvsentinel'), 10_000, 'tail to connect');
-    const res = await request(`http://127.0.0.1:${relayPort}/v1/completions`, { method: 'POST', headers: { 'x-correlation-id': 'traj-1' }, body: '{"prompt":[5,6,7,8]}' });
+    const res = await request(`http://127.0.0.1:${relayPort}/v1/completions`, {
+      method: 'POST',
+      headers: { 'x-correlation-id': 'traj-1' },
+      body: '{"prompt":[5,6,7,8]}',
+    });
     expect(res.statusCode).toBe(200);
     await res.body.text();
     await eventually(() => tail.out.includes('decision ctx0') && tail.out.includes('outcome '), 10_000, 'tail lines');
@@ -114,14 +126,27 @@ describe('kvsentinel serve (CLI)', () => {
     cleanups.push(() => worker.close());
     worker.cachedTokens = 2;
     const relayPort = await freePort();
-    const audit = spawnCli(['audit', '--relay', `ctx0=${worker.url}@127.0.0.1:${relayPort}`, '--duration', '6s', '--json', '--fail-on', 'critical']);
+    const audit = spawnCli([
+      'audit',
+      '--relay',
+      `ctx0=${worker.url}@127.0.0.1:${relayPort}`,
+      '--duration',
+      '6s',
+      '--json',
+      '--fail-on',
+      'critical',
+    ]);
     const base = `http://127.0.0.1:${relayPort}`;
     // the relay comes up inside the audit: retry until it answers
     let sent = 0;
     const deadline = Date.now() + 15_000;
     while (sent < 4 && Date.now() < deadline) {
       try {
-        const res = await request(`${base}/v1/completions`, { method: 'POST', headers: { 'x-correlation-id': 't1' }, body: `{"prompt":[1,2,3,4,${sent}]}` });
+        const res = await request(`${base}/v1/completions`, {
+          method: 'POST',
+          headers: { 'x-correlation-id': 't1' },
+          body: `{"prompt":[1,2,3,4,${sent}]}`,
+        });
         await res.body.text();
         await (await request(`${base}/kv_cache_events`, { method: 'POST' })).body.text();
         sent++;
@@ -144,7 +169,16 @@ describe('kvsentinel serve (CLI)', () => {
     const dir = await mkdtemp(join(tmpdir(), 'kvs-rec-'));
     cleanups.push(() => rm(dir, { recursive: true, force: true }));
     const log = join(dir, 'requests.jsonl');
-    const lines = Array.from({ length: 6 }, (_, i) => JSON.stringify({ ts: 1_700_000_000 + i, request_id: `r${i}`, correlation_id: `t${i % 2}`, ctx_server: `ctx${i % 2}`, prompt_tokens: 100, cached_tokens: i < 2 ? 0 : 80 }));
+    const lines = Array.from({ length: 6 }, (_, i) =>
+      JSON.stringify({
+        ts: 1_700_000_000 + i,
+        request_id: `r${i}`,
+        correlation_id: `t${i % 2}`,
+        ctx_server: `ctx${i % 2}`,
+        prompt_tokens: 100,
+        cached_tokens: i < 2 ? 0 : 80,
+      }),
+    );
     await writeFile(log, `${lines.join('\n')}\nnot json\n`);
     const out = join(dir, 'bundle');
     const rec = await runCli(['record', '--requests', log, '--duration', '1500ms', '--out', out]);

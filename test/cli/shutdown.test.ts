@@ -35,20 +35,32 @@ async function startHangingWorker(): Promise<{ url: string; hits: () => Record<s
   return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, hits: () => hits };
 }
 
-interface Spawned { out: string; err: string; firstOutAt: number | null; readonly startedAt: number; readonly exited: Promise<number | null>; kill(signal: NodeJS.Signals): void; exitedAt: number | null }
+interface Spawned {
+  out: string;
+  err: string;
+  firstOutAt: number | null;
+  readonly startedAt: number;
+  readonly exited: Promise<number | null>;
+  kill(signal: NodeJS.Signals): void;
+  exitedAt: number | null;
+}
 
 function spawnCli(args: string[]): Spawned {
-  const child = spawn(process.execPath, [join(repoRoot, 'dist/cli/main.js'), ...args], { env: { ...process.env, NO_COLOR: '1' } });
+  const child = spawn(process.execPath, [join(repoRoot, 'dist/cli/main.js'), ...args], {
+    env: { ...process.env, NO_COLOR: '1' },
+  });
   const s: Spawned = {
     out: '',
     err: '',
     firstOutAt: null,
     exitedAt: null,
     startedAt: Date.now(),
-    exited: new Promise((resolve) => child.on('close', (code) => {
-      s.exitedAt = Date.now();
-      resolve(code);
-    })),
+    exited: new Promise((resolve) =>
+      child.on('close', (code) => {
+        s.exitedAt = Date.now();
+        resolve(code);
+      }),
+    ),
     kill: (signal) => child.kill(signal),
   };
   child.stdout.setEncoding('utf8').on('data', (d: string) => {
@@ -69,25 +81,45 @@ describe('live commands end on time and exit quietly', () => {
   it('audit --duration reports at the duration with a request in flight, and its shutdown raises no fault', async () => {
     const worker = await startHangingWorker();
     const relayPort = await freePort();
-    const audit = spawnCli(['audit', '--relay', `ctx0=${worker.url}@127.0.0.1:${relayPort}`, '--duration', '3s', '--json', '--fail-on', 'critical']);
+    const audit = spawnCli([
+      'audit',
+      '--relay',
+      `ctx0=${worker.url}@127.0.0.1:${relayPort}`,
+      '--duration',
+      '3s',
+      '--json',
+      '--fail-on',
+      'critical',
+    ]);
     // a completion through the relay that the worker never answers: in flight when the window ends
     let completion: Promise<unknown> | null = null;
-    await eventually(() => {
-      completion ??= request(`http://127.0.0.1:${relayPort}/v1/completions`, { method: 'POST', body: '{"prompt":[1,2,3]}' }).then(
-        (r) => r.body.text(),
-        () => {
-          completion = null; // the relay was not listening yet: try again
-        },
-      );
-      return (worker.hits()['/v1/completions'] ?? 0) > 0;
-    }, 15_000, 'the completion to reach the worker');
+    await eventually(
+      () => {
+        completion ??= request(`http://127.0.0.1:${relayPort}/v1/completions`, {
+          method: 'POST',
+          body: '{"prompt":[1,2,3]}',
+        }).then(
+          (r) => r.body.text(),
+          () => {
+            completion = null; // the relay was not listening yet: try again
+          },
+        );
+        return (worker.hits()['/v1/completions'] ?? 0) > 0;
+      },
+      15_000,
+      'the completion to reach the worker',
+    );
     await eventually(() => audit.firstOutAt !== null, 30_000, 'the report');
     // the window is 3 s from when the sources started; one poll interval (1 s) of slack plus the process start
     const reportedAfterMs = (audit.firstOutAt ?? 0) - audit.startedAt;
     expect(reportedAfterMs).toBeGreaterThanOrEqual(3_000);
     expect(reportedAfterMs).toBeLessThan(3_000 + 1_000 + 2_500);
     // the report is out; the exit waits for the relay request the worker holds, and says so; Ctrl-C ends the wait
-    await eventually(() => audit.err.includes('letting 1 in-flight relay requests finish'), 10_000, 'the wait to be announced');
+    await eventually(
+      () => audit.err.includes('letting 1 in-flight relay requests finish'),
+      10_000,
+      'the wait to be announced',
+    );
     const interrupted = Date.now();
     audit.kill('SIGINT');
     const code = await audit.exited;
@@ -108,7 +140,15 @@ describe('live commands end on time and exit quietly', () => {
     const dir = await mkdtemp(join(tmpdir(), 'kvs-record-quiet-'));
     cleanups.push(() => rm(dir, { recursive: true, force: true }));
     const relayPort = await freePort();
-    const rec = spawnCli(['record', '--relay', `ctx0=${worker.url}@127.0.0.1:${relayPort}`, '--duration', '2s', '--out', join(dir, 'b')]);
+    const rec = spawnCli([
+      'record',
+      '--relay',
+      `ctx0=${worker.url}@127.0.0.1:${relayPort}`,
+      '--duration',
+      '2s',
+      '--out',
+      join(dir, 'b'),
+    ]);
     expect(await rec.exited).toBe(0);
     expect(worker.hits()['/server_info']).toBeGreaterThan(0);
     expect(rec.err).not.toMatch(/aborted|is down|reason=other/);
@@ -122,13 +162,24 @@ describe('live commands end on time and exit quietly', () => {
     const relayPort = await freePort();
     const webPort = await freePort();
     const file = join(dir, 'kvsentinel.yaml');
-    await writeFile(file, `web: {listen_address: "127.0.0.1:${webPort}"}\nrelays: [{id: ctx0, upstream: "${worker.url}", listen: ${relayPort}}]\ntimeout: 300ms\nrelay: {drain_timeout: 300ms}\n`);
+    await writeFile(
+      file,
+      `web: {listen_address: "127.0.0.1:${webPort}"}\nrelays: [{id: ctx0, upstream: "${worker.url}", listen: ${relayPort}}]\ntimeout: 300ms\nrelay: {drain_timeout: 300ms}\n`,
+    );
     const metrics = async (): Promise<string> => (await request(`http://127.0.0.1:${webPort}/metrics`)).body.text();
 
     const serve = spawnCli(['serve', '--config.file', file]);
     await eventually(() => serve.err.includes('kvsentinel serving'), 15_000, 'serve to start');
     let text = '';
-    for (let i = 0; i < 50 && !(/source="relay:ctx0",reason="timeout"\} [1-9]/.test(text) && /source="server-info:ctx0",reason="timeout"\} [1-9]/.test(text)); i++) {
+    for (
+      let i = 0;
+      i < 50 &&
+      !(
+        /source="relay:ctx0",reason="timeout"\} [1-9]/.test(text) &&
+        /source="server-info:ctx0",reason="timeout"\} [1-9]/.test(text)
+      );
+      i++
+    ) {
       text = await metrics();
       await new Promise((r) => setTimeout(r, 200));
     }
@@ -148,10 +199,24 @@ describe('live commands end on time and exit quietly', () => {
     const busy = spawnCli(['serve', '--config.file', file]);
     await eventually(() => busy.err.includes('kvsentinel serving'), 15_000, 'serve to start again');
     const before = worker.hits()['/v1/completions'] ?? 0;
-    const inFlight = request(`http://127.0.0.1:${relayPort}/v1/completions`, { method: 'POST', body: '{"prompt":[1,2,3]}' }).then((r) => r.statusCode, () => 'cut');
-    await eventually(() => (worker.hits()['/v1/completions'] ?? 0) > before, 10_000, 'the completion to reach the worker');
+    const inFlight = request(`http://127.0.0.1:${relayPort}/v1/completions`, {
+      method: 'POST',
+      body: '{"prompt":[1,2,3]}',
+    }).then(
+      (r) => r.statusCode,
+      () => 'cut',
+    );
+    await eventually(
+      () => (worker.hits()['/v1/completions'] ?? 0) > before,
+      10_000,
+      'the completion to reach the worker',
+    );
     busy.kill('SIGTERM');
-    await eventually(() => busy.err.includes('letting 1 in-flight relay requests finish'), 10_000, 'the wait to be announced');
+    await eventually(
+      () => busy.err.includes('letting 1 in-flight relay requests finish'),
+      10_000,
+      'the wait to be announced',
+    );
     expect(busy.exitedAt).toBeNull();
     const secondStop = Date.now();
     busy.kill('SIGTERM');

@@ -10,10 +10,24 @@ import { repoRoot } from '../helpers/paths.js';
 import { runCli } from '../helpers/run-cli.js';
 
 const SMALL = [
-  'ctx.servers=2', 'ctx.attention_dp=2', 'ctx.stall_every=0', 'ctx.overhead=20ms', 'ctx.prefill_tokens_per_s=200000', 'gen.overhead=20ms', 'gen.ms_per_token=0.5',
-  'workload.trajectories=4', 'workload.concurrency=2', 'workload.system_prefix_tokens=600', 'workload.task_tokens_median=300',
-  'workload.turns_min=2', 'workload.turns_max=3', 'workload.output_tokens_median=10', 'workload.tool_tokens_median=50',
-  'workload.tool_tokens_max=200', 'workload.tool_latency=20ms', 'workload.ramp=20ms',
+  'ctx.servers=2',
+  'ctx.attention_dp=2',
+  'ctx.stall_every=0',
+  'ctx.overhead=20ms',
+  'ctx.prefill_tokens_per_s=200000',
+  'gen.overhead=20ms',
+  'gen.ms_per_token=0.5',
+  'workload.trajectories=4',
+  'workload.concurrency=2',
+  'workload.system_prefix_tokens=600',
+  'workload.task_tokens_median=300',
+  'workload.turns_min=2',
+  'workload.turns_max=3',
+  'workload.output_tokens_median=10',
+  'workload.tool_tokens_median=50',
+  'workload.tool_tokens_max=200',
+  'workload.tool_latency=20ms',
+  'workload.ramp=20ms',
 ].flatMap((s) => ['--set', s]);
 
 let child: ChildProcessWithoutNullStreams | null = null;
@@ -30,7 +44,9 @@ interface Running {
 }
 
 function start(args: readonly string[]): Running {
-  const proc = spawn(process.execPath, [join(repoRoot, 'dist/cli/main.js'), ...args], { stdio: ['pipe', 'pipe', 'pipe'] });
+  const proc = spawn(process.execPath, [join(repoRoot, 'dist/cli/main.js'), ...args], {
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
   child = proc;
   const lines: string[] = [];
   const waiters: ((line: string) => void)[] = [];
@@ -65,8 +81,30 @@ describe('kvsentinel sim serve', () => {
     const dir = mkdtempSync(join(tmpdir(), 'simserve-'));
     const requestLog = join(dir, 'requests.jsonl');
     const orchestratorLog = join(dir, 'orchestrator.log');
-    const run = start(['sim', 'serve', '--preset', 'healthy', ...SMALL, '--json', '--workload', '--exit-when-done', '--time-scale', '2', '--request-log', requestLog, '--orchestrator-log', orchestratorLog]);
-    const info = JSON.parse(await run.nextLine()) as { preset: string; workers: { id: string; url: string; address: string }[]; orchestrator_url: string; debug_url: string; ctx_addresses: Record<string, string>; faults: string[] };
+    const run = start([
+      'sim',
+      'serve',
+      '--preset',
+      'healthy',
+      ...SMALL,
+      '--json',
+      '--workload',
+      '--exit-when-done',
+      '--time-scale',
+      '2',
+      '--request-log',
+      requestLog,
+      '--orchestrator-log',
+      orchestratorLog,
+    ]);
+    const info = JSON.parse(await run.nextLine()) as {
+      preset: string;
+      workers: { id: string; url: string; address: string }[];
+      orchestrator_url: string;
+      debug_url: string;
+      ctx_addresses: Record<string, string>;
+      faults: string[];
+    };
     expect(info.preset).toBe('healthy');
     expect(info.faults).toEqual([]);
     expect(info.workers.map((w) => w.id)).toEqual(['ctx0', 'ctx1']);
@@ -74,13 +112,17 @@ describe('kvsentinel sim serve', () => {
     expect(info.ctx_addresses).toEqual({ ctx0: info.workers[0]!.address, ctx1: info.workers[1]!.address });
     const serverInfo = await request(`${info.workers[0]!.url}/server_info`);
     expect(JSON.parse(await serverInfo.body.text())).toMatchObject({ kv_cache_hash_algo: 'v1_block_key' });
-    const done = JSON.parse(await run.nextLine()) as { workload_done: { trajectories: number; requests: number; cache_hit_ratio: number } };
+    const done = JSON.parse(await run.nextLine()) as {
+      workload_done: { trajectories: number; requests: number; cache_hit_ratio: number };
+    };
     expect(done.workload_done.trajectories).toBe(4);
     expect(await run.exited).toBe(0);
     const lines = readFileSync(requestLog, 'utf8').trim().split('\n');
     expect(lines.length).toBe(done.workload_done.requests);
     expect(JSON.parse(lines[0]!)).toHaveProperty('cached_tokens');
-    expect(readFileSync(orchestratorLog, 'utf8')).toMatch(/^\[\d\d\/\d\d\/\d{4}-\d\d:\d\d:\d\d\] \[TRT-LLM\] \[I\] KvCacheAwareRouter initialized for context servers: \['127\.0\.0\.1:\d+', '127\.0\.0\.1:\d+'\]$/m);
+    expect(readFileSync(orchestratorLog, 'utf8')).toMatch(
+      /^\[\d\d\/\d\d\/\d{4}-\d\d:\d\d:\d\d\] \[TRT-LLM\] \[I\] KvCacheAwareRouter initialized for context servers: \['127\.0\.0\.1:\d+', '127\.0\.0\.1:\d+'\]$/m,
+    );
   });
 
   it.each(['SIGTERM', 'SIGINT'] as const)('shuts down gracefully on %s and closes its ports', async (signal) => {

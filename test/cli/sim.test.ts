@@ -5,14 +5,27 @@ import { describe, expect, it } from 'vitest';
 import { runCli } from '../helpers/run-cli.js';
 
 // a small cluster run so the CLI test stays fast; the preset itself is exercised by test/sim/calibration
-const SMALL = ['--set', 'workload.concurrency=12', '--set', 'workload.trajectories=12', '--set', 'workload.turns_min=2', '--set', 'workload.turns_max=4'];
+const SMALL = [
+  '--set',
+  'workload.concurrency=12',
+  '--set',
+  'workload.trajectories=12',
+  '--set',
+  'workload.turns_min=2',
+  '--set',
+  'workload.turns_max=4',
+];
 
 describe('kvsentinel sim run', () => {
   it('--json prints the run summary with the faults in effect', async () => {
     const run = await runCli(['sim', 'run', '--preset', 'seed', ...SMALL, '--json']);
     expect(run.code).toBe(0);
     const result = JSON.parse(run.stdout) as Record<string, unknown>;
-    expect(result).toMatchObject({ requests: expect.any(Number) as number, cache_hit_ratio: expect.any(Number) as number, turn_scatter_ratio: expect.any(Number) as number });
+    expect(result).toMatchObject({
+      requests: expect.any(Number) as number,
+      cache_hit_ratio: expect.any(Number) as number,
+      turn_scatter_ratio: expect.any(Number) as number,
+    });
     expect(result.router).toMatchObject({ type: 'kv_cache_aware', tokens_per_block: 32, max_batch_size: 64 });
     // one naming style: every key at every depth is snake_case
     const keys: string[] = [];
@@ -35,18 +48,36 @@ describe('kvsentinel sim run', () => {
     const dir = mkdtempSync(join(tmpdir(), 'kvs-sim-'));
     const requests = join(dir, 'requests.jsonl');
     const orchestrator = join(dir, 'orchestrator.log');
-    const run = await runCli(['sim', 'run', ...SMALL, '--set', 'ctx.event_buffer_max_size=1000', '--set', 'router.tokens_per_block=128', '--request-log', requests, '--orchestrator-log', orchestrator]);
+    const run = await runCli([
+      'sim',
+      'run',
+      ...SMALL,
+      '--set',
+      'ctx.event_buffer_max_size=1000',
+      '--set',
+      'router.tokens_per_block=128',
+      '--request-log',
+      requests,
+      '--orchestrator-log',
+      orchestrator,
+    ]);
     expect(run.code).toBe(0);
     expect(run.stdout).toMatch(/faults {8}none/);
     const lines = readFileSync(requests, 'utf8').trim().split('\n');
-    expect(JSON.parse(lines[0]!)).toMatchObject({ correlation_id: expect.stringMatching(/^traj-/) as string, ctx_server: expect.stringMatching(/^ctx[012]$/) as string });
+    expect(JSON.parse(lines[0]!)).toMatchObject({
+      correlation_id: expect.stringMatching(/^traj-/) as string,
+      ctx_server: expect.stringMatching(/^ctx[012]$/) as string,
+    });
     expect(readFileSync(orchestrator, 'utf8')).toMatch(/\[TRT-LLM\] \[I\] BlockHashMixin: tokens_per_block=128\n/);
   });
 
   it.each([
     [['--set', 'ctx.no_such_knob=1'], /--set ctx\.no_such_knob: unknown key/],
     [['--set', 'router.max_batch_size=zero'], /--set router\.max_batch_size=zero: expected a positive integer/],
-    [['--set', 'router.type=magic'], /--set router\.type=magic: expected one of round_robin, load_balancing, kv_cache_aware, conversation/],
+    [
+      ['--set', 'router.type=magic'],
+      /--set router\.type=magic: expected one of round_robin, load_balancing, kv_cache_aware, conversation/,
+    ],
     [['--set', 'ctx.restart_at=soon'], /--set ctx\.restart_at=soon: expected a duration/],
     // a duration needs its unit (docs/units.md): a bare number could be seconds or milliseconds
     [['--set', 'ctx.stall=2'], /--set ctx\.stall=2: '2' has no unit: write 2s or 2ms/],

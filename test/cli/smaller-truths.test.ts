@@ -23,24 +23,48 @@ async function bundle(mini: MiniOptions): Promise<string> {
   return dir;
 }
 
-interface Finding { id: string; summary: string; fix: string; evidence: Record<string, unknown> }
+interface Finding {
+  id: string;
+  summary: string;
+  fix: string;
+  evidence: Record<string, unknown>;
+}
 
 function spawnSim(args: readonly string[]): { err: () => string; exited: Promise<number | null> } {
   return spawnCli(['sim', 'serve', ...args], cleanups, 'SIGKILL');
 }
 
 const SMALL = [
-  'ctx.servers=2', 'ctx.attention_dp=2', 'ctx.stall_every=0', 'ctx.overhead=20ms', 'ctx.prefill_tokens_per_s=200000', 'gen.overhead=20ms', 'gen.ms_per_token=0.5',
-  'workload.trajectories=100000', 'workload.concurrency=4', 'workload.system_prefix_tokens=600', 'workload.task_tokens_median=300',
-  'workload.turns_min=2', 'workload.turns_max=3', 'workload.output_tokens_median=10', 'workload.tool_tokens_median=50',
-  'workload.tool_tokens_max=200', 'workload.tool_latency=20ms', 'workload.ramp=20ms',
+  'ctx.servers=2',
+  'ctx.attention_dp=2',
+  'ctx.stall_every=0',
+  'ctx.overhead=20ms',
+  'ctx.prefill_tokens_per_s=200000',
+  'gen.overhead=20ms',
+  'gen.ms_per_token=0.5',
+  'workload.trajectories=100000',
+  'workload.concurrency=4',
+  'workload.system_prefix_tokens=600',
+  'workload.task_tokens_median=300',
+  'workload.turns_min=2',
+  'workload.turns_max=3',
+  'workload.output_tokens_median=10',
+  'workload.tool_tokens_median=50',
+  'workload.tool_tokens_max=200',
+  'workload.tool_latency=20ms',
+  'workload.ramp=20ms',
 ].flatMap((s) => ['--set', s]);
 
 describe('smaller truths', () => {
   it('events-absent says every read came back empty, and suggests one buffer size whatever the load', async () => {
     const fixes = new Set<string>();
     for (const trajectories of [40, 160]) {
-      const run = await runCli(['audit', '--bundle', await bundle({ routing: 'random', events: false, trajectories }), '--json']);
+      const run = await runCli([
+        'audit',
+        '--bundle',
+        await bundle({ routing: 'random', events: false, trajectories }),
+        '--json',
+      ]);
       const report = JSON.parse(run.stdout) as { findings: Finding[] };
       const absent = report.findings.find((f) => f.id === 'events-absent');
       expect(absent, run.stdout).toBeDefined();
@@ -63,7 +87,17 @@ describe('smaller truths', () => {
 
   it('sim serve counts failed requests in its progress lines as the workload runs', async () => {
     // ctx0 restarts after 1 s (virtual) and refuses requests while it is down: some turns fail and are retried
-    const sim = spawnSim([...SMALL, '--set', 'ctx.restart_at=1s', '--set', 'ctx.restart_downtime=20s', '--workload', '--duration', '12s', '--json']);
+    const sim = spawnSim([
+      ...SMALL,
+      '--set',
+      'ctx.restart_at=1s',
+      '--set',
+      'ctx.restart_downtime=20s',
+      '--workload',
+      '--duration',
+      '12s',
+      '--json',
+    ]);
     await eventually(() => /requests \([1-9]\d* failed\)/.test(sim.err()), 20_000, 'a progress line counting failures');
     await sim.exited;
   }, 30_000);
@@ -76,7 +110,9 @@ describe('smaller truths', () => {
     const flags = [...help.matchAll(/^\s+(--[a-z-]+)/gm)].map((m) => m[1]!).filter((f) => f !== '--help');
     expect(flags.length).toBeGreaterThan(10);
     for (const f of flags) expect(section, f).toContain(`\`${f}`);
-    const sources = ['src/sim/live/live-orchestrator.ts', 'src/sim/live/live-ctx-worker.ts'].map((p) => readFileSync(join(repoRoot, p), 'utf8')).join('\n');
+    const sources = ['src/sim/live/live-orchestrator.ts', 'src/sim/live/live-ctx-worker.ts']
+      .map((p) => readFileSync(join(repoRoot, p), 'utf8'))
+      .join('\n');
     const routes = [...sources.matchAll(/case '(GET|POST) (\/[^']*)'/g)].map((m) => `${m[1]!} ${m[2]!}`);
     expect(routes.length).toBeGreaterThan(10);
     for (const r of routes) expect(section, r).toContain(`\`${r}`);

@@ -16,15 +16,76 @@ const CLEAR = '\x1b[H\x1b[2J';
 
 const frames = [
   { type: 'hello', ts: T, version: 'test' },
-  { type: 'decision', ts: T + 300, server: 'ctx1', request_id: 'r2', correlation_id: 'c', prompt_token_count: 10, inflight: { ctx0: 1, ctx1: 1 } },
-  { type: 'decision', ts: T + 100, server: 'ctx0', request_id: 'r1', correlation_id: 'c', prompt_token_count: 10, inflight: { ctx0: 0, ctx1: 1 } },
-  { type: 'outcome', ts: T + 200, server: 'ctx0', request_id: 'r1', ok: true, prompt_token_count: 10, cached_token_count: 4, latency_ms: 5 },
-  { type: 'finding', ts: T + 50, change: 'raised', id: 'events-absent', severity: 'critical', servers: ['ctx1'], summary: 'ctx1 emitted no events', fix: 'set event_buffer_max_size' },
-  { type: 'stats', ts: T + 400, verdict: 'inert', requests: 2, cache_hit_ratio: 0.4, oracle_hit_ratio: 0.9, turn_scatter_ratio: 0.1, active_findings: ['events-absent'],
+  {
+    type: 'decision',
+    ts: T + 300,
+    server: 'ctx1',
+    request_id: 'r2',
+    correlation_id: 'c',
+    prompt_token_count: 10,
+    inflight: { ctx0: 1, ctx1: 1 },
+  },
+  {
+    type: 'decision',
+    ts: T + 100,
+    server: 'ctx0',
+    request_id: 'r1',
+    correlation_id: 'c',
+    prompt_token_count: 10,
+    inflight: { ctx0: 0, ctx1: 1 },
+  },
+  {
+    type: 'outcome',
+    ts: T + 200,
+    server: 'ctx0',
+    request_id: 'r1',
+    ok: true,
+    prompt_token_count: 10,
+    cached_token_count: 4,
+    latency_ms: 5,
+  },
+  {
+    type: 'finding',
+    ts: T + 50,
+    change: 'raised',
+    id: 'events-absent',
+    severity: 'critical',
+    servers: ['ctx1'],
+    summary: 'ctx1 emitted no events',
+    fix: 'set event_buffer_max_size',
+  },
+  {
+    type: 'stats',
+    ts: T + 400,
+    verdict: 'inert',
+    requests: 2,
+    cache_hit_ratio: 0.4,
+    oracle_hit_ratio: 0.9,
+    turn_scatter_ratio: 0.1,
+    active_findings: ['events-absent'],
     servers: [
-      { server: 'ctx0', worker_blocks: 7, router_table_blocks: 0, requests: 1, inflight: 0, router_polls: 3, events: 0, gaps: 0 },
-      { server: 'ctx1', worker_blocks: 9, router_table_blocks: 0, requests: 1, inflight: 1, router_polls: 2, events: 0, gaps: 0 },
-    ] },
+      {
+        server: 'ctx0',
+        worker_blocks: 7,
+        router_table_blocks: 0,
+        requests: 1,
+        inflight: 0,
+        router_polls: 3,
+        events: 0,
+        gaps: 0,
+      },
+      {
+        server: 'ctx1',
+        worker_blocks: 9,
+        router_table_blocks: 0,
+        requests: 1,
+        inflight: 1,
+        router_polls: 2,
+        events: 0,
+        gaps: 0,
+      },
+    ],
+  },
   { type: 'source', ts: T + 150, source: 'relay:ctx0', up: false, error: 'connect ECONNREFUSED' },
 ];
 
@@ -46,7 +107,9 @@ async function startFeed(): Promise<string> {
 async function tail(args: string[], until: (out: string) => boolean, tty = false): Promise<string> {
   const cli = [process.execPath, join(repoRoot, 'dist/cli/main.js'), 'tail', ...args];
   const child = tty
-    ? spawn('script', ['-qfec', cli.map((a) => `'${a}'`).join(' '), '/dev/null'], { env: { ...process.env, NO_COLOR: '1' } })
+    ? spawn('script', ['-qfec', cli.map((a) => `'${a}'`).join(' '), '/dev/null'], {
+        env: { ...process.env, NO_COLOR: '1' },
+      })
     : spawn(cli[0]!, cli.slice(1), { env: { ...process.env, NO_COLOR: '1' } });
   let out = '';
   child.stdout.setEncoding('utf8').on('data', (d: string) => (out += d));
@@ -65,24 +128,34 @@ describe('kvsentinel tail', () => {
   it('prints frames in timestamp order, whatever order they arrive in', async () => {
     const url = await startFeed();
     const out = await tail([url], (o) => o.includes('stats'));
-    const order = ['connected', 'RAISED', 'req=r1 corr', 'source relay:ctx0', 'outcome', 'req=r2', 'stats'].map((s) => out.indexOf(s));
-    expect(order.every((i) => i >= 0), out).toBe(true);
+    const order = ['connected', 'RAISED', 'req=r1 corr', 'source relay:ctx0', 'outcome', 'req=r2', 'stats'].map((s) =>
+      out.indexOf(s),
+    );
+    expect(
+      order.every((i) => i >= 0),
+      out,
+    ).toBe(true);
     expect([...order].sort((a, b) => a - b)).toEqual(order);
   });
 
-  it('--only findings,stats and --server ctx0 keep just those frames (stats with that server\'s row)', async () => {
+  it("--only findings,stats and --server ctx0 keep just those frames (stats with that server's row)", async () => {
     const url = await startFeed();
     const onlyOut = await tail([url, '--only', 'findings,stats'], (o) => o.includes('stats'));
     expect(onlyOut).toContain('RAISED critical events-absent');
     expect(onlyOut).not.toMatch(/decision|outcome|source relay|connected/);
     const serverOut = await tail([url, '--server', 'ctx0', '--json'], (o) => o.includes('"stats"'));
-    const kept = serverOut.trim().split('\n').map((l) => JSON.parse(l) as { type: string; server?: string; servers?: unknown[]; request_id?: string });
+    const kept = serverOut
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { type: string; server?: string; servers?: unknown[]; request_id?: string });
     expect(kept.map((f) => f.type)).toEqual(['hello', 'decision', 'source', 'outcome', 'stats']);
     expect(kept.find((f) => f.type === 'decision')?.request_id).toBe('r1');
     expect(kept.find((f) => f.type === 'stats')?.servers).toEqual([expect.objectContaining({ server: 'ctx0' })]);
     const bad = await runCli(['tail', url, '--only', 'findings,decisons']);
     expect(bad.code).toBe(2);
-    expect(bad.stderr).toContain("--only 'findings,decisons': expected a comma-separated list of findings, stats, decisions, outcomes, sources");
+    expect(bad.stderr).toContain(
+      "--only 'findings,decisons': expected a comma-separated list of findings, stats, decisions, outcomes, sources",
+    );
   });
 
   it('--summary on a terminal redraws one screen per second in place', async () => {

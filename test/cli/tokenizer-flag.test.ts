@@ -21,14 +21,23 @@ describe('kvsentinel serve --tokenizer', () => {
     const empty = mkdtempSync(join(tmpdir(), 'kvs-tok-empty-'));
     const badJson = mkdtempSync(join(tmpdir(), 'kvs-tok-bad-'));
     writeFileSync(join(badJson, 'tokenizer.json'), '{"model": {"type": "BPE"');
-    const badTemplate = deepseekVariant((config) => ({ ...config, chat_template: '{% for m in messages %}{{ m.content }' }));
+    const badTemplate = deepseekVariant((config) => ({
+      ...config,
+      chat_template: '{% for m in messages %}{{ m.content }',
+    }));
     const badConfig = deepseekVariant(() => ({ add_bos_token: 'yes' }));
     const cases: [string, RegExp][] = [
       ['/nonexistent/model', /--tokenizer: \/nonexistent\/model: no such file or folder/],
       [empty, new RegExp(`--tokenizer: ${join(empty, 'tokenizer.json')}: missing`)],
       [badJson, new RegExp(`--tokenizer: ${join(badJson, 'tokenizer.json')}: not JSON`)],
-      [badTemplate, new RegExp(`--tokenizer: ${join(badTemplate, 'tokenizer_config.json')}: chat_template does not parse`)],
-      [badConfig, new RegExp(`--tokenizer: ${join(badConfig, 'tokenizer_config.json')}: add_bos_token: expected true or false`)],
+      [
+        badTemplate,
+        new RegExp(`--tokenizer: ${join(badTemplate, 'tokenizer_config.json')}: chat_template does not parse`),
+      ],
+      [
+        badConfig,
+        new RegExp(`--tokenizer: ${join(badConfig, 'tokenizer_config.json')}: add_bos_token: expected true or false`),
+      ],
     ];
     for (const [path, message] of cases) {
       const r = await runCli(['serve', ...relay, '--tokenizer', path]);
@@ -40,7 +49,10 @@ describe('kvsentinel serve --tokenizer', () => {
   it('names the config key when the path comes from tokenizer.path', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'kvs-tok-cfg-'));
     const file = join(dir, 'kvsentinel.yaml');
-    writeFileSync(file, `relays: [{id: ctx0, upstream: "http://127.0.0.1:1", listen: "127.0.0.1:0"}]\ntokenizer: {path: ${join(dir, 'nope')}}\n`);
+    writeFileSync(
+      file,
+      `relays: [{id: ctx0, upstream: "http://127.0.0.1:1", listen: "127.0.0.1:0"}]\ntokenizer: {path: ${join(dir, 'nope')}}\n`,
+    );
     const r = await runCli(['serve', '--config', file, '--config.check']);
     expect(r.stderr).toMatch(/tokenizer\.path: .*nope: no such file or folder/);
     expect(r.code).toBe(2);
@@ -49,7 +61,16 @@ describe('kvsentinel serve --tokenizer', () => {
 
 describe('kvsentinel sim --set ctx.tokenizer / router.tokenizer', () => {
   it('sim serve refuses a bad folder before any port opens, naming the key and the file', async () => {
-    const r = await runCli(['sim', 'serve', '--preset', 'healthy', '--set', 'router.tokenizer=/nonexistent/tok', '--duration', '1s']);
+    const r = await runCli([
+      'sim',
+      'serve',
+      '--preset',
+      'healthy',
+      '--set',
+      'router.tokenizer=/nonexistent/tok',
+      '--duration',
+      '1s',
+    ]);
     expect(r.stderr).toMatch(/--set router\.tokenizer=\/nonexistent\/tok: \/nonexistent\/tok: no such file or folder/);
     expect(r.code).toBe(2);
   });

@@ -22,7 +22,10 @@ describe('usage errors', () => {
       [['bogus'], /^kvsentinel: unknown command 'bogus' \(see 'kvsentinel --help'\)$/],
       [['sim', 'bogus'], /^kvsentinel sim: unknown command 'bogus' \(see 'kvsentinel sim --help'\)$/],
       [['serve', '--bogus'], /^kvsentinel serve: unknown option '--bogus' \(see 'kvsentinel serve --help'\)$/],
-      [['audit', '--fail-on', 'fatal'], /^kvsentinel audit: option '--fail-on <severity>' argument 'fatal' is invalid.*\(see 'kvsentinel audit --help'\)$/],
+      [
+        ['audit', '--fail-on', 'fatal'],
+        /^kvsentinel audit: option '--fail-on <severity>' argument 'fatal' is invalid.*\(see 'kvsentinel audit --help'\)$/,
+      ],
       [['tail'], /^kvsentinel tail: missing required argument 'url' \(see 'kvsentinel tail --help'\)$/],
     ];
     for (const [args, expected] of cases) {
@@ -33,16 +36,22 @@ describe('usage errors', () => {
     }
   });
 
-  it('the command\'s own checks name the command in one line', async () => {
+  it("the command's own checks name the command in one line", async () => {
     const run = await runCli(['demo', '--duration', 'soon']);
     expect(run.code).toBe(2);
-    expect(oneLine(run.stderr)).toBe("kvsentinel demo: --duration: 'soon' is not a positive duration (e.g. 250ms, 5s, 1m; a number means ms) (see 'kvsentinel demo --help')");
+    expect(oneLine(run.stderr)).toBe(
+      "kvsentinel demo: --duration: 'soon' is not a positive duration (e.g. 250ms, 5s, 1m; a number means ms) (see 'kvsentinel demo --help')",
+    );
     const engine = await runCli(['demo', '--engine', 'tgi']);
     expect(engine.code).toBe(2);
-    expect(oneLine(engine.stderr)).toBe("kvsentinel demo: --engine 'tgi': expected trtllm or vllm (see 'kvsentinel demo --help')");
+    expect(oneLine(engine.stderr)).toBe(
+      "kvsentinel demo: --engine 'tgi': expected trtllm or vllm (see 'kvsentinel demo --help')",
+    );
     const zmq = await runCli(['audit', '--zmq', 'ctx0=tcp://*:5557', '--duration', '1s']);
     expect(zmq.code).toBe(2);
-    expect(oneLine(zmq.stderr)).toMatch(/^kvsentinel audit: --zmq 'ctx0=tcp:\/\/\*:5557' endpoint: '.*': \* is the publisher's bind address; give the worker's host/);
+    expect(oneLine(zmq.stderr)).toMatch(
+      /^kvsentinel audit: --zmq 'ctx0=tcp:\/\/\*:5557' endpoint: '.*': \* is the publisher's bind address; give the worker's host/,
+    );
   });
 
   it('--config.check with no source says what serve would say', async () => {
@@ -60,24 +69,36 @@ describe('usage errors', () => {
     cleanups.push(() => rm(dir, { recursive: true, force: true }));
     const missingConfig = await runCli(['serve', '--config.file', join(dir, 'nope.yaml')]);
     expect(missingConfig.code).toBe(2);
-    expect(oneLine(missingConfig.stderr)).toBe(`kvsentinel serve: --config.file ${join(dir, 'nope.yaml')}: cannot read it: no such file or directory (see 'kvsentinel serve --help')`);
+    expect(oneLine(missingConfig.stderr)).toBe(
+      `kvsentinel serve: --config.file ${join(dir, 'nope.yaml')}: cannot read it: no such file or directory (see 'kvsentinel serve --help')`,
+    );
     const missingBundle = await runCli(['audit', '--bundle', join(dir, 'rec')]);
     expect(missingBundle.code).toBe(2);
-    expect(oneLine(missingBundle.stderr)).toMatch(new RegExp(`^kvsentinel audit: --bundle ${join(dir, 'rec')}: no such directory`));
+    expect(oneLine(missingBundle.stderr)).toMatch(
+      new RegExp(`^kvsentinel audit: --bundle ${join(dir, 'rec')}: no such directory`),
+    );
     const file = join(dir, 'kvsentinel.yaml');
-    await writeFile(file, 'relays:\n  - {id: ctx0, upstream: "http://127.0.0.1:8001", listen: 9401}\nrelay:\n  drain_intervall: 1s\n');
+    await writeFile(
+      file,
+      'relays:\n  - {id: ctx0, upstream: "http://127.0.0.1:8001", listen: 9401}\nrelay:\n  drain_intervall: 1s\n',
+    );
     const typo = await runCli(['serve', '--config.file', file, '--config.check']);
     expect(typo.code).toBe(2);
-    expect(oneLine(typo.stderr)).toContain(`${file}: relay.drain_intervall: unknown key (did you mean drain_interval?)`);
+    expect(oneLine(typo.stderr)).toContain(
+      `${file}: relay.drain_intervall: unknown key (did you mean drain_interval?)`,
+    );
     const simTypo = await runCli(['sim', 'run', '--set', 'ctx.event_bufer_max_size=1']);
     expect(simTypo.code).toBe(2);
-    expect(oneLine(simTypo.stderr)).toBe('kvsentinel sim run: --set ctx.event_bufer_max_size: unknown key (did you mean ctx.event_buffer_max_size?); `kvsentinel sim keys` lists every key (see \'kvsentinel sim run --help\')');
+    expect(oneLine(simTypo.stderr)).toBe(
+      "kvsentinel sim run: --set ctx.event_bufer_max_size: unknown key (did you mean ctx.event_buffer_max_size?); `kvsentinel sim keys` lists every key (see 'kvsentinel sim run --help')",
+    );
   });
 
   it('every duration option shows its default as a duration, not as milliseconds', async () => {
     for (const args of [['demo'], ['audit'], ['record'], ['serve'], ['sim', 'serve']]) {
       const help = (await runCli([...args, '--help'])).stdout.replace(/\n\s+/g, ' ');
-      for (const m of help.matchAll(/--[\w.-]+ <duration>[^()]*\(default: "?([^)"]+)"?\)/g)) expect(m[1], `${args.join(' ')}: ${m[0]}`).toMatch(/^\d+(ms|s|m|h)$/);
+      for (const m of help.matchAll(/--[\w.-]+ <duration>[^()]*\(default: "?([^)"]+)"?\)/g))
+        expect(m[1], `${args.join(' ')}: ${m[0]}`).toMatch(/^\d+(ms|s|m|h)$/);
     }
     const simServe = (await runCli(['sim', 'serve', '--help'])).stdout.replace(/\n\s+/g, ' ');
     expect(simServe).toMatch(/--ctx-wait <duration> [^(]*\(default: 2m\)/);
@@ -86,9 +107,14 @@ describe('usage errors', () => {
   it('sim keys lists every --set key with its preset values, and demo --set points at it', async () => {
     const keys = await runCli(['sim', 'keys']);
     expect(keys.code).toBe(0);
-    expect(keys.stdout).toMatch(/^ctx\.event_buffer_max_size\s+0\s+10000\s+KV event buffer per rank; 0 = events off \(fault\)$/m);
+    expect(keys.stdout).toMatch(
+      /^ctx\.event_buffer_max_size\s+0\s+10000\s+KV event buffer per rank; 0 = events off \(fault\)$/m,
+    );
     expect(keys.stdout).toMatch(/^router\.tokens_per_block\s+32\s+128\s/m);
-    const json = (await runCli(['sim', 'keys', '--json'])).stdout.trim().split('\n').map((l) => JSON.parse(l) as { key: string });
+    const json = (await runCli(['sim', 'keys', '--json'])).stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { key: string });
     expect(json.length).toBeGreaterThan(40);
     const demoHelp = (await runCli(['demo', '--help'])).stdout.replace(/\n\s+/g, ' ');
     expect(demoHelp).toContain('`kvsentinel sim keys` lists every key');

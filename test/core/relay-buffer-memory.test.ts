@@ -46,6 +46,9 @@ describe('relay event buffer memory', () => {
     expect(kept.retainedEvents).toBeGreaterThan(0);
     expect(kept.evicted).toBeGreaterThan(0);
     // what stays is the small events and the buffer's own bookkeeping, not a drain's worth
-    expect(retained, `${(retained / 2 ** 20).toFixed(2)} MiB retained after ${(bodyBytes / 2 ** 20).toFixed(1)} MiB of drains`).toBeLessThan(512 * 1024);
+    expect(
+      retained,
+      `${(retained / 2 ** 20).toFixed(2)} MiB retained after ${(bodyBytes / 2 ** 20).toFixed(1)} MiB of drains`,
+    ).toBeLessThan(512 * 1024);
   });
 });

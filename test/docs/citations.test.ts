@@ -6,7 +6,11 @@ import { describe, expect, it } from 'vitest';
 import { repoRoot } from '../helpers/paths.js';
 import { runCli } from '../helpers/run-cli.js';
 
-interface Citation { readonly where: string; readonly file: string; readonly sections: string[] }
+interface Citation {
+  readonly where: string;
+  readonly file: string;
+  readonly sections: string[];
+}
 
 // a markdown file name, then optionally § refs joined by "/", ",", "and"
 const CITATION = /([A-Za-z0-9_./-]*\.md)((?:\s*(?:\/|,|and)?\s*§\s?\d+(?:\.\d+)*)*)/g;
@@ -40,11 +44,14 @@ function unresolved(citations: readonly Citation[]): string[] {
   const problems: string[] = [];
   for (const c of citations) {
     if (!existsSync(join(repoRoot, c.file))) {
-      problems.push(`${c.where}: cites ${c.file}, which is not in the repository (cite it by its path from the repository root)`);
+      problems.push(
+        `${c.where}: cites ${c.file}, which is not in the repository (cite it by its path from the repository root)`,
+      );
       continue;
     }
     const defined = sectionsOf(c.file);
-    for (const s of c.sections) if (!defined.has(s)) problems.push(`${c.where}: cites ${c.file} §${s}, which has no such section`);
+    for (const s of c.sections)
+      if (!defined.has(s)) problems.push(`${c.where}: cites ${c.file} §${s}, which has no such section`);
   }
   return problems;
 }
@@ -58,8 +65,10 @@ const sourceFiles = [
 
 describe('shipped references', () => {
   it('the reference files exist and are numbered', () => {
-    for (const s of ['1.2', '1.3', '1.4', '2', '2.1', '3', '4', '5', '6', '7', '7.1', '7.2', '7.3', '7.4', '7.6']) expect(sectionsOf('docs/trtllm-wire.md').has(s), `trtllm-wire §${s}`).toBe(true);
-    for (const s of ['1', '3', '4', '5', '6', '7', '8', '9', '10']) expect(sectionsOf('docs/design.md').has(s), `design §${s}`).toBe(true);
+    for (const s of ['1.2', '1.3', '1.4', '2', '2.1', '3', '4', '5', '6', '7', '7.1', '7.2', '7.3', '7.4', '7.6'])
+      expect(sectionsOf('docs/trtllm-wire.md').has(s), `trtllm-wire §${s}`).toBe(true);
+    for (const s of ['1', '3', '4', '5', '6', '7', '8', '9', '10'])
+      expect(sectionsOf('docs/design.md').has(s), `design §${s}`).toBe(true);
   });
 
   it('the scanner finds a missing file and a missing section (so a clean scan means something)', () => {
@@ -76,7 +85,10 @@ describe('shipped references', () => {
 
   it('every citation in src/, bench/, docs/ and the operator pages resolves to a shipped file and section', () => {
     const citations = sourceFiles.flatMap((path) =>
-      readFileSync(path, 'utf8').split('\n').flatMap((line, i) => citationsIn(line, `${relative(repoRoot, path)}:${i + 1}`)));
+      readFileSync(path, 'utf8')
+        .split('\n')
+        .flatMap((line, i) => citationsIn(line, `${relative(repoRoot, path)}:${i + 1}`)),
+    );
     expect(citations.filter((c) => c.file.endsWith('trtllm-wire.md')).length).toBeGreaterThan(20);
     expect(unresolved(citations)).toEqual([]);
   });
@@ -92,7 +104,17 @@ describe('shipped references', () => {
   });
 
   it('the --help of every command cites only shipped files and sections', async () => {
-    const commands = [[], ['demo'], ['serve'], ['audit'], ['record'], ['tail'], ['hash'], ['sim', 'run'], ['sim', 'serve']];
+    const commands = [
+      [],
+      ['demo'],
+      ['serve'],
+      ['audit'],
+      ['record'],
+      ['tail'],
+      ['hash'],
+      ['sim', 'run'],
+      ['sim', 'serve'],
+    ];
     const citations: Citation[] = [];
     for (const args of commands) {
       const run = await runCli([...args, '--help']);

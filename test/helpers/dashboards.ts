@@ -87,6 +87,11 @@ export interface QueryRef {
 
 export function queriesOf(d: LoadedDashboard): QueryRef[] {
   return panelsOf(d.json).flatMap((p) =>
-    (p.targets ?? []).map((t) => ({ dashboard: d.file, panel: p.title ?? '?', refId: t.refId ?? '?', expr: t.expr ?? '' })),
+    (p.targets ?? []).map((t) => ({
+      dashboard: d.file,
+      panel: p.title ?? '?',
+      refId: t.refId ?? '?',
+      expr: t.expr ?? '',
+    })),
   );
 }

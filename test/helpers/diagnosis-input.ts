@@ -51,14 +51,26 @@ export function quietServer(server: string, over: Partial<ServerDiagnosis> = {})
 
 /** a router blind to the cache (load-only): it picks the holder no more often than its least-loaded choice allows */
 export const BLIND_PREFERENCE: DecisionDiagnosis['preference'] = {
-  truth: { away: { decisions: 200, holderChosen: 2, blindExpected: 67 }, tie: { decisions: 150, holderChosen: 72, blindExpected: 70 } },
-  turn: { away: { decisions: 180, holderChosen: 1, blindExpected: 60 }, tie: { decisions: 140, holderChosen: 66, blindExpected: 65 } },
+  truth: {
+    away: { decisions: 200, holderChosen: 2, blindExpected: 67 },
+    tie: { decisions: 150, holderChosen: 72, blindExpected: 70 },
+  },
+  turn: {
+    away: { decisions: 180, holderChosen: 1, blindExpected: 60 },
+    tie: { decisions: 140, holderChosen: 66, blindExpected: 65 },
+  },
 };
 
 /** no load reports (logs only): no informative decision */
 export const NO_PREFERENCE: DecisionDiagnosis['preference'] = {
-  truth: { away: { decisions: 0, holderChosen: 0, blindExpected: 0 }, tie: { decisions: 0, holderChosen: 0, blindExpected: 0 } },
-  turn: { away: { decisions: 0, holderChosen: 0, blindExpected: 0 }, tie: { decisions: 0, holderChosen: 0, blindExpected: 0 } },
+  truth: {
+    away: { decisions: 0, holderChosen: 0, blindExpected: 0 },
+    tie: { decisions: 0, holderChosen: 0, blindExpected: 0 },
+  },
+  turn: {
+    away: { decisions: 0, holderChosen: 0, blindExpected: 0 },
+    tie: { decisions: 0, holderChosen: 0, blindExpected: 0 },
+  },
 };
 
 export function quietDecisions(over: Partial<DecisionDiagnosis> = {}): DecisionDiagnosis {
@@ -101,8 +113,14 @@ export function quietDecisions(over: Partial<DecisionDiagnosis> = {}): DecisionD
     joinedOutcomes: 600,
     // a cache-aware router: it picks the holder far more often than a blind router would
     preference: {
-      truth: { away: { decisions: 200, holderChosen: 190, blindExpected: 67 }, tie: { decisions: 150, holderChosen: 148, blindExpected: 70 } },
-      turn: { away: { decisions: 180, holderChosen: 170, blindExpected: 60 }, tie: { decisions: 140, holderChosen: 138, blindExpected: 65 } },
+      truth: {
+        away: { decisions: 200, holderChosen: 190, blindExpected: 67 },
+        tie: { decisions: 150, holderChosen: 148, blindExpected: 70 },
+      },
+      turn: {
+        away: { decisions: 180, holderChosen: 170, blindExpected: 60 },
+        tie: { decisions: 140, holderChosen: 138, blindExpected: 65 },
+      },
     },
     topServerShare: 0.34,
     topServer: 'ctx0',
@@ -111,14 +129,31 @@ export function quietDecisions(over: Partial<DecisionDiagnosis> = {}): DecisionD
 }
 
 /** the 2026-06 router, as the simulator states it */
-export const KNOWN_2026_06 = { profile: '2026-06', profileFrom: 'simulator', trackRoutedBlocks: false, loadWeight: null, loadCap: null, fillsOwnTable: false } as const;
+export const KNOWN_2026_06 = {
+  profile: '2026-06',
+  profileFrom: 'simulator',
+  trackRoutedBlocks: false,
+  loadWeight: null,
+  loadCap: null,
+  fillsOwnTable: false,
+} as const;
 
 export function quietInput(over: Partial<DiagnosisInput> = {}): DiagnosisInput {
   return {
     now: 600_000,
     window: { from: 0, to: 600_000 },
     thresholds: DEFAULT_THRESHOLDS,
-    router: { type: 'kv_cache_aware', source: 'simulator', tokensPerBlock: 128, tokensPerBlockFrom: 'simulator', tokensPerBlockCandidates: [], maxBatchSize: 512, backfillBlockHashesOnFinish: false, consumesEvents: true, ...KNOWN_2026_06 },
+    router: {
+      type: 'kv_cache_aware',
+      source: 'simulator',
+      tokensPerBlock: 128,
+      tokensPerBlockFrom: 'simulator',
+      tokensPerBlockCandidates: [],
+      maxBatchSize: 512,
+      backfillBlockHashesOnFinish: false,
+      consumesEvents: true,
+      ...KNOWN_2026_06,
+    },
     seesWorkerEvents: true,
     seesRouterPolls: true,
     routerPollsExpected: true,
@@ -126,7 +161,17 @@ export function quietInput(over: Partial<DiagnosisInput> = {}): DiagnosisInput {
     servers: ['ctx0', 'ctx1', 'ctx2'].map((s) => quietServer(s)),
     decisions: quietDecisions(),
     routerScores: { decisions: 0, anyMatch: 0, sentAwayByLoad: 0, replicaPredictedMatch: 0, replicaMatchRouterNone: 0 },
-    render: { compared: 0, rendered: 0, differing: 0, breaking: 0, firstBlock: 0, causes: [], differingServers: [], minPosition: null, sample: null },
+    render: {
+      compared: 0,
+      rendered: 0,
+      differing: 0,
+      breaking: 0,
+      firstBlock: 0,
+      causes: [],
+      differingServers: [],
+      minPosition: null,
+      sample: null,
+    },
     sources: [],
     ...over,
   };

@@ -45,8 +45,12 @@ export function storedEventText(eventId: number, tokenBase: number, blocks = 2):
   for (let b = 0; b < blocks; b++) {
     hashCounter += 1n;
     const hash = 18_446_744_073_709_551_615n - hashCounter * 7_919n; // > 2^53, exact only as text
-    const tokens = [0, 1, 2, 3].map((k) => `{"type":"unique_token","token_id":${tokenBase + b * 4 + k},"token_extra_id":0}`).join(',');
-    parts.push(`{"type":"stored_block","block_hash":${hash},"tokens":[${tokens}],"cache_level":0,"priority":35,"mm_keys":[],"cache_salt":null}`);
+    const tokens = [0, 1, 2, 3]
+      .map((k) => `{"type":"unique_token","token_id":${tokenBase + b * 4 + k},"token_extra_id":0}`)
+      .join(',');
+    parts.push(
+      `{"type":"stored_block","block_hash":${hash},"tokens":[${tokens}],"cache_level":0,"priority":35,"mm_keys":[],"cache_salt":null}`,
+    );
   }
   return `{"event_id":${eventId},"data":{"type":"stored","parent_hash":null,"blocks":[${parts.join(',')}]},"window_size":4096}`;
 }
@@ -112,11 +116,15 @@ export async function startFakeCtxWorker(options: { autoEvents?: boolean } = {})
       return;
     }
     if (path === '/prometheus/metrics') {
-      res.writeHead(200, { 'content-type': 'text/plain' }).end('# TYPE trtllm_kv_cache_hit_rate gauge\ntrtllm_kv_cache_hit_rate{model_name="m"} 0.5\n');
+      res
+        .writeHead(200, { 'content-type': 'text/plain' })
+        .end('# TYPE trtllm_kv_cache_hit_rate gauge\ntrtllm_kv_cache_hit_rate{model_name="m"} 0.5\n');
       return;
     }
     if (path === '/server_info') {
-      res.writeHead(200, { 'content-type': 'application/json' }).end('{"disaggregated_params":{},"kv_cache_hash_algo":"v1_block_key","tokens_per_block":4}');
+      res
+        .writeHead(200, { 'content-type': 'application/json' })
+        .end('{"disaggregated_params":{},"kv_cache_hash_algo":"v1_block_key","tokens_per_block":4}');
       return;
     }
     if (path === '/v1/completions' || path === '/v1/chat/completions') {
@@ -129,8 +137,14 @@ export async function startFakeCtxWorker(options: { autoEvents?: boolean } = {})
         return;
       }
       const promptTokens = Array.isArray(parsed.prompt) ? parsed.prompt.length : 7;
-      if (options.autoEvents !== false) state.emit([storedEventText(nextEventId++, Array.isArray(parsed.prompt) ? Number(parsed.prompt[0]) : 0)]);
-      const usage = { prompt_tokens: promptTokens, completion_tokens: 1, total_tokens: promptTokens + 1, prompt_tokens_details: { cached_tokens: state.cachedTokens } };
+      if (options.autoEvents !== false)
+        state.emit([storedEventText(nextEventId++, Array.isArray(parsed.prompt) ? Number(parsed.prompt[0]) : 0)]);
+      const usage = {
+        prompt_tokens: promptTokens,
+        completion_tokens: 1,
+        total_tokens: promptTokens + 1,
+        prompt_tokens_details: { cached_tokens: state.cachedTokens },
+      };
       const echo = { 'x-echo-trace': String(req.headers['x-trace'] ?? '') };
       if (parsed.stream === true) {
         res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', ...echo });

@@ -10,7 +10,10 @@ export interface OrchestratorRun {
 }
 
 export async function pollEvents(base: string, consumer?: string): Promise<string[]> {
-  const res = await request(`${base}/kv_cache_events`, { method: 'POST', ...(consumer !== undefined ? { headers: { 'x-kvsentinel-consumer': consumer } } : {}) });
+  const res = await request(`${base}/kv_cache_events`, {
+    method: 'POST',
+    ...(consumer !== undefined ? { headers: { 'x-kvsentinel-consumer': consumer } } : {}),
+  });
   const text = await res.body.text();
   if (res.statusCode !== 200) throw new Error(`poll ${base}: HTTP ${res.statusCode} ${text}`);
   const split = splitJsonArray(text);
@@ -18,7 +21,11 @@ export async function pollEvents(base: string, consumer?: string): Promise<strin
   return split.items;
 }
 
-export async function runFakeOrchestrator(bases: readonly string[], requests: number, options: { consumer?: string; stream?: boolean } = {}): Promise<OrchestratorRun> {
+export async function runFakeOrchestrator(
+  bases: readonly string[],
+  requests: number,
+  options: { consumer?: string; stream?: boolean } = {},
+): Promise<OrchestratorRun> {
   const received = new Map<string, string[]>(bases.map((b) => [b, []]));
   const statuses: number[] = [];
   for (let i = 0; i < requests; i++) {

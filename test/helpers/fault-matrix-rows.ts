@@ -95,26 +95,181 @@ const INERT_EVENTS = ['events-absent', 'router-table-empty', 'cache-signal-inert
 const NEWEST = ['router.profile=newest'];
 
 export const FAULT_MATRIX: readonly Row[] = [
-  { name: 'healthy', preset: 'healthy', set: HEALTHY, tap: 'relay', debug: true, critical: [], warnings: [], healthy: true },
-  { name: 'seed', preset: 'seed', set: SEED, tap: 'relay', debug: true, critical: ['events-absent', 'tokens-per-block-mismatch', 'router-table-empty', 'cache-signal-inert'], warnings: ['turn-scatter-high', 'hit-rate-below-oracle'] },
-  { name: 'router.max_batch_size=1 (load term outweighs a live cache term)', preset: 'healthy', set: ['router.max_batch_size=1'], tap: 'relay', debug: true, critical: [], warnings: ['load-term-dominates'] },
-  { name: 'ctx.event_buffer_max_size=0', preset: 'healthy', set: [...HEALTHY, 'ctx.event_buffer_max_size=0'], tap: 'relay', debug: true, critical: INERT_EVENTS, warnings: ['turn-scatter-high'] },
-  { name: 'ctx.kv_events_push=true', preset: 'healthy', set: [...HEALTHY, 'ctx.kv_events_push=true'], tap: 'relay', debug: true, critical: INERT_EVENTS, warnings: ['turn-scatter-high'] },
-  { name: 'ctx.competing_consumer=true', preset: 'healthy', set: [...HEALTHY, 'ctx.competing_consumer=true'], tap: 'relay', debug: true, critical: ['event-queue-shared'], warnings: [] },
-  { name: 'router.tokens_per_block=32', preset: 'healthy', set: [...HEALTHY, 'router.tokens_per_block=32'], tap: 'relay', debug: true, critical: ['tokens-per-block-mismatch', 'cache-signal-inert'], warnings: ['turn-scatter-high'] },
-  { name: 'router.token_drift=true', preset: 'healthy', set: [...HEALTHY, 'router.token_drift=true'], tap: 'relay', debug: true, critical: ['router-hash-divergence', 'cache-signal-inert'], warnings: ['turn-scatter-high'] },
-  { name: 'router.token_drift=true, relay without debug endpoint', preset: 'healthy', set: [...HEALTHY, 'router.token_drift=true'], tap: 'relay', debug: false, critical: ['router-hash-divergence', 'cache-signal-inert'], warnings: [] },
-  { name: 'healthy, relay mode, no debug endpoint, no orchestrator log', preset: 'healthy', set: HEALTHY, tap: 'relay', debug: false, routerSettings: false, critical: [], warnings: [], healthy: true },
-  { name: 'seed, relay mode, no debug endpoint, no orchestrator log', preset: 'seed', set: SEED, tap: 'relay', debug: false, routerSettings: false, critical: ['events-absent', 'cache-signal-inert'], warnings: ['turn-scatter-high', 'hit-rate-below-oracle'] },
-  { name: 'router.tokens_per_block=32, relay mode, no debug endpoint, no orchestrator log', preset: 'healthy', set: [...HEALTHY, 'router.tokens_per_block=32'], tap: 'relay', debug: false, routerSettings: false, critical: ['router-hash-divergence', 'cache-signal-inert'], warnings: ['turn-scatter-high'] },
-  { name: 'healthy, concentrated on one server (max_batch_size 512)', preset: 'healthy', set: CONCENTRATED, tap: 'relay', debug: true, critical: [], warnings: ['load-concentrated'] },
-  { name: 'healthy, concentrated, relay mode, no debug endpoint, no orchestrator log', preset: 'healthy', set: CONCENTRATED, tap: 'relay', debug: false, routerSettings: false, critical: [], warnings: ['load-concentrated'] },
+  {
+    name: 'healthy',
+    preset: 'healthy',
+    set: HEALTHY,
+    tap: 'relay',
+    debug: true,
+    critical: [],
+    warnings: [],
+    healthy: true,
+  },
+  {
+    name: 'seed',
+    preset: 'seed',
+    set: SEED,
+    tap: 'relay',
+    debug: true,
+    critical: ['events-absent', 'tokens-per-block-mismatch', 'router-table-empty', 'cache-signal-inert'],
+    warnings: ['turn-scatter-high', 'hit-rate-below-oracle'],
+  },
+  {
+    name: 'router.max_batch_size=1 (load term outweighs a live cache term)',
+    preset: 'healthy',
+    set: ['router.max_batch_size=1'],
+    tap: 'relay',
+    debug: true,
+    critical: [],
+    warnings: ['load-term-dominates'],
+  },
+  {
+    name: 'ctx.event_buffer_max_size=0',
+    preset: 'healthy',
+    set: [...HEALTHY, 'ctx.event_buffer_max_size=0'],
+    tap: 'relay',
+    debug: true,
+    critical: INERT_EVENTS,
+    warnings: ['turn-scatter-high'],
+  },
+  {
+    name: 'ctx.kv_events_push=true',
+    preset: 'healthy',
+    set: [...HEALTHY, 'ctx.kv_events_push=true'],
+    tap: 'relay',
+    debug: true,
+    critical: INERT_EVENTS,
+    warnings: ['turn-scatter-high'],
+  },
+  {
+    name: 'ctx.competing_consumer=true',
+    preset: 'healthy',
+    set: [...HEALTHY, 'ctx.competing_consumer=true'],
+    tap: 'relay',
+    debug: true,
+    critical: ['event-queue-shared'],
+    warnings: [],
+  },
+  {
+    name: 'router.tokens_per_block=32',
+    preset: 'healthy',
+    set: [...HEALTHY, 'router.tokens_per_block=32'],
+    tap: 'relay',
+    debug: true,
+    critical: ['tokens-per-block-mismatch', 'cache-signal-inert'],
+    warnings: ['turn-scatter-high'],
+  },
+  {
+    name: 'router.token_drift=true',
+    preset: 'healthy',
+    set: [...HEALTHY, 'router.token_drift=true'],
+    tap: 'relay',
+    debug: true,
+    critical: ['router-hash-divergence', 'cache-signal-inert'],
+    warnings: ['turn-scatter-high'],
+  },
+  {
+    name: 'router.token_drift=true, relay without debug endpoint',
+    preset: 'healthy',
+    set: [...HEALTHY, 'router.token_drift=true'],
+    tap: 'relay',
+    debug: false,
+    critical: ['router-hash-divergence', 'cache-signal-inert'],
+    warnings: [],
+  },
+  {
+    name: 'healthy, relay mode, no debug endpoint, no orchestrator log',
+    preset: 'healthy',
+    set: HEALTHY,
+    tap: 'relay',
+    debug: false,
+    routerSettings: false,
+    critical: [],
+    warnings: [],
+    healthy: true,
+  },
+  {
+    name: 'seed, relay mode, no debug endpoint, no orchestrator log',
+    preset: 'seed',
+    set: SEED,
+    tap: 'relay',
+    debug: false,
+    routerSettings: false,
+    critical: ['events-absent', 'cache-signal-inert'],
+    warnings: ['turn-scatter-high', 'hit-rate-below-oracle'],
+  },
+  {
+    name: 'router.tokens_per_block=32, relay mode, no debug endpoint, no orchestrator log',
+    preset: 'healthy',
+    set: [...HEALTHY, 'router.tokens_per_block=32'],
+    tap: 'relay',
+    debug: false,
+    routerSettings: false,
+    critical: ['router-hash-divergence', 'cache-signal-inert'],
+    warnings: ['turn-scatter-high'],
+  },
+  {
+    name: 'healthy, concentrated on one server (max_batch_size 512)',
+    preset: 'healthy',
+    set: CONCENTRATED,
+    tap: 'relay',
+    debug: true,
+    critical: [],
+    warnings: ['load-concentrated'],
+  },
+  {
+    name: 'healthy, concentrated, relay mode, no debug endpoint, no orchestrator log',
+    preset: 'healthy',
+    set: CONCENTRATED,
+    tap: 'relay',
+    debug: false,
+    routerSettings: false,
+    critical: [],
+    warnings: ['load-concentrated'],
+  },
   // logs only: no in-flight counts, and stickiness by chance is 100% when one server takes everything — cannot tell
-  { name: 'watch, healthy, concentrated, logs only', preset: 'healthy', set: CONCENTRATED, tap: 'watch', debug: false, critical: [], warnings: ['load-concentrated', 'evidence-insufficient'] },
-  { name: 'watch, healthy, concentrated, through the log parsers', preset: 'healthy', set: CONCENTRATED, tap: 'watch-logs', debug: false, critical: [], warnings: ['load-concentrated', 'evidence-insufficient'] },
+  {
+    name: 'watch, healthy, concentrated, logs only',
+    preset: 'healthy',
+    set: CONCENTRATED,
+    tap: 'watch',
+    debug: false,
+    critical: [],
+    warnings: ['load-concentrated', 'evidence-insufficient'],
+  },
+  {
+    name: 'watch, healthy, concentrated, through the log parsers',
+    preset: 'healthy',
+    set: CONCENTRATED,
+    tap: 'watch-logs',
+    debug: false,
+    critical: [],
+    warnings: ['load-concentrated', 'evidence-insufficient'],
+  },
   // the newest router (issue #14's table): never inert while routed-block tracking keeps routing on prefixes
-  { name: 'newest, tokens_per_block unset (adopts 128), relay + orchestrator log', preset: 'healthy', set: [...NEWEST, 'router.tokens_per_block=0'], tap: 'relay', debug: false, routerSettings: false, orchestratorLog: true, critical: [], warnings: [], healthy: true },
-  { name: 'newest, tokens_per_block unset, relay only', preset: 'healthy', set: [...NEWEST, 'router.tokens_per_block=0'], tap: 'relay', debug: false, routerSettings: false, critical: [], warnings: [], healthy: true },
+  {
+    name: 'newest, tokens_per_block unset (adopts 128), relay + orchestrator log',
+    preset: 'healthy',
+    set: [...NEWEST, 'router.tokens_per_block=0'],
+    tap: 'relay',
+    debug: false,
+    routerSettings: false,
+    orchestratorLog: true,
+    critical: [],
+    warnings: [],
+    healthy: true,
+  },
+  {
+    name: 'newest, tokens_per_block unset, relay only',
+    preset: 'healthy',
+    set: [...NEWEST, 'router.tokens_per_block=0'],
+    tap: 'relay',
+    debug: false,
+    routerSettings: false,
+    critical: [],
+    warnings: [],
+    healthy: true,
+  },
   {
     name: 'newest, events off, routed-block tracking on, relay + orchestrator log',
     preset: 'healthy',
@@ -127,7 +282,16 @@ export const FAULT_MATRIX: readonly Row[] = [
     warnings: ['event-signal-masked'],
     says: { 'event-signal-masked': 'routed-block tracking' },
   },
-  { name: 'newest, events off, relay only', preset: 'healthy', set: [...NEWEST, 'router.tokens_per_block=0', 'ctx.event_buffer_max_size=0'], tap: 'relay', debug: false, routerSettings: false, critical: ['events-absent'], warnings: ['event-signal-masked'] },
+  {
+    name: 'newest, events off, relay only',
+    preset: 'healthy',
+    set: [...NEWEST, 'router.tokens_per_block=0', 'ctx.event_buffer_max_size=0'],
+    tap: 'relay',
+    debug: false,
+    routerSettings: false,
+    critical: ['events-absent'],
+    warnings: ['event-signal-masked'],
+  },
   {
     name: 'newest, tokens_per_block 32 vs 128 (polling skipped by design), relay + orchestrator log',
     preset: 'healthy',
@@ -138,7 +302,10 @@ export const FAULT_MATRIX: readonly Row[] = [
     orchestratorLog: true,
     critical: ['router-not-polling', 'tokens-per-block-mismatch'],
     warnings: ['event-signal-masked'],
-    says: { 'router-not-polling': 'skips event polling on servers whose tokens_per_block differs', 'event-signal-masked': 'skips event polling by design' },
+    says: {
+      'router-not-polling': 'skips event polling on servers whose tokens_per_block differs',
+      'event-signal-masked': 'skips event polling by design',
+    },
   },
   {
     name: 'newest, tokens_per_block 32 vs 128, relay only',
@@ -151,18 +318,122 @@ export const FAULT_MATRIX: readonly Row[] = [
     warnings: ['event-signal-masked'],
     says: { 'router-not-polling': 'skipping polls on a tokens_per_block mismatch' },
   },
-  { name: 'ctx.adp_gather_drop=true', preset: 'healthy', set: [...HEALTHY, 'ctx.adp_gather_drop=true'], tap: 'relay', debug: true, critical: [], warnings: ['events-partial-ranks'] },
-  { name: 'router.poll_on_finish=false', preset: 'healthy', set: [...HEALTHY, 'router.poll_on_finish=false'], tap: 'relay', debug: true, critical: ['router-not-polling', 'router-table-empty', 'cache-signal-inert'], warnings: ['turn-scatter-high'] },
-  { name: 'ctx.restart_at=20s', preset: 'healthy', set: [...HEALTHY, 'ctx.restart_at=20s'], tap: 'relay', debug: true, critical: [], warnings: [], healthy: true },
-  { name: 'conversation router on the seed faults', preset: 'seed', set: [...SEED, 'router.type=conversation'], tap: 'relay', debug: true, critical: [], warnings: [], healthy: true },
-  { name: 'watch, seed, request log + orchestrator log + debug endpoint', preset: 'seed', set: SEED, tap: 'watch', debug: true, critical: ['tokens-per-block-mismatch', 'router-table-empty', 'cache-signal-inert'], warnings: ['turn-scatter-high'] },
-  { name: 'watch, seed, request log + orchestrator log only', preset: 'seed', set: SEED, tap: 'watch', debug: false, critical: ['tokens-per-block-mismatch', 'cache-signal-inert'], warnings: ['turn-scatter-high'] },
-  { name: 'watch, healthy, with debug endpoint', preset: 'healthy', set: HEALTHY, tap: 'watch', debug: true, critical: [], warnings: [], healthy: true },
-  { name: 'watch, healthy, logs only', preset: 'healthy', set: HEALTHY, tap: 'watch', debug: false, critical: [], warnings: [], healthy: true },
-  { name: 'watch, seed, logs only, request log with prompt_token_ids', preset: 'seed', set: SEED, tap: 'watch', debug: false, tokenIds: true, critical: ['tokens-per-block-mismatch', 'cache-signal-inert'], warnings: ['turn-scatter-high'] },
-  { name: 'watch, healthy, logs only, request log with prompt_token_ids', preset: 'healthy', set: HEALTHY, tap: 'watch', debug: false, tokenIds: true, critical: [], warnings: [], healthy: true },
-  { name: 'watch, seed, request-log and orchestrator-log lines through the log parsers', preset: 'seed', set: SEED, tap: 'watch-logs', debug: false, critical: ['tokens-per-block-mismatch', 'cache-signal-inert'], warnings: ['turn-scatter-high'] },
-  { name: 'watch, healthy, request-log and orchestrator-log lines through the log parsers', preset: 'healthy', set: HEALTHY, tap: 'watch-logs', debug: false, critical: [], warnings: [], healthy: true },
+  {
+    name: 'ctx.adp_gather_drop=true',
+    preset: 'healthy',
+    set: [...HEALTHY, 'ctx.adp_gather_drop=true'],
+    tap: 'relay',
+    debug: true,
+    critical: [],
+    warnings: ['events-partial-ranks'],
+  },
+  {
+    name: 'router.poll_on_finish=false',
+    preset: 'healthy',
+    set: [...HEALTHY, 'router.poll_on_finish=false'],
+    tap: 'relay',
+    debug: true,
+    critical: ['router-not-polling', 'router-table-empty', 'cache-signal-inert'],
+    warnings: ['turn-scatter-high'],
+  },
+  {
+    name: 'ctx.restart_at=20s',
+    preset: 'healthy',
+    set: [...HEALTHY, 'ctx.restart_at=20s'],
+    tap: 'relay',
+    debug: true,
+    critical: [],
+    warnings: [],
+    healthy: true,
+  },
+  {
+    name: 'conversation router on the seed faults',
+    preset: 'seed',
+    set: [...SEED, 'router.type=conversation'],
+    tap: 'relay',
+    debug: true,
+    critical: [],
+    warnings: [],
+    healthy: true,
+  },
+  {
+    name: 'watch, seed, request log + orchestrator log + debug endpoint',
+    preset: 'seed',
+    set: SEED,
+    tap: 'watch',
+    debug: true,
+    critical: ['tokens-per-block-mismatch', 'router-table-empty', 'cache-signal-inert'],
+    warnings: ['turn-scatter-high'],
+  },
+  {
+    name: 'watch, seed, request log + orchestrator log only',
+    preset: 'seed',
+    set: SEED,
+    tap: 'watch',
+    debug: false,
+    critical: ['tokens-per-block-mismatch', 'cache-signal-inert'],
+    warnings: ['turn-scatter-high'],
+  },
+  {
+    name: 'watch, healthy, with debug endpoint',
+    preset: 'healthy',
+    set: HEALTHY,
+    tap: 'watch',
+    debug: true,
+    critical: [],
+    warnings: [],
+    healthy: true,
+  },
+  {
+    name: 'watch, healthy, logs only',
+    preset: 'healthy',
+    set: HEALTHY,
+    tap: 'watch',
+    debug: false,
+    critical: [],
+    warnings: [],
+    healthy: true,
+  },
+  {
+    name: 'watch, seed, logs only, request log with prompt_token_ids',
+    preset: 'seed',
+    set: SEED,
+    tap: 'watch',
+    debug: false,
+    tokenIds: true,
+    critical: ['tokens-per-block-mismatch', 'cache-signal-inert'],
+    warnings: ['turn-scatter-high'],
+  },
+  {
+    name: 'watch, healthy, logs only, request log with prompt_token_ids',
+    preset: 'healthy',
+    set: HEALTHY,
+    tap: 'watch',
+    debug: false,
+    tokenIds: true,
+    critical: [],
+    warnings: [],
+    healthy: true,
+  },
+  {
+    name: 'watch, seed, request-log and orchestrator-log lines through the log parsers',
+    preset: 'seed',
+    set: SEED,
+    tap: 'watch-logs',
+    debug: false,
+    critical: ['tokens-per-block-mismatch', 'cache-signal-inert'],
+    warnings: ['turn-scatter-high'],
+  },
+  {
+    name: 'watch, healthy, request-log and orchestrator-log lines through the log parsers',
+    preset: 'healthy',
+    set: HEALTHY,
+    tap: 'watch-logs',
+    debug: false,
+    critical: [],
+    warnings: [],
+    healthy: true,
+  },
 ];
 
 const DEBUG_KINDS = new Set<Observation['kind']>(['router-state', 'router-score']);
@@ -184,12 +455,21 @@ function auditLogs(row: Row): AuditReport {
   runVirtual(presetConfig(row.preset, [...REDUCED_SCALE, ...row.set]), {
     orchestratorLog: (line) => feed(parseOrchestratorLogLine(line, last, resolve)),
     requestLog: (line) => {
-      const parsed = parseRequestLogLine(line, ++lineNo, 'canonical', { now: last, resolve, tokensPerBlock: () => null });
+      const parsed = parseRequestLogLine(line, ++lineNo, 'canonical', {
+        now: last,
+        resolve,
+        tokensPerBlock: () => null,
+      });
       if (parsed.issue !== null) throw new Error(parsed.issue.message);
       feed(parsed.observations);
     },
   });
-  return buildAuditReport(state.snapshot(last), { kind: 'live', description: `logs ${row.name}`, observations, malformed: 0 });
+  return buildAuditReport(state.snapshot(last), {
+    kind: 'live',
+    description: `logs ${row.name}`,
+    observations,
+    malformed: 0,
+  });
 }
 
 /** Runs one row on the virtual-time driver and audits what kvsentinel would have observed. */
@@ -200,7 +480,13 @@ export function auditRow(row: Row): AuditReport {
   let last = 0;
   const resolve = createServerResolver({});
   runVirtual(presetConfig(row.preset, [...REDUCED_SCALE, ...row.set]), {
-    ...(row.orchestratorLog === true ? { orchestratorLog: (line: string) => { for (const obs of parseOrchestratorLogLine(line, last, resolve)) state.apply(obs); } } : {}),
+    ...(row.orchestratorLog === true
+      ? {
+          orchestratorLog: (line: string) => {
+            for (const obs of parseOrchestratorLogLine(line, last, resolve)) state.apply(obs);
+          },
+        }
+      : {}),
     tap: row.tap,
     watchDebugEndpoint: row.debug,
     watchPromptTokenIds: row.tokenIds === true,
@@ -208,13 +494,27 @@ export function auditRow(row: Row): AuditReport {
       if (!row.debug && DEBUG_KINDS.has(observed.kind)) return;
       const obs: Observation =
         observed.kind === 'router-config' && row.routerSettings === false
-          ? { ...observed, source: 'config', routerType: null, tokensPerBlock: null, maxBatchSize: null, backfillBlockHashesOnFinish: null, profile: null, trackRoutedBlocks: null, loadWeight: null }
+          ? {
+              ...observed,
+              source: 'config',
+              routerType: null,
+              tokensPerBlock: null,
+              maxBatchSize: null,
+              backfillBlockHashesOnFinish: null,
+              profile: null,
+              trackRoutedBlocks: null,
+              loadWeight: null,
+            }
           : observed;
       observations++;
       last = Math.max(last, obs.ts);
       state.apply(obs);
     },
   });
-  return buildAuditReport(state.snapshot(last), { kind: 'live', description: `virtual ${row.name}`, observations, malformed: 0 });
+  return buildAuditReport(state.snapshot(last), {
+    kind: 'live',
+    description: `virtual ${row.name}`,
+    observations,
+    malformed: 0,
+  });
 }
-

@@ -1,7 +1,14 @@
 // fast-check arbitraries of domain KV events, shared by the wire tests (and usable by simulator tests).
 // Generated events are canonical: what the parser yields for what the serializer writes (extra ids all 0 → null).
 import fc from 'fast-check';
-import type { EventDiff, KvEvent, KvEventData, MmKey, StoredBlock, WireBlockHash } from '../../src/core/wire/kv-event.js';
+import type {
+  EventDiff,
+  KvEvent,
+  KvEventData,
+  MmKey,
+  StoredBlock,
+  WireBlockHash,
+} from '../../src/core/wire/kv-event.js';
 import { HASH_ALGOS } from '../../src/core/wire/kv-event.js';
 
 const U64_MAX = 2n ** 64n - 1n;
@@ -50,7 +57,10 @@ export const storedBlockArb: fc.Arbitrary<StoredBlock> = fc
   });
 
 const diffArb: fc.Arbitrary<EventDiff | null> = fc.option(
-  fc.record({ newValue: fc.option(fc.nat({ max: 100 }), { nil: null }), oldValue: fc.option(fc.nat({ max: 100 }), { nil: null }) }),
+  fc.record({
+    newValue: fc.option(fc.nat({ max: 100 }), { nil: null }),
+    oldValue: fc.option(fc.nat({ max: 100 }), { nil: null }),
+  }),
   { nil: null },
 );
 

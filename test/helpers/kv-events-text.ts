@@ -3,7 +3,8 @@ import { expect } from 'vitest';
 import type { KvEvent, StoredBlock } from '../../src/core/wire/kv-event.js';
 import { parseKvEvents } from '../../src/core/wire/parse-kv-events.js';
 
-export const tok = (id: number, extra = 0): string => `{"type":"unique_token","token_id":${id},"token_extra_id":${extra}}`;
+export const tok = (id: number, extra = 0): string =>
+  `{"type":"unique_token","token_id":${id},"token_extra_id":${extra}}`;
 
 /** docs/trtllm-wire.md §2.1, compact as Starlette writes it. */
 export const DOC_EXAMPLE =

@@ -29,7 +29,11 @@ export type DaemonSnapshot = ReturnType<Daemon['snapshot']>;
  * The daemon evaluates once a second, turns a finding on after two evaluations and off after five: a test that
  * waits for a settled verdict polls for it, and can check each snapshot on the way (no page in any of them).
  */
-export async function watchSnapshots(daemon: Daemon, ms: number, until: (s: DaemonSnapshot) => boolean = () => false): Promise<DaemonSnapshot[]> {
+export async function watchSnapshots(
+  daemon: Daemon,
+  ms: number,
+  until: (s: DaemonSnapshot) => boolean = () => false,
+): Promise<DaemonSnapshot[]> {
   const seen = [daemon.snapshot()];
   const deadline = Date.now() + ms;
   while (!until(seen.at(-1)!) && Date.now() < deadline) {

@@ -59,11 +59,30 @@ export function miniCluster(options: MiniOptions = {}): Observation[] {
   const out: Observation[] = [];
   let ts = 0;
   if (options.routerSettings === false) {
-    out.push({ kind: 'router-config', ts, source: 'config', routerType: null, tokensPerBlock: null, maxBatchSize: null, backfillBlockHashesOnFinish: null, servers });
+    out.push({
+      kind: 'router-config',
+      ts,
+      source: 'config',
+      routerType: null,
+      tokensPerBlock: null,
+      maxBatchSize: null,
+      backfillBlockHashesOnFinish: null,
+      servers,
+    });
   } else {
-    out.push({ kind: 'router-config', ts, source: 'simulator', routerType: options.routerType ?? 'kv_cache_aware', tokensPerBlock: tpb, maxBatchSize: options.routing === 'prefix' ? prefixMaxBatch : 64, backfillBlockHashesOnFinish: false, servers });
+    out.push({
+      kind: 'router-config',
+      ts,
+      source: 'simulator',
+      routerType: options.routerType ?? 'kv_cache_aware',
+      tokensPerBlock: tpb,
+      maxBatchSize: options.routing === 'prefix' ? prefixMaxBatch : 64,
+      backfillBlockHashesOnFinish: false,
+      servers,
+    });
   }
-  for (const server of servers) out.push({ kind: 'server-info', ts, server, hashAlgo: 'v1_block_key', tokensPerBlock: bs });
+  for (const server of servers)
+    out.push({ kind: 'server-info', ts, server, hashAlgo: 'v1_block_key', tokensPerBlock: bs });
   // what the router's table holds per server: the stored keys of the events it polled
   const routerTable = servers.map(() => new Set<bigint>());
   const routerPolls = options.routerPolls !== false && options.events !== false;
@@ -76,7 +95,10 @@ export function miniCluster(options: MiniOptions = {}): Observation[] {
   for (let turn = 0; turn < (options.turns ?? 6); turn++) {
     for (let t = 0; t < (options.trajectories ?? 40); t++) {
       ts += 100;
-      const prompt = Uint32Array.from([...system, ...Array.from({ length: growth * (turn + 1) }, (_, i) => 1000 * (t + 1) + i)]);
+      const prompt = Uint32Array.from([
+        ...system,
+        ...Array.from({ length: growth * (turn + 1) }, (_, i) => 1000 * (t + 1) + i),
+      ]);
       const previous = last.get(t);
       let chosen: number;
       if (options.routing === 'prefix') {
@@ -114,13 +136,31 @@ export function miniCluster(options: MiniOptions = {}): Observation[] {
       });
       if (rendered) {
         const diff = compareRenders(routerPrompt, prompt, { bosId: null, hasTools: false, tokenText: null });
-        out.push({ kind: 'render-check', ts: ts + 50, requestId, server, routerIds: 'tokenizer', promptTokens: routerPrompt.length, diff });
+        out.push({
+          kind: 'render-check',
+          ts: ts + 50,
+          requestId,
+          server,
+          routerIds: 'tokenizer',
+          promptTokens: routerPrompt.length,
+          diff,
+        });
       }
       const keys = wireHashChain(prompt.subarray(0, prompt.length - 1), bs, 'v1_block_key') as bigint[];
       let cachedBlocks = 0;
       while (cachedBlocks < keys.length && held[chosen]!.has(keys[cachedBlocks]!)) cachedBlocks++;
       const cached = Math.min(cachedBlocks * bs, prompt.length - 1);
-      out.push({ kind: 'outcome', ts: ts + 50, requestId, server, ok: true, promptTokens: prompt.length, cachedTokens: cached, latencyMs: 50, ...(chat || rendered ? { workerPromptTokens: prompt } : {}) });
+      out.push({
+        kind: 'outcome',
+        ts: ts + 50,
+        requestId,
+        server,
+        ok: true,
+        promptTokens: prompt.length,
+        cachedTokens: cached,
+        latencyMs: 50,
+        ...(chat || rendered ? { workerPromptTokens: prompt } : {}),
+      });
       // the worker stores every block of the prompt (partial tail included)
       const storedKeys = wireHashChain(prompt, bs, 'v1_block_key') as bigint[];
       const fresh = storedKeys.map((k, i) => ({ k, i })).filter(({ k }) => !held[chosen]!.has(k));
@@ -156,9 +196,19 @@ export function miniCluster(options: MiniOptions = {}): Observation[] {
         out.push({ kind: 'worker-events', ts: ts + 55, server, firstSeq: from, events });
         relaySeq[chosen]! += events.length;
       }
-      if (routerPolls) for (const e of events) if (e.data.type === 'stored') for (const b of e.data.blocks) routerTable[chosen]!.add(b.blockHash as bigint);
+      if (routerPolls)
+        for (const e of events)
+          if (e.data.type === 'stored') for (const b of e.data.blocks) routerTable[chosen]!.add(b.blockHash as bigint);
       if (options.routerPolls !== false) {
-        out.push({ kind: 'router-poll', ts: ts + 56, server, consumer: 'router', fromSeq: from, toSeq: relaySeq[chosen]!, dropped: 0 });
+        out.push({
+          kind: 'router-poll',
+          ts: ts + 56,
+          server,
+          consumer: 'router',
+          fromSeq: from,
+          toSeq: relaySeq[chosen]!,
+          dropped: 0,
+        });
       }
     }
   }

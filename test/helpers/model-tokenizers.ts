@@ -23,7 +23,10 @@ export function deepseekVariant(edit: (config: Record<string, unknown>) => Recor
 
 /** The template rendered by Python's jinja2 in transformers' environment. */
 export function renderWithJinja2(template: string, variables: Record<string, unknown>): string {
-  const r = spawnSync('python3', [join(repoRoot, 'test/helpers/render_chat_template.py')], { input: JSON.stringify({ template, variables }), encoding: 'utf8' });
+  const r = spawnSync('python3', [join(repoRoot, 'test/helpers/render_chat_template.py')], {
+    input: JSON.stringify({ template, variables }),
+    encoding: 'utf8',
+  });
   if (r.error !== undefined) throw new Error(`python3 not runnable: ${r.error.message}`);
   if (r.status !== 0) throw new Error(`render_chat_template.py failed (${r.status}): ${r.stderr}`);
   const out = JSON.parse(r.stdout) as { text?: string; error?: string };

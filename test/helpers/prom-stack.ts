@@ -174,7 +174,13 @@ export async function startPromStack(opts: PromStackOptions): Promise<PromStack>
     writeFileSync(
       join(dir, 'alertmanager.yml'),
       stringify({
-        route: { receiver: 'hook', group_by: ['alertname', 'instance'], group_wait: '0s', group_interval: '1s', repeat_interval: '1h' },
+        route: {
+          receiver: 'hook',
+          group_by: ['alertname', 'instance'],
+          group_wait: '0s',
+          group_interval: '1s',
+          repeat_interval: '1h',
+        },
         receivers: [{ name: 'hook', webhook_configs: [{ url: webhook.url, send_resolved: true }] }],
       }),
     );
@@ -207,7 +213,8 @@ export async function startPromStack(opts: PromStackOptions): Promise<PromStack>
     await Promise.all([waitReady(am, `${alertmanagerUrl}/-/ready`), waitReady(prom, `${prometheusUrl}/-/ready`)]);
 
     const logs = (): string =>
-      daemons.map((d) => `--- ${d.name}\n${d.output}`).join('\n') + `\n--- webhook: ${JSON.stringify(webhook.messages)}`;
+      daemons.map((d) => `--- ${d.name}\n${d.output}`).join('\n') +
+      `\n--- webhook: ${JSON.stringify(webhook.messages)}`;
     const api = async <T>(path: string): Promise<T> => {
       const r = await fetch(`${prometheusUrl}${path}`);
       const body = (await r.json()) as { status: string; data: T; error?: string };
@@ -219,9 +226,10 @@ export async function startPromStack(opts: PromStackOptions): Promise<PromStack>
       alertmanagerUrl,
       webhook,
       async query(expr) {
-        const data = await api<{ resultType: string; result: { metric: Record<string, string>; value: [number, string] }[] }>(
-          `/api/v1/query?query=${encodeURIComponent(expr)}`,
-        );
+        const data = await api<{
+          resultType: string;
+          result: { metric: Record<string, string>; value: [number, string] }[];
+        }>(`/api/v1/query?query=${encodeURIComponent(expr)}`);
         if (data.resultType !== 'vector') throw new Error(`expected a vector from ${expr}, got ${data.resultType}`);
         return data.result;
       },

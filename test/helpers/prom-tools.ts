@@ -16,7 +16,11 @@ export function runTool(bin: string, args: readonly string[], input?: string, cw
   return new Promise((resolve, reject) => {
     const child = execFile(bin, args, { cwd, timeout: 30_000 }, (err, stdout, stderr) => {
       if (err !== null && (err as NodeJS.ErrnoException).code === 'ENOENT') {
-        reject(new Error(`${bin} not found: install the Debian packages prometheus and prometheus-alertmanager (.ci/run does)`));
+        reject(
+          new Error(
+            `${bin} not found: install the Debian packages prometheus and prometheus-alertmanager (.ci/run does)`,
+          ),
+        );
         return;
       }
       const code = err === null ? 0 : typeof err.code === 'number' ? err.code : 1;

@@ -86,7 +86,8 @@ export function selectorsOf(expr: string): SelectorInfo[] {
       const list = node.getChild('LabelMatchers');
       if (list !== null) {
         for (let m = list.firstChild; m !== null; m = m.nextSibling) {
-          if (m.name !== 'UnquotedLabelMatcher' && m.name !== 'QuotedLabelMatcher' && m.name !== 'LabelMatcher') continue;
+          if (m.name !== 'UnquotedLabelMatcher' && m.name !== 'QuotedLabelMatcher' && m.name !== 'LabelMatcher')
+            continue;
           const label = m.getChild('LabelName') ?? m.getChild('QuotedLabelName');
           const op = m.getChild('MatchOp');
           const value = m.getChild('StringLiteral');
@@ -120,10 +121,12 @@ export type SeriesKind = 'counter' | 'gauge' | 'histogram-part' | 'recorded' | '
  */
 export function classifyMetricName(name: string, recordingRules: ReadonlySet<string>): SeriesKind | null {
   if (recordingRules.has(name)) return 'recorded';
-  if (name === 'up' || name === 'ALERTS' || name === 'ALERTS_FOR_STATE' || /^(process|nodejs)_/.test(name)) return 'builtin';
+  if (name === 'up' || name === 'ALERTS' || name === 'ALERTS_FOR_STATE' || /^(process|nodejs)_/.test(name))
+    return 'builtin';
   for (const m of Object.values(METRICS)) {
     if (m.type === 'histogram') {
-      if (name === `${m.name}_bucket` || name === `${m.name}_sum` || name === `${m.name}_count`) return 'histogram-part';
+      if (name === `${m.name}_bucket` || name === `${m.name}_sum` || name === `${m.name}_count`)
+        return 'histogram-part';
     } else if (name === m.name) {
       return m.type;
     }

@@ -10,7 +10,10 @@ export interface CliRun {
 }
 
 /** Runs the built CLI (dist/, made by `npm ci`'s prepare step or `npm run build`) as a user would. */
-export function runCli(args: readonly string[], options: { env?: NodeJS.ProcessEnv; input?: string; timeoutMs?: number } = {}): Promise<CliRun> {
+export function runCli(
+  args: readonly string[],
+  options: { env?: NodeJS.ProcessEnv; input?: string; timeoutMs?: number } = {},
+): Promise<CliRun> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [join(repoRoot, 'dist/cli/main.js'), ...args], {
       env: { ...process.env, NO_COLOR: '1', ...options.env },
@@ -36,7 +39,9 @@ export function spawnCli(
   cleanups: Cleanup[],
   signal: NodeJS.Signals = 'SIGTERM',
 ): { err: () => string; exited: Promise<number | null> } {
-  const child = spawn(process.execPath, [join(repoRoot, 'dist/cli/main.js'), ...args], { env: { ...process.env, NO_COLOR: '1' } });
+  const child = spawn(process.execPath, [join(repoRoot, 'dist/cli/main.js'), ...args], {
+    env: { ...process.env, NO_COLOR: '1' },
+  });
   let err = '';
   child.stderr.setEncoding('utf8').on('data', (d: string) => (err += d));
   child.stdout.resume();

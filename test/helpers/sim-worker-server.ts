@@ -20,10 +20,13 @@ export class LiveScheduler implements Scheduler {
   }
 
   at(timeMs: number, task: () => void): void {
-    const t = setTimeout(() => {
-      this.#timers.delete(t);
-      task();
-    }, Math.max(0, timeMs - this.now()));
+    const t = setTimeout(
+      () => {
+        this.#timers.delete(t);
+        task();
+      },
+      Math.max(0, timeMs - this.now()),
+    );
     this.#timers.add(t);
   }
 
@@ -40,7 +43,10 @@ export interface SimWorkerServer {
   close(): Promise<void>;
 }
 
-export async function startSimWorkerServer(id: string, overrides: Partial<CtxWorkerConfig> = {}): Promise<SimWorkerServer> {
+export async function startSimWorkerServer(
+  id: string,
+  overrides: Partial<CtxWorkerConfig> = {},
+): Promise<SimWorkerServer> {
   const scheduler = new LiveScheduler();
   const worker = new CtxWorker(scheduler, {
     id,
@@ -79,11 +85,28 @@ export async function startSimWorkerServer(id: string, overrides: Partial<CtxWor
         return;
       }
       if (path === '/v1/completions' && req.method === 'POST') {
-        const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { prompt: number[]; disaggregated_params?: { disagg_request_id?: number } };
-        worker.submit({ requestId: String(body.disaggregated_params?.disagg_request_id ?? 0), correlationId: null, prompt: new StaticPrompt(Uint32Array.from(body.prompt)) }, (r) => {
-          const usage = { prompt_tokens: r.promptTokens, completion_tokens: 1, total_tokens: r.promptTokens + 1, prompt_tokens_details: { cached_tokens: r.cachedTokens } };
-          res.writeHead(r.ok ? 200 : 503, { 'content-type': 'application/json' }).end(JSON.stringify({ id: 'c', choices: [{ index: 0, text: '' }], usage }));
-        });
+        const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as {
+          prompt: number[];
+          disaggregated_params?: { disagg_request_id?: number };
+        };
+        worker.submit(
+          {
+            requestId: String(body.disaggregated_params?.disagg_request_id ?? 0),
+            correlationId: null,
+            prompt: new StaticPrompt(Uint32Array.from(body.prompt)),
+          },
+          (r) => {
+            const usage = {
+              prompt_tokens: r.promptTokens,
+              completion_tokens: 1,
+              total_tokens: r.promptTokens + 1,
+              prompt_tokens_details: { cached_tokens: r.cachedTokens },
+            };
+            res
+              .writeHead(r.ok ? 200 : 503, { 'content-type': 'application/json' })
+              .end(JSON.stringify({ id: 'c', choices: [{ index: 0, text: '' }], usage }));
+          },
+        );
         return;
       }
       res.writeHead(404).end();

@@ -65,23 +65,37 @@ export function syntheticExposition(scenario: SyntheticScenario, elapsed: number
   for (const m of Object.values<MetricSpec>(METRICS)) {
     lines.push(`# HELP ${m.name} ${m.help}`, `# TYPE ${m.name} ${m.type}`);
     if (m.name === METRICS.findingActive.name) {
-      for (const id of FINDING_IDS) lines.push(`${m.name}${fmt({ id, severity: FINDING_CATALOG[id] })} ${active.has(id) ? 1 : 0}`);
+      for (const id of FINDING_IDS)
+        lines.push(`${m.name}${fmt({ id, severity: FINDING_CATALOG[id] })} ${active.has(id) ? 1 : 0}`);
       continue;
     }
     if (m.name === METRICS.findingServerActive.name) {
       // the synthetic cluster's findings are about ctx0
-      for (const id of FINDING_IDS) for (const server of ['', 'ctx0', 'ctx1']) lines.push(`${m.name}${fmt({ id, severity: FINDING_CATALOG[id], server })} ${active.has(id) && server === 'ctx0' ? 1 : 0}`);
+      for (const id of FINDING_IDS)
+        for (const server of ['', 'ctx0', 'ctx1'])
+          lines.push(
+            `${m.name}${fmt({ id, severity: FINDING_CATALOG[id], server })} ${active.has(id) && server === 'ctx0' ? 1 : 0}`,
+          );
       continue;
     }
     if (m.name === METRICS.verdict.name) {
-      for (const v of ['healthy', 'degraded', 'unknown', 'inert']) lines.push(`${m.name}${fmt({ verdict: v })} ${v === scenario.verdict ? 1 : 0}`);
+      for (const v of ['healthy', 'degraded', 'unknown', 'inert'])
+        lines.push(`${m.name}${fmt({ verdict: v })} ${v === scenario.verdict ? 1 : 0}`);
       continue;
     }
     labelSets(m.labels).forEach((labels, i) => {
       if (m.type === 'histogram') {
         const n = Math.floor(t * 10);
-        BUCKETS.forEach((le, b) => lines.push(`${m.name}_bucket${fmt({ ...labels, le: String(le) })} ${Math.floor((n * (b + 1)) / BUCKETS.length)}`));
-        lines.push(`${m.name}_bucket${fmt({ ...labels, le: '+Inf' })} ${n}`, `${m.name}_sum${fmt(labels)} ${(n * 0.02).toFixed(3)}`, `${m.name}_count${fmt(labels)} ${n}`);
+        BUCKETS.forEach((le, b) =>
+          lines.push(
+            `${m.name}_bucket${fmt({ ...labels, le: String(le) })} ${Math.floor((n * (b + 1)) / BUCKETS.length)}`,
+          ),
+        );
+        lines.push(
+          `${m.name}_bucket${fmt({ ...labels, le: '+Inf' })} ${n}`,
+          `${m.name}_sum${fmt(labels)} ${(n * 0.02).toFixed(3)}`,
+          `${m.name}_count${fmt(labels)} ${n}`,
+        );
       } else if (m.type === 'counter') {
         lines.push(`${m.name}${fmt(labels)} ${Math.floor(t * counterRate(m.name, scenario) * (1 + (i % 3)))}`);
       } else {

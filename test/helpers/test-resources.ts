@@ -29,7 +29,12 @@ export async function freePort(host = '127.0.0.1'): Promise<number> {
 }
 
 /** Reads until `ok` holds, one read at a time; rejects naming `what` after `timeoutMs`. Returns the last read. */
-export async function readUntil<T>(read: () => Promise<T>, ok: (value: T) => boolean, what: string, timeoutMs = 5_000): Promise<T> {
+export async function readUntil<T>(
+  read: () => Promise<T>,
+  ok: (value: T) => boolean,
+  what: string,
+  timeoutMs = 5_000,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await read();

@@ -14,7 +14,17 @@ export function sample(t: number, n: number, extra: Partial<TimelineSample> = {}
     followups: n,
     sticky: n,
     scoreTerms: { withKeys: n, chosenCacheTerm: n / 2, bestCacheTerm: n / 2, withLoad: n, loadSpread: n / 10 },
-    servers: [{ server: 'ctx0', requests: n, promptTokens: 100 * n, cachedTokens: 90 * n, oracleCachedTokens: 95 * n, predictedRouterCachedTokens: 80 * n, ranks: [{ rank: 0, events: 3 * n, gaps: 0, resets: 0 }] }],
+    servers: [
+      {
+        server: 'ctx0',
+        requests: n,
+        promptTokens: 100 * n,
+        cachedTokens: 90 * n,
+        oracleCachedTokens: 95 * n,
+        predictedRouterCachedTokens: 80 * n,
+        ranks: [{ rank: 0, events: 3 * n, gaps: 0, resets: 0 }],
+      },
+    ],
     ...extra,
   };
 }

@@ -12,7 +12,12 @@ async function recordAndAudit(mini: MiniOptions, includePrompts = false) {
   const observations = miniCluster(mini);
   const live = createSentinelState({ mode: 'relay' });
   for (const obs of observations) live.apply(obs);
-  const liveReport = buildAuditReport(live.snapshot(observations.at(-1)!.ts), { kind: 'live', description: 'test', observations: observations.length, malformed: 0 });
+  const liveReport = buildAuditReport(live.snapshot(observations.at(-1)!.ts), {
+    kind: 'live',
+    description: 'test',
+    observations: observations.length,
+    malformed: 0,
+  });
   const dir = join(mkdtempSync(join(tmpdir(), 'kvs-bundle-')), 'b');
   const writer = await BundleWriter.create(dir, { mode: 'relay', includePrompts, meta: { source: 'mini-cluster' } });
   for (const obs of observations) writer.write(obs);
@@ -21,8 +26,9 @@ async function recordAndAudit(mini: MiniOptions, includePrompts = false) {
   return { dir, manifest, liveReport, offline };
 }
 
-const strip = (r: { findings: readonly { id: string; severity: string; servers: readonly string[]; evidence: unknown }[] }) =>
-  r.findings.map((f) => ({ id: f.id, severity: f.severity, servers: f.servers, evidence: f.evidence }));
+const strip = (r: {
+  findings: readonly { id: string; severity: string; servers: readonly string[]; evidence: unknown }[];
+}) => r.findings.map((f) => ({ id: f.id, severity: f.severity, servers: f.servers, evidence: f.evidence }));
 
 describe('record → audit --bundle', () => {
   it.each<[string, MiniOptions]>([
@@ -31,8 +37,14 @@ describe('record → audit --bundle', () => {
     ['events absent', { routing: 'random', events: false, trajectories: 60 }],
     ['drift', { routing: 'random', drift: true, trajectories: 60 }],
     // no source states the router's tokens_per_block: inferred from the recorded digests exactly as live
-    ['router settings unknown, tokens_per_block inferred', { routing: 'prefix', routerSettings: false, blockSize: 64, routerTokensPerBlock: 64, trajectories: 30 }],
-    ['router settings unknown, router chunking 32 over 64-token blocks', { routing: 'prefix', routerSettings: false, blockSize: 64, routerTokensPerBlock: 32, trajectories: 30 }],
+    [
+      'router settings unknown, tokens_per_block inferred',
+      { routing: 'prefix', routerSettings: false, blockSize: 64, routerTokensPerBlock: 64, trajectories: 30 },
+    ],
+    [
+      'router settings unknown, router chunking 32 over 64-token blocks',
+      { routing: 'prefix', routerSettings: false, blockSize: 64, routerTokensPerBlock: 32, trajectories: 30 },
+    ],
   ])('%s: the offline audit gives the live findings, evidence and stats', async (_name, mini) => {
     const { liveReport, offline, manifest } = await recordAndAudit(mini);
     expect(manifest.complete).toBe(true);
@@ -40,7 +52,10 @@ describe('record → audit --bundle', () => {
     expect(strip(offline)).toEqual(strip(liveReport));
     expect(offline.stats).toEqual(liveReport.stats);
     expect(offline.servers).toEqual(liveReport.servers);
-    if (mini.routerSettings === false) expect(offline.stats.router_tokens_per_block).toBe(mini.routerTokensPerBlock === mini.blockSize ? mini.blockSize : null);
+    if (mini.routerSettings === false)
+      expect(offline.stats.router_tokens_per_block).toBe(
+        mini.routerTokensPerBlock === mini.blockSize ? mini.blockSize : null,
+      );
   });
 
   it('keeps prompts out of the bundle unless asked', async () => {

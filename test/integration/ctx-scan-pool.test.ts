@@ -29,7 +29,11 @@ describe('CtxScanPool on its worker thread', () => {
       const bodies = Array.from({ length: 40 }, (_, i) =>
         i % 10 === 9
           ? `{"prompt":[[${i}],[2]]}` // the text path: the thread answers null
-          : JSON.stringify({ model: 'm', prompt: Array.from({ length: 500 + i }, (_, k) => (k * 7919 + i) % 152_064), disaggregated_params: { disagg_request_id: 18446744073709551557n.toString() } }),
+          : JSON.stringify({
+              model: 'm',
+              prompt: Array.from({ length: 500 + i }, (_, k) => (k * 7919 + i) % 152_064),
+              disaggregated_params: { disagg_request_id: 18446744073709551557n.toString() },
+            }),
       );
       const scans = bodies.map(() => pool.open('json'));
       // interleave the chunks of all requests, as concurrent requests arrive
@@ -68,15 +72,35 @@ describe('CtxScanPool on its worker thread', () => {
     const { CtxScanPool } = await loadPool();
     const pool = new CtxScanPool({ thread: true });
     try {
-      const body = encode({ prompt: [7, 8, 9], disaggregated_params: { request_type: 'context_only', disagg_request_id: 18446744073709551557n, conversation_id: 'c' } }, { useBigInt64: true });
+      const body = encode(
+        {
+          prompt: [7, 8, 9],
+          disaggregated_params: {
+            request_type: 'context_only',
+            disagg_request_id: 18446744073709551557n,
+            conversation_id: 'c',
+          },
+        },
+        { useBigInt64: true },
+      );
       const scan = pool.open('msgpack');
       scan.feed(body.subarray(0, 5));
       scan.feed(body.subarray(5));
       const info = await scan.finish({});
-      expect(info).toMatchObject({ disaggRequestId: '18446744073709551557', correlationId: 'c', promptForm: 'token-ids', unreadable: null });
+      expect(info).toMatchObject({
+        disaggRequestId: '18446744073709551557',
+        correlationId: 'c',
+        promptForm: 'token-ids',
+        unreadable: null,
+      });
       expect(info?.promptTokens).toBeInstanceOf(Uint32Array);
       expect([...(info?.promptTokens ?? [])]).toEqual([7, 8, 9]);
-      const response = enc.encode(JSON.stringify({ usage: { prompt_tokens: 3, prompt_tokens_details: { cached_tokens: 1 } }, prompt_token_ids: [7, 8, 9] }));
+      const response = enc.encode(
+        JSON.stringify({
+          usage: { prompt_tokens: 3, prompt_tokens_details: { cached_tokens: 1 } },
+          prompt_token_ids: [7, 8, 9],
+        }),
+      );
       const parsed = await pool.response(response, { sse: false, complete: true, msgpack: false });
       expect(parsed).toMatchObject({ promptTokens: 3, cachedTokens: 1, workerPromptTokenForm: 'list' });
       expect(parsed.workerPromptTokens).toBeInstanceOf(Uint32Array);
@@ -94,7 +118,11 @@ describe('CtxScanPool on its worker thread', () => {
       // fills (the rest is copied), wraps in the second round, and chunks straddle its end
       for (let round = 0; round < 2; round++) {
         const bodies = Array.from({ length: 48 }, (_, i) =>
-          JSON.stringify({ model: 'm', prompt: Array.from({ length: 32_000 + i * 13 + round }, (_, k) => (k * 7919 + i + round) % 152_064), disaggregated_params: { disagg_request_id: `r${round}-${i}` } }),
+          JSON.stringify({
+            model: 'm',
+            prompt: Array.from({ length: 32_000 + i * 13 + round }, (_, k) => (k * 7919 + i + round) % 152_064),
+            disaggregated_params: { disagg_request_id: `r${round}-${i}` },
+          }),
         );
         const scans = bodies.map(() => pool.open('json'));
         const bytes = bodies.map((b) => enc.encode(b));

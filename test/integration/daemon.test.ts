@@ -14,7 +14,11 @@ import { cleanupsAfterEach } from '../helpers/test-resources.js';
 
 const cleanups = cleanupsAfterEach();
 
-async function startDaemon(workers: FakeCtxWorker[], extra: Record<string, unknown> = {}, loadConfig?: () => Promise<ServeConfig>): Promise<{ daemon: Daemon; base: string; relayBases: string[] }> {
+async function startDaemon(
+  workers: FakeCtxWorker[],
+  extra: Record<string, unknown> = {},
+  loadConfig?: () => Promise<ServeConfig>,
+): Promise<{ daemon: Daemon; base: string; relayBases: string[] }> {
   const config = buildConfig(
     {
       web: { listen_address: '127.0.0.1:0' },
@@ -99,12 +103,18 @@ describe('kvsentinel serve (in process)', () => {
     const secret = 'the secret prompt text';
     const res = await request(`${relayBases[0]}/v1/chat/completions`, {
       method: 'POST',
-      body: JSON.stringify({ model: 'm', messages: [{ role: 'user', content: secret }], prompt_token_ids: [424242, 515151, 616161] }),
+      body: JSON.stringify({
+        model: 'm',
+        messages: [{ role: 'user', content: secret }],
+        prompt_token_ids: [424242, 515151, 616161],
+      }),
     });
     await res.body.text();
     await runFakeOrchestrator(relayBases, 4);
     await eventually(() => frames.filter((f) => f.includes('"type":"outcome"')).length >= 5, 3_000, 'outcome frames');
-    const decisions = frames.filter((f) => f.includes('"type":"decision"')).map((f) => JSON.parse(f) as Record<string, unknown>);
+    const decisions = frames
+      .filter((f) => f.includes('"type":"decision"'))
+      .map((f) => JSON.parse(f) as Record<string, unknown>);
     expect(decisions).toHaveLength(5);
     expect(decisions[0]).toMatchObject({ server: 'ctx0', prompt_token_count: 3 });
     // the state's join rides along: per-server router-predicted and really-held tokens (counts, never ids)
@@ -114,7 +124,14 @@ describe('kvsentinel serve (in process)', () => {
     expect(typeof candidate?.['oracle_tokens']).toBe('number');
     // a worker dies: its relay source goes down and the source-unreachable finding is raised
     await ws[1]?.close();
-    await eventually(() => frames.some((f) => f.includes('"type":"finding"') && f.includes('"change":"raised"') && f.includes('source-unreachable')), 8_000, 'finding frame');
+    await eventually(
+      () =>
+        frames.some(
+          (f) => f.includes('"type":"finding"') && f.includes('"change":"raised"') && f.includes('source-unreachable'),
+        ),
+      8_000,
+      'finding frame',
+    );
     expect(frames.some((f) => f.includes('"type":"source"') && f.includes('"up":false'))).toBe(true);
     for (const f of frames) {
       expect(f).not.toContain(secret);
@@ -127,7 +144,10 @@ describe('kvsentinel serve (in process)', () => {
 
   it('shows a killed worker, garbage JSON and an oversized response as up=0 or counted errors, never a crash', async () => {
     const ws = await workers(3);
-    const { base, relayBases } = await startDaemon(ws, { max_response_bytes: 100_000, relay: { drain_interval: '50ms', drain_timeout: '500ms', max_drain_bytes: 100_000 } });
+    const { base, relayBases } = await startDaemon(ws, {
+      max_response_bytes: 100_000,
+      relay: { drain_interval: '50ms', drain_timeout: '500ms', max_drain_bytes: 100_000 },
+    });
     await runFakeOrchestrator(relayBases, 3);
     (ws[0] as FakeCtxWorker).eventsFault = 'garbage';
     (ws[1] as FakeCtxWorker).eventsFault = 'oversized';
@@ -181,10 +201,25 @@ describe('kvsentinel serve (in process)', () => {
     await ok.body.text();
     // the unchanged relay kept running on its port
     expect(daemon.relayAddress('ctx0')).toEqual(relay0);
-    await appendFile(file, '{"ts":1700000000,"request_id":"r1","correlation_id":"t1","ctx_server":"ctx9","prompt_tokens":100,"cached_tokens":64}\nnot json\n');
-    await eventually(() => daemon.status.list().find((s) => s.source === 'requests:0')?.badInput['invalid-json'] === 1, 3_000, 'bad line counted');
-    await eventually(() => daemon.snapshot().servers.some((s) => s.server === 'ctx9' && s.cachedTokens === 64), 3_000, 'request log joined');
-    await eventually(() => daemon.status.list().find((s) => s.source === 'server-info:ctx9')?.up === true, 3_000, 'new ctx source up');
+    await appendFile(
+      file,
+      '{"ts":1700000000,"request_id":"r1","correlation_id":"t1","ctx_server":"ctx9","prompt_tokens":100,"cached_tokens":64}\nnot json\n',
+    );
+    await eventually(
+      () => daemon.status.list().find((s) => s.source === 'requests:0')?.badInput['invalid-json'] === 1,
+      3_000,
+      'bad line counted',
+    );
+    await eventually(
+      () => daemon.snapshot().servers.some((s) => s.server === 'ctx9' && s.cachedTokens === 64),
+      3_000,
+      'request log joined',
+    );
+    await eventually(
+      () => daemon.status.list().find((s) => s.source === 'server-info:ctx9')?.up === true,
+      3_000,
+      'new ctx source up',
+    );
 
     next = async () => {
       await Promise.resolve();
@@ -204,7 +239,11 @@ describe('kvsentinel serve (in process)', () => {
     (ws[0] as FakeCtxWorker).completionDelayMs = 300;
     const { daemon, relayBases, base } = await startDaemon(ws);
     const pending = request(`${relayBases[0]}/v1/completions`, { method: 'POST', body: '{"prompt":[1,2]}' });
-    await eventually(() => ws[0]?.requests.some((r) => r.path === '/v1/completions') ?? false, 2_000, 'request at worker');
+    await eventually(
+      () => ws[0]?.requests.some((r) => r.path === '/v1/completions') ?? false,
+      2_000,
+      'request at worker',
+    );
     const stopped = daemon.stop();
     const res = await pending;
     expect(res.statusCode).toBe(200);

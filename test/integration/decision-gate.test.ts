@@ -6,7 +6,16 @@ import { DecisionGate } from '../../src/sources/relay/decision-gate.js';
 import { RecordingSink } from '../helpers/recording-sink.js';
 
 const events = (ts: number): Observation => ({ kind: 'worker-events', ts, server: 'ctx0', firstSeq: ts, events: [] });
-const decision = (ts: number): Observation => ({ kind: 'decision', ts, requestId: `r${ts}`, correlationId: null, server: 'ctx0', promptTokens: null, promptTokenCount: null, inflight: null });
+const decision = (ts: number): Observation => ({
+  kind: 'decision',
+  ts,
+  requestId: `r${ts}`,
+  correlationId: null,
+  server: 'ctx0',
+  promptTokens: null,
+  promptTokenCount: null,
+  inflight: null,
+});
 
 describe('DecisionGate', () => {
   it('passes observations straight through while no decision is open', () => {
@@ -30,7 +39,13 @@ describe('DecisionGate', () => {
     // still behind the first decision
     expect(sink.observations.map((o) => o.ts)).toEqual([1]);
     first(decision(10));
-    expect(sink.observations.map((o) => `${o.kind}:${o.ts}`)).toEqual(['worker-events:1', 'decision:10', 'worker-events:2', 'decision:20', 'worker-events:3']);
+    expect(sink.observations.map((o) => `${o.kind}:${o.ts}`)).toEqual([
+      'worker-events:1',
+      'decision:10',
+      'worker-events:2',
+      'decision:20',
+      'worker-events:3',
+    ]);
     expect(gate.held).toBe(0);
     gate.apply(events(4));
     expect(sink.observations.at(-1)?.ts).toBe(4);

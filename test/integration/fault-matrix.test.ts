@@ -6,7 +6,11 @@ import { auditRow, FAULT_MATRIX } from '../helpers/fault-matrix-rows.js';
 describe('fault matrix (virtual-time driver)', () => {
   it.each(FAULT_MATRIX.map((row) => [row.name, row] as const))('%s', (_name, row) => {
     const report = auditRow(row);
-    const ids = (severity: string): string[] => report.findings.filter((f) => f.severity === severity).map((f) => f.id).sort();
+    const ids = (severity: string): string[] =>
+      report.findings
+        .filter((f) => f.severity === severity)
+        .map((f) => f.id)
+        .sort();
     expect(ids('critical')).toEqual([...row.critical].sort());
     for (const id of row.warnings) expect(ids('warning')).toContain(id);
     if (row.healthy === true) {
@@ -14,10 +18,18 @@ describe('fault matrix (virtual-time driver)', () => {
       expect(report.verdict).toBe('healthy');
     }
     expect(report.verdict).toBe(
-      row.critical.includes('cache-signal-inert') ? 'inert' : row.warnings.includes('evidence-insufficient') ? 'unknown' : row.critical.length + row.warnings.length > 0 ? 'degraded' : 'healthy',
+      row.critical.includes('cache-signal-inert')
+        ? 'inert'
+        : row.warnings.includes('evidence-insufficient')
+          ? 'unknown'
+          : row.critical.length + row.warnings.length > 0
+            ? 'degraded'
+            : 'healthy',
     );
     // an all-clear needs evidence: evidence-insufficient exactly where the row expects it
-    expect(report.findings.some((f) => f.id === 'evidence-insufficient')).toBe(row.warnings.includes('evidence-insufficient'));
+    expect(report.findings.some((f) => f.id === 'evidence-insufficient')).toBe(
+      row.warnings.includes('evidence-insufficient'),
+    );
     expect(report.rule_errors).toBe(0);
     for (const [id, text] of Object.entries(row.says ?? {})) {
       const f = report.findings.find((x) => x.id === id);

@@ -33,7 +33,12 @@ describe('record → audit --bundle on a simulated run', () => {
       },
     });
     await writer.close();
-    const liveReport = buildAuditReport(live.snapshot(last), { kind: 'live', description: 'live', observations, malformed: 0 });
+    const liveReport = buildAuditReport(live.snapshot(last), {
+      kind: 'live',
+      description: 'live',
+      observations,
+      malformed: 0,
+    });
     const offline = await auditBundle(dir);
     expect(offline.source.observations).toBe(observations);
     expect(offline.source.malformed).toBe(0);

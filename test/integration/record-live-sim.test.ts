@@ -70,15 +70,24 @@ describe('record → audit --bundle on a live simulator run (relay sidecar)', ()
     await sidecar.stop();
     await writer.close();
 
-    const liveReport = buildAuditReport(live.snapshot(last), { kind: 'live', description: 'live', observations, malformed: 0 });
+    const liveReport = buildAuditReport(live.snapshot(last), {
+      kind: 'live',
+      description: 'live',
+      observations,
+      malformed: 0,
+    });
     const offline = await auditBundle(dir);
     expect(liveReport.verdict).toBe('inert');
-    expect(liveReport.findings.map((f) => f.id)).toEqual(expect.arrayContaining(['cache-signal-inert', 'events-absent']));
+    expect(liveReport.findings.map((f) => f.id)).toEqual(
+      expect.arrayContaining(['cache-signal-inert', 'events-absent']),
+    );
     expect(liveReport.stats.requests).toBeGreaterThan(150);
     expect(offline.source.observations).toBe(observations);
     expect(offline.source.malformed).toBe(0);
     expect(offline.verdict).toBe(liveReport.verdict);
-    expect(offline.findings.map((f) => [f.id, f.severity, f.servers])).toEqual(liveReport.findings.map((f) => [f.id, f.severity, f.servers]));
+    expect(offline.findings.map((f) => [f.id, f.severity, f.servers])).toEqual(
+      liveReport.findings.map((f) => [f.id, f.severity, f.servers]),
+    );
     expect(offline.findings).toEqual(liveReport.findings);
     expect(offline.stats).toEqual(liveReport.stats);
   }, 90_000);

@@ -24,7 +24,15 @@ async function setup(options: Partial<RelayOptions>) {
   const rejected: [string, RelayRejectReason][] = [];
   const relay = new WorkerRelay(
     { id: 'ctx0', upstream: worker.url, host: '127.0.0.1', port: 0 },
-    { sink, status, clock: Date.now, logger: silentLogger, inflight: new InflightTracker(), parseEvents: parseKvEvents, onRejected: (s, r) => rejected.push([s, r]) },
+    {
+      sink,
+      status,
+      clock: Date.now,
+      logger: silentLogger,
+      inflight: new InflightTracker(),
+      parseEvents: parseKvEvents,
+      onRejected: (s, r) => rejected.push([s, r]),
+    },
     { drainIntervalMs: 1_000, ...options },
   );
   await relay.start();
@@ -48,7 +56,11 @@ function chunked(text: string, chunk = 4096): Readable {
 describe('relay request body limit', () => {
   it('refuses a body whose Content-Length is over the limit with a 413 JSON error, without forwarding it', async () => {
     const { base, worker, relay, rejected, sink } = await setup({ maxRequestBytes: 1024 });
-    const res = await request(`${base}/v1/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: bodyOf(4096) });
+    const res = await request(`${base}/v1/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: bodyOf(4096),
+    });
     expect(res.statusCode).toBe(413);
     expect(res.headers['content-type']).toBe('application/json');
     const json = (await res.body.json()) as { error: { message: string; type: string; code: number } };
@@ -65,9 +77,15 @@ describe('relay request body limit', () => {
 
   it('refuses a chunked body once it crosses the limit and aborts the upstream request', async () => {
     const { base, worker, relay, rejected, sink } = await setup({ maxRequestBytes: 16 * 1024 });
-    const res = await request(`${base}/v1/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: chunked(bodyOf(64 * 1024)) });
+    const res = await request(`${base}/v1/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: chunked(bodyOf(64 * 1024)),
+    });
     expect(res.statusCode).toBe(413);
-    expect(((await res.body.json()) as { error: { message: string } }).error.message).toContain(`sent more than ${16 * 1024} bytes`);
+    expect(((await res.body.json()) as { error: { message: string } }).error.message).toContain(
+      `sent more than ${16 * 1024} bytes`,
+    );
     expect(relay.rejectedTooLarge).toBe(1);
     expect(rejected).toHaveLength(1);
     await eventually(() => sink.of('outcome').length === 1, 2_000, 'outcome');
@@ -81,7 +99,11 @@ describe('relay request body limit', () => {
     const { base, worker, relay, sink } = await setup({ maxRequestBytes: limit });
     const body = bodyOf(limit);
     for (const sent of [body, chunked(body)]) {
-      const res = await request(`${base}/v1/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: sent });
+      const res = await request(`${base}/v1/completions`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: sent,
+      });
       expect(res.statusCode).toBe(200);
       await res.body.text();
     }
@@ -95,7 +117,11 @@ describe('relay request body limit', () => {
     const { base, worker, sink } = await setup({ captureMaxBytes: 8 * 1024 });
     worker.cachedTokens = 7;
     const body = bodyOf(100 * 1024);
-    const res = await request(`${base}/v1/completions`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-correlation-id': 'c9' }, body: chunked(body) });
+    const res = await request(`${base}/v1/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-correlation-id': 'c9' },
+      body: chunked(body),
+    });
     expect(res.statusCode).toBe(200);
     await res.body.text();
     expect(worker.requests.find((r) => r.path === '/v1/completions')?.body).toBe(body);
@@ -107,7 +133,11 @@ describe('relay request body limit', () => {
 
   it('reads several prompts through the text path (the scanner hands them over)', async () => {
     const { base, sink } = await setup({});
-    const res = await request(`${base}/v1/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: chunked('{"prompt":[[5,6],[7]],"model":"m"}', 5) });
+    const res = await request(`${base}/v1/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: chunked('{"prompt":[[5,6],[7]],"model":"m"}', 5),
+    });
     await res.body.text();
     await eventually(() => sink.of('decision').length === 1, 2_000, 'decision');
     expect([...(sink.of('decision')[0]?.promptTokens ?? [])]).toEqual([5, 6]);

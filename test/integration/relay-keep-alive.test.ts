@@ -41,7 +41,9 @@ async function startWorker(options: { perSocket?: number; keepAliveMs?: number }
       }
       served.set(req.socket, n + 1);
       bodies.push(Buffer.concat(chunks).toString('utf8'));
-      res.writeHead(200, { 'content-type': 'application/json' }).end('{"choices":[],"usage":{"prompt_tokens":3,"prompt_tokens_details":{"cached_tokens":0}}}');
+      res
+        .writeHead(200, { 'content-type': 'application/json' })
+        .end('{"choices":[],"usage":{"prompt_tokens":3,"prompt_tokens_details":{"cached_tokens":0}}}');
     });
   });
   server.keepAliveTimeout = options.keepAliveMs ?? 60_000;
@@ -68,7 +70,14 @@ async function relayTo(upstream: string, options: Partial<RelayOptions> = {}) {
   const sink = new RecordingSink();
   const relay = new WorkerRelay(
     { id: 'ctx0', upstream, host: '127.0.0.1', port: 0 },
-    { sink, status: new SourceStatusBoard({ sink, clock: Date.now }), clock: Date.now, logger: silentLogger, inflight: new InflightTracker(), parseEvents: parseKvEvents },
+    {
+      sink,
+      status: new SourceStatusBoard({ sink, clock: Date.now }),
+      clock: Date.now,
+      logger: silentLogger,
+      inflight: new InflightTracker(),
+      parseEvents: parseKvEvents,
+    },
     { drainIntervalMs: 60_000, ...options },
   );
   await relay.start();
@@ -83,7 +92,11 @@ describe('relay upstream keep-alive', () => {
     const statuses: number[] = [];
     for (let i = 0; i < 6; i++) {
       const body = JSON.stringify({ prompt: [i, 1, 2, 3] });
-      const res = await request(`${base}/v1/completions`, { method: 'POST', body, headers: { 'content-type': 'application/json' } });
+      const res = await request(`${base}/v1/completions`, {
+        method: 'POST',
+        body,
+        headers: { 'content-type': 'application/json' },
+      });
       await res.body.text();
       statuses.push(res.statusCode);
     }
@@ -99,7 +112,11 @@ describe('relay upstream keep-alive', () => {
   it('does not retry a request whose worker answered, and still answers 502 when the fresh connection fails too', async () => {
     const worker = await startWorker({ perSocket: 0 });
     const { relay, base } = await relayTo(worker.url);
-    const res = await request(`${base}/v1/completions`, { method: 'POST', body: '{"prompt":[1,2]}', headers: { 'content-type': 'application/json' } });
+    const res = await request(`${base}/v1/completions`, {
+      method: 'POST',
+      body: '{"prompt":[1,2]}',
+      headers: { 'content-type': 'application/json' },
+    });
     expect(res.statusCode).toBe(502);
     await res.body.text();
     expect(relay.counters().upstreamRetries).toBe(1);
@@ -113,7 +130,11 @@ describe('relay upstream keep-alive', () => {
     const statuses: number[] = [];
     for (const gapMs of [0, 450, 20, 480, 10, 520, 0, 460]) {
       await new Promise((r) => setTimeout(r, gapMs));
-      const res = await request(`${base}/v1/completions`, { method: 'POST', body: '{"prompt":[1,2,3]}', headers: { 'content-type': 'application/json' } });
+      const res = await request(`${base}/v1/completions`, {
+        method: 'POST',
+        body: '{"prompt":[1,2,3]}',
+        headers: { 'content-type': 'application/json' },
+      });
       await res.body.text();
       statuses.push(res.statusCode);
     }

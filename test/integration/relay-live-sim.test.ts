@@ -40,7 +40,8 @@ describe('kvsentinel relay in front of the live simulator', () => {
     expect(summary.cacheHitRatio).toBeGreaterThan(0.5); // the router's cache signal works through the relay
 
     // the router's last polls may still be in flight: wait until it applied everything the relay drained
-    const appliedDoc = async (): Promise<AppliedDoc> => JSON.parse(await (await request(live.appliedEventsUrl)).body.text()) as AppliedDoc;
+    const appliedDoc = async (): Promise<AppliedDoc> =>
+      JSON.parse(await (await request(live.appliedEventsUrl)).body.text()) as AppliedDoc;
     for (const w of sidecar.cluster.workers) {
       const served = sidecar.cluster.worker(w.id).served.entries;
       let applied = (await appliedDoc()).servers.find((s) => s.server === w.id);
@@ -52,7 +53,9 @@ describe('kvsentinel relay in front of the live simulator', () => {
       expect(served.length).toBeGreaterThan(0);
       // exactly what the worker served to the relay, in order, hashes as exact decimal strings
       expect(applied?.events).toEqual(served);
-      expect(applied?.events.some((e) => e.type === 'stored' && e.block_hashes.some((h) => BigInt(h) > 2n ** 53n))).toBe(true);
+      expect(
+        applied?.events.some((e) => e.type === 'stored' && e.block_hashes.some((h) => BigInt(h) > 2n ** 53n)),
+      ).toBe(true);
       for (const rank of [0, 1]) {
         const ids = (applied?.events ?? []).filter((e) => e.attention_dp_rank === rank).map((e) => e.event_id);
         expect(ids).toEqual(ids.map((_, i) => i));
@@ -66,7 +69,11 @@ describe('kvsentinel relay in front of the live simulator', () => {
     const metrics = await (await request(`${web}/metrics`)).body.text();
     expect(promtoolProblems(metrics).problems).toEqual([]);
     expect(metrics).toContain('kvsentinel_up{source="relay:ctx0"} 1');
-    await eventually(() => frames.filter((f) => f.includes('"type":"decision"')).length === summary.requests, 3_000, 'decision frames');
+    await eventually(
+      () => frames.filter((f) => f.includes('"type":"decision"')).length === summary.requests,
+      3_000,
+      'decision frames',
+    );
     expect(frames.some((f) => f.includes('"type":"outcome"'))).toBe(true);
     expect(frames.every((f) => !/prompt_token_ids|\[\s*\d+\s*,\s*\d+/.test(f))).toBe(true);
     ws.close();
@@ -85,18 +92,42 @@ describe('kvsentinel relay in front of the live simulator', () => {
     const relay0 = `http://${live.ctxAddresses['ctx0']}`;
     for (let i = 0; i < 4; i++) {
       const prompt = Array.from({ length: 300 }, (_, k) => 1_000 * i + k);
-      const res = await request(`${relay0}/v1/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'm', prompt, max_tokens: 1 }) });
+      const res = await request(`${relay0}/v1/completions`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ model: 'm', prompt, max_tokens: 1 }),
+      });
       expect(res.statusCode).toBe(200);
       await res.body.text();
     }
-    await eventually(() => (d.snapshot().servers.find((s) => s.server === 'ctx0')?.ranks.reduce((n, r) => n + (r.eventsByType.stored ?? 0), 0) ?? 0) > 0, 5_000, 'stored events');
+    await eventually(
+      () =>
+        (d
+          .snapshot()
+          .servers.find((s) => s.server === 'ctx0')
+          ?.ranks.reduce((n, r) => n + (r.eventsByType.stored ?? 0), 0) ?? 0) > 0,
+      5_000,
+      'stored events',
+    );
     const restarting = live.restartWorker('ctx0');
     await eventually(() => d.status.list().find((s) => s.source === 'relay:ctx0')?.up === false, 5_000, 'relay down');
     const metrics = await (await request(`http://127.0.0.1:${d.webAddress().port}/metrics`)).body.text();
     expect(metrics).toContain('kvsentinel_up{source="relay:ctx0"} 0');
     expect(metrics).toMatch(/kvsentinel_source_errors_total\{source="relay:ctx0",reason="connect"\} [1-9]/);
     await restarting;
-    await eventually(() => d.status.list().find((s) => s.source === 'relay:ctx0')?.up === true, 10_000, 'relay back up');
-    await eventually(() => d.snapshot().servers.find((s) => s.server === 'ctx0')?.ranks.some((r) => r.resets > 0) ?? false, 10_000, 'reset counted');
+    await eventually(
+      () => d.status.list().find((s) => s.source === 'relay:ctx0')?.up === true,
+      10_000,
+      'relay back up',
+    );
+    await eventually(
+      () =>
+        d
+          .snapshot()
+          .servers.find((s) => s.server === 'ctx0')
+          ?.ranks.some((r) => r.resets > 0) ?? false,
+      10_000,
+      'reset counted',
+    );
   }, 60_000);
 });

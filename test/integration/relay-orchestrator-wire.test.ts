@@ -6,14 +6,26 @@ import { request } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Daemon } from '../../src/app/daemon/daemon.js';
 import type { SentinelStateSnapshot } from '../../src/core/state/sentinel-state.js';
-import { LiveOrchestrator, LiveScheduler, LiveWorkload, startLiveCluster, type EventDigest, type LiveCluster, type LiveWorkloadSummary } from '../../src/sim/live/index.js';
+import {
+  LiveOrchestrator,
+  LiveScheduler,
+  LiveWorkload,
+  startLiveCluster,
+  type EventDigest,
+  type LiveCluster,
+  type LiveWorkloadSummary,
+} from '../../src/sim/live/index.js';
 import { parseKvEvents } from '../../src/core/wire/parse-kv-events.js';
 import { digestEvent } from '../../src/sim/live/event-digest.js';
 import { eventually } from '../helpers/recording-sink.js';
 import { relayDaemonCtxUrls } from '../helpers/relay-daemon.js';
 import { smallConfig } from '../sim/live-helpers.js';
 
-const running: { cluster: LiveCluster | null; daemon: Daemon | null; extra: (() => Promise<void>)[] } = { cluster: null, daemon: null, extra: [] };
+const running: { cluster: LiveCluster | null; daemon: Daemon | null; extra: (() => Promise<void>)[] } = {
+  cluster: null,
+  daemon: null,
+  extra: [],
+};
 afterEach(async () => {
   for (const stop of running.extra.splice(0)) await stop();
   await running.cluster?.stop();
@@ -24,9 +36,17 @@ afterEach(async () => {
 
 const RELAY_SETTINGS = { relay: { drain_interval: '100ms' }, server_info_interval: '1s' };
 
-async function start(preset: 'healthy' | 'seed', sets: readonly string[], settings: Record<string, unknown> = RELAY_SETTINGS, timeScale = 2) {
+async function start(
+  preset: 'healthy' | 'seed',
+  sets: readonly string[],
+  settings: Record<string, unknown> = RELAY_SETTINGS,
+  timeScale = 2,
+) {
   const holder: { daemon: Daemon | null } = { daemon: null };
-  const cluster = await startLiveCluster(smallConfig(preset, sets), { timeScale, ctxUrls: relayDaemonCtxUrls(holder, settings) });
+  const cluster = await startLiveCluster(smallConfig(preset, sets), {
+    timeScale,
+    ctxUrls: relayDaemonCtxUrls(holder, settings),
+  });
   running.cluster = cluster;
   running.daemon = holder.daemon;
   if (holder.daemon === null) throw new Error('relays did not start');
@@ -45,13 +65,19 @@ async function metricsOf(daemon: Daemon): Promise<string> {
 }
 
 function unreadable(metrics: string): number {
-  return [...metrics.matchAll(/^kvsentinel_relay_requests_unreadable_total\{[^}]*\} (\d+)/gm)].reduce((n, m) => n + Number(m[1]), 0);
+  return [...metrics.matchAll(/^kvsentinel_relay_requests_unreadable_total\{[^}]*\} (\d+)/gm)].reduce(
+    (n, m) => n + Number(m[1]),
+    0,
+  );
 }
 
 type AppliedDoc = { servers: { server: string; events: EventDigest[] }[] };
 
 async function appliedBy(url: string, id: string): Promise<EventDigest[]> {
-  return (JSON.parse(await (await request(url)).body.text()) as AppliedDoc).servers.find((s) => s.server === id)?.events ?? [];
+  return (
+    (JSON.parse(await (await request(url)).body.text()) as AppliedDoc).servers.find((s) => s.server === id)?.events ??
+    []
+  );
 }
 
 /** the router's next poll, made by the test: what the relay still holds for the consumer of that port */
@@ -94,20 +120,28 @@ describe('the relay reads what the real orchestrator sends', () => {
     ['chat', ['workload.request_format=chat']],
     ['chat, ids as base64', ['workload.request_format=chat', 'router.return_prompt_token_ids_b64=true']],
     ['text', ['workload.request_format=text']],
-  ])('%s traffic: the oracle comes from the workers\' prompt_token_ids, never below the realised hit', async (_name, sets) => {
-    const { cluster, daemon } = await start('healthy', sets);
-    const summary = await cluster.startWorkload().done;
-    expect(summary.failedRequests).toBe(0);
-    const snap = await settled(daemon, summary);
-    expect(snap.oracleBasis).toBe('worker-truth');
-    expect(snap.oracleHitRatio!).toBeGreaterThanOrEqual(snap.cacheHitRatio!);
-    // the requests carried no ids: the joins came from the workers' own
-    expect(snap.decisions.oracleBest + snap.decisions.notOracleBest + snap.decisions.noPrefix).toBeGreaterThan(0);
-    expect(unreadable(await metricsOf(daemon))).toBe(0);
-  }, 60_000);
+  ])(
+    "%s traffic: the oracle comes from the workers' prompt_token_ids, never below the realised hit",
+    async (_name, sets) => {
+      const { cluster, daemon } = await start('healthy', sets);
+      const summary = await cluster.startWorkload().done;
+      expect(summary.failedRequests).toBe(0);
+      const snap = await settled(daemon, summary);
+      expect(snap.oracleBasis).toBe('worker-truth');
+      expect(snap.oracleHitRatio!).toBeGreaterThanOrEqual(snap.cacheHitRatio!);
+      // the requests carried no ids: the joins came from the workers' own
+      expect(snap.decisions.oracleBest + snap.decisions.notOracleBest + snap.decisions.noPrefix).toBeGreaterThan(0);
+      expect(unreadable(await metricsOf(daemon))).toBe(0);
+    },
+    60_000,
+  );
 
-  it('chat traffic with the router writing its ids into the CTX request (msgpack): the relay predicts the router\'s matches', async () => {
-    const { cluster, daemon } = await start('healthy', ['workload.request_format=chat', 'router.write_token_ids=true', 'router.ctx_body=msgpack']);
+  it("chat traffic with the router writing its ids into the CTX request (msgpack): the relay predicts the router's matches", async () => {
+    const { cluster, daemon } = await start('healthy', [
+      'workload.request_format=chat',
+      'router.write_token_ids=true',
+      'router.ctx_body=msgpack',
+    ]);
     const summary = await cluster.startWorkload().done;
     expect(summary.failedRequests).toBe(0);
     const snap = await settled(daemon, summary);
@@ -118,7 +152,11 @@ describe('the relay reads what the real orchestrator sends', () => {
   }, 60_000);
 
   it('chat traffic on the seed preset (events off): tokens lost > 0', async () => {
-    const { cluster, daemon } = await start('seed', ['workload.request_format=chat', 'workload.trajectories=12', 'workload.concurrency=6']);
+    const { cluster, daemon } = await start('seed', [
+      'workload.request_format=chat',
+      'workload.trajectories=12',
+      'workload.concurrency=6',
+    ]);
     const summary = await cluster.startWorkload().done;
     const snap = await settled(daemon, summary);
     expect(snap.oracleBasis).toBe('sticky-ideal');
@@ -127,7 +165,12 @@ describe('the relay reads what the real orchestrator sends', () => {
 
   it('workers closing idle keep-alive sockets: no request fails', async () => {
     // trtllm-serve's 5 s and the relay's 4 s, scaled down 10× so idle gaps between turns cross them often
-    const { cluster, daemon } = await start('healthy', ['ctx.keep_alive_timeout=500ms', 'workload.tool_latency=700ms', 'workload.concurrency=2'], { ...RELAY_SETTINGS, relay: { drain_interval: '100ms', upstream_keep_alive: '400ms' } }, 1);
+    const { cluster, daemon } = await start(
+      'healthy',
+      ['ctx.keep_alive_timeout=500ms', 'workload.tool_latency=700ms', 'workload.concurrency=2'],
+      { ...RELAY_SETTINGS, relay: { drain_interval: '100ms', upstream_keep_alive: '400ms' } },
+      1,
+    );
     const summary = await cluster.startWorkload().done;
     expect(summary.failedRequests).toBe(0);
     const snap = await settled(daemon, summary);
@@ -166,14 +209,21 @@ describe('the relay reads what the real orchestrator sends', () => {
       scheduler.stop();
       await replicaB.stop();
     });
-    const workloadB = new LiveWorkload(scheduler, { url: replicaB.url, workload: { ...config.workload, seed: config.workload.seed + 1 } });
+    const workloadB = new LiveWorkload(scheduler, {
+      url: replicaB.url,
+      workload: { ...config.workload, seed: config.workload.seed + 1 },
+    });
     workloadB.start();
     running.extra.unshift(async () => void (await workloadB.stop()));
     const [a, b] = await Promise.all([cluster.startWorkload().done, workloadB.done]);
     expect(a.failedRequests + b.failedRequests).toBe(0);
     // each replica: what its router applied plus its next poll is the worker's whole stream, every event once
     await expectExactlyOnce(cluster, cluster.appliedEventsUrl, (id) => cluster.ctxAddresses[id]!);
-    await expectExactlyOnce(cluster, `${replicaB.url}/debug/applied-events`, (id) => `127.0.0.1:${daemon.relayAddresses(id)[1]!.port}`);
+    await expectExactlyOnce(
+      cluster,
+      `${replicaB.url}/debug/applied-events`,
+      (id) => `127.0.0.1:${daemon.relayAddresses(id)[1]!.port}`,
+    );
     expect(await metricsOf(daemon)).toMatch(/kvsentinel_relay_events_redelivered_total\{server="ctx0"\} 0/);
   }, 90_000);
 
@@ -183,7 +233,15 @@ describe('the relay reads what the real orchestrator sends', () => {
     expect(summary.failedRequests).toBe(0);
     const snap = await settled(daemon, summary);
     const ids = snap.findings.map((f) => f.id);
-    for (const wrong of ['events-partial-ranks', 'events-absent', 'event-queue-shared', 'hash-mismatch', 'tokens-per-block-mismatch', 'router-hash-divergence']) expect(ids).not.toContain(wrong);
+    for (const wrong of [
+      'events-partial-ranks',
+      'events-absent',
+      'event-queue-shared',
+      'hash-mismatch',
+      'tokens-per-block-mismatch',
+      'router-hash-divergence',
+    ])
+      expect(ids).not.toContain(wrong);
     expect(snap.oracleBasis).toBe('worker-truth');
     expect(snap.oracleHitRatio!).toBeGreaterThanOrEqual(snap.cacheHitRatio!);
   }, 60_000);

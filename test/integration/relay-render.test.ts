@@ -38,17 +38,33 @@ async function startWorker(mode: WorkerRender): Promise<string> {
           return;
         }
         const raw = Buffer.concat(chunks);
-        const body = (req.headers['x-trtllm-msgpack'] === '1' ? decode(raw) : JSON.parse(raw.toString('utf8'))) as Record<string, unknown>;
+        const body = (
+          req.headers['x-trtllm-msgpack'] === '1' ? decode(raw) : JSON.parse(raw.toString('utf8'))
+        ) as Record<string, unknown>;
         const input = renderInputOf(body);
         let ids: Uint32Array;
         if (input === null) ids = Uint32Array.from((body['prompt_token_ids'] ?? body['prompt']) as number[]);
         else if (input.kind === 'text') ids = await tokenizer.encodeText(input.prompt);
         else if (mode === 'doubled-bos') ids = await tokenizer.encodeText(tokenizer.renderChat(input));
-        else ids = await tokenizer.render(mode === 'no-generation-prompt' ? { ...input, addGenerationPrompt: false } : input);
+        else
+          ids = await tokenizer.render(
+            mode === 'no-generation-prompt' ? { ...input, addGenerationPrompt: false } : input,
+          );
         const out = {
           id: 'chatcmpl-1',
-          choices: [{ index: 0, finish_reason: 'length', disaggregated_params: { request_type: 'context_only', ctx_request_id: 1 } }],
-          usage: { prompt_tokens: ids.length, completion_tokens: 1, total_tokens: ids.length + 1, prompt_tokens_details: { cached_tokens: 0 } },
+          choices: [
+            {
+              index: 0,
+              finish_reason: 'length',
+              disaggregated_params: { request_type: 'context_only', ctx_request_id: 1 },
+            },
+          ],
+          usage: {
+            prompt_tokens: ids.length,
+            completion_tokens: 1,
+            total_tokens: ids.length + 1,
+            prompt_tokens_details: { cached_tokens: 0 },
+          },
           prompt_token_ids: [...ids],
         };
         res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(out));
@@ -87,7 +103,11 @@ async function setup(mode: WorkerRender = 'same', relayTokenizer: ModelTokenizer
 }
 
 async function post(base: string, path: string, body: Uint8Array | string, msgpack = false): Promise<void> {
-  const res = await request(`${base}${path}`, { method: 'POST', body, headers: { 'content-type': 'application/json', ...(msgpack ? { 'x-trtllm-msgpack': '1' } : {}) } });
+  const res = await request(`${base}${path}`, {
+    method: 'POST',
+    body,
+    headers: { 'content-type': 'application/json', ...(msgpack ? { 'x-trtllm-msgpack': '1' } : {}) },
+  });
   await res.body.text();
   expect(res.statusCode).toBe(200);
 }
@@ -102,16 +122,29 @@ const chat = {
 };
 
 describe('relay with --tokenizer: router-side ids and render parity', () => {
-  it('chat (JSON and msgpack) and text: the decision carries the router-side ids, equal to the worker\'s', async () => {
+  it("chat (JSON and msgpack) and text: the decision carries the router-side ids, equal to the worker's", async () => {
     const { sink, renders, base } = await setup();
     await post(base, '/v1/chat/completions', JSON.stringify(chat));
     await post(base, '/v1/chat/completions', encode(chat), true);
-    await post(base, '/v1/completions', JSON.stringify({ model: 'm', prompt: 'def add(a, b):\n    return a + b', disaggregated_params: { request_type: 'context_only' } }));
+    await post(
+      base,
+      '/v1/completions',
+      JSON.stringify({
+        model: 'm',
+        prompt: 'def add(a, b):\n    return a + b',
+        disaggregated_params: { request_type: 'context_only' },
+      }),
+    );
     await eventually(() => sink.of('outcome').length === 3, 5000, 'three outcomes');
     const expected = await tokenizer.render(renderInputOf(chat)!);
     const [json, msgpack, text] = sink.of('decision');
     for (const d of [json!, msgpack!]) {
-      expect(d).toMatchObject({ promptForm: 'chat', promptTokensFrom: 'tokenizer', promptTokenCount: expected.length, correlationId: 'traj-1' });
+      expect(d).toMatchObject({
+        promptForm: 'chat',
+        promptTokensFrom: 'tokenizer',
+        promptTokenCount: expected.length,
+        correlationId: 'traj-1',
+      });
       expect([...d.promptTokens!]).toEqual([...expected]);
     }
     expect(text).toMatchObject({ promptForm: 'text', promptTokensFrom: 'tokenizer' });
@@ -138,10 +171,15 @@ describe('relay with --tokenizer: router-side ids and render parity', () => {
     const { sink, base } = await setup('no-generation-prompt');
     await post(base, '/v1/chat/completions', JSON.stringify(chat));
     await eventually(() => sink.of('render-check').length === 1, 5000, 'the render-check');
-    expect(sink.of('render-check')[0]!.diff).toMatchObject({ cause: 'generation-prompt', side: 'router', routerSpan: 1, workerSpan: 0 });
+    expect(sink.of('render-check')[0]!.diff).toMatchObject({
+      cause: 'generation-prompt',
+      side: 'router',
+      routerSpan: 1,
+      workerSpan: 0,
+    });
   });
 
-  it('ids the request carries are the router\'s (no render); the worker\'s are compared with them', async () => {
+  it("ids the request carries are the router's (no render); the worker's are compared with them", async () => {
     const { sink, renders, base } = await setup();
     await post(base, '/v1/chat/completions', JSON.stringify({ ...chat, prompt_token_ids: [0, 5, 6, 7, 8] }));
     await eventually(() => sink.of('render-check').length === 1, 5000, 'the render-check');
@@ -160,7 +198,11 @@ describe('relay with --tokenizer: router-side ids and render parity', () => {
     expect(a.sink.of('render-check')).toEqual([]);
     const raising = ModelTokenizer.load(deepseekVariant((config) => ({ ...config, chat_template: TOOLS_TEMPLATE })));
     const b = await setup('same', raising);
-    await post(b.base, '/v1/chat/completions', JSON.stringify({ ...chat, messages: [{ role: 'narrator', content: 'x' }] }));
+    await post(
+      b.base,
+      '/v1/chat/completions',
+      JSON.stringify({ ...chat, messages: [{ role: 'narrator', content: 'x' }] }),
+    );
     await eventually(() => b.sink.of('outcome').length === 1, 5000, 'the outcome');
     expect(b.renders).toEqual(['template-error']);
   });

@@ -51,7 +51,9 @@ describe('relay in front of the simulator worker model', () => {
       for (let turn = 0; turn < 4; turn++) {
         const keys = routerBlockKeys(prompt, tpb, 'v1_block_key');
         // kv_cache_aware score: matched/padded − active/max_batch_size
-        const scores = relays.map((_, s) => table.matchedTokens(`ctx${s}`, keys, tpb) / Math.max(keys.length * tpb, 1) - active[s]! / 64);
+        const scores = relays.map(
+          (_, s) => table.matchedTokens(`ctx${s}`, keys, tpb) / Math.max(keys.length * tpb, 1) - active[s]! / 64,
+        );
         const best = scores.indexOf(Math.max(...scores));
         if (turn > 0) {
           followups++;
@@ -61,7 +63,12 @@ describe('relay in front of the simulator worker model', () => {
         const res = await request(`${relays[best]}/v1/completions`, {
           method: 'POST',
           headers: { 'content-type': 'application/json', 'x-correlation-id': `traj-${t}` },
-          body: JSON.stringify({ model: 'm', prompt, max_tokens: 1, disaggregated_params: { request_type: 'context_only', disagg_request_id: nextId++ } }),
+          body: JSON.stringify({
+            model: 'm',
+            prompt,
+            max_tokens: 1,
+            disaggregated_params: { request_type: 'context_only', disagg_request_id: nextId++ },
+          }),
         });
         expect(res.statusCode).toBe(200);
         await res.body.text();
@@ -77,9 +84,11 @@ describe('relay in front of the simulator worker model', () => {
         prompt = [...prompt, ...Array.from({ length: 40 }, (_, k) => 7 * turn + k + 100 * t)];
       }
     };
-    await Promise.all([0, 1, 2].map(async (lane) => {
-      for (let t = lane; t < 6; t += 3) await trajectory(t);
-    }));
+    await Promise.all(
+      [0, 1, 2].map(async (lane) => {
+        for (let t = lane; t < 6; t += 3) await trajectory(t);
+      }),
+    );
     // a last poll per server collects what the workers emitted after the last finish
     await new Promise((r) => setTimeout(r, 50));
     for (const [s, base] of relays.entries()) {
@@ -117,7 +126,9 @@ describe('relay in front of the simulator worker model', () => {
     const base = `http://127.0.0.1:${daemon.webAddress().port}`;
     const metrics = await (await request(`${base}/metrics`)).body.text();
     expect(promtoolProblems(metrics).problems).toEqual([]);
-    const delivered = [...metrics.matchAll(/^kvsentinel_relay_events_delivered_total\{server="ctx\d"\} (\d+)$/gm)].reduce((n, m) => n + Number(m[1]), 0);
+    const delivered = [
+      ...metrics.matchAll(/^kvsentinel_relay_events_delivered_total\{server="ctx\d"\} (\d+)$/gm),
+    ].reduce((n, m) => n + Number(m[1]), 0);
     expect(delivered).toBe(workers.reduce((n, w) => n + w.emitted.length, 0));
   }, 30_000);
 
@@ -125,27 +136,46 @@ describe('relay in front of the simulator worker model', () => {
     const worker = await startSimWorkerServer('ctx0');
     cleanups.push(() => worker.close());
     const daemon = createDaemon(
-      buildConfig({ web: { listen_address: '127.0.0.1:0' }, relays: [{ id: 'ctx0', upstream: worker.url, listen: '127.0.0.1:0' }], relay: { drain_interval: '1s' } }, {}),
+      buildConfig(
+        {
+          web: { listen_address: '127.0.0.1:0' },
+          relays: [{ id: 'ctx0', upstream: worker.url, listen: '127.0.0.1:0' }],
+          relay: { drain_interval: '1s' },
+        },
+        {},
+      ),
     );
     await daemon.start();
     cleanups.push(() => daemon.stop());
     const relay = `http://127.0.0.1:${daemon.relayAddress('ctx0')?.port}`;
     for (let i = 0; i < 12; i++) {
       const prompt = Array.from({ length: 40 }, (_, k) => 500 * i + k);
-      const res = await request(`${relay}/v1/completions`, { method: 'POST', body: JSON.stringify({ prompt, disaggregated_params: { request_type: 'context_only', disagg_request_id: i + 1 } }) });
+      const res = await request(`${relay}/v1/completions`, {
+        method: 'POST',
+        body: JSON.stringify({
+          prompt,
+          disaggregated_params: { request_type: 'context_only', disagg_request_id: i + 1 },
+        }),
+      });
       await res.body.text();
       // someone else (a second orchestrator that bypasses the relay) sends its own request to the worker directly
       // every other time and drains the worker's queue: the relay drains when its own requests complete, so what
       // it misses are the other orchestrator's events
       if (i % 2 === 0) {
         const own = Array.from({ length: 40 }, (_, k) => 90_000 + 500 * i + k);
-        await (await request(`${worker.url}/v1/completions`, { method: 'POST', body: JSON.stringify({ prompt: own }) })).body.text();
+        await (
+          await request(`${worker.url}/v1/completions`, { method: 'POST', body: JSON.stringify({ prompt: own }) })
+        ).body.text();
       }
       const thief = i % 2 === 0 ? worker.url : relay;
       await (await request(`${thief}/kv_cache_events`, { method: 'POST' })).body.text();
     }
     await eventually(() => daemon.snapshot().servers.some((s) => s.ranks.some((r) => r.gaps > 0)), 5_000, 'gaps');
-    await eventually(() => daemon.snapshot().findings.some((f) => f.id === 'event-queue-shared'), 10_000, 'event-queue-shared');
+    await eventually(
+      () => daemon.snapshot().findings.some((f) => f.id === 'event-queue-shared'),
+      10_000,
+      'event-queue-shared',
+    );
     const metrics = await (await request(`http://127.0.0.1:${daemon.webAddress().port}/metrics`)).body.text();
     expect(metrics).toContain('kvsentinel_finding_active{id="event-queue-shared",severity="critical"} 1');
     expect(metrics).toMatch(/kvsentinel_kv_event_gaps_total\{server="ctx0",rank="\d"\} [1-9]/);

@@ -30,8 +30,22 @@ async function setup(workers = 1, options: Partial<RelayOptions> = {}, replicaPo
     fakes.push(worker);
     cleanups.push(() => worker.close());
     const relay = new WorkerRelay(
-      { id: `ctx${i}`, upstream: worker.url, host: '127.0.0.1', port: 0, replicaPorts: Array.from({ length: replicaPorts }, () => 0) },
-      { sink, status, clock: Date.now, logger: silentLogger, inflight, parseEvents: parseIds, onProxied: (_s, sec) => durations.push(sec) },
+      {
+        id: `ctx${i}`,
+        upstream: worker.url,
+        host: '127.0.0.1',
+        port: 0,
+        replicaPorts: Array.from({ length: replicaPorts }, () => 0),
+      },
+      {
+        sink,
+        status,
+        clock: Date.now,
+        logger: silentLogger,
+        inflight,
+        parseEvents: parseIds,
+        onProxied: (_s, sec) => durations.push(sec),
+      },
       { drainIntervalMs: 20, drainTimeoutMs: 500, ...options },
     );
     await relay.start();
@@ -156,8 +170,13 @@ describe('relay', () => {
   it('proxies every path with headers kept and records decision and outcome of each CTX request', async () => {
     const { fakes, bases, sink, durations } = await setup(2);
     (fakes[0] as FakeCtxWorker).cachedTokens = 3;
-    const body = '{"model":"m","prompt":[11,12,13,14,15],"disaggregated_params":{"request_type":"context_only","disagg_request_id":18446744073709551557,"conversation_id":"conv-7"}}';
-    const res = await request(`${bases[0]}/v1/completions?x=1`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-trace': 'abc' }, body });
+    const body =
+      '{"model":"m","prompt":[11,12,13,14,15],"disaggregated_params":{"request_type":"context_only","disagg_request_id":18446744073709551557,"conversation_id":"conv-7"}}';
+    const res = await request(`${bases[0]}/v1/completions?x=1`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-trace': 'abc' },
+      body,
+    });
     expect(res.statusCode).toBe(200);
     expect(res.headers['x-echo-trace']).toBe('abc');
     const json = (await res.body.json()) as { usage: { prompt_tokens_details: { cached_tokens: number } } };
@@ -174,16 +193,32 @@ describe('relay', () => {
 
     await eventually(() => sink.of('outcome').length === 1, 2_000, 'outcome');
     const [decision] = sink.of('decision');
-    expect(decision).toMatchObject({ server: 'ctx0', requestId: '18446744073709551557', correlationId: 'conv-7', promptTokenCount: 5, inflight: { ctx0: 0, ctx1: 0 } });
+    expect(decision).toMatchObject({
+      server: 'ctx0',
+      requestId: '18446744073709551557',
+      correlationId: 'conv-7',
+      promptTokenCount: 5,
+      inflight: { ctx0: 0, ctx1: 0 },
+    });
     expect([...(decision?.promptTokens ?? [])]).toEqual([11, 12, 13, 14, 15]);
-    expect(sink.of('outcome')[0]).toMatchObject({ server: 'ctx0', requestId: '18446744073709551557', ok: true, promptTokens: 5, cachedTokens: 3 });
+    expect(sink.of('outcome')[0]).toMatchObject({
+      server: 'ctx0',
+      requestId: '18446744073709551557',
+      ok: true,
+      promptTokens: 5,
+      cachedTokens: 3,
+    });
     expect(durations).toHaveLength(1);
   });
 
   it('forwards a request larger than relay.capture_max_bytes whole, keeps no copy of its prompt, and counts it', async () => {
     const { fakes, bases, sink, relays } = await setup(1, { captureMaxBytes: 64 });
     const body = `{"model":"m","prompt":[${Array.from({ length: 200 }, (_, i) => i + 1).join(',')}]}`;
-    const res = await request(`${bases[0]}/v1/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+    const res = await request(`${bases[0]}/v1/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body,
+    });
     expect(res.statusCode).toBe(200);
     await res.body.text();
     expect(fakes[0]?.requests.find((r) => r.path === '/v1/completions')?.body).toBe(body);
@@ -214,7 +249,11 @@ describe('relay', () => {
     expect(rest).toContain('[DONE]');
     await eventually(() => sink.of('outcome').length === 1, 2_000, 'outcome');
     expect(sink.of('outcome')[0]).toMatchObject({ ok: true, promptTokens: 7, cachedTokens: 64 });
-    expect(sink.of('decision')[0]).toMatchObject({ correlationId: 'sess-1', promptTokens: null, promptTokenCount: null });
+    expect(sink.of('decision')[0]).toMatchObject({
+      correlationId: 'sess-1',
+      promptTokens: null,
+      promptTokenCount: null,
+    });
   });
 
   it('forwards a large response byte for byte to a client that stalls and then reads (pause and resume upstream)', async () => {
@@ -241,8 +280,20 @@ describe('relay', () => {
     cleanups.push(() => new Promise<void>((resolve) => upstream.close(() => resolve())));
     const sink = new RecordingSink();
     const relay = new WorkerRelay(
-      { id: 'big', upstream: `http://127.0.0.1:${(upstream.address() as AddressInfo).port}`, host: '127.0.0.1', port: 0 },
-      { sink, status: new SourceStatusBoard({ sink, clock: Date.now }), clock: Date.now, logger: silentLogger, inflight: new InflightTracker(), parseEvents: parseIds },
+      {
+        id: 'big',
+        upstream: `http://127.0.0.1:${(upstream.address() as AddressInfo).port}`,
+        host: '127.0.0.1',
+        port: 0,
+      },
+      {
+        sink,
+        status: new SourceStatusBoard({ sink, clock: Date.now }),
+        clock: Date.now,
+        logger: silentLogger,
+        inflight: new InflightTracker(),
+        parseEvents: parseIds,
+      },
       { drainIntervalMs: 60_000, shutdownGraceMs: 1_000 },
     );
     await relay.start();
@@ -265,7 +316,11 @@ describe('relay', () => {
     const worker = fakes[0] as FakeCtxWorker;
     worker.holdStreams = true;
     const ac = new AbortController();
-    const res = await request(`${bases[0]}/v1/completions`, { method: 'POST', body: '{"prompt":[1,2],"stream":true}', signal: ac.signal });
+    const res = await request(`${bases[0]}/v1/completions`, {
+      method: 'POST',
+      body: '{"prompt":[1,2],"stream":true}',
+      signal: ac.signal,
+    });
     const it = (res.body as AsyncIterable<Buffer>)[Symbol.asyncIterator]();
     await it.next();
     ac.abort();
@@ -276,7 +331,10 @@ describe('relay', () => {
   it('counts in-flight requests per server in each decision', async () => {
     const { fakes, bases, sink } = await setup(2);
     (fakes[0] as FakeCtxWorker).holdStreams = true;
-    const held = await request(`${bases[0]}/v1/completions`, { method: 'POST', body: '{"prompt":[1,2],"stream":true}' });
+    const held = await request(`${bases[0]}/v1/completions`, {
+      method: 'POST',
+      body: '{"prompt":[1,2],"stream":true}',
+    });
     const it = (held.body as AsyncIterable<Buffer>)[Symbol.asyncIterator]();
     await it.next();
     const second = await request(`${bases[1]}/v1/completions`, { method: 'POST', body: '{"prompt":[3,4]}' });
@@ -293,7 +351,11 @@ describe('relay', () => {
     ['slow', 'timeout'],
     ['http-500', 'http_status'],
   ] as const)('reports %s events as a counted %s error and still answers polls', async (fault, reason) => {
-    const { fakes, bases, status } = await setup(1, { maxDrainBytes: 100_000, drainTimeoutMs: 300, drainIntervalMs: 1_000 });
+    const { fakes, bases, status } = await setup(1, {
+      maxDrainBytes: 100_000,
+      drainTimeoutMs: 300,
+      drainIntervalMs: 1_000,
+    });
     const worker = fakes[0] as FakeCtxWorker;
     expect(await pollEvents(bases[0] as string)).toHaveLength(1); // the created event
     worker.eventsFault = fault;
@@ -326,7 +388,11 @@ describe('relay', () => {
     const { fakes, bases, relays } = await setup(1);
     (fakes[0] as FakeCtxWorker).completionDelayMs = 200;
     const pending = request(`${bases[0]}/v1/completions`, { method: 'POST', body: '{"prompt":[1,2,3]}' });
-    await eventually(() => fakes[0]?.requests.some((r) => r.path === '/v1/completions') ?? false, 2_000, 'request at the worker');
+    await eventually(
+      () => fakes[0]?.requests.some((r) => r.path === '/v1/completions') ?? false,
+      2_000,
+      'request at the worker',
+    );
     const stopped = relays[0]?.stop();
     const res = await pending;
     expect(res.statusCode).toBe(200);

@@ -18,13 +18,25 @@ const sidecar = liveSidecarPerTest();
 // well over the decisions the statistical findings need: with 40 trajectories (~120 decisions) the behavioural test
 // had ~34 indifferent decisions (under the 60 it needs) and the verdict hung on the chance models, which a loaded CI
 // machine tipped into evidence-insufficient; 100 give ~150. Prompts of a few thousand tokens.
-const TRAFFIC = ['workload.trajectories=100', 'workload.concurrency=8', 'workload.system_prefix_tokens=600', 'workload.task_tokens_median=150'];
+const TRAFFIC = [
+  'workload.trajectories=100',
+  'workload.concurrency=8',
+  'workload.system_prefix_tokens=600',
+  'workload.task_tokens_median=150',
+];
 
 async function run(routerTokenizer: string): Promise<{ daemon: Daemon; requests: number; metrics: string }> {
-  sidecar.cluster = await startLiveCluster(smallConfig('healthy', [...TRAFFIC, `ctx.tokenizer=${DEEPSEEK_V3_DIR}`, `router.tokenizer=${routerTokenizer}`]), {
-    timeScale: 2,
-    ctxUrls: relayDaemonCtxUrls(sidecar, { relay: { drain_interval: '100ms' }, server_info_interval: '1s', tokenizer: { path: routerTokenizer } }),
-  });
+  sidecar.cluster = await startLiveCluster(
+    smallConfig('healthy', [...TRAFFIC, `ctx.tokenizer=${DEEPSEEK_V3_DIR}`, `router.tokenizer=${routerTokenizer}`]),
+    {
+      timeScale: 2,
+      ctxUrls: relayDaemonCtxUrls(sidecar, {
+        relay: { drain_interval: '100ms' },
+        server_info_interval: '1s',
+        tokenizer: { path: routerTokenizer },
+      }),
+    },
+  );
   const daemon = sidecar.daemon;
   if (daemon === null) throw new Error('relays did not start');
   const summary = await sidecar.cluster.startWorkload().done;
@@ -47,25 +59,38 @@ describe('render parity end to end (DeepSeek-V3 tokenizer on workers, router and
       expect(s.findings.filter((f) => f.severity === 'critical').map((f) => f.id)).toEqual([]);
     }
     // every request was rendered by the sidecar (chat), none failed
-    const rendered = [...metrics.matchAll(/^kvsentinel_render_requests_total\{server="[^"]+",result="rendered"\} (\d+)/gm)].reduce((n, m) => n + Number(m[1]), 0);
+    const rendered = [
+      ...metrics.matchAll(/^kvsentinel_render_requests_total\{server="[^"]+",result="rendered"\} (\d+)/gm),
+    ].reduce((n, m) => n + Number(m[1]), 0);
     expect(rendered).toBe(requests);
     expect(metrics).not.toMatch(/kvsentinel_render_requests_total\{[^}]*result="(?!rendered)/);
     expect(metrics).toContain('kvsentinel_finding_active{id="render-drift",severity="critical"} 0');
   }, 120_000);
 
   it('a router template that writes BOS twice: render-drift at position 1, and cache-signal-inert points at it', async () => {
-    const doubled = deepseekVariant((config) => ({ ...config, chat_template: `{{ bos_token }}${config['chat_template'] as string}` }));
+    const doubled = deepseekVariant((config) => ({
+      ...config,
+      chat_template: `{{ bos_token }}${config['chat_template'] as string}`,
+    }));
     const { daemon } = await run(doubled);
     const has = (s: DaemonSnapshot, id: string): boolean => s.findings.some((f) => f.id === id);
-    const snap = (await watchSnapshots(daemon, 30_000, (s) => has(s, 'render-drift') && has(s, 'cache-signal-inert'))).at(-1)!;
+    const snap = (
+      await watchSnapshots(daemon, 30_000, (s) => has(s, 'render-drift') && has(s, 'cache-signal-inert'))
+    ).at(-1)!;
     const metrics = await (await request(`http://127.0.0.1:${daemon.webAddress().port}/metrics`)).body.text();
     expect(snap.servers.reduce((n, s) => n + s.predictedRouterCachedTokens, 0)).toBe(0);
     const drift = snap.findings.find((f) => f.id === 'render-drift');
     expect(drift?.severity).toBe('critical');
-    expect(drift?.evidence).toMatchObject({ first_diverging_position: 1, likely_cause: 'doubled-bos/router', differing_share: 1 });
+    expect(drift?.evidence).toMatchObject({
+      first_diverging_position: 1,
+      likely_cause: 'doubled-bos/router',
+      differing_share: 1,
+    });
     expect(String(drift?.evidence['router_ids_from_position'])).toMatch(/^0: 0,0,/);
     const inert = snap.findings.find((f) => f.id === 'cache-signal-inert');
-    expect(inert?.cause).toMatch(/render-drift: 100\.0% of requests, first difference at token 1; likely BOS twice on the router side/);
+    expect(inert?.cause).toMatch(
+      /render-drift: 100\.0% of requests, first difference at token 1; likely BOS twice on the router side/,
+    );
     expect(metrics).toContain('kvsentinel_finding_active{id="render-drift",severity="critical"} 1');
   }, 120_000);
 });

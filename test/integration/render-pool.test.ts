@@ -27,9 +27,18 @@ describe('RenderPool on its worker thread', () => {
     try {
       const bodies = Array.from({ length: 40 }, (_, i) => {
         const c = CONVERSATIONS[i % CONVERSATIONS.length]!;
-        return i % 4 === 3 ? { model: 'm', prompt: `request ${i}: ${c.name}` } : { model: 'm', messages: c.messages, ...(c.tools ? { tools: c.tools } : {}) };
+        return i % 4 === 3
+          ? { model: 'm', prompt: `request ${i}: ${c.name}` }
+          : { model: 'm', messages: c.messages, ...(c.tools ? { tools: c.tools } : {}) };
       });
-      const answers = await Promise.all(bodies.map((b, i) => pool.render(i % 2 === 0 ? new TextEncoder().encode(JSON.stringify(b)) : encode(b), i % 2 === 0 ? 'json' : 'msgpack')));
+      const answers = await Promise.all(
+        bodies.map((b, i) =>
+          pool.render(
+            i % 2 === 0 ? new TextEncoder().encode(JSON.stringify(b)) : encode(b),
+            i % 2 === 0 ? 'json' : 'msgpack',
+          ),
+        ),
+      );
       for (let i = 0; i < bodies.length; i++) {
         const expected = await tokenizer.render(renderInputOf(bodies[i])!);
         const got = answers[i]!;
@@ -37,7 +46,10 @@ describe('RenderPool on its worker thread', () => {
         if (got.kind === 'rendered') expect([...got.ids], `body ${i}`).toEqual([...expected]);
       }
       expect((await pool.render(new TextEncoder().encode('{"prompt": [1, 2]}'), 'json')).kind).toBe('none');
-      expect(await pool.render(new TextEncoder().encode('{not json'), 'json')).toMatchObject({ kind: 'failed', reason: 'undecodable' });
+      expect(await pool.render(new TextEncoder().encode('{not json'), 'json')).toMatchObject({
+        kind: 'failed',
+        reason: 'undecodable',
+      });
     } finally {
       await pool.close();
     }
@@ -48,8 +60,14 @@ describe('RenderPool on its worker thread', () => {
     const { ModelTokenizer } = await load<typeof TokenizerModule>('model-tokenizer.js');
     const pool = new RenderPool({ tokenizer: ModelTokenizer.load(DEEPSEEK_V3_DIR), thread: true, maxPending: 2 });
     try {
-      const body = new TextEncoder().encode(JSON.stringify({ messages: [{ role: 'user', content: 'x '.repeat(20_000) }] }));
-      const answers = await Promise.all([pool.render(body, 'json'), pool.render(body, 'json'), pool.render(body, 'json')]);
+      const body = new TextEncoder().encode(
+        JSON.stringify({ messages: [{ role: 'user', content: 'x '.repeat(20_000) }] }),
+      );
+      const answers = await Promise.all([
+        pool.render(body, 'json'),
+        pool.render(body, 'json'),
+        pool.render(body, 'json'),
+      ]);
       expect(answers.map((a) => a.kind)).toEqual(['rendered', 'rendered', 'failed']);
       expect(answers[2]).toMatchObject({ reason: 'busy' });
     } finally {

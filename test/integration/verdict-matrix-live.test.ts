@@ -75,7 +75,9 @@ async function runRow(row: LiveRow): Promise<RowResult> {
   let lines = Promise.resolve();
   cluster = await startLiveCluster(presetConfig(row.preset, [...LIVE_SCALE, ...row.set]), {
     timeScale: 2,
-    ...(row.log ? { orchestratorLog: (line: string) => void (lines = lines.then(() => appendFile(logPath, `${line}\n`))) } : {}),
+    ...(row.log
+      ? { orchestratorLog: (line: string) => void (lines = lines.then(() => appendFile(logPath, `${line}\n`))) }
+      : {}),
     ctxUrls: async (workers) => {
       daemon = createDaemon(
         buildConfig(
@@ -98,8 +100,17 @@ async function runRow(row: LiveRow): Promise<RowResult> {
   const summary = await cluster.startWorkload().done;
   expect(summary.failedRequests).toBe(0);
   await lines;
-  await eventually(() => state.snapshot(Date.now()).requests >= summary.requests, 10_000, 'the state saw every request');
-  if (row.log) await eventually(() => state.snapshot(Date.now()).routerTokensPerBlock.from === 'orchestrator-log' || row.tpb === undefined, 5_000, 'the orchestrator log read');
+  await eventually(
+    () => state.snapshot(Date.now()).requests >= summary.requests,
+    10_000,
+    'the state saw every request',
+  );
+  if (row.log)
+    await eventually(
+      () => state.snapshot(Date.now()).routerTokensPerBlock.from === 'orchestrator-log' || row.tpb === undefined,
+      5_000,
+      'the orchestrator log read',
+    );
   const now = Date.now();
   return { snap: state.snapshot(now), input: state.diagnosisInput(now) };
 }
@@ -107,7 +118,14 @@ async function runRow(row: LiveRow): Promise<RowResult> {
 const NEWEST = ['router.profile=newest'];
 
 const ROWS: readonly LiveRow[] = [
-  { name: '2026-06, healthy, spread (max_batch_size 64)', preset: 'healthy', set: ['router.max_batch_size=64'], log: false, verdicts: ['healthy', 'degraded'], critical: [] },
+  {
+    name: '2026-06, healthy, spread (max_batch_size 64)',
+    preset: 'healthy',
+    set: ['router.max_batch_size=64'],
+    log: false,
+    verdicts: ['healthy', 'degraded'],
+    critical: [],
+  },
   {
     name: '2026-06, healthy, max_batch_size 512, all traffic on one server',
     preset: 'healthy',
@@ -117,7 +135,14 @@ const ROWS: readonly LiveRow[] = [
     critical: [],
     warnings: ['load-concentrated'],
   },
-  { name: 'seed (events off, tokens_per_block 32), relay only', preset: 'seed', set: ['router.max_batch_size=8'], log: false, verdicts: ['inert'], critical: ['events-absent', 'cache-signal-inert'] },
+  {
+    name: 'seed (events off, tokens_per_block 32), relay only',
+    preset: 'seed',
+    set: ['router.max_batch_size=8'],
+    log: false,
+    verdicts: ['inert'],
+    critical: ['events-absent', 'cache-signal-inert'],
+  },
   {
     name: '2026-06, router tokens_per_block 32, relay only: block size and tokenization named',
     preset: 'healthy',
@@ -181,28 +206,46 @@ const ROWS: readonly LiveRow[] = [
 ];
 
 describe('verdicts on the live simulator through the relay (issue #14)', () => {
-  it.each(ROWS.map((r) => [r.name, r] as const))('%s', async (_name, row) => {
-    const { snap, input } = await runRow(row);
-    const ids = (severity: string): string[] => snap.findings.filter((f) => f.severity === severity).map((f) => f.id).sort();
-    const context = `${row.name}: ${snap.verdict} ${snap.servers.map((s) => `${s.server}=${s.requests}`).join(' ')} ${JSON.stringify(snap.findings.map((f) => [f.id, f.summary]))}`;
-    expect(snap.requests, context).toBeGreaterThan(150);
-    expect(ids('critical'), context).toEqual([...row.critical].sort());
-    for (const id of row.warnings ?? []) expect(ids('warning'), context).toContain(id);
-    expect(row.verdicts, context).toContain(snap.verdict);
-    for (const [id, text] of Object.entries(row.says ?? {})) {
-      const f = snap.findings.find((x) => x.id === id);
-      expect(`${f?.summary ?? ''} ${f?.cause ?? ''}`, context).toContain(text);
-    }
-    if (row.tpb !== undefined) expect(snap.routerTokensPerBlock).toMatchObject(row.tpb);
-    if (row.pinOverrides === true) {
-      const debug = (await (await fetch(cluster!.debugUrl)).json()) as { decisions: { chosen: string; candidates: { server: string; score: number }[] }[] };
-      const below = debug.decisions.filter((d) => d.candidates.find((c) => c.server === d.chosen)!.score < Math.max(...d.candidates.map((c) => c.score)));
-      expect(below.length, context).toBeGreaterThan(0);
-    }
-    if (row.msgpack) {
-      // the decode is in the path: nothing unreadable, and every decision's prompt ids were read
-      for (const sv of input.servers) expect(sv.unreadableRequests, `${context} ${sv.server}`).toEqual({ unknown_encoding: 0, malformed: 0, too_large: 0, no_prompt: 0 });
-      expect(input.decisions.withKeys, context).toBe(snap.requests);
-    }
-  }, 120_000);
+  it.each(ROWS.map((r) => [r.name, r] as const))(
+    '%s',
+    async (_name, row) => {
+      const { snap, input } = await runRow(row);
+      const ids = (severity: string): string[] =>
+        snap.findings
+          .filter((f) => f.severity === severity)
+          .map((f) => f.id)
+          .sort();
+      const context = `${row.name}: ${snap.verdict} ${snap.servers.map((s) => `${s.server}=${s.requests}`).join(' ')} ${JSON.stringify(snap.findings.map((f) => [f.id, f.summary]))}`;
+      expect(snap.requests, context).toBeGreaterThan(150);
+      expect(ids('critical'), context).toEqual([...row.critical].sort());
+      for (const id of row.warnings ?? []) expect(ids('warning'), context).toContain(id);
+      expect(row.verdicts, context).toContain(snap.verdict);
+      for (const [id, text] of Object.entries(row.says ?? {})) {
+        const f = snap.findings.find((x) => x.id === id);
+        expect(`${f?.summary ?? ''} ${f?.cause ?? ''}`, context).toContain(text);
+      }
+      if (row.tpb !== undefined) expect(snap.routerTokensPerBlock).toMatchObject(row.tpb);
+      if (row.pinOverrides === true) {
+        const debug = (await (await fetch(cluster!.debugUrl)).json()) as {
+          decisions: { chosen: string; candidates: { server: string; score: number }[] }[];
+        };
+        const below = debug.decisions.filter(
+          (d) => d.candidates.find((c) => c.server === d.chosen)!.score < Math.max(...d.candidates.map((c) => c.score)),
+        );
+        expect(below.length, context).toBeGreaterThan(0);
+      }
+      if (row.msgpack) {
+        // the decode is in the path: nothing unreadable, and every decision's prompt ids were read
+        for (const sv of input.servers)
+          expect(sv.unreadableRequests, `${context} ${sv.server}`).toEqual({
+            unknown_encoding: 0,
+            malformed: 0,
+            too_large: 0,
+            no_prompt: 0,
+          });
+        expect(input.decisions.withKeys, context).toBe(snap.requests);
+      }
+    },
+    120_000,
+  );
 });

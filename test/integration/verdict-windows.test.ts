@@ -11,7 +11,10 @@ import { runVirtual } from '../../src/sim/run-virtual.js';
 import { presetConfig } from '../../src/sim/sim-config.js';
 import { REDUCED_SCALE } from '../helpers/fault-matrix-rows.js';
 
-function verdictsOverTime(options: SentinelOptions, everyMs: number): { ts: number; verdict: string; critical: string[]; meaning: string }[] {
+function verdictsOverTime(
+  options: SentinelOptions,
+  everyMs: number,
+): { ts: number; verdict: string; critical: string[]; meaning: string }[] {
   const state = createSentinelState(options);
   const out: { ts: number; verdict: string; critical: string[]; meaning: string }[] = [];
   let next = everyMs;
@@ -21,11 +24,30 @@ function verdictsOverTime(options: SentinelOptions, everyMs: number): { ts: numb
     watchPromptTokenIds: false,
     onObservation: (o: Observation) => {
       if (o.kind === 'router-state' || o.kind === 'router-score') return;
-      state.apply(o.kind === 'router-config' ? { ...o, source: 'config', routerType: null, tokensPerBlock: null, maxBatchSize: null, backfillBlockHashesOnFinish: null, profile: null, trackRoutedBlocks: null, loadWeight: null } : o);
+      state.apply(
+        o.kind === 'router-config'
+          ? {
+              ...o,
+              source: 'config',
+              routerType: null,
+              tokensPerBlock: null,
+              maxBatchSize: null,
+              backfillBlockHashesOnFinish: null,
+              profile: null,
+              trackRoutedBlocks: null,
+              loadWeight: null,
+            }
+          : o,
+      );
       while (o.ts >= next) {
         const snap = state.snapshot(next);
         const critical = snap.findings.filter((f) => f.severity === 'critical').map((f) => f.id);
-        out.push({ ts: next, verdict: snap.verdict, critical, meaning: verdictMeaning(snap.verdict, critical.length > 0) });
+        out.push({
+          ts: next,
+          verdict: snap.verdict,
+          critical,
+          meaning: verdictMeaning(snap.verdict, critical.length > 0),
+        });
         next += everyMs;
       }
     },

@@ -32,7 +32,10 @@ describe('watch sources over real HTTP', () => {
     const worker = await startFakeCtxWorker();
     cleanups.push(() => worker.close());
     const d = deps();
-    const source = createExclusiveEventsSource({ ...d, parseEvents: parseKvEvents }, { server: 'ctx0', url: worker.url, ...slow });
+    const source = createExclusiveEventsSource(
+      { ...d, parseEvents: parseKvEvents },
+      { server: 'ctx0', url: worker.url, ...slow },
+    );
     cleanups.push(() => source.stop());
     worker.emit([storedEventText(1, 1)]);
     await source.pollNow();
@@ -53,14 +56,20 @@ describe('watch sources over real HTTP', () => {
     const d = deps();
     const info = createServerInfoSource(d, { server: 'ctx0', url: worker.url, ...slow });
     const prom = createPrometheusScrapeSource(d, { server: 'ctx0', url: worker.url, ...slow });
-    cleanups.push(() => info.stop(), () => prom.stop());
+    cleanups.push(
+      () => info.stop(),
+      () => prom.stop(),
+    );
     await info.pollNow();
     await prom.pollNow();
     expect(d.sink.of('server-info')[0]).toMatchObject({ server: 'ctx0', hashAlgo: 'v1_block_key', tokensPerBlock: 4 });
     expect(d.status.list().find((s) => s.source === 'prometheus:ctx0')?.up).toBe(true);
     await worker.close();
     await prom.pollNow();
-    expect(d.status.list().find((s) => s.source === 'prometheus:ctx0')).toMatchObject({ up: false, errors: { connect: 1 } });
+    expect(d.status.list().find((s) => s.source === 'prometheus:ctx0')).toMatchObject({
+      up: false,
+      errors: { connect: 1 },
+    });
   });
 
   it('router debug: polls with since=<last seq>, applies each decision once, survives garbage', async () => {
@@ -75,9 +84,13 @@ describe('watch sources over real HTTP', () => {
     cleanups.push(() => new Promise((r) => server.close(() => r())));
     const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
     const d = deps();
-    const source = createRouterDebugSource({ ...d, resolve: createServerResolver({ ctx0: [':9401'] }) }, { url: base, ...slow });
+    const source = createRouterDebugSource(
+      { ...d, resolve: createServerResolver({ ctx0: [':9401'] }) },
+      { url: base, ...slow },
+    );
     cleanups.push(() => source.stop());
-    const decision = (seq: number): string => `{"seq":${seq},"ts":1700000000,"request_id":"r${seq}","correlation_id":null,"chosen":"h:9401","candidates":[]}`;
+    const decision = (seq: number): string =>
+      `{"seq":${seq},"ts":1700000000,"request_id":"r${seq}","correlation_id":null,"chosen":"h:9401","candidates":[]}`;
     body = `{"router":{"type":"kv_cache_aware","tokens_per_block":32,"max_batch_size":64},"servers":[{"url":"h:9401","block_table_size":0}],"decisions":[${decision(1)},${decision(2)}]}`;
     await source.pollNow();
     body = `{"servers":[],"decisions":[${decision(2)},${decision(3)}]}`; // a router that ignores since

@@ -29,16 +29,30 @@ interface Harness {
   readonly seen: Observation[];
 }
 
-async function harness(format: PublisherFormat, engine: StreamEngine, opts: { ranks?: number; replay?: boolean; pubHwm?: number; source?: Partial<ZmqSourceOptions> } = {}): Promise<Harness> {
+async function harness(
+  format: PublisherFormat,
+  engine: StreamEngine,
+  opts: { ranks?: number; replay?: boolean; pubHwm?: number; source?: Partial<ZmqSourceOptions> } = {},
+): Promise<Harness> {
   const ranks = opts.ranks ?? 2;
-  const pub = new ZmqKvPublisher({ format, ranks, blockSize: BLOCK, replay: opts.replay ?? true, ...(opts.pubHwm !== undefined ? { sendHighWaterMark: opts.pubHwm } : {}) });
+  const pub = new ZmqKvPublisher({
+    format,
+    ranks,
+    blockSize: BLOCK,
+    replay: opts.replay ?? true,
+    ...(opts.pubHwm !== undefined ? { sendHighWaterMark: opts.pubHwm } : {}),
+  });
   await pub.start();
   cleanups.push(() => pub.stop());
   const state = createSentinelState({ mode: 'auto' });
   const seen: Observation[] = [];
   const sink = { apply: (o: Observation) => (seen.push(o), state.apply(o)) };
   const status = new SourceStatusBoard({ sink, clock: Date.now });
-  const source = new ZmqEventsSource({ id: 'ctx0', endpoint: pub.endpoint, replay: pub.replayEndpoint, engine, ranks, topic: '' }, { sink, status, clock: Date.now, logger: silentLogger }, { replayTimeoutMs: 3_000, ...opts.source });
+  const source = new ZmqEventsSource(
+    { id: 'ctx0', endpoint: pub.endpoint, replay: pub.replayEndpoint, engine, ranks, topic: '' },
+    { sink, status, clock: Date.now, logger: silentLogger },
+    { replayTimeoutMs: 3_000, ...opts.source },
+  );
   await source.start();
   cleanups.push(() => source.stop());
   // PUB/SUB joins late: probe with empty batches until every rank delivered one (earlier probes are history)
@@ -56,20 +70,29 @@ async function harness(format: PublisherFormat, engine: StreamEngine, opts: { ra
 /** A chain of `blocks` full blocks whose v2_sha256_64 keys include one ≥ 2^63 (negative as int64). */
 function chain(seed: number, blocks: number): { tokens: number[][]; keys: bigint[] } {
   for (let s = seed; ; s++) {
-    const tokens = Array.from({ length: blocks }, (_, b) => Array.from({ length: BLOCK }, (_, i) => (s * 7919 + b * 31 + i) % 50_000));
+    const tokens = Array.from({ length: blocks }, (_, b) =>
+      Array.from({ length: BLOCK }, (_, i) => (s * 7919 + b * 31 + i) % 50_000),
+    );
     const keys = v2Chain(tokens.flat(), BLOCK).map(truncateKeyToU64);
     if (keys.some((k) => k >= 2n ** 63n)) return { tokens, keys };
   }
 }
 
 function storedEvent(hashes: readonly bigint[], tokens: readonly number[][], parent: bigint | null = null): KvEvent {
-  return kvEvent({ type: 'stored', parentHash: parent, blocks: hashes.map((h, i) => storedBlock(h, 0, tokens[i])) }, { hashAlgo: 'v2_sha256_64' });
+  return kvEvent(
+    { type: 'stored', parentHash: parent, blocks: hashes.map((h, i) => storedBlock(h, 0, tokens[i])) },
+    { hashAlgo: 'v2_sha256_64' },
+  );
 }
 
-const streamed = (seen: readonly Observation[]): KvEvent[] => seen.flatMap((o) => (o.kind === 'worker-events' ? o.events : []));
+const streamed = (seen: readonly Observation[]): KvEvent[] =>
+  seen.flatMap((o) => (o.kind === 'worker-events' ? o.events : []));
 const storedKeys = (events: readonly KvEvent[], rank: number | null): bigint[] =>
-  events.flatMap((e) => (e.data.type === 'stored' && e.attentionDpRank === rank ? e.data.blocks.map((b) => b.blockHash as bigint) : []));
-const truth = (h: Harness): number => h.state.diagnosisInput(Date.now()).servers.find((s) => s.server === 'ctx0')?.truthBlocks ?? -1;
+  events.flatMap((e) =>
+    e.data.type === 'stored' && e.attentionDpRank === rank ? e.data.blocks.map((b) => b.blockHash as bigint) : [],
+  );
+const truth = (h: Harness): number =>
+  h.state.diagnosisInput(Date.now()).servers.find((s) => s.server === 'ctx0')?.truthBlocks ?? -1;
 
 describe('ZMQ KV-event source, live sockets', () => {
   it.each<[PublisherFormat, StreamEngine]>([
@@ -82,7 +105,8 @@ describe('ZMQ KV-event source, live sockets', () => {
     const a = chain(1, 6);
     const b = chain(100, 3);
     // TensorRT-LLM publishes the V2 key itself; vLLM and SGLang hash otherwise: arbitrary u64s, some ≥ 2^63
-    const published = engine === 'trtllm' ? a.keys : a.keys.map((_, i) => (2n ** 63n + BigInt(i) * 0x1234_5678_9abcn) ^ 0x5555n);
+    const published =
+      engine === 'trtllm' ? a.keys : a.keys.map((_, i) => (2n ** 63n + BigInt(i) * 0x1234_5678_9abcn) ^ 0x5555n);
     h.pub.publish(0, storedEvent(published, a.tokens));
     h.pub.publish(1, storedEvent(engine === 'trtllm' ? b.keys : [1n, 2n ** 64n - 2n, 3n], b.tokens));
     await h.pub.flush();
@@ -122,7 +146,9 @@ describe('ZMQ KV-event source, live sockets', () => {
     const c = h.source.counters()[0]!;
     expect(c).toMatchObject({ lostBatches: 0, gaps: 0 });
     expect(c.replayedBatches - replayedBefore).toBe(3);
-    expect(h.seen.filter((o) => o.kind === 'stream-sequence' && o.change === 'gap')).toMatchObject([{ lost: 0, filled: 3 }]);
+    expect(h.seen.filter((o) => o.kind === 'stream-sequence' && o.change === 'gap')).toMatchObject([
+      { lost: 0, filled: 3 },
+    ]);
     const input = h.state.diagnosisInput(Date.now()).servers[0]!;
     expect(input).toMatchObject({ gaps: 0, streamBatchesFilled: 3 });
   });
@@ -146,7 +172,9 @@ describe('ZMQ KV-event source, live sockets', () => {
     const after = h.source.counters()[0]!;
     expect(after.gaps).toBe(3);
     // replay tried each time, with nothing to fill
-    expect([after.replayRequests - before.replayRequests, after.replayedBatches - before.replayedBatches]).toEqual([3, 0]);
+    expect([after.replayRequests - before.replayRequests, after.replayedBatches - before.replayedBatches]).toEqual([
+      3, 0,
+    ]);
     const shared = h.state.snapshot(Date.now()).findings.find((f) => f.id === 'event-queue-shared');
     expect(shared?.summary).toMatch(/^stream gaps: 3 seq gaps on the ZMQ KV-event streams of ctx0 lost 6 batches/);
     expect(shared?.fix).toContain('replay');
@@ -163,7 +191,11 @@ describe('ZMQ KV-event source, live sockets', () => {
     await h.pub.flush();
     h.pub.publish(1, storedEvent([21n], [a.tokens[1]!], 20n));
     await h.pub.flush();
-    await eventually(() => h.seen.some((o) => o.kind === 'stream-sequence' && o.change === 'reset' && o.rank === 1), 5_000, 'reset');
+    await eventually(
+      () => h.seen.some((o) => o.kind === 'stream-sequence' && o.change === 'reset' && o.rank === 1),
+      5_000,
+      'reset',
+    );
     await eventually(() => truth(h) === 2, 5_000, 'table rebuilt from the new life');
     expect(h.state.snapshot(Date.now()).findings.map((f) => f.id)).toContain('event-stream-reset');
     expect(h.source.counters()[1]!.resets).toBe(1);
@@ -182,7 +214,12 @@ describe('ZMQ KV-event source, live sockets', () => {
   });
 
   it('counts every batch a slow subscriber lost past the high-water marks', async () => {
-    const h = await harness('vllm', 'vllm', { ranks: 1, replay: false, pubHwm: 8, source: { receiveHighWaterMark: 8 } });
+    const h = await harness('vllm', 'vllm', {
+      ranks: 1,
+      replay: false,
+      pubHwm: 8,
+      source: { receiveHighWaterMark: 8 },
+    });
     const before = h.source.counters()[0]!.batches;
     const total = 3_000;
     // a tight loop: the subscriber's socket is not read while it runs
@@ -190,7 +227,14 @@ describe('ZMQ KV-event source, live sockets', () => {
     for (let i = 0; i < total; i++) await h.pub.sendBatch(0, batch);
     await new Promise((r) => setTimeout(r, 200));
     await h.pub.sendBatch(0, batch); // reveals a gap at the very end
-    await eventually(() => { const c = h.source.counters()[0]!; return c.batches + c.lostBatches - before === total + 1; }, 10_000, 'every seq accounted');
+    await eventually(
+      () => {
+        const c = h.source.counters()[0]!;
+        return c.batches + c.lostBatches - before === total + 1;
+      },
+      10_000,
+      'every seq accounted',
+    );
     const c = h.source.counters()[0]!;
     expect(c.lostBatches).toBeGreaterThan(0);
     expect(h.state.diagnosisInput(Date.now()).servers[0]!.missedEvents).toBe(c.lostBatches);
@@ -204,7 +248,10 @@ describe('ZMQ KV-event source, live sockets', () => {
     await probe.start();
     const endpoint = probe.endpoint;
     await probe.stop();
-    const source = new ZmqEventsSource({ id: 'ctx9', endpoint, replay: null, engine: 'vllm', ranks: 1, topic: '' }, { sink: state, status, clock: Date.now, logger: silentLogger });
+    const source = new ZmqEventsSource(
+      { id: 'ctx9', endpoint, replay: null, engine: 'vllm', ranks: 1, topic: '' },
+      { sink: state, status, clock: Date.now, logger: silentLogger },
+    );
     await source.start();
     cleanups.push(() => source.stop());
     await eventually(() => (status.list()[0]?.errors.connect ?? 0) >= 3, 10_000, 'connect retries');
@@ -219,7 +266,10 @@ describe('ZMQ KV-event source, live sockets', () => {
     const state = createSentinelState({ mode: 'auto' });
     const status = new SourceStatusBoard({ sink: state, clock: Date.now });
     // two ranks configured, one publisher bound: rank 1's port (base + 1) has none
-    const source = new ZmqEventsSource({ id: 'ctx0', endpoint: pub.endpoint, replay: null, engine: 'sglang', ranks: 2, topic: '' }, { sink: state, status, clock: Date.now, logger: silentLogger });
+    const source = new ZmqEventsSource(
+      { id: 'ctx0', endpoint: pub.endpoint, replay: null, engine: 'sglang', ranks: 2, topic: '' },
+      { sink: state, status, clock: Date.now, logger: silentLogger },
+    );
     await source.start();
     cleanups.push(() => source.stop());
     const a = chain(17, 1);
@@ -227,12 +277,23 @@ describe('ZMQ KV-event source, live sockets', () => {
       pub.publish(0, storedEvent([5n], a.tokens));
     }, 20);
     try {
-      await eventually(() => (status.list().find((x) => x.source === 'zmq:ctx0/rank1')?.errors.connect ?? 0) >= 3 && source.counters()[0]!.batches > 0, 10_000, 'rank 1 retries, rank 0 delivers');
+      await eventually(
+        () =>
+          (status.list().find((x) => x.source === 'zmq:ctx0/rank1')?.errors.connect ?? 0) >= 3 &&
+          source.counters()[0]!.batches > 0,
+        10_000,
+        'rank 1 retries, rank 0 delivers',
+      );
     } finally {
       clearInterval(timer);
     }
     // the board lists sources as they first report: under load rank 1's first refused connect can come first
-    expect(status.list().map((x) => [x.source, x.up]).sort()).toEqual([
+    expect(
+      status
+        .list()
+        .map((x) => [x.source, x.up])
+        .sort(),
+    ).toEqual([
       ['zmq:ctx0/rank0', true],
       ['zmq:ctx0/rank1', false],
     ]);

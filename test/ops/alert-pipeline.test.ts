@@ -47,7 +47,9 @@ function alertPipelineSuite(name: string, factory: TargetFactory): void {
       });
       for (const a of got) {
         expect(a?.labels).toMatchObject({ severity: 'critical', job: 'kvsentinel', instance: target.address });
-        expect(a?.annotations.runbook_url).toMatch(new RegExp(`runbook\\.md#${(a?.labels.alertname ?? '').toLowerCase()}$`));
+        expect(a?.annotations.runbook_url).toMatch(
+          new RegExp(`runbook\\.md#${(a?.labels.alertname ?? '').toLowerCase()}$`),
+        );
         expect(a?.annotations.description).toContain(target.address);
         expect(a?.endsAt).toBe('0001-01-01T00:00:00Z');
       }
@@ -110,7 +112,9 @@ function alertPipelineSuite(name: string, factory: TargetFactory): void {
       expect(stack.webhook.alerts().filter((a) => a.labels.severity === 'critical')).toEqual([]);
       // The scrape itself worked: the sidecar is up and no Kv alert of any severity fires.
       expect((await stack.query('up{job="kvsentinel"} == 1')).length).toBe(1);
-      expect((await stack.query('ALERTS{alertname=~"Kv.+", alertstate="firing"}')).map((s) => s.metric.alertname)).toEqual([]);
+      expect(
+        (await stack.query('ALERTS{alertname=~"Kv.+", alertstate="firing"}')).map((s) => s.metric.alertname),
+      ).toEqual([]);
       expect(await panelValues(stack, 'kvsentinel-overview.json', 'Verdict')).toEqual([0]);
       expect(await panelValues(stack, 'kvsentinel-overview.json', 'Critical findings')).toEqual([0]);
     });

@@ -4,7 +4,14 @@ import { describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
 import { FINDING_CATALOG, FINDING_IDS, GRADED_FINDINGS } from '../../src/core/diagnosis/finding-catalog.js';
 import { repoRoot } from '../helpers/paths.js';
-import { alertRules, loadRuleGroups, recordingRuleNames, RULE_TESTS_FILE, RULES_FILE, runTool } from '../helpers/prom-tools.js';
+import {
+  alertRules,
+  loadRuleGroups,
+  recordingRuleNames,
+  RULE_TESTS_FILE,
+  RULES_FILE,
+  runTool,
+} from '../helpers/prom-tools.js';
 import { classifyMetricName, selectorsOf } from '../helpers/promql.js';
 
 const groups = loadRuleGroups();
@@ -32,7 +39,10 @@ describe('alerts/kvsentinel.rules.yaml', () => {
     for (const id of FINDING_IDS) {
       const selecting = alerts.filter((a) => a.expr.includes(`id="${id}"`));
       if (FINDING_CATALOG[id] === 'critical') {
-        expect(selecting.map((a) => a.alert), id).toEqual([`Kv${pascal(id)}`]);
+        expect(
+          selecting.map((a) => a.alert),
+          id,
+        ).toEqual([`Kv${pascal(id)}`]);
         expect(selecting[0]?.labels?.severity, id).toBe('critical');
         // a graded finding also holds as a warning: its alert selects the critical series only
         const selector = GRADED_FINDINGS.includes(id) ? `id="${id}",severity="critical"` : `id="${id}"`;
@@ -64,7 +74,8 @@ describe('alerts/kvsentinel.rules.yaml', () => {
       const ann = a.annotations ?? {};
       expect(ann.summary, name).toMatch(/^[A-Za-z].*\.$/);
       // a finding alert's summary names its CTX server; the others are fixed sentences
-      if (a.expr.includes('kvsentinel_finding_server_active')) expect(ann.summary, name).toContain('{{ $labels.server }}');
+      if (a.expr.includes('kvsentinel_finding_server_active'))
+        expect(ann.summary, name).toContain('{{ $labels.server }}');
       else expect(ann.summary, name).not.toContain('{{');
       expect(ann.description, name).toContain('{{ $labels.');
       // the runbook in this repository, by its path: no host that is not this project's
@@ -75,7 +86,8 @@ describe('alerts/kvsentinel.rules.yaml', () => {
     // Each section says what the alert means, how to confirm it and how to fix it.
     for (const section of runbook.split(/^## /m).slice(1)) {
       const title = section.split('\n')[0] ?? '';
-      for (const part of ['**Meaning.**', '**Confirm.**', '**Fix.**']) expect(section, `${title}: ${part}`).toContain(part);
+      for (const part of ['**Meaning.**', '**Confirm.**', '**Fix.**'])
+        expect(section, `${title}: ${part}`).toContain(part);
     }
   });
 
@@ -107,13 +119,22 @@ describe('alerts/kvsentinel.rules.yaml', () => {
   });
 
   it('has a firing and a not-firing promtool case for every alert', () => {
-    interface Case { alertname: string; exp_alerts?: unknown[] }
+    interface Case {
+      alertname: string;
+      exp_alerts?: unknown[];
+    }
     const doc = parseYaml(readFileSync(RULE_TESTS_FILE, 'utf8')) as { tests: { alert_rule_test?: Case[] }[] };
     const cases = doc.tests.flatMap((t) => t.alert_rule_test ?? []);
     for (const a of alerts) {
       const mine = cases.filter((c) => c.alertname === a.alert);
-      expect(mine.some((c) => (c.exp_alerts ?? []).length > 0), `${a.alert ?? ''} firing case`).toBe(true);
-      expect(mine.some((c) => (c.exp_alerts ?? []).length === 0), `${a.alert ?? ''} not-firing case`).toBe(true);
+      expect(
+        mine.some((c) => (c.exp_alerts ?? []).length > 0),
+        `${a.alert ?? ''} firing case`,
+      ).toBe(true);
+      expect(
+        mine.some((c) => (c.exp_alerts ?? []).length === 0),
+        `${a.alert ?? ''} not-firing case`,
+      ).toBe(true);
     }
   });
 });

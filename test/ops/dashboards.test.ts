@@ -16,7 +16,11 @@ const DS = { type: 'prometheus', uid: '${datasource}' };
 
 describe('dashboards/', () => {
   it('holds the overview, KV events and routing dashboards', () => {
-    expect(dashboards.map((d) => d.json.uid)).toEqual(['kvsentinel-kv-events', 'kvsentinel-overview', 'kvsentinel-routing']);
+    expect(dashboards.map((d) => d.json.uid)).toEqual([
+      'kvsentinel-kv-events',
+      'kvsentinel-overview',
+      'kvsentinel-routing',
+    ]);
     for (const d of dashboards) expect(d.file).toBe(`${d.json.uid ?? ''}.json`);
   });
 
@@ -43,14 +47,18 @@ describe('dashboards/', () => {
         expect(vars.get('datasource')).toMatchObject({ type: 'datasource', query: 'prometheus', label: 'Data source' });
         const common = { type: 'query', datasource: DS, multi: true, includeAll: true, allValue: '.+', refresh: 2 };
         expect(vars.get('job')).toMatchObject({ ...common, query: 'label_values(kvsentinel_up, job)' });
-        expect(vars.get('instance')).toMatchObject({ ...common, query: 'label_values(kvsentinel_up{job=~"$job"}, instance)' });
+        expect(vars.get('instance')).toMatchObject({
+          ...common,
+          query: 'label_values(kvsentinel_up{job=~"$job"}, instance)',
+        });
         for (const v of vars.values()) {
           if (v.type !== 'query') continue;
           expect(v.datasource, v.name).toEqual(DS);
           expect(typeof v.query, v.name).toBe('string');
           const q = /^label_values\((.+), (\w+)\)$/.exec(v.query as string);
           expect(q, v.name).not.toBeNull();
-          for (const s of selectorsOf(q?.[1] ?? '')) expect(classifyMetricName(s.name ?? '', recorded), v.name).not.toBeNull();
+          for (const s of selectorsOf(q?.[1] ?? ''))
+            expect(classifyMetricName(s.name ?? '', recorded), v.name).not.toBeNull();
         }
       });
 
@@ -64,7 +72,9 @@ describe('dashboards/', () => {
           expect(p.datasource, where).toEqual(DS);
           expect(p.title, where).toBeTruthy();
           expect((p.description ?? '').length, `${where} description`).toBeGreaterThan(20);
-          expect(UNITS, `${where} unit ${p.fieldConfig?.defaults?.unit ?? '(none)'}`).toContain(p.fieldConfig?.defaults?.unit);
+          expect(UNITS, `${where} unit ${p.fieldConfig?.defaults?.unit ?? '(none)'}`).toContain(
+            p.fieldConfig?.defaults?.unit,
+          );
           expect((p.targets ?? []).length, `${where} targets`).toBeGreaterThan(0);
           const refIds = (p.targets ?? []).map((t) => t.refId);
           expect(new Set(refIds).size, where).toBe(refIds.length);
@@ -105,7 +115,8 @@ describe('dashboards/', () => {
             const kind = classifyMetricName(s.name ?? '', recorded);
             expect(kind, `${where}: ${s.name ?? ''} is not exported by kvsentinel`).not.toBeNull();
             // Counters (and histogram parts) only inside rate(); gauges never inside it.
-            if (kind === 'counter' || kind === 'histogram-part') expect(s.rangeFunction, `${where}: ${s.name ?? ''}`).toBe('rate');
+            if (kind === 'counter' || kind === 'histogram-part')
+              expect(s.rangeFunction, `${where}: ${s.name ?? ''}`).toBe('rate');
             else expect(s.rangeFunction, `${where}: ${s.name ?? ''}`).toBeNull();
             // dashboard-linter target-job / target-instance: every selector filters on both variables.
             expect(s.matchers, `${where}: ${s.name ?? ''}`).toEqual(
@@ -123,10 +134,18 @@ describe('dashboards/', () => {
   }
 
   it('uses every metric family the exporter registers somewhere in the dashboards', () => {
-    const used = new Set(dashboards.flatMap((d) => queriesOf(d).flatMap((q) => selectorsOf(substituteGrafanaVariables(q.expr)).map((s) => s.name))));
+    const used = new Set(
+      dashboards.flatMap((d) =>
+        queriesOf(d).flatMap((q) => selectorsOf(substituteGrafanaVariables(q.expr)).map((s) => s.name)),
+      ),
+    );
     const families = Object.values(METRICS).map((m) => (m.type === 'histogram' ? `${m.name}_bucket` : m.name));
     // build_info and the config-reload gauges are for alerts and joins, not panels.
-    const notPlotted = new Set(['kvsentinel_build_info', 'kvsentinel_config_last_reload_successful', 'kvsentinel_config_last_reload_success_timestamp_seconds']);
+    const notPlotted = new Set([
+      'kvsentinel_build_info',
+      'kvsentinel_config_last_reload_successful',
+      'kvsentinel_config_last_reload_success_timestamp_seconds',
+    ]);
     expect(families.filter((f) => !used.has(f) && !notPlotted.has(f))).toEqual([]);
   });
 

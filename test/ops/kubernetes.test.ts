@@ -15,7 +15,9 @@ interface K8sObject {
   spec?: Record<string, unknown>;
   data?: Record<string, string>;
 }
-interface Probe { httpGet?: { path: string; port: string } }
+interface Probe {
+  httpGet?: { path: string; port: string };
+}
 interface Container {
   name: string;
   image: string;
@@ -28,7 +30,10 @@ interface Container {
   securityContext?: Record<string, unknown>;
   resources?: { requests?: Record<string, string>; limits?: Record<string, string> };
 }
-interface PodSpec { initContainers?: Container[]; containers: Container[] }
+interface PodSpec {
+  initContainers?: Container[];
+  containers: Container[];
+}
 
 function loadObjects(): { file: string; obj: K8sObject }[] {
   return readdirSync(K8S)
@@ -45,7 +50,10 @@ function loadObjects(): { file: string; obj: K8sObject }[] {
 const objects = loadObjects();
 function one(kind: string, name?: string): K8sObject {
   const found = objects.filter((o) => o.obj.kind === kind && (name === undefined || o.obj.metadata.name === name));
-  expect(found.map((f) => f.obj.metadata.name), kind).toHaveLength(1);
+  expect(
+    found.map((f) => f.obj.metadata.name),
+    kind,
+  ).toHaveLength(1);
   return found[0]!.obj;
 }
 
@@ -56,7 +64,8 @@ afterAll(() => {
 function tempCopy(): string {
   const dir = mkdtempSync(join(tmpdir(), 'kvs-k8s-'));
   tmpRoots.push(dir);
-  for (const sub of ['alerts', 'dashboards', 'deploy']) cpSync(join(repoRoot, sub), join(dir, sub), { recursive: true });
+  for (const sub of ['alerts', 'dashboards', 'deploy'])
+    cpSync(join(repoRoot, sub), join(dir, sub), { recursive: true });
   return dir;
 }
 
@@ -94,7 +103,9 @@ describe('deploy/kubernetes generated files', () => {
   it('dashboards ConfigMap carries every dashboard unchanged, labelled for the Grafana sidecar', () => {
     const cm = one('ConfigMap', 'kvsentinel-dashboards');
     expect(cm.metadata.labels?.grafana_dashboard).toBe('1');
-    const files = readdirSync(join(repoRoot, 'dashboards')).filter((f) => f.endsWith('.json')).sort();
+    const files = readdirSync(join(repoRoot, 'dashboards'))
+      .filter((f) => f.endsWith('.json'))
+      .sort();
     expect(Object.keys(cm.data ?? {}).sort()).toEqual(files);
     for (const f of files) expect(cm.data?.[f], f).toBe(readFileSync(join(repoRoot, 'dashboards', f), 'utf8'));
   });
@@ -154,7 +165,9 @@ describe('deploy/kubernetes sidecar in relay mode', () => {
   });
 
   it('has a Service and a PodMonitor that select the pod and name ports it has', () => {
-    const allPorts = new Set([...(pod.initContainers ?? []), ...pod.containers].flatMap((c) => (c.ports ?? []).map((p) => p.name)));
+    const allPorts = new Set(
+      [...(pod.initContainers ?? []), ...pod.containers].flatMap((c) => (c.ports ?? []).map((p) => p.name)),
+    );
     const svc = one('Service');
     const svcSpec = svc.spec as { selector: Record<string, string>; ports: { name: string; targetPort: string }[] };
     expect(podLabels).toMatchObject(svcSpec.selector);
@@ -164,7 +177,11 @@ describe('deploy/kubernetes sidecar in relay mode', () => {
     const pm = one('PodMonitor', 'kvsentinel');
     const pmSpec = pm.spec as {
       selector: { matchLabels: Record<string, string> };
-      podMetricsEndpoints: { port: string; path: string; relabelings?: { action: string; targetLabel: string; replacement: string }[] }[];
+      podMetricsEndpoints: {
+        port: string;
+        path: string;
+        relabelings?: { action: string; targetLabel: string; replacement: string }[];
+      }[];
     };
     expect(pm.metadata.labels?.release).toBeTruthy();
     expect(podLabels).toMatchObject(pmSpec.selector.matchLabels);

@@ -13,7 +13,11 @@ describe('metric catalog', () => {
   });
 
   it('is linted for real: a bad name is reported', async () => {
-    const r = await runTool('promtool', ['check', 'metrics'], '# HELP kvsentinel_latency_ms x\n# TYPE kvsentinel_latency_ms gauge\nkvsentinel_latency_ms 1\n');
+    const r = await runTool(
+      'promtool',
+      ['check', 'metrics'],
+      '# HELP kvsentinel_latency_ms x\n# TYPE kvsentinel_latency_ms gauge\nkvsentinel_latency_ms 1\n',
+    );
     expect(r.stdout + r.stderr).toContain('kvsentinel_latency_ms');
     expect(r.code).toBe(3);
   });

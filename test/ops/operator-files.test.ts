@@ -26,7 +26,14 @@ describe("operators' files", () => {
     const worker = await startFakeCtxWorker();
     cleanups.push(() => worker.close());
     const [relay, web] = [await freePort(), await freePort()];
-    const child = spawn(process.execPath, [join(repoRoot, 'dist/cli/main.js'), 'serve', '--relay', `ctx0=${worker.url}@${relay}`, '--web.listen-address', `127.0.0.1:${web}`]);
+    const child = spawn(process.execPath, [
+      join(repoRoot, 'dist/cli/main.js'),
+      'serve',
+      '--relay',
+      `ctx0=${worker.url}@${relay}`,
+      '--web.listen-address',
+      `127.0.0.1:${web}`,
+    ]);
     let err = '';
     child.stderr.setEncoding('utf8').on('data', (d: string) => (err += d));
     const exited = new Promise<void>((resolve) => child.on('close', () => resolve()));
@@ -47,13 +54,26 @@ describe("operators' files", () => {
     await exited;
   }, 60_000);
 
-  it('the lint is real: prom-client\'s *_total gauges would fail it', async () => {
-    const r = await runTool('promtool', ['check', 'metrics'], '# HELP nodejs_active_handles_total x\n# TYPE nodejs_active_handles_total gauge\nnodejs_active_handles_total 3\n');
+  it("the lint is real: prom-client's *_total gauges would fail it", async () => {
+    const r = await runTool(
+      'promtool',
+      ['check', 'metrics'],
+      '# HELP nodejs_active_handles_total x\n# TYPE nodejs_active_handles_total gauge\nnodejs_active_handles_total 3\n',
+    );
     expect(r.stdout + r.stderr).toContain('non-counter metrics should not have "_total" suffix');
   });
 
   it('exports each finding per CTX server (the label the finding alerts carry), 0 where it does not hold', async () => {
-    const finding = { id: 'events-absent' as const, severity: 'critical' as const, servers: ['ctx1'], summary: 'ctx1 emits no events', evidence: {}, cause: 'docs/trtllm-wire.md §7.1', fix: 'event_buffer_max_size', since: 1 };
+    const finding = {
+      id: 'events-absent' as const,
+      severity: 'critical' as const,
+      servers: ['ctx1'],
+      summary: 'ctx1 emits no events',
+      evidence: {},
+      cause: 'docs/trtllm-wire.md §7.1',
+      fix: 'event_buffer_max_size',
+      since: 1,
+    };
     const exporter = createExporter({
       registry: new Registry(),
       sources: () => [],
@@ -67,7 +87,9 @@ describe("operators' files", () => {
     expect(text).toContain('kvsentinel_finding_server_active{id="events-absent",severity="critical",server="ctx1"} 1');
     expect(text).toContain('kvsentinel_finding_server_active{id="events-absent",severity="critical",server="ctx0"} 0');
     expect(text).toContain('kvsentinel_finding_server_active{id="events-absent",severity="critical",server=""} 0');
-    expect(text).toContain('kvsentinel_finding_server_active{id="cache-signal-inert",severity="critical",server="ctx1"} 0');
+    expect(text).toContain(
+      'kvsentinel_finding_server_active{id="cache-signal-inert",severity="critical",server="ctx1"} 0',
+    );
   });
 
   it('deploy/prometheus/prometheus.yml passes promtool check config, scrapes job kvsentinel and loads the rules', async () => {
@@ -75,15 +97,19 @@ describe("operators' files", () => {
     const r = await runTool('promtool', ['check', 'config', file]);
     expect(r.stdout + r.stderr).toContain('SUCCESS: 1 rule files found');
     expect(r.code).toBe(0);
-    const doc = parseYaml(readFileSync(file, 'utf8')) as { rule_files: string[]; scrape_configs: { job_name: string }[] };
+    const doc = parseYaml(readFileSync(file, 'utf8')) as {
+      rule_files: string[];
+      scrape_configs: { job_name: string }[];
+    };
     expect(doc.scrape_configs.map((s) => s.job_name)).toEqual(['kvsentinel']);
     expect(doc.rule_files).toEqual(['../../alerts/kvsentinel.rules.yaml']);
   });
 
-  it('alerts/runbook.md has a section for every warning finding and the finding alerts link this repository\'s runbook', () => {
+  it("alerts/runbook.md has a section for every warning finding and the finding alerts link this repository's runbook", () => {
     const runbook = readFileSync(join(repoRoot, 'alerts/runbook.md'), 'utf8');
     const sections = new Set([...runbook.matchAll(/^### ([a-z-]+)$/gm)].map((m) => m[1]!));
-    for (const id of FINDING_IDS.filter((i) => FINDING_CATALOG[i] === 'warning')) expect(sections.has(id), `runbook section for ${id}`).toBe(true);
+    for (const id of FINDING_IDS.filter((i) => FINDING_CATALOG[i] === 'warning'))
+      expect(sections.has(id), `runbook section for ${id}`).toBe(true);
     const rules = readFileSync(join(repoRoot, 'alerts/kvsentinel.rules.yaml'), 'utf8');
     expect(rules).not.toMatch(/https?:\/\/[^\s]*runbook/);
     for (const m of rules.matchAll(/runbook_url: (\S+)/g)) {
@@ -94,7 +120,14 @@ describe("operators' files", () => {
   });
 
   it('the landing page reloads itself and names the tail command of the sidecar serving it', () => {
-    const html = renderLandingPage({ version: '0', self: 'http://10.0.0.7:9464', verdict: 'healthy', sources: [], findings: [], relays: [] });
+    const html = renderLandingPage({
+      version: '0',
+      self: 'http://10.0.0.7:9464',
+      verdict: 'healthy',
+      sources: [],
+      findings: [],
+      relays: [],
+    });
     expect(html).toContain('<meta http-equiv="refresh" content="10">');
     expect(html).toContain('kvsentinel tail http://10.0.0.7:9464');
   });

@@ -21,7 +21,9 @@ describe('parsePromql', () => {
 
 describe('selectorsOf', () => {
   it('finds names, matchers and the range function of every selector', () => {
-    const s = selectorsOf('sum by (le) (rate(a_bucket{job=~"$job", instance="i"}[5m])) / on() b + {__name__="c", x!="y"}');
+    const s = selectorsOf(
+      'sum by (le) (rate(a_bucket{job=~"$job", instance="i"}[5m])) / on() b + {__name__="c", x!="y"}',
+    );
     expect(s.map((x) => x.name)).toEqual(['a_bucket', 'b', 'c']);
     expect(s[0]?.matchers).toEqual([
       { label: 'job', op: '=~', value: '$job' },

@@ -9,8 +9,26 @@ import { promtoolProblems } from '../helpers/promtool.js';
 import { snapshotFixture } from '../helpers/snapshot-fixture.js';
 
 const sources: SourceStatus[] = [
-  { source: 'relay:ctx0', up: true, seen: true, lastError: null, lastOkAt: 1, lastErrorAt: null, errors: {}, badInput: {} },
-  { source: 'relay:ctx1', up: false, seen: true, lastError: 'ECONNREFUSED', lastOkAt: null, lastErrorAt: 2, errors: { connect: 3, parse: 1 }, badInput: { 'hash-not-integer': 2 } },
+  {
+    source: 'relay:ctx0',
+    up: true,
+    seen: true,
+    lastError: null,
+    lastOkAt: 1,
+    lastErrorAt: null,
+    errors: {},
+    badInput: {},
+  },
+  {
+    source: 'relay:ctx1',
+    up: false,
+    seen: true,
+    lastError: 'ECONNREFUSED',
+    lastOkAt: null,
+    lastErrorAt: 2,
+    errors: { connect: 3, parse: 1 },
+    badInput: { 'hash-not-integer': 2 },
+  },
 ];
 
 function make(snapshot = snapshotFixture, opts: { failSnapshot?: boolean } = {}) {
@@ -84,10 +102,14 @@ describe('exporter', () => {
     const { exporter } = make();
     expect(await exporter.metrics()).not.toContain('kvsentinel_relay_requests_rejected_total{');
     exporter.countRelayRejected('ctx0', 'body_too_large', 0);
-    expect(await exporter.metrics()).toContain('kvsentinel_relay_requests_rejected_total{server="ctx0",reason="body_too_large"} 0\n');
+    expect(await exporter.metrics()).toContain(
+      'kvsentinel_relay_requests_rejected_total{server="ctx0",reason="body_too_large"} 0\n',
+    );
     exporter.countRelayRejected('ctx0', 'body_too_large');
     exporter.countRelayRejected('ctx0', 'body_too_large');
-    expect(await exporter.metrics()).toContain('kvsentinel_relay_requests_rejected_total{server="ctx0",reason="body_too_large"} 2\n');
+    expect(await exporter.metrics()).toContain(
+      'kvsentinel_relay_requests_rejected_total{server="ctx0",reason="body_too_large"} 2\n',
+    );
   });
 
   it('passes promtool check metrics for every kvsentinel_* family', async () => {

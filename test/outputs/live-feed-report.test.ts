@@ -26,13 +26,23 @@ describe('live feed: the report view', () => {
     let now = 10_000;
     let renders = 0;
     const feed = new LiveFeed(
-      { snapshot: () => snapshotFixture({ now }), clock: () => now, logger: silentLogger, version: 'test', report: () => `<p>render ${++renders}</p>` },
+      {
+        snapshot: () => snapshotFixture({ now }),
+        clock: () => now,
+        logger: silentLogger,
+        version: 'test',
+        report: () => `<p>render ${++renders}</p>`,
+      },
       { reportIntervalMs: 2_000, statsIntervalMs: 5_000 },
     );
     const base = await serveLiveFeed(feed, cleanups);
     const page = await client(`${base}?view=report`);
     const tail = await client(base);
-    await eventually(() => page.frames.length >= 2 && tail.frames.some((f) => f.type === 'stats'), 5_000, 'the first frames');
+    await eventually(
+      () => page.frames.length >= 2 && tail.frames.some((f) => f.type === 'stats'),
+      5_000,
+      'the first frames',
+    );
     expect(page.frames.map((f) => f.type)).toEqual(['hello', 'report']);
     expect(page.frames[1]!.html).toBe('<p>render 1</p>');
     // nothing rendered for the tail client; a source change reaches it and not the page

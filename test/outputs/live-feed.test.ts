@@ -22,7 +22,10 @@ async function connect(url: string): Promise<{ ws: WebSocket; status: number }> 
 
 describe('live feed bounds', () => {
   it('refuses clients past maxClients with 503, counted; a client that leaves frees its place', async () => {
-    const feed = new LiveFeed({ snapshot: () => snapshotFixture(), clock: () => 1, logger: silentLogger, version: 'test' }, { maxClients: 2 });
+    const feed = new LiveFeed(
+      { snapshot: () => snapshotFixture(), clock: () => 1, logger: silentLogger, version: 'test' },
+      { maxClients: 2 },
+    );
     const url = await serveLiveFeed(feed, cleanups);
     const a = await connect(url);
     const b = await connect(url);

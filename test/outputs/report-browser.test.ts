@@ -35,7 +35,9 @@ afterAll(async () => {
 
 /** Mean of a plotted series, read from the page. */
 async function seriesMean(page: Page, chart: string, series: string): Promise<number> {
-  const value = await page.locator(`svg[data-chart="${chart}"] path[data-series="${series}"]`).getAttribute('data-mean');
+  const value = await page
+    .locator(`svg[data-chart="${chart}"] path[data-series="${series}"]`)
+    .getAttribute('data-mean');
   expect(value, `${chart}/${series} has a mean`).toMatch(/^[\d.e+-]+$/);
   return Number(value);
 }
@@ -46,7 +48,9 @@ async function expectCompleteReport(opened: OpenedPage, verdict: string, finding
   await expect.poll(() => page.locator('[data-verdict]').getAttribute('data-verdict')).toBe(verdict);
   expect(await page.locator('.verdict').isVisible()).toBe(true);
   expect(await page.locator('.verdict strong').innerText()).toBe(verdict.toUpperCase());
-  const shown = await Promise.all((await page.locator('[data-finding]').all()).map((card) => card.getAttribute('data-finding')));
+  const shown = await Promise.all(
+    (await page.locator('[data-finding]').all()).map((card) => card.getAttribute('data-finding')),
+  );
   expect(shown).toEqual(findings);
   for (const id of findings) {
     const card = page.locator(`[data-finding="${id}"]`);
@@ -64,7 +68,8 @@ async function expectCompleteReport(opened: OpenedPage, verdict: string, finding
     expect(box!.width).toBeGreaterThan(300);
     // drawn marks: a line with at least two points, or bars
     const paths = await Promise.all((await svg.locator('path.series').all()).map((p) => p.getAttribute('d')));
-    const marks = paths.filter((d) => ((d ?? '').match(/[ML]/g) ?? []).length >= 2).length + (await svg.locator('rect').count());
+    const marks =
+      paths.filter((d) => ((d ?? '').match(/[ML]/g) ?? []).length >= 2).length + (await svg.locator('rect').count());
     expect(marks, `plot ${id} has marks`).toBeGreaterThan(0);
   }
   expect(await page.locator('#servers-table tr').count()).toBeGreaterThan(1);
@@ -105,7 +110,10 @@ async function openReportFile(file: string): Promise<OpenedPage> {
   return opened;
 }
 
-async function auditToReport(preset: 'seed' | 'healthy', set: readonly string[]): Promise<{ file: string; findings: string[] }> {
+async function auditToReport(
+  preset: 'seed' | 'healthy',
+  set: readonly string[],
+): Promise<{ file: string; findings: string[] }> {
   const dir = join(root, `bundle-${preset}`);
   await writeSimBundle(dir, preset, set);
   const file = join(root, `${preset}.html`);
@@ -138,7 +146,9 @@ describe('HTML report in chromium, offline from simulator bundles', () => {
     const { page } = opened;
     await page.emulateMedia({ media: 'print' });
     // (the test is typed without the DOM library: the page evaluates these expressions itself)
-    const breaks = await page.evaluate<string[]>("[...document.querySelectorAll('section.page')].map((e) => getComputedStyle(e).breakBefore)");
+    const breaks = await page.evaluate<string[]>(
+      "[...document.querySelectorAll('section.page')].map((e) => getComputedStyle(e).breakBefore)",
+    );
     expect(breaks.length).toBeGreaterThanOrEqual(3);
     expect(breaks.every((b) => b === 'page')).toBe(true);
     expect(await page.evaluate("getComputedStyle(document.querySelector('figure')).breakInside")).toBe('avoid');
@@ -147,7 +157,10 @@ describe('HTML report in chromium, offline from simulator bundles', () => {
     const pages = (text.match(/\/Type\s*\/Page[^s]/g) ?? []).length;
     expect(pages).toBeGreaterThanOrEqual(breaks.length + 1);
     // A4 portrait in points (210 × 297 mm = 595 × 842 pt; chromium rounds to its own grid)
-    const boxes = [...text.matchAll(/\/MediaBox\s*\[\s*0 0 ([\d.]+) ([\d.]+)\s*\]/g)].map((m) => [Number(m[1]), Number(m[2])]);
+    const boxes = [...text.matchAll(/\/MediaBox\s*\[\s*0 0 ([\d.]+) ([\d.]+)\s*\]/g)].map((m) => [
+      Number(m[1]),
+      Number(m[2]),
+    ]);
     expect(boxes).toHaveLength(pages);
     for (const [w, h] of boxes) {
       expect(Math.abs(w! - 595.3)).toBeLessThan(2);
@@ -164,7 +177,11 @@ interface DemoProcess {
 }
 
 function startDemo(args: readonly string[]): DemoProcess {
-  const child = spawn(process.execPath, [join(repoRoot, 'dist/cli/main.js'), 'demo', ...args], { env: { ...process.env, NO_COLOR: '1' }, stdio: ['ignore', 'pipe', 'pipe'], timeout: 150_000 });
+  const child = spawn(process.execPath, [join(repoRoot, 'dist/cli/main.js'), 'demo', ...args], {
+    env: { ...process.env, NO_COLOR: '1' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+    timeout: 150_000,
+  });
   let stdout = '';
   let stderr = '';
   let found: (url: string) => void = () => undefined;
@@ -179,7 +196,13 @@ function startDemo(args: readonly string[]): DemoProcess {
     child.on('error', reject);
     child.on('close', (code) => resolve({ code, stdout, stderr }));
   });
-  return { url: Promise.race([url, done.then(({ stderr: e }) => Promise.reject(new Error(`demo ended before printing its URL: ${e}`)))]), done };
+  return {
+    url: Promise.race([
+      url,
+      done.then(({ stderr: e }) => Promise.reject(new Error(`demo ended before printing its URL: ${e}`))),
+    ]),
+    done,
+  };
 }
 
 /** The live page at `/` swaps in new report frames from /ws while the demo runs, and loads nothing else. */
@@ -187,14 +210,20 @@ async function expectLivePage(url: string): Promise<void> {
   const opened = await browser.open(url);
   const { page, errors, requests } = opened;
   const origin = new URL(url);
-  const requestsText = async (): Promise<number> => Number((await page.locator('.headline div').first().locator('b').innerText()).replace(/,/g, ''));
+  const requestsText = async (): Promise<number> =>
+    Number((await page.locator('.headline div').first().locator('b').innerText()).replace(/,/g, ''));
   const before = await requestsText();
-  await expect.poll(() => page.locator('main#report').getAttribute('data-updates'), { timeout: 30_000 }).toMatch(/^[3-9]|\d\d/);
+  await expect
+    .poll(() => page.locator('main#report').getAttribute('data-updates'), { timeout: 30_000 })
+    .toMatch(/^[3-9]|\d\d/);
   await expect.poll(requestsText, { timeout: 30_000 }).toBeGreaterThan(before);
   expect(await page.locator('#live-status').innerText()).toMatch(/^live · (connected|updated \d+ s ago)/);
   expect(await page.locator('#sidecar').innerText()).toContain('relay:ctx0');
   expect(errors).toEqual([]);
-  expect(requests.every((r) => new URL(r).host === origin.host), requests.join(' ')).toBe(true);
+  expect(
+    requests.every((r) => new URL(r).host === origin.host),
+    requests.join(' '),
+  ).toBe(true);
   expect(requests).toContain(`ws://${origin.host}/ws?view=report`);
   await page.close();
 }
@@ -207,7 +236,9 @@ describe('HTML report on the real demo path (kvsentinel demo --report), the live
     const run = await demo.done;
     expect(run.code, run.stderr).toBe(0);
     const findings = (JSON.parse(run.stdout) as { findings: { id: string }[] }).findings.map((f) => f.id);
-    expect(findings).toEqual(expect.arrayContaining(['cache-signal-inert', 'events-absent', 'tokens-per-block-mismatch']));
+    expect(findings).toEqual(
+      expect.arrayContaining(['cache-signal-inert', 'events-absent', 'tokens-per-block-mismatch']),
+    );
     expect(readFileSync(file, 'utf8')).not.toContain('<script');
     const opened = await openReportFile(file);
     await expectInertStory(await expectCompleteReport(opened, 'inert', findings));
@@ -234,16 +265,29 @@ describe('the live page of serve with a bearer token', () => {
     const worker = await startFakeCtxWorker();
     const tokenFile = join(root, 'token');
     await writeFile(tokenFile, 'kvs-browser-token-0123456789abcdef\n', { mode: 0o600 });
-    const daemon = createDaemon(buildConfig({ web: { listen_address: '127.0.0.1:0', bearer_token_file: tokenFile }, relays: [{ id: 'ctx0', upstream: worker.url, listen: '127.0.0.1:0' }] }, {}));
+    const daemon = createDaemon(
+      buildConfig(
+        {
+          web: { listen_address: '127.0.0.1:0', bearer_token_file: tokenFile },
+          relays: [{ id: 'ctx0', upstream: worker.url, listen: '127.0.0.1:0' }],
+        },
+        {},
+      ),
+    );
     try {
       await daemon.start();
       const { host, port } = daemon.webAddress();
       const opened = await browser.open(`http://${host}:${port}/`);
       const { page } = opened;
       expect(await page.locator('[data-verdict]').count()).toBe(1);
-      await expect.poll(() => page.locator('#live-status').innerText(), { timeout: 10_000 }).toBe('live updates unavailable here; reloading every 10 s');
+      await expect
+        .poll(() => page.locator('#live-status').innerText(), { timeout: 10_000 })
+        .toBe('live updates unavailable here; reloading every 10 s');
       await page.waitForEvent('load', { timeout: 20_000 });
-      expect(opened.errors.every((e) => /WebSocket/.test(e)), opened.errors.join('\n')).toBe(true);
+      expect(
+        opened.errors.every((e) => /WebSocket/.test(e)),
+        opened.errors.join('\n'),
+      ).toBe(true);
       await page.close();
     } finally {
       await daemon.stop();

@@ -26,7 +26,8 @@ describe('HTML report privacy', () => {
       if (o.promptTokens === null) continue;
       prompts++;
       // runs of 4 consecutive token ids, as any separator would print them
-      for (let i = 0; i + 4 <= o.promptTokens.length; i += 97) runs.add(Array.from(o.promptTokens.slice(i, i + 4)).join(','));
+      for (let i = 0; i + 4 <= o.promptTokens.length; i += 97)
+        runs.add(Array.from(o.promptTokens.slice(i, i + 4)).join(','));
     }
     expect(prompts, 'the bundle carries prompts, or this test proves nothing').toBeGreaterThan(100);
     const file = join(root, 'report.html');

@@ -52,7 +52,15 @@ const planArb: fc.Arbitrary<ExchangePlan> = fc.record({
   prompt: fc.constantFrom<PromptKind>('ids', 'ids', 'ids', 'text', 'malformed'),
   ids: fc.array(fc.integer({ min: 0, max: 0xffff_ffff }), { minLength: 1, maxLength: 120 }),
   cuts: fc.array(fc.double({ min: 0, max: 1, noNaN: true }), { maxLength: 6 }),
-  ending: fc.constantFrom<Ending>('answered-sse', 'answered-sse', 'answered-json', 'http-500', 'upstream-failed', 'client-gone', 'failed-midbody'),
+  ending: fc.constantFrom<Ending>(
+    'answered-sse',
+    'answered-sse',
+    'answered-json',
+    'http-500',
+    'upstream-failed',
+    'client-gone',
+    'failed-midbody',
+  ),
   goneAfter: fc.nat({ max: 6 }),
   responseCuts: fc.array(fc.double({ min: 0, max: 1, noNaN: true }), { maxLength: 4 }),
   usage: fc.record({ prompt: fc.nat({ max: 100_000 }), cached: fc.nat({ max: 100_000 }) }),
@@ -60,7 +68,9 @@ const planArb: fc.Arbitrary<ExchangePlan> = fc.record({
 });
 
 function cutInto(bytes: Buffer, cuts: readonly number[]): Buffer[] {
-  const at = [...new Set(cuts.map((c) => Math.floor(c * bytes.length)))].filter((c) => c > 0 && c < bytes.length).sort((a, b) => a - b);
+  const at = [...new Set(cuts.map((c) => Math.floor(c * bytes.length)))]
+    .filter((c) => c > 0 && c < bytes.length)
+    .sort((a, b) => a - b);
   const out: Buffer[] = [];
   let from = 0;
   for (const c of [...at, bytes.length]) {
@@ -83,10 +93,15 @@ function responseOf(plan: ExchangePlan): { headers: Record<string, string>; body
     case 'answered-sse':
       return {
         headers: { 'content-type': 'text/event-stream' },
-        body: Buffer.from(`data: {"choices":[{"index":0,"text":"a"}]}\n\ndata: {"choices":[],${usage}}\n\ndata: [DONE]\n\n`),
+        body: Buffer.from(
+          `data: {"choices":[{"index":0,"text":"a"}]}\n\ndata: {"choices":[],${usage}}\n\ndata: [DONE]\n\n`,
+        ),
       };
     case 'answered-json':
-      return { headers: { 'content-type': 'application/json' }, body: Buffer.from(`{"id":"c","choices":[{"index":0,"text":"a"}],${usage}}`) };
+      return {
+        headers: { 'content-type': 'application/json' },
+        body: Buffer.from(`{"id":"c","choices":[{"index":0,"text":"a"}],${usage}}`),
+      };
     case 'http-500':
       return { headers: { 'content-type': 'application/json' }, body: Buffer.from('{"error":{"message":"boom"}}') };
     case 'upstream-failed':
@@ -144,7 +159,17 @@ describe(`CTX exchange recorder under generated schedules (${CTX_EXCHANGE_SCHEDU
           inflight.register('ctx0');
           const scans = new ScriptedScans();
           scans.delays.push(...plans.map((p) => p.scanDelay));
-          const recorder = new CtxExchangeRecorder({ server: 'ctx0', source: 'relay:ctx0', gate, sink, clock, logger: silentLogger, inflight, scans, captureMaxBytes });
+          const recorder = new CtxExchangeRecorder({
+            server: 'ctx0',
+            source: 'relay:ctx0',
+            gate,
+            sink,
+            clock,
+            logger: silentLogger,
+            inflight,
+            scans,
+            captureMaxBytes,
+          });
 
           const bodies = plans.map((p, i) => requestBody(p, 7_000 + i));
           const chunks = bodies.map((b, i) => cutInto(b, plans[i]!.cuts));
@@ -154,10 +179,24 @@ describe(`CTX exchange recorder under generated schedules (${CTX_EXCHANGE_SCHEDU
             const n = chunks[i]!.length;
             const before = Math.min(p.goneAfter, n);
             if (p.ending === 'client-gone') return ['start', ...Array<'chunk'>(before).fill('chunk'), 'finish'];
-            if (p.ending === 'failed-midbody') return ['start', ...Array<'chunk'>(before).fill('chunk'), 'finish', ...Array<'chunk'>(n - before).fill('chunk'), 'end'];
+            if (p.ending === 'failed-midbody')
+              return [
+                'start',
+                ...Array<'chunk'>(before).fill('chunk'),
+                'finish',
+                ...Array<'chunk'>(n - before).fill('chunk'),
+                'end',
+              ];
             const r = responses[i] ?? null;
             const rchunks = r === null ? 0 : cutInto(r.body, p.responseCuts).length;
-            return ['start', ...Array<'chunk'>(n).fill('chunk'), 'end', ...Array<'rchunk'>(rchunks).fill('rchunk'), ...(r !== null ? ['rend' as const] : []), 'finish'];
+            return [
+              'start',
+              ...Array<'chunk'>(n).fill('chunk'),
+              'end',
+              ...Array<'rchunk'>(rchunks).fill('rchunk'),
+              ...(r !== null ? ['rend' as const] : []),
+              'finish',
+            ];
           });
           const exchanges: (CtxExchange | undefined)[] = plans.map(() => undefined);
           const fed = plans.map(() => 0);
@@ -181,7 +220,10 @@ describe(`CTX exchange recorder under generated schedules (${CTX_EXCHANGE_SCHEDU
               case 'start':
                 inflightAtStart[i] = inFlight;
                 inFlight++;
-                exchanges[i] = recorder.start({ 'content-type': 'application/json', 'x-correlation-id': `traj-${i}` }, now);
+                exchanges[i] = recorder.start(
+                  { 'content-type': 'application/json', 'x-correlation-id': `traj-${i}` },
+                  now,
+                );
                 return;
               case 'chunk':
                 exchanges[i]!.requestChunk(chunks[i]![fed[i]!++]!);
@@ -223,7 +265,15 @@ describe(`CTX exchange recorder under generated schedules (${CTX_EXCHANGE_SCHEDU
               // an event observation (a drain or a delivery) passing the same gate
               const tag = ++eventTag;
               marks.push({ kind: 'event', tag });
-              gate.apply({ kind: 'router-poll', ts: now, server: 'ctx0', consumer: 'r', fromSeq: tag, toSeq: tag, dropped: 0 });
+              gate.apply({
+                kind: 'router-poll',
+                ts: now,
+                server: 'ctx0',
+                consumer: 'r',
+                fromSeq: tag,
+                toSeq: tag,
+                dropped: 0,
+              });
             } else await settle();
           }
           for (;;) {
@@ -237,7 +287,8 @@ describe(`CTX exchange recorder under generated schedules (${CTX_EXCHANGE_SCHEDU
           // the sink's decisions and events, in order, are the schedule's decision points and events
           const byTag = (o: Observation): Mark | null => {
             if (o.kind === 'router-poll') return { kind: 'event', tag: o.fromSeq };
-            if (o.kind === 'decision') return { kind: 'decision', exchange: Number(o.correlationId?.slice('traj-'.length)) };
+            if (o.kind === 'decision')
+              return { kind: 'decision', exchange: Number(o.correlationId?.slice('traj-'.length)) };
             return null;
           };
           expect(sink.observations.map(byTag).filter((m) => m !== null)).toEqual(marks);
@@ -288,7 +339,9 @@ describe(`CTX exchange recorder under generated schedules (${CTX_EXCHANGE_SCHEDU
             expect(outcome.cachedTokens).toBe(answered ? plan.usage.cached : null);
           });
           // decisions whose scans answered out of order still came out in decision-point order (checked above)
-          const delays = marks.filter((m): m is Extract<Mark, { kind: 'decision' }> => m.kind === 'decision').map((m) => plans[m.exchange]!.scanDelay);
+          const delays = marks
+            .filter((m): m is Extract<Mark, { kind: 'decision' }> => m.kind === 'decision')
+            .map((m) => plans[m.exchange]!.scanDelay);
           for (let k = 1; k < delays.length; k++) if (delays[k]! < delays[k - 1]!) scanOrderBroken = true;
           if (scanOrderBroken) seen.reordered++;
           expect(recorder.capturesTruncated).toBe(truncated);

@@ -17,8 +17,10 @@ import { cleanupsAfterEach, readUntil } from '../helpers/test-resources.js';
 
 const cleanups = cleanupsAfterEach();
 
-const removed = (id: number, hash: string): string => `{"event_id":${id},"data":{"type":"removed","block_hashes":[${hash}]},"window_size":4096}`;
-const created = (id: number): string => `{"event_id":${id},"data":{"type":"created","num_blocks_per_cache_level":[8192,0]},"window_size":4096}`;
+const removed = (id: number, hash: string): string =>
+  `{"event_id":${id},"data":{"type":"removed","block_hashes":[${hash}]},"window_size":4096}`;
+const created = (id: number): string =>
+  `{"event_id":${id},"data":{"type":"created","num_blocks_per_cache_level":[8192,0]},"window_size":4096}`;
 
 type Drain = { readonly body: string } | { readonly status: number } | { readonly delayMs: number };
 
@@ -34,7 +36,8 @@ async function scriptedWorker(script: Drain[]): Promise<{ url: string; script: D
         if ('delayMs' in d) await new Promise((r) => setTimeout(r, d.delayMs));
         return void res.writeHead(200, { 'content-type': 'application/json' }).end('body' in d ? d.body : '[]');
       }
-      if (path === '/server_info') return void res.writeHead(200).end('{"kv_cache_hash_algo":"v1_block_key","tokens_per_block":4}');
+      if (path === '/server_info')
+        return void res.writeHead(200).end('{"kv_cache_hash_algo":"v1_block_key","tokens_per_block":4}');
       res.writeHead(404).end('not found');
     })();
   });
@@ -53,7 +56,8 @@ async function metricsOf(base: string): Promise<string> {
 }
 
 /** Scrapes until `ok` holds (one scrape at a time: none is left in flight when the test stops the daemon). */
-const metricsWhen = (base: string, ok: (metrics: string) => boolean, what: string): Promise<string> => readUntil(() => metricsOf(base), ok, what);
+const metricsWhen = (base: string, ok: (metrics: string) => boolean, what: string): Promise<string> =>
+  readUntil(() => metricsOf(base), ok, what);
 
 const valueOf = (metrics: string, series: string): number => {
   const line = metrics.split('\n').find((l) => l.startsWith(`${series} `));
@@ -110,19 +114,30 @@ describe('daemon under injected faults', () => {
 
     const m = await metricsWhen(
       base,
-      (t) => valueOf(t, 'kvsentinel_kv_event_stream_resets_total{server="ctx0",rank="0"}') >= 1 && valueOf(t, 'kvsentinel_up{source="router-debug"}') === 0 && t.includes('reason="timeout"'),
+      (t) =>
+        valueOf(t, 'kvsentinel_kv_event_stream_resets_total{server="ctx0",rank="0"}') >= 1 &&
+        valueOf(t, 'kvsentinel_up{source="router-debug"}') === 0 &&
+        t.includes('reason="timeout"'),
       'fault counters in /metrics',
     );
     expect(valueOf(m, 'kvsentinel_bad_input_total{source="relay:ctx0",code="hash-float"}')).toBe(1);
     expect(valueOf(m, 'kvsentinel_bad_input_total{source="relay:ctx0",code="hash-negative"}')).toBe(1);
     expect(valueOf(m, 'kvsentinel_kv_event_gaps_total{server="ctx0",rank="0"}')).toBeGreaterThanOrEqual(1);
     expect(valueOf(m, 'kvsentinel_kv_events_missed_total{server="ctx0",rank="0"}')).toBeGreaterThanOrEqual(3);
-    expect(valueOf(m, 'kvsentinel_source_errors_total{source="relay:ctx0",reason="http_status"}')).toBeGreaterThanOrEqual(1);
-    expect(valueOf(m, 'kvsentinel_source_errors_total{source="relay:ctx0",reason="timeout"}')).toBeGreaterThanOrEqual(1);
-    expect(valueOf(m, 'kvsentinel_source_errors_total{source="router-debug",reason="http_status"}')).toBeGreaterThanOrEqual(1);
+    expect(
+      valueOf(m, 'kvsentinel_source_errors_total{source="relay:ctx0",reason="http_status"}'),
+    ).toBeGreaterThanOrEqual(1);
+    expect(valueOf(m, 'kvsentinel_source_errors_total{source="relay:ctx0",reason="timeout"}')).toBeGreaterThanOrEqual(
+      1,
+    );
+    expect(
+      valueOf(m, 'kvsentinel_source_errors_total{source="router-debug",reason="http_status"}'),
+    ).toBeGreaterThanOrEqual(1);
     // good events of the faulty worker were applied: the valid removal after the bad ones, and both created
     expect(valueOf(m, 'kvsentinel_kv_events_total{server="ctx0",rank="0",type="created"}')).toBe(2);
-    expect(valueOf(m, 'kvsentinel_kv_events_total{server="ctx0",rank="0",type="removed"}')).toBe(good.length - 1 + 1 + afterGap.length + 1);
+    expect(valueOf(m, 'kvsentinel_kv_events_total{server="ctx0",rank="0",type="removed"}')).toBe(
+      good.length - 1 + 1 + afterGap.length + 1,
+    );
     // the faulty worker recovered: up again; the healthy one never went down
     expect(valueOf(m, 'kvsentinel_up{source="relay:ctx0"}')).toBe(1);
     expect(valueOf(m, 'kvsentinel_up{source="relay:ctx1"}')).toBe(1);
@@ -155,16 +170,28 @@ describe('daemon under injected faults', () => {
     await eventually(() => worker.script.length === 1, 5_000, 'the start-up drain');
 
     // the router's poll times out while the worker is slow: it hangs up
-    const poll = request(`${relay}/kv_cache_events`, { method: 'POST', headers: { 'x-kvsentinel-consumer': 'router' }, signal: AbortSignal.timeout(200) });
+    const poll = request(`${relay}/kv_cache_events`, {
+      method: 'POST',
+      headers: { 'x-kvsentinel-consumer': 'router' },
+      signal: AbortSignal.timeout(200),
+    });
     await expect(poll).rejects.toThrow();
-    await metricsWhen(base, (t) => valueOf(t, 'kvsentinel_relay_abandoned_polls_total{server="ctx0"}') === 1, 'the abandoned poll in /metrics');
+    await metricsWhen(
+      base,
+      (t) => valueOf(t, 'kvsentinel_relay_abandoned_polls_total{server="ctx0"}') === 1,
+      'the abandoned poll in /metrics',
+    );
     // nothing was lost to it: its next poll gets both drains' events, once
     expect(await pollEvents(relay, 'router')).toEqual([stored, removed(1, '5')]);
     expect(await pollEvents(relay, 'router')).toEqual([]);
 
     // two strangers past max_consumers: 2 — the longest silent ones are forgotten, counted
     for (const stranger of ['a', 'b', 'c']) await pollEvents(relay, stranger);
-    const m = await metricsWhen(base, (t) => valueOf(t, 'kvsentinel_cache_dropped_total{cache="relay_consumers",reason="cap"}') === 2, 'the consumer bound in /metrics');
+    const m = await metricsWhen(
+      base,
+      (t) => valueOf(t, 'kvsentinel_cache_dropped_total{cache="relay_consumers",reason="cap"}') === 2,
+      'the consumer bound in /metrics',
+    );
     expect(valueOf(m, 'kvsentinel_table_blocks_evicted_total{server="ctx0",table="worker"}')).toBe(1);
     expect(valueOf(m, 'kvsentinel_worker_table_blocks{server="ctx0",rank="0",cache_level="0"}')).toBe(2);
     expect(valueOf(m, 'kvsentinel_cache_dropped_total{cache="relay_consumers",reason="idle"}')).toBe(0);

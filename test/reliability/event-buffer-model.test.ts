@@ -8,7 +8,8 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { EventBuffer } from '../../src/core/relay/event-buffer.js';
 
-const ev = (n: number, pad: number): string => `{"event_id":${n},"data":{"type":"removed","block_hashes":[18446744073709551615]}${' '.repeat(pad)}}`;
+const ev = (n: number, pad: number): string =>
+  `{"event_id":${n},"data":{"type":"removed","block_hashes":[18446744073709551615]}${' '.repeat(pad)}}`;
 const idOf = (t: string): number => Number(/"event_id":(\d+)/.exec(t)?.[1]);
 
 type Op =
@@ -17,7 +18,14 @@ type Op =
   | { readonly kind: 'tick'; readonly ms: number };
 
 const opArb: fc.Arbitrary<Op> = fc.oneof(
-  { weight: 3, arbitrary: fc.record({ kind: fc.constant('append' as const), n: fc.integer({ min: 0, max: 6 }), pad: fc.integer({ min: 0, max: 40 }) }) },
+  {
+    weight: 3,
+    arbitrary: fc.record({
+      kind: fc.constant('append' as const),
+      n: fc.integer({ min: 0, max: 6 }),
+      pad: fc.integer({ min: 0, max: 40 }),
+    }),
+  },
   { weight: 4, arbitrary: fc.record({ kind: fc.constant('read' as const), c: fc.integer({ min: 0, max: 3 }) }) },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('tick' as const), ms: fc.integer({ min: 0, max: 250 }) }) },
 );
@@ -37,7 +45,13 @@ describe('relay event buffer against a model (1 000 schedules)', () => {
     fc.assert(
       fc.property(
         fc.array(opArb, { minLength: 1, maxLength: 80 }),
-        fc.record({ maxEvents: fc.integer({ min: 1, max: 16 }), maxBytes: fc.integer({ min: 60, max: 1_500 }), consumerIdleMs: fc.integer({ min: 50, max: 400 }), retainReadMs: fc.integer({ min: 0, max: 200 }), maxConsumers: fc.integer({ min: 1, max: 4 }) }),
+        fc.record({
+          maxEvents: fc.integer({ min: 1, max: 16 }),
+          maxBytes: fc.integer({ min: 60, max: 1_500 }),
+          consumerIdleMs: fc.integer({ min: 50, max: 400 }),
+          retainReadMs: fc.integer({ min: 0, max: 200 }),
+          maxConsumers: fc.integer({ min: 1, max: 4 }),
+        }),
         (ops, options) => {
           const b = new EventBuffer(options);
           const known = new Map<string, ModelConsumer>();
@@ -56,12 +70,14 @@ describe('relay event buffer against a model (1 000 schedules)', () => {
             } else {
               const name = `router-${op.c}`;
               // the model's idle-forget: every *other* consumer idle for longer than consumerIdleMs
-              for (const [id, c] of known) if (id !== name && now - c.lastReadAt > options.consumerIdleMs) known.delete(id);
+              for (const [id, c] of known)
+                if (id !== name && now - c.lastReadAt > options.consumerIdleMs) known.delete(id);
               // and the consumer bound: a newcomer past maxConsumers makes the longest-silent one forgotten
               let evictedConsumers = b.stats().evictedConsumers;
               if (!known.has(name) && known.size >= options.maxConsumers) {
                 let oldest: string | null = null;
-                for (const [id, c] of known) if (oldest === null || c.lastReadAt < known.get(oldest)!.lastReadAt) oldest = id;
+                for (const [id, c] of known)
+                  if (oldest === null || c.lastReadAt < known.get(oldest)!.lastReadAt) oldest = id;
                 known.delete(oldest!);
                 evictedConsumers++;
               }
@@ -102,11 +118,13 @@ describe('relay event buffer against a model (1 000 schedules)', () => {
           }
           // no consumer ever saw an event twice or out of order, across forgets and returns
           for (const c of everKnown.values()) {
-            for (let k = 1; k < c.received.length; k++) expect(c.received[k]).toBeGreaterThan(c.received[k - 1] as number);
+            for (let k = 1; k < c.received.length; k++)
+              expect(c.received[k]).toBeGreaterThan(c.received[k - 1] as number);
           }
           // without any eviction and without forgetting anyone, nobody lost anything
           const end = b.stats();
-          if (end.evicted === 0 && end.expiredConsumers + end.evictedConsumers === 0) for (const c of everKnown.values()) expect(c.droppedTotal).toBe(0);
+          if (end.evicted === 0 && end.expiredConsumers + end.evictedConsumers === 0)
+            for (const c of everKnown.values()) expect(c.droppedTotal).toBe(0);
         },
       ),
       { numRuns: BUFFER_SCHEDULES },

@@ -25,7 +25,9 @@ const valueOf = (metrics: string, series: string): number => {
   return line === undefined ? 0 : Number(line.slice(series.length + 1));
 };
 
-async function clusterBehindRelays(extra: readonly string[]): Promise<{ cluster: LiveCluster; daemon: Daemon; metrics: () => Promise<string> }> {
+async function clusterBehindRelays(
+  extra: readonly string[],
+): Promise<{ cluster: LiveCluster; daemon: Daemon; metrics: () => Promise<string> }> {
   let d: Daemon | null = null;
   const c = await startLiveCluster(smallConfig('healthy', extra), {
     timeScale: 2,
@@ -49,7 +51,11 @@ async function clusterBehindRelays(extra: readonly string[]): Promise<{ cluster:
   });
   const started = d as unknown as Daemon;
   const web = started.webAddress();
-  return { cluster: c, daemon: started, metrics: async () => (await request(`http://${web.host}:${web.port}/metrics`)).body.text() };
+  return {
+    cluster: c,
+    daemon: started,
+    metrics: async () => (await request(`http://${web.host}:${web.port}/metrics`)).body.text(),
+  };
 }
 
 interface AppliedDoc {
@@ -63,8 +69,14 @@ describe('live simulator behind the relay, with faults', () => {
     daemon = run.daemon;
     const summary = await cluster.startWorkload().done;
     expect(summary.failedRequests).toBe(0);
-    const stored = (t: string, server: string): number => valueOf(t, `kvsentinel_kv_events_total{server="${server}",rank="0",type="stored"}`);
-    const m = await readUntil(() => run.metrics(), (t) => stored(t, 'ctx0') > 0 && stored(t, 'ctx1') > 0, 'stored events counted for both servers', 10_000);
+    const stored = (t: string, server: string): number =>
+      valueOf(t, `kvsentinel_kv_events_total{server="${server}",rank="0",type="stored"}`);
+    const m = await readUntil(
+      () => run.metrics(),
+      (t) => stored(t, 'ctx0') > 0 && stored(t, 'ctx1') > 0,
+      'stored events counted for both servers',
+      10_000,
+    );
     for (const server of ['ctx0', 'ctx1']) {
       expect(valueOf(m, `kvsentinel_kv_events_total{server="${server}",rank="0",type="stored"}`)).toBeGreaterThan(0);
       expect(m).not.toContain(`kvsentinel_kv_events_total{server="${server}",rank="1"`);
@@ -88,11 +100,15 @@ describe('live simulator behind the relay, with faults', () => {
     await cluster.startWorkload({ trajectories: 3 }).done;
     const m = await readUntil(
       () => run.metrics(),
-      (t) => valueOf(t, 'kvsentinel_kv_event_stream_resets_total{server="ctx0",rank="0"}') >= 1 && valueOf(t, 'kvsentinel_up{source="relay:ctx0"}') === 1,
+      (t) =>
+        valueOf(t, 'kvsentinel_kv_event_stream_resets_total{server="ctx0",rank="0"}') >= 1 &&
+        valueOf(t, 'kvsentinel_up{source="relay:ctx0"}') === 1,
       'reset counted and relay up again',
       10_000,
     );
-    expect(valueOf(m, 'kvsentinel_source_errors_total{source="relay:ctx0",reason="connect"}')).toBeGreaterThanOrEqual(1);
+    expect(valueOf(m, 'kvsentinel_source_errors_total{source="relay:ctx0",reason="connect"}')).toBeGreaterThanOrEqual(
+      1,
+    );
     expect(valueOf(m, 'kvsentinel_kv_event_stream_resets_total{server="ctx1",rank="0"}')).toBe(0);
     expect(valueOf(m, 'kvsentinel_kv_event_gaps_total{server="ctx1",rank="0"}')).toBe(0);
     expect(valueOf(m, 'kvsentinel_source_errors_total{source="relay:ctx1",reason="connect"}')).toBe(0);

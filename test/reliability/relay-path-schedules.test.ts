@@ -21,7 +21,8 @@ import { RecordingSink } from '../helpers/recording-sink.js';
 
 type DrainMode = 'ok' | 'http-500' | 'timeout' | 'garbage' | 'truncated';
 
-const eventText = (id: number): string => `{"event_id":${id},"data":{"type":"removed","block_hashes":[${18_446_744_073_709_551_615n - BigInt(id)}]},"window_size":4096}`;
+const eventText = (id: number): string =>
+  `{"event_id":${id},"data":{"type":"removed","block_hashes":[${18_446_744_073_709_551_615n - BigInt(id)}]},"window_size":4096}`;
 const idOf = (t: string): number => Number(/"event_id":(\d+)/.exec(t)?.[1]);
 const idsOf = (body: string): number[] => [...body.matchAll(/"event_id":(\d+)/g)].map((m) => Number(m[1]));
 /** lets every pending promise callback and setImmediate run */
@@ -75,7 +76,12 @@ class MemoryWorker {
 
 type Step =
   | { readonly kind: 'emit'; readonly n: number }
-  | { readonly kind: 'polls'; readonly consumers: readonly number[]; readonly faults: readonly DrainMode[]; readonly tick: boolean }
+  | {
+      readonly kind: 'polls';
+      readonly consumers: readonly number[];
+      readonly faults: readonly DrainMode[];
+      readonly tick: boolean;
+    }
   | { readonly kind: 'hang-up'; readonly c: number; readonly others: readonly number[]; readonly emitMeanwhile: number }
   | { readonly kind: 'silence'; readonly ms: number };
 
@@ -95,9 +101,17 @@ const stepArb: fc.Arbitrary<Step> = fc.oneof(
   },
   {
     weight: 2,
-    arbitrary: fc.record({ kind: fc.constant('hang-up' as const), c: consumerArb, others: fc.array(consumerArb, { maxLength: 3 }), emitMeanwhile: fc.integer({ min: 0, max: 4 }) }),
+    arbitrary: fc.record({
+      kind: fc.constant('hang-up' as const),
+      c: consumerArb,
+      others: fc.array(consumerArb, { maxLength: 3 }),
+      emitMeanwhile: fc.integer({ min: 0, max: 4 }),
+    }),
   },
-  { weight: 1, arbitrary: fc.record({ kind: fc.constant('silence' as const), ms: fc.integer({ min: 0, max: 3_000 }) }) },
+  {
+    weight: 1,
+    arbitrary: fc.record({ kind: fc.constant('silence' as const), ms: fc.integer({ min: 0, max: 3_000 }) }),
+  },
 );
 
 export const RELAY_PATH_SCHEDULES = Number(process.env.KVS_RELAY_PATH_SCHEDULES ?? 1_000);
@@ -108,14 +122,32 @@ describe(`relay event path under generated schedules (${RELAY_PATH_SCHEDULES} pe
     await fc.assert(
       fc.asyncProperty(
         fc.array(stepArb, { minLength: 1, maxLength: 14 }),
-        fc.record({ maxEvents: fc.integer({ min: 3, max: 40 }), consumerIdleMs: fc.integer({ min: 500, max: 2_000 }), retainReadMs: fc.integer({ min: 0, max: 1_000 }), maxConsumers: fc.integer({ min: 2, max: CONSUMERS }) }),
+        fc.record({
+          maxEvents: fc.integer({ min: 3, max: 40 }),
+          consumerIdleMs: fc.integer({ min: 500, max: 2_000 }),
+          retainReadMs: fc.integer({ min: 0, max: 1_000 }),
+          maxConsumers: fc.integer({ min: 2, max: CONSUMERS }),
+        }),
         async (steps, bufferOptions) => {
           let now = 1_000_000;
           const clock = (): number => now;
           const worker = new MemoryWorker();
           const sink = new RecordingSink();
           const status = new SourceStatusBoard({ sink, clock });
-          const path = new RelayEventPath({ server: 'ctx0', source: 'relay:ctx0', upstream: 'memory://ctx0', drain: worker.drain, sink, status, clock, logger: silentLogger, parseEvents: parseKvEvents }, bufferOptions);
+          const path = new RelayEventPath(
+            {
+              server: 'ctx0',
+              source: 'relay:ctx0',
+              upstream: 'memory://ctx0',
+              drain: worker.drain,
+              sink,
+              status,
+              clock,
+              logger: silentLogger,
+              parseEvents: parseKvEvents,
+            },
+            bufferOptions,
+          );
           /** per consumer, in the order its polls were answered */
           const received: number[][] = Array.from({ length: CONSUMERS }, () => []);
           let hangUps = 0;
@@ -171,7 +203,10 @@ describe(`relay event path under generated schedules (${RELAY_PATH_SCHEDULES} pe
             for (let k = 1; k < mine.length; k++) {
               const prev = mine[k - 1]!;
               const cur = mine[k]!;
-              if (cur.fromSeq !== prev.toSeq + cur.dropped) throw new Error(`${name}: read ${cur.fromSeq}..${cur.toSeq} (lost ${cur.dropped}) after ${prev.fromSeq}..${prev.toSeq}`);
+              if (cur.fromSeq !== prev.toSeq + cur.dropped)
+                throw new Error(
+                  `${name}: read ${cur.fromSeq}..${cur.toSeq} (lost ${cur.dropped}) after ${prev.fromSeq}..${prev.toSeq}`,
+                );
               lost += cur.dropped;
             }
             // every event handed over reached it, or was counted as lost to it (event ids equal relay seqs here)
@@ -190,7 +225,8 @@ describe(`relay event path under generated schedules (${RELAY_PATH_SCHEDULES} pe
           expect(path.abandonedPolls).toBe(hangUps);
           expect(stats.retainedEvents).toBeLessThanOrEqual(bufferOptions.maxEvents);
           seen.hangUps += hangUps;
-          seen.failedDrains += worker.counts['http-500'] + worker.counts.timeout + worker.counts.garbage + worker.counts.truncated;
+          seen.failedDrains +=
+            worker.counts['http-500'] + worker.counts.timeout + worker.counts.garbage + worker.counts.truncated;
           seen.forgotten += stats.expiredConsumers;
           seen.evictedConsumers += stats.evictedConsumers;
         },

@@ -23,7 +23,8 @@ import { RecordingSink, eventually } from '../helpers/recording-sink.js';
 
 type DrainMode = 'ok' | 'http-500' | 'garbage' | 'truncated' | 'hold';
 
-const eventText = (id: number): string => `{"event_id":${id},"data":{"type":"removed","block_hashes":[${18_446_744_073_709_551_615n - BigInt(id)}]},"window_size":4096}`;
+const eventText = (id: number): string =>
+  `{"event_id":${id},"data":{"type":"removed","block_hashes":[${18_446_744_073_709_551_615n - BigInt(id)}]},"window_size":4096}`;
 const idOf = (t: string): number => Number(/"event_id":(\d+)/.exec(t)?.[1]);
 
 /** A destructive event queue like a CTX worker's; each drain answers as the script says. */
@@ -95,7 +96,11 @@ const stepArb: fc.Arbitrary<Step> = fc.oneof(
 );
 
 async function poll(base: string, consumer: number, signal?: AbortSignal): Promise<string[]> {
-  const res = await request(`${base}/kv_cache_events`, { method: 'POST', headers: { 'x-kvsentinel-consumer': `router-${consumer}` }, ...(signal !== undefined ? { signal } : {}) });
+  const res = await request(`${base}/kv_cache_events`, {
+    method: 'POST',
+    headers: { 'x-kvsentinel-consumer': `router-${consumer}` },
+    ...(signal !== undefined ? { signal } : {}),
+  });
   const text = await res.body.text();
   expect(res.statusCode).toBe(200);
   const split = splitJsonArray(text);
@@ -109,74 +114,91 @@ describe('relay port under generated schedules', () => {
   it(`exactly once and in order per consumer, under concurrent polls, failing drains and hang-ups (${RELAY_SCHEDULES} schedules)`, async () => {
     let hangUps = 0;
     await fc.assert(
-      fc.asyncProperty(fc.array(stepArb, { minLength: 1, maxLength: 10 }), fc.integer({ min: 3, max: 40 }), async (steps, maxEvents) => {
-        const worker = new ScriptedWorker();
-        const upstream = await worker.start();
-        const sink = new RecordingSink();
-        const status = new SourceStatusBoard({ sink, clock: Date.now });
-        const relay = new WorkerRelay(
-          { id: 'ctx0', upstream, host: '127.0.0.1', port: 0 },
-          { sink, status, clock: Date.now, logger: silentLogger, inflight: new InflightTracker(), parseEvents: parseKvEvents },
-          { drainIntervalMs: 3_600_000, drainTimeoutMs: 2_000, buffer: { maxEvents } },
-        );
-        await relay.start();
-        await relay.drainNow();
-        const base = `http://127.0.0.1:${relay.address().port}`;
-        const received: number[][] = [[], [], []];
-        const take = (c: number, items: string[]): void => {
-          const ids = items.map(idOf);
-          for (let k = 1; k < ids.length; k++) expect(ids[k]).toBeGreaterThan(ids[k - 1] as number); // in order within an answer
-          received[c]?.push(...ids);
-        };
-        try {
-          for (const c of [0, 1, 2]) take(c, await poll(base, c)); // every router replica is known from the start
-          for (const step of steps) {
-            if (step.kind === 'emit') worker.emit(step.n);
-            else if (step.kind === 'polls') {
-              worker.script.push(step.fault);
-              const answers = await Promise.all(step.consumers.map((c) => poll(base, c)));
-              answers.forEach((items, k) => take(step.consumers[k] as number, items));
-            } else {
-              // the router's poll times out while the worker is slow: it hangs up; its events must wait for it
-              hangUps++;
-              const abandoned = relay.abandonedPolls;
-              worker.script.push('hold');
-              const arrived = new Promise<void>((r) => (worker.drainArrived = r));
-              const abort = new AbortController();
-              const pending = poll(base, step.c, abort.signal).then(
-                () => 'answered',
-                () => 'aborted',
-              );
-              await arrived;
-              abort.abort();
-              expect(await pending).toBe('aborted');
-              await eventually(() => relay.abandonedPolls === abandoned + 1, 5_000, 'the relay sees the hang-up');
-              worker.release();
+      fc.asyncProperty(
+        fc.array(stepArb, { minLength: 1, maxLength: 10 }),
+        fc.integer({ min: 3, max: 40 }),
+        async (steps, maxEvents) => {
+          const worker = new ScriptedWorker();
+          const upstream = await worker.start();
+          const sink = new RecordingSink();
+          const status = new SourceStatusBoard({ sink, clock: Date.now });
+          const relay = new WorkerRelay(
+            { id: 'ctx0', upstream, host: '127.0.0.1', port: 0 },
+            {
+              sink,
+              status,
+              clock: Date.now,
+              logger: silentLogger,
+              inflight: new InflightTracker(),
+              parseEvents: parseKvEvents,
+            },
+            { drainIntervalMs: 3_600_000, drainTimeoutMs: 2_000, buffer: { maxEvents } },
+          );
+          await relay.start();
+          await relay.drainNow();
+          const base = `http://127.0.0.1:${relay.address().port}`;
+          const received: number[][] = [[], [], []];
+          const take = (c: number, items: string[]): void => {
+            const ids = items.map(idOf);
+            for (let k = 1; k < ids.length; k++) expect(ids[k]).toBeGreaterThan(ids[k - 1] as number); // in order within an answer
+            received[c]?.push(...ids);
+          };
+          try {
+            for (const c of [0, 1, 2]) take(c, await poll(base, c)); // every router replica is known from the start
+            for (const step of steps) {
+              if (step.kind === 'emit') worker.emit(step.n);
+              else if (step.kind === 'polls') {
+                worker.script.push(step.fault);
+                const answers = await Promise.all(step.consumers.map((c) => poll(base, c)));
+                answers.forEach((items, k) => take(step.consumers[k] as number, items));
+              } else {
+                // the router's poll times out while the worker is slow: it hangs up; its events must wait for it
+                hangUps++;
+                const abandoned = relay.abandonedPolls;
+                worker.script.push('hold');
+                const arrived = new Promise<void>((r) => (worker.drainArrived = r));
+                const abort = new AbortController();
+                const pending = poll(base, step.c, abort.signal).then(
+                  () => 'answered',
+                  () => 'aborted',
+                );
+                await arrived;
+                abort.abort();
+                expect(await pending).toBe('aborted');
+                await eventually(() => relay.abandonedPolls === abandoned + 1, 5_000, 'the relay sees the hang-up');
+                worker.release();
+              }
             }
+            worker.script.length = 0;
+            for (const c of [0, 1, 2]) take(c, await poll(base, c));
+            const stats = relay.bufferStats();
+            for (const c of [0, 1, 2]) {
+              const got = [...(received[c] ?? [])].sort((a, b) => a - b);
+              expect(new Set(got).size).toBe(got.length); // never twice
+              const dropped = stats.consumers.find((x) => x.consumer === `router-${c}`)?.dropped ?? -1;
+              expect({ c, got: got.length, dropped, good: worker.good.length, counts: worker.counts }).toEqual({
+                c,
+                got: worker.good.length - dropped,
+                dropped,
+                good: worker.good.length,
+                counts: worker.counts,
+              }); // every good event delivered, or counted as dropped
+              const good = new Set(worker.good);
+              for (const id of got) expect(good.has(id)).toBe(true);
+              // the dropped ones are the oldest of an overflow, never events after a delivered one in a later run
+              if (dropped === 0) expect(got).toEqual(worker.good);
+            }
+            if (stats.evicted === 0) for (const c of stats.consumers) expect(c.dropped).toBe(0);
+            const s = status.list().find((x) => x.source === 'relay:ctx0');
+            expect(s?.errors.http_status ?? 0).toBe(worker.counts['http-500']);
+            expect(s?.errors.parse ?? 0).toBe(worker.counts.garbage + worker.counts.truncated);
+          } finally {
+            worker.release();
+            await relay.stop();
+            await worker.close();
           }
-          worker.script.length = 0;
-          for (const c of [0, 1, 2]) take(c, await poll(base, c));
-          const stats = relay.bufferStats();
-          for (const c of [0, 1, 2]) {
-            const got = [...(received[c] ?? [])].sort((a, b) => a - b);
-            expect(new Set(got).size).toBe(got.length); // never twice
-            const dropped = stats.consumers.find((x) => x.consumer === `router-${c}`)?.dropped ?? -1;
-            expect({ c, got: got.length, dropped, good: worker.good.length, counts: worker.counts }).toEqual({ c, got: worker.good.length - dropped, dropped, good: worker.good.length, counts: worker.counts }); // every good event delivered, or counted as dropped
-            const good = new Set(worker.good);
-            for (const id of got) expect(good.has(id)).toBe(true);
-            // the dropped ones are the oldest of an overflow, never events after a delivered one in a later run
-            if (dropped === 0) expect(got).toEqual(worker.good);
-          }
-          if (stats.evicted === 0) for (const c of stats.consumers) expect(c.dropped).toBe(0);
-          const s = status.list().find((x) => x.source === 'relay:ctx0');
-          expect(s?.errors.http_status ?? 0).toBe(worker.counts['http-500']);
-          expect(s?.errors.parse ?? 0).toBe(worker.counts.garbage + worker.counts.truncated);
-        } finally {
-          worker.release();
-          await relay.stop();
-          await worker.close();
-        }
-      }),
+        },
+      ),
       { numRuns: RELAY_SCHEDULES },
     );
     expect(hangUps).toBeGreaterThan(0);

@@ -46,7 +46,13 @@ describe('security', () => {
   it('bearer token: /ws and reload need it, /metrics and health do not; a short or missing token file is a config error', async () => {
     const worker = await startFakeCtxWorker();
     cleanups.push(() => worker.close());
-    const config = buildConfig({ web: { listen_address: '127.0.0.1:0', bearer_token_file: await tokenFile() }, relays: [{ id: 'ctx0', upstream: worker.url, listen: '127.0.0.1:0' }] }, {});
+    const config = buildConfig(
+      {
+        web: { listen_address: '127.0.0.1:0', bearer_token_file: await tokenFile() },
+        relays: [{ id: 'ctx0', upstream: worker.url, listen: '127.0.0.1:0' }],
+      },
+      {},
+    );
     expect(config.bearerToken).toBe(TOKEN);
     const daemon = createDaemon(config);
     await daemon.start();
@@ -54,13 +60,18 @@ describe('security', () => {
     const { host, port } = daemon.webAddress();
     const base = `http://${host}:${port}`;
     expect(await wsStatus(`ws://${host}:${port}/ws`)).toBe(401);
-    expect(await wsStatus(`ws://${host}:${port}/ws`, { authorization: 'Bearer wrong-token-of-the-same-len' })).toBe(401);
+    expect(await wsStatus(`ws://${host}:${port}/ws`, { authorization: 'Bearer wrong-token-of-the-same-len' })).toBe(
+      401,
+    );
     expect(await wsStatus(`ws://${host}:${port}/ws`, { authorization: `Bearer ${TOKEN}` })).toBe('open');
     const denied = await request(`${base}/-/reload`, { method: 'POST' });
     expect(denied.statusCode).toBe(401);
     expect(denied.headers['www-authenticate']).toBe('Bearer');
     await denied.body.text();
-    const allowed = await request(`${base}/-/reload`, { method: 'POST', headers: { authorization: `Bearer ${TOKEN}` } });
+    const allowed = await request(`${base}/-/reload`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${TOKEN}` },
+    });
     expect(allowed.statusCode).toBe(200);
     await allowed.body.text();
     for (const path of ['/metrics', '/-/healthy', '/-/ready']) {
@@ -68,12 +79,16 @@ describe('security', () => {
       expect(res.statusCode).toBe(200);
       await res.body.text();
     }
-    expect(() => buildConfig({ web: { bearer_token_file: '/nonexistent/kvs-token' } }, {}, 'kvsentinel.yaml')).toThrow(/kvsentinel.yaml: web.bearer_token_file: cannot read \/nonexistent\/kvs-token/);
+    expect(() => buildConfig({ web: { bearer_token_file: '/nonexistent/kvs-token' } }, {}, 'kvsentinel.yaml')).toThrow(
+      /kvsentinel.yaml: web.bearer_token_file: cannot read \/nonexistent\/kvs-token/,
+    );
     const dir = await mkdtemp(join(tmpdir(), 'kvs-sec-'));
     cleanups.push(() => rm(dir, { recursive: true, force: true }));
     await writeFile(join(dir, 'short'), 'abc\n');
     expect(() => buildConfig({}, { bearerTokenFile: join(dir, 'short') })).toThrow(ConfigError);
-    expect(() => buildConfig({}, { bearerTokenFile: join(dir, 'short') })).toThrow(/--web.bearer-token-file: .* at least 16 characters/);
+    expect(() => buildConfig({}, { bearerTokenFile: join(dir, 'short') })).toThrow(
+      /--web.bearer-token-file: .* at least 16 characters/,
+    );
     // without a token file everything is open (the documented default)
     expect(buildConfig({}, {}).bearerToken).toBeNull();
   });
@@ -81,7 +96,16 @@ describe('security', () => {
   it('oversized headers get 431, a large body on the relay poll or reload is discarded, and the sidecar stays healthy', async () => {
     const worker = await startFakeCtxWorker();
     cleanups.push(() => worker.close());
-    const daemon = createDaemon(buildConfig({ web: { listen_address: '127.0.0.1:0' }, relays: [{ id: 'ctx0', upstream: worker.url, listen: '127.0.0.1:0' }], relay: { drain_interval: '50ms' } }, {}));
+    const daemon = createDaemon(
+      buildConfig(
+        {
+          web: { listen_address: '127.0.0.1:0' },
+          relays: [{ id: 'ctx0', upstream: worker.url, listen: '127.0.0.1:0' }],
+          relay: { drain_interval: '50ms' },
+        },
+        {},
+      ),
+    );
     await daemon.start();
     cleanups.push(() => daemon.stop());
     const { host, port } = daemon.webAddress();
@@ -155,13 +179,21 @@ describe('security', () => {
       const tokens = Array.from({ length: 12 }, (_, k) => TOKEN_BASE + i * 100 + k);
       const res = await request(`${relay}/v1/completions`, {
         method: 'POST',
-        headers: { 'content-type': 'application/json', 'x-correlation-id': `secret-correlation-${i}`, 'x-request-id': `secret-request-id-${i}` },
+        headers: {
+          'content-type': 'application/json',
+          'x-correlation-id': `secret-correlation-${i}`,
+          'x-request-id': `secret-request-id-${i}`,
+        },
         body: JSON.stringify({ model: 'secret-model', prompt: tokens, max_tokens: 1, user: 'SECRET-PROMPT-TEXT' }),
       });
       await res.body.text();
       const chat = await request(`${relay}/v1/chat/completions`, {
         method: 'POST',
-        body: JSON.stringify({ model: 'secret-model', messages: [{ role: 'user', content: `SECRET-PROMPT-TEXT ${i}` }], prompt_token_ids: tokens }),
+        body: JSON.stringify({
+          model: 'secret-model',
+          messages: [{ role: 'user', content: `SECRET-PROMPT-TEXT ${i}` }],
+          prompt_token_ids: tokens,
+        }),
       });
       await chat.body.text();
       await pollEvents(relay, `secret-consumer-${i}`);
@@ -171,7 +203,11 @@ describe('security', () => {
     // a fault, so the logs have something to say
     await workers[1]?.close();
     await eventually(() => logs.some((l) => l.includes('relay:ctx1')), 5_000, 'a log line about the dead worker');
-    await eventually(() => frames.filter((f) => f.includes('"type":"decision"')).length >= 12, 5_000, 'decision frames');
+    await eventually(
+      () => frames.filter((f) => f.includes('"type":"decision"')).length >= 12,
+      5_000,
+      'decision frames',
+    );
 
     const metrics = await (await request(`${base}/metrics`)).body.text();
     const landing = await (await request(`${base}/`)).body.text();
@@ -186,18 +222,30 @@ describe('security', () => {
     await eventually(() => reportFrames.some((f) => f.includes('"type":"report"')), 5_000, 'a report frame');
     const reportPage = reportFrames.join('\n');
     expect(reportPage).toContain('data-verdict');
-    const audit = JSON.stringify(buildAuditReport(state.snapshot(Date.now()), { kind: 'live', description: 'security test', observations: 0, malformed: 0 }));
+    const audit = JSON.stringify(
+      buildAuditReport(state.snapshot(Date.now()), {
+        kind: 'live',
+        description: 'security test',
+        observations: 0,
+        malformed: 0,
+      }),
+    );
     const outputs: Record<string, string> = { metrics, ws: frames.join('\n'), logs: logs.join(''), audit };
     expect(audit).toContain('"requests":12');
     for (const [name, text] of Object.entries(outputs)) {
-      for (const s of name === 'ws' ? content : [...content, ...identifiers]) expect({ name, leaked: text.includes(s) ? s : null }).toEqual({ name, leaked: null });
+      for (const s of name === 'ws' ? content : [...content, ...identifiers])
+        expect({ name, leaked: text.includes(s) ? s : null }).toEqual({ name, leaked: null });
       const ids = text.match(/87\d{5}/g) ?? [];
-      expect({ name, tokenIds: ids.filter((x) => Number(x) >= TOKEN_BASE && Number(x) < TOKEN_BASE + 600) }).toEqual({ name, tokenIds: [] });
+      expect({ name, tokenIds: ids.filter((x) => Number(x) >= TOKEN_BASE && Number(x) < TOKEN_BASE + 600) }).toEqual({
+        name,
+        tokenIds: [],
+      });
     }
     // the landing page (the live report and the sidecar's status) names consumers (operators need to see who polls),
     // but never prompt content; nor do the live report's frames
     for (const page of [landing, reportPage]) {
-      for (const s of ['SECRET-PROMPT-TEXT', 'secret-model', 'secret-path', 'secret-correlation', 'secret-request-id']) expect(page).not.toContain(s);
+      for (const s of ['SECRET-PROMPT-TEXT', 'secret-model', 'secret-path', 'secret-correlation', 'secret-request-id'])
+        expect(page).not.toContain(s);
       expect(page.match(/87\d{5}/g) ?? []).toEqual([]);
     }
     // every label value of every series is configuration (ids, sources) or an enum: a closed, small alphabet

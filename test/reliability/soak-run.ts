@@ -4,7 +4,11 @@
 // forgotten) and the state (worker truth, router replica, joins); decisions in 5-turn trajectories with growing
 // prompts, one in ten never answered. Memory is sampled along the way (the curve the full run records).
 import { EventBuffer, type EventBufferStats } from '../../src/core/relay/event-buffer.js';
-import { createSentinelState, type SentinelLimits, type SentinelStateSnapshot } from '../../src/core/state/sentinel-state.js';
+import {
+  createSentinelState,
+  type SentinelLimits,
+  type SentinelStateSnapshot,
+} from '../../src/core/state/sentinel-state.js';
 import type { KvEvent } from '../../src/core/wire/kv-event.js';
 import { removed, stored } from '../helpers/kv-event-builders.js';
 import { serializeKvEvent } from '../../src/core/wire/serialize-kv-events.js';
@@ -74,7 +78,7 @@ export function runSoak(o: SoakOptions): SoakResult {
       ev = removed(mine[heldFrom[i] as number] as bigint[], { eventId: eventId[i] as number });
       mine[heldFrom[i] as number] = [];
       heldFrom[i] = (heldFrom[i] as number) + 1;
-      if ((heldFrom[i]) > 4096) {
+      if (heldFrom[i] > 4096) {
         held[i] = mine.slice(heldFrom[i]);
         heldFrom[i] = 0;
       }
@@ -92,7 +96,15 @@ export function runSoak(o: SoakOptions): SoakResult {
     if (events % 64 === 0) {
       const r = buffer.read('router', now);
       maxRetained = Math.max(maxRetained, buffer.stats().retainedEvents);
-      state.apply({ kind: 'router-poll', ts: now, server: 'ctx0', consumer: 'router', fromSeq: r.fromSeq, toSeq: r.toSeq, dropped: r.dropped });
+      state.apply({
+        kind: 'router-poll',
+        ts: now,
+        server: 'ctx0',
+        consumer: 'router',
+        fromSeq: r.fromSeq,
+        toSeq: r.toSeq,
+        dropped: r.dropped,
+      });
     }
     if (events % decisionEvery === 0 && decisions < o.decisions) {
       const traj = Math.floor(decisions / 5);
@@ -101,8 +113,27 @@ export function runSoak(o: SoakOptions): SoakResult {
       for (let k = 0; k < prompt.length; k++) prompt[k] = (traj * 7919 + k) % 150_000;
       const requestId = `r${decisions}`;
       const chosen = SERVERS[traj % SERVERS.length] as string;
-      state.apply({ kind: 'decision', ts: now, requestId, correlationId: `t${traj}`, server: chosen, promptTokens: prompt, promptTokenCount: prompt.length, inflight: null });
-      if (decisions % 10 !== 9) state.apply({ kind: 'outcome', ts: now + 1, requestId, server: chosen, ok: true, promptTokens: prompt.length, cachedTokens: turn * 64, latencyMs: 5 });
+      state.apply({
+        kind: 'decision',
+        ts: now,
+        requestId,
+        correlationId: `t${traj}`,
+        server: chosen,
+        promptTokens: prompt,
+        promptTokenCount: prompt.length,
+        inflight: null,
+      });
+      if (decisions % 10 !== 9)
+        state.apply({
+          kind: 'outcome',
+          ts: now + 1,
+          requestId,
+          server: chosen,
+          ok: true,
+          promptTokens: prompt.length,
+          cachedTokens: turn * 64,
+          latencyMs: 5,
+        });
       decisions++;
     }
     if (events % sampleEvery === 0) sample();

@@ -7,10 +7,36 @@ import { stored } from '../helpers/kv-event-builders.js';
 describe('state under malformed but parseable input', () => {
   it('stored blocks without tokens: decisions are still joined, nothing throws', () => {
     const state = createSentinelState({ mode: 'relay' });
-    state.apply({ kind: 'worker-events', ts: 1, server: 'ctx0', firstSeq: 0, events: [stored([18446744073709551615n, 5n])] });
+    state.apply({
+      kind: 'worker-events',
+      ts: 1,
+      server: 'ctx0',
+      firstSeq: 0,
+      events: [stored([18446744073709551615n, 5n])],
+    });
     const prompt = Uint32Array.from({ length: 300 }, (_, k) => k);
-    expect(() => state.apply({ kind: 'decision', ts: 2, requestId: 'r1', correlationId: 't1', server: 'ctx0', promptTokens: prompt, promptTokenCount: prompt.length, inflight: null })).not.toThrow();
-    state.apply({ kind: 'outcome', ts: 3, requestId: 'r1', server: 'ctx0', ok: true, promptTokens: 300, cachedTokens: 0, latencyMs: 1 });
+    expect(() =>
+      state.apply({
+        kind: 'decision',
+        ts: 2,
+        requestId: 'r1',
+        correlationId: 't1',
+        server: 'ctx0',
+        promptTokens: prompt,
+        promptTokenCount: prompt.length,
+        inflight: null,
+      }),
+    ).not.toThrow();
+    state.apply({
+      kind: 'outcome',
+      ts: 3,
+      requestId: 'r1',
+      server: 'ctx0',
+      ok: true,
+      promptTokens: 300,
+      cachedTokens: 0,
+      latencyMs: 1,
+    });
     const s = state.snapshot(4);
     expect(s.requests).toBe(1);
     expect(s.servers.find((x) => x.server === 'ctx0')?.requests).toBe(1);

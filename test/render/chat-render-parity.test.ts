@@ -12,13 +12,23 @@ const BOS = '<｜begin▁of▁sentence｜>';
 
 /** what the relay reads from a request body with this conversation (tools as the router dumps them) */
 function chatInput(c: Conversation, kwargs: Record<string, unknown> = {}): Extract<RenderInput, { kind: 'chat' }> {
-  const input = renderInputOf({ messages: c.messages, ...(c.tools ? { tools: c.tools } : {}), ...(c.addGenerationPrompt !== undefined ? { add_generation_prompt: c.addGenerationPrompt } : {}), chat_template_kwargs: kwargs });
+  const input = renderInputOf({
+    messages: c.messages,
+    ...(c.tools ? { tools: c.tools } : {}),
+    ...(c.addGenerationPrompt !== undefined ? { add_generation_prompt: c.addGenerationPrompt } : {}),
+    chat_template_kwargs: kwargs,
+  });
   if (input?.kind !== 'chat') throw new Error('not a chat body');
   return input;
 }
 
 /** What the router computes: jinja2's render (variables as transformers passes them), encoded without special tokens. */
-async function goldenIds(tokenizer: ModelTokenizer, template: string, c: Conversation, kwargs: Record<string, unknown> = {}): Promise<{ text: string; ids: Uint32Array }> {
+async function goldenIds(
+  tokenizer: ModelTokenizer,
+  template: string,
+  c: Conversation,
+  kwargs: Record<string, unknown> = {},
+): Promise<{ text: string; ids: Uint32Array }> {
   const text = renderWithJinja2(template, {
     ...tokenizer.files.specialTokens,
     ...kwargs,
@@ -69,7 +79,9 @@ describe('chat render parity with the router (DeepSeek-V3 tokenizer, jinja2 gold
 describe('tools as the router passes them to the template (model_dump of ChatCompletionToolsParam)', () => {
   it('puts type then function with name, description, parameters, strict in declaration order, unset ones null', () => {
     const dumped = routerTool({ function: { parameters: { type: 'object' }, name: 'f' }, type: 'function' });
-    expect(JSON.stringify(dumped)).toBe('{"type":"function","function":{"name":"f","description":null,"parameters":{"type":"object"},"strict":null}}');
+    expect(JSON.stringify(dumped)).toBe(
+      '{"type":"function","function":{"name":"f","description":null,"parameters":{"type":"object"},"strict":null}}',
+    );
     expect(routerTool('not a tool')).toBe('not a tool');
   });
 });
@@ -80,18 +92,31 @@ describe('segment encoding (cached pieces between added tokens) equals the whole
     expect(await tokenizer.segmented()).toBe(true);
   });
 
-  it('gives the whole encode\'s ids for every conversation, cold and from the cache, and for text around added tokens', async () => {
+  it("gives the whole encode's ids for every conversation, cold and from the cache, and for text around added tokens", async () => {
     const texts = CONVERSATIONS.map((c) => tokenizer.renderChat(chatInput(c)));
-    texts.push('<｜User｜>  spaces before<｜Assistant｜>\n\nnewlines after<｜end▁of▁sentence｜>x<｜User｜><｜User｜>', '', 'no added token at all');
+    texts.push(
+      '<｜User｜>  spaces before<｜Assistant｜>\n\nnewlines after<｜end▁of▁sentence｜>x<｜User｜><｜User｜>',
+      '',
+      'no added token at all',
+    );
     for (const pass of ['cold', 'cached']) {
-      for (const text of texts) expect(Array.from(await tokenizer.encode(text, false)), `${pass}: ${text.slice(0, 40)}`).toEqual(Array.from(await tokenizer.encodeWhole(text, false)));
+      for (const text of texts)
+        expect(Array.from(await tokenizer.encode(text, false)), `${pass}: ${text.slice(0, 40)}`).toEqual(
+          Array.from(await tokenizer.encodeWhole(text, false)),
+        );
     }
   });
 
   it('is not used for a Metaspace pre-tokenizer (its prepend scheme looks at offsets)', async () => {
     const dir = deepseekVariant((config) => config);
     const json = JSON.parse(readFileSync(join(dir, 'tokenizer.json'), 'utf8')) as Record<string, unknown>;
-    writeFileSync(join(dir, 'tokenizer.json'), JSON.stringify({ ...json, pre_tokenizer: { type: 'Metaspace', replacement: '▁', prepend_scheme: 'first', split: true } }));
+    writeFileSync(
+      join(dir, 'tokenizer.json'),
+      JSON.stringify({
+        ...json,
+        pre_tokenizer: { type: 'Metaspace', replacement: '▁', prepend_scheme: 'first', split: true },
+      }),
+    );
     expect(await ModelTokenizer.load(dir).segmented()).toBe(false);
   });
 });
@@ -111,6 +136,8 @@ describe('a tool-aware template (tojson, loop controls, whitespace control, kwar
   }
 
   it('raise_exception in the template is a render error, not a crash', async () => {
-    await expect(tokenizer.render(chatInput({ name: 'bad', messages: [{ role: 'narrator', content: 'x' }] }))).rejects.toThrow(/bad role narrator/);
+    await expect(
+      tokenizer.render(chatInput({ name: 'bad', messages: [{ role: 'narrator', content: 'x' }] })),
+    ).rejects.toThrow(/bad role narrator/);
   });
 });

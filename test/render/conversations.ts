@@ -12,7 +12,11 @@ const weatherTool = {
   function: {
     name: 'get_weather',
     description: 'Current weather for a city',
-    parameters: { type: 'object', properties: { city: { type: 'string', description: 'City name, e.g. Zürich' } }, required: ['city'] },
+    parameters: {
+      type: 'object',
+      properties: { city: { type: 'string', description: 'City name, e.g. Zürich' } },
+      required: ['city'],
+    },
   },
 };
 
@@ -51,12 +55,19 @@ export const CONVERSATIONS: readonly Conversation[] = [
     name: 'unicode and whitespace',
     messages: [
       { role: 'system', content: '  leading spaces, trailing spaces  \n\n\ttab, then CRLF\r\nend' },
-      { role: 'user', content: '日本語のテキスト、中文文本, emoji 🚀🔥 and accents: naïve café — “quotes” 12345678901234' },
+      {
+        role: 'user',
+        content: '日本語のテキスト、中文文本, emoji 🚀🔥 and accents: naïve café — “quotes” 12345678901234',
+      },
       { role: 'assistant', content: '```python\ndef f(x):\n    return x  ** 2   # comment\n```' },
       { role: 'user', content: 'a    b\n\n\n\nc' },
     ],
   },
-  { name: 'no generation prompt', addGenerationPrompt: false, messages: [{ role: 'user', content: 'Summarise: the quick brown fox.' }] },
+  {
+    name: 'no generation prompt',
+    addGenerationPrompt: false,
+    messages: [{ role: 'user', content: 'Summarise: the quick brown fox.' }],
+  },
 ];
 
 /**

@@ -8,7 +8,11 @@ import { DEEPSEEK_V3_DIR, deepseekVariant } from '../helpers/model-tokenizers.js
 import { CONVERSATIONS, TOOLS_TEMPLATE } from './conversations.js';
 
 const tokenizer = ModelTokenizer.load(DEEPSEEK_V3_DIR);
-const context = (hasTools = false): RenderContext => ({ bosId: tokenizer.bosId, hasTools, tokenText: (id) => tokenizer.tokenText(id) });
+const context = (hasTools = false): RenderContext => ({
+  bosId: tokenizer.bosId,
+  hasTools,
+  tokenText: (id) => tokenizer.tokenText(id),
+});
 const multiTurn = CONVERSATIONS[1]!;
 const chat = (over: Partial<Extract<RenderInput, { kind: 'chat' }>> = {}): Extract<RenderInput, { kind: 'chat' }> => ({
   kind: 'chat',
@@ -39,20 +43,35 @@ describe('render drift on real renders', () => {
   it('doubled BOS on the worker side is named as such', async () => {
     const router = await tokenizer.render(chat());
     const worker = await tokenizer.encodeText(tokenizer.renderChat(chat()));
-    expect(compareRenders(router, worker, context())).toMatchObject({ position: 1, cause: 'doubled-bos', side: 'worker' });
+    expect(compareRenders(router, worker, context())).toMatchObject({
+      position: 1,
+      cause: 'doubled-bos',
+      side: 'worker',
+    });
   });
 
   it('a BOS only one side adds: missing-bos on the other', async () => {
     const worker = await tokenizer.render(chat());
     const router = worker.subarray(1);
-    expect(compareRenders(router, worker, context())).toMatchObject({ position: 0, cause: 'missing-bos', side: 'router' });
+    expect(compareRenders(router, worker, context())).toMatchObject({
+      position: 0,
+      cause: 'missing-bos',
+      side: 'router',
+    });
   });
 
   it('add_generation_prompt off on the router: the difference is the tail only', async () => {
     const worker = await tokenizer.render(chat());
     const router = await tokenizer.render(chat({ addGenerationPrompt: false }));
     const diff = compareRenders(router, worker, context())!;
-    expect(diff).toMatchObject({ position: router.length, cause: 'generation-prompt', side: 'worker', routerSpan: 0, workerSpan: 1, commonSuffix: 0 });
+    expect(diff).toMatchObject({
+      position: router.length,
+      cause: 'generation-prompt',
+      side: 'worker',
+      routerSpan: 0,
+      workerSpan: 1,
+      commonSuffix: 0,
+    });
     // every block but the one holding the last prompt token still matches
     expect(matchableShare(diff, 4)).toBeGreaterThan(0.8);
   });
@@ -79,7 +98,12 @@ describe('render drift on real renders', () => {
   });
 
   it('a different template version: template', async () => {
-    const v2 = ModelTokenizer.load(deepseekVariant((config) => ({ ...config, chat_template: (config['chat_template'] as string).replace("'<｜User｜>'", "'<｜User｜>\\n'") })));
+    const v2 = ModelTokenizer.load(
+      deepseekVariant((config) => ({
+        ...config,
+        chat_template: (config['chat_template'] as string).replace("'<｜User｜>'", "'<｜User｜>\\n'"),
+      })),
+    );
     const router = await v2.render(chat());
     const worker = await tokenizer.render(chat());
     const diff = compareRenders(router, worker, context())!;
@@ -88,17 +112,32 @@ describe('render drift on real renders', () => {
   });
 });
 
-describe('compareRenders without a tokenizer (ids a request carried vs the worker\'s)', () => {
+describe("compareRenders without a tokenizer (ids a request carried vs the worker's)", () => {
   const bare: RenderContext = { bosId: null, hasTools: false, tokenText: null };
   it('a repeated first id is a doubled BOS', () => {
-    expect(compareRenders([7, 7, 1, 2, 3], [7, 1, 2, 3], bare)).toMatchObject({ position: 1, cause: 'doubled-bos', side: 'router' });
+    expect(compareRenders([7, 7, 1, 2, 3], [7, 1, 2, 3], bare)).toMatchObject({
+      position: 1,
+      cause: 'doubled-bos',
+      side: 'router',
+    });
   });
   it('a one-sided tail is the generation prompt', () => {
-    expect(compareRenders([7, 1, 2, 3], [7, 1, 2, 3, 9], bare)).toMatchObject({ position: 4, cause: 'generation-prompt', side: 'worker' });
+    expect(compareRenders([7, 1, 2, 3], [7, 1, 2, 3, 9], bare)).toMatchObject({
+      position: 4,
+      cause: 'generation-prompt',
+      side: 'worker',
+    });
   });
   it('anything else is a template or tokenizer difference, with both windows', () => {
     const diff = compareRenders([1, 2, 3, 4, 5, 6], [1, 2, 3, 9, 5, 6], bare)!;
-    expect(diff).toMatchObject({ position: 3, cause: 'template', routerSpan: 1, workerSpan: 1, commonSuffix: 2, windowFrom: 0 });
+    expect(diff).toMatchObject({
+      position: 3,
+      cause: 'template',
+      routerSpan: 1,
+      workerSpan: 1,
+      commonSuffix: 2,
+      windowFrom: 0,
+    });
     expect(diff.routerWindow).toEqual([1, 2, 3, 4, 5, 6]);
     expect(diff.workerWindow).toEqual([1, 2, 3, 9, 5, 6]);
   });

@@ -13,10 +13,19 @@ export function pct(ratio: number): number {
 /** runs one row of the table at test scale and checks its bands and the workload's shape */
 export function runRow(id: string): SimResult {
   const row = CALIBRATION_ROWS.find((r) => r.id === id)!;
-  const result = runVirtual(presetConfig('seed', [...row.settings, `workload.trajectories=${CALIBRATION_TRAJECTORIES}`]));
-  if (row.hit !== null) expect(Math.abs(pct(result.cache_hit_ratio) - row.hit), `${id}: hit ${pct(result.cache_hit_ratio)} vs ${row.hit}`).toBeLessThanOrEqual(BAND_POINTS);
+  const result = runVirtual(
+    presetConfig('seed', [...row.settings, `workload.trajectories=${CALIBRATION_TRAJECTORIES}`]),
+  );
+  if (row.hit !== null)
+    expect(
+      Math.abs(pct(result.cache_hit_ratio) - row.hit),
+      `${id}: hit ${pct(result.cache_hit_ratio)} vs ${row.hit}`,
+    ).toBeLessThanOrEqual(BAND_POINTS);
   if (row.scatter !== null) {
-    expect(Math.abs(pct(result.turn_scatter_ratio) - row.scatter), `${id}: scatter ${pct(result.turn_scatter_ratio)} vs ${row.scatter}`).toBeLessThanOrEqual(BAND_POINTS);
+    expect(
+      Math.abs(pct(result.turn_scatter_ratio) - row.scatter),
+      `${id}: scatter ${pct(result.turn_scatter_ratio)} vs ${row.scatter}`,
+    ).toBeLessThanOrEqual(BAND_POINTS);
   }
   // the bug report's workload: average input ≈ 40k tokens, output ≈ 300
   expect(result.mean_input_tokens).toBeGreaterThan(36_000);

@@ -8,7 +8,11 @@ const results = new Map<string, SimResult>();
 const TIMEOUT = 240_000;
 
 describe('seed preset: sticky rows and the healthy prediction', () => {
-  it('+ backfill + max_batch_size 512: 95.0% hit, 3.2% scatter', () => void results.set('backfill-mbs512', runRow('backfill-mbs512')), TIMEOUT);
+  it(
+    '+ backfill + max_batch_size 512: 95.0% hit, 3.2% scatter',
+    () => void results.set('backfill-mbs512', runRow('backfill-mbs512')),
+    TIMEOUT,
+  );
   it('conversation router: ~96% hit', () => void results.set('conversation', runRow('conversation')), TIMEOUT);
   it('healthy kv_cache_aware (prediction)', () => void results.set('healthy', runRow('healthy')), TIMEOUT);
 

@@ -37,12 +37,20 @@ export interface RawResponse {
 
 export async function post(url: string, body: string, headers: Record<string, string> = {}): Promise<RawResponse> {
   const res = await request(url, { method: 'POST', body, headers: { 'content-type': 'application/json', ...headers } });
-  return { status: res.statusCode, text: await res.body.text(), contentType: String(res.headers['content-type'] ?? '') };
+  return {
+    status: res.statusCode,
+    text: await res.body.text(),
+    contentType: String(res.headers['content-type'] ?? ''),
+  };
 }
 
 export async function get(url: string): Promise<RawResponse> {
   const res = await request(url);
-  return { status: res.statusCode, text: await res.body.text(), contentType: String(res.headers['content-type'] ?? '') };
+  return {
+    status: res.statusCode,
+    text: await res.body.text(),
+    contentType: String(res.headers['content-type'] ?? ''),
+  };
 }
 
 /** deterministic pseudo-random token ids (a tiny LCG; content only needs to differ between prompts) */
@@ -57,7 +65,13 @@ export function tokens(count: number, seed: number): number[] {
 }
 
 export function contextOnlyBody(prompt: readonly number[], extra: Record<string, unknown> = {}): string {
-  return JSON.stringify({ model: 'm', prompt, max_tokens: 8, disaggregated_params: { request_type: 'context_only', disagg_request_id: 1 }, ...extra });
+  return JSON.stringify({
+    model: 'm',
+    prompt,
+    max_tokens: 8,
+    disaggregated_params: { request_type: 'context_only', disagg_request_id: 1 },
+    ...extra,
+  });
 }
 
 /** `data:` payloads of an SSE body */

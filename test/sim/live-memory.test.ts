@@ -50,7 +50,10 @@ describe('live simulator memory', () => {
     const c = cluster;
     const before = retainedBytes();
     c.startWorkload();
-    await until(() => c.workers.reduce((n, w) => n + c.worker(w.id).worker.inflight, 0) === concurrency, 'every request to reach its worker');
+    await until(
+      () => c.workers.reduce((n, w) => n + c.worker(w.id).worker.inflight, 0) === concurrency,
+      'every request to reach its worker',
+    );
     const retained = retainedBytes() - before;
 
     const prefix = systemPrefix(config.workload);

@@ -18,7 +18,11 @@ interface DebugDoc {
 }
 
 const turn = (extra: readonly { role: string; content: string }[] = []): string =>
-  JSON.stringify({ model: 'm', messages: [{ role: 'system', content: 'be brief' }, { role: 'user', content: 'hello' }, ...extra], max_tokens: 2 });
+  JSON.stringify({
+    model: 'm',
+    messages: [{ role: 'system', content: 'be brief' }, { role: 'user', content: 'hello' }, ...extra],
+    max_tokens: 2,
+  });
 
 /** round-robin over two servers: a, b, a */
 function alternates(decisions: DebugDoc['decisions']): void {
@@ -27,7 +31,10 @@ function alternates(decisions: DebugDoc['decisions']): void {
   expect(c).toBe(a);
 }
 
-async function chosen(profile: string, bodies: readonly { path: string; body: string }[]): Promise<DebugDoc['decisions']> {
+async function chosen(
+  profile: string,
+  bodies: readonly { path: string; body: string }[],
+): Promise<DebugDoc['decisions']> {
   cluster = await startLiveCluster(smallConfig('healthy', [`router.profile=${profile}`]));
   const debug = async (): Promise<DebugDoc> => JSON.parse((await get(cluster!.debugUrl)).text) as DebugDoc;
   for (const b of bodies) {
@@ -44,8 +51,21 @@ async function chosen(profile: string, bodies: readonly { path: string; body: st
 
 const conversation = [
   { path: '/v1/chat/completions', body: turn() },
-  { path: '/v1/chat/completions', body: turn([{ role: 'assistant', content: 'hi' }, { role: 'user', content: 'more' }]) },
-  { path: '/v1/chat/completions', body: turn([{ role: 'assistant', content: 'hi' }, { role: 'user', content: 'more' }, { role: 'assistant', content: 'ok' }]) },
+  {
+    path: '/v1/chat/completions',
+    body: turn([
+      { role: 'assistant', content: 'hi' },
+      { role: 'user', content: 'more' },
+    ]),
+  },
+  {
+    path: '/v1/chat/completions',
+    body: turn([
+      { role: 'assistant', content: 'hi' },
+      { role: 'user', content: 'more' },
+      { role: 'assistant', content: 'ok' },
+    ]),
+  },
 ];
 
 describe('the newest router’s conversation pin on the live orchestrator', () => {
@@ -65,7 +85,12 @@ describe('the newest router’s conversation pin on the live orchestrator', () =
     // distinct prompts (no shared partial block), the same stray `messages` field: a CompletionRequest has none
     const completion = (first: number): { path: string; body: string } => ({
       path: '/v1/completions',
-      body: JSON.stringify({ model: 'm', prompt: [first, first + 1, first + 2], messages: [{ role: 'user', content: 'hello' }], max_tokens: 2 }),
+      body: JSON.stringify({
+        model: 'm',
+        prompt: [first, first + 1, first + 2],
+        messages: [{ role: 'user', content: 'hello' }],
+        max_tokens: 2,
+      }),
     });
     const newest = await chosen('newest', [completion(1), completion(10), completion(20)]);
     expect(newest).toHaveLength(3);

@@ -16,7 +16,11 @@ afterEach(async () => {
   cluster = null;
 });
 
-const contextOnly = (extra: Record<string, unknown> = {}) => ({ request_type: 'context_only', disagg_request_id: 7, ...extra });
+const contextOnly = (extra: Record<string, unknown> = {}) => ({
+  request_type: 'context_only',
+  disagg_request_id: 7,
+  ...extra,
+});
 
 describe('live CTX worker wire', () => {
   it('reads msgpack bodies and answers prompt_token_ids', async () => {
@@ -36,7 +40,14 @@ describe('live CTX worker wire', () => {
   it('answers a chat request that asked for it with prompt_token_ids_b64 (little-endian int32), list null', async () => {
     cluster = await startLiveCluster(smallConfig('healthy'));
     const messages = [{ role: 'user', content: 'héllo 🙂 world' }];
-    const res = await post(`${cluster.workers[0]!.url}/v1/chat/completions`, JSON.stringify({ model: 'm', messages, disaggregated_params: contextOnly({ return_prompt_token_ids_b64: true }) }));
+    const res = await post(
+      `${cluster.workers[0]!.url}/v1/chat/completions`,
+      JSON.stringify({
+        model: 'm',
+        messages,
+        disaggregated_params: contextOnly({ return_prompt_token_ids_b64: true }),
+      }),
+    );
     const body = JSON.parse(res.text) as { prompt_token_ids: null; prompt_token_ids_b64: string };
     expect(body.prompt_token_ids).toBeNull();
     const bytes = Buffer.from(body.prompt_token_ids_b64, 'base64');
@@ -47,7 +58,15 @@ describe('live CTX worker wire', () => {
   it('serves a chat request from the router-written prompt_token_ids', async () => {
     cluster = await startLiveCluster(smallConfig('healthy'));
     const ids = tokens(50, 9);
-    const res = await post(`${cluster.workers[0]!.url}/v1/chat/completions`, JSON.stringify({ model: 'm', messages: [{ role: 'user', content: 'x' }], prompt_token_ids: ids, disaggregated_params: contextOnly() }));
+    const res = await post(
+      `${cluster.workers[0]!.url}/v1/chat/completions`,
+      JSON.stringify({
+        model: 'm',
+        messages: [{ role: 'user', content: 'x' }],
+        prompt_token_ids: ids,
+        disaggregated_params: contextOnly(),
+      }),
+    );
     expect((JSON.parse(res.text) as { prompt_token_ids: number[] }).prompt_token_ids).toEqual(ids);
   });
 

@@ -35,7 +35,12 @@ describe('live CTX worker', () => {
     expect(parsed.issues).toEqual([]);
     const events = parsed.events.map((p) => p.event);
     // 2 ranks: a `created` per rank, then the stored blocks of the one request
-    expect(events.filter((e) => e.data.type === 'created').map((e) => e.attentionDpRank).sort()).toEqual([0, 1]);
+    expect(
+      events
+        .filter((e) => e.data.type === 'created')
+        .map((e) => e.attentionDpRank)
+        .sort(),
+    ).toEqual([0, 1]);
     const stored = events.flatMap((e) => (e.data.type === 'stored' ? e.data.blocks.map((b) => b.blockHash) : []));
     const expected = new StaticPrompt(Uint32Array.from(prompt)).blocks(128, 'v1_block_key').wire;
     expect(stored).toEqual(expected);
@@ -55,14 +60,21 @@ describe('live CTX worker', () => {
     // the same prompt again: whole blocks reused
     const again = await post(`${w.url}/v1/completions`, contextOnlyBody(prompt));
     expect(parseUsage(again.text).value?.cachedTokens).toBe(12 * 128);
-    expect(JSON.parse(again.text)).toMatchObject({ object: 'text_completion', choices: [{ disaggregated_params: { request_type: 'context_only' } }] });
+    expect(JSON.parse(again.text)).toMatchObject({
+      object: 'text_completion',
+      choices: [{ disaggregated_params: { request_type: 'context_only' } }],
+    });
   });
 
   it('advertises kv_cache_hash_algo on /server_info and serves v2_sha256 hashes as hex', async () => {
     cluster = await startLiveCluster(smallConfig('healthy', ['ctx.hash_algo=v2_sha256']));
     const w = cluster.workers[1]!;
     const info = await get(`${w.url}/server_info`);
-    expect(JSON.parse(info.text)).toEqual({ disaggregated_params: { disaggregated_mode: 'context_only' }, kv_cache_hash_algo: 'v2_sha256', tokens_per_block: 128 });
+    expect(JSON.parse(info.text)).toEqual({
+      disaggregated_params: { disaggregated_mode: 'context_only' },
+      kv_cache_hash_algo: 'v2_sha256',
+      tokens_per_block: 128,
+    });
     expect((await get(`${w.url}/health`)).status).toBe(200);
     const prompt = tokens(300, 3);
     await post(`${w.url}/v1/completions`, contextOnlyBody(prompt));
@@ -78,7 +90,10 @@ describe('live CTX worker', () => {
     const w = cluster.workers[0]!;
     const prompt = tokens(700, 11);
     await post(`${w.url}/v1/completions`, contextOnlyBody(prompt));
-    const res = await post(`${w.url}/v1/completions`, JSON.stringify({ model: 'm', prompt, max_tokens: 4, stream: true }));
+    const res = await post(
+      `${w.url}/v1/completions`,
+      JSON.stringify({ model: 'm', prompt, max_tokens: 4, stream: true }),
+    );
     expect(res.contentType).toContain('text/event-stream');
     const chunks = sseEvents(res.text);
     expect(chunks.at(-1)).toBe('[DONE]');
@@ -86,7 +101,10 @@ describe('live CTX worker', () => {
     expect(usages.slice(0, -2).every((u) => u === null)).toBe(true);
     expect(usages.at(-2)).toMatchObject({ promptTokens: 700, cachedTokens: 5 * 128, completionTokens: 4 });
 
-    const chat = await post(`${w.url}/v1/chat/completions`, JSON.stringify({ model: 'm', messages: [{ role: 'user', content: 'x'.repeat(400) }], stream: true }));
+    const chat = await post(
+      `${w.url}/v1/chat/completions`,
+      JSON.stringify({ model: 'm', messages: [{ role: 'user', content: 'x'.repeat(400) }], stream: true }),
+    );
     const chatChunks = sseEvents(chat.text);
     expect(JSON.parse(chatChunks[0]!)).toMatchObject({ object: 'chat.completion.chunk' });
     expect(parseUsage(chatChunks.at(-2)!).value?.cachedTokens).toBe(0);
@@ -98,7 +116,9 @@ describe('live CTX worker', () => {
     const prompt = tokens(600, 5);
     await post(`${w.url}/v1/completions`, contextOnlyBody(prompt));
     await post(`${w.url}/v1/completions`, contextOnlyBody(prompt));
-    const perf = JSON.parse((await get(`${w.url}/perf_metrics`)).text) as { perf_metrics: { kv_cache_metrics: { num_reused_blocks: number; num_total_allocated_blocks: number } } }[];
+    const perf = JSON.parse((await get(`${w.url}/perf_metrics`)).text) as {
+      perf_metrics: { kv_cache_metrics: { num_reused_blocks: number; num_total_allocated_blocks: number } };
+    }[];
     expect(perf.map((p) => p.perf_metrics.kv_cache_metrics)).toEqual([
       { num_total_allocated_blocks: 5, num_new_allocated_blocks: 5, num_reused_blocks: 0, num_missed_blocks: 5 },
       { num_total_allocated_blocks: 5, num_new_allocated_blocks: 1, num_reused_blocks: 4, num_missed_blocks: 1 },
@@ -140,7 +160,9 @@ describe('live CTX worker faults on the wire', () => {
   });
 
   it('competing consumer: a background drainer takes the events', async () => {
-    cluster = await startLiveCluster(smallConfig('healthy', ['ctx.competing_consumer=true', 'ctx.competitor_period=20ms']));
+    cluster = await startLiveCluster(
+      smallConfig('healthy', ['ctx.competing_consumer=true', 'ctx.competitor_period=20ms']),
+    );
     const w = cluster.workers[0]!;
     await post(`${w.url}/v1/completions`, contextOnlyBody(tokens(500, 1)));
     await new Promise((r) => setTimeout(r, 100));

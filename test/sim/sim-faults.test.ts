@@ -93,7 +93,8 @@ describe('healthy small cluster (events on, block sizes aligned)', () => {
     const stored = storedHashes(workerEvents(healthy.observations));
     const decision = healthy.observations.find((o) => o.kind === 'decision');
     if (decision?.kind !== 'decision' || decision.promptTokens === null) throw new Error('no decision with tokens');
-    for (const hash of routerWireHashes(decision.promptTokens, 128, 'v1_block_key')) expect(stored.has(hash)).toBe(true);
+    for (const hash of routerWireHashes(decision.promptTokens, 128, 'v1_block_key'))
+      expect(stored.has(hash)).toBe(true);
   });
 });
 
@@ -104,7 +105,9 @@ describe('fault knobs', () => {
     const polls = observations.filter((o) => o.kind === 'router-poll');
     expect(polls.length).toBeGreaterThan(0);
     expect(polls.every((p) => p.kind === 'router-poll' && p.toSeq === p.fromSeq)).toBe(true);
-    expect(result.servers.every((s) => s.routerBlockTableSize === 0 && s.eventsEmitted === 0 && s.drains > 0)).toBe(true);
+    expect(result.servers.every((s) => s.routerBlockTableSize === 0 && s.eventsEmitted === 0 && s.drains > 0)).toBe(
+      true,
+    );
     expect(scores(observations).every((s) => s.candidates.every((c) => c.matchedTokens === 0))).toBe(true);
     expect(result.faults).toContain('ctx.event_buffer_max_size=0');
   });
@@ -112,7 +115,9 @@ describe('fault knobs', () => {
   it('ctx.kv_events_push=true: the workers emit (ids used) but the pull path returns []', () => {
     const { result, observations } = run(['ctx.kv_events_push=true']);
     expect(workerEvents(observations)).toEqual([]);
-    expect(result.servers.every((s) => s.eventsEmitted > 0 && s.eventsDrained === 0 && s.routerBlockTableSize === 0)).toBe(true);
+    expect(
+      result.servers.every((s) => s.eventsEmitted > 0 && s.eventsDrained === 0 && s.routerBlockTableSize === 0),
+    ).toBe(true);
   });
 
   it('ctx.competing_consumer=true: the relay sees event_id gaps and the router table is smaller', () => {
@@ -149,7 +154,9 @@ describe('fault knobs', () => {
     const { observations } = run(['ctx.adp_gather_drop=true']);
     const ranks = new Set(workerEvents(observations).map((e) => e.attentionDpRank));
     expect([...ranks]).toEqual([0]);
-    expect(healthy.observations.some((o) => o.kind === 'worker-events' && o.events.some((e) => e.attentionDpRank === 3))).toBe(true);
+    expect(
+      healthy.observations.some((o) => o.kind === 'worker-events' && o.events.some((e) => e.attentionDpRank === 3)),
+    ).toBe(true);
   });
 
   it('router.poll_on_finish=false: the router never polls, its table stays empty, the relay still drains', () => {
@@ -183,17 +190,35 @@ describe('determinism and logs', () => {
     const lines: string[] = [];
     const { logs, result } = run([], { requestLog: (l) => lines.push(l) });
     expect(logs.some((l) => /\[TRT-LLM\] \[I\] BlockHashMixin: tokens_per_block=128$/.test(l))).toBe(true);
-    expect(logs.some((l) => l.includes("ctx1 server is ready with info: {'disaggregated_params': {'disaggregated_mode': 'context_only'}, 'kv_cache_hash_algo': 'v1_block_key', 'tokens_per_block': 128}"))).toBe(true);
+    expect(
+      logs.some((l) =>
+        l.includes(
+          "ctx1 server is ready with info: {'disaggregated_params': {'disaggregated_mode': 'context_only'}, 'kv_cache_hash_algo': 'v1_block_key', 'tokens_per_block': 128}",
+        ),
+      ),
+    ).toBe(true);
     expect(lines).toHaveLength(result.requests);
     const first = JSON.parse(lines[0]!) as Record<string, unknown>;
-    expect(Object.keys(first)).toEqual(['ts', 'request_id', 'correlation_id', 'ctx_server', 'prompt_tokens', 'cached_tokens']);
+    expect(Object.keys(first)).toEqual([
+      'ts',
+      'request_id',
+      'correlation_id',
+      'ctx_server',
+      'prompt_tokens',
+      'cached_tokens',
+    ]);
   });
 
   it('watch mode: no event access, decisions come with outcomes from the request log', () => {
     const { observations } = run([], { tap: 'watch', watchDebugEndpoint: false });
-    expect(observations.some((o) => o.kind === 'worker-events' || o.kind === 'router-poll' || o.kind === 'router-score')).toBe(false);
+    expect(
+      observations.some((o) => o.kind === 'worker-events' || o.kind === 'router-poll' || o.kind === 'router-score'),
+    ).toBe(false);
     const decisions = observations.filter((o) => o.kind === 'decision');
     expect(decisions.length).toBe(observations.filter((o) => o.kind === 'outcome').length);
-    expect(observations.find((o) => o.kind === 'router-config')).toMatchObject({ source: 'orchestrator-log', tokensPerBlock: 128 });
+    expect(observations.find((o) => o.kind === 'router-config')).toMatchObject({
+      source: 'orchestrator-log',
+      tokensPerBlock: 128,
+    });
   });
 });

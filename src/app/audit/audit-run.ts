@@ -18,11 +18,20 @@ export interface AuditRun {
 
 /** Writes the self-contained HTML report of an audit run (--report FILE). */
 export async function writeHtmlReport(path: string, run: AuditRun): Promise<void> {
-  const model = buildReportModel({ version: VERSION, generatedAt: Date.now(), audit: run.report, samples: run.samples, sampleIntervalMs: run.sampleIntervalMs, input: run.input });
+  const model = buildReportModel({
+    version: VERSION,
+    generatedAt: Date.now(),
+    audit: run.report,
+    samples: run.samples,
+    sampleIntervalMs: run.sampleIntervalMs,
+    input: run.input,
+  });
   try {
     await writeReportFile(path, model);
   } catch (err) {
-    throw new KvsentinelError('write-failed', `--report ${path}: cannot write the report: ${errorMessage(err)}`, { cause: err });
+    throw new KvsentinelError('write-failed', `--report ${path}: cannot write the report: ${errorMessage(err)}`, {
+      cause: err,
+    });
   }
 }
 

@@ -38,8 +38,11 @@ export async function auditBundleRun(dir: string, progress?: (line: string) => v
       mode: manifest.mode,
       timeline,
       onProgress: (records) => {
-        const of = total !== null ? ` of ${total.toLocaleString('en-US')} (${((100 * records) / total).toFixed(0)}%)` : '';
-        progress?.(`kvsentinel: audited ${records.toLocaleString('en-US')} observations${of} in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+        const of =
+          total !== null ? ` of ${total.toLocaleString('en-US')} (${((100 * records) / total).toFixed(0)}%)` : '';
+        progress?.(
+          `kvsentinel: audited ${records.toLocaleString('en-US')} observations${of} in ${((Date.now() - started) / 1000).toFixed(1)} s`,
+        );
       },
     }),
   );

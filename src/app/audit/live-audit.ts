@@ -50,7 +50,10 @@ export async function runLiveAudit(config: ServeConfig, options: LiveAuditOption
   // Ctrl-C ends the window early and still reports
   await runFor({
     durationMs: options.durationMs,
-    onProgress: (leftMs) => options.progress(`kvsentinel: watching live sources: ${observations.toLocaleString('en-US')} observations, ${(leftMs / 1000).toFixed(0)} s left`),
+    onProgress: (leftMs) =>
+      options.progress(
+        `kvsentinel: watching live sources: ${observations.toLocaleString('en-US')} observations, ${(leftMs / 1000).toFixed(0)} s left`,
+      ),
   });
   // the report is what the window saw, taken at its end: stopping the sources afterwards (in-flight relay requests
   // finish, reads in flight are aborted) neither delays it nor changes it
@@ -65,17 +68,27 @@ export async function runLiveAudit(config: ServeConfig, options: LiveAuditOption
     malformed: malformedInputs(sources),
   });
   // what sources that read fine lack (a quiet orchestrator log) goes with the report
-  const sourceNotes = sources.flatMap((s) => (s.note !== undefined && s.note !== null ? [`${s.source}: ${s.note}`] : []));
+  const sourceNotes = sources.flatMap((s) =>
+    s.note !== undefined && s.note !== null ? [`${s.source}: ${s.note}`] : [],
+  );
   const report = sourceNotes.length > 0 ? { ...built, notes: [...built.notes, ...sourceNotes] } : built;
   const finish = async (): Promise<void> => {
     const hurry = (): void => daemon.hurry(); // Ctrl-C: do not wait for in-flight relay requests
     process.once('SIGINT', hurry);
     const inFlight = daemon.inFlightRelayRequests();
     if (inFlight > 0) {
-      options.notice(`kvsentinel: report done; letting ${inFlight} in-flight relay requests finish (up to relay.shutdown_grace ${config.relay.shutdownGraceMs / 1000} s; Ctrl-C to stop now)`);
+      options.notice(
+        `kvsentinel: report done; letting ${inFlight} in-flight relay requests finish (up to relay.shutdown_grace ${config.relay.shutdownGraceMs / 1000} s; Ctrl-C to stop now)`,
+      );
     }
     await daemon.stop();
     process.off('SIGINT', hurry);
   };
-  return { report, samples: sampler.timeline.samples, sampleIntervalMs: sampler.timeline.intervalMs, input: state.diagnosisInput(snapshot.now), finish };
+  return {
+    report,
+    samples: sampler.timeline.samples,
+    sampleIntervalMs: sampler.timeline.intervalMs,
+    input: state.diagnosisInput(snapshot.now),
+    finish,
+  };
 }

@@ -92,7 +92,13 @@ const relaySection = mapping({
   drain_interval: value(values.durationMs, relayDefaults.drainIntervalMs),
   drain_timeout: value(values.durationMs, relayDefaults.drainTimeoutMs),
   max_drain_bytes: value(values.sizeBytes, relayDefaults.maxDrainBytes),
-  consumer_header: value((v) => (typeof v === 'string' && /^[A-Za-z0-9-]*$/.test(v) ? v.toLowerCase() : values.problem(`${values.describe(v)} is not a header name`)), relayDefaults.consumerHeader),
+  consumer_header: value(
+    (v) =>
+      typeof v === 'string' && /^[A-Za-z0-9-]*$/.test(v)
+        ? v.toLowerCase()
+        : values.problem(`${values.describe(v)} is not a header name`),
+    relayDefaults.consumerHeader,
+  ),
   consumer_by: value((): never =>
     values.problem(
       'was removed: it told router replicas apart by remote address (two replicas on one host merged) or address and port (a client reconnecting from a new port got events twice); ' +
@@ -116,18 +122,28 @@ const routerSection = mapping({
   profile: value(values.oneOf(ROUTER_PROFILES, (v) => JSON.stringify(v))),
   tokens_per_block: value(values.positiveIntText),
   max_batch_size: value(values.positiveIntText),
-  load_weight: value((v) => (typeof v === 'number' && Number.isFinite(v) && v >= 0 ? v : values.problem(`${JSON.stringify(v)} is not a non-negative number`))),
+  load_weight: value((v) =>
+    typeof v === 'number' && Number.isFinite(v) && v >= 0
+      ? v
+      : values.problem(`${JSON.stringify(v)} is not a non-negative number`),
+  ),
   track_routed_blocks: value(values.bool),
   backfill_block_hashes_on_finish: value(values.bool),
 });
 
-const relayEntry = mapping({ id: required(values.serverId), upstream: required(values.httpUrl), listen: required(values.relayListen) }, 'expected a mapping with id, upstream, listen');
+const relayEntry = mapping(
+  { id: required(values.serverId), upstream: required(values.httpUrl), listen: required(values.relayListen) },
+  'expected a mapping with id, upstream, listen',
+);
 
 const ctxEntry = mapping(
   {
     id: required(values.serverId),
     url: required(values.httpUrl),
-    events: value((v) => (v === 'none' || v === 'exclusive' ? v : values.problem(`${values.describe(v)} is not none or exclusive`)), 'none'),
+    events: value(
+      (v) => (v === 'none' || v === 'exclusive' ? v : values.problem(`${values.describe(v)} is not none or exclusive`)),
+      'none',
+    ),
     prometheus: value(values.bool, false),
   },
   'expected a mapping with id, url',
@@ -135,12 +151,17 @@ const ctxEntry = mapping(
 
 const requestLogEntry = z.preprocess(
   (v) => (typeof v === 'string' ? { path: v } : v),
-  mapping({ path: required(values.filePath), format: value(values.oneOf(REQUEST_LOG_FORMATS), 'auto') }, 'expected a path or a mapping with path, format'),
+  mapping(
+    { path: required(values.filePath), format: value(values.oneOf(REQUEST_LOG_FORMATS), 'auto') },
+    'expected a path or a mapping with path, format',
+  ),
 );
 
 export const configFileSchema = mapping(
   {
-    web: section(mapping({ listen_address: value(values.hostPort), bearer_token_file: value(values.bearerTokenFromFile) })),
+    web: section(
+      mapping({ listen_address: value(values.hostPort), bearer_token_file: value(values.bearerTokenFromFile) }),
+    ),
     relays: list(relayEntry),
     relay: section(relaySection),
     state: section(mapping({ max_table_blocks: value(values.positiveInt, DEFAULT_MAX_TABLE_BLOCKS_PER_SERVER) })),
@@ -148,10 +169,23 @@ export const configFileSchema = mapping(
     // each stream is read by zmq-config.ts, the grammar the --zmq flag shares
     zmq: list(z.unknown()),
     router: section(routerSection),
-    router_debug: z.optional(shorthand('url', mapping({ url: required(values.httpUrl), interval: value(values.durationMs, WATCH_DEFAULTS.routerDebugIntervalMs) }, 'expected a URL or a mapping with url, interval'))),
+    router_debug: z.optional(
+      shorthand(
+        'url',
+        mapping(
+          { url: required(values.httpUrl), interval: value(values.durationMs, WATCH_DEFAULTS.routerDebugIntervalMs) },
+          'expected a URL or a mapping with url, interval',
+        ),
+      ),
+    ),
     orchestrator_log: value(values.filePath),
     requests: z.preprocess((v) => (typeof v === 'string' ? [v] : v), list(requestLogEntry)),
-    tokenizer: z.preprocess((v) => v ?? undefined, z.optional(shorthand('path', mapping({ path: required(values.filePath) }, 'expected a path or a mapping with path')))),
+    tokenizer: z.preprocess(
+      (v) => v ?? undefined,
+      z.optional(
+        shorthand('path', mapping({ path: required(values.filePath) }, 'expected a path or a mapping with path')),
+      ),
+    ),
     poll_interval: value(values.durationMs, WATCH_DEFAULTS.pollIntervalMs),
     server_info_interval: value(values.durationMs, WATCH_DEFAULTS.serverInfoIntervalMs),
     timeout: value(values.durationMs, WATCH_DEFAULTS.timeoutMs),
@@ -174,5 +208,7 @@ export function readConfigFile(doc: unknown, source: string): ConfigFile {
   // unknown keys first, as a reader fixes a typo before its value
   const issue = parsed.error.issues.find((i) => i.code === 'unrecognized_keys') ?? parsed.error.issues[0]!;
   const path = issue.code === 'unrecognized_keys' ? [...issue.path, issue.keys[0] ?? ''] : issue.path;
-  throw new ConfigError(path.length === 0 ? `${source}: ${issue.message}` : `${source}: ${pathText(path)}: ${issue.message}`);
+  throw new ConfigError(
+    path.length === 0 ? `${source}: ${issue.message}` : `${source}: ${pathText(path)}: ${issue.message}`,
+  );
 }

@@ -61,13 +61,15 @@ export const positiveInt: ValueReader<number> = (v) => {
 };
 
 /** A positive integer from a flag's text (or a number). */
-export const positiveIntText: ValueReader<number> = (v) => positiveInt(typeof v === 'string' && /^\d+$/.test(v) ? Number(v) : v);
+export const positiveIntText: ValueReader<number> = (v) =>
+  positiveInt(typeof v === 'string' && /^\d+$/.test(v) ? Number(v) : v);
 
 export const httpUrl: ValueReader<string> = (v) => {
   if (typeof v === 'string') {
     try {
       const u = new URL(v);
-      if ((u.protocol === 'http:' || u.protocol === 'https:') && u.search === '' && u.hash === '') return v.replace(/\/+$/, '');
+      if ((u.protocol === 'http:' || u.protocol === 'https:') && u.search === '' && u.hash === '')
+        return v.replace(/\/+$/, '');
     } catch {
       // not a URL: said below
     }
@@ -80,12 +82,18 @@ export const serverId: ValueReader<string> = (v) => {
   return problem(`${describe(v)} is not a server id (letters, digits, '_', '.', '-'; at most 64)`);
 };
 
-export const filePath: ValueReader<string> = (v) => (typeof v === 'string' && v !== '' ? v : problem(`${describe(v)} is not a file path`));
+export const filePath: ValueReader<string> = (v) =>
+  typeof v === 'string' && v !== '' ? v : problem(`${describe(v)} is not a file path`);
 
-export const bool: ValueReader<boolean> = (v) => (typeof v === 'boolean' ? v : problem(`${describe(v)} is not true or false`));
+export const bool: ValueReader<boolean> = (v) =>
+  typeof v === 'boolean' ? v : problem(`${describe(v)} is not true or false`);
 
-export function oneOf<T extends string>(values: readonly T[], quote: (v: unknown) => string = describe): ValueReader<T> {
-  return (v) => ((values as readonly unknown[]).includes(v) ? (v as T) : problem(`${quote(v)} is not one of ${values.join(', ')}`));
+export function oneOf<T extends string>(
+  values: readonly T[],
+  quote: (v: unknown) => string = describe,
+): ValueReader<T> {
+  return (v) =>
+    (values as readonly unknown[]).includes(v) ? (v as T) : problem(`${quote(v)} is not one of ${values.join(', ')}`);
 }
 
 function port(text: string): number {
@@ -116,7 +124,10 @@ export const relayListen: ValueReader<{ host: string | null; port: number; repli
   const [first, ...rest] = parts as unknown[];
   const replicaPorts = rest.map((p) => port(String(p).trim()));
   const head = typeof first === 'string' ? first.trim() : first;
-  const listen = typeof head === 'number' || (typeof head === 'string' && /^\d+$/.test(head)) ? { host: null, port: port(String(head)) } : hostPort(head);
+  const listen =
+    typeof head === 'number' || (typeof head === 'string' && /^\d+$/.test(head))
+      ? { host: null, port: port(String(head)) }
+      : hostPort(head);
   return { ...listen, replicaPorts };
 };
 

@@ -3,25 +3,65 @@ import { buildConfig, parseDuration, parseHostPort, parseRelayFlag, relayHost } 
 
 describe('serve config', () => {
   it('parses --relay ID=URL@[HOST:]PORT', () => {
-    expect(parseRelayFlag('ctx0=http://10.0.0.5:8001@9401')).toEqual({ id: 'ctx0', upstream: 'http://10.0.0.5:8001', host: null, port: 9401, replicaPorts: [] });
-    expect(parseRelayFlag('ctx1=http://w1:8001/@10.1.2.3:9402')).toEqual({ id: 'ctx1', upstream: 'http://w1:8001', host: '10.1.2.3', port: 9402, replicaPorts: [] });
+    expect(parseRelayFlag('ctx0=http://10.0.0.5:8001@9401')).toEqual({
+      id: 'ctx0',
+      upstream: 'http://10.0.0.5:8001',
+      host: null,
+      port: 9401,
+      replicaPorts: [],
+    });
+    expect(parseRelayFlag('ctx1=http://w1:8001/@10.1.2.3:9402')).toEqual({
+      id: 'ctx1',
+      upstream: 'http://w1:8001',
+      host: '10.1.2.3',
+      port: 9402,
+      replicaPorts: [],
+    });
     expect(parseRelayFlag('a=http://[::1]:8001@[::1]:9403')).toMatchObject({ host: '::1', port: 9403 });
   });
 
   it('parses one port per orchestrator replica: @9401,9411 and listen lists', () => {
-    expect(parseRelayFlag('ctx0=http://w:8001@9401,9411')).toMatchObject({ host: null, port: 9401, replicaPorts: [9411] });
-    expect(parseRelayFlag('ctx0=http://w:8001@10.0.0.1:9401,9411,9421')).toMatchObject({ host: '10.0.0.1', port: 9401, replicaPorts: [9411, 9421] });
-    const c = buildConfig({ relays: [{ id: 'ctx0', upstream: 'http://w:1', listen: [9401, 9411] }, { id: 'ctx1', upstream: 'http://w:2', listen: '9402,9412' }] }, {});
+    expect(parseRelayFlag('ctx0=http://w:8001@9401,9411')).toMatchObject({
+      host: null,
+      port: 9401,
+      replicaPorts: [9411],
+    });
+    expect(parseRelayFlag('ctx0=http://w:8001@10.0.0.1:9401,9411,9421')).toMatchObject({
+      host: '10.0.0.1',
+      port: 9401,
+      replicaPorts: [9411, 9421],
+    });
+    const c = buildConfig(
+      {
+        relays: [
+          { id: 'ctx0', upstream: 'http://w:1', listen: [9401, 9411] },
+          { id: 'ctx1', upstream: 'http://w:2', listen: '9402,9412' },
+        ],
+      },
+      {},
+    );
     expect(c.relays.map((r) => [r.port, ...r.replicaPorts])).toEqual([
       [9401, 9411],
       [9402, 9412],
     ]);
-    expect(() => buildConfig({ relays: [{ id: 'ctx0', upstream: 'http://w:1', listen: [9401, 9402] }, { id: 'ctx1', upstream: 'http://w:2', listen: 9402 }] }, {})).toThrow('listen address 127.0.0.1:9402 is also used by relay ctx0');
+    expect(() =>
+      buildConfig(
+        {
+          relays: [
+            { id: 'ctx0', upstream: 'http://w:1', listen: [9401, 9402] },
+            { id: 'ctx1', upstream: 'http://w:2', listen: 9402 },
+          ],
+        },
+        {},
+      ),
+    ).toThrow('listen address 127.0.0.1:9402 is also used by relay ctx0');
   });
 
   it('refuses relay.consumer_by: remote addresses cannot keep exactly-once', () => {
     for (const mode of ['address', 'address-port']) {
-      expect(() => buildConfig({ relay: { consumer_by: mode } }, {}, 'k.yaml')).toThrow(/k\.yaml: relay\.consumer_by: was removed.*its own relay port.*@9401,9411/);
+      expect(() => buildConfig({ relay: { consumer_by: mode } }, {}, 'k.yaml')).toThrow(
+        /k\.yaml: relay\.consumer_by: was removed.*its own relay port.*@9401,9411/,
+      );
     }
   });
 
@@ -49,20 +89,51 @@ describe('serve config', () => {
     const relay = ['ctx0=http://w:8001@9401'];
     expect(buildConfig(undefined, { relay }).state.maxTableBlocks).toBe(4_000_000);
     expect(buildConfig(undefined, { relay }).relay.maxConsumers).toBe(64);
-    expect(buildConfig({ state: { max_table_blocks: 500_000 }, relay: { max_consumers: 8 } }, { relay })).toMatchObject({ state: { maxTableBlocks: 500_000 }, relay: { maxConsumers: 8 } });
-    expect(buildConfig({ state: { max_table_blocks: 500_000 } }, { relay, maxTableBlocks: '2000000' }).state.maxTableBlocks).toBe(2_000_000);
-    expect(() => buildConfig(undefined, { relay, maxTableBlocks: 'lots' })).toThrow("--state.max-table-blocks: 'lots' is not a positive integer");
-    expect(() => buildConfig({ state: { max_table_blocks: 0 } }, { relay }, 'k.yaml')).toThrow('k.yaml: state.max_table_blocks: 0 is not a positive integer');
-    expect(() => buildConfig({ state: { max_blocks: 1 } }, { relay }, 'k.yaml')).toThrow('k.yaml: state.max_blocks: unknown key');
+    expect(buildConfig({ state: { max_table_blocks: 500_000 }, relay: { max_consumers: 8 } }, { relay })).toMatchObject(
+      { state: { maxTableBlocks: 500_000 }, relay: { maxConsumers: 8 } },
+    );
+    expect(
+      buildConfig({ state: { max_table_blocks: 500_000 } }, { relay, maxTableBlocks: '2000000' }).state.maxTableBlocks,
+    ).toBe(2_000_000);
+    expect(() => buildConfig(undefined, { relay, maxTableBlocks: 'lots' })).toThrow(
+      "--state.max-table-blocks: 'lots' is not a positive integer",
+    );
+    expect(() => buildConfig({ state: { max_table_blocks: 0 } }, { relay }, 'k.yaml')).toThrow(
+      'k.yaml: state.max_table_blocks: 0 is not a positive integer',
+    );
+    expect(() => buildConfig({ state: { max_blocks: 1 } }, { relay }, 'k.yaml')).toThrow(
+      'k.yaml: state.max_blocks: unknown key',
+    );
   });
 
   it('takes router facts from router: and --router.profile / --router.tokens-per-block, naming bad values', () => {
     const relay = ['ctx0=http://w:8001@9401'];
-    expect(buildConfig(undefined, { relay }).router).toEqual({ profile: null, tokensPerBlock: null, maxBatchSize: null, loadWeight: null, trackRoutedBlocks: null, backfillBlockHashesOnFinish: null });
-    expect(buildConfig({ router: { profile: 'newest', tokens_per_block: 32, load_weight: 0.5, track_routed_blocks: false } }, { relay }).router).toMatchObject({ profile: 'newest', tokensPerBlock: 32, loadWeight: 0.5, trackRoutedBlocks: false });
-    expect(buildConfig({ router: { profile: 'newest', tokens_per_block: 32 } }, { relay, routerProfile: '2026-06', routerTokensPerBlock: '128' }).router).toMatchObject({ profile: '2026-06', tokensPerBlock: 128 });
-    expect(() => buildConfig(undefined, { relay, routerProfile: 'v2' })).toThrow('--router.profile: "v2" is not one of 2026-06, newest');
-    expect(() => buildConfig({ router: { tokens_per_block: 0 } }, { relay }, 'k.yaml')).toThrow('k.yaml: router.tokens_per_block: 0 is not a positive integer');
+    expect(buildConfig(undefined, { relay }).router).toEqual({
+      profile: null,
+      tokensPerBlock: null,
+      maxBatchSize: null,
+      loadWeight: null,
+      trackRoutedBlocks: null,
+      backfillBlockHashesOnFinish: null,
+    });
+    expect(
+      buildConfig(
+        { router: { profile: 'newest', tokens_per_block: 32, load_weight: 0.5, track_routed_blocks: false } },
+        { relay },
+      ).router,
+    ).toMatchObject({ profile: 'newest', tokensPerBlock: 32, loadWeight: 0.5, trackRoutedBlocks: false });
+    expect(
+      buildConfig(
+        { router: { profile: 'newest', tokens_per_block: 32 } },
+        { relay, routerProfile: '2026-06', routerTokensPerBlock: '128' },
+      ).router,
+    ).toMatchObject({ profile: '2026-06', tokensPerBlock: 128 });
+    expect(() => buildConfig(undefined, { relay, routerProfile: 'v2' })).toThrow(
+      '--router.profile: "v2" is not one of 2026-06, newest',
+    );
+    expect(() => buildConfig({ router: { tokens_per_block: 0 } }, { relay }, 'k.yaml')).toThrow(
+      'k.yaml: router.tokens_per_block: 0 is not a positive integer',
+    );
     expect(() => buildConfig({ router: { tpb: 32 } }, { relay }, 'k.yaml')).toThrow('k.yaml: router.tpb: unknown key');
   });
 
@@ -81,7 +152,11 @@ describe('serve config', () => {
     );
     expect(c.listen).toEqual({ host: '127.0.0.1', port: 9100 });
     expect(c.relays.map((r) => r.id)).toEqual(['ctx0', 'ctx1']);
-    expect(c.relay).toMatchObject({ drainIntervalMs: 100, bufferMaxBytes: 64 * 1024 * 1024, upstreamKeepAliveMs: 3000 });
+    expect(c.relay).toMatchObject({
+      drainIntervalMs: 100,
+      bufferMaxBytes: 64 * 1024 * 1024,
+      upstreamKeepAliveMs: 3000,
+    });
     expect(c.ctx[0]).toEqual({ id: 'ctx5', url: 'http://w5:8001', events: 'none', prometheus: true });
     expect(c.routerDebug).toEqual({ url: 'http://router:8000/debug/router', intervalMs: 1000 });
     expect(c.requestLogs).toEqual([
@@ -93,9 +168,15 @@ describe('serve config', () => {
   it.each([
     [{ relays: [{ id: 'ctx0', upstream: 'http://w:1' }] }, 'k.yaml: relays[0].listen: missing'],
     [{ relay: { drain_interval: 'soon' } }, "k.yaml: relay.drain_interval: 'soon' is not a positive duration"],
-    [{ ctx: [{ id: 'a', url: 'http://w:1', events: 'steal' }] }, "k.yaml: ctx[0].events: 'steal' is not none or exclusive"],
+    [
+      { ctx: [{ id: 'a', url: 'http://w:1', events: 'steal' }] },
+      "k.yaml: ctx[0].events: 'steal' is not none or exclusive",
+    ],
     [{ web: { listen_adress: ':1' } }, 'k.yaml: web.listen_adress: unknown key'],
-    [{ relays: [{ id: 'a', upstream: 'http://w:1', listen: 9401 }], ctx: [{ id: 'a', url: 'http://w:2' }] }, "server id 'a' is used twice"],
+    [
+      { relays: [{ id: 'a', upstream: 'http://w:1', listen: 9401 }], ctx: [{ id: 'a', url: 'http://w:2' }] },
+      "server id 'a' is used twice",
+    ],
     [
       {
         relays: [
@@ -114,9 +195,15 @@ describe('serve config', () => {
   it('limits relayed request bodies to 64 MiB unless relay.max_request_bytes or the flag says otherwise', () => {
     expect(buildConfig(undefined, {}).relay.maxRequestBytes).toBe(64 * 1024 * 1024);
     expect(buildConfig({ relay: { max_request_bytes: '8MiB' } }, {}).relay.maxRequestBytes).toBe(8 * 1024 * 1024);
-    expect(buildConfig({ relay: { max_request_bytes: '8MiB' } }, { relayMaxRequestBytes: '1024' }).relay.maxRequestBytes).toBe(1024);
-    expect(() => buildConfig({ relay: { max_request_bytes: 'huge' } }, {}, 'k.yaml')).toThrow("k.yaml: relay.max_request_bytes: 'huge' is not a positive size");
-    expect(() => buildConfig(undefined, { relayMaxRequestBytes: '0' })).toThrow("--relay.max-request-bytes: '0' is not a positive size");
+    expect(
+      buildConfig({ relay: { max_request_bytes: '8MiB' } }, { relayMaxRequestBytes: '1024' }).relay.maxRequestBytes,
+    ).toBe(1024);
+    expect(() => buildConfig({ relay: { max_request_bytes: 'huge' } }, {}, 'k.yaml')).toThrow(
+      "k.yaml: relay.max_request_bytes: 'huge' is not a positive size",
+    );
+    expect(() => buildConfig(undefined, { relayMaxRequestBytes: '0' })).toThrow(
+      "--relay.max-request-bytes: '0' is not a positive size",
+    );
   });
 
   it('needs --ctx for --events exclusive', () => {

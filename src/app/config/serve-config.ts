@@ -10,7 +10,14 @@ import { parse as parseYaml } from 'yaml';
 import { fileErrorText } from '../../sources/file-error-text.js';
 import type { ZmqStreamSpec } from '../../sources/zmq/zmq-events-source.js';
 import { ConfigError } from './config-error.js';
-import { DEFAULT_LISTEN, readConfigFile, WATCH_DEFAULTS, REQUEST_LOG_FORMATS, type ConfigFile, type RequestLogFormat } from './config-schema.js';
+import {
+  DEFAULT_LISTEN,
+  readConfigFile,
+  WATCH_DEFAULTS,
+  REQUEST_LOG_FORMATS,
+  type ConfigFile,
+  type RequestLogFormat,
+} from './config-schema.js';
 import * as values from './config-values.js';
 import { readAt, type HostPort } from './config-values.js';
 import { checkZmqUnique, parseZmqFlag, parseZmqList } from './zmq-config.js';
@@ -115,7 +122,6 @@ export interface ServeFlags {
   readonly tokenizer?: string;
 }
 
-
 /** `--duration` and the like: a positive duration, named by the flag (or key) it came from. */
 export function parseDuration(where: string, v: unknown): number {
   return readAt(where, values.durationMs, v);
@@ -130,9 +136,14 @@ export function parseRelayFlag(text: string): RelaySpec {
   const where = `--relay '${text}'`;
   const eq = text.indexOf('=');
   const at = text.lastIndexOf('@');
-  if (eq <= 0 || at < eq) throw new ConfigError(`${where}: expected ID=URL@[HOST:]PORT, e.g. ctx0=http://10.0.0.5:8001@9401`);
+  if (eq <= 0 || at < eq)
+    throw new ConfigError(`${where}: expected ID=URL@[HOST:]PORT, e.g. ctx0=http://10.0.0.5:8001@9401`);
   const listen = readAt(where, values.relayListen, text.slice(at + 1));
-  return { id: readAt(where, values.serverId, text.slice(0, eq)), upstream: readAt(where, values.httpUrl, text.slice(eq + 1, at)), ...listen };
+  return {
+    id: readAt(where, values.serverId, text.slice(0, eq)),
+    upstream: readAt(where, values.httpUrl, text.slice(eq + 1, at)),
+    ...listen,
+  };
 }
 
 /** `ID=URL`. */
@@ -140,21 +151,37 @@ export function parseCtxFlag(text: string, events: 'none' | 'exclusive'): CtxSpe
   const where = `--ctx '${text}'`;
   const eq = text.indexOf('=');
   if (eq <= 0) throw new ConfigError(`${where}: expected ID=URL, e.g. ctx0=http://10.0.0.5:8001`);
-  return { id: readAt(where, values.serverId, text.slice(0, eq)), url: readAt(where, values.httpUrl, text.slice(eq + 1)), events, prometheus: false };
+  return {
+    id: readAt(where, values.serverId, text.slice(0, eq)),
+    url: readAt(where, values.httpUrl, text.slice(eq + 1)),
+    events,
+    prometheus: false,
+  };
 }
 
 function parseRequestLogFlag(text: string): RequestLogSpec {
   // FILE or FORMAT:FILE (e.g. perf-metrics:/var/log/perf.jsonl)
   const colon = text.indexOf(':');
   const prefix = colon > 0 ? text.slice(0, colon) : '';
-  if ((REQUEST_LOG_FORMATS as readonly string[]).includes(prefix)) return { path: text.slice(colon + 1), format: prefix as RequestLogFormat };
+  if ((REQUEST_LOG_FORMATS as readonly string[]).includes(prefix))
+    return { path: text.slice(colon + 1), format: prefix as RequestLogFormat };
   return { path: text, format: 'auto' };
 }
 
 function routerFacts(file: ConfigFile['router'], flags: ServeFlags): RouterFacts {
   return {
-    profile: flags.routerProfile !== undefined ? readAt('--router.profile', values.oneOf(['2026-06', 'newest'] as const, (v) => JSON.stringify(v)), flags.routerProfile) : (file.profile ?? null),
-    tokensPerBlock: flags.routerTokensPerBlock !== undefined ? readAt('--router.tokens-per-block', values.positiveIntText, flags.routerTokensPerBlock) : (file.tokens_per_block ?? null),
+    profile:
+      flags.routerProfile !== undefined
+        ? readAt(
+            '--router.profile',
+            values.oneOf(['2026-06', 'newest'] as const, (v) => JSON.stringify(v)),
+            flags.routerProfile,
+          )
+        : (file.profile ?? null),
+    tokensPerBlock:
+      flags.routerTokensPerBlock !== undefined
+        ? readAt('--router.tokens-per-block', values.positiveIntText, flags.routerTokensPerBlock)
+        : (file.tokens_per_block ?? null),
     maxBatchSize: file.max_batch_size ?? null,
     loadWeight: file.load_weight ?? null,
     trackRoutedBlocks: file.track_routed_blocks ?? null,
@@ -165,16 +192,31 @@ function routerFacts(file: ConfigFile['router'], flags: ServeFlags): RouterFacts
 /** Validates a parsed config document plus flags into a ServeConfig. `source` names the file in errors. */
 export function buildConfig(doc: unknown, flags: ServeFlags, source = 'config'): ServeConfig {
   const file = readConfigFile(doc, source);
-  const bearerToken = flags.bearerTokenFile !== undefined ? readAt('--web.bearer-token-file', values.bearerTokenFromFile, flags.bearerTokenFile) : (file.web.bearer_token_file ?? null);
-  const listen = flags.listenAddress !== undefined ? parseHostPort('--web.listen-address', flags.listenAddress) : (file.web.listen_address ?? DEFAULT_LISTEN);
-  const relays: RelaySpec[] = [...file.relays.map((r) => ({ id: r.id, upstream: r.upstream, ...r.listen })), ...(flags.relay ?? []).map(parseRelayFlag)];
+  const bearerToken =
+    flags.bearerTokenFile !== undefined
+      ? readAt('--web.bearer-token-file', values.bearerTokenFromFile, flags.bearerTokenFile)
+      : (file.web.bearer_token_file ?? null);
+  const listen =
+    flags.listenAddress !== undefined
+      ? parseHostPort('--web.listen-address', flags.listenAddress)
+      : (file.web.listen_address ?? DEFAULT_LISTEN);
+  const relays: RelaySpec[] = [
+    ...file.relays.map((r) => ({ id: r.id, upstream: r.upstream, ...r.listen })),
+    ...(flags.relay ?? []).map(parseRelayFlag),
+  ];
   const ctx: CtxSpec[] = [...file.ctx, ...(flags.ctx ?? []).map((t) => parseCtxFlag(t, flags.events ?? 'none'))];
-  if (flags.events === 'exclusive' && (flags.ctx ?? []).length === 0) throw new ConfigError('--events exclusive: needs at least one --ctx ID=URL to drain');
+  if (flags.events === 'exclusive' && (flags.ctx ?? []).length === 0)
+    throw new ConfigError('--events exclusive: needs at least one --ctx ID=URL to drain');
   const zmq = [...parseZmqList(`${source}: zmq`, file.zmq), ...(flags.zmq ?? []).map(parseZmqFlag)];
   checkZmqUnique(zmq);
   const debug = file.router_debug;
-  let routerDebug: ServeConfig['routerDebug'] = debug === undefined ? null : { url: debug.url, intervalMs: debug.interval };
-  if (flags.routerDebug !== undefined) routerDebug = { url: readAt('--router-debug', values.httpUrl, flags.routerDebug), intervalMs: debug?.interval ?? WATCH_DEFAULTS.routerDebugIntervalMs };
+  let routerDebug: ServeConfig['routerDebug'] =
+    debug === undefined ? null : { url: debug.url, intervalMs: debug.interval };
+  if (flags.routerDebug !== undefined)
+    routerDebug = {
+      url: readAt('--router-debug', values.httpUrl, flags.routerDebug),
+      intervalMs: debug?.interval ?? WATCH_DEFAULTS.routerDebugIntervalMs,
+    };
   const r = file.relay;
   const config: ServeConfig = {
     listen,
@@ -186,7 +228,10 @@ export function buildConfig(doc: unknown, flags: ServeFlags, source = 'config'):
       maxDrainBytes: r.max_drain_bytes,
       consumerHeader: r.consumer_header,
       captureMaxBytes: r.capture_max_bytes,
-      maxRequestBytes: flags.relayMaxRequestBytes !== undefined ? readAt('--relay.max-request-bytes', values.sizeBytes, flags.relayMaxRequestBytes) : r.max_request_bytes,
+      maxRequestBytes:
+        flags.relayMaxRequestBytes !== undefined
+          ? readAt('--relay.max-request-bytes', values.sizeBytes, flags.relayMaxRequestBytes)
+          : r.max_request_bytes,
       bufferMaxEvents: r.buffer_max_events,
       bufferMaxBytes: r.buffer_max_bytes,
       consumerIdleMs: r.consumer_idle,
@@ -196,7 +241,12 @@ export function buildConfig(doc: unknown, flags: ServeFlags, source = 'config'):
       upstreamKeepAliveMs: r.upstream_keep_alive,
       shutdownGraceMs: r.shutdown_grace,
     },
-    state: { maxTableBlocks: flags.maxTableBlocks !== undefined ? readAt('--state.max-table-blocks', values.positiveIntText, flags.maxTableBlocks) : file.state.max_table_blocks },
+    state: {
+      maxTableBlocks:
+        flags.maxTableBlocks !== undefined
+          ? readAt('--state.max-table-blocks', values.positiveIntText, flags.maxTableBlocks)
+          : file.state.max_table_blocks,
+    },
     ctx,
     zmq,
     routerDebug,
@@ -208,7 +258,10 @@ export function buildConfig(doc: unknown, flags: ServeFlags, source = 'config'):
     timeoutMs: file.timeout,
     maxResponseBytes: file.max_response_bytes,
     followIntervalMs: file.follow_interval,
-    tokenizer: flags.tokenizer !== undefined ? readAt('--tokenizer', values.filePath, flags.tokenizer) : (file.tokenizer?.path ?? null),
+    tokenizer:
+      flags.tokenizer !== undefined
+        ? readAt('--tokenizer', values.filePath, flags.tokenizer)
+        : (file.tokenizer?.path ?? null),
   };
   checkUnique(config);
   return config;
@@ -219,7 +272,10 @@ function checkUnique(config: ServeConfig): void {
     throw new ConfigError(`${where}: ${message}`);
   };
   const ids = new Map<string, string>();
-  for (const [kind, id] of [...config.relays.map((r) => ['relay', r.id] as const), ...config.ctx.map((c) => ['ctx', c.id] as const)]) {
+  for (const [kind, id] of [
+    ...config.relays.map((r) => ['relay', r.id] as const),
+    ...config.ctx.map((c) => ['ctx', c.id] as const),
+  ]) {
     const before = ids.get(id);
     if (before !== undefined) fail(`${kind} ${id}`, `server id '${id}' is used twice (also a ${before})`);
     ids.set(id, kind);
@@ -231,7 +287,8 @@ function checkUnique(config: ServeConfig): void {
       const key = `${relayHost(r)}:${port}`;
       const before = ports.get(key);
       if (before !== undefined) fail(`relay ${r.id}`, `listen address ${key} is also used by relay ${before}`);
-      if (port === config.listen.port && sameInterface(relayHost(r), config.listen.host)) fail(`relay ${r.id}`, `port ${port} is the web listen port`);
+      if (port === config.listen.port && sameInterface(relayHost(r), config.listen.host))
+        fail(`relay ${r.id}`, `port ${port} is the web listen port`);
       ports.set(key, r.id);
     }
   }

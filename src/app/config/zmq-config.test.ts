@@ -3,16 +3,46 @@ import { ConfigError } from './config-error.js';
 import { buildConfig } from './serve-config.js';
 
 describe('--zmq and zmq: configuration', () => {
-  it('parses the flag with its options and the file list; ids may be a relay\'s', () => {
+  it("parses the flag with its options and the file list; ids may be a relay's", () => {
     const c = buildConfig(
-      { relays: [{ id: 'ctx0', upstream: 'http://10.0.0.5:8000', listen: 9401 }], zmq: [{ id: 'ctx1', endpoint: 'tcp://10.0.0.6:5557', engine: 'sglang', ranks: 4, replay_endpoint: 'tcp://10.0.0.6:5600', topic: 'kv' }] },
+      {
+        relays: [{ id: 'ctx0', upstream: 'http://10.0.0.5:8000', listen: 9401 }],
+        zmq: [
+          {
+            id: 'ctx1',
+            endpoint: 'tcp://10.0.0.6:5557',
+            engine: 'sglang',
+            ranks: 4,
+            replay_endpoint: 'tcp://10.0.0.6:5600',
+            topic: 'kv',
+          },
+        ],
+      },
       { zmq: ['ctx0=tcp://10.0.0.5:5557,engine=vllm,ranks=2,replay=tcp://10.0.0.5:5600'] },
     );
     expect(c.zmq).toEqual([
-      { id: 'ctx1', endpoint: 'tcp://10.0.0.6:5557', replay: 'tcp://10.0.0.6:5600', engine: 'sglang', ranks: 4, topic: 'kv' },
-      { id: 'ctx0', endpoint: 'tcp://10.0.0.5:5557', replay: 'tcp://10.0.0.5:5600', engine: 'vllm', ranks: 2, topic: '' },
+      {
+        id: 'ctx1',
+        endpoint: 'tcp://10.0.0.6:5557',
+        replay: 'tcp://10.0.0.6:5600',
+        engine: 'sglang',
+        ranks: 4,
+        topic: 'kv',
+      },
+      {
+        id: 'ctx0',
+        endpoint: 'tcp://10.0.0.5:5557',
+        replay: 'tcp://10.0.0.5:5600',
+        engine: 'vllm',
+        ranks: 2,
+        topic: '',
+      },
     ]);
-    expect(buildConfig(undefined, { zmq: ['w=tcp://h:5557'] }).zmq[0]).toMatchObject({ engine: 'trtllm', ranks: 1, replay: null });
+    expect(buildConfig(undefined, { zmq: ['w=tcp://h:5557'] }).zmq[0]).toMatchObject({
+      engine: 'trtllm',
+      ranks: 1,
+      replay: null,
+    });
   });
 
   it('refuses what cannot be subscribed, naming the flag or key', () => {
@@ -31,14 +61,22 @@ describe('--zmq and zmq: configuration', () => {
     expect(bad('ctx0=tcp://h:5557,ranks=0')).toMatch(/ranks/);
     expect(bad('ctx0=tcp://h:5557,hwm=5')).toMatch(/'hwm=5' is not replay=/);
     expect(bad('ctx0=http://h:5557')).toMatch(/expected tcp:\/\/HOST:PORT/);
-    expect(() => buildConfig({ zmq: [{ id: 'a', endpoint: 'tcp://h:1', hwm: 3 }] }, {})).toThrow(/zmq\[0\]\.hwm: unknown key/);
+    expect(() => buildConfig({ zmq: [{ id: 'a', endpoint: 'tcp://h:1', hwm: 3 }] }, {})).toThrow(
+      /zmq\[0\]\.hwm: unknown key/,
+    );
     expect(() => buildConfig(undefined, { zmq: ['a=tcp://h:1', 'a=tcp://h:2'] })).toThrow(/has two streams/);
   });
 
   it("takes a vLLM stream's hash algorithm and PYTHONHASHSEED from the flag or the file, and refuses them elsewhere", () => {
     const c = buildConfig(
       { zmq: [{ id: 'v1', endpoint: 'tcp://h:5557', engine: 'vllm', hash_algo: 'sha256_cbor', python_hash_seed: 0 }] },
-      { zmq: ['v0=tcp://h:6000,engine=vllm,hash=sha256_cbor,seed=12345', 'v2=tcp://h:7000,engine=vllm,hash=sha256', 'v3=tcp://h:8000,engine=vllm'] },
+      {
+        zmq: [
+          'v0=tcp://h:6000,engine=vllm,hash=sha256_cbor,seed=12345',
+          'v2=tcp://h:7000,engine=vllm,hash=sha256',
+          'v3=tcp://h:8000,engine=vllm',
+        ],
+      },
     );
     expect(c.zmq.map((z) => [z.id, z.vllmHashing])).toEqual([
       ['v1', { algo: 'sha256_cbor', seed: '0' }],
@@ -46,8 +84,14 @@ describe('--zmq and zmq: configuration', () => {
       ['v2', { algo: 'sha256', seed: null }],
       ['v3', undefined],
     ]);
-    expect(() => buildConfig(undefined, { zmq: ['t=tcp://h:1,hash=sha256_cbor'] })).toThrow(/--zmq 't=tcp:\/\/h:1,hash=sha256_cbor' hash: .*vLLM's \(engine=vllm\), not trtllm's/);
-    expect(() => buildConfig(undefined, { zmq: ['v=tcp://h:1,engine=vllm,hash=md5'] })).toThrow(/"md5" is not one of sha256, sha256_cbor, xxhash, xxhash_cbor, builtin/);
-    expect(() => buildConfig({ zmq: [{ id: 'v', endpoint: 'tcp://h:1', engine: 'vllm', python_hash_seed: -1 }] }, {})).toThrow(/zmq\[0\] seed: -1 is not a PYTHONHASHSEED value/);
+    expect(() => buildConfig(undefined, { zmq: ['t=tcp://h:1,hash=sha256_cbor'] })).toThrow(
+      /--zmq 't=tcp:\/\/h:1,hash=sha256_cbor' hash: .*vLLM's \(engine=vllm\), not trtllm's/,
+    );
+    expect(() => buildConfig(undefined, { zmq: ['v=tcp://h:1,engine=vllm,hash=md5'] })).toThrow(
+      /"md5" is not one of sha256, sha256_cbor, xxhash, xxhash_cbor, builtin/,
+    );
+    expect(() =>
+      buildConfig({ zmq: [{ id: 'v', endpoint: 'tcp://h:1', engine: 'vllm', python_hash_seed: -1 }] }, {}),
+    ).toThrow(/zmq\[0\] seed: -1 is not a PYTHONHASHSEED value/);
   });
 });

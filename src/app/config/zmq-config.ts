@@ -13,11 +13,19 @@ import { endpointProblem } from '../../sources/zmq/zmq-endpoints.js';
 import { ConfigError } from './config-error.js';
 
 const ID = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
-const KEYS = ['id', 'endpoint', 'replay_endpoint', 'engine', 'ranks', 'topic', 'hash_algo', 'python_hash_seed'] as const;
+const KEYS = [
+  'id',
+  'endpoint',
+  'replay_endpoint',
+  'engine',
+  'ranks',
+  'topic',
+  'hash_algo',
+  'python_hash_seed',
+] as const;
 const FLAG_KEYS = ['replay', 'engine', 'ranks', 'topic', 'hash', 'seed'] as const;
 /** attention-DP sizes beyond this are a typo, not a deployment */
 const MAX_RANKS = 256;
-
 
 function fail(where: string, message: string): never {
   throw new ConfigError(`${where}: ${message}`);
@@ -33,25 +41,52 @@ function endpoint(where: string, v: unknown, ranks: number): string {
 function vllmHashing(where: string, engine: string, algo: unknown, seed: unknown): VllmHashing | null {
   if ((algo === undefined || algo === null) && (seed === undefined || seed === null)) return null;
   if (engine !== 'vllm') fail(`${where} hash`, `the hash algorithm and seed are vLLM's (engine=vllm), not ${engine}'s`);
-  if (algo !== undefined && algo !== null && !isVllmHashAlgo(algo)) fail(`${where} hash`, `${JSON.stringify(algo)} is not one of ${VLLM_HASH_ALGOS.join(', ')} (vLLM's --prefix-caching-hash-algo)`);
+  if (algo !== undefined && algo !== null && !isVllmHashAlgo(algo))
+    fail(
+      `${where} hash`,
+      `${JSON.stringify(algo)} is not one of ${VLLM_HASH_ALGOS.join(', ')} (vLLM's --prefix-caching-hash-algo)`,
+    );
   const seedText = typeof seed === 'number' && Number.isSafeInteger(seed) && seed >= 0 ? String(seed) : seed;
-  if (seedText !== undefined && seedText !== null && (typeof seedText !== 'string' || seedText.length === 0)) fail(`${where} seed`, `${JSON.stringify(seed)} is not a PYTHONHASHSEED value (the workers' environment string, e.g. "0")`);
-  return { algo: algo === undefined || algo === null ? null : algo, seed: seedText === undefined || seedText === null ? null : seedText };
+  if (seedText !== undefined && seedText !== null && (typeof seedText !== 'string' || seedText.length === 0))
+    fail(
+      `${where} seed`,
+      `${JSON.stringify(seed)} is not a PYTHONHASHSEED value (the workers' environment string, e.g. "0")`,
+    );
+  return {
+    algo: algo === undefined || algo === null ? null : algo,
+    seed: seedText === undefined || seedText === null ? null : seedText,
+  };
 }
 
-function spec(where: string, raw: { id: unknown; endpoint: unknown; replay?: unknown; engine?: unknown; ranks?: unknown; topic?: unknown; hash?: unknown; seed?: unknown }): ZmqStreamSpec {
-  if (typeof raw.id !== 'string' || !ID.test(raw.id)) fail(`${where} id`, `${JSON.stringify(raw.id)} is not a server id (letters, digits, '_', '.', '-'; at most 64)`);
+function spec(
+  where: string,
+  raw: {
+    id: unknown;
+    endpoint: unknown;
+    replay?: unknown;
+    engine?: unknown;
+    ranks?: unknown;
+    topic?: unknown;
+    hash?: unknown;
+    seed?: unknown;
+  },
+): ZmqStreamSpec {
+  if (typeof raw.id !== 'string' || !ID.test(raw.id))
+    fail(`${where} id`, `${JSON.stringify(raw.id)} is not a server id (letters, digits, '_', '.', '-'; at most 64)`);
   const engine = raw.engine ?? 'trtllm';
-  if (!isStreamEngine(engine)) fail(`${where} engine`, `${JSON.stringify(engine)} is not one of ${STREAM_ENGINES.join(', ')}`);
+  if (!isStreamEngine(engine))
+    fail(`${where} engine`, `${JSON.stringify(engine)} is not one of ${STREAM_ENGINES.join(', ')}`);
   const ranksValue = typeof raw.ranks === 'string' && /^\d+$/.test(raw.ranks) ? Number(raw.ranks) : (raw.ranks ?? 1);
-  if (typeof ranksValue !== 'number' || !Number.isSafeInteger(ranksValue) || ranksValue < 1 || ranksValue > MAX_RANKS) fail(`${where} ranks`, `${JSON.stringify(raw.ranks)} is not a rank count (1..${MAX_RANKS})`);
+  if (typeof ranksValue !== 'number' || !Number.isSafeInteger(ranksValue) || ranksValue < 1 || ranksValue > MAX_RANKS)
+    fail(`${where} ranks`, `${JSON.stringify(raw.ranks)} is not a rank count (1..${MAX_RANKS})`);
   const topic = raw.topic ?? '';
   if (typeof topic !== 'string') fail(`${where} topic`, `${JSON.stringify(topic)} is not a string`);
   const hashing = vllmHashing(where, engine, raw.hash, raw.seed);
   return {
     id: raw.id,
     endpoint: endpoint(`${where} endpoint`, raw.endpoint, ranksValue),
-    replay: raw.replay === undefined || raw.replay === null ? null : endpoint(`${where} replay`, raw.replay, ranksValue),
+    replay:
+      raw.replay === undefined || raw.replay === null ? null : endpoint(`${where} replay`, raw.replay, ranksValue),
     engine: engine,
     ranks: ranksValue,
     topic,
@@ -63,13 +98,18 @@ function spec(where: string, raw: { id: unknown; endpoint: unknown; replay?: unk
 export function parseZmqFlag(text: string): ZmqStreamSpec {
   const where = `--zmq '${text}'`;
   const eq = text.indexOf('=');
-  if (eq <= 0) fail(where, 'expected ID=tcp://HOST:PORT[,replay=tcp://HOST:PORT][,engine=trtllm|vllm|sglang][,ranks=N][,topic=T][,hash=sha256_cbor][,seed=N]');
+  if (eq <= 0)
+    fail(
+      where,
+      'expected ID=tcp://HOST:PORT[,replay=tcp://HOST:PORT][,engine=trtllm|vllm|sglang][,ranks=N][,topic=T][,hash=sha256_cbor][,seed=N]',
+    );
   const [first, ...options] = text.slice(eq + 1).split(',');
   const raw: Record<string, string> = {};
   for (const option of options) {
     const i = option.indexOf('=');
     const key = i > 0 ? option.slice(0, i) : option;
-    if (!(FLAG_KEYS as readonly string[]).includes(key) || i <= 0) fail(where, `'${option}' is not replay=, engine=, ranks=, topic=, hash= or seed=`);
+    if (!(FLAG_KEYS as readonly string[]).includes(key) || i <= 0)
+      fail(where, `'${option}' is not replay=, engine=, ranks=, topic=, hash= or seed=`);
     if (key in raw) fail(where, `${key}= given twice`);
     raw[key] = option.slice(i + 1);
   }
@@ -80,10 +120,22 @@ export function parseZmqFlag(text: string): ZmqStreamSpec {
 export function parseZmqList(where: string, list: readonly unknown[]): ZmqStreamSpec[] {
   return list.map((item, i) => {
     const at = `${where}[${i}]`;
-    if (typeof item !== 'object' || item === null || Array.isArray(item)) fail(at, 'expected a mapping with id, endpoint');
+    if (typeof item !== 'object' || item === null || Array.isArray(item))
+      fail(at, 'expected a mapping with id, endpoint');
     const r = item as Record<string, unknown>;
-    for (const key of Object.keys(r)) if (!(KEYS as readonly string[]).includes(key)) fail(`${at}.${key}`, `unknown key (expected one of ${KEYS.join(', ')})`);
-    return spec(at, { id: r['id'], endpoint: r['endpoint'], replay: r['replay_endpoint'], engine: r['engine'], ranks: r['ranks'], topic: r['topic'], hash: r['hash_algo'], seed: r['python_hash_seed'] });
+    for (const key of Object.keys(r))
+      if (!(KEYS as readonly string[]).includes(key))
+        fail(`${at}.${key}`, `unknown key (expected one of ${KEYS.join(', ')})`);
+    return spec(at, {
+      id: r['id'],
+      endpoint: r['endpoint'],
+      replay: r['replay_endpoint'],
+      engine: r['engine'],
+      ranks: r['ranks'],
+      topic: r['topic'],
+      hash: r['hash_algo'],
+      seed: r['python_hash_seed'],
+    });
   });
 }
 

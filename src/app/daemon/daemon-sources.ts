@@ -90,7 +90,13 @@ function relaySpecs(c: ServeConfig, x: SourceContext): SourceSpec[] {
       shutdownGraceMs: c.relay.shutdownGraceMs,
       // vLLM and SGLang serve no /kv_cache_events: their stream is the event path, the relay only proxies
       drainEvents: !c.zmq.some((z) => z.id === r.id && z.engine !== 'trtllm'),
-      buffer: { maxEvents: c.relay.bufferMaxEvents, maxBytes: c.relay.bufferMaxBytes, consumerIdleMs: c.relay.consumerIdleMs, retainReadMs: c.relay.retainReadMs, maxConsumers: c.relay.maxConsumers },
+      buffer: {
+        maxEvents: c.relay.bufferMaxEvents,
+        maxBytes: c.relay.bufferMaxBytes,
+        consumerIdleMs: c.relay.consumerIdleMs,
+        retainReadMs: c.relay.retainReadMs,
+        maxConsumers: c.relay.maxConsumers,
+      },
     };
     return {
       key: `relay ${JSON.stringify([target, options])}`,
@@ -113,7 +119,13 @@ function relaySpecs(c: ServeConfig, x: SourceContext): SourceSpec[] {
             onProxied: (s, sec) => exporter.observeRelayDuration(s, sec),
             onRejected: (s, reason) => exporter.countRelayRejected(s, reason),
             onUnreadable: (s, reason) => exporter.countRelayUnreadable(s, reason),
-            ...(render !== undefined ? { render, onRender: (s: string, result: RenderResult, reason: string | null) => exporter.countRender(s, result, reason) } : {}),
+            ...(render !== undefined
+              ? {
+                  render,
+                  onRender: (s: string, result: RenderResult, reason: string | null) =>
+                    exporter.countRender(s, result, reason),
+                }
+              : {}),
           },
           options,
         );
@@ -130,38 +142,91 @@ function watchSpecs(c: ServeConfig, x: SourceContext): SourceSpec[] {
   const specs: SourceSpec[] = [];
   // only TensorRT-LLM serves /server_info
   const trtllmOnly = (id: string): boolean => !c.zmq.some((z) => z.id === id && z.engine !== 'trtllm');
-  const workers = [...c.relays.map((r) => ({ id: r.id, url: r.upstream })), ...c.ctx.map((w) => ({ id: w.id, url: w.url }))].filter((w) => trtllmOnly(w.id));
+  const workers = [
+    ...c.relays.map((r) => ({ id: r.id, url: r.upstream })),
+    ...c.ctx.map((w) => ({ id: w.id, url: w.url })),
+  ].filter((w) => trtllmOnly(w.id));
   for (const w of workers) {
     specs.push({
       key: `server-info ${JSON.stringify([w, c.serverInfoIntervalMs, common])}`,
-      make: () => poller(createServerInfoSource({ sink, status, clock }, { server: w.id, url: w.url, intervalMs: c.serverInfoIntervalMs, ...common })),
+      make: () =>
+        poller(
+          createServerInfoSource(
+            { sink, status, clock },
+            { server: w.id, url: w.url, intervalMs: c.serverInfoIntervalMs, ...common },
+          ),
+        ),
     });
   }
   for (const w of c.ctx) {
     if (w.prometheus) {
-      specs.push({ key: `prometheus ${JSON.stringify([w, c.pollIntervalMs, common])}`, make: () => poller(createPrometheusScrapeSource({ status }, { server: w.id, url: w.url, intervalMs: c.pollIntervalMs, ...common })) });
+      specs.push({
+        key: `prometheus ${JSON.stringify([w, c.pollIntervalMs, common])}`,
+        make: () =>
+          poller(
+            createPrometheusScrapeSource(
+              { status },
+              { server: w.id, url: w.url, intervalMs: c.pollIntervalMs, ...common },
+            ),
+          ),
+      });
     }
     if (w.events === 'exclusive') {
       specs.push({
         key: `events ${JSON.stringify([w, c.relay.drainIntervalMs, common])}`,
         make: () =>
-          poller(createExclusiveEventsSource({ sink, status, clock, logger, parseEvents: x.parseEvents }, { server: w.id, url: w.url, intervalMs: c.relay.drainIntervalMs, timeoutMs: c.timeoutMs, maxBytes: c.relay.maxDrainBytes })),
+          poller(
+            createExclusiveEventsSource(
+              { sink, status, clock, logger, parseEvents: x.parseEvents },
+              {
+                server: w.id,
+                url: w.url,
+                intervalMs: c.relay.drainIntervalMs,
+                timeoutMs: c.timeoutMs,
+                maxBytes: c.relay.maxDrainBytes,
+              },
+            ),
+          ),
       });
     }
   }
   if (c.routerDebug !== null) {
     const rd = c.routerDebug;
-    specs.push({ key: `router-debug ${JSON.stringify([rd, common])}`, make: () => poller(createRouterDebugSource({ sink, status, clock, resolve }, { url: rd.url, intervalMs: rd.intervalMs, ...common })) });
+    specs.push({
+      key: `router-debug ${JSON.stringify([rd, common])}`,
+      make: () =>
+        poller(
+          createRouterDebugSource(
+            { sink, status, clock, resolve },
+            { url: rd.url, intervalMs: rd.intervalMs, ...common },
+          ),
+        ),
+    });
   }
   if (c.orchestratorLog !== null) {
     const path = c.orchestratorLog;
-    specs.push({ key: `orchestrator-log ${JSON.stringify([path, c.followIntervalMs])}`, make: () => poller(createOrchestratorLogSource({ sink, status, clock, logger, resolve }, { path, intervalMs: c.followIntervalMs })) });
+    specs.push({
+      key: `orchestrator-log ${JSON.stringify([path, c.followIntervalMs])}`,
+      make: () =>
+        poller(
+          createOrchestratorLogSource(
+            { sink, status, clock, logger, resolve },
+            { path, intervalMs: c.followIntervalMs },
+          ),
+        ),
+    });
   }
   c.requestLogs.forEach((r, index) => {
     const tokensPerBlock = (server: string): number | null => x.blockSizes.tokensPerBlock(server);
     specs.push({
       key: `requests ${JSON.stringify([r, index, c.followIntervalMs])}`,
-      make: () => poller(createRequestLogSource({ sink, status, clock, logger, resolve, tokensPerBlock }, { path: r.path, format: r.format, intervalMs: c.followIntervalMs, index })),
+      make: () =>
+        poller(
+          createRequestLogSource(
+            { sink, status, clock, logger, resolve, tokensPerBlock },
+            { path: r.path, format: r.format, intervalMs: c.followIntervalMs, index },
+          ),
+        ),
     });
   });
   return specs;
@@ -171,7 +236,10 @@ function watchSpecs(c: ServeConfig, x: SourceContext): SourceSpec[] {
 export function sourceSpecsFor(c: ServeConfig, x: SourceContext): SourceSpec[] {
   const streams: SourceSpec[] = c.zmq.map((z) => ({
     key: `zmq ${JSON.stringify(z)}`,
-    make: () => ({ kind: 'stream', source: new ZmqEventsSource(z, { sink: x.sink, status: x.status, clock: x.clock, logger: x.logger }) }),
+    make: () => ({
+      kind: 'stream',
+      source: new ZmqEventsSource(z, { sink: x.sink, status: x.status, clock: x.clock, logger: x.logger }),
+    }),
   }));
   // the order of today's daemon: relays, streams, then the watch sources
   return [...relaySpecs(c, x), ...streams, ...watchSpecs(c, x)];

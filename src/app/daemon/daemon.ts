@@ -9,7 +9,11 @@ import type { DiagnosisInput } from '../../core/diagnosis/rule.js';
 import { buildReportModel, type ReportModel } from '../../core/report/report-model.js';
 import type { Timeline } from '../../core/report/timeline.js';
 import type { JoinedEventListener } from '../../core/state/joined-events.js';
-import { createSentinelState, type SentinelState, type SentinelStateSnapshot } from '../../core/state/sentinel-state.js';
+import {
+  createSentinelState,
+  type SentinelState,
+  type SentinelStateSnapshot,
+} from '../../core/state/sentinel-state.js';
 import { createServerResolver, type ServerResolver } from '../../core/watch/server-resolver.js';
 import { parseKvEvents } from '../../core/wire/parse-kv-events.js';
 import { createExporter, type Exporter, type ReloadStatus } from '../../outputs/exporter.js';
@@ -27,7 +31,13 @@ import type { StreamRankCounters } from '../../sources/zmq/stream-counters.js';
 import { relayHost, type ServeConfig } from '../config/serve-config.js';
 import { stateOptionsFor } from '../state-presets.js';
 import { VERSION } from '../version.js';
-import { sourceSpecsFor, statusNamesOf, type DaemonSource, type RelayEndpoint, type SourceContext } from './daemon-sources.js';
+import {
+  sourceSpecsFor,
+  statusNamesOf,
+  type DaemonSource,
+  type RelayEndpoint,
+  type SourceContext,
+} from './daemon-sources.js';
 import { RelayCounterTotals } from './relay-counter-totals.js';
 import { WorkerBlockSizes } from './worker-block-sizes.js';
 import { startTimelineSampler, type TimelineSampler } from './timeline-sampler.js';
@@ -111,7 +121,10 @@ export function createDaemon(initial: ServeConfig, deps: DaemonDeps = {}): Daemo
     },
   };
   // the model's tokenizer (loadCliConfig checked it): renders text and chat requests off the event loop
-  const render = initial.tokenizer !== null ? new RenderPool({ tokenizer: ModelTokenizer.load(initial.tokenizer), thread: true }) : undefined;
+  const render =
+    initial.tokenizer !== null
+      ? new RenderPool({ tokenizer: ModelTokenizer.load(initial.tokenizer), thread: true })
+      : undefined;
   const status = new SourceStatusBoard({ sink, clock, logger });
   const snapshot = (): SentinelStateSnapshot => state.snapshot(clock());
   let sampler: TimelineSampler | null = null;
@@ -119,8 +132,10 @@ export function createDaemon(initial: ServeConfig, deps: DaemonDeps = {}): Daemo
   const running = new Map<string, DaemonSource>();
   const relayTotals = new RelayCounterTotals();
   const relays = (): RelayEndpoint[] => [...running.values()].flatMap((s) => (s.kind === 'relay' ? [s.source] : []));
-  const relayCounters = (): RelayCounters[] => relayTotals.totals(relays().map((r) => ({ server: r.target.id, counters: r.counters() })));
-  const streamCounters = (): StreamRankCounters[] => [...running.values()].flatMap((s) => (s.kind === 'stream' ? s.source.counters() : []));
+  const relayCounters = (): RelayCounters[] =>
+    relayTotals.totals(relays().map((r) => ({ server: r.target.id, counters: r.counters() })));
+  const streamCounters = (): StreamRankCounters[] =>
+    [...running.values()].flatMap((s) => (s.kind === 'stream' ? s.source.counters() : []));
   const exporter = createExporter({
     relays: relayCounters,
     streams: streamCounters,
@@ -136,14 +151,34 @@ export function createDaemon(initial: ServeConfig, deps: DaemonDeps = {}): Daemo
     const now = clock();
     const audit = buildAuditReport(state.snapshot(now), {
       kind: 'live',
-      description: deps.reportDescription?.() ?? `kvsentinel serve: ${status.list().map((s) => s.source).join(', ') || 'no sources'}, since ${new Date(startedAt).toISOString()}`,
+      description:
+        deps.reportDescription?.() ??
+        `kvsentinel serve: ${
+          status
+            .list()
+            .map((s) => s.source)
+            .join(', ') || 'no sources'
+        }, since ${new Date(startedAt).toISOString()}`,
       observations,
       malformed: status.list().reduce((n, s) => n + Object.values(s.badInput).reduce((a, b) => a + b, 0), 0),
     });
     const timeline = sampler?.timeline;
-    return buildReportModel({ version: VERSION, generatedAt: now, audit, samples: timeline?.samples ?? [], sampleIntervalMs: timeline?.intervalMs ?? null, input: state.diagnosisInput?.(now) ?? null });
+    return buildReportModel({
+      version: VERSION,
+      generatedAt: now,
+      audit,
+      samples: timeline?.samples ?? [],
+      sampleIntervalMs: timeline?.intervalMs ?? null,
+      input: state.diagnosisInput?.(now) ?? null,
+    });
   };
-  feed = new LiveFeed({ snapshot, clock, logger, version: VERSION, report: () => renderLiveReportBody(reportModel(), renderLandingSections(landingInfo())) });
+  feed = new LiveFeed({
+    snapshot,
+    clock,
+    logger,
+    version: VERSION,
+    report: () => renderLiveReportBody(reportModel(), renderLandingSections(landingInfo())),
+  });
   const inflight = new InflightTracker();
   let resolver: ServerResolver = resolverFor(config);
   let started = false;
@@ -171,7 +206,12 @@ export function createDaemon(initial: ServeConfig, deps: DaemonDeps = {}): Daemo
       sources: status.list(),
       relays: relays().map((r) => {
         const a = r.address();
-        const consumers = r.bufferStats().consumers.map((c) => ({ consumer: c.consumer, backlog: c.backlog, delivered: c.delivered, dropped: c.dropped }));
+        const consumers = r.bufferStats().consumers.map((c) => ({
+          consumer: c.consumer,
+          backlog: c.backlog,
+          delivered: c.delivered,
+          dropped: c.dropped,
+        }));
         return { id: r.target.id, listen: `${a.host}:${a.port}`, upstream: r.target.upstream, consumers };
       }),
     };
@@ -193,13 +233,25 @@ export function createDaemon(initial: ServeConfig, deps: DaemonDeps = {}): Daemo
     for (const r of c.relays) {
       aliases[r.id] = [r.upstream, `${relayHost(r)}:${r.port}`, `:${r.port}`];
       // port 0: the router (and its log lines) name the port the relay bound
-      for (const s of relays()) if (s.target.id === r.id) for (const a of s.addresses()) aliases[r.id]!.push(`:${a.port}`);
+      for (const s of relays())
+        if (s.target.id === r.id) for (const a of s.addresses()) aliases[r.id]!.push(`:${a.port}`);
     }
     for (const x of c.ctx) aliases[x.id] = [x.url];
     return createServerResolver(aliases);
   }
 
-  const sourceContext: SourceContext = { sink, status, clock, logger, parseEvents, exporter, inflight, render, resolve: (name) => resolver(name), blockSizes };
+  const sourceContext: SourceContext = {
+    sink,
+    status,
+    clock,
+    logger,
+    parseEvents,
+    exporter,
+    inflight,
+    render,
+    resolve: (name) => resolver(name),
+    blockSizes,
+  };
 
   async function reconcile(c: ServeConfig): Promise<void> {
     const wanted = new Map(sourceSpecsFor(c, sourceContext).map((s) => [s.key, s]));
@@ -273,8 +325,18 @@ export function createDaemon(initial: ServeConfig, deps: DaemonDeps = {}): Daemo
       ready = true;
       if (serveWeb) {
         const a = web.address();
-        const listeners = relays().map((r) => `${r.target.id}=${r.addresses().map((x) => `${x.host}:${x.port}`).join(',')}`);
-        logger.info('kvsentinel serving', { listen: `${a.host}:${a.port}`, sources: running.size, ...(listeners.length > 0 ? { relays: listeners.join(' ') } : {}) });
+        const listeners = relays().map(
+          (r) =>
+            `${r.target.id}=${r
+              .addresses()
+              .map((x) => `${x.host}:${x.port}`)
+              .join(',')}`,
+        );
+        logger.info('kvsentinel serving', {
+          listen: `${a.host}:${a.port}`,
+          sources: running.size,
+          ...(listeners.length > 0 ? { relays: listeners.join(' ') } : {}),
+        });
       }
     },
     async reload() {
@@ -282,12 +344,19 @@ export function createDaemon(initial: ServeConfig, deps: DaemonDeps = {}): Daemo
       try {
         next = deps.loadConfig !== undefined ? await deps.loadConfig() : config;
         if (next.listen.host !== config.listen.host || next.listen.port !== config.listen.port) {
-          throw new Error(`web.listen_address cannot change on reload (${config.listen.host}:${config.listen.port} -> ${next.listen.host}:${next.listen.port}); restart instead`);
+          throw new Error(
+            `web.listen_address cannot change on reload (${config.listen.host}:${config.listen.port} -> ${next.listen.host}:${next.listen.port}); restart instead`,
+          );
         }
-        if (next.tokenizer !== config.tokenizer) throw new Error(`tokenizer.path cannot change on reload (${config.tokenizer ?? 'none'} -> ${next.tokenizer ?? 'none'}); restart instead`);
+        if (next.tokenizer !== config.tokenizer)
+          throw new Error(
+            `tokenizer.path cannot change on reload (${config.tokenizer ?? 'none'} -> ${next.tokenizer ?? 'none'}); restart instead`,
+          );
       } catch (err) {
         reloadStatus = { ...reloadStatus, successful: false };
-        logger.error('reload failed; keeping the current configuration', { error: err instanceof Error ? err.message : String(err) });
+        logger.error('reload failed; keeping the current configuration', {
+          error: err instanceof Error ? err.message : String(err),
+        });
         throw err;
       }
       config = next;
@@ -309,7 +378,10 @@ export function createDaemon(initial: ServeConfig, deps: DaemonDeps = {}): Daemo
         const inFlight = daemon.inFlightRelayRequests();
         if (inFlight > 0) {
           const graceS = config.relay.shutdownGraceMs / 1000;
-          logger.info(`letting ${inFlight} in-flight relay requests finish (up to relay.shutdown_grace ${graceS}s); signal again to stop now`, { in_flight: inFlight });
+          logger.info(
+            `letting ${inFlight} in-flight relay requests finish (up to relay.shutdown_grace ${graceS}s); signal again to stop now`,
+            { in_flight: inFlight },
+          );
         }
         // relays first: they finish in-flight requests; pollers stop in parallel
         await Promise.all([...running.values()].map((s) => s.source.stop()));
@@ -327,8 +399,14 @@ export function createDaemon(initial: ServeConfig, deps: DaemonDeps = {}): Daemo
       for (const r of relays()) r.hurry();
     },
     webAddress: () => web.address(),
-    relayAddress: (id) => relays().find((r) => r.target.id === id)?.address() ?? null,
-    relayAddresses: (id) => relays().find((r) => r.target.id === id)?.addresses() ?? [],
+    relayAddress: (id) =>
+      relays()
+        .find((r) => r.target.id === id)
+        ?.address() ?? null,
+    relayAddresses: (id) =>
+      relays()
+        .find((r) => r.target.id === id)
+        ?.addresses() ?? [],
   };
   return daemon;
 }

@@ -10,7 +10,11 @@ export interface TimelineSampler {
 }
 
 /** Ticks every `tickMs`; the timeline decides whether a sample is due (its interval grows as it fills). */
-export function startTimelineSampler(snapshot: () => SentinelSnapshot, clock: () => number, options: Partial<TimelineOptions> & { readonly tickMs?: number } = {}): TimelineSampler {
+export function startTimelineSampler(
+  snapshot: () => SentinelSnapshot,
+  clock: () => number,
+  options: Partial<TimelineOptions> & { readonly tickMs?: number } = {},
+): TimelineSampler {
   const timeline = new Timeline(options);
   const sample = (force: boolean): void => {
     try {

@@ -8,7 +8,8 @@ export class WorkerBlockSizes {
 
   /** an observation on its way to the state; a server-info that does not state the size changes nothing */
   observe(o: Observation): void {
-    if (o.kind === 'server-info' && o.tokensPerBlock !== null && o.tokensPerBlock > 0) this.#sizes.set(o.server, o.tokensPerBlock);
+    if (o.kind === 'server-info' && o.tokensPerBlock !== null && o.tokensPerBlock > 0)
+      this.#sizes.set(o.server, o.tokensPerBlock);
   }
 
   tokensPerBlock(server: string): number | null {

@@ -26,20 +26,42 @@ export function emitAuditReport(report: AuditReport, options: { json?: boolean; 
 }
 
 /** Live audit hook: the daemon's sources register it (flags, --duration); null until they do. */
-export type LiveAudit = (command: Command, options: Record<string, unknown>, progress: (line: string) => void) => Promise<AuditRun & { readonly finish: () => Promise<void> }>;
+export type LiveAudit = (
+  command: Command,
+  options: Record<string, unknown>,
+  progress: (line: string) => void,
+) => Promise<AuditRun & { readonly finish: () => Promise<void> }>;
 
-export function registerAuditCommand(program: Command, live: { addOptions: (cmd: Command) => void; run: LiveAudit } | null = null): void {
+export function registerAuditCommand(
+  program: Command,
+  live: { addOptions: (cmd: Command) => void; run: LiveAudit } | null = null,
+): void {
   const command = program
     .command('audit')
-    .description('one-shot diagnosis: offline from a recorded bundle (--bundle DIR) or live from the sources for --duration')
+    .description(
+      'one-shot diagnosis: offline from a recorded bundle (--bundle DIR) or live from the sources for --duration',
+    )
     .option('--bundle <dir>', 'audit a bundle written by `kvsentinel record --out DIR`')
     .option('--json', 'print one JSON object (docs/design.md §7) instead of the text report')
-    .addOption(new Option('--fail-on <severity>', 'exit 1 when a finding is at or above this severity (exit 3: none is, but the evidence is insufficient for an all-clear)').choices(SEVERITIES).default('warning'))
+    .addOption(
+      new Option(
+        '--fail-on <severity>',
+        'exit 1 when a finding is at or above this severity (exit 3: none is, but the evidence is insufficient for an all-clear)',
+      )
+        .choices(SEVERITIES)
+        .default('warning'),
+    )
     .option('--no-progress', 'no progress lines on stderr')
-    .option('--report <file.html>', 'also write a self-contained HTML report (verdict, findings, plots over the window) to this file');
+    .option(
+      '--report <file.html>',
+      'also write a self-contained HTML report (verdict, findings, plots over the window) to this file',
+    );
   live?.addOptions(command);
   command.action(async (options: AuditCommandOptions & Record<string, unknown>, cmd: Command) => {
-    const progress = options.progress === false || process.stderr.isTTY !== true ? (): void => undefined : (line: string): void => void process.stderr.write(`${line}\n`);
+    const progress =
+      options.progress === false || process.stderr.isTTY !== true
+        ? (): void => undefined
+        : (line: string): void => void process.stderr.write(`${line}\n`);
     const report = async (run: AuditRun): Promise<void> => {
       if (options.report !== undefined) {
         await writeHtmlReport(options.report, run);
@@ -58,7 +80,9 @@ export function registerAuditCommand(program: Command, live: { addOptions: (cmd:
         await run.finish();
       }
     } else {
-      throw new CliError('give --bundle DIR (a recording from `kvsentinel record --out DIR`); live sources are not available in this build');
+      throw new CliError(
+        'give --bundle DIR (a recording from `kvsentinel record --out DIR`); live sources are not available in this build',
+      );
     }
   });
 }

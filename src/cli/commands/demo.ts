@@ -91,30 +91,67 @@ export interface DemoUrls {
 export function registerDemoCommand(program: Command): void {
   program
     .command('demo')
-    .description("simulate the bug report's cluster (upstream NVIDIA/TensorRT-LLM#14882, docs/design.md §1) with the sidecar relaying every CTX worker, show live progress, then audit it")
+    .description(
+      "simulate the bug report's cluster (upstream NVIDIA/TensorRT-LLM#14882, docs/design.md §1) with the sidecar relaying every CTX worker, show live progress, then audit it",
+    )
     .option('--fixed', 'run the fixed configuration instead (events on, router tokens_per_block 128): ends healthy')
-    .option('--engine <engine>', 'trtllm (the workers serve /kv_cache_events) or vllm (they publish KV events over ZMQ, kvsentinel subscribes, the router reads the streams)', 'trtllm')
-    .option('--set <key=value>', 'override a simulator setting (repeatable): `kvsentinel sim keys` lists every key, its meaning and preset values', collect, [])
+    .option(
+      '--engine <engine>',
+      'trtllm (the workers serve /kv_cache_events) or vllm (they publish KV events over ZMQ, kvsentinel subscribes, the router reads the streams)',
+      'trtllm',
+    )
+    .option(
+      '--set <key=value>',
+      'override a simulator setting (repeatable): `kvsentinel sim keys` lists every key, its meaning and preset values',
+      collect,
+      [],
+    )
     .option('--duration <duration>', 'how long to drive traffic before the audit (e.g. 60s, 2m)', DEFAULT_DEMO_DURATION)
-    .option('--web.listen-address <host:port>', 'the sidecar web server: /metrics, /ws, landing page (port 0: a free port)', '127.0.0.1:0')
-    .option('--time-scale <x>', "virtual seconds per real second for the simulator's timings", String(DEFAULT_TIME_SCALE))
+    .option(
+      '--web.listen-address <host:port>',
+      'the sidecar web server: /metrics, /ws, landing page (port 0: a free port)',
+      '127.0.0.1:0',
+    )
+    .option(
+      '--time-scale <x>',
+      "virtual seconds per real second for the simulator's timings",
+      String(DEFAULT_TIME_SCALE),
+    )
     .option('--json', 'print the audit as one JSON object (as `audit --json`); progress and URLs go to stderr')
-    .addOption(new Option('--fail-on <severity>', 'exit 1 when a finding is at or above this severity (default: exit 0 whenever the demo ran)').choices(SEVERITIES))
-    .option('--keep-running', 'after the report, keep the simulator and the sidecar running (traffic continues) until Ctrl-C')
+    .addOption(
+      new Option(
+        '--fail-on <severity>',
+        'exit 1 when a finding is at or above this severity (default: exit 0 whenever the demo ran)',
+      ).choices(SEVERITIES),
+    )
+    .option(
+      '--keep-running',
+      'after the report, keep the simulator and the sidecar running (traffic continues) until Ctrl-C',
+    )
     .option('--no-progress', 'no progress lines')
-    .option('--report <file.html>', 'also write the audit as a self-contained HTML report (verdict, findings, plots over the run) to this file')
+    .option(
+      '--report <file.html>',
+      'also write the audit as a self-contained HTML report (verdict, findings, plots over the run) to this file',
+    )
     .action(async (options: DemoOptions) => {
-      if (options.engine !== 'trtllm' && options.engine !== 'vllm') throw new CliError(`--engine '${options.engine}': expected trtllm or vllm`);
+      if (options.engine !== 'trtllm' && options.engine !== 'vllm')
+        throw new CliError(`--engine '${options.engine}': expected trtllm or vllm`);
       // vLLM workers publish over ZMQ (sha256_cbor hashes under PYTHONHASHSEED=0, which kvsentinel is told and
       // verifies); the seed's events-off setting then leaves their streams silent
-      const engineSet = options.engine === 'vllm' ? ['ctx.kv_events_publisher=vllm', 'ctx.vllm_hashes=sha256_cbor'] : [];
-      const config: SimConfig = options.fixed === true ? presetConfig('healthy', [...FIXED_SET, ...engineSet, ...options.set]) : presetConfig('seed', [...engineSet, ...options.set]);
+      const engineSet =
+        options.engine === 'vllm' ? ['ctx.kv_events_publisher=vllm', 'ctx.vllm_hashes=sha256_cbor'] : [];
+      const config: SimConfig =
+        options.fixed === true
+          ? presetConfig('healthy', [...FIXED_SET, ...engineSet, ...options.set])
+          : presetConfig('seed', [...engineSet, ...options.set]);
       const durationMs = parseDuration('--duration', options.duration);
       const m = /^(.*):(\d{1,5})$/.exec(options['web.listenAddress']);
-      if (m === null || Number(m[2]) > 65_535) throw new CliError(`--web.listen-address '${options['web.listenAddress']}': expected HOST:PORT`);
+      if (m === null || Number(m[2]) > 65_535)
+        throw new CliError(`--web.listen-address '${options['web.listenAddress']}': expected HOST:PORT`);
       const listen = { host: m[1] === '' ? '127.0.0.1' : m[1]!, port: Number(m[2]) };
       const timeScale = Number(options.timeScale);
-      if (!Number.isFinite(timeScale) || timeScale <= 0) throw new CliError(`--time-scale ${options.timeScale}: expected a positive number`);
+      if (!Number.isFinite(timeScale) || timeScale <= 0)
+        throw new CliError(`--time-scale ${options.timeScale}: expected a positive number`);
 
       const json = options.json === true;
       const info = json ? process.stderr : process.stdout;
@@ -130,7 +167,11 @@ export function registerDemoCommand(program: Command): void {
       // warnings while it runs; none from the shutdown (sources see their workers go away)
       const base = createStderrLogger({ level: 'warn' });
       let quiet = false;
-      const logger: Logger = { info: () => undefined, warn: (m, f) => void (quiet || base.warn(m, f)), error: (m, f) => void (quiet || base.error(m, f)) };
+      const logger: Logger = {
+        info: () => undefined,
+        warn: (m, f) => void (quiet || base.warn(m, f)),
+        error: (m, f) => void (quiet || base.error(m, f)),
+      };
       let daemon: Daemon | null = null;
       let flags: ServeFlags = {};
       let trafficStarted: number | null = null;
@@ -142,10 +183,18 @@ export function registerDemoCommand(program: Command): void {
         flags = {
           relay: workers.map((w, i) => `${w.id}=${w.url}@${relayHost}:${ports[i]!}`),
           // the workers' ZMQ publishers (vLLM engine): one --zmq per worker, rank r at port + r
-          zmq: workers.flatMap((w) => (w.zmq === null ? [] : [`${w.id}=${w.zmq.endpoint},engine=vllm,ranks=${w.zmq.ranks}${w.zmq.replay !== null ? `,replay=${w.zmq.replay}` : ''}${vllmHashFlags}`])),
+          zmq: workers.flatMap((w) =>
+            w.zmq === null
+              ? []
+              : [
+                  `${w.id}=${w.zmq.endpoint},engine=vllm,ranks=${w.zmq.ranks}${w.zmq.replay !== null ? `,replay=${w.zmq.replay}` : ''}${vllmHashFlags}`,
+                ],
+          ),
           listenAddress: `${listen.host}:${listen.port}`,
           // --set router.tokenizer / ctx.tokenizer: the sidecar renders text and chat with the router's tokenizer
-          ...((config.router.tokenizer ?? config.ctx.tokenizer) != null ? { tokenizer: (config.router.tokenizer ?? config.ctx.tokenizer)! } : {}),
+          ...((config.router.tokenizer ?? config.ctx.tokenizer) != null
+            ? { tokenizer: (config.router.tokenizer ?? config.ctx.tokenizer)! }
+            : {}),
         };
         const c = demoTimeouts(await loadConfig(flags));
         daemon = createDaemon(c, {
@@ -189,13 +238,27 @@ export function registerDemoCommand(program: Command): void {
       }
 
       const web = sidecar.webAddress();
-      const webHost = web.host === '0.0.0.0' || web.host === '::' ? '127.0.0.1' : web.host.includes(':') ? `[${web.host}]` : web.host;
-      const urls: DemoUrls = { landing: `http://${webHost}:${web.port}/`, metrics: `http://${webHost}:${web.port}/metrics`, ws: `ws://${webHost}:${web.port}/ws` };
+      const webHost =
+        web.host === '0.0.0.0' || web.host === '::' ? '127.0.0.1' : web.host.includes(':') ? `[${web.host}]` : web.host;
+      const urls: DemoUrls = {
+        landing: `http://${webHost}:${web.port}/`,
+        metrics: `http://${webHost}:${web.port}/metrics`,
+        ws: `ws://${webHost}:${web.port}/ws`,
+      };
       const faults = activeFaults(config);
-      const what = options.fixed === true ? 'the fixed configuration (events on, router tokens_per_block 128, max_batch_size 512)' : `the bug report's configuration (NVIDIA/TensorRT-LLM#14882, docs/design.md §1; preset ${config.preset})`;
-      say(`kvsentinel demo: simulated ${options.engine === 'vllm' ? 'vLLM (KV events over ZMQ)' : 'TensorRT-LLM'} cluster, ${what}; ${faults.length > 0 ? `faults: ${faults.join(' ')}` : 'no faults'}; time scale ${timeScale}×`);
-      say(`  sidecar relays ${cluster.workers.map((w) => `${w.id} ${w.address} via ${cluster.ctxAddresses[w.id] ?? '?'}`).join(', ')}; router debug ${cluster.debugUrl}`);
-      say(`  landing page ${urls.landing}   metrics ${urls.metrics}   live feed ${urls.ws} (kvsentinel tail ${urls.ws})`);
+      const what =
+        options.fixed === true
+          ? 'the fixed configuration (events on, router tokens_per_block 128, max_batch_size 512)'
+          : `the bug report's configuration (NVIDIA/TensorRT-LLM#14882, docs/design.md §1; preset ${config.preset})`;
+      say(
+        `kvsentinel demo: simulated ${options.engine === 'vllm' ? 'vLLM (KV events over ZMQ)' : 'TensorRT-LLM'} cluster, ${what}; ${faults.length > 0 ? `faults: ${faults.join(' ')}` : 'no faults'}; time scale ${timeScale}×`,
+      );
+      say(
+        `  sidecar relays ${cluster.workers.map((w) => `${w.id} ${w.address} via ${cluster.ctxAddresses[w.id] ?? '?'}`).join(', ')}; router debug ${cluster.debugUrl}`,
+      );
+      say(
+        `  landing page ${urls.landing}   metrics ${urls.metrics}   live feed ${urls.ws} (kvsentinel tail ${urls.ws})`,
+      );
       say(`  driving traffic for ${(durationMs / 1000).toFixed(0)} s …`);
 
       const workload = cluster.startWorkload();
@@ -216,7 +279,11 @@ export function registerDemoCommand(program: Command): void {
         } else say(line);
       };
       // Ctrl-C ends the traffic early and still reports
-      const { interrupted } = await runFor({ durationMs, onProgress: () => showProgress(false), progressEveryMs: PROGRESS_EVERY_MS });
+      const { interrupted } = await runFor({
+        durationMs,
+        onProgress: () => showProgress(false),
+        progressEveryMs: PROGRESS_EVERY_MS,
+      });
       showProgress(true);
       if (!options.keepRunning) await workload.stop();
       const final = snapshot();
@@ -230,7 +297,12 @@ export function registerDemoCommand(program: Command): void {
         const timeline = sidecar.timeline();
         timeline?.add(sampleOf(final));
         try {
-          await writeHtmlReport(options.report, { report, samples: timeline?.samples ?? [], sampleIntervalMs: timeline?.intervalMs ?? null, input: state.diagnosisInput(final.now) });
+          await writeHtmlReport(options.report, {
+            report,
+            samples: timeline?.samples ?? [],
+            sampleIntervalMs: timeline?.intervalMs ?? null,
+            input: state.diagnosisInput(final.now),
+          });
         } catch (err) {
           await stopAll();
           throw err;
@@ -241,16 +313,24 @@ export function registerDemoCommand(program: Command): void {
       process.exitCode = options.failOn !== undefined ? auditExitCode(report, options.failOn) : 0;
 
       if (options.keepRunning === true && !interrupted) {
-        say(`\nStill running (Ctrl-C to stop): landing page ${urls.landing}, metrics ${urls.metrics}, live feed ${urls.ws} — try \`kvsentinel tail ${urls.ws}\`.`);
+        say(
+          `\nStill running (Ctrl-C to stop): landing page ${urls.landing}, metrics ${urls.metrics}, live feed ${urls.ws} — try \`kvsentinel tail ${urls.ws}\`.`,
+        );
         await new Promise<void>((resolve) => {
           process.once('SIGINT', () => resolve());
           process.once('SIGTERM', () => resolve());
         });
         await workload.stop();
       } else {
-        say(`\nWhile it ran, the sidecar served its landing page at ${urls.landing}, Prometheus metrics at ${urls.metrics} and the live feed at ${urls.ws}`);
-        say(`(\`kvsentinel tail ${urls.ws}\` prints it). Run \`kvsentinel demo --keep-running\` to keep them up after the report,`);
-        say(`and \`kvsentinel demo${options.fixed === true ? '' : ' --fixed'}\` for the ${options.fixed === true ? "bug report's" : 'fixed'} configuration.`);
+        say(
+          `\nWhile it ran, the sidecar served its landing page at ${urls.landing}, Prometheus metrics at ${urls.metrics} and the live feed at ${urls.ws}`,
+        );
+        say(
+          `(\`kvsentinel tail ${urls.ws}\` prints it). Run \`kvsentinel demo --keep-running\` to keep them up after the report,`,
+        );
+        say(
+          `and \`kvsentinel demo${options.fixed === true ? '' : ' --fixed'}\` for the ${options.fixed === true ? "bug report's" : 'fixed'} configuration.`,
+        );
       }
       await stopAll();
     });

@@ -45,27 +45,44 @@ export function registerHashCommand(program: Command): void {
     .option('--salt <text>', 'cache salt string; its id is sha256(utf8)[:8] little-endian (newest TensorRT-LLM)')
     .option('--lora-id <n>', 'LoRA id (u64)', (v) => parseU64Option('--lora-id', v))
     .option('--prompt', 'hash one prompt the way KvCacheAwareRouter chunks it')
-    .option('--tokens-per-block <n>', 'router chunk size (with --prompt)', (v) => parsePositiveIntOption('--tokens-per-block', v))
-    .option('--tokens-file <file>', 'read token ids from a file (commas or whitespace); with --prompt one prompt, else one block per line')
+    .option('--tokens-per-block <n>', 'router chunk size (with --prompt)', (v) =>
+      parsePositiveIntOption('--tokens-per-block', v),
+    )
+    .option(
+      '--tokens-file <file>',
+      'read token ids from a file (commas or whitespace); with --prompt one prompt, else one block per line',
+    )
     .action((args: string[], options: HashOptions) => {
-      if (options.saltId !== undefined && options.salt !== undefined) throw new CliError('give --salt-id or --salt, not both');
+      if (options.saltId !== undefined && options.salt !== undefined)
+        throw new CliError('give --salt-id or --salt, not both');
       const saltId = options.salt !== undefined ? cacheSaltId(options.salt) : (options.saltId ?? null);
       const chain = { saltId, loraId: options.loraId ?? null };
       const lines: string[] = [];
       if (options.prompt) {
         if (options.tokensPerBlock === undefined) throw new CliError('--prompt needs --tokens-per-block N');
         const text = options.tokensFile !== undefined ? readTokensFile(options.tokensFile) : args.join(',');
-        if (options.tokensFile !== undefined && args.length > 0) throw new CliError('give token ids or --tokens-file, not both');
+        if (options.tokensFile !== undefined && args.length > 0)
+          throw new CliError('give token ids or --tokens-file, not both');
         const where = options.tokensFile ?? 'TOKENS';
         const prompt = parseTokens(text, where);
-        for (const hash of routerWireHashes(prompt, options.tokensPerBlock, options.algo, chain)) lines.push(formatWireHash(hash));
+        for (const hash of routerWireHashes(prompt, options.tokensPerBlock, options.algo, chain))
+          lines.push(formatWireHash(hash));
       } else {
         if (options.tokensPerBlock !== undefined) throw new CliError('--tokens-per-block goes with --prompt');
-        const blockTexts = options.tokensFile !== undefined ? readTokensFile(options.tokensFile).split('\n').filter((l) => l.trim() !== '') : args;
-        if (blockTexts.length === 0) throw new CliError('no BLOCK given (token ids separated by commas, e.g. 1,2,3,4 5,6)');
+        const blockTexts =
+          options.tokensFile !== undefined
+            ? readTokensFile(options.tokensFile)
+                .split('\n')
+                .filter((l) => l.trim() !== '')
+            : args;
+        if (blockTexts.length === 0)
+          throw new CliError('no BLOCK given (token ids separated by commas, e.g. 1,2,3,4 5,6)');
         // each BLOCK is one block, whatever its length, chained to the previous one
         const blocks = blockTexts.map((text, i) =>
-          parseTokens(text, options.tokensFile !== undefined ? `${options.tokensFile} line ${i + 1}` : `BLOCK ${i + 1}`),
+          parseTokens(
+            text,
+            options.tokensFile !== undefined ? `${options.tokensFile} line ${i + 1}` : `BLOCK ${i + 1}`,
+          ),
         );
         for (const hash of wireHashBlocks(blocks, options.algo, chain)) lines.push(formatWireHash(hash));
       }

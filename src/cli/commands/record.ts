@@ -4,7 +4,14 @@ import { parseDuration } from '../../app/config/serve-config.js';
 import { recordBundle } from '../../app/record.js';
 import { CliError } from '../cli-error.js';
 import { createStderrLogger } from '../serve/logger.js';
-import { addSourceOptions, hasSources, loadCliConfig, NO_SOURCE_MESSAGE, sourceFlags, type SourceOptionValues } from '../serve/source-flags.js';
+import {
+  addSourceOptions,
+  hasSources,
+  loadCliConfig,
+  NO_SOURCE_MESSAGE,
+  sourceFlags,
+  type SourceOptionValues,
+} from '../serve/source-flags.js';
 
 interface RecordOptions extends SourceOptionValues {
   out: string;
@@ -13,7 +20,9 @@ interface RecordOptions extends SourceOptionValues {
 }
 
 export function registerRecordCommand(program: Command): void {
-  const command = program.command('record').description('record what the sources observe for --duration into a bundle for `audit --bundle`');
+  const command = program
+    .command('record')
+    .description('record what the sources observe for --duration into a bundle for `audit --bundle`');
   addSourceOptions(command)
     .requiredOption('--out <dir>', 'bundle directory (created; must be empty)')
     .option('--duration <duration>', 'how long to record (e.g. 60s, 10m)', '60s')
@@ -22,7 +31,12 @@ export function registerRecordCommand(program: Command): void {
       const config = await loadCliConfig(sourceFlags(options));
       if (!hasSources(config)) throw new CliError(NO_SOURCE_MESSAGE);
       const durationMs = parseDuration('--duration', options.duration);
-      const result = await recordBundle(config, { out: options.out, durationMs, includePrompts: options.includePrompts === true, logger: createStderrLogger({ level: 'warn' }) });
+      const result = await recordBundle(config, {
+        out: options.out,
+        durationMs,
+        includePrompts: options.includePrompts === true,
+        logger: createStderrLogger({ level: 'warn' }),
+      });
       process.stderr.write(`kvsentinel: recorded ${result.observations} observations to ${options.out}\n`);
     });
 }

@@ -17,10 +17,17 @@ export function registerSimKeysCommand(program: Command): void {
       }
       const presets = Object.keys(PRESETS);
       const head = ['key', ...presets, 'meaning'];
-      const rows = knobs.map((k) => [k.key, ...presets.map((p) => k.values[p] ?? ''), `${k.help}${k.fault ? ' (fault)' : ''}`]);
+      const rows = knobs.map((k) => [
+        k.key,
+        ...presets.map((p) => k.values[p] ?? ''),
+        `${k.help}${k.fault ? ' (fault)' : ''}`,
+      ]);
       const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
-      const line = (cells: string[]): string => cells.map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i]!))).join('  ');
+      const line = (cells: string[]): string =>
+        cells.map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i]!))).join('  ');
       process.stdout.write(`${[line(head), ...rows.map(line)].join('\n')}\n`);
-      process.stdout.write('\nDurations take ms, s or m (250ms, 5s, 2m); a (fault) key at a value other than the healthy preset\'s injects that fault.\n');
+      process.stdout.write(
+        "\nDurations take ms, s or m (250ms, 5s, 2m); a (fault) key at a value other than the healthy preset's injects that fault.\n",
+      );
     });
 }

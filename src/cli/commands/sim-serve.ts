@@ -37,13 +37,15 @@ function collect(value: string, previous: string[]): string[] {
 }
 
 function parsePort(value: string): number {
-  if (!/^\d+$/.test(value) || Number(value) < 1 || Number(value) > 65_535) throw new CliError(`--port-base ${value}: expected a port number 1..65535`);
+  if (!/^\d+$/.test(value) || Number(value) < 1 || Number(value) > 65_535)
+    throw new CliError(`--port-base ${value}: expected a port number 1..65535`);
   return Number(value);
 }
 
 function parseScale(value: string): number {
   const n = Number(value);
-  if (value.trim() === '' || !Number.isFinite(n) || n <= 0) throw new CliError(`--time-scale ${value}: expected a positive number (virtual seconds per real second)`);
+  if (value.trim() === '' || !Number.isFinite(n) || n <= 0)
+    throw new CliError(`--time-scale ${value}: expected a positive number (virtual seconds per real second)`);
   return n;
 }
 
@@ -51,7 +53,9 @@ function parseDuration(flag: string): (value: string) => number {
   return (value) => {
     const read = readDuration(value);
     if ('ms' in read) return read.ms;
-    throw new CliError(`${flag} ${value}: ${read.error === 'no-unit' ? `no unit: write ${value}s or ${value}ms` : 'expected a duration such as 30s, 1500ms, 2m'}`);
+    throw new CliError(
+      `${flag} ${value}: ${read.error === 'no-unit' ? `no unit: write ${value}s or ${value}ms` : 'expected a duration such as 30s, 1500ms, 2m'}`,
+    );
   };
 }
 
@@ -64,8 +68,16 @@ export function parseCtxUrls(items: readonly string[]): Record<string, string> {
       if (entry === '') continue;
       const eq = entry.indexOf('=');
       const id = eq > 0 ? entry.slice(0, eq).trim() : '';
-      const address = eq > 0 ? entry.slice(eq + 1).trim().replace(/^https?:\/\//i, '').replace(/\/+$/, '') : '';
-      if (id === '' || !/^[^\s/]+:\d{1,5}$/.test(address)) throw new CliError(`--ctx-urls ${entry}: expected ID=HOST:PORT (e.g. ctx0=127.0.0.1:9401)`);
+      const address =
+        eq > 0
+          ? entry
+              .slice(eq + 1)
+              .trim()
+              .replace(/^https?:\/\//i, '')
+              .replace(/\/+$/, '')
+          : '';
+      if (id === '' || !/^[^\s/]+:\d{1,5}$/.test(address))
+        throw new CliError(`--ctx-urls ${entry}: expected ID=HOST:PORT (e.g. ctx0=127.0.0.1:9401)`);
       if (out[id] !== undefined) throw new CliError(`--ctx-urls ${entry}: ${id} given twice`);
       out[id] = address;
     }
@@ -73,7 +85,10 @@ export function parseCtxUrls(items: readonly string[]): Record<string, string> {
   return out;
 }
 
-function lineWriter(path: string | undefined, flag: string): { write: ((line: string) => void) | undefined; close: () => Promise<void> } {
+function lineWriter(
+  path: string | undefined,
+  flag: string,
+): { write: ((line: string) => void) | undefined; close: () => Promise<void> } {
   if (path === undefined) return { write: undefined, close: () => Promise.resolve() };
   let stream: WriteStream;
   try {
@@ -108,18 +123,36 @@ function describeCluster(cluster: LiveCluster, config: SimConfig, scale: number)
 }
 
 export function registerSimServeCommand(program: Command): void {
-  const sim = program.commands.find((c) => c.name() === 'sim') ?? program.command('sim').description('the simulated TensorRT-LLM disaggregated cluster');
+  const sim =
+    program.commands.find((c) => c.name() === 'sim') ??
+    program.command('sim').description('the simulated TensorRT-LLM disaggregated cluster');
   sim
     .command('serve')
-    .description('serve the simulated cluster on real ports: CTX workers, the orchestrator and its /debug/router endpoint')
+    .description(
+      'serve the simulated cluster on real ports: CTX workers, the orchestrator and its /debug/router endpoint',
+    )
     .option('--preset <name>', 'preset (seed, healthy)', 'seed')
-    .option('--set <key=value>', 'override a simulator setting (repeatable; `kvsentinel sim keys` lists every key)', collect, [])
+    .option(
+      '--set <key=value>',
+      'override a simulator setting (repeatable; `kvsentinel sim keys` lists every key)',
+      collect,
+      [],
+    )
     .option('--host <host>', 'listen host of every server', '127.0.0.1')
     .option('--port-base <n>', 'workers on N, N+1 …, the orchestrator after them (default: free ports)', parsePort)
     .option('--workload', 'drive the closed-loop multi-turn workload through the orchestrator')
     .option('--time-scale <x>', 'virtual seconds per real second for model timings', parseScale, DEFAULT_TIME_SCALE)
-    .option('--ctx-urls <list>', "the orchestrator's CTX list: ID=HOST:PORT,… (e.g. relay ports); others stay the workers", collect, [])
-    .addOption(new Option('--ctx-wait <duration>', 'how long to wait for every CTX address to answer /server_info').argParser(parseDuration('--ctx-wait')).default(DEFAULT_CTX_WAIT_MS, '2m'))
+    .option(
+      '--ctx-urls <list>',
+      "the orchestrator's CTX list: ID=HOST:PORT,… (e.g. relay ports); others stay the workers",
+      collect,
+      [],
+    )
+    .addOption(
+      new Option('--ctx-wait <duration>', 'how long to wait for every CTX address to answer /server_info')
+        .argParser(parseDuration('--ctx-wait'))
+        .default(DEFAULT_CTX_WAIT_MS, '2m'),
+    )
     .option('--request-log <file>', 'append the canonical request log (JSONL) to FILE')
     .option('--request-log-token-ids', 'include prompt_token_ids in the request log')
     .option('--orchestrator-log <file>', "append the orchestrator's TensorRT-LLM log lines to FILE")
@@ -134,11 +167,20 @@ export function registerSimServeCommand(program: Command): void {
       const out = (line: string): void => void process.stdout.write(`${line}\n`);
       const err = (line: string): void => void process.stderr.write(`${line}\n`);
       const waitingFor = Object.values(ctxUrls).join(', ');
-      if (waitingFor !== '') err(`waiting for the CTX addresses ${waitingFor} to answer /server_info (up to ${(options.ctxWait / 1000).toFixed(0)} s) …`);
+      if (waitingFor !== '')
+        err(
+          `waiting for the CTX addresses ${waitingFor} to answer /server_info (up to ${(options.ctxWait / 1000).toFixed(0)} s) …`,
+        );
       const waitStarted = Date.now();
       const waitTimer =
         waitingFor !== ''
-          ? setInterval(() => err(`  still waiting for ${waitingFor}: ${((Date.now() - waitStarted) / 1000).toFixed(0)} s of ${(options.ctxWait / 1000).toFixed(0)} s`), WAIT_PROGRESS_MS)
+          ? setInterval(
+              () =>
+                err(
+                  `  still waiting for ${waitingFor}: ${((Date.now() - waitStarted) / 1000).toFixed(0)} s of ${(options.ctxWait / 1000).toFixed(0)} s`,
+                ),
+              WAIT_PROGRESS_MS,
+            )
           : null;
       let cluster: LiveCluster;
       try {
@@ -161,8 +203,13 @@ export function registerSimServeCommand(program: Command): void {
       const info = describeCluster(cluster, config, options.timeScale);
       if (options.json) out(JSON.stringify(info));
       else {
-        out(`kvsentinel sim serve: preset ${config.preset}, time scale ${options.timeScale}×, faults: ${activeFaults(config).join(' ') || 'none'}`);
-        for (const w of cluster.workers) out(`  ${w.id.padEnd(13)} ${w.url}${cluster.ctxAddresses[w.id] !== w.address ? `   (orchestrator sends to ${cluster.ctxAddresses[w.id]})` : ''}`);
+        out(
+          `kvsentinel sim serve: preset ${config.preset}, time scale ${options.timeScale}×, faults: ${activeFaults(config).join(' ') || 'none'}`,
+        );
+        for (const w of cluster.workers)
+          out(
+            `  ${w.id.padEnd(13)} ${w.url}${cluster.ctxAddresses[w.id] !== w.address ? `   (orchestrator sends to ${cluster.ctxAddresses[w.id]})` : ''}`,
+          );
         out(`  orchestrator  ${cluster.orchestratorUrl}`);
         out(`  router debug  ${cluster.debugUrl}`);
       }
@@ -183,7 +230,9 @@ export function registerSimServeCommand(program: Command): void {
           const workload = cluster.startWorkload();
           const progress = (): void => {
             const s = workload.summary();
-            err(`  ${s.wallSeconds.toFixed(0)} s: ${s.requests} requests (${s.failedRequests} failed), ${s.trajectories}/${config.workload.trajectories} trajectories, cache hit ${(s.cacheHitRatio * 100).toFixed(1)}%, turn scatter ${(s.turnScatterRatio * 100).toFixed(1)}%`);
+            err(
+              `  ${s.wallSeconds.toFixed(0)} s: ${s.requests} requests (${s.failedRequests} failed), ${s.trajectories}/${config.workload.trajectories} trajectories, cache hit ${(s.cacheHitRatio * 100).toFixed(1)}%, turn scatter ${(s.turnScatterRatio * 100).toFixed(1)}%`,
+            );
           };
           // progress on stderr in both modes (--json keeps stdout for the two JSON lines)
           const timer = setInterval(progress, 5000);
@@ -191,7 +240,14 @@ export function registerSimServeCommand(program: Command): void {
           void workload.done.then(() => clearInterval(timer));
           void workload.done.then((s) => {
             if (s.stopped) return;
-            const summary = { requests: s.requests, trajectories: s.trajectories, cache_hit_ratio: s.cacheHitRatio, turn_scatter_ratio: s.turnScatterRatio, failed_requests: s.failedRequests, wall_seconds: s.wallSeconds };
+            const summary = {
+              requests: s.requests,
+              trajectories: s.trajectories,
+              cache_hit_ratio: s.cacheHitRatio,
+              turn_scatter_ratio: s.turnScatterRatio,
+              failed_requests: s.failedRequests,
+              wall_seconds: s.wallSeconds,
+            };
             if (options.json) out(JSON.stringify({ workload_done: summary }));
             else err(`workload done: ${JSON.stringify(summary)}`);
             if (options.exitWhenDone) finish();

@@ -50,12 +50,19 @@ function summary(result: SimResult, wallSeconds: number): string {
 }
 
 export function registerSimCommand(program: Command): void {
-  const sim = program.command('sim').description('simulated TensorRT-LLM disaggregated cluster (CTX workers, orchestrator, router, agentic workload)');
+  const sim = program
+    .command('sim')
+    .description('simulated TensorRT-LLM disaggregated cluster (CTX workers, orchestrator, router, agentic workload)');
   sim
     .command('run')
     .description('run a preset in virtual time and print the prefix-cache hit and turn scatter')
     .option('--preset <name>', 'preset: seed (the bug report, events off) or healthy', 'seed')
-    .option('--set <key=value>', 'override a setting or inject a fault (repeatable), e.g. ctx.event_buffer_max_size=10000; `kvsentinel sim keys` lists every key', collect, [])
+    .option(
+      '--set <key=value>',
+      'override a setting or inject a fault (repeatable), e.g. ctx.event_buffer_max_size=10000; `kvsentinel sim keys` lists every key',
+      collect,
+      [],
+    )
     .option('--json', 'print one JSON object')
     .option('--request-log <file>', 'write the canonical request log (JSONL)')
     .option('--request-log-token-ids', 'include prompt_token_ids in the request log')
@@ -72,17 +79,23 @@ export function registerSimCommand(program: Command): void {
       };
       // streamed: with prompt_token_ids a request log is far too large to hold in memory
       const requestFd = options.requestLog !== undefined ? open(options.requestLog, '--request-log') : null;
-      const orchestratorFd = options.orchestratorLog !== undefined ? open(options.orchestratorLog, '--orchestrator-log') : null;
+      const orchestratorFd =
+        options.orchestratorLog !== undefined ? open(options.orchestratorLog, '--orchestrator-log') : null;
       const tty = process.stderr.isTTY;
       const started = performance.now();
       const result = runVirtual(config, {
         ...(requestFd !== null ? { requestLog: (line: string) => writeSync(requestFd, `${line}\n`) } : {}),
         ...(options.requestLogTokenIds === true ? { requestLogPromptTokenIds: true } : {}),
-        ...(orchestratorFd !== null ? { orchestratorLog: (line: string) => writeSync(orchestratorFd, `${line}\n`) } : {}),
+        ...(orchestratorFd !== null
+          ? { orchestratorLog: (line: string) => writeSync(orchestratorFd, `${line}\n`) }
+          : {}),
         ...(tty
           ? {
               onProgress: (done: number, total: number, virtualMs: number) => {
-                if (done % 16 === 0 || done === total) process.stderr.write(`\r  ${done}/${total} trajectories, ${(virtualMs / 1000).toFixed(0)} s virtual `);
+                if (done % 16 === 0 || done === total)
+                  process.stderr.write(
+                    `\r  ${done}/${total} trajectories, ${(virtualMs / 1000).toFixed(0)} s virtual `,
+                  );
               },
             }
           : {}),
@@ -91,7 +104,8 @@ export function registerSimCommand(program: Command): void {
       const wallSeconds = (performance.now() - started) / 1000;
       if (requestFd !== null) closeSync(requestFd);
       if (orchestratorFd !== null) closeSync(orchestratorFd);
-      if (options.json === true) process.stdout.write(`${JSON.stringify(snakeCaseKeys({ ...result, wall_seconds: wallSeconds }))}\n`);
+      if (options.json === true)
+        process.stdout.write(`${JSON.stringify(snakeCaseKeys({ ...result, wall_seconds: wallSeconds }))}\n`);
       else process.stdout.write(summary(result, wallSeconds));
     });
 }

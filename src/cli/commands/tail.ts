@@ -21,7 +21,8 @@ export function feedUrl(text: string): string {
   }
   if (u.protocol === 'http:') u.protocol = 'ws:';
   else if (u.protocol === 'https:') u.protocol = 'wss:';
-  else if (u.protocol !== 'ws:' && u.protocol !== 'wss:') throw new CliError(`URL '${text}': expected http(s):// or ws(s)://`);
+  else if (u.protocol !== 'ws:' && u.protocol !== 'wss:')
+    throw new CliError(`URL '${text}': expected http(s):// or ws(s)://`);
   if (u.pathname === '/' || u.pathname === '') u.pathname = '/ws';
   return u.toString();
 }
@@ -39,9 +40,15 @@ export function registerTailCommand(program: Command): void {
     .description('print the live feed of a running kvsentinel serve: decisions, outcomes, finding changes, table stats')
     .argument('<url>', 'the sidecar, e.g. http://127.0.0.1:9464')
     .option('--json', 'print each frame as one JSON object per line (still filtered and ordered)')
-    .option('--only <kinds>', 'only these frames: a comma-separated list of findings, stats, decisions, outcomes, sources')
-    .option('--server <id>', "only frames about this CTX server (stats frames keep only its row)")
-    .option('--summary', 'one screen redrawn every second (verdict, hit ratios, per-server table, active findings) instead of one line per frame')
+    .option(
+      '--only <kinds>',
+      'only these frames: a comma-separated list of findings, stats, decisions, outcomes, sources',
+    )
+    .option('--server <id>', 'only frames about this CTX server (stats frames keep only its row)')
+    .option(
+      '--summary',
+      'one screen redrawn every second (verdict, hit ratios, per-server table, active findings) instead of one line per frame',
+    )
     .action(async (url: string, options: TailOptions) => {
       const target = feedUrl(url);
       const only = options.only !== undefined ? parseOnly(options.only) : null;
@@ -63,7 +70,9 @@ export function registerTailCommand(program: Command): void {
           ? setInterval(() => {
               order.flush(Date.now());
               // on a terminal the screen is redrawn in place; elsewhere each screen follows the last
-              process.stdout.write(`${tty ? '\x1b[H\x1b[2J' : ''}${summary.render(target, color, Date.now())}${tty ? '' : '\n'}`);
+              process.stdout.write(
+                `${tty ? '\x1b[H\x1b[2J' : ''}${summary.render(target, color, Date.now())}${tty ? '' : '\n'}`,
+              );
             }, SUMMARY_EVERY_MS)
           : null;
       try {

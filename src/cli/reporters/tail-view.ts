@@ -6,13 +6,23 @@ import type { ChalkInstance } from 'chalk';
 export type Frame = Record<string, unknown> & { type?: unknown; ts?: unknown };
 
 /** --only names → frame types */
-export const TAIL_KINDS = { findings: 'finding', stats: 'stats', decisions: 'decision', outcomes: 'outcome', sources: 'source' } as const;
+export const TAIL_KINDS = {
+  findings: 'finding',
+  stats: 'stats',
+  decisions: 'decision',
+  outcomes: 'outcome',
+  sources: 'source',
+} as const;
 export type TailKind = keyof typeof TAIL_KINDS;
 
 export function parseOnly(text: string): Set<string> | string {
-  const names = text.split(',').map((s) => s.trim()).filter((s) => s !== '');
+  const names = text
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s !== '');
   const unknown = names.filter((n) => !(n in TAIL_KINDS));
-  if (names.length === 0 || unknown.length > 0) return `--only '${text}': expected a comma-separated list of ${Object.keys(TAIL_KINDS).join(', ')}`;
+  if (names.length === 0 || unknown.length > 0)
+    return `--only '${text}': expected a comma-separated list of ${Object.keys(TAIL_KINDS).join(', ')}`;
   return new Set(names.map((n) => TAIL_KINDS[n as TailKind]));
 }
 
@@ -31,7 +41,12 @@ export function filterFrame(frame: Frame, only: ReadonlySet<string> | null, serv
     case 'finding':
       return Array.isArray(frame['servers']) && frame['servers'].includes(server) ? frame : null;
     case 'stats':
-      return { ...frame, servers: Array.isArray(frame['servers']) ? (frame['servers'] as Frame[]).filter((s) => s['server'] === server) : [] };
+      return {
+        ...frame,
+        servers: Array.isArray(frame['servers'])
+          ? (frame['servers'] as Frame[]).filter((s) => s['server'] === server)
+          : [],
+      };
     case 'source':
       return str(frame['source']).endsWith(`:${server}`) ? frame : null;
     default:
@@ -71,7 +86,16 @@ export class TimestampOrder {
   }
 }
 
-interface ServerRow { server: string; worker_blocks?: unknown; router_table_blocks?: unknown; requests?: unknown; inflight?: unknown; router_polls?: unknown; events?: unknown; gaps?: unknown }
+interface ServerRow {
+  server: string;
+  worker_blocks?: unknown;
+  router_table_blocks?: unknown;
+  requests?: unknown;
+  inflight?: unknown;
+  router_polls?: unknown;
+  events?: unknown;
+  gaps?: unknown;
+}
 
 /** The state the summary screen shows, folded from frames. */
 export class TailSummary {
@@ -117,7 +141,14 @@ export class TailSummary {
     const pct = (v: unknown): string => (typeof v === 'number' ? `${(v * 100).toFixed(1)}%` : 'n/a');
     const s = this.#stats;
     const verdict = str(s?.['verdict']) || 'waiting for the first stats frame';
-    const verdictText = verdict === 'healthy' ? c.green(verdict) : verdict === 'inert' ? c.red(verdict) : verdict === 'degraded' ? c.yellow(verdict) : verdict;
+    const verdictText =
+      verdict === 'healthy'
+        ? c.green(verdict)
+        : verdict === 'inert'
+          ? c.red(verdict)
+          : verdict === 'degraded'
+            ? c.yellow(verdict)
+            : verdict;
     const lines = [
       `${c.bold('kvsentinel tail')} ${target}   ${new Date(now).toISOString().slice(11, 19)}`,
       `verdict ${verdictText}   requests ${str(s?.['requests']) || '-'}   hit ${pct(s?.['cache_hit_ratio'])}   oracle ${pct(s?.['oracle_hit_ratio'])}   turn scatter ${pct(s?.['turn_scatter_ratio'])}`,
@@ -126,17 +157,40 @@ export class TailSummary {
     ];
     const rows = Array.isArray(s?.['servers']) ? (s['servers'] as ServerRow[]) : [];
     if (rows.length > 0) {
-      const head = ['server', 'worker blocks', 'router table', 'requests', 'in flight', 'router polls', 'events', 'gaps'];
-      const body = rows.map((r) => [r.server, r.worker_blocks, r.router_table_blocks, r.requests, r.inflight, r.router_polls, r.events, r.gaps].map((v) => str(v) || '-'));
+      const head = [
+        'server',
+        'worker blocks',
+        'router table',
+        'requests',
+        'in flight',
+        'router polls',
+        'events',
+        'gaps',
+      ];
+      const body = rows.map((r) =>
+        [
+          r.server,
+          r.worker_blocks,
+          r.router_table_blocks,
+          r.requests,
+          r.inflight,
+          r.router_polls,
+          r.events,
+          r.gaps,
+        ].map((v) => str(v) || '-'),
+      );
       const widths = head.map((h, i) => Math.max(h.length, ...body.map((b) => b[i]!.length)));
-      const fmt = (cells: string[]): string => cells.map((cell, i) => (i === 0 ? cell.padEnd(widths[i]!) : cell.padStart(widths[i]!))).join('  ');
+      const fmt = (cells: string[]): string =>
+        cells.map((cell, i) => (i === 0 ? cell.padEnd(widths[i]!) : cell.padStart(widths[i]!))).join('  ');
       lines.push(c.dim(fmt(head)), ...body.map(fmt), '');
     }
     lines.push(this.#active.size === 0 ? 'active findings: none' : 'active findings:');
     for (const f of this.#active.values()) {
       const sev = str(f['severity']);
       const servers = Array.isArray(f['servers']) && f['servers'].length > 0 ? ` [${f['servers'].join(',')}]` : '';
-      lines.push(`  ${sev === 'critical' ? c.red(sev) : sev === 'warning' ? c.yellow(sev) : sev} ${str(f['id'])}${servers}: ${str(f['summary'])}`);
+      lines.push(
+        `  ${sev === 'critical' ? c.red(sev) : sev === 'warning' ? c.yellow(sev) : sev} ${str(f['id'])}${servers}: ${str(f['summary'])}`,
+      );
     }
     if (this.#sourcesDown.size > 0) {
       lines.push('', 'sources down:');
@@ -144,7 +198,10 @@ export class TailSummary {
     }
     if (this.#changes.length > 0) {
       lines.push('', 'recent finding changes:');
-      for (const f of this.#changes) lines.push(`  ${typeof f.ts === 'number' ? new Date(f.ts).toISOString().slice(11, 19) : '--:--:--'} ${str(f['change'])} ${str(f['id'])}`);
+      for (const f of this.#changes)
+        lines.push(
+          `  ${typeof f.ts === 'number' ? new Date(f.ts).toISOString().slice(11, 19) : '--:--:--'} ${str(f['change'])} ${str(f['id'])}`,
+        );
     }
     this.#decisions = 0;
     this.#outcomes = 0;

@@ -31,8 +31,16 @@ function severityLabel(severity: Severity, c: ChalkInstance): string {
 
 function verdictLine(report: AuditReport, c: ChalkInstance): string {
   const label = report.verdict.toUpperCase();
-  const colored = report.verdict === 'inert' ? c.red.bold(label) : report.verdict === 'degraded' || report.verdict === 'unknown' ? c.yellow.bold(label) : c.green.bold(label);
-  return `${colored}  ${verdictMeaning(report.verdict, report.findings.some((f) => f.severity === 'critical'))}`;
+  const colored =
+    report.verdict === 'inert'
+      ? c.red.bold(label)
+      : report.verdict === 'degraded' || report.verdict === 'unknown'
+        ? c.yellow.bold(label)
+        : c.green.bold(label);
+  return `${colored}  ${verdictMeaning(
+    report.verdict,
+    report.findings.some((f) => f.severity === 'critical'),
+  )}`;
 }
 
 function findingBlock(f: Finding, c: ChalkInstance): string[] {
@@ -48,7 +56,13 @@ function findingBlock(f: Finding, c: ChalkInstance): string[] {
 export function renderText(report: AuditReport, c: ChalkInstance): string {
   const s = report.stats;
   const lines: string[] = [];
-  lines.push(c.bold('kvsentinel audit') + c.dim(` — ${report.source.description}, ${int(report.source.observations)} observations` + (s.window_seconds !== null ? `, ${s.window_seconds.toFixed(0)} s` : '')));
+  lines.push(
+    c.bold('kvsentinel audit') +
+      c.dim(
+        ` — ${report.source.description}, ${int(report.source.observations)} observations` +
+          (s.window_seconds !== null ? `, ${s.window_seconds.toFixed(0)} s` : ''),
+      ),
+  );
   lines.push('');
   lines.push(`Verdict: ${verdictLine(report, c)}`);
   const headline = [
@@ -60,8 +74,10 @@ export function renderText(report: AuditReport, c: ChalkInstance): string {
   ];
   if (s.tokens_lost_per_second !== null) headline.push(`lost ${int(s.tokens_lost_per_second)} prompt tokens/s`);
   lines.push(`Stats:   ${headline.join(c.dim(' · '))}`);
-  if (report.source.malformed > 0) lines.push(c.yellow(`         ${int(report.source.malformed)} malformed input lines skipped`));
-  if (report.rule_errors > 0) lines.push(c.yellow(`         ${report.rule_errors} rule evaluations failed: some findings may be missing`));
+  if (report.source.malformed > 0)
+    lines.push(c.yellow(`         ${int(report.source.malformed)} malformed input lines skipped`));
+  if (report.rule_errors > 0)
+    lines.push(c.yellow(`         ${report.rule_errors} rule evaluations failed: some findings may be missing`));
   for (const note of report.notes) lines.push(c.dim(`  note   ${note}`));
   lines.push('');
   if (report.findings.length === 0) {
@@ -81,9 +97,21 @@ export function renderText(report: AuditReport, c: ChalkInstance): string {
   }
   if (report.servers.length > 0) {
     lines.push(c.bold('Servers'));
-    const rows: string[][] = [['server', 'requests', 'cache hit', 'oracle cached', 'router table', 'polls', 'events', 'gaps', 'resets']];
+    const rows: string[][] = [
+      ['server', 'requests', 'cache hit', 'oracle cached', 'router table', 'polls', 'events', 'gaps', 'resets'],
+    ];
     for (const r of report.servers) {
-      rows.push([r.server, int(r.requests), pct(r.cache_hit_ratio), int(r.oracle_cached_tokens), int(r.router_table_blocks), int(r.router_polls), int(r.events), int(r.event_gaps), int(r.event_resets)]);
+      rows.push([
+        r.server,
+        int(r.requests),
+        pct(r.cache_hit_ratio),
+        int(r.oracle_cached_tokens),
+        int(r.router_table_blocks),
+        int(r.router_polls),
+        int(r.events),
+        int(r.event_gaps),
+        int(r.event_resets),
+      ]);
     }
     lines.push(...table(rows, c), '');
   }

@@ -11,9 +11,16 @@ export const liveAudit = {
     addSourceOptions(command).option('--duration <duration>', 'how long to watch live sources (e.g. 30s, 5m)', '30s');
   },
 
-  async run(_command: Command, options: Record<string, unknown>, progress: (line: string) => void): Promise<LiveAuditResult> {
+  async run(
+    _command: Command,
+    options: Record<string, unknown>,
+    progress: (line: string) => void,
+  ): Promise<LiveAuditResult> {
     const config = await loadCliConfig(sourceFlags(options));
-    if (!hasSources(config)) throw new CliError(`give --bundle DIR or live sources (${NO_SOURCE_MESSAGE.replace('no source configured: give ', '')})`);
+    if (!hasSources(config))
+      throw new CliError(
+        `give --bundle DIR or live sources (${NO_SOURCE_MESSAGE.replace('no source configured: give ', '')})`,
+      );
     const durationMs = parseDuration('--duration', options['duration']);
     return runLiveAudit(config, {
       durationMs,

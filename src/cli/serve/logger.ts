@@ -8,11 +8,13 @@ export const LOG_FORMATS = ['logfmt', 'json'] as const;
 export type LogFormat = (typeof LOG_FORMATS)[number];
 
 function value(v: unknown): string {
-  const s = typeof v === 'string' ? v : JSON.stringify(v) ?? String(v);
+  const s = typeof v === 'string' ? v : (JSON.stringify(v) ?? String(v));
   return /[\s"=]/.test(s) ? JSON.stringify(s) : s;
 }
 
-export function createStderrLogger(options: { level?: LogLevel; format?: LogFormat; write?: (line: string) => void } = {}): Required<Logger> {
+export function createStderrLogger(
+  options: { level?: LogLevel; format?: LogFormat; write?: (line: string) => void } = {},
+): Required<Logger> {
   const min = LOG_LEVELS.indexOf(options.level ?? 'info');
   const write = options.write ?? ((line: string) => process.stderr.write(line));
   const json = options.format === 'json';

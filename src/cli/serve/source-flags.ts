@@ -12,21 +12,45 @@ export function addSourceOptions(command: Command): Command {
   return command
     .option('--config.file <file>', 'YAML or JSON configuration file')
     .option('--config <file>', 'alias of --config.file')
-    .option('--relay <ID=URL@[HOST:]PORT>', 'relay CTX worker ID on its own port (repeatable); the router then uses HOST:PORT. HOST defaults to 127.0.0.1 (the router in the same pod); @0.0.0.0:PORT exposes it deliberately', collect)
-    .option('--ctx <ID=URL>', 'watch a CTX worker (/server_info; with --events exclusive also drain its events) (repeatable)', collect)
+    .option(
+      '--relay <ID=URL@[HOST:]PORT>',
+      'relay CTX worker ID on its own port (repeatable); the router then uses HOST:PORT. HOST defaults to 127.0.0.1 (the router in the same pod); @0.0.0.0:PORT exposes it deliberately',
+      collect,
+    )
+    .option(
+      '--ctx <ID=URL>',
+      'watch a CTX worker (/server_info; with --events exclusive also drain its events) (repeatable)',
+      collect,
+    )
     .option(
       '--zmq <ID=ENDPOINT[,replay=ENDPOINT][,engine=E][,ranks=N][,topic=T][,hash=ALGO][,seed=S]>',
       "subscribe to a worker's ZMQ KV-event stream (engine trtllm|vllm|sglang; rank r at port + r; vLLM: hash=sha256_cbor and seed=PYTHONHASHSEED verify its block hashes) (repeatable)",
       collect,
     )
-    .option('--events <mode>', "none | exclusive: drain --ctx workers' /kv_cache_events (only when no router consumes them)")
-    .option('--router-debug <url>', 'router debug endpoint, an optional contract stock TensorRT-LLM does not serve (docs/design.md §8)')
-    .option('--requests <[FORMAT:]FILE>', 'request log JSONL to follow; FORMAT canonical|perf-metrics|openai|relay (repeatable)', collect)
+    .option(
+      '--events <mode>',
+      "none | exclusive: drain --ctx workers' /kv_cache_events (only when no router consumes them)",
+    )
+    .option(
+      '--router-debug <url>',
+      'router debug endpoint, an optional contract stock TensorRT-LLM does not serve (docs/design.md §8)',
+    )
+    .option(
+      '--requests <[FORMAT:]FILE>',
+      'request log JSONL to follow; FORMAT canonical|perf-metrics|openai|relay (repeatable)',
+      collect,
+    )
     .option('--orchestrator-log <file>', 'orchestrator log to follow')
-    .option('--router.profile <profile>', "which router.py the orchestrator runs when no log says: 2026-06 | newest")
+    .option('--router.profile <profile>', 'which router.py the orchestrator runs when no log says: 2026-06 | newest')
     .option('--router.tokens-per-block <n>', "the router's tokens_per_block when no log or debug endpoint says")
-    .option('--tokenizer <path>', "the model's tokenizer (Hugging Face model folder, or its tokenizer.json beside tokenizer_config.json): text and chat requests are rendered as the router renders them, for predicted matches and render-drift")
-    .option('--state.max-table-blocks <n>', 'blocks per server kept in each block table (worker truth, router replica); past it arbitrary blocks are evicted and counted (default 4000000)');
+    .option(
+      '--tokenizer <path>',
+      "the model's tokenizer (Hugging Face model folder, or its tokenizer.json beside tokenizer_config.json): text and chat requests are rendered as the router renders them, for predicted matches and render-drift",
+    )
+    .option(
+      '--state.max-table-blocks <n>',
+      'blocks per server kept in each block table (worker truth, router replica); past it arbitrary blocks are evicted and counted (default 4000000)',
+    );
 }
 
 export interface SourceOptionValues {
@@ -48,8 +72,10 @@ export interface SourceOptionValues {
 }
 
 export function sourceFlags(options: SourceOptionValues): ServeFlags {
-  if (options.config !== undefined && options['config.file'] !== undefined) throw new CliError('give --config or --config.file, not both');
-  if (options.events !== undefined && options.events !== 'none' && options.events !== 'exclusive') throw new CliError(`--events '${options.events}': expected none or exclusive`);
+  if (options.config !== undefined && options['config.file'] !== undefined)
+    throw new CliError('give --config or --config.file, not both');
+  if (options.events !== undefined && options.events !== 'none' && options.events !== 'exclusive')
+    throw new CliError(`--events '${options.events}': expected none or exclusive`);
   const configFile = options['config.file'] ?? options.config;
   return {
     ...(configFile !== undefined ? { configFile } : {}),
@@ -64,7 +90,9 @@ export function sourceFlags(options: SourceOptionValues): ServeFlags {
     ...(options['web.bearerTokenFile'] !== undefined ? { bearerTokenFile: options['web.bearerTokenFile'] } : {}),
     ...(options['state.maxTableBlocks'] !== undefined ? { maxTableBlocks: options['state.maxTableBlocks'] } : {}),
     ...(options['router.profile'] !== undefined ? { routerProfile: options['router.profile'] } : {}),
-    ...(options['router.tokensPerBlock'] !== undefined ? { routerTokensPerBlock: options['router.tokensPerBlock'] } : {}),
+    ...(options['router.tokensPerBlock'] !== undefined
+      ? { routerTokensPerBlock: options['router.tokensPerBlock'] }
+      : {}),
     ...(options.tokenizer !== undefined ? { tokenizer: options.tokenizer } : {}),
   };
 }
@@ -79,7 +107,10 @@ export async function loadCliConfig(flags: ServeFlags): Promise<ServeConfig> {
     try {
       ModelTokenizer.load(config.tokenizer);
     } catch (err) {
-      if (err instanceof TokenizerFileError) throw new ConfigError(`${flags.tokenizer !== undefined ? '--tokenizer' : 'tokenizer.path'}: ${err.message}`, { cause: err });
+      if (err instanceof TokenizerFileError)
+        throw new ConfigError(`${flags.tokenizer !== undefined ? '--tokenizer' : 'tokenizer.path'}: ${err.message}`, {
+          cause: err,
+        });
       throw err;
     }
   }
@@ -87,7 +118,15 @@ export async function loadCliConfig(flags: ServeFlags): Promise<ServeConfig> {
 }
 
 export function hasSources(config: ServeConfig): boolean {
-  return config.relays.length > 0 || config.ctx.length > 0 || config.zmq.length > 0 || config.routerDebug !== null || config.orchestratorLog !== null || config.requestLogs.length > 0;
+  return (
+    config.relays.length > 0 ||
+    config.ctx.length > 0 ||
+    config.zmq.length > 0 ||
+    config.routerDebug !== null ||
+    config.orchestratorLog !== null ||
+    config.requestLogs.length > 0
+  );
 }
 
-export const NO_SOURCE_MESSAGE = 'no source configured: give --relay, --ctx, --zmq, --router-debug, --requests or --orchestrator-log (or a --config.file)';
+export const NO_SOURCE_MESSAGE =
+  'no source configured: give --relay, --ctx, --zmq, --router-debug, --requests or --orchestrator-log (or a --config.file)';

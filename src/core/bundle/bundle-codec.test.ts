@@ -35,7 +35,9 @@ describe('bundle codec', () => {
       } else if (obs.kind === 'worker-events' && original.observation.kind === 'worker-events') {
         const blocks = obs.events.flatMap((e) => (e.data.type === 'stored' ? e.data.blocks : []));
         expect(blocks.every((b) => b.tokens.length === 0)).toBe(true);
-        const originalHashes = original.observation.events.flatMap((e) => (e.data.type === 'stored' ? e.data.blocks.map((b) => b.blockHash) : []));
+        const originalHashes = original.observation.events.flatMap((e) =>
+          e.data.type === 'stored' ? e.data.blocks.map((b) => b.blockHash) : [],
+        );
         expect(blocks.map((b) => b.blockHash)).toEqual(originalHashes);
         expect(decoded.record.digest).toEqual(original.digest);
       } else {
@@ -59,15 +61,53 @@ describe('bundle codec', () => {
 
   it('round-trips what a ZMQ stream source observes: the stream origin and its seq changes', () => {
     const records: BundleRecord[] = [
-      { observation: { kind: 'stream-sequence', ts: 1, server: 'ctx0', rank: 1, change: 'gap', lost: 2, filled: 3 }, digest: null },
-      { observation: { kind: 'stream-sequence', ts: 2, server: 'ctx0', rank: 0, change: 'reset', lost: 0, filled: 0 }, digest: null },
       {
-        observation: { kind: 'worker-events', ts: 3, server: 'ctx0', firstSeq: 0, stream: { engine: 'vllm', hashes: 'rekeyed' }, events: [{ eventId: null, data: { type: 'removed', blockHashes: [2n ** 63n + 5n] }, windowSize: null, attentionDpRank: 1, hashAlgo: 'v2_sha256_64', layerGroupId: null }] },
+        observation: { kind: 'stream-sequence', ts: 1, server: 'ctx0', rank: 1, change: 'gap', lost: 2, filled: 3 },
+        digest: null,
+      },
+      {
+        observation: { kind: 'stream-sequence', ts: 2, server: 'ctx0', rank: 0, change: 'reset', lost: 0, filled: 0 },
+        digest: null,
+      },
+      {
+        observation: {
+          kind: 'worker-events',
+          ts: 3,
+          server: 'ctx0',
+          firstSeq: 0,
+          stream: { engine: 'vllm', hashes: 'rekeyed' },
+          events: [
+            {
+              eventId: null,
+              data: { type: 'removed', blockHashes: [2n ** 63n + 5n] },
+              windowSize: null,
+              attentionDpRank: 1,
+              hashAlgo: 'v2_sha256_64',
+              layerGroupId: null,
+            },
+          ],
+        },
         digest: null,
       },
       {
         // the stated vLLM hashing travels (whether a seed was given, never the seed itself)
-        observation: { kind: 'worker-events', ts: 4, server: 'ctx1', firstSeq: 0, stream: { engine: 'vllm', hashes: 'rekeyed', vllmHashing: { algo: 'sha256_cbor', seedKnown: true } }, events: [{ eventId: null, data: { type: 'all_cleared' }, windowSize: null, attentionDpRank: null, hashAlgo: 'v2_sha256_64', layerGroupId: null }] },
+        observation: {
+          kind: 'worker-events',
+          ts: 4,
+          server: 'ctx1',
+          firstSeq: 0,
+          stream: { engine: 'vllm', hashes: 'rekeyed', vllmHashing: { algo: 'sha256_cbor', seedKnown: true } },
+          events: [
+            {
+              eventId: null,
+              data: { type: 'all_cleared' },
+              windowSize: null,
+              attentionDpRank: null,
+              hashAlgo: 'v2_sha256_64',
+              layerGroupId: null,
+            },
+          ],
+        },
         digest: null,
       },
     ];
@@ -75,14 +115,33 @@ describe('bundle codec', () => {
       const decoded = decodeBundleRecord(encodeBundleRecord(record, new KeyHistory(), false), 1, new KeyHistory());
       expect(decoded.ok && decoded.record.observation).toEqual(record.observation);
     }
-    const bad = decodeBundleRecord('{"kind":"stream-sequence","ts":1,"server":"a","rank":0,"change":"lost","lost":1,"filled":0}', 7, new KeyHistory());
+    const bad = decodeBundleRecord(
+      '{"kind":"stream-sequence","ts":1,"server":"a","rank":0,"change":"lost","lost":1,"filled":0}',
+      7,
+      new KeyHistory(),
+    );
     expect(bad.ok ? null : bad.issue.message).toBe('line 7: $.change: unknown stream change lost');
   });
 
   it('keeps u64 hashes above 2^53 exact', () => {
     const line = encodeBundleRecord(
       {
-        observation: { kind: 'worker-events', ts: 1, server: 'ctx0', firstSeq: 0, events: [{ eventId: 2, data: { type: 'removed', blockHashes: [6875034662206558884n, 18446744073709551615n] }, windowSize: 4096, attentionDpRank: null, hashAlgo: null, layerGroupId: null }] },
+        observation: {
+          kind: 'worker-events',
+          ts: 1,
+          server: 'ctx0',
+          firstSeq: 0,
+          events: [
+            {
+              eventId: 2,
+              data: { type: 'removed', blockHashes: [6875034662206558884n, 18446744073709551615n] },
+              windowSize: 4096,
+              attentionDpRank: null,
+              hashAlgo: null,
+              layerGroupId: null,
+            },
+          ],
+        },
         digest: null,
       },
       new KeyHistory(),
@@ -90,15 +149,25 @@ describe('bundle codec', () => {
     );
     expect(line).toContain('"6875034662206558884"');
     const decoded = decodeBundleRecord(line, 1, new KeyHistory());
-    expect(decoded.ok && decoded.record.observation.kind === 'worker-events' && decoded.record.observation.events[0]!.data).toEqual({ type: 'removed', blockHashes: [6875034662206558884n, 18446744073709551615n] });
+    expect(
+      decoded.ok && decoded.record.observation.kind === 'worker-events' && decoded.record.observation.events[0]!.data,
+    ).toEqual({ type: 'removed', blockHashes: [6875034662206558884n, 18446744073709551615n] });
   });
 
   it('decodes decimal hashes exactly at every length and keeps lower-case 64-hex keys', () => {
     const values = ['0', '7', '999999999999999', '1000000000000000', '9007199254740993', '18446744073709551615'];
     const hex = 'ab'.repeat(32);
-    const line = JSON.stringify({ kind: 'worker-events', ts: 1, server: 'a', firstSeq: 0, events: [{ eventId: 0, data: { type: 'removed', blockHashes: [...values, hex] } }] });
+    const line = JSON.stringify({
+      kind: 'worker-events',
+      ts: 1,
+      server: 'a',
+      firstSeq: 0,
+      events: [{ eventId: 0, data: { type: 'removed', blockHashes: [...values, hex] } }],
+    });
     const decoded = decodeBundleRecord(line, 1, new KeyHistory());
-    expect(decoded.ok && decoded.record.observation.kind === 'worker-events' && decoded.record.observation.events[0]!.data).toEqual({
+    expect(
+      decoded.ok && decoded.record.observation.kind === 'worker-events' && decoded.record.observation.events[0]!.data,
+    ).toEqual({
       type: 'removed',
       blockHashes: [...values.map((v) => BigInt(v)), hex],
     });
@@ -107,13 +176,37 @@ describe('bundle codec', () => {
   it.each([
     ['not json', '{"kind":', 'line 7: not JSON'],
     ['unknown kind', '{"kind":"gossip","ts":1}', 'line 7: $.kind: unknown observation kind gossip'],
-    ['bad hash', '{"kind":"worker-events","ts":1,"server":"a","firstSeq":0,"events":[{"eventId":0,"data":{"type":"removed","blockHashes":["12x"]}}]}', 'line 7: $.events[0].data.blockHashes[0]: expected a block hash'],
-    ['upper-case hex hash', `{"kind":"worker-events","ts":1,"server":"a","firstSeq":0,"events":[{"eventId":0,"data":{"type":"stored","parentHash":null,"blocks":[{"blockHash":"${'AB'.repeat(32)}","cacheLevel":0,"priority":null}]}}]}`, 'line 7: $.events[0].data.blocks[0].blockHash: expected a block hash'],
-    ['21-digit hash', '{"kind":"worker-events","ts":1,"server":"a","firstSeq":0,"events":[{"eventId":0,"data":{"type":"removed","blockHashes":["1","000000000000000000001"]}}]}', 'line 7: $.events[0].data.blockHashes[1]: expected a block hash'],
-    ['unknown check code', '{"kind":"worker-events","ts":1,"server":"a","firstSeq":0,"events":[{"eventId":0,"data":{"type":"removed","blockHashes":[]}}],"digest":{"stored":[{"checks":"m😀q","alt":null}]}}', 'line 7: $.digest.stored[0].checks[1]: unknown check code 😀'],
-    ['hash beyond u64', '{"kind":"worker-events","ts":1,"server":"a","firstSeq":0,"events":[{"eventId":0,"data":{"type":"removed","blockHashes":["18446744073709551616"]}}]}', 'expected a block hash'],
+    [
+      'bad hash',
+      '{"kind":"worker-events","ts":1,"server":"a","firstSeq":0,"events":[{"eventId":0,"data":{"type":"removed","blockHashes":["12x"]}}]}',
+      'line 7: $.events[0].data.blockHashes[0]: expected a block hash',
+    ],
+    [
+      'upper-case hex hash',
+      `{"kind":"worker-events","ts":1,"server":"a","firstSeq":0,"events":[{"eventId":0,"data":{"type":"stored","parentHash":null,"blocks":[{"blockHash":"${'AB'.repeat(32)}","cacheLevel":0,"priority":null}]}}]}`,
+      'line 7: $.events[0].data.blocks[0].blockHash: expected a block hash',
+    ],
+    [
+      '21-digit hash',
+      '{"kind":"worker-events","ts":1,"server":"a","firstSeq":0,"events":[{"eventId":0,"data":{"type":"removed","blockHashes":["1","000000000000000000001"]}}]}',
+      'line 7: $.events[0].data.blockHashes[1]: expected a block hash',
+    ],
+    [
+      'unknown check code',
+      '{"kind":"worker-events","ts":1,"server":"a","firstSeq":0,"events":[{"eventId":0,"data":{"type":"removed","blockHashes":[]}}],"digest":{"stored":[{"checks":"m😀q","alt":null}]}}',
+      'line 7: $.digest.stored[0].checks[1]: unknown check code 😀',
+    ],
+    [
+      'hash beyond u64',
+      '{"kind":"worker-events","ts":1,"server":"a","firstSeq":0,"events":[{"eventId":0,"data":{"type":"removed","blockHashes":["18446744073709551616"]}}]}',
+      'expected a block hash',
+    ],
     ['missing server', '{"kind":"outcome","ts":1,"requestId":"r"}', 'line 7: $.server: expected a string'],
-    ['dangling prefix reference', '{"kind":"decision","ts":1,"requestId":"r","correlationId":"t","server":"a","promptTokens":null,"promptTokenCount":3,"inflight":null,"digest":{"keys":{"hashedTokens":2,"tpb":4,"router":{"v1_block_key":{"p":3,"t":""}},"worker":{}}}}', 'refers to keys of an earlier turn'],
+    [
+      'dangling prefix reference',
+      '{"kind":"decision","ts":1,"requestId":"r","correlationId":"t","server":"a","promptTokens":null,"promptTokenCount":3,"inflight":null,"digest":{"keys":{"hashedTokens":2,"tpb":4,"router":{"v1_block_key":{"p":3,"t":""}},"worker":{}}}}',
+      'refers to keys of an earlier turn',
+    ],
   ])('reports %s with line and path, without throwing', (_name, line, message) => {
     const decoded = decodeBundleRecord(line, 7, new KeyHistory());
     expect(decoded.ok).toBe(false);

@@ -24,10 +24,20 @@ export function encodeBundleRecord(record: BundleRecord, history: KeyHistory, in
   const obs = record.observation;
   let out: JsonObject;
   if (obs.kind === 'worker-events') {
-    out = { kind: obs.kind, ts: obs.ts, server: obs.server, firstSeq: obs.firstSeq, events: obs.events.map((e) => encodeEvent(e, includePrompts)) };
+    out = {
+      kind: obs.kind,
+      ts: obs.ts,
+      server: obs.server,
+      firstSeq: obs.firstSeq,
+      events: obs.events.map((e) => encodeEvent(e, includePrompts)),
+    };
     if (obs.stream !== undefined) {
       const hashing = obs.stream.vllmHashing;
-      out.stream = { engine: obs.stream.engine, hashes: obs.stream.hashes, ...(hashing !== undefined ? { vllmHashing: { algo: hashing.algo, seedKnown: hashing.seedKnown } } : {}) };
+      out.stream = {
+        engine: obs.stream.engine,
+        hashes: obs.stream.hashes,
+        ...(hashing !== undefined ? { vllmHashing: { algo: hashing.algo, seedKnown: hashing.seedKnown } } : {}),
+      };
     }
     if (record.digest?.kind === 'worker-events') out.digest = { stored: record.digest.digest.stored.map(encodeCheck) };
   } else if (obs.kind === 'decision') {
@@ -44,23 +54,28 @@ export function encodeBundleRecord(record: BundleRecord, history: KeyHistory, in
     if (obs.promptForm !== undefined) out.promptForm = obs.promptForm;
     if (obs.promptTokensFrom !== undefined) out.promptTokensFrom = obs.promptTokensFrom;
     if (obs.unreadable !== undefined) out.unreadable = obs.unreadable;
-    if (record.digest?.kind === 'decision') out.digest = { keys: encodeKeys(record.digest.keys, obs.correlationId, history) };
+    if (record.digest?.kind === 'decision')
+      out.digest = { keys: encodeKeys(record.digest.keys, obs.correlationId, history) };
   } else if (obs.kind === 'outcome') {
     // the worker's prompt ids stay in the process unless prompts are included; their keys go as the digest
     const { workerPromptTokens, ...rest } = obs;
     out = JSON.parse(JSON.stringify(rest)) as JsonObject;
-    if (includePrompts && workerPromptTokens !== undefined && workerPromptTokens !== null) out.workerPromptTokens = Array.from(workerPromptTokens);
+    if (includePrompts && workerPromptTokens !== undefined && workerPromptTokens !== null)
+      out.workerPromptTokens = Array.from(workerPromptTokens);
     if (record.digest?.kind === 'outcome') out.digest = { keys: encodeKeys(record.digest.keys, null, history) };
   } else if (obs.kind === 'render-check' && obs.diff !== null && !includePrompts) {
     // positions and cause only: the id windows are prompt token ids
-    out = JSON.parse(JSON.stringify({ ...obs, diff: { ...obs.diff, routerWindow: [], workerWindow: [] } })) as JsonObject;
+    out = JSON.parse(
+      JSON.stringify({ ...obs, diff: { ...obs.diff, routerWindow: [], workerWindow: [] } }),
+    ) as JsonObject;
   } else {
     out = JSON.parse(JSON.stringify(obs)) as JsonObject;
   }
   return JSON.stringify(out);
 }
 
-export type DecodeResult = { readonly ok: true; readonly record: BundleRecord } | { readonly ok: false; readonly issue: WireIssue };
+export type DecodeResult =
+  { readonly ok: true; readonly record: BundleRecord } | { readonly ok: false; readonly issue: WireIssue };
 
 /** Parses one line; a bad line is an issue naming the line and the field, never an exception. */
 export function decodeBundleRecord(line: string, lineNumber: number, history: KeyHistory): DecodeResult {
@@ -68,13 +83,29 @@ export function decodeBundleRecord(line: string, lineNumber: number, history: Ke
   try {
     parsed = JSON.parse(line);
   } catch (err) {
-    return { ok: false, issue: { code: 'bad-json', message: `line ${lineNumber}: not JSON (${err instanceof Error ? err.message : String(err)})`, path: '$', offset: null } };
+    return {
+      ok: false,
+      issue: {
+        code: 'bad-json',
+        message: `line ${lineNumber}: not JSON (${err instanceof Error ? err.message : String(err)})`,
+        path: '$',
+        offset: null,
+      },
+    };
   }
   try {
     return { ok: true, record: decodeObservation(asObject(parsed as Json, '$'), history) };
   } catch (err) {
     if (err instanceof DecodeError) {
-      return { ok: false, issue: { code: 'bad-record', message: `line ${lineNumber}: ${err.path}: ${err.message}`, path: err.path, offset: null } };
+      return {
+        ok: false,
+        issue: {
+          code: 'bad-record',
+          message: `line ${lineNumber}: ${err.path}: ${err.message}`,
+          path: err.path,
+          offset: null,
+        },
+      };
     }
     throw err;
   }

@@ -3,7 +3,21 @@
 import { formatWireHash } from '../hashing/block-key.js';
 import type { HashCheck, StoredEventCheck } from '../state/hash-verifier.js';
 import type { KvEvent, KvEventData, MmKey, StoredBlock } from '../wire/kv-event.js';
-import { DecodeError, algoOrNull, arr, asObject, diff, hashIn, num, numOrNull, str, strOrNull, tokens, type Json, type JsonObject } from './bundle-fields.js';
+import {
+  DecodeError,
+  algoOrNull,
+  arr,
+  asObject,
+  diff,
+  hashIn,
+  num,
+  numOrNull,
+  str,
+  strOrNull,
+  tokens,
+  type Json,
+  type JsonObject,
+} from './bundle-fields.js';
 
 const NO_TOKENS = new Uint32Array(0);
 const NO_MM_KEYS_JSON: Json[] = [];
@@ -47,8 +61,10 @@ export function encodeEvent(event: KvEvent, includePrompts: boolean): JsonObject
       d = {
         type: 'updated',
         blockHash: formatWireHash(data.blockHash),
-        cacheLevel: data.cacheLevel === null ? null : { newValue: data.cacheLevel.newValue, oldValue: data.cacheLevel.oldValue },
-        priority: data.priority === null ? null : { newValue: data.priority.newValue, oldValue: data.priority.oldValue },
+        cacheLevel:
+          data.cacheLevel === null ? null : { newValue: data.cacheLevel.newValue, oldValue: data.cacheLevel.oldValue },
+        priority:
+          data.priority === null ? null : { newValue: data.priority.newValue, oldValue: data.priority.oldValue },
       };
       break;
     case 'all_cleared':
@@ -90,7 +106,10 @@ function decodeBlock(value: Json, path: string, counts: number[], index: number)
         ? NO_MM_KEYS
         : mm.map((m, i) => {
             const mo = asObject(m, `${path}.mmKeys[${i}]`);
-            return { hash: str(mo.hash, `${path}.mmKeys[${i}].hash`), startOffset: num(mo.startOffset, `${path}.mmKeys[${i}].startOffset`) };
+            return {
+              hash: str(mo.hash, `${path}.mmKeys[${i}].hash`),
+              startOffset: num(mo.startOffset, `${path}.mmKeys[${i}].startOffset`),
+            };
           }),
     cacheSalt: strOrNull(o.cacheSalt, path, '.cacheSalt'),
     loraId: loraId === null ? null : BigInt(loraId),
@@ -105,25 +124,42 @@ export function decodeEvent(value: Json, path: string): { event: KvEvent; tokenC
   let tokenCounts: number[] | null = null;
   switch (type) {
     case 'created':
-      data = { type, numBlocksPerCacheLevel: arr(d.numBlocksPerCacheLevel, path, '.data.numBlocksPerCacheLevel').map((v, i) => num(v, `${path}.data.numBlocksPerCacheLevel[${i}]`)) };
+      data = {
+        type,
+        numBlocksPerCacheLevel: arr(d.numBlocksPerCacheLevel, path, '.data.numBlocksPerCacheLevel').map((v, i) =>
+          num(v, `${path}.data.numBlocksPerCacheLevel[${i}]`),
+        ),
+      };
       break;
     case 'stored': {
       const raw = arr(d.blocks, path, '.data.blocks');
       const blocks: StoredBlock[] = [];
       tokenCounts = [];
-      for (let i = 0; i < raw.length; i++) blocks.push(decodeBlock(raw[i]!, `${path}.data.blocks[${i}]`, tokenCounts, i));
+      for (let i = 0; i < raw.length; i++)
+        blocks.push(decodeBlock(raw[i]!, `${path}.data.blocks[${i}]`, tokenCounts, i));
       data = {
         type,
-        parentHash: d.parentHash === null || d.parentHash === undefined ? null : hashIn(d.parentHash, path, '.data.parentHash'),
+        parentHash:
+          d.parentHash === null || d.parentHash === undefined ? null : hashIn(d.parentHash, path, '.data.parentHash'),
         blocks,
       };
       break;
     }
     case 'removed':
-      data = { type, blockHashes: arr(d.blockHashes, path, '.data.blockHashes').map((h, i) => hashIn(h, path, '.data.blockHashes', i)) };
+      data = {
+        type,
+        blockHashes: arr(d.blockHashes, path, '.data.blockHashes').map((h, i) =>
+          hashIn(h, path, '.data.blockHashes', i),
+        ),
+      };
       break;
     case 'updated':
-      data = { type, blockHash: hashIn(d.blockHash, path, '.data.blockHash'), cacheLevel: diff(d.cacheLevel, path, '.data.cacheLevel'), priority: diff(d.priority, path, '.data.priority') };
+      data = {
+        type,
+        blockHash: hashIn(d.blockHash, path, '.data.blockHash'),
+        cacheLevel: diff(d.cacheLevel, path, '.data.cacheLevel'),
+        priority: diff(d.priority, path, '.data.priority'),
+      };
       break;
     case 'all_cleared':
       data = { type };
@@ -146,7 +182,11 @@ export function decodeEvent(value: Json, path: string): { event: KvEvent; tokenC
 
 const CHECK_FROM_CODE: Record<string, HashCheck> = { m: 'match', x: 'mismatch', u: 'unverifiable' };
 
-export function decodeCheck(value: Json | undefined, tokenCounts: number[] | null, path: string): StoredEventCheck | null {
+export function decodeCheck(
+  value: Json | undefined,
+  tokenCounts: number[] | null,
+  path: string,
+): StoredEventCheck | null {
   if (value === null || value === undefined) return null;
   const o = asObject(value, path);
   const codes = str(o.checks, path, '.checks');
@@ -156,7 +196,10 @@ export function decodeCheck(value: Json | undefined, tokenCounts: number[] | nul
     if (check === undefined) {
       // the error names the code point, as a character of the string
       const at = [...codes.slice(0, i)].length;
-      throw new DecodeError(`${path}.checks[${at}]`, `unknown check code ${String.fromCodePoint(codes.codePointAt(i)!)}`);
+      throw new DecodeError(
+        `${path}.checks[${at}]`,
+        `unknown check code ${String.fromCodePoint(codes.codePointAt(i)!)}`,
+      );
     }
     checks.push(check);
   }

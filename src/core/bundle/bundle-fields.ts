@@ -41,11 +41,15 @@ export function hashIn(value: Json | undefined, path: string, suffix = '', index
     }
   }
   // the path is built only here: array items would otherwise pay for a path string each
-  throw new DecodeError(index >= 0 ? `${path}${suffix}[${index}]` : path + suffix, 'expected a block hash (unsigned 64-bit decimal string or 64-char hex)');
+  throw new DecodeError(
+    index >= 0 ? `${path}${suffix}[${index}]` : path + suffix,
+    'expected a block hash (unsigned 64-bit decimal string or 64-char hex)',
+  );
 }
 
 export function asObject(value: Json | undefined, path: string, suffix = ''): JsonObject {
-  if (value === null || value === undefined || typeof value !== 'object' || Array.isArray(value)) throw new DecodeError(path + suffix, 'expected an object');
+  if (value === null || value === undefined || typeof value !== 'object' || Array.isArray(value))
+    throw new DecodeError(path + suffix, 'expected an object');
   return value;
 }
 export function num(value: Json | undefined, path: string, suffix = ''): number {
@@ -64,7 +68,8 @@ export function strOrNull(value: Json | undefined, path: string, suffix = ''): s
 }
 export function oneOfOrNull<T extends string>(value: Json | undefined, allowed: readonly T[], path: string): T | null {
   if (value === null || value === undefined) return null;
-  if (typeof value !== 'string' || !(allowed as readonly string[]).includes(value)) throw new DecodeError(path, `expected one of ${allowed.join(', ')}`);
+  if (typeof value !== 'string' || !(allowed as readonly string[]).includes(value))
+    throw new DecodeError(path, `expected one of ${allowed.join(', ')}`);
   return value as T;
 }
 export function boolOrNull(value: Json | undefined, path: string): boolean | null {
@@ -79,7 +84,8 @@ export function algoOrNull(value: Json | undefined, path: string, suffix = ''): 
 }
 export function profileOrNull(value: Json | undefined, path: string): RouterProfile | null {
   if (value === null || value === undefined) return null;
-  if (typeof value !== 'string' || !(ROUTER_PROFILES as readonly string[]).includes(value)) throw new DecodeError(path, `expected one of ${ROUTER_PROFILES.join(', ')}`);
+  if (typeof value !== 'string' || !(ROUTER_PROFILES as readonly string[]).includes(value))
+    throw new DecodeError(path, `expected one of ${ROUTER_PROFILES.join(', ')}`);
   return value as RouterProfile;
 }
 export function arr(value: Json | undefined, path: string, suffix = ''): Json[] {
@@ -90,15 +96,23 @@ export function tokens(value: Json | undefined, path: string, suffix = ''): Uint
   const a = arr(value, path, suffix);
   const out = new Uint32Array(a.length);
   a.forEach((v, i) => {
-    if (typeof v !== 'number' || !Number.isInteger(v) || v < 0 || v > 0xffff_ffff) throw new DecodeError(`${path}${suffix}[${i}]`, 'expected a token id');
+    if (typeof v !== 'number' || !Number.isInteger(v) || v < 0 || v > 0xffff_ffff)
+      throw new DecodeError(`${path}${suffix}[${i}]`, 'expected a token id');
     out[i] = v;
   });
   return out;
 }
-export function diff(value: Json | undefined, path: string, suffix = ''): { newValue: number | null; oldValue: number | null } | null {
+export function diff(
+  value: Json | undefined,
+  path: string,
+  suffix = '',
+): { newValue: number | null; oldValue: number | null } | null {
   if (value === null || value === undefined) return null;
   const o = asObject(value, path, suffix);
-  return { newValue: numOrNull(o.newValue, `${path}${suffix}.newValue`), oldValue: numOrNull(o.oldValue, `${path}${suffix}.oldValue`) };
+  return {
+    newValue: numOrNull(o.newValue, `${path}${suffix}.newValue`),
+    oldValue: numOrNull(o.oldValue, `${path}${suffix}.oldValue`),
+  };
 }
 
 export function ids(value: Json | undefined, path: string): number[] {

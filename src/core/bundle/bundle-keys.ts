@@ -54,7 +54,12 @@ export function encodeKeys(keys: DecisionKeys, correlationId: string | null, his
   return { hashedTokens: keys.hashedTokens, tpb: keys.routerTokensPerBlock, router, worker };
 }
 
-export function decodeKeys(value: Json | undefined, correlationId: string | null, history: KeyHistory, path: string): DecisionKeys {
+export function decodeKeys(
+  value: Json | undefined,
+  correlationId: string | null,
+  history: KeyHistory,
+  path: string,
+): DecisionKeys {
   const obj = asObject(value, path);
   const base = history.take(correlationId);
   const arrays = new Map<string, BigUint64Array>();
@@ -66,7 +71,8 @@ export function decodeKeys(value: Json | undefined, correlationId: string | null
       const shared = num(o.p, `${p}.p`);
       const tail = decodeU64Base64(str(o.t, `${p}.t`));
       const previous = base?.get(name);
-      if (previous === undefined || previous.length < shared) throw new DecodeError(p, 'refers to keys of an earlier turn the bundle never gave');
+      if (previous === undefined || previous.length < shared)
+        throw new DecodeError(p, 'refers to keys of an earlier turn the bundle never gave');
       if (tail === null) out = null;
       else {
         out = new BigUint64Array(shared + tail.length);
@@ -87,7 +93,8 @@ export function decodeKeys(value: Json | undefined, correlationId: string | null
   for (const [id, v] of Object.entries(asObject(obj.worker, `${path}.worker`))) {
     if (v !== null && typeof v === 'object' && !Array.isArray(v) && typeof v.same === 'string') {
       const arr = router.get(v.same as HashAlgo);
-      if (arr === undefined) throw new DecodeError(`${path}.worker.${id}`, `refers to router keys ${v.same} that are absent`);
+      if (arr === undefined)
+        throw new DecodeError(`${path}.worker.${id}`, `refers to router keys ${v.same} that are absent`);
       worker.set(id, arr);
     } else {
       worker.set(id, one(`w:${id}`, v, `${path}.worker.${id}`));

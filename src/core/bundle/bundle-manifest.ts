@@ -27,21 +27,28 @@ export interface BundleManifest {
   readonly meta: Readonly<Record<string, string>>;
 }
 
-export type ManifestResult = { readonly ok: true; readonly manifest: BundleManifest } | { readonly ok: false; readonly message: string };
+export type ManifestResult =
+  { readonly ok: true; readonly manifest: BundleManifest } | { readonly ok: false; readonly message: string };
 
 const MODES: readonly string[] = ['relay', 'watch', 'exclusive', 'auto'];
 
 /** Validates a parsed manifest.json. */
 export function parseBundleManifest(value: unknown): ManifestResult {
   const fail = (message: string): ManifestResult => ({ ok: false, message });
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) return fail('manifest.json is not a JSON object');
+  if (value === null || typeof value !== 'object' || Array.isArray(value))
+    return fail('manifest.json is not a JSON object');
   const m = value as Record<string, unknown>;
-  if (m.format !== BUNDLE_FORMAT) return fail(`manifest.json: format is ${JSON.stringify(m.format)}, expected "${BUNDLE_FORMAT}"`);
+  if (m.format !== BUNDLE_FORMAT)
+    return fail(`manifest.json: format is ${JSON.stringify(m.format)}, expected "${BUNDLE_FORMAT}"`);
   if (typeof m.version !== 'number' || m.version > BUNDLE_VERSION) {
-    return fail(`manifest.json: version ${JSON.stringify(m.version)} is not supported (this kvsentinel reads up to ${BUNDLE_VERSION})`);
+    return fail(
+      `manifest.json: version ${JSON.stringify(m.version)} is not supported (this kvsentinel reads up to ${BUNDLE_VERSION})`,
+    );
   }
-  if (typeof m.mode !== 'string' || !MODES.includes(m.mode)) return fail(`manifest.json: mode ${JSON.stringify(m.mode)} is not one of ${MODES.join(', ')}`);
-  if (typeof m.key_history !== 'number' || !Number.isInteger(m.key_history) || m.key_history < 1) return fail('manifest.json: key_history must be a positive integer');
+  if (typeof m.mode !== 'string' || !MODES.includes(m.mode))
+    return fail(`manifest.json: mode ${JSON.stringify(m.mode)} is not one of ${MODES.join(', ')}`);
+  if (typeof m.key_history !== 'number' || !Number.isInteger(m.key_history) || m.key_history < 1)
+    return fail('manifest.json: key_history must be a positive integer');
   const num = (v: unknown): number | null => (typeof v === 'number' && Number.isFinite(v) ? v : null);
   return {
     ok: true,

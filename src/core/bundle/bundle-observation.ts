@@ -8,20 +8,39 @@ import { isVllmHashAlgo } from '../hashing/vllm-block-hash.js';
 import { isStreamEngine, type StreamOrigin } from '../stream/stream-engine.js';
 import type { KvEvent } from '../wire/kv-event.js';
 import { decodeCheck, decodeEvent } from './bundle-events.js';
-import { DecodeError, algoOrNull, arr, asObject, boolOrNull, ids, num, numOrNull, oneOfOrNull, profileOrNull, str, strOrNull, tokens, type Json, type JsonObject } from './bundle-fields.js';
+import {
+  DecodeError,
+  algoOrNull,
+  arr,
+  asObject,
+  boolOrNull,
+  ids,
+  num,
+  numOrNull,
+  oneOfOrNull,
+  profileOrNull,
+  str,
+  strOrNull,
+  tokens,
+  type Json,
+  type JsonObject,
+} from './bundle-fields.js';
 import { decodeKeys, type KeyHistory } from './bundle-keys.js';
 import type { BundleRecord } from './bundle-codec.js';
 
 function decodeRenderCheck(o: JsonObject, ts: number): RenderCheckObservation {
   const routerIds = str(o.routerIds, '$.routerIds');
-  if (routerIds !== 'tokenizer' && routerIds !== 'request') throw new DecodeError('$.routerIds', `expected tokenizer or request, got ${routerIds}`);
+  if (routerIds !== 'tokenizer' && routerIds !== 'request')
+    throw new DecodeError('$.routerIds', `expected tokenizer or request, got ${routerIds}`);
   let diff: RenderDiff | null = null;
   if (o.diff !== null && o.diff !== undefined) {
     const d = asObject(o.diff, '$.diff');
     const cause = str(d.cause, '$.diff.cause');
-    if (!(RENDER_DRIFT_CAUSES as readonly string[]).includes(cause)) throw new DecodeError('$.diff.cause', `unknown cause ${cause}`);
+    if (!(RENDER_DRIFT_CAUSES as readonly string[]).includes(cause))
+      throw new DecodeError('$.diff.cause', `unknown cause ${cause}`);
     const side = strOrNull(d.side, '$.diff.side');
-    if (side !== null && side !== 'router' && side !== 'worker') throw new DecodeError('$.diff.side', `expected router, worker or null, got ${side}`);
+    if (side !== null && side !== 'router' && side !== 'worker')
+      throw new DecodeError('$.diff.side', `expected router, worker or null, got ${side}`);
     diff = {
       position: num(d.position, '$.diff.position'),
       routerLength: num(d.routerLength, '$.diff.routerLength'),
@@ -36,7 +55,15 @@ function decodeRenderCheck(o: JsonObject, ts: number): RenderCheckObservation {
       side,
     };
   }
-  return { kind: 'render-check', ts, requestId: str(o.requestId, '$.requestId'), server: str(o.server, '$.server'), routerIds, promptTokens: num(o.promptTokens, '$.promptTokens'), diff };
+  return {
+    kind: 'render-check',
+    ts,
+    requestId: str(o.requestId, '$.requestId'),
+    server: str(o.server, '$.server'),
+    routerIds,
+    promptTokens: num(o.promptTokens, '$.promptTokens'),
+    diff,
+  };
 }
 
 function decodeStreamOrigin(value: Json | undefined): StreamOrigin | null {
@@ -45,11 +72,13 @@ function decodeStreamOrigin(value: Json | undefined): StreamOrigin | null {
   const engine = str(o.engine, '$.stream.engine');
   const hashes = str(o.hashes, '$.stream.hashes');
   if (!isStreamEngine(engine)) throw new DecodeError('$.stream.engine', `unknown stream engine ${engine}`);
-  if (hashes !== 'native' && hashes !== 'rekeyed') throw new DecodeError('$.stream.hashes', `unknown stream hashes ${hashes}`);
+  if (hashes !== 'native' && hashes !== 'rekeyed')
+    throw new DecodeError('$.stream.hashes', `unknown stream hashes ${hashes}`);
   if (o.vllmHashing === undefined || o.vllmHashing === null) return { engine, hashes };
   const h = asObject(o.vllmHashing, '$.stream.vllmHashing');
   const algo = strOrNull(h.algo, '$.stream.vllmHashing.algo');
-  if (algo !== null && !isVllmHashAlgo(algo)) throw new DecodeError('$.stream.vllmHashing.algo', `unknown vLLM hash algorithm ${algo}`);
+  if (algo !== null && !isVllmHashAlgo(algo))
+    throw new DecodeError('$.stream.vllmHashing.algo', `unknown vLLM hash algorithm ${algo}`);
   const seedKnown = boolOrNull(h.seedKnown, '$.stream.vllmHashing.seedKnown');
   return { engine, hashes, vllmHashing: { algo, seedKnown: seedKnown ?? false } };
 }
@@ -68,7 +97,14 @@ export function decodeObservation(o: JsonObject, history: KeyHistory): BundleRec
         tokenCounts.push(decoded.tokenCounts);
       }
       const stream = decodeStreamOrigin(o.stream);
-      const observation: Observation = { kind, ts, server: str(o.server, '$.server'), firstSeq: num(o.firstSeq, '$.firstSeq'), events, ...(stream !== null ? { stream } : {}) };
+      const observation: Observation = {
+        kind,
+        ts,
+        server: str(o.server, '$.server'),
+        firstSeq: num(o.firstSeq, '$.firstSeq'),
+        events,
+        ...(stream !== null ? { stream } : {}),
+      };
       if (o.digest === undefined || o.digest === null) return { observation, digest: null };
       const stored = arr(asObject(o.digest, '$.digest').stored, '$.digest.stored');
       if (stored.length !== events.length) throw new DecodeError('$.digest.stored', 'must have one entry per event');
@@ -81,31 +117,73 @@ export function decodeObservation(o: JsonObject, history: KeyHistory): BundleRec
     }
     case 'decision': {
       const correlationId = strOrNull(o.correlationId, '$.correlationId');
-      const inflight = o.inflight === null || o.inflight === undefined ? null : Object.fromEntries(Object.entries(asObject(o.inflight, '$.inflight')).map(([k, v]) => [k, num(v, `$.inflight.${k}`)]));
+      const inflight =
+        o.inflight === null || o.inflight === undefined
+          ? null
+          : Object.fromEntries(
+              Object.entries(asObject(o.inflight, '$.inflight')).map(([k, v]) => [k, num(v, `$.inflight.${k}`)]),
+            );
       const observation: Observation = {
         kind,
         ts,
         requestId: str(o.requestId, '$.requestId'),
         correlationId,
         server: str(o.server, '$.server'),
-        promptTokens: o.promptTokens === null || o.promptTokens === undefined ? null : tokens(o.promptTokens, '$.promptTokens'),
+        promptTokens:
+          o.promptTokens === null || o.promptTokens === undefined ? null : tokens(o.promptTokens, '$.promptTokens'),
         promptTokenCount: numOrNull(o.promptTokenCount, '$.promptTokenCount'),
         inflight,
         // optional fields appear only when the line has them (a bundle round-trips to the same observation)
         ...(o.promptForm !== undefined ? { promptForm: oneOfOrNull(o.promptForm, PROMPT_FORMS, '$.promptForm') } : {}),
-        ...(o.promptTokensFrom !== undefined ? { promptTokensFrom: oneOfOrNull(o.promptTokensFrom, ['request', 'tokenizer'] as const, '$.promptTokensFrom') ?? 'request' } : {}),
-        ...(o.unreadable !== undefined ? { unreadable: oneOfOrNull(o.unreadable, REQUEST_UNREADABLE_REASONS, '$.unreadable') } : {}),
+        ...(o.promptTokensFrom !== undefined
+          ? {
+              promptTokensFrom:
+                oneOfOrNull(o.promptTokensFrom, ['request', 'tokenizer'] as const, '$.promptTokensFrom') ?? 'request',
+            }
+          : {}),
+        ...(o.unreadable !== undefined
+          ? { unreadable: oneOfOrNull(o.unreadable, REQUEST_UNREADABLE_REASONS, '$.unreadable') }
+          : {}),
       };
       if (o.digest === undefined || o.digest === null) return { observation, digest: null };
-      return { observation, digest: { kind: 'decision', keys: decodeKeys(asObject(o.digest, '$.digest').keys, correlationId, history, '$.digest.keys') } };
+      return {
+        observation,
+        digest: {
+          kind: 'decision',
+          keys: decodeKeys(asObject(o.digest, '$.digest').keys, correlationId, history, '$.digest.keys'),
+        },
+      };
     }
     case 'stream-sequence': {
       const change = str(o.change, '$.change');
-      if (change !== 'subscribed' && change !== 'gap' && change !== 'reset') throw new DecodeError('$.change', `unknown stream change ${change}`);
-      return { digest: null, observation: { kind, ts, server: str(o.server, '$.server'), rank: num(o.rank, '$.rank'), change, lost: num(o.lost, '$.lost'), filled: num(o.filled, '$.filled') } };
+      if (change !== 'subscribed' && change !== 'gap' && change !== 'reset')
+        throw new DecodeError('$.change', `unknown stream change ${change}`);
+      return {
+        digest: null,
+        observation: {
+          kind,
+          ts,
+          server: str(o.server, '$.server'),
+          rank: num(o.rank, '$.rank'),
+          change,
+          lost: num(o.lost, '$.lost'),
+          filled: num(o.filled, '$.filled'),
+        },
+      };
     }
     case 'router-poll':
-      return { digest: null, observation: { kind, ts, server: str(o.server, '$.server'), consumer: str(o.consumer, '$.consumer'), fromSeq: num(o.fromSeq, '$.fromSeq'), toSeq: num(o.toSeq, '$.toSeq'), dropped: num(o.dropped, '$.dropped') } };
+      return {
+        digest: null,
+        observation: {
+          kind,
+          ts,
+          server: str(o.server, '$.server'),
+          consumer: str(o.consumer, '$.consumer'),
+          fromSeq: num(o.fromSeq, '$.fromSeq'),
+          toSeq: num(o.toSeq, '$.toSeq'),
+          dropped: num(o.dropped, '$.dropped'),
+        },
+      };
     case 'outcome': {
       const observation: Observation = {
         kind,
@@ -116,16 +194,34 @@ export function decodeObservation(o: JsonObject, history: KeyHistory): BundleRec
         promptTokens: numOrNull(o.promptTokens, '$.promptTokens'),
         cachedTokens: numOrNull(o.cachedTokens, '$.cachedTokens'),
         latencyMs: numOrNull(o.latencyMs, '$.latencyMs'),
-        ...(o.workerPromptTokens !== undefined && o.workerPromptTokens !== null ? { workerPromptTokens: tokens(o.workerPromptTokens, '$.workerPromptTokens') } : {}),
+        ...(o.workerPromptTokens !== undefined && o.workerPromptTokens !== null
+          ? { workerPromptTokens: tokens(o.workerPromptTokens, '$.workerPromptTokens') }
+          : {}),
       };
       if (o.digest === undefined || o.digest === null) return { observation, digest: null };
-      return { observation, digest: { kind: 'outcome', keys: decodeKeys(asObject(o.digest, '$.digest').keys, null, history, '$.digest.keys') } };
+      return {
+        observation,
+        digest: {
+          kind: 'outcome',
+          keys: decodeKeys(asObject(o.digest, '$.digest').keys, null, history, '$.digest.keys'),
+        },
+      };
     }
     case 'server-info':
-      return { digest: null, observation: { kind, ts, server: str(o.server, '$.server'), hashAlgo: algoOrNull(o.hashAlgo, '$.hashAlgo'), tokensPerBlock: numOrNull(o.tokensPerBlock, '$.tokensPerBlock') } };
+      return {
+        digest: null,
+        observation: {
+          kind,
+          ts,
+          server: str(o.server, '$.server'),
+          hashAlgo: algoOrNull(o.hashAlgo, '$.hashAlgo'),
+          tokensPerBlock: numOrNull(o.tokensPerBlock, '$.tokensPerBlock'),
+        },
+      };
     case 'router-config': {
       const source = str(o.source, '$.source');
-      if (source !== 'debug-endpoint' && source !== 'orchestrator-log' && source !== 'config' && source !== 'simulator') throw new DecodeError('$.source', `unknown router-config source ${source}`);
+      if (source !== 'debug-endpoint' && source !== 'orchestrator-log' && source !== 'config' && source !== 'simulator')
+        throw new DecodeError('$.source', `unknown router-config source ${source}`);
       return {
         digest: null,
         observation: {
@@ -136,9 +232,14 @@ export function decodeObservation(o: JsonObject, history: KeyHistory): BundleRec
           tokensPerBlock: numOrNull(o.tokensPerBlock, '$.tokensPerBlock'),
           maxBatchSize: numOrNull(o.maxBatchSize, '$.maxBatchSize'),
           backfillBlockHashesOnFinish: boolOrNull(o.backfillBlockHashesOnFinish, '$.backfillBlockHashesOnFinish'),
-          servers: o.servers === null || o.servers === undefined ? null : arr(o.servers, '$.servers').map((s, i) => str(s, `$.servers[${i}]`)),
+          servers:
+            o.servers === null || o.servers === undefined
+              ? null
+              : arr(o.servers, '$.servers').map((s, i) => str(s, `$.servers[${i}]`)),
           ...(o.profile !== undefined ? { profile: profileOrNull(o.profile, '$.profile') } : {}),
-          ...(o.trackRoutedBlocks !== undefined ? { trackRoutedBlocks: boolOrNull(o.trackRoutedBlocks, '$.trackRoutedBlocks') } : {}),
+          ...(o.trackRoutedBlocks !== undefined
+            ? { trackRoutedBlocks: boolOrNull(o.trackRoutedBlocks, '$.trackRoutedBlocks') }
+            : {}),
           ...(o.loadWeight !== undefined ? { loadWeight: numOrNull(o.loadWeight, '$.loadWeight') } : {}),
           ...(o.loadCap !== undefined ? { loadCap: numOrNull(o.loadCap, '$.loadCap') } : {}),
         },
@@ -150,13 +251,30 @@ export function decodeObservation(o: JsonObject, history: KeyHistory): BundleRec
       if (fact === 'polling-skipped') {
         return {
           digest: null,
-          observation: { kind, ts, server, fact, routerTokensPerBlock: num(o.routerTokensPerBlock, '$.routerTokensPerBlock'), workerTokensPerBlock: num(o.workerTokensPerBlock, '$.workerTokensPerBlock'), divisible: boolOrNull(o.divisible, '$.divisible') ?? true },
+          observation: {
+            kind,
+            ts,
+            server,
+            fact,
+            routerTokensPerBlock: num(o.routerTokensPerBlock, '$.routerTokensPerBlock'),
+            workerTokensPerBlock: num(o.workerTokensPerBlock, '$.workerTokensPerBlock'),
+            divisible: boolOrNull(o.divisible, '$.divisible') ?? true,
+          },
         };
       }
       if (fact === 'event-match') {
         return {
           digest: null,
-          observation: { kind, ts, server, fact, totalMatch: num(o.totalMatch, '$.totalMatch'), eventMatch: num(o.eventMatch, '$.eventMatch'), eventBlocks: num(o.eventBlocks, '$.eventBlocks'), totalBlocks: num(o.totalBlocks, '$.totalBlocks') },
+          observation: {
+            kind,
+            ts,
+            server,
+            fact,
+            totalMatch: num(o.totalMatch, '$.totalMatch'),
+            eventMatch: num(o.eventMatch, '$.eventMatch'),
+            eventBlocks: num(o.eventBlocks, '$.eventBlocks'),
+            totalBlocks: num(o.totalBlocks, '$.totalBlocks'),
+          },
         };
       }
       throw new DecodeError('$.fact', `unknown router-server-fact ${fact}`);
@@ -197,11 +315,23 @@ export function decodeObservation(o: JsonObject, history: KeyHistory): BundleRec
         },
       };
     case 'poll-failure':
-      return { digest: null, observation: { kind, ts, server: str(o.server, '$.server'), message: str(o.message, '$.message') } };
+      return {
+        digest: null,
+        observation: { kind, ts, server: str(o.server, '$.server'), message: str(o.message, '$.message') },
+      };
     case 'render-check':
       return { digest: null, observation: decodeRenderCheck(o, ts) };
     case 'source-health':
-      return { digest: null, observation: { kind, ts, source: str(o.source, '$.source'), up: boolOrNull(o.up, '$.up') ?? false, error: strOrNull(o.error, '$.error') } };
+      return {
+        digest: null,
+        observation: {
+          kind,
+          ts,
+          source: str(o.source, '$.source'),
+          up: boolOrNull(o.up, '$.up') ?? false,
+          error: strOrNull(o.error, '$.error'),
+        },
+      };
     default:
       throw new DecodeError('$.kind', `unknown observation kind ${kind}`);
   }

@@ -12,7 +12,19 @@ const check: RenderCheckObservation = {
   server: 'ctx0',
   routerIds: 'tokenizer',
   promptTokens: 4001,
-  diff: { position: 1, routerLength: 4001, workerLength: 4000, commonSuffix: 3999, routerSpan: 1, workerSpan: 0, windowFrom: 0, routerWindow: [0, 0, 9], workerWindow: [0, 9, 8], cause: 'doubled-bos', side: 'router' },
+  diff: {
+    position: 1,
+    routerLength: 4001,
+    workerLength: 4000,
+    commonSuffix: 3999,
+    routerSpan: 1,
+    workerSpan: 0,
+    windowFrom: 0,
+    routerWindow: [0, 0, 9],
+    workerWindow: [0, 9, 8],
+    cause: 'doubled-bos',
+    side: 'router',
+  },
 };
 
 function roundTrip(includePrompts: boolean): unknown {
@@ -33,10 +45,16 @@ describe('render-check in bundles', () => {
 
   it('refuses an unknown cause or side, naming the field and the line', () => {
     const bad = JSON.stringify({ ...check, diff: { ...check.diff, cause: 'gremlins' } });
-    expect(decodeBundleRecord(bad, 7, new KeyHistory())).toMatchObject({ ok: false, issue: { code: 'bad-record', path: '$.diff.cause' } });
+    expect(decodeBundleRecord(bad, 7, new KeyHistory())).toMatchObject({
+      ok: false,
+      issue: { code: 'bad-record', path: '$.diff.cause' },
+    });
     const side = JSON.stringify({ ...check, diff: { ...check.diff, side: 'both' } });
     expect(decodeBundleRecord(side, 8, new KeyHistory())).toMatchObject({ ok: false, issue: { path: '$.diff.side' } });
     const ids = JSON.stringify({ ...check, diff: { ...check.diff, routerWindow: [0, -1] } });
-    expect(decodeBundleRecord(ids, 9, new KeyHistory())).toMatchObject({ ok: false, issue: { path: '$.diff.routerWindow[1]' } });
+    expect(decodeBundleRecord(ids, 9, new KeyHistory())).toMatchObject({
+      ok: false,
+      issue: { path: '$.diff.routerWindow[1]' },
+    });
   });
 });

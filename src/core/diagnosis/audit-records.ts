@@ -20,7 +20,10 @@ export interface AuditRecordsResult {
   readonly input: DiagnosisInput;
 }
 
-export async function auditRecords(records: AsyncIterable<BundleRecord> | Iterable<BundleRecord>, options: AuditRecordsOptions = {}): Promise<AuditRecordsResult> {
+export async function auditRecords(
+  records: AsyncIterable<BundleRecord> | Iterable<BundleRecord>,
+  options: AuditRecordsOptions = {},
+): Promise<AuditRecordsResult> {
   const state = createSentinelState(options);
   const every = options.progressEvery ?? 50_000;
   let count = 0;

@@ -68,7 +68,16 @@ export function buildAuditReport(snapshot: SentinelStateSnapshot, source: AuditS
     .map((f, i) => ({ f, i }))
     .sort((a, b) => severityRank(b.f.severity) - severityRank(a.f.severity) || a.i - b.i)
     // a fresh object with the fields in a fixed order: the JSON report never carries extra fields of a snapshot
-    .map(({ f }): Finding => ({ id: f.id, severity: f.severity, servers: f.servers, summary: f.summary, evidence: f.evidence, cause: f.cause, fix: f.fix, since: f.since }));
+    .map(({ f }): Finding => ({
+      id: f.id,
+      severity: f.severity,
+      servers: f.servers,
+      summary: f.summary,
+      evidence: f.evidence,
+      cause: f.cause,
+      fix: f.fix,
+      since: f.since,
+    }));
   return {
     verdict: snapshot.verdict,
     findings,
@@ -113,12 +122,24 @@ function streamHashNotes(snapshot: SentinelStateSnapshot): string[] {
   for (const s of snapshot.eventStreams) {
     if (s.hashes !== 'rekeyed') continue;
     const h = s.vllmHashing;
-    const kind = s.engine !== 'vllm' ? s.engine : h?.algo === 'sha256_cbor' ? (h.seedKnown ? 'vllm-cbor-seed' : 'vllm-cbor') : `vllm-${h?.algo ?? 'unstated'}`;
+    const kind =
+      s.engine !== 'vllm'
+        ? s.engine
+        : h?.algo === 'sha256_cbor'
+          ? h.seedKnown
+            ? 'vllm-cbor-seed'
+            : 'vllm-cbor'
+          : `vllm-${h?.algo ?? 'unstated'}`;
     groups.set(kind, [...(groups.get(kind) ?? []), s.server]);
   }
   const rekeyed = 'their blocks are re-keyed from their token ids for the joins';
   const checks = (servers: readonly string[]): string => {
-    const c = snapshot.servers.filter((s) => servers.includes(s.server)).reduce((t, s) => ({ m: t.m + s.hashChecks.match, x: t.x + s.hashChecks.mismatch, u: t.u + s.hashChecks.unverifiable }), { m: 0, x: 0, u: 0 });
+    const c = snapshot.servers
+      .filter((s) => servers.includes(s.server))
+      .reduce(
+        (t, s) => ({ m: t.m + s.hashChecks.match, x: t.x + s.hashChecks.mismatch, u: t.u + s.hashChecks.unverifiable }),
+        { m: 0, x: 0, u: 0 },
+      );
     return `${c.m} blocks match, ${c.x} mismatch, ${c.u} unverifiable`;
   };
   const notes: string[] = [];
@@ -141,9 +162,13 @@ function streamHashNotes(snapshot: SentinelStateSnapshot): string[] {
           : algo === 'xxhash_cbor'
             ? 'xxhash_cbor (xxh3-128) is not recomputed'
             : `${algo} hashes a Python ${algo === 'builtin' ? 'hash()' : 'pickle'}, which kvsentinel does not reproduce`;
-      notes.push(`hash verification: ${who} publish vLLM block hashes kvsentinel does not recompute: ${why}; ${rekeyed}, and their hash checks read unverifiable`);
+      notes.push(
+        `hash verification: ${who} publish vLLM block hashes kvsentinel does not recompute: ${why}; ${rekeyed}, and their hash checks read unverifiable`,
+      );
     } else {
-      notes.push(`hash verification: ${who} publish ${kind === 'sglang' ? "SGLang's per-build page hashes" : `${kind} block hashes`}, which kvsentinel does not recompute; ${rekeyed}, and their hash checks read unverifiable`);
+      notes.push(
+        `hash verification: ${who} publish ${kind === 'sglang' ? "SGLang's per-build page hashes" : `${kind} block hashes`}, which kvsentinel does not recompute; ${rekeyed}, and their hash checks read unverifiable`,
+      );
     }
   }
   return notes;
@@ -177,7 +202,9 @@ export function verdictMeaning(verdict: Verdict, hasCritical = false): string {
     case 'unknown':
       return 'the window does not show whether routing follows the prefix cache: see evidence-insufficient for what is missing';
     case 'degraded':
-      return hasCritical ? 'routing follows prefixes, but critical findings below break part of the cache signal' : 'routing follows prefixes, but findings below cost prefix-cache hits';
+      return hasCritical
+        ? 'routing follows prefixes, but critical findings below break part of the cache signal'
+        : 'routing follows prefixes, but findings below cost prefix-cache hits';
     case 'healthy':
       return 'routing follows the prefix cache';
   }
@@ -191,6 +218,7 @@ export const EXIT_EVIDENCE_INSUFFICIENT = 3;
  * when the verdict is unknown (evidence-insufficient: no all-clear without evidence, whatever --fail-on says); else 0.
  */
 export function auditExitCode(report: AuditReport, failOn: Severity): 0 | 1 | 3 {
-  if (report.findings.some((f) => f.id !== 'evidence-insufficient' && severityRank(f.severity) >= severityRank(failOn))) return 1;
+  if (report.findings.some((f) => f.id !== 'evidence-insufficient' && severityRank(f.severity) >= severityRank(failOn)))
+    return 1;
   return report.verdict === 'unknown' ? EXIT_EVIDENCE_INSUFFICIENT : 0;
 }

@@ -77,9 +77,19 @@ export interface ServerDiagnosis {
   /** mean in-flight requests on this server at decision time, null when the source does not report it */
   readonly meanInflight: number | null;
   /** the newest router logged it skips polling this server: tokens_per_block differ (divisible) or never prepared (not) */
-  readonly pollingSkipped: { readonly routerTokensPerBlock: number; readonly workerTokensPerBlock: number; readonly divisible: boolean } | null;
+  readonly pollingSkipped: {
+    readonly routerTokensPerBlock: number;
+    readonly workerTokensPerBlock: number;
+    readonly divisible: boolean;
+  } | null;
   /** EVENT_MATCH_DIAG lines in the window: calls, calls with total_match > 0, with event_match > 0; last block counts */
-  readonly eventMatchDiag: { readonly calls: number; readonly totalMatched: number; readonly eventMatched: number; readonly eventBlocks: number | null; readonly totalBlocks: number | null };
+  readonly eventMatchDiag: {
+    readonly calls: number;
+    readonly totalMatched: number;
+    readonly eventMatched: number;
+    readonly eventBlocks: number | null;
+    readonly totalBlocks: number | null;
+  };
   /** CTX requests to this server whose prompt or ids the relay could not read, by reason, in the window */
   readonly unreadableRequests: Readonly<Record<RequestUnreadableReason, number>>;
 }

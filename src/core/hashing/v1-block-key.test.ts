@@ -33,14 +33,23 @@ function refHash(tokens: readonly number[], parent: bigint, lora: bigint | null,
 }
 
 const u64 = fc.bigInt({ min: 0n, max: M64 });
-const tokenArb = fc.oneof(fc.integer({ min: 0, max: 0xffff_ffff }), fc.constantFrom(0, 1, 0x7fff_ffff, 0x8000_0000, 0xffff_ffff));
+const tokenArb = fc.oneof(
+  fc.integer({ min: 0, max: 0xffff_ffff }),
+  fc.constantFrom(0, 1, 0x7fff_ffff, 0x8000_0000, 0xffff_ffff),
+);
 
 describe('hashV1Block', () => {
   it('equals the BigInt reference for any tokens, parent, salt and lora', () => {
     fc.assert(
-      fc.property(fc.array(tokenArb, { maxLength: 300 }), fc.oneof(fc.constant(0n), u64), fc.option(u64), fc.option(u64), (tokens, parent, salt, lora) => {
-        expect(hashV1Block(tokens, parent, { saltId: salt, loraId: lora })).toBe(refHash(tokens, parent, lora, salt));
-      }),
+      fc.property(
+        fc.array(tokenArb, { maxLength: 300 }),
+        fc.oneof(fc.constant(0n), u64),
+        fc.option(u64),
+        fc.option(u64),
+        (tokens, parent, salt, lora) => {
+          expect(hashV1Block(tokens, parent, { saltId: salt, loraId: lora })).toBe(refHash(tokens, parent, lora, salt));
+        },
+      ),
       { numRuns: 500 },
     );
   });
@@ -57,15 +66,20 @@ describe('hashV1Block', () => {
 describe('hashV1Chain', () => {
   it('chains blocks of blockSize with a partial tail, salt only on the first block', () => {
     fc.assert(
-      fc.property(fc.array(tokenArb, { maxLength: 400 }), fc.integer({ min: 1, max: 70 }), fc.option(u64), (tokens, blockSize, salt) => {
-        const expected: bigint[] = [];
-        let parent = 0n;
-        for (let i = 0; i < tokens.length; i += blockSize) {
-          parent = refHash(tokens.slice(i, i + blockSize), parent, null, salt);
-          expected.push(parent);
-        }
-        expect(Array.from(hashV1Chain(Uint32Array.from(tokens), blockSize, { saltId: salt }))).toEqual(expected);
-      }),
+      fc.property(
+        fc.array(tokenArb, { maxLength: 400 }),
+        fc.integer({ min: 1, max: 70 }),
+        fc.option(u64),
+        (tokens, blockSize, salt) => {
+          const expected: bigint[] = [];
+          let parent = 0n;
+          for (let i = 0; i < tokens.length; i += blockSize) {
+            parent = refHash(tokens.slice(i, i + blockSize), parent, null, salt);
+            expected.push(parent);
+          }
+          expect(Array.from(hashV1Chain(Uint32Array.from(tokens), blockSize, { saltId: salt }))).toEqual(expected);
+        },
+      ),
       { numRuns: 300 },
     );
   });

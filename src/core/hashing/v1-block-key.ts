@@ -90,7 +90,16 @@ const single: U64Scratch = new Uint32Array(2);
 
 /** v1_block_key of one block of tokens chained to `parent` (0n for the first block). */
 export function hashV1Block(tokens: ArrayLike<number>, parent: bigint = 0n, options: V1HashOptions = {}): bigint {
-  hashV1Into(tokens, 0, tokens.length, bigIntHi(parent), bigIntLo(parent), options.saltId ?? null, options.loraId ?? null, single);
+  hashV1Into(
+    tokens,
+    0,
+    tokens.length,
+    bigIntHi(parent),
+    bigIntLo(parent),
+    options.saltId ?? null,
+    options.loraId ?? null,
+    single,
+  );
   return u64ToBigInt(single[0]!, single[1]!);
 }
 

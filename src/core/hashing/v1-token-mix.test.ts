@@ -7,7 +7,14 @@ import { createWasmTokenMixer, mixTokensJs } from './v1-token-mix.js';
 
 const wasm = createWasmTokenMixer();
 
-function run(mixer: typeof mixTokensJs, tokens: ArrayLike<number>, start: number, end: number, hi: number, lo: number): [number, number] {
+function run(
+  mixer: typeof mixTokensJs,
+  tokens: ArrayLike<number>,
+  start: number,
+  end: number,
+  hi: number,
+  lo: number,
+): [number, number] {
   const out = new Uint32Array(2);
   mixer(tokens, start, end, hi, lo, out);
   return [out[0]!, out[1]!];
@@ -32,10 +39,16 @@ describe('v1 token mixers', () => {
   });
 
   it('agree on number[] input with ids outside uint32 (reduced mod 2^32 by both)', () => {
-    const id = fc.oneof(u32, fc.integer({ min: -0x8000_0000, max: -1 }), fc.constantFrom(2 ** 32, 2 ** 32 + 7, 2 ** 40 + 3));
+    const id = fc.oneof(
+      u32,
+      fc.integer({ min: -0x8000_0000, max: -1 }),
+      fc.constantFrom(2 ** 32, 2 ** 32 + 7, 2 ** 40 + 3),
+    );
     fc.assert(
       fc.property(fc.array(id, { maxLength: 64 }), u32, u32, (tokens, hi, lo) => {
-        expect(run(wasm!, tokens, 0, tokens.length, hi, lo)).toEqual(run(mixTokensJs, tokens, 0, tokens.length, hi, lo));
+        expect(run(wasm!, tokens, 0, tokens.length, hi, lo)).toEqual(
+          run(mixTokensJs, tokens, 0, tokens.length, hi, lo),
+        );
       }),
     );
   });

@@ -6,7 +6,14 @@
 import type { U64Scratch } from './u64.js';
 
 /** Runs mix32 over tokens[start, end) starting from seed (hi:lo); writes the seed into out as [hi, lo]. */
-export type TokenMixer = (tokens: ArrayLike<number>, start: number, end: number, seedHi: number, seedLo: number, out: U64Scratch) => void;
+export type TokenMixer = (
+  tokens: ArrayLike<number>,
+  start: number,
+  end: number,
+  seedHi: number,
+  seedLo: number,
+  out: U64Scratch,
+) => void;
 
 const C32 = 0x045d9f3b;
 const G = 0x9e3779b9;
@@ -131,40 +138,138 @@ function mixModuleBytes(): Uint8Array {
   const [len, hi, lo, seed, p, end, v] = [0, 1, 2, 3, 4, 5, 6];
   const mixStep = (add: number): number[] => [
     // v = ((v >>> 16) ^ v) * C32, or + G for the last step
-    op.localGet, v, op.i32Const, 16, op.i32ShrU, op.localGet, v, op.i32Xor,
-    op.i32Const, ...sleb32(add === G ? G : C32), add === G ? op.i32Add : op.i32Mul, op.localSet, v,
+    op.localGet,
+    v,
+    op.i32Const,
+    16,
+    op.i32ShrU,
+    op.localGet,
+    v,
+    op.i32Xor,
+    op.i32Const,
+    ...sleb32(add === G ? G : C32),
+    add === G ? op.i32Add : op.i32Mul,
+    op.localSet,
+    v,
   ];
   const code = [
-    ...vec([[1, I64], [3, I32]]),
+    ...vec([
+      [1, I64],
+      [3, I32],
+    ]),
     // seed = (u64(hi) << 32) | u64(lo)
-    op.localGet, hi, op.i64ExtendI32U, op.i64Const, 32, op.i64Shl, op.localGet, lo, op.i64ExtendI32U, op.i64Or, op.localSet, seed,
+    op.localGet,
+    hi,
+    op.i64ExtendI32U,
+    op.i64Const,
+    32,
+    op.i64Shl,
+    op.localGet,
+    lo,
+    op.i64ExtendI32U,
+    op.i64Or,
+    op.localSet,
+    seed,
     // p = TOKENS_AT; end = TOKENS_AT + len * 4
-    op.i32Const, TOKENS_AT, op.localSet, p,
-    op.localGet, len, op.i32Const, 2, op.i32Shl, op.i32Const, TOKENS_AT, op.i32Add, op.localSet, end,
-    op.block, op.void, op.loop, op.void,
+    op.i32Const,
+    TOKENS_AT,
+    op.localSet,
+    p,
+    op.localGet,
+    len,
+    op.i32Const,
+    2,
+    op.i32Shl,
+    op.i32Const,
+    TOKENS_AT,
+    op.i32Add,
+    op.localSet,
+    end,
+    op.block,
+    op.void,
+    op.loop,
+    op.void,
     // if p >= end: break
-    op.localGet, p, op.localGet, end, op.i32GeU, op.brIf, 1,
+    op.localGet,
+    p,
+    op.localGet,
+    end,
+    op.i32GeU,
+    op.brIf,
+    1,
     // v = memory.u32[p] (align 2^2, offset 0)
-    op.localGet, p, op.i32Load, 2, 0, op.localSet, v,
+    op.localGet,
+    p,
+    op.i32Load,
+    2,
+    0,
+    op.localSet,
+    v,
     ...mixStep(C32),
     ...mixStep(C32),
     ...mixStep(G),
     // seed ^= u64(v) + (seed << 6) + (seed >> 2)
-    op.localGet, seed, op.localGet, v, op.i64ExtendI32U, op.localGet, seed, op.i64Const, 6, op.i64Shl, op.i64Add,
-    op.localGet, seed, op.i64Const, 2, op.i64ShrU, op.i64Add, op.i64Xor, op.localSet, seed,
+    op.localGet,
+    seed,
+    op.localGet,
+    v,
+    op.i64ExtendI32U,
+    op.localGet,
+    seed,
+    op.i64Const,
+    6,
+    op.i64Shl,
+    op.i64Add,
+    op.localGet,
+    seed,
+    op.i64Const,
+    2,
+    op.i64ShrU,
+    op.i64Add,
+    op.i64Xor,
+    op.localSet,
+    seed,
     // p += 4; continue
-    op.localGet, p, op.i32Const, 4, op.i32Add, op.localSet, p,
-    op.br, 0, op.end, op.end,
+    op.localGet,
+    p,
+    op.i32Const,
+    4,
+    op.i32Add,
+    op.localSet,
+    p,
+    op.br,
+    0,
+    op.end,
+    op.end,
     // memory.u64[0] = seed (align 2^3, offset 0)
-    op.i32Const, 0, op.localGet, seed, op.i64Store, 3, 0,
+    op.i32Const,
+    0,
+    op.localGet,
+    seed,
+    op.i64Store,
+    3,
+    0,
     op.end,
   ];
   return new Uint8Array([
-    0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00, // magic, version 1
+    0x00,
+    0x61,
+    0x73,
+    0x6d,
+    0x01,
+    0x00,
+    0x00,
+    0x00, // magic, version 1
     ...section(1, vec([[0x60, ...vec([[I32], [I32], [I32]]), ...vec([])]])), // type 0: (i32 i32 i32) -> ()
     ...section(3, vec([[0]])), // function 0 has type 0
     ...section(5, vec([[0x00, 1]])), // one memory, min 1 page, no max
-    ...section(7, vec([[...name('mix'), 0x00, 0], [...name('memory'), 0x02, 0]])), // exports
+    ...section(
+      7,
+      vec([
+        [...name('mix'), 0x00, 0],
+        [...name('memory'), 0x02, 0],
+      ]),
+    ), // exports
     ...section(10, vec([[...uleb(code.length), ...code]])),
   ]);
 }

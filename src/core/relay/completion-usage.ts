@@ -17,7 +17,10 @@ function fromObject(v: unknown): CompletionUsage | null {
   const usage = (v as { usage?: unknown }).usage;
   if (typeof usage !== 'object' || usage === null) return null;
   const u = usage as { prompt_tokens?: unknown; prompt_tokens_details?: unknown };
-  const details = typeof u.prompt_tokens_details === 'object' && u.prompt_tokens_details !== null ? (u.prompt_tokens_details as { cached_tokens?: unknown }) : {};
+  const details =
+    typeof u.prompt_tokens_details === 'object' && u.prompt_tokens_details !== null
+      ? (u.prompt_tokens_details as { cached_tokens?: unknown })
+      : {};
   return { promptTokens: count(u.prompt_tokens), cachedTokens: count(details.cached_tokens) };
 }
 

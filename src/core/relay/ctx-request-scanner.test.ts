@@ -22,15 +22,58 @@ function plain(info: CtxRequestInfo): unknown {
   return { ...info, promptTokens: info.promptTokens === null ? null : [...info.promptTokens] };
 }
 
-const key = fc.constantFrom('prompt', 'prompt_token_ids', 'messages', 'disaggregated_params', 'conversation_params', 'stream', 'model', 'pr\\u006fmpt', 'x', 'é', '');
+const key = fc.constantFrom(
+  'prompt',
+  'prompt_token_ids',
+  'messages',
+  'disaggregated_params',
+  'conversation_params',
+  'stream',
+  'model',
+  'pr\\u006fmpt',
+  'x',
+  'é',
+  '',
+);
 const ws = fc.constantFrom('', ' ', '\n', '\t ', '\r\n');
-const ids = fc.array(fc.oneof({ arbitrary: fc.integer({ min: 0, max: 0xffff_ffff }), weight: 30 }, fc.constant(0xffff_ffff + 1)), { maxLength: 12 });
-const tokenArray = fc.tuple(ids, ws, fc.oneof({ arbitrary: fc.constant(''), weight: 6 }, fc.constantFrom(',', ' ,', '.5', '"a"', '[1]', '-1', '007'))).map(([xs, sp, odd]) => `[${sp}${xs.join(`${sp},${sp}`)}${odd}${sp}]`);
+const ids = fc.array(
+  fc.oneof({ arbitrary: fc.integer({ min: 0, max: 0xffff_ffff }), weight: 30 }, fc.constant(0xffff_ffff + 1)),
+  { maxLength: 12 },
+);
+const tokenArray = fc
+  .tuple(
+    ids,
+    ws,
+    fc.oneof({ arbitrary: fc.constant(''), weight: 6 }, fc.constantFrom(',', ' ,', '.5', '"a"', '[1]', '-1', '007')),
+  )
+  .map(([xs, sp, odd]) => `[${sp}${xs.join(`${sp},${sp}`)}${odd}${sp}]`);
 const str = fc.constantFrom('"text"', '"a\\"b"', '"[1,2]"', '"}{,"', '"\\\\"', '"ü😀"', '""');
-const small = fc.constantFrom('true', 'false', 'null', '12', '-3.5e2', '{}', '[]', '{"conversation_id":"c1"}', '{"conversation_id":7}', '{"disagg_request_id":18446744073709551557,"request_type":"context_only"}', '{"disagg_request_id":"r-\\"1"}', '[[5,6],[7]]', '[["a"],[1]]', '[{"role":"user","content":"\\"prompt\\":[9]"}]', '');
+const small = fc.constantFrom(
+  'true',
+  'false',
+  'null',
+  '12',
+  '-3.5e2',
+  '{}',
+  '[]',
+  '{"conversation_id":"c1"}',
+  '{"conversation_id":7}',
+  '{"disagg_request_id":18446744073709551557,"request_type":"context_only"}',
+  '{"disagg_request_id":"r-\\"1"}',
+  '[[5,6],[7]]',
+  '[["a"],[1]]',
+  '[{"role":"user","content":"\\"prompt\\":[9]"}]',
+  '',
+);
 const value = fc.oneof({ arbitrary: tokenArray, weight: 2 }, str, small);
 const member = fc.tuple(ws, key, ws, value, ws).map(([a, k, b, v, c]) => `${a}"${k}"${b}:${b}${v}${c}`);
-const body = fc.tuple(ws, fc.array(member, { maxLength: 6 }), fc.oneof({ arbitrary: fc.constant('}'), weight: 4 }, fc.constantFrom('', ',}', ']', '} trailing', '}}'))).map(([a, ms, end]) => `${a}{${ms.join(',')}${end}`);
+const body = fc
+  .tuple(
+    ws,
+    fc.array(member, { maxLength: 6 }),
+    fc.oneof({ arbitrary: fc.constant('}'), weight: 4 }, fc.constantFrom('', ',}', ']', '} trailing', '}}')),
+  )
+  .map(([a, ms, end]) => `${a}{${ms.join(',')}${end}`);
 const headers = fc.constantFrom<HeaderBag>({}, { 'x-correlation-id': 'h' }, { 'x-session-id': ['s', 't'] });
 
 describe('CtxRequestScanner', () => {
@@ -50,15 +93,22 @@ describe('CtxRequestScanner', () => {
 
   it('agrees on truncated and corrupted bodies', () => {
     fc.assert(
-      fc.property(body, fc.nat(), fc.nat(), fc.integer({ min: 0, max: 127 }), fc.array(fc.nat(), { maxLength: 3 }), (text, cut, at, ch, cuts) => {
-        const truncated = text.slice(0, cut % (text.length + 1));
-        const s1 = scan(truncated, cuts);
-        if (s1 !== null) expect(plain(s1)).toEqual(plain(parseCtxRequest(truncated, {})));
-        const p = at % (text.length + 1);
-        const corrupted = text.slice(0, p) + String.fromCharCode(ch) + text.slice(p + 1);
-        const s2 = scan(corrupted, cuts);
-        if (s2 !== null) expect(plain(s2)).toEqual(plain(parseCtxRequest(corrupted, {})));
-      }),
+      fc.property(
+        body,
+        fc.nat(),
+        fc.nat(),
+        fc.integer({ min: 0, max: 127 }),
+        fc.array(fc.nat(), { maxLength: 3 }),
+        (text, cut, at, ch, cuts) => {
+          const truncated = text.slice(0, cut % (text.length + 1));
+          const s1 = scan(truncated, cuts);
+          if (s1 !== null) expect(plain(s1)).toEqual(plain(parseCtxRequest(truncated, {})));
+          const p = at % (text.length + 1);
+          const corrupted = text.slice(0, p) + String.fromCharCode(ch) + text.slice(p + 1);
+          const s2 = scan(corrupted, cuts);
+          if (s2 !== null) expect(plain(s2)).toEqual(plain(parseCtxRequest(corrupted, {})));
+        },
+      ),
       { numRuns: 2000 },
     );
   });
@@ -75,7 +125,11 @@ describe('CtxRequestScanner', () => {
       expect(streamed).not.toBeNull();
       expect(plain(streamed as CtxRequestInfo)).toEqual(plain(parseCtxRequest(text, { 'x-correlation-id': 'c' })));
     }
-    expect(scan(bodies[0] as string, [])).toMatchObject({ disaggRequestId: '18446744073709551557', stream: true, promptCount: 1 });
+    expect(scan(bodies[0] as string, [])).toMatchObject({
+      disaggRequestId: '18446744073709551557',
+      stream: true,
+      promptCount: 1,
+    });
   });
 
   it('hands several prompts, and oversized kept members, to the text path', () => {

@@ -30,7 +30,14 @@ const T_FAILED = 5;
 /** members whose value text is kept (they are small); a larger one sends the request to the text path */
 const KEPT = ['disaggregated_params', 'conversation_params', 'stream'] as const;
 const TOKEN_KEYS = ['prompt', 'prompt_token_ids'] as const;
-const KNOWN = ['prompt', 'prompt_token_ids', 'messages', 'disaggregated_params', 'conversation_params', 'stream'] as const;
+const KNOWN = [
+  'prompt',
+  'prompt_token_ids',
+  'messages',
+  'disaggregated_params',
+  'conversation_params',
+  'stream',
+] as const;
 const MAX_KEY_BYTES = 32;
 const MAX_KEPT_BYTES = 64 * 1024;
 

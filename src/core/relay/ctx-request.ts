@@ -21,7 +21,12 @@ export interface CtxRequestInfo {
 export type HeaderBag = Readonly<Record<string, string | readonly string[] | undefined>>;
 
 /** Header names, in priority order, that carry a trajectory id (conversation router order, then X-Correlation-ID). */
-export const CORRELATION_HEADERS = ['x-correlation-id', 'x-session-id', 'x-session-affinity', 'x-multi-turn-session-id'] as const;
+export const CORRELATION_HEADERS = [
+  'x-correlation-id',
+  'x-session-id',
+  'x-session-affinity',
+  'x-multi-turn-session-id',
+] as const;
 
 function header(headers: HeaderBag, name: string): string | null {
   const v = headers[name];
@@ -229,7 +234,8 @@ export function ctxInfoFromMembers(members: CtxMemberView | null, headers: Heade
     if (m?.[1] !== undefined) disaggRequestId = m[1].startsWith('"') ? (JSON.parse(m[1]) as string) : m[1];
   }
 
-  const correlationId = stringId(convParams['conversation_id']) ?? stringId(disagg['conversation_id']) ?? headerCorrelationId(headers);
+  const correlationId =
+    stringId(convParams['conversation_id']) ?? stringId(disagg['conversation_id']) ?? headerCorrelationId(headers);
 
   return {
     promptTokens,

@@ -17,7 +17,12 @@ function b64(ids: number[]): string {
 describe('parseCtxResponse', () => {
   it('reads the usage and the worker prompt_token_ids (a list)', () => {
     const info = parseCtxResponse(json({ choices: [{ index: 0 }], usage, prompt_token_ids: [9, 8, 7] }), plain);
-    expect(info).toMatchObject({ promptTokens: 3, cachedTokens: 2, workerPromptTokenForm: 'list', workerPromptTokensInvalid: false });
+    expect(info).toMatchObject({
+      promptTokens: 3,
+      cachedTokens: 2,
+      workerPromptTokenForm: 'list',
+      workerPromptTokensInvalid: false,
+    });
     expect([...(info.workerPromptTokens ?? [])]).toEqual([9, 8, 7]);
   });
 
@@ -35,11 +40,23 @@ describe('parseCtxResponse', () => {
   });
 
   it('flags ids it cannot read and never throws', () => {
-    expect(parseCtxResponse(json({ usage, prompt_token_ids_b64: '!!!' }), plain)).toMatchObject({ workerPromptTokens: null, workerPromptTokensInvalid: true, cachedTokens: 2 });
-    expect(parseCtxResponse(json({ usage, prompt_token_ids_b64: b64([5, -1]) }), plain).workerPromptTokensInvalid).toBe(true);
+    expect(parseCtxResponse(json({ usage, prompt_token_ids_b64: '!!!' }), plain)).toMatchObject({
+      workerPromptTokens: null,
+      workerPromptTokensInvalid: true,
+      cachedTokens: 2,
+    });
+    expect(parseCtxResponse(json({ usage, prompt_token_ids_b64: b64([5, -1]) }), plain).workerPromptTokensInvalid).toBe(
+      true,
+    );
     expect(parseCtxResponse(json({ usage, prompt_token_ids: [1, 'x'] }), plain).workerPromptTokensInvalid).toBe(true);
-    expect(parseCtxResponse(json({ usage }), plain)).toMatchObject({ workerPromptTokens: null, workerPromptTokensInvalid: false });
-    expect(parseCtxResponse(new TextEncoder().encode('{"usage":'), plain)).toMatchObject({ promptTokens: null, workerPromptTokens: null });
+    expect(parseCtxResponse(json({ usage }), plain)).toMatchObject({
+      workerPromptTokens: null,
+      workerPromptTokensInvalid: false,
+    });
+    expect(parseCtxResponse(new TextEncoder().encode('{"usage":'), plain)).toMatchObject({
+      promptTokens: null,
+      workerPromptTokens: null,
+    });
     expect(decodeTokenIdsB64('AAA')).toBeNull();
   });
 
@@ -47,7 +64,16 @@ describe('parseCtxResponse', () => {
     const info = parseCtxResponse(encode({ usage, prompt_token_ids: [4, 5] }), { ...plain, msgpack: true });
     expect([...(info.workerPromptTokens ?? [])]).toEqual([4, 5]);
     const sse = new TextEncoder().encode(`data: ${JSON.stringify({ choices: [], usage })}\n\ndata: [DONE]\n\n`);
-    expect(parseCtxResponse(sse, { ...plain, sse: true })).toMatchObject({ promptTokens: 3, cachedTokens: 2, workerPromptTokens: null });
-    expect(parseCtxResponse(new TextEncoder().encode('…"prompt_tokens":3,"prompt_tokens_details":{"cached_tokens":2}}}'), { ...plain, complete: false })).toMatchObject({ promptTokens: 3, cachedTokens: 2 });
+    expect(parseCtxResponse(sse, { ...plain, sse: true })).toMatchObject({
+      promptTokens: 3,
+      cachedTokens: 2,
+      workerPromptTokens: null,
+    });
+    expect(
+      parseCtxResponse(new TextEncoder().encode('…"prompt_tokens":3,"prompt_tokens_details":{"cached_tokens":2}}}'), {
+        ...plain,
+        complete: false,
+      }),
+    ).toMatchObject({ promptTokens: 3, cachedTokens: 2 });
   });
 });

@@ -49,25 +49,37 @@ export function decodeTokenIdsB64(text: string): Uint32Array | null {
   return out;
 }
 
-function workerTokensOf(body: Record<string, unknown>): Pick<CtxResponseInfo, 'workerPromptTokens' | 'workerPromptTokenForm' | 'workerPromptTokensInvalid'> {
+function workerTokensOf(
+  body: Record<string, unknown>,
+): Pick<CtxResponseInfo, 'workerPromptTokens' | 'workerPromptTokenForm' | 'workerPromptTokensInvalid'> {
   const b64 = body['prompt_token_ids_b64'];
   if (typeof b64 === 'string') {
     const tokens = decodeTokenIdsB64(b64);
-    return tokens === null ? { ...NONE, workerPromptTokensInvalid: true } : { workerPromptTokens: tokens, workerPromptTokenForm: 'b64', workerPromptTokensInvalid: false };
+    return tokens === null
+      ? { ...NONE, workerPromptTokensInvalid: true }
+      : { workerPromptTokens: tokens, workerPromptTokenForm: 'b64', workerPromptTokensInvalid: false };
   }
   const ids = body['prompt_token_ids'];
   if (ids === undefined || ids === null) return NONE;
   const nested = Array.isArray(ids) && ids.length > 0 && Array.isArray(ids[0]);
   const tokens = valueTokens(nested ? (ids as unknown[])[0] : ids);
   if (tokens === null) return { ...NONE, workerPromptTokensInvalid: true };
-  return { workerPromptTokens: tokens, workerPromptTokenForm: nested ? 'lists' : 'list', workerPromptTokensInvalid: false };
+  return {
+    workerPromptTokens: tokens,
+    workerPromptTokenForm: nested ? 'lists' : 'list',
+    workerPromptTokensInvalid: false,
+  };
 }
 
 function fromValue(body: unknown): CtxResponseInfo {
   if (!isRecord(body)) return { promptTokens: null, cachedTokens: null, ...NONE };
   const usage = isRecord(body['usage']) ? body['usage'] : {};
   const details = isRecord(usage['prompt_tokens_details']) ? usage['prompt_tokens_details'] : {};
-  return { promptTokens: count(usage['prompt_tokens']), cachedTokens: count(details['cached_tokens']), ...workerTokensOf(body) };
+  return {
+    promptTokens: count(usage['prompt_tokens']),
+    cachedTokens: count(details['cached_tokens']),
+    ...workerTokensOf(body),
+  };
 }
 
 export interface CtxResponseShape {

@@ -2,7 +2,8 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { EventBuffer, serializeEventItems } from './event-buffer.js';
 
-const ev = (n: number): string => `{"event_id":${n},"data":{"type":"removed","block_hashes":[18446744073709551${String(n).padStart(3, '0')}]}}`;
+const ev = (n: number): string =>
+  `{"event_id":${n},"data":{"type":"removed","block_hashes":[18446744073709551${String(n).padStart(3, '0')}]}}`;
 
 describe('EventBuffer', () => {
   it('keeps read events for retainReadMs so a replica joining a moment later gets the stream from the start', () => {
@@ -23,7 +24,13 @@ describe('EventBuffer', () => {
   it('gives the first consumer everything since start, then only what is new', () => {
     const b = new EventBuffer({ retainReadMs: 0 });
     expect(b.append([ev(0), ev(1)], 0)).toBe(0);
-    expect(b.read('router', 1)).toEqual({ consumer: 'router', fromSeq: 0, toSeq: 2, items: [ev(0), ev(1)], dropped: 0 });
+    expect(b.read('router', 1)).toEqual({
+      consumer: 'router',
+      fromSeq: 0,
+      toSeq: 2,
+      items: [ev(0), ev(1)],
+      dropped: 0,
+    });
     expect(b.read('router', 2).items).toEqual([]);
     expect(b.append([ev(2)], 0)).toBe(2);
     expect(b.read('router', 3)).toMatchObject({ fromSeq: 2, toSeq: 3, items: [ev(2)] });

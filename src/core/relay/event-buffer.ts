@@ -163,7 +163,15 @@ export class EventBuffer<T = string> {
       }
       const lost = Math.max(0, this.#retainedFrom - start);
       const cursor = Math.max(start, this.#retainedFrom);
-      state = { cursor, readUpTo: cursor, delivered: 0, dropped: lost, pendingDropped: lost, reads: 0, lastReadAt: now };
+      state = {
+        cursor,
+        readUpTo: cursor,
+        delivered: 0,
+        dropped: lost,
+        pendingDropped: lost,
+        reads: 0,
+        lastReadAt: now,
+      };
       this.#consumers.set(consumer, state);
     }
     const fromSeq = state.cursor;
@@ -219,7 +227,8 @@ export class EventBuffer<T = string> {
   /** the consumer silent for longest makes room (maxConsumers) */
   #evictConsumer(): void {
     let oldest: [string, Consumer] | null = null;
-    for (const entry of this.#consumers) if (oldest === null || entry[1].lastReadAt < oldest[1].lastReadAt) oldest = entry;
+    for (const entry of this.#consumers)
+      if (oldest === null || entry[1].lastReadAt < oldest[1].lastReadAt) oldest = entry;
     if (oldest === null) return;
     this.#forget(oldest[0], oldest[1]);
     this.#evictedConsumers++;

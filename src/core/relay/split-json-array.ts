@@ -72,7 +72,8 @@ export function splitJsonArray(text: string): SplitArrayResult {
           else if (s === 34) break;
           else i++;
         }
-        if (i >= n) return fail('truncated-json', `string not closed (started in item at offset ${start})`, start, items);
+        if (i >= n)
+          return fail('truncated-json', `string not closed (started in item at offset ${start})`, start, items);
         i++;
         if (depth === 0) valueEnded = true;
         continue;

@@ -3,7 +3,14 @@
 // response). Any difference before the end of the prompt changes every block hash from the block it falls in: the
 // router's lookups for that prompt miss whatever the workers hold (docs/trtllm-wire.md §7.3). Pure; ids only.
 
-export const RENDER_DRIFT_CAUSES = ['doubled-bos', 'missing-bos', 'generation-prompt', 'tools', 'space-handling', 'template'] as const;
+export const RENDER_DRIFT_CAUSES = [
+  'doubled-bos',
+  'missing-bos',
+  'generation-prompt',
+  'tools',
+  'space-handling',
+  'template',
+] as const;
 export type RenderDriftCause = (typeof RENDER_DRIFT_CAUSES)[number];
 
 export type RenderSide = 'router' | 'worker';
@@ -58,7 +65,13 @@ function spaceless(ids: Ids, from: number, to: number, text: (id: number) => str
   return out.replace(/[\u0120\u2581\s]/gu, '');
 }
 
-function classify(router: Ids, worker: Ids, p: number, suffix: number, context: RenderContext): { cause: RenderDriftCause; side: RenderSide | null } {
+function classify(
+  router: Ids,
+  worker: Ids,
+  p: number,
+  suffix: number,
+  context: RenderContext,
+): { cause: RenderDriftCause; side: RenderSide | null } {
   const rEnd = router.length - suffix;
   const wEnd = worker.length - suffix;
   const rSpan = rEnd - p;
@@ -70,8 +83,10 @@ function classify(router: Ids, worker: Ids, p: number, suffix: number, context: 
     ['router', router, worker, rSpan, wSpan],
     ['worker', worker, router, wSpan, rSpan],
   ] as const) {
-    if (span === 1 && otherSpan === 0 && p === 1 && longer[0] === bos && longer[1] === bos && other[0] === bos) return { cause: 'doubled-bos', side };
-    if (span === 1 && otherSpan === 0 && p === 0 && longer[0] === bos && (context.bosId !== null || other[0] !== bos)) return { cause: 'missing-bos', side: side === 'router' ? 'worker' : 'router' };
+    if (span === 1 && otherSpan === 0 && p === 1 && longer[0] === bos && longer[1] === bos && other[0] === bos)
+      return { cause: 'doubled-bos', side };
+    if (span === 1 && otherSpan === 0 && p === 0 && longer[0] === bos && (context.bosId !== null || other[0] !== bos))
+      return { cause: 'missing-bos', side: side === 'router' ? 'worker' : 'router' };
   }
   // one side is the other plus a tail: the generation prompt (add_generation_prompt) or a template's closing text
   if (suffix === 0 && p > 0 && (rSpan === 0 || wSpan === 0) && (p === router.length || p === worker.length)) {
@@ -83,7 +98,8 @@ function classify(router: Ids, worker: Ids, p: number, suffix: number, context: 
     const b = spaceless(worker, p, wEnd, context.tokenText);
     if (a !== null && a === b) return { cause: 'space-handling', side: null };
   }
-  if (context.hasTools && p > 0 && (rSpan === 0) !== (wSpan === 0)) return { cause: 'tools', side: rSpan > 0 ? 'router' : 'worker' };
+  if (context.hasTools && p > 0 && (rSpan === 0) !== (wSpan === 0))
+    return { cause: 'tools', side: rSpan > 0 ? 'router' : 'worker' };
   return { cause: 'template', side: null };
 }
 

@@ -36,13 +36,21 @@ export function routerTool(tool: unknown): unknown {
   const { type, function: _fn, ...toolExtra } = tool;
   return {
     type: type ?? 'function',
-    function: { name, description: description ?? null, parameters: parameters ?? null, strict: strict ?? null, ...functionExtra },
+    function: {
+      name,
+      description: description ?? null,
+      parameters: parameters ?? null,
+      strict: strict ?? null,
+      ...functionExtra,
+    },
     ...toolExtra,
   };
 }
 
 function hasIds(v: unknown): boolean {
-  return Array.isArray(v) && v.length > 0 && (typeof v[0] === 'number' || typeof v[0] === 'bigint' || Array.isArray(v[0]));
+  return (
+    Array.isArray(v) && v.length > 0 && (typeof v[0] === 'number' || typeof v[0] === 'bigint' || Array.isArray(v[0]))
+  );
 }
 
 /**

@@ -34,9 +34,17 @@ export function inferredConfiguration(input: DiagnosisInput): InferredConfigurat
         ? stated(r.tokensPerBlockFrom)
         : `unknown: candidates ${r.tokensPerBlockCandidates.join(', ')} (32 is TensorRT-LLM's default; newer routers adopt the workers' size) until enough decisions decide`;
   const router: ConfigurationFact[] = [
-    { key: 'router type', value: r.type, from: r.type === null ? 'no source stated it; assumed kv_cache_aware (reads KV events)' : stated(r.source) },
+    {
+      key: 'router type',
+      value: r.type,
+      from: r.type === null ? 'no source stated it; assumed kv_cache_aware (reads KV events)' : stated(r.source),
+    },
     { key: 'tokens_per_block', value: r.tokensPerBlock === null ? null : String(r.tokensPerBlock), from: tpbFrom },
-    { key: 'max_batch_size', value: r.maxBatchSize === null ? null : String(r.maxBatchSize), from: r.maxBatchSize === null ? 'no source stated it (the load term assumes the default)' : stated(r.source) },
+    {
+      key: 'max_batch_size',
+      value: r.maxBatchSize === null ? null : String(r.maxBatchSize),
+      from: r.maxBatchSize === null ? 'no source stated it (the load term assumes the default)' : stated(r.source),
+    },
     {
       key: 'backfill_block_hashes_on_finish',
       value: r.backfillBlockHashesOnFinish === null ? null : String(r.backfillBlockHashesOnFinish),
@@ -63,14 +71,32 @@ export function inferredConfiguration(input: DiagnosisInput): InferredConfigurat
         {
           key: 'tokens_per_block',
           value: blockSize === null ? null : String(blockSize),
-          from: s.advertisedBlockSize !== null ? 'stated by its /server_info' : s.inferredBlockSize !== null ? 'inferred: the longest stored block in its KV events' : 'unknown: no /server_info size and no stored events',
+          from:
+            s.advertisedBlockSize !== null
+              ? 'stated by its /server_info'
+              : s.inferredBlockSize !== null
+                ? 'inferred: the longest stored block in its KV events'
+                : 'unknown: no /server_info size and no stored events',
         },
         {
           key: 'hash algorithm',
           value: s.hashAlgo,
-          from: (s.advertisedHashAlgo !== null ? 'stated by its /server_info' : s.eventsTotal > 0 ? "its KV events' own, else TensorRT-LLM's default" : "TensorRT-LLM's default (nothing stated it)") + verified,
+          from:
+            (s.advertisedHashAlgo !== null
+              ? 'stated by its /server_info'
+              : s.eventsTotal > 0
+                ? "its KV events' own, else TensorRT-LLM's default"
+                : "TensorRT-LLM's default (nothing stated it)") + verified,
         },
-        ...(s.alternativeHashAlgo !== null ? [{ key: 'hash algorithm that matches instead', value: s.alternativeHashAlgo, from: 'recomputed from mismatching root blocks' }] : []),
+        ...(s.alternativeHashAlgo !== null
+          ? [
+              {
+                key: 'hash algorithm that matches instead',
+                value: s.alternativeHashAlgo,
+                from: 'recomputed from mismatching root blocks',
+              },
+            ]
+          : []),
       ],
     };
   });

@@ -3,15 +3,36 @@ import { binsOf, eventsChart, hitRatioChart, reportCharts, stickinessChart } fro
 import { sample } from '../../../test/helpers/timeline-samples.js';
 import type { TimelineSample } from './timeline.js';
 
-function twoServers(t: number, a: { req: number; sticky: number; fu: number; p: number; c: number; o: number }, b: { req: number }, ranks: { events: number; gaps: number; resets: number }): TimelineSample {
+function twoServers(
+  t: number,
+  a: { req: number; sticky: number; fu: number; p: number; c: number; o: number },
+  b: { req: number },
+  ranks: { events: number; gaps: number; resets: number },
+): TimelineSample {
   const base = sample(t, 0);
   return {
     ...base,
     followups: a.fu,
     sticky: a.sticky,
     servers: [
-      { server: 'ctx0', requests: a.req, promptTokens: a.p, cachedTokens: a.c, oracleCachedTokens: a.o, predictedRouterCachedTokens: 0, ranks: [{ rank: 0, ...ranks }] },
-      { server: 'ctx1', requests: b.req, promptTokens: 0, cachedTokens: 0, oracleCachedTokens: 0, predictedRouterCachedTokens: 0, ranks: [] },
+      {
+        server: 'ctx0',
+        requests: a.req,
+        promptTokens: a.p,
+        cachedTokens: a.c,
+        oracleCachedTokens: a.o,
+        predictedRouterCachedTokens: 0,
+        ranks: [{ rank: 0, ...ranks }],
+      },
+      {
+        server: 'ctx1',
+        requests: b.req,
+        promptTokens: 0,
+        cachedTokens: 0,
+        oracleCachedTokens: 0,
+        predictedRouterCachedTokens: 0,
+        ranks: [],
+      },
     ],
   };
 }
@@ -29,8 +50,18 @@ describe('report charts', () => {
   it('ratios are per interval, and unknown (null) where the interval has no denominator', () => {
     const s = [
       twoServers(0, { req: 0, sticky: 0, fu: 0, p: 0, c: 0, o: 0 }, { req: 0 }, { events: 0, gaps: 0, resets: 0 }),
-      twoServers(1_000, { req: 10, sticky: 2, fu: 8, p: 1_000, c: 500, o: 900 }, { req: 10 }, { events: 10, gaps: 0, resets: 0 }),
-      twoServers(2_000, { req: 10, sticky: 2, fu: 8, p: 1_000, c: 500, o: 900 }, { req: 30 }, { events: 10, gaps: 1, resets: 1 }),
+      twoServers(
+        1_000,
+        { req: 10, sticky: 2, fu: 8, p: 1_000, c: 500, o: 900 },
+        { req: 10 },
+        { events: 10, gaps: 0, resets: 0 },
+      ),
+      twoServers(
+        2_000,
+        { req: 10, sticky: 2, fu: 8, p: 1_000, c: 500, o: 900 },
+        { req: 30 },
+        { events: 10, gaps: 1, resets: 1 },
+      ),
     ];
     const bins = binsOf(s);
     const hit = hitRatioChart(s, bins);
@@ -53,7 +84,14 @@ describe('report charts', () => {
   it('every chart of the report, each with one point per interval', () => {
     const samples = Array.from({ length: 11 }, (_, i) => sample(i * 1_000, i * 5));
     const charts = reportCharts(samples);
-    expect(charts.map((c) => c.id)).toEqual(['hit-ratio', 'stickiness', 'decisions', 'predicted-tokens', 'kv-events', 'score-terms']);
+    expect(charts.map((c) => c.id)).toEqual([
+      'hit-ratio',
+      'stickiness',
+      'decisions',
+      'predicted-tokens',
+      'kv-events',
+      'score-terms',
+    ]);
     for (const c of charts) for (const s of c.series) expect(s.points).toHaveLength(10);
   });
 });

@@ -47,7 +47,8 @@ export function binsOf(samples: readonly TimelineSample[], maxBins = DEFAULT_MAX
   if (samples.length < 2) return [];
   const stride = Math.max(1, Math.ceil((samples.length - 1) / maxBins));
   const bins: Bin[] = [];
-  for (let i = 0; i < samples.length - 1; i += stride) bins.push({ from: samples[i]!, to: samples[Math.min(i + stride, samples.length - 1)]! });
+  for (let i = 0; i < samples.length - 1; i += stride)
+    bins.push({ from: samples[i]!, to: samples[Math.min(i + stride, samples.length - 1)]! });
   return bins;
 }
 
@@ -79,7 +80,13 @@ function serversOf(samples: readonly TimelineSample[]): string[] {
   return [...seen].sort();
 }
 
-function line(label: string, group: number, bins: readonly Bin[], value: (b: Bin) => number | null, dash = 0): ChartSeries {
+function line(
+  label: string,
+  group: number,
+  bins: readonly Bin[],
+  value: (b: Bin) => number | null,
+  dash = 0,
+): ChartSeries {
   return { label, group, dash, points: bins.map((b) => ({ t: b.to.t, v: value(b) })) };
 }
 
@@ -88,19 +95,51 @@ export const TOTAL_GROUP = -1;
 
 export function hitRatioChart(samples: readonly TimelineSample[], bins: readonly Bin[]): ChartData {
   const servers = serversOf(samples);
-  const sum = (b: Bin, pick: (s: ServerSampleOf) => number): number => servers.reduce((n, s) => n + serverDelta(b, s, pick), 0);
+  const sum = (b: Bin, pick: (s: ServerSampleOf) => number): number =>
+    servers.reduce((n, s) => n + serverDelta(b, s, pick), 0);
   const total = [
-    line('all servers realised', TOTAL_GROUP, bins, (b) => ratio(sum(b, (s) => s.cachedTokens), sum(b, (s) => s.promptTokens))),
-    line('all servers oracle', TOTAL_GROUP, bins, (b) => ratio(sum(b, (s) => s.oracleCachedTokens), sum(b, (s) => s.promptTokens)), 1),
+    line('all servers realised', TOTAL_GROUP, bins, (b) =>
+      ratio(
+        sum(b, (s) => s.cachedTokens),
+        sum(b, (s) => s.promptTokens),
+      ),
+    ),
+    line(
+      'all servers oracle',
+      TOTAL_GROUP,
+      bins,
+      (b) =>
+        ratio(
+          sum(b, (s) => s.oracleCachedTokens),
+          sum(b, (s) => s.promptTokens),
+        ),
+      1,
+    ),
   ];
   const series = servers.flatMap((server, i) => [
-    line(`${server} realised`, i, bins, (b) => ratio(serverDelta(b, server, (s) => s.cachedTokens), serverDelta(b, server, (s) => s.promptTokens))),
-    line(`${server} oracle`, i, bins, (b) => ratio(serverDelta(b, server, (s) => s.oracleCachedTokens), serverDelta(b, server, (s) => s.promptTokens)), 1),
+    line(`${server} realised`, i, bins, (b) =>
+      ratio(
+        serverDelta(b, server, (s) => s.cachedTokens),
+        serverDelta(b, server, (s) => s.promptTokens),
+      ),
+    ),
+    line(
+      `${server} oracle`,
+      i,
+      bins,
+      (b) =>
+        ratio(
+          serverDelta(b, server, (s) => s.oracleCachedTokens),
+          serverDelta(b, server, (s) => s.promptTokens),
+        ),
+      1,
+    ),
   ]);
   return {
     id: 'hit-ratio',
     title: 'Prefix-cache hit ratio per server: realised vs oracle',
-    caption: 'Solid: cached / prompt tokens the servers reported. Dashed: what the best choice could have served from cache (worker truth from KV events, else each follow-up turn on its previous server). Thick: all servers. A healthy router keeps solid and dashed together.',
+    caption:
+      'Solid: cached / prompt tokens the servers reported. Dashed: what the best choice could have served from cache (worker truth from KV events, else each follow-up turn on its previous server). Thick: all servers. A healthy router keeps solid and dashed together.',
     unit: 'ratio',
     kind: 'line',
     series: [...total, ...series],
@@ -112,17 +151,24 @@ export function stickinessChart(bins: readonly Bin[]): ChartData {
   return {
     id: 'stickiness',
     title: 'Stickiness vs chance',
-    caption: "Share of follow-up turns sent back to their previous turn's server, against the share chance gives with the servers' load shares (Σ share²). At chance, routing ignores where the conversation's prefix is cached.",
+    caption:
+      "Share of follow-up turns sent back to their previous turn's server, against the share chance gives with the servers' load shares (Σ share²). At chance, routing ignores where the conversation's prefix is cached.",
     unit: 'ratio',
     kind: 'line',
     series: [
       line('stickiness', 0, bins, (b) => ratio(b.to.sticky - b.from.sticky, b.to.followups - b.from.followups)),
-      line('chance', 1, bins, (b) => {
-        const servers = new Set([...b.to.servers.map((s) => s.server)]);
-        const deltas = [...servers].map((s) => serverDelta(b, s, (v) => v.requests));
-        const total = deltas.reduce((a, d) => a + d, 0);
-        return total > 0 ? deltas.reduce((a, d) => a + (d / total) ** 2, 0) : null;
-      }, 1),
+      line(
+        'chance',
+        1,
+        bins,
+        (b) => {
+          const servers = new Set([...b.to.servers.map((s) => s.server)]);
+          const deltas = [...servers].map((s) => serverDelta(b, s, (v) => v.requests));
+          const total = deltas.reduce((a, d) => a + d, 0);
+          return total > 0 ? deltas.reduce((a, d) => a + (d / total) ** 2, 0) : null;
+        },
+        1,
+      ),
     ],
     markers: [],
   };
@@ -132,7 +178,8 @@ export function decisionsChart(bins: readonly Bin[]): ChartData {
   return {
     id: 'decisions',
     title: 'Routing decisions: chosen server was / was not the oracle best',
-    caption: 'Per interval. Oracle best: the chosen server held the longest cached prefix (worker truth from KV events). Without KV events no server is known to hold a prefix.',
+    caption:
+      'Per interval. Oracle best: the chosen server held the longest cached prefix (worker truth from KV events). Without KV events no server is known to hold a prefix.',
     unit: 'count',
     kind: 'stacked',
     series: [
@@ -146,11 +193,13 @@ export function decisionsChart(bins: readonly Bin[]): ChartData {
 
 export function predictedTokensChart(samples: readonly TimelineSample[], bins: readonly Bin[]): ChartData {
   const servers = serversOf(samples);
-  const sum = (b: Bin, pick: (s: ServerSampleOf) => number): number => servers.reduce((n, s) => n + serverDelta(b, s, pick), 0);
+  const sum = (b: Bin, pick: (s: ServerSampleOf) => number): number =>
+    servers.reduce((n, s) => n + serverDelta(b, s, pick), 0);
   return {
     id: 'predicted-tokens',
     title: "Router's predicted matches vs realised cached tokens",
-    caption: "Prompt tokens per second: what the router's table (kvsentinel's replica of it) matched on the chosen server, what the servers reported cached, and the oracle. Predicted ≈ 0 while tokens are cached means the router routes blind.",
+    caption:
+      "Prompt tokens per second: what the router's table (kvsentinel's replica of it) matched on the chosen server, what the servers reported cached, and the oracle. Predicted ≈ 0 while tokens are cached means the router routes blind.",
     unit: 'per-second',
     kind: 'line',
     series: [
@@ -170,7 +219,12 @@ export function eventsChart(samples: readonly TimelineSample[], bins: readonly B
     if (ranks.size === 0) streams.push({ server, rank: -1, group, dash: 0 });
     [...ranks].sort((a, b) => a - b).forEach((rank, i) => streams.push({ server, rank, group, dash: i % 4 }));
   });
-  const rankValue = (s: TimelineSample, server: string, rank: number, pick: (r: { events: number; gaps: number; resets: number }) => number): number => {
+  const rankValue = (
+    s: TimelineSample,
+    server: string,
+    rank: number,
+    pick: (r: { events: number; gaps: number; resets: number }) => number,
+  ): number => {
     const r = serverIn(s, server)?.ranks.find((x) => x.rank === rank);
     return r === undefined ? 0 : pick(r);
   };
@@ -180,35 +234,76 @@ export function eventsChart(samples: readonly TimelineSample[], bins: readonly B
     for (const b of bins) {
       const gaps = rankValue(b.to, server, rank, (r) => r.gaps) - rankValue(b.from, server, rank, (r) => r.gaps);
       const resets = rankValue(b.to, server, rank, (r) => r.resets) - rankValue(b.from, server, rank, (r) => r.resets);
-      if (gaps > 0) markers.push({ t: b.to.t, kind: 'gap', label: `${server} rank ${rank}: ${gaps} event_id gap${gaps > 1 ? 's' : ''}` });
+      if (gaps > 0)
+        markers.push({
+          t: b.to.t,
+          kind: 'gap',
+          label: `${server} rank ${rank}: ${gaps} event_id gap${gaps > 1 ? 's' : ''}`,
+        });
       if (resets > 0) markers.push({ t: b.to.t, kind: 'reset', label: `${server} rank ${rank}: event stream reset` });
     }
   }
   return {
     id: 'kv-events',
     title: 'KV events per server and attention-DP rank',
-    caption: "Events per second drained from each worker's /kv_cache_events (gaps: events someone else consumed or the worker dropped; resets: worker restarts). A flat 0 means the router has no cache signal.",
+    caption:
+      "Events per second drained from each worker's /kv_cache_events (gaps: events someone else consumed or the worker dropped; resets: worker restarts). A flat 0 means the router has no cache signal.",
     unit: 'per-second',
     kind: 'line',
     series: streams.map(({ server, rank, group, dash }) =>
-      line(rank < 0 ? `${server} (no events)` : `${server} rank ${rank}`, group, bins, (b) => (rank < 0 ? 0 : (rankValue(b.to, server, rank, (r) => r.events) - rankValue(b.from, server, rank, (r) => r.events)) / seconds(b)), dash),
+      line(
+        rank < 0 ? `${server} (no events)` : `${server} rank ${rank}`,
+        group,
+        bins,
+        (b) =>
+          rank < 0
+            ? 0
+            : (rankValue(b.to, server, rank, (r) => r.events) - rankValue(b.from, server, rank, (r) => r.events)) /
+              seconds(b),
+        dash,
+      ),
     ),
     markers,
   };
 }
 
 export function scoreTermsChart(bins: readonly Bin[]): ChartData {
-  const mean = (b: Bin, sum: (s: TimelineSample) => number, count: (s: TimelineSample) => number): number | null => ratio(sum(b.to) - sum(b.from), count(b.to) - count(b.from));
+  const mean = (b: Bin, sum: (s: TimelineSample) => number, count: (s: TimelineSample) => number): number | null =>
+    ratio(sum(b.to) - sum(b.from), count(b.to) - count(b.from));
   return {
     id: 'score-terms',
     title: "Load term vs cache term of the router's score",
-    caption: "Means per decision (score = matched / prompt blocks − in-flight / max_batch_size). When the best cache term stays under the load spread, load alone decides where requests go.",
+    caption:
+      'Means per decision (score = matched / prompt blocks − in-flight / max_batch_size). When the best cache term stays under the load spread, load alone decides where requests go.',
     unit: 'term',
     kind: 'line',
     series: [
-      line('cache term, chosen server', 0, bins, (b) => mean(b, (s) => s.scoreTerms.chosenCacheTerm, (s) => s.scoreTerms.withKeys)),
-      line('cache term, best server', 2, bins, (b) => mean(b, (s) => s.scoreTerms.bestCacheTerm, (s) => s.scoreTerms.withKeys), 1),
-      line('load spread (busiest − idlest)', 3, bins, (b) => mean(b, (s) => s.scoreTerms.loadSpread, (s) => s.scoreTerms.withLoad)),
+      line('cache term, chosen server', 0, bins, (b) =>
+        mean(
+          b,
+          (s) => s.scoreTerms.chosenCacheTerm,
+          (s) => s.scoreTerms.withKeys,
+        ),
+      ),
+      line(
+        'cache term, best server',
+        2,
+        bins,
+        (b) =>
+          mean(
+            b,
+            (s) => s.scoreTerms.bestCacheTerm,
+            (s) => s.scoreTerms.withKeys,
+          ),
+        1,
+      ),
+      line('load spread (busiest − idlest)', 3, bins, (b) =>
+        mean(
+          b,
+          (s) => s.scoreTerms.loadSpread,
+          (s) => s.scoreTerms.withLoad,
+        ),
+      ),
     ],
     markers: [],
   };
@@ -217,5 +312,12 @@ export function scoreTermsChart(bins: readonly Bin[]): ChartData {
 /** Every chart of the report, in reading order. */
 export function reportCharts(samples: readonly TimelineSample[], maxBins = DEFAULT_MAX_BINS): ChartData[] {
   const bins = binsOf(samples, maxBins);
-  return [hitRatioChart(samples, bins), stickinessChart(bins), decisionsChart(bins), predictedTokensChart(samples, bins), eventsChart(samples, bins), scoreTermsChart(bins)];
+  return [
+    hitRatioChart(samples, bins),
+    stickinessChart(bins),
+    decisionsChart(bins),
+    predictedTokensChart(samples, bins),
+    eventsChart(samples, bins),
+    scoreTermsChart(bins),
+  ];
 }

@@ -64,7 +64,12 @@ export function sampleOf(s: SentinelSnapshot): TimelineSample {
       cachedTokens: v.cachedTokens,
       oracleCachedTokens: v.oracleCachedTokens,
       predictedRouterCachedTokens: v.predictedRouterCachedTokens,
-      ranks: v.ranks.map((r) => ({ rank: r.rank, events: Object.values(r.eventsByType).reduce((a, b) => a + b, 0), gaps: r.gaps, resets: r.resets })),
+      ranks: v.ranks.map((r) => ({
+        rank: r.rank,
+        events: Object.values(r.eventsByType).reduce((a, b) => a + b, 0),
+        gaps: r.gaps,
+        resets: r.resets,
+      })),
     })),
   };
 }
@@ -76,7 +81,8 @@ export class Timeline {
 
   constructor(options: Partial<TimelineOptions> = {}) {
     const o = { ...DEFAULT_TIMELINE_OPTIONS, ...options };
-    if (!(o.maxSamples >= 4) || !(o.intervalMs > 0)) throw new Error(`timeline: maxSamples ≥ 4 and intervalMs > 0 (got ${o.maxSamples}, ${o.intervalMs})`);
+    if (!(o.maxSamples >= 4) || !(o.intervalMs > 0))
+      throw new Error(`timeline: maxSamples ≥ 4 and intervalMs > 0 (got ${o.maxSamples}, ${o.intervalMs})`);
     this.#maxSamples = Math.floor(o.maxSamples);
     this.#intervalMs = o.intervalMs;
   }

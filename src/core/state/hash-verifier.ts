@@ -50,7 +50,8 @@ export class HashVerifier {
     let parent: WireBlockHash | null = parentHash;
     for (const block of blocks) {
       const result = this.#checkBlock(parent, block, algo);
-      if (result === 'mismatch' && parent === null && alternative === null) alternative = this.#alternative(block, algo);
+      if (result === 'mismatch' && parent === null && alternative === null)
+        alternative = this.#alternative(block, algo);
       checks.push(result);
       parent = block.blockHash;
     }
@@ -108,4 +109,3 @@ export class HashVerifier {
     return salted ? 'unverifiable' : 'mismatch';
   }
 }
-

@@ -50,11 +50,15 @@ export function extendKeyChain(
   previous: BigUint64Array | undefined,
   sharedTokens: number,
 ): BigUint64Array {
-  const reuse = previous === undefined || algo !== 'v1_block_key' ? 0 : Math.min(Math.floor(sharedTokens / blockSize), previous.length);
+  const reuse =
+    previous === undefined || algo !== 'v1_block_key'
+      ? 0
+      : Math.min(Math.floor(sharedTokens / blockSize), previous.length);
   if (reuse === 0 || previous === undefined) return blockKeyChain(tokens, blockSize, algo);
   const total = Math.ceil(tokens.length / blockSize);
   const out = new BigUint64Array(total);
   out.set(previous.subarray(0, reuse));
-  if (reuse < total) out.set(hashV1Chain(tokens.subarray(reuse * blockSize), blockSize, {}, previous[reuse - 1]), reuse);
+  if (reuse < total)
+    out.set(hashV1Chain(tokens.subarray(reuse * blockSize), blockSize, {}, previous[reuse - 1]), reuse);
   return out;
 }

@@ -41,7 +41,13 @@ export type ObservationDigest =
   | { readonly kind: 'worker-events'; readonly digest: WorkerEventsDigest };
 
 function unsaltedRoots(check: StoredEventCheck | null, event: KvEvent): StoredEventCheck | null {
-  if (check === null || event.data.type !== 'stored' || event.data.parentHash !== null || check.checks[0] !== 'mismatch') return check;
+  if (
+    check === null ||
+    event.data.type !== 'stored' ||
+    event.data.parentHash !== null ||
+    check.checks[0] !== 'mismatch'
+  )
+    return check;
   return { ...check, checks: check.checks.map((c, i) => (i === 0 ? 'unverifiable' : c)), alternative: null };
 }
 
@@ -76,7 +82,11 @@ export function workerKeySizes(keys: DecisionKeys): number[] {
  * The router-style keys of a decision as a router chunking `tokensPerBlock` tokens would compute them: the router
  * keys when that is the digest's router chunk size, else the worker keys of that size (same chunking, same chain).
  */
-export function keysAtBlockSize(keys: DecisionKeys, tokensPerBlock: number, algo: HashAlgo): BigUint64Array | undefined {
+export function keysAtBlockSize(
+  keys: DecisionKeys,
+  tokensPerBlock: number,
+  algo: HashAlgo,
+): BigUint64Array | undefined {
   if (tokensPerBlock === keys.routerTokensPerBlock) return keys.router.get(algo) ?? keys.router.values().next().value;
   return keys.worker.get(workerKeyId(algo, tokensPerBlock));
 }
@@ -212,7 +222,10 @@ export class ObservationDigester {
         const stored = obs.events.map((event, i): StoredEventCheck | null => {
           if (event.data.type !== 'stored') return null;
           const engine = obs.engineChecks?.[i];
-          const checks = engine !== undefined && engine !== null && engine.length === event.data.blocks.length ? engine : event.data.blocks.map(() => 'unverifiable' as const);
+          const checks =
+            engine !== undefined && engine !== null && engine.length === event.data.blocks.length
+              ? engine
+              : event.data.blocks.map(() => 'unverifiable' as const);
           return { checks, tokenCounts: event.data.blocks.map((b) => b.tokens.length), alternative: null };
         });
         return { kind: 'worker-events', digest: { stored } };
@@ -221,7 +234,8 @@ export class ObservationDigester {
       // TensorRT-LLM's stream does not carry a request's cache_salt, which only the root key covers: a root that
       // does not recompute may be salted, so it is unverifiable (its children, chained to a key never confirmed,
       // already are), never a mismatch
-      if (obs.stream !== undefined) return { kind: 'worker-events', digest: { stored: stored.map((c, i) => unsaltedRoots(c, obs.events[i]!)) } };
+      if (obs.stream !== undefined)
+        return { kind: 'worker-events', digest: { stored: stored.map((c, i) => unsaltedRoots(c, obs.events[i]!)) } };
       return { kind: 'worker-events', digest: { stored } };
     }
     return null;
@@ -260,7 +274,8 @@ export class ObservationDigester {
           if (event.hashAlgo !== null) ctx.eventAlgo = event.hashAlgo;
           if (event.data.type !== 'stored') return;
           const counts = stored?.[i]?.tokenCounts ?? event.data.blocks.map((b) => b.tokens.length);
-          for (const n of counts) if (n > 0 && (ctx.inferredBlockSize === null || n > ctx.inferredBlockSize)) ctx.inferredBlockSize = n; // a block without tokens says nothing about the size
+          for (const n of counts)
+            if (n > 0 && (ctx.inferredBlockSize === null || n > ctx.inferredBlockSize)) ctx.inferredBlockSize = n; // a block without tokens says nothing about the size
         });
         return;
       }
@@ -303,15 +318,20 @@ export class ObservationDigester {
     const shared = previous === undefined ? 0 : sharedPrefixTokens(previous.fingerprints, fingerprints);
     const router = new Map<HashAlgo, BigUint64Array>();
     for (const algo of algos) {
-      const before = previous !== undefined && previous.routerTokensPerBlock === tpb ? previous.router.get(algo) : undefined;
+      const before =
+        previous !== undefined && previous.routerTokensPerBlock === tpb ? previous.router.get(algo) : undefined;
       router.set(algo, extendKeyChain(hashed, tpb, algo, before, shared));
     }
     const worker = new Map<string, BigUint64Array>();
     for (const [id, { algo, size }] of workerSpecs) {
       // same chunking as the router's: reuse its keys instead of hashing the prompt twice
-      worker.set(id, size === tpb ? router.get(algo)! : extendKeyChain(hashed, size, algo, previous?.worker.get(id), shared));
+      worker.set(
+        id,
+        size === tpb ? router.get(algo)! : extendKeyChain(hashed, size, algo, previous?.worker.get(id), shared),
+      );
     }
-    if (correlationId !== null) this.#trajectories.set(correlationId, { fingerprints, routerTokensPerBlock: tpb, router, worker });
+    if (correlationId !== null)
+      this.#trajectories.set(correlationId, { fingerprints, routerTokensPerBlock: tpb, router, worker });
     return { hashedTokens: hashed.length, routerTokensPerBlock: tpb, router, worker };
   }
 

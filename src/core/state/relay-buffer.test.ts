@@ -5,7 +5,22 @@ import { RelayBuffer } from './relay-buffer.js';
 function stored(key: bigint): KvEvent {
   return {
     eventId: null,
-    data: { type: 'stored', parentHash: null, blocks: [{ blockHash: key, tokens: Uint32Array.from([1, 2]), tokenExtraIds: null, cacheLevel: 0, priority: 35, mmKeys: [], cacheSalt: null, loraId: null }] },
+    data: {
+      type: 'stored',
+      parentHash: null,
+      blocks: [
+        {
+          blockHash: key,
+          tokens: Uint32Array.from([1, 2]),
+          tokenExtraIds: null,
+          cacheLevel: 0,
+          priority: 35,
+          mmKeys: [],
+          cacheSalt: null,
+          loraId: null,
+        },
+      ],
+    },
     windowSize: null,
     attentionDpRank: null,
     hashAlgo: null,

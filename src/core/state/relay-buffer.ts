@@ -37,7 +37,13 @@ export function compactEvent(event: KvEvent): CompactEvent {
 
 /** A KvEvent carrying only what the router's table reads (hashes), for RouterReplicaTable.apply. */
 export function expandCompactEvent(event: CompactEvent): KvEvent {
-  const base = { eventId: null, windowSize: null, attentionDpRank: event.attentionDpRank, hashAlgo: event.hashAlgo, layerGroupId: null };
+  const base = {
+    eventId: null,
+    windowSize: null,
+    attentionDpRank: event.attentionDpRank,
+    hashAlgo: event.hashAlgo,
+    layerGroupId: null,
+  };
   const keys = event.keys ?? new BigUint64Array(0);
   switch (event.type) {
     case 'stored': {

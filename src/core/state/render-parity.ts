@@ -40,7 +40,11 @@ export class RenderParity {
     const causes: RenderCauseCount[] = [];
     for (const key of w.keys('cause|', now)) {
       const [, cause, side] = key.split('|');
-      causes.push({ cause: cause as RenderDriftCause, side: side === '' ? null : (side as RenderSide), requests: sum(key) });
+      causes.push({
+        cause: cause as RenderDriftCause,
+        side: side === '' ? null : (side as RenderSide),
+        requests: sum(key),
+      });
     }
     causes.sort((a, b) => b.requests - a.requests);
     const minNeg = w.maxOf('minPosNeg', now);

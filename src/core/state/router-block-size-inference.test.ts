@@ -73,9 +73,19 @@ describe('RouterBlockSizeInference', () => {
 
 describe('router tokens_per_block inferred from routing (no source states it)', () => {
   it.each([32, 64, 128])('a healthy router chunking %i-token blocks like its workers: inferred, no finding', (size) => {
-    const { snapshot, input } = audit({ routing: 'prefix', routerSettings: false, blockSize: size, routerTokensPerBlock: size, trajectories: 30 });
+    const { snapshot, input } = audit({
+      routing: 'prefix',
+      routerSettings: false,
+      blockSize: size,
+      routerTokensPerBlock: size,
+      trajectories: 30,
+    });
     expect(snapshot.routerTokensPerBlock).toEqual({ value: size, from: 'inferred', candidates: [] });
-    expect(input.router).toMatchObject({ tokensPerBlock: size, tokensPerBlockFrom: 'inferred', tokensPerBlockCandidates: [] });
+    expect(input.router).toMatchObject({
+      tokensPerBlock: size,
+      tokensPerBlockFrom: 'inferred',
+      tokensPerBlockCandidates: [],
+    });
     expect(snapshot.findings.map((f) => f.id)).toEqual([]);
     expect(snapshot.verdict).toBe('healthy');
     // after the lock the predictions are the router's: nearly every decision predicts a match
@@ -84,7 +94,13 @@ describe('router tokens_per_block inferred from routing (no source states it)', 
 
   it('a healthy cluster is never called inert while the chunk size is still unknown', () => {
     const state = createSentinelState({ mode: 'relay', thresholds: THRESHOLDS });
-    const observations = miniCluster({ routing: 'prefix', routerSettings: false, blockSize: 128, routerTokensPerBlock: 128, trajectories: 30 });
+    const observations = miniCluster({
+      routing: 'prefix',
+      routerSettings: false,
+      blockSize: 128,
+      routerTokensPerBlock: 128,
+      trajectories: 30,
+    });
     const seen: (number | null)[] = [];
     observations.forEach((obs, i) => {
       state.apply(obs);
@@ -102,7 +118,13 @@ describe('router tokens_per_block inferred from routing (no source states it)', 
   });
 
   it('a router chunking 32 tokens over 128-token worker blocks: inert, but no tokens-per-block-mismatch on a guess', () => {
-    const { snapshot, input } = audit({ routing: 'prefix', routerSettings: false, blockSize: 128, routerTokensPerBlock: 32, trajectories: 60 });
+    const { snapshot, input } = audit({
+      routing: 'prefix',
+      routerSettings: false,
+      blockSize: 128,
+      routerTokensPerBlock: 32,
+      trajectories: 60,
+    });
     expect(snapshot.routerTokensPerBlock).toEqual({ value: null, from: null, candidates: [32, 128] });
     const ids = snapshot.findings.map((f) => f.id);
     expect(ids).toContain('cache-signal-inert');
@@ -116,7 +138,14 @@ describe('router tokens_per_block inferred from routing (no source states it)', 
   });
 
   it('events off (the seed): inert and events-absent, "predicted ≡ 0" under every candidate named as such', () => {
-    const { snapshot } = audit({ routing: 'random', routerSettings: false, blockSize: 128, routerTokensPerBlock: 32, events: false, trajectories: 60 });
+    const { snapshot } = audit({
+      routing: 'random',
+      routerSettings: false,
+      blockSize: 128,
+      routerTokensPerBlock: 32,
+      events: false,
+      trajectories: 60,
+    });
     const ids = snapshot.findings.map((f) => f.id);
     expect(ids).toContain('cache-signal-inert');
     expect(ids).toContain('events-absent');
@@ -125,9 +154,18 @@ describe('router tokens_per_block inferred from routing (no source states it)', 
   });
 
   it('a router that never polls: its table stays empty, predicted ≡ 0 under every candidate fires', () => {
-    const { snapshot } = audit({ routing: 'random', routerSettings: false, blockSize: 64, routerTokensPerBlock: 64, routerPolls: false, trajectories: 60 });
+    const { snapshot } = audit({
+      routing: 'random',
+      routerSettings: false,
+      blockSize: 64,
+      routerTokensPerBlock: 64,
+      routerPolls: false,
+      trajectories: 60,
+    });
     const inert = snapshot.findings.find((f) => f.id === 'cache-signal-inert');
-    expect(inert?.summary).toMatch(/predicts a match for 0\.0% of decisions under every tokens_per_block it may use \(32, 64\)/);
+    expect(inert?.summary).toMatch(
+      /predicts a match for 0\.0% of decisions under every tokens_per_block it may use \(32, 64\)/,
+    );
     expect(snapshot.findings.map((f) => f.id)).toContain('router-not-polling');
   });
 
@@ -141,18 +179,46 @@ describe('router tokens_per_block inferred from routing (no source states it)', 
 });
 
 describe('backfill_block_hashes_on_finish with the chunk size unknown', () => {
-  it('replays the router\'s own keys under every candidate: the next turn predicts a match on its server', () => {
+  it("replays the router's own keys under every candidate: the next turn predicts a match on its server", () => {
     const joins: DecisionJoin[] = [];
     const state = createSentinelState({ mode: 'relay' });
     state.subscribe((e) => e.kind === 'decision' && joins.push(e.join));
     const servers = ['ctx0', 'ctx1'];
     // an orchestrator log that states backfill but not tokens_per_block
-    state.apply({ kind: 'router-config', ts: 0, source: 'orchestrator-log', routerType: 'kv_cache_aware', tokensPerBlock: null, maxBatchSize: 64, backfillBlockHashesOnFinish: true, servers });
-    for (const server of servers) state.apply({ kind: 'server-info', ts: 0, server, hashAlgo: 'v1_block_key', tokensPerBlock: 64 });
+    state.apply({
+      kind: 'router-config',
+      ts: 0,
+      source: 'orchestrator-log',
+      routerType: 'kv_cache_aware',
+      tokensPerBlock: null,
+      maxBatchSize: 64,
+      backfillBlockHashesOnFinish: true,
+      servers,
+    });
+    for (const server of servers)
+      state.apply({ kind: 'server-info', ts: 0, server, hashAlgo: 'v1_block_key', tokensPerBlock: 64 });
     const prompt = Uint32Array.from({ length: 300 }, (_, i) => 7 + i);
     const turn = (ts: number, requestId: string, tokens: Uint32Array): void => {
-      state.apply({ kind: 'decision', ts, requestId, correlationId: 'c', server: 'ctx1', promptTokens: tokens, promptTokenCount: tokens.length, inflight: { ctx0: 0, ctx1: 0 } });
-      state.apply({ kind: 'outcome', ts: ts + 1, requestId, server: 'ctx1', ok: true, promptTokens: tokens.length, cachedTokens: 0, latencyMs: 1 });
+      state.apply({
+        kind: 'decision',
+        ts,
+        requestId,
+        correlationId: 'c',
+        server: 'ctx1',
+        promptTokens: tokens,
+        promptTokenCount: tokens.length,
+        inflight: { ctx0: 0, ctx1: 0 },
+      });
+      state.apply({
+        kind: 'outcome',
+        ts: ts + 1,
+        requestId,
+        server: 'ctx1',
+        ok: true,
+        promptTokens: tokens.length,
+        cachedTokens: 0,
+        latencyMs: 1,
+      });
     };
     turn(10, 'r0', prompt);
     turn(20, 'r1', Uint32Array.from([...prompt, 1, 2, 3]));
@@ -163,7 +229,16 @@ describe('backfill_block_hashes_on_finish with the chunk size unknown', () => {
     expect(joins[1]!.candidates.find((c) => c.server === 'ctx0')!.predictedTokens).toBe(0);
     expect(state.diagnosisInput(30).decisions.predictedAnyMatch).toBe(1);
     // a debug endpoint now states 64: the 64-token keys backfilled while the size was unknown are in the table
-    state.apply({ kind: 'router-config', ts: 40, source: 'debug-endpoint', routerType: 'kv_cache_aware', tokensPerBlock: 64, maxBatchSize: 64, backfillBlockHashesOnFinish: true, servers });
+    state.apply({
+      kind: 'router-config',
+      ts: 40,
+      source: 'debug-endpoint',
+      routerType: 'kv_cache_aware',
+      tokensPerBlock: 64,
+      maxBatchSize: 64,
+      backfillBlockHashesOnFinish: true,
+      servers,
+    });
     turn(50, 'r2', Uint32Array.from([...prompt, 1, 2, 3, 4, 5]));
     expect(joins[2]!.candidates.find((c) => c.server === 'ctx1')!.predictedTokens).toBe(256);
   });

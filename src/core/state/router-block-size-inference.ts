@@ -116,6 +116,8 @@ export class RouterBlockSizeInference {
   }
 
   stats(): BlockSizeCandidateStats[] {
-    return [...this.#stats.entries()].sort(([a], [b]) => a - b).map(([tokensPerBlock, s]) => ({ tokensPerBlock, ...s }));
+    return [...this.#stats.entries()]
+      .sort(([a], [b]) => a - b)
+      .map(([tokensPerBlock, s]) => ({ tokensPerBlock, ...s }));
   }
 }

@@ -6,7 +6,10 @@ import type { DecisionJoin, OutcomeJoin } from './joined-events.js';
 import { createSentinelState, type SentinelOptions } from './sentinel-state.js';
 
 function audit(mini: MiniOptions, options: SentinelOptions = {}) {
-  const state = createSentinelState({ thresholds: { minDecisions: 40, minFollowups: 30, minServerRequests: 10 }, ...options });
+  const state = createSentinelState({
+    thresholds: { minDecisions: 40, minFollowups: 30, minServerRequests: 10 },
+    ...options,
+  });
   const observations = miniCluster(mini);
   for (const obs of observations) state.apply(obs);
   const now = observations.at(-1)!.ts;
@@ -51,7 +54,9 @@ describe('sentinel state joins', () => {
     const ids = snapshot.findings.map((f) => f.id);
     expect(ids).toContain('events-absent');
     expect(ids).toContain('cache-signal-inert');
-    expect(snapshot.findings.find((f) => f.id === 'events-absent')!.fix).toMatch(/kv_cache_config\.event_buffer_max_size: \d+/);
+    expect(snapshot.findings.find((f) => f.id === 'events-absent')!.fix).toMatch(
+      /kv_cache_config\.event_buffer_max_size: \d+/,
+    );
   });
 
   it('router tokens_per_block ≠ worker block size: predicted matches ≡ 0 while the oracle sees prefixes', () => {
@@ -109,12 +114,39 @@ describe('sentinel state joins', () => {
   it('bounded memory: observations about servers past the server cap are ignored and counted', () => {
     const state = createSentinelState({ limits: { servers: 2 } });
     const decision = (requestId: string, server: string, inflight: Record<string, number> | null = null) =>
-      state.apply({ kind: 'decision', ts: 1, requestId, correlationId: null, server, promptTokens: null, promptTokenCount: 10, inflight });
+      state.apply({
+        kind: 'decision',
+        ts: 1,
+        requestId,
+        correlationId: null,
+        server,
+        promptTokens: null,
+        promptTokenCount: 10,
+        inflight,
+      });
     decision('a', 'ctx0');
     decision('b', 'ctx1', { ctx0: 1, ctx1: 0, ctx9: 4 });
     decision('c', 'ctx2');
-    state.apply({ kind: 'router-config', ts: 2, source: 'config', routerType: null, tokensPerBlock: null, maxBatchSize: null, backfillBlockHashesOnFinish: null, servers: ['ctx0', 'ctx3'] });
-    state.apply({ kind: 'outcome', ts: 3, requestId: 'c', server: 'ctx2', ok: true, promptTokens: 10, cachedTokens: 0, latencyMs: 1 });
+    state.apply({
+      kind: 'router-config',
+      ts: 2,
+      source: 'config',
+      routerType: null,
+      tokensPerBlock: null,
+      maxBatchSize: null,
+      backfillBlockHashesOnFinish: null,
+      servers: ['ctx0', 'ctx3'],
+    });
+    state.apply({
+      kind: 'outcome',
+      ts: 3,
+      requestId: 'c',
+      server: 'ctx2',
+      ok: true,
+      promptTokens: 10,
+      cachedTokens: 0,
+      latencyMs: 1,
+    });
     const snap = state.snapshot(3);
     expect(snap.servers.map((s) => s.server).sort()).toEqual(['ctx0', 'ctx1']);
     expect(snap.requests).toBe(2);
@@ -123,9 +155,36 @@ describe('sentinel state joins', () => {
 
   it('pending decisions expire after their TTL and are counted', () => {
     const state = createSentinelState({ limits: { pendingTtlMs: 1000 } });
-    state.apply({ kind: 'decision', ts: 0, requestId: 'a', correlationId: null, server: 'ctx0', promptTokens: null, promptTokenCount: 10, inflight: null });
-    state.apply({ kind: 'decision', ts: 5000, requestId: 'b', correlationId: null, server: 'ctx0', promptTokens: null, promptTokenCount: 10, inflight: null });
-    state.apply({ kind: 'outcome', ts: 5001, requestId: 'a', server: 'ctx0', ok: true, promptTokens: 10, cachedTokens: 0, latencyMs: 1 });
+    state.apply({
+      kind: 'decision',
+      ts: 0,
+      requestId: 'a',
+      correlationId: null,
+      server: 'ctx0',
+      promptTokens: null,
+      promptTokenCount: 10,
+      inflight: null,
+    });
+    state.apply({
+      kind: 'decision',
+      ts: 5000,
+      requestId: 'b',
+      correlationId: null,
+      server: 'ctx0',
+      promptTokens: null,
+      promptTokenCount: 10,
+      inflight: null,
+    });
+    state.apply({
+      kind: 'outcome',
+      ts: 5001,
+      requestId: 'a',
+      server: 'ctx0',
+      ok: true,
+      promptTokens: 10,
+      cachedTokens: 0,
+      latencyMs: 1,
+    });
     const snap = state.snapshot(5001);
     expect(snap.dropped.pendingDecisionsExpired).toBe(1);
     expect(snap.dropped.outcomesWithoutDecision).toBe(1);
@@ -133,7 +192,11 @@ describe('sentinel state joins', () => {
 
   it('hysteresis: a finding needs onAfter evaluations to turn on and offAfter to turn off', () => {
     // the source rule alone: with no traffic at all, evidence-insufficient would hold too
-    const state = createSentinelState({ hysteresis: { onAfter: 2, offAfter: 2 }, thresholds: { sourceDownMs: 0 }, rules: RULES.filter((r) => r.id === 'source-unreachable') });
+    const state = createSentinelState({
+      hysteresis: { onAfter: 2, offAfter: 2 },
+      thresholds: { sourceDownMs: 0 },
+      rules: RULES.filter((r) => r.id === 'source-unreachable'),
+    });
     state.apply({ kind: 'source-health', ts: 0, source: 'relay:ctx0', up: false, error: 'ECONNREFUSED' });
     expect(state.snapshot(1).findings).toEqual([]);
     const on = state.snapshot(2).findings;
@@ -171,17 +234,23 @@ describe('the joined-event stream for the live feed', () => {
     expect(chosen.oracleTokens).toBeGreaterThan(0);
     expect(outcomes.every((o) => o.oracleCachedTokens !== null && o.cachedTokens! <= o.oracleCachedTokens)).toBe(true);
     const followupIds = new Set(followup.map((d) => d.requestId));
-    expect(outcomes.filter((o) => followupIds.has(o.requestId)).every((o) => o.cachedTokens === o.oracleCachedTokens && !o.scattered)).toBe(true);
+    expect(
+      outcomes
+        .filter((o) => followupIds.has(o.requestId))
+        .every((o) => o.cachedTokens === o.oracleCachedTokens && !o.scattered),
+    ).toBe(true);
     // token counts only, never token ids
     expect(JSON.stringify(decisions)).not.toMatch(/\[\s*1[12],\s*1[23]/);
   });
 });
 
 describe('the exported oracle (per-server oracle cached tokens) follows the diagnosis', () => {
-  const sum = (snapshot: ReturnType<typeof audit>['snapshot'], pick: (s: (typeof snapshot.servers)[number]) => number): number =>
-    snapshot.servers.reduce((n, s) => n + pick(s), 0);
+  const sum = (
+    snapshot: ReturnType<typeof audit>['snapshot'],
+    pick: (s: (typeof snapshot.servers)[number]) => number,
+  ): number => snapshot.servers.reduce((n, s) => n + pick(s), 0);
 
-  it('events off: the sticky ideal, so the tokens lost equal hit-rate-below-oracle\'s', () => {
+  it("events off: the sticky ideal, so the tokens lost equal hit-rate-below-oracle's", () => {
     const { snapshot, input } = audit({ routing: 'random', events: false, trajectories: 60 }, { mode: 'relay' });
     expect(snapshot.oracleBasis).toBe('sticky-ideal');
     const oracle = sum(snapshot, (s) => s.oracleCachedTokens);
@@ -196,11 +265,13 @@ describe('the exported oracle (per-server oracle cached tokens) follows the diag
     expect(snapshot.oracleBasis).toBe('worker-truth');
     const oracle = sum(snapshot, (s) => s.oracleCachedTokens);
     expect(oracle).toBe(input.decisions.joinedOracleCachedTokens);
-    expect(snapshot.findings.find((f) => f.id === 'hit-rate-below-oracle')?.evidence.tokens_lost).toBe(oracle - sum(snapshot, (s) => s.cachedTokens));
+    expect(snapshot.findings.find((f) => f.id === 'hit-rate-below-oracle')?.evidence.tokens_lost).toBe(
+      oracle - sum(snapshot, (s) => s.cachedTokens),
+    );
   });
 });
 
-describe('sentinel state: text and chat requests (no ids in the request, the worker\'s ids in the response)', () => {
+describe("sentinel state: text and chat requests (no ids in the request, the worker's ids in the response)", () => {
   it('takes the oracle from worker truth with the worker ids, never below the realised hit', () => {
     const { snapshot, input } = audit({ routing: 'random', promptForm: 'chat', trajectories: 60 });
     const d = input.decisions;
@@ -234,18 +305,35 @@ describe('sentinel state: text and chat requests (no ids in the request, the wor
 
   it('counts unreadable requests per server and reason for the diagnosis', () => {
     const state = createSentinelState();
-    const base = { kind: 'decision', correlationId: null, promptTokens: null, promptTokenCount: null, inflight: null } as const;
+    const base = {
+      kind: 'decision',
+      correlationId: null,
+      promptTokens: null,
+      promptTokenCount: null,
+      inflight: null,
+    } as const;
     state.apply({ ...base, ts: 1, requestId: 'a', server: 'ctx0', unreadable: 'unknown_encoding' });
     state.apply({ ...base, ts: 2, requestId: 'b', server: 'ctx0', unreadable: 'unknown_encoding' });
     state.apply({ ...base, ts: 3, requestId: 'c', server: 'ctx1', unreadable: 'too_large' });
     const servers = state.diagnosisInput(10).servers;
-    expect(servers.find((s) => s.server === 'ctx0')?.unreadableRequests).toEqual({ unknown_encoding: 2, malformed: 0, too_large: 0, no_prompt: 0 });
+    expect(servers.find((s) => s.server === 'ctx0')?.unreadableRequests).toEqual({
+      unknown_encoding: 2,
+      malformed: 0,
+      too_large: 0,
+      no_prompt: 0,
+    });
     expect(servers.find((s) => s.server === 'ctx1')?.unreadableRequests.too_large).toBe(1);
   });
 
   it('a healthy audit still says how many CTX bodies the relay could not read (never silent, never a page)', () => {
     const { state } = audit({ routing: 'sticky' });
-    const base = { kind: 'decision', correlationId: null, promptTokens: null, promptTokenCount: null, inflight: null } as const;
+    const base = {
+      kind: 'decision',
+      correlationId: null,
+      promptTokens: null,
+      promptTokenCount: null,
+      inflight: null,
+    } as const;
     state.apply({ ...base, ts: 10_000_000, requestId: 'u1', server: 'ctx0', unreadable: 'unknown_encoding' });
     state.apply({ ...base, ts: 10_000_001, requestId: 'u2', server: 'ctx0', unreadable: 'malformed' });
     const snapshot = state.snapshot(10_000_002);

@@ -127,10 +127,19 @@ export interface SentinelStateSnapshot extends SentinelSnapshot {
   readonly tokensLostPerSecond: number | null;
   readonly oracleBasis: 'worker-truth' | 'sticky-ideal' | null;
   /** the router's tokens_per_block: stated (from = the source), inferred from its routing (from = 'inferred'), or unknown */
-  readonly routerTokensPerBlock: { readonly value: number | null; readonly from: string | null; readonly candidates: readonly number[] };
+  readonly routerTokensPerBlock: {
+    readonly value: number | null;
+    readonly from: string | null;
+    readonly candidates: readonly number[];
+  };
   /** share of follow-up turns that went back to their previous server; null before any */
   readonly stickiness: number | null;
   readonly ruleErrors: number;
   /** servers whose events came from a ZMQ stream, with the engine and how its hashes entered the tables */
-  readonly eventStreams: readonly { readonly server: string; readonly engine: string; readonly hashes: 'native' | 'rekeyed'; readonly vllmHashing: StreamOrigin['vllmHashing'] | null }[];
+  readonly eventStreams: readonly {
+    readonly server: string;
+    readonly engine: string;
+    readonly hashes: 'native' | 'rekeyed';
+    readonly vllmHashing: StreamOrigin['vllmHashing'] | null;
+  }[];
 }

@@ -7,7 +7,11 @@ import type { WorkerEventsObservation } from '../observe/observation.js';
 import type { StreamOrigin } from '../stream/stream-engine.js';
 import { ObservationDigester } from './observation-digester.js';
 
-const TOKENS = [[1, 2, 3, 4], [5, 6, 7, 8], [9, 10, 11, 12]];
+const TOKENS = [
+  [1, 2, 3, 4],
+  [5, 6, 7, 8],
+  [9, 10, 11, 12],
+];
 const KEYS = v2Chain(TOKENS.flat(), 4).map(truncateKeyToU64);
 
 function checks(hashes: readonly bigint[], stream: StreamOrigin): string[] {
@@ -17,7 +21,12 @@ function checks(hashes: readonly bigint[], stream: StreamOrigin): string[] {
     server: 'ctx0',
     firstSeq: 0,
     stream,
-    events: [kvEvent({ type: 'stored', parentHash: null, blocks: hashes.map((h, i) => storedBlock(h, 0, TOKENS[i])) }, { hashAlgo: 'v2_sha256_64' })],
+    events: [
+      kvEvent(
+        { type: 'stored', parentHash: null, blocks: hashes.map((h, i) => storedBlock(h, 0, TOKENS[i])) },
+        { hashAlgo: 'v2_sha256_64' },
+      ),
+    ],
   };
   const d = new ObservationDigester().digest(obs);
   return d?.kind === 'worker-events' ? [...(d.digest.stored[0]?.checks ?? [])] : [];
@@ -32,10 +41,18 @@ describe('hash checks of streamed events', () => {
   });
 
   it('calls a root that does not recompute unverifiable (a salted request), never a mismatch', () => {
-    expect(checks([KEYS[0]! ^ 1n, KEYS[1]!, KEYS[2]!], trtllm)).toEqual(['unverifiable', 'unverifiable', 'unverifiable']);
+    expect(checks([KEYS[0]! ^ 1n, KEYS[1]!, KEYS[2]!], trtllm)).toEqual([
+      'unverifiable',
+      'unverifiable',
+      'unverifiable',
+    ]);
   });
 
   it('verifies nothing of a re-keyed engine', () => {
-    expect(checks(KEYS, { engine: 'vllm', hashes: 'rekeyed' })).toEqual(['unverifiable', 'unverifiable', 'unverifiable']);
+    expect(checks(KEYS, { engine: 'vllm', hashes: 'rekeyed' })).toEqual([
+      'unverifiable',
+      'unverifiable',
+      'unverifiable',
+    ]);
   });
 });

@@ -28,7 +28,11 @@ export class WindowedCounters {
     const count = windowMs === null ? 1 : Math.max(1, Math.floor(options.buckets ?? 30));
     this.#windowMs = windowMs;
     this.#bucketMs = windowMs === null ? Number.POSITIVE_INFINITY : windowMs / count;
-    this.#ring = Array.from({ length: count }, () => ({ start: Number.NEGATIVE_INFINITY, sums: new Map(), maxes: new Map() }));
+    this.#ring = Array.from({ length: count }, () => ({
+      start: Number.NEGATIVE_INFINITY,
+      sums: new Map(),
+      maxes: new Map(),
+    }));
   }
 
   get windowMs(): number | null {

@@ -11,7 +11,23 @@ describe('decodeStreamBatch', () => {
     const signed = BigInt.asIntN(64, BIG);
     expect(signed < 0n).toBe(true);
     const d = decodeStreamBatch(
-      encode([1.5, [{ type: 'BlockStored', block_hashes: [signed, 7], parent_block_hash: -1, token_ids: [1, 2, 3, 4], block_size: 2, lora_id: null, medium: 'GPU', lora_name: null }, { type: 'BlockRemoved', block_hashes: [signed], medium: 'GPU' }], 3]),
+      encode([
+        1.5,
+        [
+          {
+            type: 'BlockStored',
+            block_hashes: [signed, 7],
+            parent_block_hash: -1,
+            token_ids: [1, 2, 3, 4],
+            block_size: 2,
+            lora_id: null,
+            medium: 'GPU',
+            lora_name: null,
+          },
+          { type: 'BlockRemoved', block_hashes: [signed], medium: 'GPU' },
+        ],
+        3,
+      ]),
     );
     expect(d.issues).toEqual([]);
     expect(d.batch?.rank).toBe(3);
@@ -24,10 +40,23 @@ describe('decodeStreamBatch', () => {
   it('reads a newer vLLM map batch and an older vLLM / SGLang positional one', () => {
     const map = decodeStreamBatch(encode({ ts: 2, events: [{ type: 'AllBlocksCleared' }], data_parallel_rank: 1 }));
     expect(map.batch).toEqual({ ts: 2, rank: 1, events: [{ type: 'all_cleared' }] });
-    const legacy = decodeStreamBatch(encode([3, [['BlockStored', [BIG], null, [9, 9], 2, null, 'CPU'], ['BlockRemoved', [5]]]]));
+    const legacy = decodeStreamBatch(
+      encode([
+        3,
+        [
+          ['BlockStored', [BIG], null, [9, 9], 2, null, 'CPU'],
+          ['BlockRemoved', [5]],
+        ],
+      ]),
+    );
     expect(legacy.issues).toEqual([]);
     expect(legacy.batch?.rank).toBeNull();
-    expect(legacy.batch?.events[0]).toMatchObject({ type: 'stored', blockHashes: [BIG], parentHash: null, medium: 'CPU' });
+    expect(legacy.batch?.events[0]).toMatchObject({
+      type: 'stored',
+      blockHashes: [BIG],
+      parentHash: null,
+      medium: 'CPU',
+    });
     expect(legacy.batch?.events[1]).toEqual({ type: 'removed', blockHashes: [5n], medium: null, groupIdx: null });
   });
 
@@ -42,24 +71,80 @@ describe('decodeStreamBatch', () => {
   it("keeps vLLM's bytes hashes in full and its per-block extra_keys, for recomputing them", () => {
     const h = (b: number): Uint8Array => new Uint8Array(32).fill(b);
     const d = decodeStreamBatch(
-      encode({ ts: 0, events: [{ type: 'BlockStored', block_hashes: [h(1), h(2)], parent_block_hash: h(3), token_ids: [1, 2, 3, 4], block_size: 2, lora_id: null, medium: 'GPU', lora_name: 'l', extra_keys: [['l', 'salt'], ['l', ['mm', -1]]] }] }),
+      encode({
+        ts: 0,
+        events: [
+          {
+            type: 'BlockStored',
+            block_hashes: [h(1), h(2)],
+            parent_block_hash: h(3),
+            token_ids: [1, 2, 3, 4],
+            block_size: 2,
+            lora_id: null,
+            medium: 'GPU',
+            lora_name: 'l',
+            extra_keys: [
+              ['l', 'salt'],
+              ['l', ['mm', -1]],
+            ],
+          },
+        ],
+      }),
     );
     const e = d.batch!.events[0]!;
-    expect(e.type === 'stored' && { bytes: e.blockHashBytes?.map((b) => b?.[0]), parent: e.parentHashBytes?.length, extra: e.blockExtraKeys, any: e.extraKeys }).toEqual({
+    expect(
+      e.type === 'stored' && {
+        bytes: e.blockHashBytes?.map((b) => b?.[0]),
+        parent: e.parentHashBytes?.length,
+        extra: e.blockExtraKeys,
+        any: e.extraKeys,
+      },
+    ).toEqual({
       bytes: [1, 2],
       parent: 32,
-      extra: [['l', 'salt'], ['l', ['mm', -1]]],
+      extra: [
+        ['l', 'salt'],
+        ['l', ['mm', -1]],
+      ],
       any: true,
     });
     // int hashes, extra_keys absent (older vLLM) or not one per block, or holding a float: nothing kept to recompute with
-    const ints = decodeStreamBatch(encode([0, [['BlockStored', [5, 6], 4, [1, 2, 3, 4], 2, null, 'GPU']]])).batch!.events[0]!;
-    expect(ints.type === 'stored' && [ints.blockHashBytes, ints.parentHashBytes, ints.blockExtraKeys]).toEqual([null, null, null]);
-    const odd = decodeStreamBatch(encode({ ts: 0, events: [{ type: 'BlockStored', block_hashes: [5], parent_block_hash: null, token_ids: [1, 2], block_size: 2, extra_keys: [[0.5]] }] })).batch!.events[0]!;
+    const ints = decodeStreamBatch(encode([0, [['BlockStored', [5, 6], 4, [1, 2, 3, 4], 2, null, 'GPU']]])).batch!
+      .events[0]!;
+    expect(ints.type === 'stored' && [ints.blockHashBytes, ints.parentHashBytes, ints.blockExtraKeys]).toEqual([
+      null,
+      null,
+      null,
+    ]);
+    const odd = decodeStreamBatch(
+      encode({
+        ts: 0,
+        events: [
+          {
+            type: 'BlockStored',
+            block_hashes: [5],
+            parent_block_hash: null,
+            token_ids: [1, 2],
+            block_size: 2,
+            extra_keys: [[0.5]],
+          },
+        ],
+      }),
+    ).batch!.events[0]!;
     expect(odd.type === 'stored' && odd.blockExtraKeys).toBeNull();
   });
 
   it('skips a bad event with an issue naming its position and keeps the others', () => {
-    const d = decodeStreamBatch(encode([0, [{ type: 'BlockStored', block_hashes: [1.5], token_ids: [], block_size: 1 }, { type: 'Nope' }, { type: 'BlockRemoved', block_hashes: [1] }]]));
+    const d = decodeStreamBatch(
+      encode([
+        0,
+        [
+          { type: 'BlockStored', block_hashes: [1.5], token_ids: [], block_size: 1 },
+          { type: 'Nope' },
+          { type: 'BlockRemoved', block_hashes: [1] },
+        ],
+      ]),
+    );
     expect(d.issues.map((i) => [i.code, i.path])).toEqual([
       ['hash-float', '$.events[0].block_hashes[0]'],
       ['unknown-event-type', '$.events[1].type'],
@@ -80,7 +165,10 @@ describe('stream frames', () => {
     const live = decodeLiveMessage([new TextEncoder().encode('kv'), encodeSeq(2n ** 63n), payload]);
     expect(live).toEqual({ ok: true, value: { topic: 'kv', seq: 2n ** 63n, payload } });
     expect(decodeLiveMessage([encodeSeq(1n), payload]).ok).toBe(false);
-    expect(decodeLiveMessage([new Uint8Array(0), new Uint8Array(3), payload])).toMatchObject({ ok: false, issue: { code: 'stream-bad-seq' } });
+    expect(decodeLiveMessage([new Uint8Array(0), new Uint8Array(3), payload])).toMatchObject({
+      ok: false,
+      issue: { code: 'stream-bad-seq' },
+    });
     const empty = new Uint8Array(0);
     expect(decodeReplayMessage([empty, empty, encodeSeq(4n), payload])).toMatchObject({ ok: true, value: { seq: 4n } }); // TensorRT-LLM
     expect(decodeReplayMessage([empty, encodeSeq(4n), payload])).toMatchObject({ ok: true, value: { seq: 4n } }); // vLLM, SGLang

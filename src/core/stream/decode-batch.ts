@@ -61,7 +61,19 @@ export interface StreamBatchDecode {
 
 const MAX_ISSUES = 16;
 const U64 = 64;
-const STORED_FIELDS = ['block_hashes', 'parent_block_hash', 'token_ids', 'block_size', 'lora_id', 'medium', 'lora_name', 'extra_keys', 'group_idx', 'kv_cache_spec_kind', 'kv_cache_spec_sliding_window'] as const;
+const STORED_FIELDS = [
+  'block_hashes',
+  'parent_block_hash',
+  'token_ids',
+  'block_size',
+  'lora_id',
+  'medium',
+  'lora_name',
+  'extra_keys',
+  'group_idx',
+  'kv_cache_spec_kind',
+  'kv_cache_spec_sliding_window',
+] as const;
 const REMOVED_FIELDS = ['block_hashes', 'medium', 'group_idx'] as const;
 
 class BadValue extends Error {
@@ -89,7 +101,8 @@ function toHash(v: unknown, path: string): bigint {
   if (typeof v === 'bigint') return BigInt.asUintN(U64, v);
   if (typeof v === 'number') {
     if (!Number.isInteger(v)) throw new BadValue('hash-float', path, `${path}: the hash ${v} is not an integer`);
-    if (!Number.isSafeInteger(v)) throw new BadValue('hash-float', path, `${path}: the hash ${v} was encoded as a float (precision lost)`);
+    if (!Number.isSafeInteger(v))
+      throw new BadValue('hash-float', path, `${path}: the hash ${v} was encoded as a float (precision lost)`);
     return BigInt.asUintN(U64, BigInt(v));
   }
   if (v instanceof Uint8Array) {
@@ -112,13 +125,15 @@ function toExtraKeys(v: unknown, blocks: number): (VllmExtraKey | null)[] | null
 }
 
 function toHashes(v: unknown, path: string): bigint[] {
-  if (!Array.isArray(v)) throw new BadValue('wrong-type', path, `${path}: expected a list of hashes, got ${describe(v)}`);
+  if (!Array.isArray(v))
+    throw new BadValue('wrong-type', path, `${path}: expected a list of hashes, got ${describe(v)}`);
   return v.map((h, i) => toHash(h, `${path}[${i}]`));
 }
 
 function toCount(v: unknown, path: string): number {
   const n = typeof v === 'bigint' && v >= 0n && v <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(v) : v;
-  if (typeof n !== 'number' || !Number.isSafeInteger(n) || n < 0) throw new BadValue('wrong-type', path, `${path}: expected a non-negative integer, got ${describe(v)}`);
+  if (typeof n !== 'number' || !Number.isSafeInteger(n) || n < 0)
+    throw new BadValue('wrong-type', path, `${path}: expected a non-negative integer, got ${describe(v)}`);
   return n;
 }
 
@@ -133,14 +148,21 @@ function optString(v: unknown, path: string): string | null {
 }
 
 function toTokens(v: unknown, path: string): Uint32Array | null {
-  if (!Array.isArray(v)) throw new BadValue('wrong-type', path, `${path}: expected a list of token ids, got ${describe(v)}`);
+  if (!Array.isArray(v))
+    throw new BadValue('wrong-type', path, `${path}: expected a list of token ids, got ${describe(v)}`);
   const list = v as readonly unknown[];
   const out = new Uint32Array(list.length);
   for (let i = 0; i < list.length; i++) {
     const t = list[i];
     if (typeof t === 'number' && Number.isInteger(t) && t >= 0 && t <= 0xffff_ffff) out[i] = t;
-    else if (typeof t === 'string') return null; // TensorRT-LLM's EventTokenId may be a string (multimodal)
-    else throw new BadValue('token-id-out-of-range', `${path}[${i}]`, `${path}[${i}]: ${describe(t)} is not a token id (0..2^32-1)`);
+    else if (typeof t === 'string')
+      return null; // TensorRT-LLM's EventTokenId may be a string (multimodal)
+    else
+      throw new BadValue(
+        'token-id-out-of-range',
+        `${path}[${i}]`,
+        `${path}[${i}]: ${describe(t)} is not a token id (0..2^32-1)`,
+      );
   }
   return out;
 }
@@ -166,12 +188,14 @@ function fieldsOf(v: unknown, names: readonly string[]): Fields {
 }
 
 function decodeEvent(v: unknown, path: string): StreamEvent {
-  if (!Array.isArray(v) && !isRecord(v)) throw new BadValue('wrong-type', path, `${path}: an event must be a map or a tagged array, got ${describe(v)}`);
+  if (!Array.isArray(v) && !isRecord(v))
+    throw new BadValue('wrong-type', path, `${path}: an event must be a map or a tagged array, got ${describe(v)}`);
   const tag: unknown = Array.isArray(v) ? (v as readonly unknown[])[0] : own(v, 'type');
   if (tag === 'BlockStored') {
     const field = fieldsOf(v, STORED_FIELDS);
     const hashes = field('block_hashes');
-    if (hashes === undefined) throw new BadValue('missing-field', `${path}.block_hashes`, `${path}: BlockStored without block_hashes`);
+    if (hashes === undefined)
+      throw new BadValue('missing-field', `${path}.block_hashes`, `${path}: BlockStored without block_hashes`);
     const parent = field('parent_block_hash');
     const extra = field('extra_keys');
     const mm = Array.isArray(v) ? undefined : own(v, 'mm_keys');
@@ -193,17 +217,29 @@ function decodeEvent(v: unknown, path: string): StreamEvent {
       medium: optString(field('medium'), `${path}.medium`),
       groupIdx: optCount(field('group_idx'), `${path}.group_idx`),
       slidingWindow: optCount(field('kv_cache_spec_sliding_window'), `${path}.kv_cache_spec_sliding_window`),
-      extraKeys: (Array.isArray(extra) && extra.some((k) => k !== null)) || (Array.isArray(mm) && mm.some((k) => Array.isArray(k) && k.length > 0)),
+      extraKeys:
+        (Array.isArray(extra) && extra.some((k) => k !== null)) ||
+        (Array.isArray(mm) && mm.some((k) => Array.isArray(k) && k.length > 0)),
     };
   }
   if (tag === 'BlockRemoved') {
     const field = fieldsOf(v, REMOVED_FIELDS);
     const hashes = field('block_hashes');
-    if (hashes === undefined) throw new BadValue('missing-field', `${path}.block_hashes`, `${path}: BlockRemoved without block_hashes`);
-    return { type: 'removed', blockHashes: toHashes(hashes, `${path}.block_hashes`), medium: optString(field('medium'), `${path}.medium`), groupIdx: optCount(field('group_idx'), `${path}.group_idx`) };
+    if (hashes === undefined)
+      throw new BadValue('missing-field', `${path}.block_hashes`, `${path}: BlockRemoved without block_hashes`);
+    return {
+      type: 'removed',
+      blockHashes: toHashes(hashes, `${path}.block_hashes`),
+      medium: optString(field('medium'), `${path}.medium`),
+      groupIdx: optCount(field('group_idx'), `${path}.group_idx`),
+    };
   }
   if (tag === 'AllBlocksCleared') return { type: 'all_cleared' };
-  throw new BadValue('unknown-event-type', `${path}.type`, `${path}: unknown event type ${describe(tag)} (expected BlockStored, BlockRemoved or AllBlocksCleared)`);
+  throw new BadValue(
+    'unknown-event-type',
+    `${path}.type`,
+    `${path}: unknown event type ${describe(tag)} (expected BlockStored, BlockRemoved or AllBlocksCleared)`,
+  );
 }
 
 function toTs(v: unknown): number | null {
@@ -218,7 +254,17 @@ export function decodeStreamBatch(payload: Uint8Array): StreamBatchDecode {
   try {
     doc = decode(payload, { useBigInt64: true });
   } catch (err) {
-    return { batch: null, issues: [{ code: 'stream-not-msgpack', message: `payload (${payload.length} bytes) is not msgpack: ${err instanceof Error ? err.message : String(err)}`, path: 'payload', offset: null }] };
+    return {
+      batch: null,
+      issues: [
+        {
+          code: 'stream-not-msgpack',
+          message: `payload (${payload.length} bytes) is not msgpack: ${err instanceof Error ? err.message : String(err)}`,
+          path: 'payload',
+          offset: null,
+        },
+      ],
+    };
   }
   let ts: unknown;
   let events: unknown;
@@ -230,7 +276,17 @@ export function decodeStreamBatch(payload: Uint8Array): StreamBatchDecode {
     rank = own(doc, 'data_parallel_rank') ?? own(doc, 'attn_dp_rank');
   }
   if (!Array.isArray(events)) {
-    return { batch: null, issues: [{ code: 'stream-bad-batch', message: `payload: a batch is [ts, events, rank?] or {ts, events, data_parallel_rank}, got ${describe(doc)}`, path: 'payload', offset: null }] };
+    return {
+      batch: null,
+      issues: [
+        {
+          code: 'stream-bad-batch',
+          message: `payload: a batch is [ts, events, rank?] or {ts, events, data_parallel_rank}, got ${describe(doc)}`,
+          path: 'payload',
+          offset: null,
+        },
+      ],
+    };
   }
   const issues: WireIssue[] = [];
   let batchRank: number | null = null;
@@ -247,10 +303,17 @@ export function decodeStreamBatch(payload: Uint8Array): StreamBatchDecode {
       out.push(decodeEvent(events[i], `$.events[${i}]`));
     } catch (err) {
       if (!(err instanceof BadValue)) throw err;
-      if (issues.length < MAX_ISSUES) issues.push({ code: err.code, message: err.message, path: err.path, offset: null });
+      if (issues.length < MAX_ISSUES)
+        issues.push({ code: err.code, message: err.message, path: err.path, offset: null });
       else suppressed++;
     }
   }
-  if (suppressed > 0) issues.push({ code: 'issues-suppressed', message: `${suppressed} more bad events in this batch`, path: '$.events', offset: null });
+  if (suppressed > 0)
+    issues.push({
+      code: 'issues-suppressed',
+      message: `${suppressed} more bad events in this batch`,
+      path: '$.events',
+      offset: null,
+    });
   return { batch: { ts: toTs(ts), rank: batchRank, events: out }, issues };
 }

@@ -32,7 +32,13 @@ export class StreamRekeyer {
   }
 
   /** Chains the blocks of one stored event; `blocks` are the tokens of each block, in order. */
-  stored(rank: number, parent: bigint | null, hashes: readonly bigint[], blocks: readonly Uint32Array[], loraId: bigint | null): RekeyedBlocks {
+  stored(
+    rank: number,
+    parent: bigint | null,
+    hashes: readonly bigint[],
+    blocks: readonly Uint32Array[],
+    loraId: bigint | null,
+  ): RekeyedBlocks {
     const map = this.#map(rank);
     let key = parent === null ? v2RootKey({ loraId }) : map.get(parent);
     if (key === undefined) return { keys: null, parentKey: null };

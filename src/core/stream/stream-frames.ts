@@ -12,7 +12,8 @@ export interface StreamMessage {
   readonly payload: Uint8Array;
 }
 
-export type FrameDecode<T> = { readonly ok: true; readonly value: T } | { readonly ok: false; readonly issue: WireIssue };
+export type FrameDecode<T> =
+  { readonly ok: true; readonly value: T } | { readonly ok: false; readonly issue: WireIssue };
 
 const END_SEQ = 0xffff_ffff_ffff_ffffn;
 
@@ -21,7 +22,12 @@ function issue(code: WireIssueCode, message: string, path: string): { ok: false;
 }
 
 function readSeq(frame: Uint8Array, path: string): FrameDecode<bigint> {
-  if (frame.length !== 8) return issue('stream-bad-seq', `${path}: the sequence frame has ${frame.length} bytes, expected 8 (u64 big-endian)`, path);
+  if (frame.length !== 8)
+    return issue(
+      'stream-bad-seq',
+      `${path}: the sequence frame has ${frame.length} bytes, expected 8 (u64 big-endian)`,
+      path,
+    );
   const view = new DataView(frame.buffer, frame.byteOffset, 8);
   return { ok: true, value: view.getBigUint64(0, false) };
 }
@@ -30,7 +36,12 @@ const utf8 = new TextDecoder('utf-8', { fatal: false });
 
 /** A live PUB message: exactly [topic, seq, payload]. */
 export function decodeLiveMessage(frames: readonly Uint8Array[]): FrameDecode<StreamMessage> {
-  if (frames.length !== 3) return issue('stream-bad-frames', `a live message has ${frames.length} frames, expected 3 ([topic, seq, payload])`, 'frames');
+  if (frames.length !== 3)
+    return issue(
+      'stream-bad-frames',
+      `a live message has ${frames.length} frames, expected 3 ([topic, seq, payload])`,
+      'frames',
+    );
   const seq = readSeq(frames[1]!, 'frames[1]');
   if (!seq.ok) return seq;
   return { ok: true, value: { topic: utf8.decode(frames[0]), seq: seq.value, payload: frames[2]! } };
@@ -51,7 +62,11 @@ export function decodeReplayMessage(frames: readonly Uint8Array[]): FrameDecode<
     seqFrame = rest[0]!;
     payload = rest[1]!;
   } else {
-    return issue('stream-bad-frames', `a replay reply has ${frames.length} frames, expected ["", topic, seq, payload] or ["", seq, payload]`, 'frames');
+    return issue(
+      'stream-bad-frames',
+      `a replay reply has ${frames.length} frames, expected ["", topic, seq, payload] or ["", seq, payload]`,
+      'frames',
+    );
   }
   const seq = readSeq(seqFrame, 'replay.seq');
   if (!seq.ok) return seq;

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { StreamSequencer, type SequencerAction } from './stream-sequencer.js';
 
-const delivered = (actions: readonly SequencerAction<string>[]): string[] => actions.flatMap((a) => (a.type === 'deliver' ? [a.item] : []));
+const delivered = (actions: readonly SequencerAction<string>[]): string[] =>
+  actions.flatMap((a) => (a.type === 'deliver' ? [a.item] : []));
 
 describe('StreamSequencer', () => {
   it('delivers consecutive seqs and counts a jump as a gap without replay', () => {

@@ -86,7 +86,12 @@ export class StreamEventConverter {
           hashes = keys.filter((k): k is bigint => k !== null);
         }
         if (hashes.length > 0) {
-          events.push({ ...base, data: { type: 'removed', blockHashes: hashes }, windowSize: null, layerGroupId: event.groupIdx });
+          events.push({
+            ...base,
+            data: { type: 'removed', blockHashes: hashes },
+            windowSize: null,
+            layerGroupId: event.groupIdx,
+          });
           engineChecks.push(null);
         }
         return;
@@ -95,7 +100,15 @@ export class StreamEventConverter {
       if (split === null) {
         unresolvedBlocks += event.blockHashes.length;
         if (this.#rekeyer === null) {
-          events.push(this.#stored(base, event, event.blockHashes, event.parentHash, event.blockHashes.map(() => NO_TOKENS)));
+          events.push(
+            this.#stored(
+              base,
+              event,
+              event.blockHashes,
+              event.parentHash,
+              event.blockHashes.map(() => NO_TOKENS),
+            ),
+          );
           engineChecks.push(null);
         }
         return;
@@ -108,7 +121,12 @@ export class StreamEventConverter {
       // checked before re-keying: the check chains on the engine's hashes, whatever the re-keyer knows
       // a block_size the tokens do not fit (hybrid models, Dynamo #9376) leaves the split uncertain: never a mismatch
       const consistent = event.tokens !== null && event.tokens.length === event.blockHashes.length * event.blockSize;
-      const checks = this.#vllm === null ? null : consistent ? this.#vllm.check(rank, event, split) : split.map(() => 'unverifiable' as const);
+      const checks =
+        this.#vllm === null
+          ? null
+          : consistent
+            ? this.#vllm.check(rank, event, split)
+            : split.map(() => 'unverifiable' as const);
       const rekeyed = this.#rekeyer.stored(rank, event.parentHash, event.blockHashes, split, event.loraId);
       if (rekeyed.keys === null) {
         unresolvedBlocks += event.blockHashes.length;
@@ -117,10 +135,22 @@ export class StreamEventConverter {
       events.push(this.#stored(base, event, rekeyed.keys, rekeyed.parentKey, split));
       engineChecks.push(checks);
     });
-    return { events, issues, unresolvedBlocks, unknownRemovals, engineChecks: this.#vllm === null ? null : engineChecks };
+    return {
+      events,
+      issues,
+      unresolvedBlocks,
+      unknownRemovals,
+      engineChecks: this.#vllm === null ? null : engineChecks,
+    };
   }
 
-  #stored(base: Pick<KvEvent, 'eventId' | 'attentionDpRank' | 'hashAlgo'>, event: StreamStored, hashes: readonly bigint[], parent: bigint | null, tokens: readonly Uint32Array[]): KvEvent {
+  #stored(
+    base: Pick<KvEvent, 'eventId' | 'attentionDpRank' | 'hashAlgo'>,
+    event: StreamStored,
+    hashes: readonly bigint[],
+    parent: bigint | null,
+    tokens: readonly Uint32Array[],
+  ): KvEvent {
     const level = cacheLevel(event.medium);
     const blocks: StoredBlock[] = hashes.map((blockHash, i) => ({
       blockHash,
@@ -132,7 +162,12 @@ export class StreamEventConverter {
       cacheSalt: null,
       loraId: event.loraId,
     }));
-    return { ...base, data: { type: 'stored', parentHash: parent, blocks }, windowSize: event.slidingWindow, layerGroupId: event.groupIdx };
+    return {
+      ...base,
+      data: { type: 'stored', parentHash: parent, blocks },
+      windowSize: event.slidingWindow,
+      layerGroupId: event.groupIdx,
+    };
   }
 
   get engine(): StreamEngine {

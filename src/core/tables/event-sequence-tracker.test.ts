@@ -2,7 +2,11 @@ import { describe, expect, it } from 'vitest';
 import { removed, stored } from '../../../test/helpers/kv-event-builders.js';
 import { EventSequenceTracker, type SequenceObservation } from './event-sequence-tracker.js';
 
-const obs = (kind: SequenceObservation['kind'], missing = 0, first = false): SequenceObservation => ({ kind, missing, first });
+const obs = (kind: SequenceObservation['kind'], missing = 0, first = false): SequenceObservation => ({
+  kind,
+  missing,
+  first,
+});
 
 describe('EventSequenceTracker', () => {
   it.each<[string, number[], SequenceObservation[]]>([
@@ -26,8 +30,24 @@ describe('EventSequenceTracker', () => {
     tracker.observe('s', 1, 7); // duplicate
     tracker.observe('s', 1, 0); // reset
     const [r0, r1] = tracker.ranks('s');
-    expect(r0).toMatchObject({ attentionDpRank: 0, events: 3, gaps: 0, missedEvents: 0, resets: 0, lastEventId: 2, expectedEventId: 3 });
-    expect(r1).toMatchObject({ attentionDpRank: 1, events: 6, gaps: 1, missedEvents: 4, resets: 1, duplicates: 1, lastEventId: 0 });
+    expect(r0).toMatchObject({
+      attentionDpRank: 0,
+      events: 3,
+      gaps: 0,
+      missedEvents: 0,
+      resets: 0,
+      lastEventId: 2,
+      expectedEventId: 3,
+    });
+    expect(r1).toMatchObject({
+      attentionDpRank: 1,
+      events: 6,
+      gaps: 1,
+      missedEvents: 4,
+      resets: 1,
+      duplicates: 1,
+      lastEventId: 0,
+    });
     expect(tracker.ranks().map((r) => `${r.server}/${r.attentionDpRank}`)).toEqual(['s/0', 's/1', 't/0']);
   });
 

@@ -51,7 +51,11 @@ describe('RouterReplicaTable', () => {
     expect(table.hashAlgoOf('s')).toBe('v1_block_key');
     expect(table.matchedBlocks('s', keys(1n))).toBe(1);
     expect(table.matchedBlocks('s', keys(2n))).toBe(0);
-    expect(table.apply('s', created([8192, 0], { hashAlgo: 'v2_sha256_64' }))).toEqual({ added: 0, removed: 0, ignored: false });
+    expect(table.apply('s', created([8192, 0], { hashAlgo: 'v2_sha256_64' }))).toEqual({
+      added: 0,
+      removed: 0,
+      ignored: false,
+    });
     expect(table.hashAlgoOf('s')).toBe('v2_sha256_64');
     expect(table.matchedBlocks('s', keys(2n))).toBe(1);
     expect(table.matchedBlocks('s', keys(1n), 'v1_block_key')).toBe(1);
@@ -112,28 +116,36 @@ describe('RouterReplicaTable', () => {
       hashes: fc.array(keyArb, { maxLength: 4 }),
     });
     fc.assert(
-      fc.property(fc.array(eventArb, { maxLength: 50, size: 'max' }), fc.array(keyArb, { maxLength: 6 }), (events, query) => {
-        const table = new RouterReplicaTable();
-        const model = new Set<bigint>();
-        for (const e of events) {
-          table.apply('s', e.stored ? stored(e.hashes, { rank: e.rank }) : removed(e.hashes, { rank: e.rank }));
-          for (const h of e.hashes) {
-            if (e.stored) model.add(h);
-            else model.delete(h);
+      fc.property(
+        fc.array(eventArb, { maxLength: 50, size: 'max' }),
+        fc.array(keyArb, { maxLength: 6 }),
+        (events, query) => {
+          const table = new RouterReplicaTable();
+          const model = new Set<bigint>();
+          for (const e of events) {
+            table.apply('s', e.stored ? stored(e.hashes, { rank: e.rank }) : removed(e.hashes, { rank: e.rank }));
+            for (const h of e.hashes) {
+              if (e.stored) model.add(h);
+              else model.delete(h);
+            }
           }
-        }
-        let n = 0;
-        while (n < query.length && model.has(query[n]!)) n++;
-        expect(table.matchedTokens('s', BigUint64Array.from(query), 16)).toBe(16 * n);
-        expect(table.blockCount('s')).toBe(model.size);
-      }),
+          let n = 0;
+          while (n < query.length && model.has(query[n]!)) n++;
+          expect(table.matchedTokens('s', BigUint64Array.from(query), 16)).toBe(16 * n);
+          expect(table.blockCount('s')).toBe(model.size);
+        },
+      ),
       { numRuns: 200 },
     );
   });
 
-  it('applyKeys (the relay buffer\'s compact form) leaves the same table as apply', () => {
+  it("applyKeys (the relay buffer's compact form) leaves the same table as apply", () => {
     const keyArb = fc.bigInt({ min: 0n, max: 2n ** 64n - 1n }).chain((big) => fc.constantFrom(big, big % 16n));
-    const eventArb = fc.record({ stored: fc.boolean(), algo: fc.constantFrom(null, 'v2_sha256_64' as const), hashes: fc.array(keyArb, { maxLength: 5 }) });
+    const eventArb = fc.record({
+      stored: fc.boolean(),
+      algo: fc.constantFrom(null, 'v2_sha256_64' as const),
+      hashes: fc.array(keyArb, { maxLength: 5 }),
+    });
     fc.assert(
       fc.property(fc.array(eventArb, { maxLength: 40 }), (events) => {
         const viaApply = new RouterReplicaTable();
@@ -145,7 +157,9 @@ describe('RouterReplicaTable', () => {
           expect(b).toEqual(a);
         }
         expect(viaKeys.servers()).toEqual(viaApply.servers());
-        for (const e of events) for (const h of e.hashes) expect(viaKeys.has('s', h, e.algo ?? 'v1_block_key')).toBe(viaApply.has('s', h, e.algo ?? 'v1_block_key'));
+        for (const e of events)
+          for (const h of e.hashes)
+            expect(viaKeys.has('s', h, e.algo ?? 'v1_block_key')).toBe(viaApply.has('s', h, e.algo ?? 'v1_block_key'));
       }),
       { numRuns: 100 },
     );

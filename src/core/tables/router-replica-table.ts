@@ -67,7 +67,16 @@ export class RouterReplicaTable {
         state.hashAlgo = algo;
         return { added: 0, removed: 0, ignored: false };
       case 'stored':
-        return { added: this.#addCapped(server, state, this.#set(state, algo), BigUint64Array.from(data.blocks, (b) => blockKey64(b.blockHash))), removed: 0, ignored: false };
+        return {
+          added: this.#addCapped(
+            server,
+            state,
+            this.#set(state, algo),
+            BigUint64Array.from(data.blocks, (b) => blockKey64(b.blockHash)),
+          ),
+          removed: 0,
+          ignored: false,
+        };
       case 'removed': {
         const set = this.#set(state, algo);
         let removed = 0;
@@ -88,7 +97,12 @@ export class RouterReplicaTable {
    * `apply` for an event already reduced to its block keys (stored: the stored blocks' keys, removed: the removed
    * keys; null for other types): the relay buffer's compact form, applied without rebuilding per-block objects.
    */
-  applyKeys(server: string, type: KvEventType, hashAlgo: HashAlgo | null, keys: BigUint64Array | null): ReplicaApplyResult {
+  applyKeys(
+    server: string,
+    type: KvEventType,
+    hashAlgo: HashAlgo | null,
+    keys: BigUint64Array | null,
+  ): ReplicaApplyResult {
     const state = this.#server(server);
     const algo = hashAlgo ?? DEFAULT_EVENT_HASH_ALGO;
     switch (type) {
@@ -96,7 +110,11 @@ export class RouterReplicaTable {
         state.hashAlgo = algo;
         return { added: 0, removed: 0, ignored: false };
       case 'stored':
-        return { added: keys === null ? 0 : this.#addCapped(server, state, this.#set(state, algo), keys), removed: 0, ignored: false };
+        return {
+          added: keys === null ? 0 : this.#addCapped(server, state, this.#set(state, algo), keys),
+          removed: 0,
+          ignored: false,
+        };
       case 'removed': {
         const set = this.#set(state, algo);
         const removed = keys === null ? 0 : set.deleteKeys(keys);
@@ -219,7 +237,12 @@ export class RouterReplicaTable {
    * Evicts one block from `set` when it holds any, else from the server's largest set, the keys being applied last;
    * returns blocks evicted.
    */
-  #evictOne(server: string, state: ServerState, set: U64HashSet, spare: ((hi: number, lo: number) => boolean) | null): number {
+  #evictOne(
+    server: string,
+    state: ServerState,
+    set: U64HashSet,
+    spare: ((hi: number, lo: number) => boolean) | null,
+  ): number {
     let victim = set;
     if (victim.size === 0) for (const s of state.sets.values()) if (s.size > victim.size) victim = s;
     if (victim.evictOne(spare ?? undefined) < 0) return 0;

@@ -28,7 +28,8 @@ const opArb: fc.Arbitrary<Op> = fc.oneof(
 
 // a plain check: expect() per step of thousands of steps would dominate the test's time
 function same<T>(actual: T, expected: T, step: Op): void {
-  if (actual !== expected) throw new Error(`after ${step.op} ${step.key.toString()}: got ${String(actual)}, expected ${String(expected)}`);
+  if (actual !== expected)
+    throw new Error(`after ${step.op} ${step.key.toString()}: got ${String(actual)}, expected ${String(expected)}`);
 }
 
 function split(key: bigint): [number, number] {
@@ -163,7 +164,7 @@ describe('U64HashSet', () => {
     expect(small.size).toBe(2);
     // rotating, not always the same region: the first half of the evictions leaves keys from all over the range
     const set = new U64HashSet();
-    for (let i = 1n; i <= 4096n; i++) set.add(i * 0x9e3779b97f4a7c15n & U64_MAX, 0);
+    for (let i = 1n; i <= 4096n; i++) set.add((i * 0x9e3779b97f4a7c15n) & U64_MAX, 0);
     for (let n = 0; n < 2048; n++) set.evictOne();
     const survivors = [...set].map((k) => Number(k >> 60n));
     expect(new Set(survivors).size).toBe(16);
@@ -210,7 +211,11 @@ describe('U64HashSet', () => {
   });
 
   it('addKeys / deleteKeys agree with add / delete key by key, u64 extremes included', () => {
-    const key = fc.oneof(fc.bigInt({ min: 0n, max: 2n ** 64n - 1n }), fc.constantFrom(0n, 2n ** 32n - 1n, 2n ** 32n, 2n ** 64n - 1n), fc.bigInt({ min: 0n, max: 7n }));
+    const key = fc.oneof(
+      fc.bigInt({ min: 0n, max: 2n ** 64n - 1n }),
+      fc.constantFrom(0n, 2n ** 32n - 1n, 2n ** 32n, 2n ** 64n - 1n),
+      fc.bigInt({ min: 0n, max: 7n }),
+    );
     fc.assert(
       fc.property(fc.array(fc.tuple(fc.boolean(), fc.array(key, { maxLength: 6 })), { maxLength: 30 }), (ops) => {
         const bulk = new U64HashSet();

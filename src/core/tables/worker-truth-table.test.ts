@@ -50,7 +50,12 @@ describe('WorkerTruthTable', () => {
     const match = table.prefixMatch('s', keys(1n, 2n, 3n));
     expect(match.bestRank).toBe(0);
     expect(match.bestRankBlocks).toBe(3);
-    expect(match.perRank).toEqual(new Map([[0, 3], [1, 1]]));
+    expect(match.perRank).toEqual(
+      new Map([
+        [0, 3],
+        [1, 1],
+      ]),
+    );
     expect(table.has('s', 2n, 0)).toBe(true);
     expect(table.has('s', 2n, 1)).toBe(false);
     expect(table.blockCount('s')).toBe(4);
@@ -126,7 +131,10 @@ describe('WorkerTruthTable', () => {
     const table = new WorkerTruthTable();
     table.apply('s', stored([1n, 2n], { layerGroupId: 0, hashAlgo: 'v2_sha256_64' }));
     table.apply('s', stored([1n], { layerGroupId: 1, hashAlgo: 'v2_sha256_64' }));
-    expect(table.streams('s').map((s) => [s.layerGroupId, s.blocks])).toEqual([[0, 2], [1, 1]]);
+    expect(table.streams('s').map((s) => [s.layerGroupId, s.blocks])).toEqual([
+      [0, 2],
+      [1, 1],
+    ]);
     expect(table.prefixMatch('s', keys(1n, 2n)).bestRankBlocks).toBe(2);
     expect(table.prefixMatch('s', keys(1n, 2n), { require: 'all' }).bestRankBlocks).toBe(1);
     expect(table.prefixMatch('s', keys(1n, 2n), { layerGroupId: 1 }).bestRankBlocks).toBe(1);
@@ -172,7 +180,11 @@ describe('WorkerTruthTable', () => {
   });
 
   it('never holds more than the cap, and agrees with the uncapped table whenever the cap was not reached', () => {
-    const eventArb = fc.record({ rank: fc.integer({ min: 0, max: 2 }), remove: fc.boolean(), keys: fc.uniqueArray(fc.bigInt({ min: 1n, max: 40n }), { minLength: 1, maxLength: 6 }) });
+    const eventArb = fc.record({
+      rank: fc.integer({ min: 0, max: 2 }),
+      remove: fc.boolean(),
+      keys: fc.uniqueArray(fc.bigInt({ min: 1n, max: 40n }), { minLength: 1, maxLength: 6 }),
+    });
     fc.assert(
       fc.property(fc.integer({ min: 1, max: 30 }), fc.array(eventArb, { maxLength: 60 }), (cap, events) => {
         const capped = new WorkerTruthTable({ maxBlocksPerServer: cap });
@@ -199,36 +211,40 @@ describe('WorkerTruthTable', () => {
       hashes: fc.array(keyArb, { maxLength: 5 }),
     });
     fc.assert(
-      fc.property(fc.array(eventArb, { maxLength: 60, size: 'max' }), fc.array(keyArb, { maxLength: 6 }), (events, query) => {
-        const table = new WorkerTruthTable();
-        const model = new Map<number, Set<bigint>>();
-        for (const e of events) {
-          const set = model.get(e.rank) ?? new Set<bigint>();
-          model.set(e.rank, set);
-          if (e.type === 'stored') {
-            table.apply('s', stored(e.hashes, { rank: e.rank }));
-            for (const h of e.hashes) set.add(h);
-          } else if (e.type === 'removed') {
-            table.apply('s', removed(e.hashes, { rank: e.rank }));
-            for (const h of e.hashes) set.delete(h);
-          } else {
-            table.apply('s', allCleared({ rank: e.rank }));
-            set.clear();
+      fc.property(
+        fc.array(eventArb, { maxLength: 60, size: 'max' }),
+        fc.array(keyArb, { maxLength: 6 }),
+        (events, query) => {
+          const table = new WorkerTruthTable();
+          const model = new Map<number, Set<bigint>>();
+          for (const e of events) {
+            const set = model.get(e.rank) ?? new Set<bigint>();
+            model.set(e.rank, set);
+            if (e.type === 'stored') {
+              table.apply('s', stored(e.hashes, { rank: e.rank }));
+              for (const h of e.hashes) set.add(h);
+            } else if (e.type === 'removed') {
+              table.apply('s', removed(e.hashes, { rank: e.rank }));
+              for (const h of e.hashes) set.delete(h);
+            } else {
+              table.apply('s', allCleared({ rank: e.rank }));
+              set.clear();
+            }
           }
-        }
-        const lead = (held: (k: bigint) => boolean) => {
-          let n = 0;
-          while (n < query.length && held(query[n]!)) n++;
-          return n;
-        };
-        const match = table.prefixMatch('s', BigUint64Array.from(query));
-        const perRank = [...model].map(([rank, set]) => [rank, lead((k) => set.has(k))] as const);
-        // ranks that only ever saw all_cleared still have an (empty) stream only if they got a stored/removed
-        for (const [rank, n] of perRank) expect(match.perRank.get(rank) ?? 0).toBe(n);
-        expect(match.bestRankBlocks).toBe(Math.max(0, ...perRank.map(([, n]) => n)));
-        expect(match.unionBlocks).toBe(lead((k) => [...model.values()].some((set) => set.has(k))));
-        for (const [rank, set] of model) expect(table.blockCount('s', rank)).toBe(set.size);
-      }),
+          const lead = (held: (k: bigint) => boolean) => {
+            let n = 0;
+            while (n < query.length && held(query[n]!)) n++;
+            return n;
+          };
+          const match = table.prefixMatch('s', BigUint64Array.from(query));
+          const perRank = [...model].map(([rank, set]) => [rank, lead((k) => set.has(k))] as const);
+          // ranks that only ever saw all_cleared still have an (empty) stream only if they got a stored/removed
+          for (const [rank, n] of perRank) expect(match.perRank.get(rank) ?? 0).toBe(n);
+          expect(match.bestRankBlocks).toBe(Math.max(0, ...perRank.map(([, n]) => n)));
+          expect(match.unionBlocks).toBe(lead((k) => [...model.values()].some((set) => set.has(k))));
+          for (const [rank, set] of model) expect(table.blockCount('s', rank)).toBe(set.size);
+        },
+      ),
       { numRuns: 200 },
     );
   });

@@ -12,11 +12,13 @@ const TPB = /BlockHashMixin: tokens_per_block=(\d+)( \(auto, adopts worker\))?/;
 // the newest router.py (docs/trtllm-wire.md §5): the worker's size adopted per server, polling skipped on a mismatch
 const ADOPT = /router tokens_per_block unset: adopting worker's (\d+) on (\S+)/;
 const TPB_MISMATCH = /tokens_per_block mismatch on (\S+?): router=(\d+) worker=(\d+)(\.? are not divisible)?/;
-const EVENT_MATCH_DIAG = /EVENT_MATCH_DIAG server=(\S+) total_match=(\d+) event_match=(\d+) event_blocks=(\d+) total_blocks=(\d+)/;
+const EVENT_MATCH_DIAG =
+  /EVENT_MATCH_DIAG server=(\S+) total_match=(\d+) event_match=(\d+) event_blocks=(\d+) total_blocks=(\d+)/;
 const MAX_BATCH = /\bmax_batch_size['"]?\s*[=:]\s*(\d+)/;
 const BACKFILL = /\bbackfill_block_hashes_on_finish['"]?\s*[=:]\s*(True|False|true|false)/;
 const ROUTER_CLASS = /\b(KvCacheAwareRouter|ConversationRouter|RoundRobinRouter|LoadBalancingRouter)\b/;
-const ROUTER_TYPE_KEY = /\b(?:router_)?type['"]?\s*[=:]\s*['"]?(kv_cache_aware|conversation|round_robin|load_balancing)\b/;
+const ROUTER_TYPE_KEY =
+  /\b(?:router_)?type['"]?\s*[=:]\s*['"]?(kv_cache_aware|conversation|round_robin|load_balancing)\b/;
 const POLL_FAIL = /Failed to poll KV cache events from (\S+?):(?:\s(.*))?$/;
 // stock: "server is ready with info: {...}" (no server named); variants name it before "server" or instead of it
 const READY = /(?:^|\s)(?:(\S+) )?(\S+) is ready with info: (.*)$/;
@@ -58,7 +60,10 @@ function newestRouterLine(line: string, ts: number, resolve: ServerResolver): Ob
   if (adopt !== null) {
     // the worker's size replaces the 32 of the earlier "BlockHashMixin: tokens_per_block=32 (auto, adopts worker)"
     const tpb = Number(adopt[1]);
-    return [routerConfig(ts, { tokensPerBlock: tpb, profile: 'newest' }), { kind: 'server-info', ts, server: resolve(adopt[2] as string), hashAlgo: null, tokensPerBlock: tpb }];
+    return [
+      routerConfig(ts, { tokensPerBlock: tpb, profile: 'newest' }),
+      { kind: 'server-info', ts, server: resolve(adopt[2] as string), hashAlgo: null, tokensPerBlock: tpb },
+    ];
   }
   const mismatch = TPB_MISMATCH.exec(line);
   if (mismatch !== null) {
@@ -68,7 +73,15 @@ function newestRouterLine(line: string, ts: number, resolve: ServerResolver): Ob
     return [
       routerConfig(ts, { tokensPerBlock: router, profile: 'newest' }),
       { kind: 'server-info', ts, server, hashAlgo: null, tokensPerBlock: worker },
-      { kind: 'router-server-fact', ts, server, fact: 'polling-skipped', routerTokensPerBlock: router, workerTokensPerBlock: worker, divisible: mismatch[4] === undefined },
+      {
+        kind: 'router-server-fact',
+        ts,
+        server,
+        fact: 'polling-skipped',
+        routerTokensPerBlock: router,
+        workerTokensPerBlock: worker,
+        divisible: mismatch[4] === undefined,
+      },
     ];
   }
   const diag = EVENT_MATCH_DIAG.exec(line);
@@ -76,7 +89,16 @@ function newestRouterLine(line: string, ts: number, resolve: ServerResolver): Ob
     // query_hashes (prompt-derived) are never read
     return [
       routerConfig(ts, { profile: 'newest' }),
-      { kind: 'router-server-fact', ts, server: resolve(diag[1] as string), fact: 'event-match', totalMatch: Number(diag[2]), eventMatch: Number(diag[3]), eventBlocks: Number(diag[4]), totalBlocks: Number(diag[5]) },
+      {
+        kind: 'router-server-fact',
+        ts,
+        server: resolve(diag[1] as string),
+        fact: 'event-match',
+        totalMatch: Number(diag[2]),
+        eventMatch: Number(diag[3]),
+        eventBlocks: Number(diag[4]),
+        totalBlocks: Number(diag[5]),
+      },
     ];
   }
   return null;
@@ -88,7 +110,12 @@ export function parseOrchestratorLogLine(line: string, ts: number, resolve: Serv
   const poll = POLL_FAIL.exec(line);
   if (poll !== null) {
     // the router logs an empty message for timeouts
-    out.push({ kind: 'poll-failure', ts, server: resolve(poll[1] as string), message: (poll[2] ?? '').trim() || 'timeout (empty error)' });
+    out.push({
+      kind: 'poll-failure',
+      ts,
+      server: resolve(poll[1] as string),
+      message: (poll[2] ?? '').trim() || 'timeout (empty error)',
+    });
     return out;
   }
   const ready = READY.exec(line);
@@ -100,7 +127,14 @@ export function parseOrchestratorLogLine(line: string, ts: number, resolve: Serv
     const algo = INFO_ALGO.exec(info)?.[1];
     const tpb = INFO_TPB.exec(info)?.[1];
     // the stock line starts "server is ready…" and names no server: only a line that names one is attributable
-    if (who !== null) out.push({ kind: 'server-info', ts, server: resolve(who), hashAlgo: isHashAlgo(algo) ? algo : null, tokensPerBlock: tpb !== undefined ? Number(tpb) : null });
+    if (who !== null)
+      out.push({
+        kind: 'server-info',
+        ts,
+        server: resolve(who),
+        hashAlgo: isHashAlgo(algo) ? algo : null,
+        tokensPerBlock: tpb !== undefined ? Number(tpb) : null,
+      });
     return out;
   }
   const newest = newestRouterLine(line, ts, resolve);

@@ -70,17 +70,48 @@ function pair(
   workerIds: Uint32Array | null = null,
 ): Observation[] {
   return [
-    { kind: 'decision', ts, requestId, correlationId, server, promptTokens: promptIds, promptTokenCount: promptIds?.length ?? promptTokens, inflight: null },
-    { kind: 'outcome', ts, requestId, server, ok, promptTokens, cachedTokens, latencyMs, ...(workerIds !== null ? { workerPromptTokens: workerIds } : {}) },
+    {
+      kind: 'decision',
+      ts,
+      requestId,
+      correlationId,
+      server,
+      promptTokens: promptIds,
+      promptTokenCount: promptIds?.length ?? promptTokens,
+      inflight: null,
+    },
+    {
+      kind: 'outcome',
+      ts,
+      requestId,
+      server,
+      ok,
+      promptTokens,
+      cachedTokens,
+      latencyMs,
+      ...(workerIds !== null ? { workerPromptTokens: workerIds } : {}),
+    },
   ];
 }
 
-export function parseRequestLogLine(line: string, lineNo: number, format: RequestLogPreset | 'auto', ctx: RequestLogContext): RequestLogLine {
+export function parseRequestLogLine(
+  line: string,
+  lineNo: number,
+  format: RequestLogPreset | 'auto',
+  ctx: RequestLogContext,
+): RequestLogLine {
   const parsed = parseLosslessJson(line);
   const fatal = parsed.issues.find((i) => i.code !== 'duplicate-key');
-  if (parsed.value === undefined || fatal !== undefined) return lineIssue(lineNo, fatal ?? { code: 'invalid-json', message: 'not JSON', path: '$', offset: 0 });
+  if (parsed.value === undefined || fatal !== undefined)
+    return lineIssue(lineNo, fatal ?? { code: 'invalid-json', message: 'not JSON', path: '$', offset: 0 });
   const o = parsed.value;
-  if (!isJsonObject(o)) return lineIssue(lineNo, { code: 'wrong-type', message: 'a request log line must be a JSON object', path: '$', offset: 0 });
+  if (!isJsonObject(o))
+    return lineIssue(lineNo, {
+      code: 'wrong-type',
+      message: 'a request log line must be a JSON object',
+      path: '$',
+      offset: 0,
+    });
   const issues: WireIssue[] = [];
   const read = new FieldReader(line, issues);
   const preset = format === 'auto' ? detect(o) : format;
@@ -96,12 +127,34 @@ export function parseRequestLogLine(line: string, lineNo: number, format: Reques
         return first();
       }
       const tsRaw = o['ts'];
-      const ts = typeof tsRaw === 'string' ? Date.parse(tsRaw) : typeof tsRaw === 'bigint' || typeof tsRaw === 'number' ? toEpochMs(Number(tsRaw)) : ctx.now;
+      const ts =
+        typeof tsRaw === 'string'
+          ? Date.parse(tsRaw)
+          : typeof tsRaw === 'bigint' || typeof tsRaw === 'number'
+            ? toEpochMs(Number(tsRaw))
+            : ctx.now;
       const ids = o['prompt_token_ids'] === undefined ? null : tokensOf(o['prompt_token_ids']);
-      if (o['prompt_token_ids'] !== undefined && ids === null) read.issue('bad-token-ids', 'prompt_token_ids must be integers 0..2^32-1', ['prompt_token_ids']);
+      if (o['prompt_token_ids'] !== undefined && ids === null)
+        read.issue('bad-token-ids', 'prompt_token_ids must be integers 0..2^32-1', ['prompt_token_ids']);
       const ok = o['ok'] === undefined ? true : o['ok'] === true;
-      const out = pair(Number.isFinite(ts) ? ts : ctx.now, String(requestId), read.str(o, 'correlation_id', []), ctx.resolve(server), read.uint(o, 'prompt_tokens', []), read.uint(o, 'cached_tokens', []), ids, ok, read.num(o, 'latency_ms', []));
-      return { observations: out, issue: issues.length > 0 ? { ...(issues[0] as WireIssue), message: `line ${lineNo}: ${(issues[0] as WireIssue).message}` } : null };
+      const out = pair(
+        Number.isFinite(ts) ? ts : ctx.now,
+        String(requestId),
+        read.str(o, 'correlation_id', []),
+        ctx.resolve(server),
+        read.uint(o, 'prompt_tokens', []),
+        read.uint(o, 'cached_tokens', []),
+        ids,
+        ok,
+        read.num(o, 'latency_ms', []),
+      );
+      return {
+        observations: out,
+        issue:
+          issues.length > 0
+            ? { ...(issues[0] as WireIssue), message: `line ${lineNo}: ${(issues[0] as WireIssue).message}` }
+            : null,
+      };
     }
     case 'perf-metrics': {
       const entry = readPerfMetricsEntry(read, o, []);
@@ -117,9 +170,16 @@ export function parseRequestLogLine(line: string, lineNo: number, format: Reques
       }
       const kv = entry.ctx?.kvCache ?? null;
       const tpb = ctx.tokensPerBlock(server);
-      const cached = kv?.numReusedBlocks !== null && kv?.numReusedBlocks !== undefined && tpb !== null ? kv.numReusedBlocks * tpb : null;
-      const prompt = kv !== null && kv.numTotalAllocatedBlocks !== null && tpb !== null ? kv.numTotalAllocatedBlocks * tpb : null;
-      return { observations: pair(ctx.now, String(requestId), null, server, prompt, cached, null, true, null), issue: null };
+      const cached =
+        kv?.numReusedBlocks !== null && kv?.numReusedBlocks !== undefined && tpb !== null
+          ? kv.numReusedBlocks * tpb
+          : null;
+      const prompt =
+        kv !== null && kv.numTotalAllocatedBlocks !== null && tpb !== null ? kv.numTotalAllocatedBlocks * tpb : null;
+      return {
+        observations: pair(ctx.now, String(requestId), null, server, prompt, cached, null, true, null),
+        issue: null,
+      };
     }
     case 'openai': {
       const usage = read.obj(o, 'usage', []);

@@ -22,7 +22,12 @@ export function toEpochMs(value: number): number {
   return value < 1e11 ? value * 1000 : value;
 }
 
-export function parseRouterDebug(text: string, now: number, resolve: ServerResolver, since: number | null): RouterDebugParse {
+export function parseRouterDebug(
+  text: string,
+  now: number,
+  resolve: ServerResolver,
+  since: number | null,
+): RouterDebugParse {
   const issues: WireIssue[] = [];
   const observations: Observation[] = [];
   const root = parseRootObject(text, 'the router debug document', issues);
@@ -84,7 +89,13 @@ export function parseRouterDebug(text: string, now: number, resolve: ServerResol
   return { observations, maxSeq, issues };
 }
 
-function readDecision(read: FieldReader, d: JsonObject, path: (string | number)[], now: number, resolve: ServerResolver): RouterScoreObservation | null {
+function readDecision(
+  read: FieldReader,
+  d: JsonObject,
+  path: (string | number)[],
+  now: number,
+  resolve: ServerResolver,
+): RouterScoreObservation | null {
   const seq = read.uint(d, 'seq', path);
   const chosen = read.str(d, 'chosen', path);
   const requestId = read.id(d, 'request_id', path);
@@ -103,7 +114,8 @@ function readDecision(read: FieldReader, d: JsonObject, path: (string | number)[
       const matchedTokens = read.uint(c, 'matched_tokens', cp);
       const activeRequests = read.uint(c, 'active_requests', cp);
       const score = read.num(c, 'score', cp);
-      if (server === null || matchedTokens === null || activeRequests === null || score === null) return read.issue('missing-field', 'server, matched_tokens, active_requests and score are required', cp);
+      if (server === null || matchedTokens === null || activeRequests === null || score === null)
+        return read.issue('missing-field', 'server, matched_tokens, active_requests and score are required', cp);
       candidates.push({ server: resolve(server), matchedTokens, activeRequests, score });
     });
   }

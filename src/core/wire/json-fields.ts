@@ -22,7 +22,12 @@ export class FieldReader {
   issue(code: WireIssueCode, message: string, path: Path): void {
     const offset = offsetAt(this.text, path);
     const where = formatPath(path);
-    this.issues.push({ code, message: `${where}: ${message}${offset === null ? '' : ` (offset ${offset})`}`, path: where, offset });
+    this.issues.push({
+      code,
+      message: `${where}: ${message}${offset === null ? '' : ` (offset ${offset})`}`,
+      path: where,
+      offset,
+    });
   }
 
   private wrongType(value: JsonValue, expected: string, path: Path): null {
@@ -86,7 +91,8 @@ export function describeJson(value: JsonValue): string {
   if (Array.isArray(value)) return 'an array';
   if (typeof value === 'bigint') return `the integer ${value}`;
   if (typeof value === 'number') return `the number ${value}`;
-  if (typeof value === 'string') return `the string ${JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value)}`;
+  if (typeof value === 'string')
+    return `the string ${JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value)}`;
   if (typeof value === 'boolean') return String(value);
   return 'an object';
 }
@@ -97,7 +103,12 @@ export function parseRootObject(text: string, what: string, issues: WireIssue[])
   issues.push(...parsed.issues);
   if (parsed.value === undefined) return null;
   if (!isJsonObject(parsed.value)) {
-    issues.push({ code: 'wrong-type', message: `${what} must be a JSON object, found ${describeJson(parsed.value)}`, path: '$', offset: 0 });
+    issues.push({
+      code: 'wrong-type',
+      message: `${what} must be a JSON object, found ${describeJson(parsed.value)}`,
+      path: '$',
+      offset: 0,
+    });
     return null;
   }
   return parsed.value;

@@ -69,7 +69,15 @@ function couldStartLowSurrogateEscape(rest: string): boolean {
   for (let k = 0; k < rest.length; k++) {
     const c = rest.charCodeAt(k);
     const ok =
-      k === 0 ? c === 92 : k === 1 ? c === 117 : k === 2 ? (c | 32) === 100 : k === 3 ? (c | 32) >= 99 && (c | 32) <= 102 : isHexDigit(c);
+      k === 0
+        ? c === 92
+        : k === 1
+          ? c === 117
+          : k === 2
+            ? (c | 32) === 100
+            : k === 3
+              ? (c | 32) >= 99 && (c | 32) <= 102
+              : isHexDigit(c);
     if (!ok) return false;
   }
   return true;
@@ -145,7 +153,11 @@ export function scanString(text: string, i: number): number {
         }
       }
       if (c <= 0xdbff && j + 1 >= n) return truncated(text);
-      return failSyntax('invalid-unicode', `unpaired surrogate U+${c.toString(16)} at offset ${j} (not valid UTF-8 text)`, j);
+      return failSyntax(
+        'invalid-unicode',
+        `unpaired surrogate U+${c.toString(16)} at offset ${j} (not valid UTF-8 text)`,
+        j,
+      );
     }
     j++;
   }

@@ -87,7 +87,8 @@ function parseStoredBlockFast(text: string, i: number): StoredBlock | null {
       eachElement(text, start, 'mm_keys', (at) => keys.push(parseMmKey(text, at)));
       mmKeys = keys;
     }
-    if (text.startsWith(BLOCK_SALT_KEY, cursor.pos)) cacheSalt = parseNullableString(text, cursor.pos + BLOCK_SALT_KEY.length, 'cache_salt');
+    if (text.startsWith(BLOCK_SALT_KEY, cursor.pos))
+      cacheSalt = parseNullableString(text, cursor.pos + BLOCK_SALT_KEY.length, 'cache_salt');
   }
   if (text.charCodeAt(cursor.pos) !== 125) return null;
   cursor.pos++;

@@ -114,13 +114,25 @@ export function parseHash(text: string, i: number, what: string): WireBlockHash 
   if (c === 45 || (c >= 48 && c <= 57)) {
     const end = scanNumber(text, i);
     if (numberShape.negative) {
-      return failValue('hash-negative', `${what} ${text.slice(i, end)} at offset ${i} is negative; hashes are unsigned 64-bit`, i);
+      return failValue(
+        'hash-negative',
+        `${what} ${text.slice(i, end)} at offset ${i} is negative; hashes are unsigned 64-bit`,
+        i,
+      );
     }
     if (numberShape.exponent) {
-      return failValue('hash-exponent', `${what} ${text.slice(i, end)} at offset ${i} is in exponent form; an exact hash is an integer`, i);
+      return failValue(
+        'hash-exponent',
+        `${what} ${text.slice(i, end)} at offset ${i} is in exponent form; an exact hash is an integer`,
+        i,
+      );
     }
     if (numberShape.fraction) {
-      return failValue('hash-float', `${what} ${text.slice(i, end)} at offset ${i} has a fraction; an exact hash is an integer`, i);
+      return failValue(
+        'hash-float',
+        `${what} ${text.slice(i, end)} at offset ${i} has a fraction; an exact hash is an integer`,
+        i,
+      );
     }
     const len = end - i;
     if (!decimalFitsU64(text, i, end)) {
@@ -197,7 +209,11 @@ export function parseNullableString(text: string, i: number, what: string): stri
 export function parseHashAlgo(text: string, i: number): HashAlgo | null {
   const value = parseNullableString(text, i, 'hash_algo');
   if (value === null || isHashAlgo(value)) return value;
-  return failValue('unknown-hash-algo', `hash_algo ${JSON.stringify(value)} at offset ${i} is not a known algorithm`, i);
+  return failValue(
+    'unknown-hash-algo',
+    `hash_algo ${JSON.stringify(value)} at offset ${i} is not a known algorithm`,
+    i,
+  );
 }
 
 export function expectTag(text: string, i: number, expected: string, what: string): void {
@@ -233,7 +249,11 @@ export function openObject(text: string, i: number, what: string): number {
 }
 
 export function duplicate(key: string, keyStart: number): never {
-  return failValue('duplicate-key', `key "${key}" appears twice in one object (second at offset ${keyStart})`, keyStart);
+  return failValue(
+    'duplicate-key',
+    `key "${key}" appears twice in one object (second at offset ${keyStart})`,
+    keyStart,
+  );
 }
 
 export function missing(objectStart: number, field: string, what: string): never {

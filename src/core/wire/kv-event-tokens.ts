@@ -1,7 +1,18 @@
 // The `tokens` array of a stored block, TensorRT-LLM's biggest field: token ids straight into a reused Uint32Array
 // scratch, through a bulk path for the compact spelling and a general path that reports every issue precisely.
 import { skipValue, skipWs, unexpected } from './json-scan.js';
-import { MAX_U32, cursor, duplicate, expectTag, missing, nextMember, openObject, parseUint, readKey, wrongType } from './kv-event-scan.js';
+import {
+  MAX_U32,
+  cursor,
+  duplicate,
+  expectTag,
+  missing,
+  nextMember,
+  openObject,
+  parseUint,
+  readKey,
+  wrongType,
+} from './kv-event-scan.js';
 
 const TOKEN_PREFIX = '{"type":"unique_token","token_id":';
 const TOKEN_EXTRA_KEY = ',"token_extra_id":';
@@ -11,7 +22,8 @@ const TOKEN_BETWEEN_LENGTH = TOKEN_BETWEEN.length;
 const TOKEN_EXTRA_KEY_LENGTH = TOKEN_EXTRA_KEY.length;
 const TOKEN_TAIL_LENGTH = `${TOKEN_EXTRA_KEY}0}`.length;
 /** a run of compact tokens with extra id 0, each followed by ',' before the next token or by ']' (not consumed) */
-const COMPACT_TOKEN_RUN = /(?:\{"type":"unique_token","token_id":(?:0|[1-9][0-9]{0,9}),"token_extra_id":0\}(?:,(?=\{)|(?=\])))*/y;
+const COMPACT_TOKEN_RUN =
+  /(?:\{"type":"unique_token","token_id":(?:0|[1-9][0-9]{0,9}),"token_extra_id":0\}(?:,(?=\{)|(?=\])))*/y;
 
 // Token scratch reused across blocks; each block copies out exactly its tokens.
 let tokenScratch = new Uint32Array(1024);

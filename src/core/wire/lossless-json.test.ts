@@ -4,7 +4,9 @@ import { isJsonInteger, isJsonObject, jsonToNumber, jsonToSafeInteger, parseLoss
 
 describe('parseLosslessJson', () => {
   it('returns integer tokens as exact bigint and float / exponent tokens as number', () => {
-    const { value, issues } = parseLosslessJson('{"a":18446744073709551615,"b":1.0,"c":1e19,"d":-3,"e":[0.5,2],"f":"s","g":null,"h":true}');
+    const { value, issues } = parseLosslessJson(
+      '{"a":18446744073709551615,"b":1.0,"c":1e19,"d":-3,"e":[0.5,2],"f":"s","g":null,"h":true}',
+    );
     expect(issues).toEqual([]);
     expect(value).toEqual({ a: 18446744073709551615n, b: 1, c: 1e19, d: -3n, e: [0.5, 2n], f: 's', g: null, h: true });
     if (!isJsonObject(value)) throw new Error('object expected');

@@ -63,7 +63,12 @@ function parseValue(text: string, i: number, depth: number, issues: WireIssue[])
       const key = readMemberKey(text, j);
       const v = walkEnd;
       if (Object.hasOwn(obj, key)) {
-        issues.push({ code: 'duplicate-key', message: `key ${JSON.stringify(key)} repeated at offset ${j}; the last value wins`, path: '', offset: j });
+        issues.push({
+          code: 'duplicate-key',
+          message: `key ${JSON.stringify(key)} repeated at offset ${j}; the last value wins`,
+          path: '',
+          offset: j,
+        });
       }
       obj[key] = parseValue(text, v, depth + 1, issues);
     }
@@ -95,13 +100,17 @@ export function parseLosslessJson(text: string): LosslessJsonParse {
   try {
     const start = skipWs(text, text.charCodeAt(0) === 0xfeff ? 1 : 0);
     if (start >= text.length) {
-      return { value: undefined, issues: [{ code: 'empty-input', message: 'the input is empty (expected JSON)', path: '$', offset: 0 }] };
+      return {
+        value: undefined,
+        issues: [{ code: 'empty-input', message: 'the input is empty (expected JSON)', path: '$', offset: 0 }],
+      };
     }
     const value = parseValue(text, start, 0, issues);
     const rest = skipWs(text, pos);
     for (let k = 0; k < issues.length; k++) {
       const issue = issues[k];
-      if (issue !== undefined && issue.path === '') issues[k] = { ...issue, path: pathAt(text, start, '$', issue.offset ?? 0) };
+      if (issue !== undefined && issue.path === '')
+        issues[k] = { ...issue, path: pathAt(text, start, '$', issue.offset ?? 0) };
     }
     if (rest < text.length) {
       issues.push({
@@ -140,4 +149,3 @@ export function jsonToSafeInteger(value: JsonValue | undefined): number | null {
   if (typeof value !== 'bigint') return null;
   return value <= BigInt(Number.MAX_SAFE_INTEGER) && value >= -BigInt(Number.MAX_SAFE_INTEGER) ? Number(value) : null;
 }
-

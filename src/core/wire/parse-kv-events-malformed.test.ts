@@ -6,7 +6,8 @@ import { DOC_EXAMPLE, tok } from '../../../test/helpers/kv-events-text.js';
 
 describe('parseKvEvents: malformed input', () => {
   const wrap = (data: string, extra = ''): string => `[{"event_id":0,"data":${data},"window_size":4096${extra}}]`;
-  const storedWith = (blockJson: string): string => wrap(`{"type":"stored","parent_hash":null,"blocks":[${blockJson}]}`);
+  const storedWith = (blockJson: string): string =>
+    wrap(`{"type":"stored","parent_hash":null,"blocks":[${blockJson}]}`);
   const goodBlock = (over: Record<string, string>): string => {
     const fields: Record<string, string> = {
       type: '"stored_block"',
@@ -25,45 +26,151 @@ describe('parseKvEvents: malformed input', () => {
   };
 
   const cases: { name: string; text: string; code: string; path: string; kept?: number }[] = [
-    { name: 'hash with a fraction', text: wrap('{"type":"removed","block_hashes":[1.5]}'), code: 'hash-float', path: '$[0].data.block_hashes[0]' },
-    { name: 'hash written 1.0', text: storedWith(goodBlock({ block_hash: '1.0' })), code: 'hash-float', path: '$[0].data.blocks[0].block_hash' },
-    { name: 'hash in exponent form', text: wrap('{"type":"removed","block_hashes":[1e19]}'), code: 'hash-exponent', path: '$[0].data.block_hashes[0]' },
-    { name: 'negative hash', text: wrap('{"type":"updated","block_hash":-5,"cache_level":null,"priority":null}'), code: 'hash-negative', path: '$[0].data.block_hash' },
+    {
+      name: 'hash with a fraction',
+      text: wrap('{"type":"removed","block_hashes":[1.5]}'),
+      code: 'hash-float',
+      path: '$[0].data.block_hashes[0]',
+    },
+    {
+      name: 'hash written 1.0',
+      text: storedWith(goodBlock({ block_hash: '1.0' })),
+      code: 'hash-float',
+      path: '$[0].data.blocks[0].block_hash',
+    },
+    {
+      name: 'hash in exponent form',
+      text: wrap('{"type":"removed","block_hashes":[1e19]}'),
+      code: 'hash-exponent',
+      path: '$[0].data.block_hashes[0]',
+    },
+    {
+      name: 'negative hash',
+      text: wrap('{"type":"updated","block_hash":-5,"cache_level":null,"priority":null}'),
+      code: 'hash-negative',
+      path: '$[0].data.block_hash',
+    },
     {
       name: 'hash above 2^64-1',
       text: storedWith(goodBlock({ block_hash: '18446744073709551616' })),
       code: 'hash-out-of-range',
       path: '$[0].data.blocks[0].block_hash',
     },
-    { name: '21-digit hash', text: wrap('{"type":"removed","block_hashes":[100000000000000000000]}'), code: 'hash-out-of-range', path: '$[0].data.block_hashes[0]' },
-    { name: 'hex hash of the wrong length', text: wrap('{"type":"removed","block_hashes":["abcd"]}'), code: 'invalid-hash-string', path: '$[0].data.block_hashes[0]' },
-    { name: 'missing block_hash', text: storedWith(goodBlock({ block_hash: '' })), code: 'missing-field', path: '$[0].data.blocks[0].block_hash' },
+    {
+      name: '21-digit hash',
+      text: wrap('{"type":"removed","block_hashes":[100000000000000000000]}'),
+      code: 'hash-out-of-range',
+      path: '$[0].data.block_hashes[0]',
+    },
+    {
+      name: 'hex hash of the wrong length',
+      text: wrap('{"type":"removed","block_hashes":["abcd"]}'),
+      code: 'invalid-hash-string',
+      path: '$[0].data.block_hashes[0]',
+    },
+    {
+      name: 'missing block_hash',
+      text: storedWith(goodBlock({ block_hash: '' })),
+      code: 'missing-field',
+      path: '$[0].data.blocks[0].block_hash',
+    },
     { name: 'missing data', text: '[{"event_id":0,"window_size":1}]', code: 'missing-field', path: '$[0].data' },
     { name: 'missing event type', text: wrap('{"block_hashes":[1]}'), code: 'missing-field', path: '$[0].data.type' },
-    { name: 'window_size as a string', text: wrap('{"type":"all_cleared"}').replace('4096', '"4096"'), code: 'wrong-type', path: '$[0].window_size' },
-    { name: 'tokens not an array', text: storedWith(goodBlock({ tokens: '{}' })), code: 'wrong-type', path: '$[0].data.blocks[0].tokens' },
-    { name: 'unknown event type', text: wrap('{"type":"evicted","block_hashes":[1]}'), code: 'unknown-event-type', path: '$[0].data.type' },
-    { name: 'unknown hash_algo', text: wrap('{"type":"all_cleared"}', ',"hash_algo":"md5"'), code: 'unknown-hash-algo', path: '$[0].hash_algo' },
-    { name: 'wrong token tag', text: storedWith(goodBlock({ tokens: '[{"type":"mm_token","token_id":1}]' })), code: 'wrong-type-tag', path: '$[0].data.blocks[0].tokens[0].type' },
+    {
+      name: 'window_size as a string',
+      text: wrap('{"type":"all_cleared"}').replace('4096', '"4096"'),
+      code: 'wrong-type',
+      path: '$[0].window_size',
+    },
+    {
+      name: 'tokens not an array',
+      text: storedWith(goodBlock({ tokens: '{}' })),
+      code: 'wrong-type',
+      path: '$[0].data.blocks[0].tokens',
+    },
+    {
+      name: 'unknown event type',
+      text: wrap('{"type":"evicted","block_hashes":[1]}'),
+      code: 'unknown-event-type',
+      path: '$[0].data.type',
+    },
+    {
+      name: 'unknown hash_algo',
+      text: wrap('{"type":"all_cleared"}', ',"hash_algo":"md5"'),
+      code: 'unknown-hash-algo',
+      path: '$[0].hash_algo',
+    },
+    {
+      name: 'wrong token tag',
+      text: storedWith(goodBlock({ tokens: '[{"type":"mm_token","token_id":1}]' })),
+      code: 'wrong-type-tag',
+      path: '$[0].data.blocks[0].tokens[0].type',
+    },
     {
       name: 'token id beyond uint32',
       text: storedWith(goodBlock({ tokens: `[${tok(1)},${tok(4294967296)}]` })),
       code: 'token-id-out-of-range',
       path: '$[0].data.blocks[0].tokens[1].token_id',
     },
-    { name: 'negative token id', text: storedWith(goodBlock({ tokens: `[${tok(-1)}]` })), code: 'token-id-out-of-range', path: '$[0].data.blocks[0].tokens[0].token_id' },
-    { name: 'non-integer event_id', text: '[{"event_id":1.5,"data":{"type":"all_cleared"}}]', code: 'not-an-integer', path: '$[0].event_id' },
-    { name: 'duplicate key', text: wrap('{"type":"removed","block_hashes":[1],"block_hashes":[2]}'), code: 'duplicate-key', path: '$[0].data.block_hashes' },
+    {
+      name: 'negative token id',
+      text: storedWith(goodBlock({ tokens: `[${tok(-1)}]` })),
+      code: 'token-id-out-of-range',
+      path: '$[0].data.blocks[0].tokens[0].token_id',
+    },
+    {
+      name: 'non-integer event_id',
+      text: '[{"event_id":1.5,"data":{"type":"all_cleared"}}]',
+      code: 'not-an-integer',
+      path: '$[0].event_id',
+    },
+    {
+      name: 'duplicate key',
+      text: wrap('{"type":"removed","block_hashes":[1],"block_hashes":[2]}'),
+      code: 'duplicate-key',
+      path: '$[0].data.block_hashes',
+    },
     { name: 'top level not an array', text: '{"event_id":0}', code: 'not-an-array', path: '$' },
     { name: 'empty body', text: '  ', code: 'empty-input', path: '$' },
-    { name: 'truncated JSON', text: DOC_EXAMPLE.slice(0, 200), code: 'truncated-json', path: '$[1].data.blocks[0].type', kept: 1 },
+    {
+      name: 'truncated JSON',
+      text: DOC_EXAMPLE.slice(0, 200),
+      code: 'truncated-json',
+      path: '$[1].data.blocks[0].type',
+      kept: 1,
+    },
     { name: 'trailing garbage', text: `${DOC_EXAMPLE} x`, code: 'trailing-garbage', path: '$', kept: 4 },
     { name: 'trailing comma', text: '[{"type":"all_cleared"},]', code: 'invalid-json', path: '$[1]', kept: 1 },
-    { name: 'leading zero', text: wrap('{"type":"removed","block_hashes":[01]}'), code: 'invalid-number', path: '$[0].data.block_hashes[0]' },
-    { name: 'raw control character in a string', text: storedWith(goodBlock({ cache_salt: '"a\u0001b"' })), code: 'control-character', path: '$[0].data.blocks[0].cache_salt' },
-    { name: 'invalid escape', text: storedWith(goodBlock({ cache_salt: '"a\\xb"' })), code: 'invalid-escape', path: '$[0].data.blocks[0].cache_salt' },
-    { name: 'unpaired surrogate', text: storedWith(goodBlock({ cache_salt: '"a\ud800b"' })), code: 'invalid-unicode', path: '$[0].data.blocks[0].cache_salt' },
-    { name: 'escaped unpaired surrogate', text: storedWith(goodBlock({ cache_salt: '"\\udc00"' })), code: 'invalid-unicode', path: '$[0].data.blocks[0].cache_salt' },
+    {
+      name: 'leading zero',
+      text: wrap('{"type":"removed","block_hashes":[01]}'),
+      code: 'invalid-number',
+      path: '$[0].data.block_hashes[0]',
+    },
+    {
+      name: 'raw control character in a string',
+      text: storedWith(goodBlock({ cache_salt: '"a\u0001b"' })),
+      code: 'control-character',
+      path: '$[0].data.blocks[0].cache_salt',
+    },
+    {
+      name: 'invalid escape',
+      text: storedWith(goodBlock({ cache_salt: '"a\\xb"' })),
+      code: 'invalid-escape',
+      path: '$[0].data.blocks[0].cache_salt',
+    },
+    {
+      name: 'unpaired surrogate',
+      text: storedWith(goodBlock({ cache_salt: '"a\ud800b"' })),
+      code: 'invalid-unicode',
+      path: '$[0].data.blocks[0].cache_salt',
+    },
+    {
+      name: 'escaped unpaired surrogate',
+      text: storedWith(goodBlock({ cache_salt: '"\\udc00"' })),
+      code: 'invalid-unicode',
+      path: '$[0].data.blocks[0].cache_salt',
+    },
     { name: 'bare word', text: '[nul]', code: 'invalid-json', path: '$[0]' },
   ];
   for (const c of cases) {
@@ -129,7 +236,8 @@ describe('parseKvEvents: hostile input', () => {
 
   it('every emitted code is catalogued', () => {
     const texts = ['', '{}', '[1]', '[{"type":"x"}]', '[', '[]x', '[01]', '["\\q"]', '[{"event_id":1.5}]'];
-    for (const text of texts) for (const issue of parseKvEvents(text).issues) expect(Object.keys(WIRE_ISSUE_CODES)).toContain(issue.code);
+    for (const text of texts)
+      for (const issue of parseKvEvents(text).issues) expect(Object.keys(WIRE_ISSUE_CODES)).toContain(issue.code);
   });
 });
 
@@ -140,7 +248,12 @@ describe('parseKvEvents: issue flood', () => {
     const text = `[${Array.from({ length: 10 }, () => bad).join(',')},${good}]`;
     const parsed = parseKvEvents(text, { maxItemIssues: 3 });
     expect(parsed.events.map((e) => e.index)).toEqual([10]);
-    expect(parsed.issues.map((i) => i.code)).toEqual(['hash-negative', 'hash-negative', 'hash-negative', 'issues-suppressed']);
+    expect(parsed.issues.map((i) => i.code)).toEqual([
+      'hash-negative',
+      'hash-negative',
+      'hash-negative',
+      'issues-suppressed',
+    ]);
     expect(parsed.issues[3]?.message).toContain('7 more');
     expect(parseKvEvents(text).issues).toHaveLength(10);
   });

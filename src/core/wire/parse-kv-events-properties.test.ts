@@ -109,10 +109,13 @@ describe('parseKvEvents: hash digits', () => {
 
   it('property: any u64 written in decimal comes back exact', () => {
     fc.assert(
-      fc.property(fc.array(fc.bigInt({ min: 0n, max: 18446744073709551615n }), { minLength: 1, maxLength: 20 }), (hashes) => {
-        const [event] = ok(`[{"type":"removed","block_hashes":[${hashes.join(',')}]}]`);
-        expect(event?.data).toEqual({ type: 'removed', blockHashes: hashes });
-      }),
+      fc.property(
+        fc.array(fc.bigInt({ min: 0n, max: 18446744073709551615n }), { minLength: 1, maxLength: 20 }),
+        (hashes) => {
+          const [event] = ok(`[{"type":"removed","block_hashes":[${hashes.join(',')}]}]`);
+          expect(event?.data).toEqual({ type: 'removed', blockHashes: hashes });
+        },
+      ),
       { numRuns: 300 },
     );
   });
@@ -125,7 +128,14 @@ describe('parseKvEvents: large blocks', () => {
     const big = { ...block(1n, []), tokens: Uint32Array.from(ids), tokenExtraIds: Uint32Array.from(extras) };
     const small = block(2n, [1, 2, 3]);
     const events: KvEvent[] = [
-      { eventId: 0, data: { type: 'stored', parentHash: null, blocks: [big, small] }, windowSize: 1, attentionDpRank: null, hashAlgo: null, layerGroupId: null },
+      {
+        eventId: 0,
+        data: { type: 'stored', parentHash: null, blocks: [big, small] },
+        windowSize: 1,
+        attentionDpRank: null,
+        hashAlgo: null,
+        layerGroupId: null,
+      },
     ];
     const text = serializeKvEvents(events);
     expect(ok(text)).toEqual(events);
@@ -139,30 +149,56 @@ describe('parseKvEvents: token runs (bulk path and its hand-over to the per-toke
   const piece = fc.oneof(
     fc.nat({ max: 0xffff_ffff }).map((id) => ({ text: tok(id), id, extra: 0 })),
     fc.constantFrom(0, 0xffff_ffff).map((id) => ({ text: tok(id), id, extra: 0 })),
-    fc.tuple(fc.nat({ max: 1000 }), fc.integer({ min: 1, max: 9 })).map(([id, extra]) => ({ text: tok(id, extra), id, extra })),
+    fc
+      .tuple(fc.nat({ max: 1000 }), fc.integer({ min: 1, max: 9 }))
+      .map(([id, extra]) => ({ text: tok(id, extra), id, extra })),
     fc.nat({ max: 1000 }).map((id) => ({ text: `{"token_id":${id},"type":"unique_token"}`, id, extra: 0 })),
-    fc.nat({ max: 1000 }).map((id) => ({ text: `{ "type":"unique_token","token_id":${id},"token_extra_id":0}`, id, extra: 0 })),
+    fc
+      .nat({ max: 1000 })
+      .map((id) => ({ text: `{ "type":"unique_token","token_id":${id},"token_extra_id":0}`, id, extra: 0 })),
   );
 
   it('reads any mix of compact and other spellings, separators included, like JSON.parse', () => {
     fc.assert(
-      fc.property(fc.array(fc.tuple(piece, fc.constantFrom(',', ', ', ' ,\n')), { maxLength: 40 }), fc.constantFrom('', ' '), (items, pad) => {
-        const body = items.map(([p], i) => (i === 0 ? '' : items[i - 1]![1]) + p.text).join('');
-        const [event] = ok(storedTokens(`[${pad}${body}${pad}]`));
-        const b = event!.data.type === 'stored' ? event!.data.blocks[0]! : null;
-        expect(Array.from(b!.tokens)).toEqual(items.map(([p]) => p.id));
-        const extras = items.map(([p]) => p.extra);
-        expect(b!.tokenExtraIds === null ? extras.map(() => 0) : Array.from(b!.tokenExtraIds)).toEqual(extras);
-        expect(b!.tokenExtraIds === null).toBe(extras.every((x) => x === 0));
-      }),
+      fc.property(
+        fc.array(fc.tuple(piece, fc.constantFrom(',', ', ', ' ,\n')), { maxLength: 40 }),
+        fc.constantFrom('', ' '),
+        (items, pad) => {
+          const body = items.map(([p], i) => (i === 0 ? '' : items[i - 1]![1]) + p.text).join('');
+          const [event] = ok(storedTokens(`[${pad}${body}${pad}]`));
+          const b = event!.data.type === 'stored' ? event!.data.blocks[0]! : null;
+          expect(Array.from(b!.tokens)).toEqual(items.map(([p]) => p.id));
+          const extras = items.map(([p]) => p.extra);
+          expect(b!.tokenExtraIds === null ? extras.map(() => 0) : Array.from(b!.tokenExtraIds)).toEqual(extras);
+          expect(b!.tokenExtraIds === null).toBe(extras.every((x) => x === 0));
+        },
+      ),
       { numRuns: 300 },
     );
   });
 
   it.each([
-    ['an id beyond uint32 after a compact run', `[${tok(1)},${tok(2)},${tok(4294967296)},${tok(3)}]`, 'token-id-out-of-range', 'tokens[2].token_id', '4294967296'],
-    ['a ten-digit id beyond uint32 in the first token', `[${tok(9999999999)}]`, 'token-id-out-of-range', 'tokens[0].token_id', '9999999999'],
-    ['a leading zero after a compact run', `[${tok(1)},{"type":"unique_token","token_id":01,"token_extra_id":0}]`, 'invalid-number', 'tokens[1].token_id', '01'],
+    [
+      'an id beyond uint32 after a compact run',
+      `[${tok(1)},${tok(2)},${tok(4294967296)},${tok(3)}]`,
+      'token-id-out-of-range',
+      'tokens[2].token_id',
+      '4294967296',
+    ],
+    [
+      'a ten-digit id beyond uint32 in the first token',
+      `[${tok(9999999999)}]`,
+      'token-id-out-of-range',
+      'tokens[0].token_id',
+      '9999999999',
+    ],
+    [
+      'a leading zero after a compact run',
+      `[${tok(1)},{"type":"unique_token","token_id":01,"token_extra_id":0}]`,
+      'invalid-number',
+      'tokens[1].token_id',
+      '01',
+    ],
     ['a trailing comma after a compact run', `[${tok(1)},${tok(2)},]`, 'invalid-json', 'tokens[2]', ']'],
     ['a missing comma inside a compact run', `[${tok(1)}${tok(2)}]`, 'invalid-json', 'tokens[0]', '{'],
   ])('reports %s with the per-token code, path and offset', (_name, tokens, code, pathTail, at) => {

@@ -120,7 +120,12 @@ describe('parseKvEvents: wrapped form', () => {
       '{"event_id":3,"data":{"type":"all_cleared"},"window_size":32}]';
     const events = ok(text);
     expect(events[0]?.data).toEqual({ type: 'stored', parentHash: 5n, blocks: [block(6n, [1])] });
-    expect(events[1]?.data).toEqual({ type: 'updated', blockHash: 6n, cacheLevel: { newValue: 1, oldValue: 0 }, priority: null });
+    expect(events[1]?.data).toEqual({
+      type: 'updated',
+      blockHash: 6n,
+      cacheLevel: { newValue: 1, oldValue: 0 },
+      priority: null,
+    });
     expect(events[2]?.data).toEqual({ type: 'all_cleared' });
   });
 
@@ -143,13 +148,21 @@ describe('parseKvEvents: wrapped form', () => {
 
 describe('parseKvEvents: flat form', () => {
   const cases: [string, string, KvEvent['data']][] = [
-    ['created', '{"type":"created","num_blocks_per_cache_level":[10,2]}', { type: 'created', numBlocksPerCacheLevel: [10, 2] }],
+    [
+      'created',
+      '{"type":"created","num_blocks_per_cache_level":[10,2]}',
+      { type: 'created', numBlocksPerCacheLevel: [10, 2] },
+    ],
     [
       'stored',
       `{"type":"stored","parent_hash":null,"blocks":[{"type":"stored_block","block_hash":18446744073709551615,"tokens":[${tok(3)}],"cache_level":0,"priority":35}]}`,
       { type: 'stored', parentHash: null, blocks: [block(U64_MAX, [3])] },
     ],
-    ['removed', '{"type":"removed","block_hashes":[1,18446744073709551615]}', { type: 'removed', blockHashes: [1n, U64_MAX] }],
+    [
+      'removed',
+      '{"type":"removed","block_hashes":[1,18446744073709551615]}',
+      { type: 'removed', blockHashes: [1n, U64_MAX] },
+    ],
     [
       'updated',
       '{"type":"updated","block_hash":3,"cache_level":null,"priority":{"type":"event_diff","new_value":null,"old_value":35}}',
@@ -167,7 +180,9 @@ describe('parseKvEvents: flat form', () => {
   }
 
   it('takes event-level fields from a flat item too', () => {
-    const [e] = ok('[{"type":"removed","block_hashes":[2],"event_id":9,"attention_dp_rank":1,"hash_algo":"v2_sha256_64"}]');
+    const [e] = ok(
+      '[{"type":"removed","block_hashes":[2],"event_id":9,"attention_dp_rank":1,"hash_algo":"v2_sha256_64"}]',
+    );
     expect(e).toEqual({
       eventId: 9,
       data: { type: 'removed', blockHashes: [2n] },

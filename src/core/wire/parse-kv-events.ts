@@ -40,11 +40,21 @@ export interface KvEventsParse {
   readonly issues: WireIssue[];
 }
 
-function parseDocument(text: string, events: ParsedKvEvent[], issues: WireIssue[], itemIssues: { count: number; readonly max: number }): void {
+function parseDocument(
+  text: string,
+  events: ParsedKvEvent[],
+  issues: WireIssue[],
+  itemIssues: { count: number; readonly max: number },
+): void {
   const n = text.length;
   const i = skipWs(text, text.charCodeAt(0) === 0xfeff ? 1 : 0);
   if (i >= n) {
-    issues.push({ code: 'empty-input', message: 'the /kv_cache_events body is empty (expected a JSON array)', path: '$', offset: 0 });
+    issues.push({
+      code: 'empty-input',
+      message: 'the /kv_cache_events body is empty (expected a JSON array)',
+      path: '$',
+      offset: 0,
+    });
     return;
   }
   if (text.charCodeAt(i) !== 91) {
@@ -83,7 +93,9 @@ function parseDocument(text: string, events: ParsedKvEvent[], issues: WireIssue[
         }
         if (itemIssues.count < itemIssues.max) {
           issues.push(
-            e instanceof ScanFailure ? toIssue(e, pathAt(text, itemStart, `$[${index}]`, e.offset)) : internalIssue(e, itemStart),
+            e instanceof ScanFailure
+              ? toIssue(e, pathAt(text, itemStart, `$[${index}]`, e.offset))
+              : internalIssue(e, itemStart),
           );
         }
         itemIssues.count++;
@@ -108,7 +120,12 @@ function parseDocument(text: string, events: ParsedKvEvent[], issues: WireIssue[
         break;
       }
       if (j >= n) {
-        issues.push({ code: 'truncated-json', message: `input ends early at offset ${n} (truncated JSON)`, path: '$', offset: n });
+        issues.push({
+          code: 'truncated-json',
+          message: `input ends early at offset ${n} (truncated JSON)`,
+          path: '$',
+          offset: n,
+        });
         return;
       }
       issues.push({
@@ -151,7 +168,12 @@ export function parseKvEvents(text: string, options: ParseKvEventsOptions = {}):
   }
   if (itemIssues.count > itemIssues.max) {
     const more = itemIssues.count - itemIssues.max;
-    issues.push({ code: 'issues-suppressed', message: `${more} more bad items were skipped without an issue each`, path: '$', offset: 0 });
+    issues.push({
+      code: 'issues-suppressed',
+      message: `${more} more bad items were skipped without an issue each`,
+      path: '$',
+      offset: 0,
+    });
   }
   return { events, issues };
 }

@@ -33,7 +33,12 @@ describe('parsePerfMetrics', () => {
     expect(issues).toEqual([]);
     expect(value).toHaveLength(2);
     const [a, b] = value;
-    expect(a).toMatchObject({ kind: 'disagg', ctxServer: 'ctx-0:8001', genServer: 'gen-0:8002', disaggServerArrivalTime: 1.5 });
+    expect(a).toMatchObject({
+      kind: 'disagg',
+      ctxServer: 'ctx-0:8001',
+      genServer: 'gen-0:8002',
+      disaggServerArrivalTime: 1.5,
+    });
     expect(a?.kind === 'disagg' && a.ctx?.kvCache?.numReusedBlocks).toBe(96);
     expect(a?.kind === 'disagg' && kvCacheHitRate(a.ctx?.kvCache ?? null)).toBe(0.75);
     expect(a?.kind === 'disagg' && kvCacheHitRate(a.gen?.kvCache ?? null)).toBeNull();

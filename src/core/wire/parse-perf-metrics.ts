@@ -144,7 +144,12 @@ export function parsePerfMetrics(text: string): PerfMetricsParse {
     if (parsed.value === undefined) return { value, issues };
     const read = new FieldReader(text, issues);
     if (!Array.isArray(parsed.value)) {
-      issues.push({ code: 'not-an-array', message: `/perf_metrics must be a JSON array, found ${describeJson(parsed.value)}`, path: '$', offset: 0 });
+      issues.push({
+        code: 'not-an-array',
+        message: `/perf_metrics must be a JSON array, found ${describeJson(parsed.value)}`,
+        path: '$',
+        offset: 0,
+      });
       return { value, issues };
     }
     parsed.value.forEach((entry, index) => {

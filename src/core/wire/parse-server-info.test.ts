@@ -20,7 +20,13 @@ describe('parseServerInfo', () => {
   it('reads an older answer with only disaggregated_params as "not stated"', () => {
     const { value, issues } = parseServerInfo('{"disaggregated_params":null}');
     expect(issues).toEqual([]);
-    expect(value).toMatchObject({ kvCacheHashAlgo: null, disaggregatedParams: null, tokensPerBlock: null, renderFingerprint: null, maxBatchSize: null });
+    expect(value).toMatchObject({
+      kvCacheHashAlgo: null,
+      disaggregatedParams: null,
+      tokensPerBlock: null,
+      renderFingerprint: null,
+      maxBatchSize: null,
+    });
   });
 
   it('reports wrong fields with path and offset and keeps the others', () => {
@@ -35,7 +41,10 @@ describe('parseServerInfo', () => {
   });
 
   it('rejects a body that is not an object, or not JSON', () => {
-    expect(parseServerInfo('[1]')).toEqual({ value: null, issues: [expect.objectContaining({ code: 'wrong-type', path: '$' })] });
+    expect(parseServerInfo('[1]')).toEqual({
+      value: null,
+      issues: [expect.objectContaining({ code: 'wrong-type', path: '$' })],
+    });
     expect(parseServerInfo('<html>').issues).toEqual([expect.objectContaining({ code: 'invalid-json', offset: 0 })]);
   });
 });

@@ -37,10 +37,14 @@ export function parseServerInfo(text: string): ServerInfoParse {
     const rawAlgo = read.str(root, 'kv_cache_hash_algo', []);
     if (rawAlgo !== null) {
       if (isHashAlgo(rawAlgo)) algo = rawAlgo;
-      else read.issue('unknown-hash-algo', `kv_cache_hash_algo ${JSON.stringify(rawAlgo)} is not a known algorithm`, ['kv_cache_hash_algo']);
+      else
+        read.issue('unknown-hash-algo', `kv_cache_hash_algo ${JSON.stringify(rawAlgo)} is not a known algorithm`, [
+          'kv_cache_hash_algo',
+        ]);
     }
     const tokensPerBlock = read.uint(root, 'tokens_per_block', []);
-    if (tokensPerBlock === 0) read.issue('number-out-of-range', 'tokens_per_block must be at least 1', ['tokens_per_block']);
+    if (tokensPerBlock === 0)
+      read.issue('number-out-of-range', 'tokens_per_block must be at least 1', ['tokens_per_block']);
     return {
       value: {
         kvCacheHashAlgo: algo,

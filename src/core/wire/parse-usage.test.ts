@@ -14,14 +14,20 @@ describe('parseUsage', () => {
 
   it('tells "no cached_tokens reported" (null) from 0', () => {
     expect(parseUsage('{"usage":{"prompt_tokens":5,"completion_tokens":1}}').value?.cachedTokens).toBeNull();
-    expect(parseUsage('{"usage":{"prompt_tokens":5,"prompt_tokens_details":{"cached_tokens":0}}}').value?.cachedTokens).toBe(0);
+    expect(
+      parseUsage('{"usage":{"prompt_tokens":5,"prompt_tokens_details":{"cached_tokens":0}}}').value?.cachedTokens,
+    ).toBe(0);
     expect(parseUsage('{"usage":{"prompt_tokens":5,"prompt_tokens_details":null}}').value?.cachedTokens).toBeNull();
   });
 
   it('reads SSE chunk data: no usage, null usage, a final usage chunk and [DONE]', () => {
     expect(parseUsage('{"choices":[{"delta":{"content":"a"}}]}')).toEqual({ value: null, issues: [] });
     expect(parseUsage('{"choices":[],"usage":null}')).toEqual({ value: null, issues: [] });
-    expect(parseUsage('{"choices":[],"usage":{"prompt_tokens":3,"completion_tokens":2,"total_tokens":5,"prompt_tokens_details":{"cached_tokens":2}}}').value).toEqual({
+    expect(
+      parseUsage(
+        '{"choices":[],"usage":{"prompt_tokens":3,"completion_tokens":2,"total_tokens":5,"prompt_tokens_details":{"cached_tokens":2}}}',
+      ).value,
+    ).toEqual({
       promptTokens: 3,
       completionTokens: 2,
       totalTokens: 5,
@@ -29,9 +35,9 @@ describe('parseUsage', () => {
     });
     expect(parseUsage(' [DONE] ')).toEqual({ value: null, issues: [] });
     expect(parseUsage('data: [DONE]')).toEqual({ value: null, issues: [] });
-    expect(parseUsage('data: {"usage":{"prompt_tokens":4,"prompt_tokens_details":{"cached_tokens":x}}}').issues).toEqual([
-      expect.objectContaining({ code: 'invalid-json', offset: 75 }),
-    ]);
+    expect(
+      parseUsage('data: {"usage":{"prompt_tokens":4,"prompt_tokens_details":{"cached_tokens":x}}}').issues,
+    ).toEqual([expect.objectContaining({ code: 'invalid-json', offset: 75 })]);
     expect(parseUsage('data: {"usage":{"prompt_tokens":4}}').value?.promptTokens).toBe(4);
   });
 

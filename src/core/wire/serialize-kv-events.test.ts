@@ -8,7 +8,9 @@ const base = { eventId: 3, windowSize: 4096, attentionDpRank: null, hashAlgo: nu
 describe('serializeKvEvent', () => {
   it('writes the compact TRT-LLM form: key order, no spaces, optional fields only when set', () => {
     const event: KvEvent = { ...base, data: { type: 'removed', blockHashes: [18446744073709551615n, 1n] } };
-    expect(serializeKvEvent(event)).toBe('{"event_id":3,"data":{"type":"removed","block_hashes":[18446744073709551615,1]},"window_size":4096}');
+    expect(serializeKvEvent(event)).toBe(
+      '{"event_id":3,"data":{"type":"removed","block_hashes":[18446744073709551615,1]},"window_size":4096}',
+    );
     expect(serializeKvEvent({ ...event, attentionDpRank: 0, hashAlgo: 'v2_sha256_64', layerGroupId: 2 })).toBe(
       '{"event_id":3,"data":{"type":"removed","block_hashes":[18446744073709551615,1]},"window_size":4096,"attention_dp_rank":0,"hash_algo":"v2_sha256_64","layer_group_id":2}',
     );
@@ -59,7 +61,8 @@ describe('serializeKvEvent', () => {
 
 describe('joinRawKvEvents', () => {
   it('re-serves items byte for byte', () => {
-    const text = '[{"type":"all_cleared"},{"event_id":1,"data":{"type":"removed","block_hashes":[18446744073709551615]}}]';
+    const text =
+      '[{"type":"all_cleared"},{"event_id":1,"data":{"type":"removed","block_hashes":[18446744073709551615]}}]';
     expect(joinRawKvEvents(parseKvEvents(text).events)).toBe(text);
     expect(joinRawKvEvents([])).toBe('[]');
   });

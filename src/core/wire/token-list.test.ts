@@ -34,10 +34,14 @@ describe('parseTokenList', () => {
 
   it('round-trips any uint32 list in either separator style', () => {
     fc.assert(
-      fc.property(fc.array(fc.integer({ min: 0, max: 0xffff_ffff })), fc.constantFrom(',', ' ', ', ', '\n'), (tokens, sep) => {
-        const parsed = parseTokenList(tokens.join(sep));
-        expect(parsed.ok && Array.from(parsed.tokens)).toEqual(tokens);
-      }),
+      fc.property(
+        fc.array(fc.integer({ min: 0, max: 0xffff_ffff })),
+        fc.constantFrom(',', ' ', ', ', '\n'),
+        (tokens, sep) => {
+          const parsed = parseTokenList(tokens.join(sep));
+          expect(parsed.ok && Array.from(parsed.tokens)).toEqual(tokens);
+        },
+      ),
     );
   });
 

@@ -4,8 +4,7 @@ import type { WireIssue } from './wire-issue.js';
 import type { WireIssueCode } from './wire-issue-codes.js';
 
 export type TokenListResult =
-  | { readonly ok: true; readonly tokens: Uint32Array }
-  | { readonly ok: false; readonly issue: WireIssue };
+  { readonly ok: true; readonly tokens: Uint32Array } | { readonly ok: false; readonly issue: WireIssue };
 
 const MAX_TOKEN_ID = 0xffff_ffff;
 
@@ -42,10 +41,15 @@ export function parseTokenList(text: string): TokenListResult {
         let end = i;
         while (end < n && end - start < 32 && !isSeparator(text.charCodeAt(end))) end++;
         const shown = text.slice(start, end);
-        return fail('not-a-token-id', `'${shown}' at offset ${start} is not a token id (an integer 0..${MAX_TOKEN_ID})`, start);
+        return fail(
+          'not-a-token-id',
+          `'${shown}' at offset ${start} is not a token id (an integer 0..${MAX_TOKEN_ID})`,
+          start,
+        );
       }
       value = value * 10 + d;
-      if (value > MAX_TOKEN_ID) return fail('token-id-out-of-range', `token id at offset ${start} exceeds ${MAX_TOKEN_ID}`, start);
+      if (value > MAX_TOKEN_ID)
+        return fail('token-id-out-of-range', `token id at offset ${start} exceeds ${MAX_TOKEN_ID}`, start);
       i++;
     }
     if (count === tokens.length) {

@@ -16,7 +16,10 @@ describe('decimalFitsU64', () => {
   });
 
   it('agrees with a BigInt comparison, also on a span of a longer text', () => {
-    const near = fc.oneof(fc.bigInt({ min: 0n, max: U64_MAX * 4n }), fc.bigInt({ min: U64_MAX - 1000n, max: U64_MAX + 1000n }));
+    const near = fc.oneof(
+      fc.bigInt({ min: 0n, max: U64_MAX * 4n }),
+      fc.bigInt({ min: U64_MAX - 1000n, max: U64_MAX + 1000n }),
+    );
     fc.assert(
       fc.property(near, fc.nat(3), (value, zeros) => {
         const digits = '0'.repeat(zeros) + value.toString(10);

@@ -8,14 +8,35 @@ import { renderLiveReportPage } from './live-report-page.js';
 import { renderReportDocument } from './report-html.js';
 
 function finding(id: string, extra: Partial<Finding> = {}): Finding {
-  return { id: id as FindingId, severity: 'warning', servers: ['ctx0'], summary: `${id} summary`, evidence: { requests: 120, ratio: 0.123456 }, cause: `${id} cause`, fix: `${id}.fix: 1`, since: 0, ...extra };
+  return {
+    id: id as FindingId,
+    severity: 'warning',
+    servers: ['ctx0'],
+    summary: `${id} summary`,
+    evidence: { requests: 120, ratio: 0.123456 },
+    cause: `${id} cause`,
+    fix: `${id}.fix: 1`,
+    since: 0,
+    ...extra,
+  };
 }
 
 function audit(findings: readonly Finding[]): AuditReport {
   return {
     verdict: findings.length > 0 ? 'degraded' : 'healthy',
     findings,
-    stats: { requests: 10, cache_hit_ratio: 0.5, oracle_hit_ratio: 0.9, oracle_basis: 'worker-truth', turn_scatter_ratio: 0.1, stickiness: 0.4, tokens_lost_per_second: 12, window_seconds: 60, router_tokens_per_block: 32, router_tokens_per_block_from: 'inferred' },
+    stats: {
+      requests: 10,
+      cache_hit_ratio: 0.5,
+      oracle_hit_ratio: 0.9,
+      oracle_basis: 'worker-truth',
+      turn_scatter_ratio: 0.1,
+      stickiness: 0.4,
+      tokens_lost_per_second: 12,
+      window_seconds: 60,
+      router_tokens_per_block: 32,
+      router_tokens_per_block_from: 'inferred',
+    },
     servers: [],
     source: { kind: 'bundle', description: 'bundle <dir>', observations: 10, malformed: 0 },
     rule_errors: 0,
@@ -27,7 +48,15 @@ const samples = Array.from({ length: 6 }, (_, i) => sample(i * 1_000, i * 10));
 
 describe('HTML report', () => {
   it('renders every finding from its data alone, a finding id it has never heard of included', () => {
-    const html = renderReportDocument(buildReportModel({ version: 't', generatedAt: 0, audit: audit([finding('events-absent'), finding('some-future-finding', { severity: 'info' })]), samples, input: null }));
+    const html = renderReportDocument(
+      buildReportModel({
+        version: 't',
+        generatedAt: 0,
+        audit: audit([finding('events-absent'), finding('some-future-finding', { severity: 'info' })]),
+        samples,
+        input: null,
+      }),
+    );
     for (const id of ['events-absent', 'some-future-finding']) {
       expect(html).toContain(`data-finding="${id}"`);
       expect(html).toContain(`${id} cause`);
@@ -38,7 +67,23 @@ describe('HTML report', () => {
 
   it('escapes every string it shows', () => {
     const hostile = '<script>alert(1)</script>"\'&';
-    const html = renderReportDocument(buildReportModel({ version: hostile, generatedAt: 0, audit: audit([finding('x', { summary: hostile, cause: hostile, fix: hostile, servers: [hostile], evidence: { [hostile]: hostile } })]), samples, input: null }));
+    const html = renderReportDocument(
+      buildReportModel({
+        version: hostile,
+        generatedAt: 0,
+        audit: audit([
+          finding('x', {
+            summary: hostile,
+            cause: hostile,
+            fix: hostile,
+            servers: [hostile],
+            evidence: { [hostile]: hostile },
+          }),
+        ]),
+        samples,
+        input: null,
+      }),
+    );
     expect(html).not.toContain('<script>');
     expect(html).toContain('&#60;script&#62;');
   });
@@ -56,13 +101,17 @@ describe('HTML report', () => {
   });
 
   it('a plot without data says so instead of drawing an empty frame', () => {
-    const html = renderReportDocument(buildReportModel({ version: 't', generatedAt: 0, audit: audit([]), samples: samples.slice(0, 1), input: null }));
+    const html = renderReportDocument(
+      buildReportModel({ version: 't', generatedAt: 0, audit: audit([]), samples: samples.slice(0, 1), input: null }),
+    );
     expect(html.match(/data-points="0"/g)).toHaveLength(6);
     expect(html).toContain('No data over this window yet.');
   });
 
   it('plots carry their points and each series its mean', () => {
-    const html = renderReportDocument(buildReportModel({ version: 't', generatedAt: 0, audit: audit([]), samples, input: null }));
+    const html = renderReportDocument(
+      buildReportModel({ version: 't', generatedAt: 0, audit: audit([]), samples, input: null }),
+    );
     expect(html).toMatch(/data-chart="stickiness" data-points="10"/);
     // the sample helper: 100 % sticky, one server (chance 1), realised 90 % vs oracle 95 %
     expect(html).toContain('data-series="stickiness" data-mean="1.000"');

@@ -20,16 +20,23 @@ function int(value: number): string {
 }
 
 function time(ms: number): string {
-  return new Date(ms).toISOString().replace('T', ' ').replace(/\.\d+Z$/, ' UTC');
+  return new Date(ms)
+    .toISOString()
+    .replace('T', ' ')
+    .replace(/\.\d+Z$/, ' UTC');
 }
 
 function evidenceValue(value: number | string | boolean): string {
-  return typeof value === 'number' && !Number.isInteger(value) ? String(Math.round(value * 10_000) / 10_000) : String(value);
+  return typeof value === 'number' && !Number.isInteger(value)
+    ? String(Math.round(value * 10_000) / 10_000)
+    : String(value);
 }
 
 function renderFinding(f: Finding): string {
   const evidence = Object.entries(f.evidence).filter(([key]) => key !== 'window_from_ms' && key !== 'window_to_ms');
-  const items = evidence.map(([key, value]) => `<li><span class="dim">${esc(key)}</span> <b>${esc(evidenceValue(value))}</b></li>`).join('');
+  const items = evidence
+    .map(([key, value]) => `<li><span class="dim">${esc(key)}</span> <b>${esc(evidenceValue(value))}</b></li>`)
+    .join('');
   const servers = f.servers.length > 0 ? ` <span class="dim">[${esc(f.servers.join(', '))}]</span>` : '';
   return `<article class="finding ${esc(f.severity)}" data-finding="${esc(f.id)}">
 <h3><span class="sev ${esc(f.severity)}">${esc(f.severity.toUpperCase())}</span>${esc(f.id)}${servers}</h3>
@@ -42,7 +49,8 @@ ${items === '' ? '' : `<p class="dim">evidence</p><ul class="evidence">${items}<
 function renderVerdict(model: ReportModel): string {
   const a = model.audit;
   const s = a.stats;
-  const cell = (label: string, value: string): string => `<div><span class="dim">${esc(label)}</span><b>${esc(value)}</b></div>`;
+  const cell = (label: string, value: string): string =>
+    `<div><span class="dim">${esc(label)}</span><b>${esc(value)}</b></div>`;
   const headline = [
     cell('requests', int(s.requests)),
     cell('cache hit', pct(s.cache_hit_ratio)),
@@ -58,7 +66,10 @@ function renderVerdict(model: ReportModel): string {
     total > 0
       ? `<p class="dim">Verdict over the window:</p><div class="strip" role="img" aria-label="verdict over the window">${spans
           .filter((v) => v.to > v.from)
-          .map((v) => `<span class="${esc(v.verdict)}" style="width:${((100 * (v.to - v.from)) / total).toFixed(2)}%" title="${esc(`${v.verdict} for ${((v.to - v.from) / 1000).toFixed(0)} s`)}"></span>`)
+          .map(
+            (v) =>
+              `<span class="${esc(v.verdict)}" style="width:${((100 * (v.to - v.from)) / total).toFixed(2)}%" title="${esc(`${v.verdict} for ${((v.to - v.from) / 1000).toFixed(0)} s`)}"></span>`,
+          )
           .join('')}</div>`
       : '';
   const warnings = [
@@ -67,7 +78,12 @@ function renderVerdict(model: ReportModel): string {
     ...a.notes,
   ];
   return `<section id="verdict">
-<div class="verdict ${esc(a.verdict)}" data-verdict="${esc(a.verdict)}"><strong>${esc(a.verdict.toUpperCase())}</strong>${esc(verdictMeaning(a.verdict, a.findings.some((f) => f.severity === 'critical')))}</div>
+<div class="verdict ${esc(a.verdict)}" data-verdict="${esc(a.verdict)}"><strong>${esc(a.verdict.toUpperCase())}</strong>${esc(
+    verdictMeaning(
+      a.verdict,
+      a.findings.some((f) => f.severity === 'critical'),
+    ),
+  )}</div>
 <div class="headline">${headline.join('')}</div>
 ${warnings.map((w) => `<p class="dim">${esc(w)}</p>`).join('')}
 ${strip}
@@ -85,12 +101,18 @@ function renderFindings(model: ReportModel): string {
 }
 
 function renderChart(chart: ChartData): string {
-  const plot = plottedValues(chart) > 0 ? renderChartSvg(chart) : `<p class="nodata" data-chart="${esc(chart.id)}" data-points="0">No data over this window yet.</p>`;
+  const plot =
+    plottedValues(chart) > 0
+      ? renderChartSvg(chart)
+      : `<p class="nodata" data-chart="${esc(chart.id)}" data-points="0">No data over this window yet.</p>`;
   return `<figure id="chart-${esc(chart.id)}"><h3>${esc(chart.title)}</h3>${plot}${renderLegend(chart)}<figcaption class="caption">${esc(chart.caption)}</figcaption></figure>`;
 }
 
 function renderCharts(model: ReportModel): string {
-  const step = model.sampleIntervalMs !== null ? ` Sampled every ${(model.sampleIntervalMs / 1000).toFixed(0)} s, plotted per interval.` : '';
+  const step =
+    model.sampleIntervalMs !== null
+      ? ` Sampled every ${(model.sampleIntervalMs / 1000).toFixed(0)} s, plotted per interval.`
+      : '';
   return `<section id="plots" class="page"><h2>Over the window</h2><p class="dim">Counts and ratios per interval from kvsentinel's state.${esc(step)}</p>\n${model.charts.map(renderChart).join('\n')}\n</section>`;
 }
 
@@ -107,14 +129,29 @@ function renderServers(model: ReportModel): string {
 }
 
 function factRows(facts: readonly ConfigurationFact[]): string {
-  return facts.map((f) => `<tr><td>${esc(f.key)}</td><td>${f.value === null ? '<span class="dim">unknown</span>' : `<code>${esc(f.value)}</code>`}</td><td>${esc(f.from)}</td></tr>`).join('');
+  return facts
+    .map(
+      (f) =>
+        `<tr><td>${esc(f.key)}</td><td>${f.value === null ? '<span class="dim">unknown</span>' : `<code>${esc(f.value)}</code>`}</td><td>${esc(f.from)}</td></tr>`,
+    )
+    .join('');
 }
 
 function renderConfiguration(model: ReportModel): string {
   const c = model.configuration;
   const s = model.audit.stats;
-  if (c === null) return `<section id="configuration"><h2>Configuration kvsentinel inferred</h2><p>router tokens_per_block: ${s.router_tokens_per_block ?? 'unknown'} (${esc(s.router_tokens_per_block_from ?? 'no source')})</p></section>`;
-  const workers = c.workers.map((w) => w.facts.map((f, i) => `<tr>${i === 0 ? `<td rowspan="${w.facts.length}">${esc(w.server)}</td>` : ''}<td>${esc(f.key)}</td><td>${f.value === null ? '<span class="dim">unknown</span>' : `<code>${esc(f.value)}</code>`}</td><td>${esc(f.from)}</td></tr>`).join('')).join('');
+  if (c === null)
+    return `<section id="configuration"><h2>Configuration kvsentinel inferred</h2><p>router tokens_per_block: ${s.router_tokens_per_block ?? 'unknown'} (${esc(s.router_tokens_per_block_from ?? 'no source')})</p></section>`;
+  const workers = c.workers
+    .map((w) =>
+      w.facts
+        .map(
+          (f, i) =>
+            `<tr>${i === 0 ? `<td rowspan="${w.facts.length}">${esc(w.server)}</td>` : ''}<td>${esc(f.key)}</td><td>${f.value === null ? '<span class="dim">unknown</span>' : `<code>${esc(f.value)}</code>`}</td><td>${esc(f.from)}</td></tr>`,
+        )
+        .join(''),
+    )
+    .join('');
   return `<section id="configuration"><h2>Configuration kvsentinel inferred</h2>
 <h3>Router</h3><table><tr><th>setting</th><th>value</th><th>how kvsentinel knows</th></tr>${factRows(c.router)}</table>
 <h3>Workers</h3>${workers === '' ? '<p>No worker seen.</p>' : `<table><tr><th>server</th><th>setting</th><th>value</th><th>how kvsentinel knows</th></tr>${workers}</table>`}
@@ -146,7 +183,10 @@ export interface ReportDocumentOptions {
 
 export function renderReportDocument(model: ReportModel, options: ReportDocumentOptions = {}): string {
   // no network at view time: nothing here may load (default-src 'none'); the live page may open its own /ws only
-  const csp = options.script === undefined ? "default-src 'none'; style-src 'unsafe-inline'; img-src data:" : "default-src 'none'; style-src 'unsafe-inline'; img-src data:; script-src 'unsafe-inline'; connect-src 'self'";
+  const csp =
+    options.script === undefined
+      ? "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
+      : "default-src 'none'; style-src 'unsafe-inline'; img-src data:; script-src 'unsafe-inline'; connect-src 'self'";
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <meta http-equiv="Content-Security-Policy" content="${csp}">

@@ -5,7 +5,16 @@ import { TOTAL_GROUP, type ChartData, type ChartSeries } from '../../core/report
 import { escapeHtml } from './html-escape.js';
 
 /** Okabe–Ito: distinguishable with the common colour-vision deficiencies, and in greyscale print by dash */
-export const PALETTE = ['#0072B2', '#E69F00', '#009E73', '#D55E00', '#CC79A7', '#56B4E9', '#F0E442', '#999999'] as const;
+export const PALETTE = [
+  '#0072B2',
+  '#E69F00',
+  '#009E73',
+  '#D55E00',
+  '#CC79A7',
+  '#56B4E9',
+  '#F0E442',
+  '#999999',
+] as const;
 
 /** the SVG dash pattern of ChartSeries.dash 0..3 */
 const DASHES = ['', '6 4', '1.5 4', '8 3 1.5 3'] as const;
@@ -14,7 +23,6 @@ const DASH_CLASSES = ['', ' dashed', ' dotted', ' dashdot'] as const;
 const W = 720;
 const H = 230;
 const PAD = { left: 56, right: 14, top: 10, bottom: 34 };
-
 
 export function colorOf(group: number): string {
   if (group === TOTAL_GROUP) return '#24292f';
@@ -63,13 +71,19 @@ export function renderChartSvg(chart: ChartData): string {
   const tMin = ts.length > 0 ? Math.min(...ts) : 0;
   const tMax = ts.length > 0 ? Math.max(...ts) : 1;
   // an interval ends at its point: the first one starts one step earlier
-  const step = chart.series[0] !== undefined && chart.series[0].points.length > 1 ? chart.series[0].points[1]!.t - chart.series[0].points[0]!.t : 1000;
+  const step =
+    chart.series[0] !== undefined && chart.series[0].points.length > 1
+      ? chart.series[0].points[1]!.t - chart.series[0].points[0]!.t
+      : 1000;
   const t0 = tMin - step;
   const tSpan = Math.max(1, tMax - t0);
   let yMax: number;
   if (chart.kind === 'stacked') {
     const n = chart.series[0]?.points.length ?? 0;
-    yMax = Math.max(1, ...Array.from({ length: n }, (_, i) => chart.series.reduce((a, s) => a + (s.points[i]?.v ?? 0), 0)));
+    yMax = Math.max(
+      1,
+      ...Array.from({ length: n }, (_, i) => chart.series.reduce((a, s) => a + (s.points[i]?.v ?? 0), 0)),
+    );
   } else {
     // ratios and score terms on their natural 0..1 scale (at least); counts and rates on at least 0..1
     yMax = Math.max(1, ...chart.series.flatMap((s) => points(s).map((p) => p.v)));
@@ -85,20 +99,30 @@ export function renderChartSvg(chart: ChartData): string {
   // grid and axes
   for (let v = 0; v <= yMax + 1e-9; v += yStep) {
     parts.push(`<line class="grid" x1="${PAD.left}" x2="${W - PAD.right}" y1="${f(y(v))}" y2="${f(y(v))}"/>`);
-    parts.push(`<text class="tick" x="${PAD.left - 6}" y="${f(y(v) + 4)}" text-anchor="end">${escapeHtml(formatValue(v, chart.unit))}</text>`);
+    parts.push(
+      `<text class="tick" x="${PAD.left - 6}" y="${f(y(v) + 4)}" text-anchor="end">${escapeHtml(formatValue(v, chart.unit))}</text>`,
+    );
   }
   const xStep = niceStep(tSpan / 1000, 6);
   for (let s = 0; s <= tSpan / 1000 + 1e-9; s += xStep) {
     const px = x(t0 + s * 1000);
     parts.push(`<line class="axis" x1="${f(px)}" x2="${f(px)}" y1="${PAD.top + plotH}" y2="${PAD.top + plotH + 4}"/>`);
-    parts.push(`<text class="tick" x="${f(px)}" y="${PAD.top + plotH + 16}" text-anchor="middle">${escapeHtml(formatSeconds(s))}</text>`);
+    parts.push(
+      `<text class="tick" x="${f(px)}" y="${PAD.top + plotH + 16}" text-anchor="middle">${escapeHtml(formatSeconds(s))}</text>`,
+    );
   }
-  parts.push(`<line class="axis" x1="${PAD.left}" x2="${W - PAD.right}" y1="${PAD.top + plotH}" y2="${PAD.top + plotH}"/>`);
-  parts.push(`<text class="tick" x="${W - PAD.right}" y="${H - 4}" text-anchor="end">time since the window's start</text>`);
+  parts.push(
+    `<line class="axis" x1="${PAD.left}" x2="${W - PAD.right}" y1="${PAD.top + plotH}" y2="${PAD.top + plotH}"/>`,
+  );
+  parts.push(
+    `<text class="tick" x="${W - PAD.right}" y="${H - 4}" text-anchor="end">time since the window's start</text>`,
+  );
   // markers under the data
   for (const m of chart.markers) {
     const px = f(x(m.t));
-    parts.push(`<line class="marker ${m.kind}" x1="${px}" x2="${px}" y1="${PAD.top}" y2="${PAD.top + plotH}"><title>${escapeHtml(m.label)}</title></line>`);
+    parts.push(
+      `<line class="marker ${m.kind}" x1="${px}" x2="${px}" y1="${PAD.top}" y2="${PAD.top + plotH}"><title>${escapeHtml(m.label)}</title></line>`,
+    );
   }
   if (chart.kind === 'stacked') {
     const n = chart.series[0]?.points.length ?? 0;
@@ -110,7 +134,9 @@ export function renderChartSvg(chart: ChartData): string {
         const v = s.points[i]?.v ?? 0;
         if (v <= 0) continue;
         const left = x(t) - barW;
-        parts.push(`<rect data-series="${escapeHtml(s.label)}" x="${f(left + barW * 0.1)}" y="${f(y(base + v))}" width="${f(barW)}" height="${f(y(base) - y(base + v))}" fill="${colorOf(s.group)}"><title>${escapeHtml(`${s.label}: ${v}`)}</title></rect>`);
+        parts.push(
+          `<rect data-series="${escapeHtml(s.label)}" x="${f(left + barW * 0.1)}" y="${f(y(base + v))}" width="${f(barW)}" height="${f(y(base) - y(base + v))}" fill="${colorOf(s.group)}"><title>${escapeHtml(`${s.label}: ${v}`)}</title></rect>`,
+        );
         base += v;
       }
     }
@@ -128,13 +154,15 @@ export function renderChartSvg(chart: ChartData): string {
         pen = true;
       }
       const single = points(s).length === 1 ? points(s)[0]! : null;
-      const dash = DASHES[s.dash % DASHES.length] === '' ? '' : ` stroke-dasharray="${DASHES[s.dash % DASHES.length]!}"`;
+      const dash =
+        DASHES[s.dash % DASHES.length] === '' ? '' : ` stroke-dasharray="${DASHES[s.dash % DASHES.length]!}"`;
       // the series' mean rides along as data (readers and the browser test check the story without parsing paths)
       const mean = meanOf(s);
       parts.push(
         `<path class="series${s.group === TOTAL_GROUP ? ' total' : ''}" d="${d}" stroke="${colorOf(s.group)}"${dash} data-series="${escapeHtml(s.label)}" data-mean="${mean === null ? '' : mean.toPrecision(4)}"><title>${escapeHtml(s.label)}${mean === null ? '' : `: mean ${escapeHtml(formatValue(mean, chart.unit))}`}</title></path>`,
       );
-      if (single !== null) parts.push(`<circle cx="${f(x(single.t))}" cy="${f(y(single.v))}" r="3" fill="${colorOf(s.group)}"/>`);
+      if (single !== null)
+        parts.push(`<circle cx="${f(x(single.t))}" cy="${f(y(single.v))}" r="3" fill="${colorOf(s.group)}"/>`);
     }
   }
   const label = `${chart.title}: ${chart.series.map((s) => s.label).join(', ')}`;
@@ -143,10 +171,15 @@ export function renderChartSvg(chart: ChartData): string {
 
 export function renderLegend(chart: ChartData): string {
   const items = chart.series.map((s) => {
-    const swatch = chart.kind === 'stacked' ? `<span class="swatch box" style="background:${colorOf(s.group)}"></span>` : `<span class="swatch${DASH_CLASSES[s.dash % DASH_CLASSES.length]!}" style="border-color:${colorOf(s.group)}"></span>`;
+    const swatch =
+      chart.kind === 'stacked'
+        ? `<span class="swatch box" style="background:${colorOf(s.group)}"></span>`
+        : `<span class="swatch${DASH_CLASSES[s.dash % DASH_CLASSES.length]!}" style="border-color:${colorOf(s.group)}"></span>`;
     return `<li>${swatch}${escapeHtml(s.label)}</li>`;
   });
-  if (chart.markers.some((m) => m.kind === 'gap')) items.push('<li><span class="swatch marker-gap"></span>event_id gap</li>');
-  if (chart.markers.some((m) => m.kind === 'reset')) items.push('<li><span class="swatch marker-reset"></span>stream reset</li>');
+  if (chart.markers.some((m) => m.kind === 'gap'))
+    items.push('<li><span class="swatch marker-gap"></span>event_id gap</li>');
+  if (chart.markers.some((m) => m.kind === 'reset'))
+    items.push('<li><span class="swatch marker-reset"></span>stream reset</li>');
   return `<ul class="legend">${items.join('')}</ul>`;
 }

@@ -54,7 +54,8 @@ export function ctxBody(request: OpenAiRequest, rawBody: string, disaggregatedPa
     return `${rawBody.slice(0, end)},"stream":false,"disaggregated_params":${disaggregatedParams}}`;
   }
   const members = rawMembersExcept(rawBody, CTX_OVERRIDDEN_KEYS);
-  if (members !== null) return `{${[...members, '"stream":false', `"disaggregated_params":${disaggregatedParams}`].join(',')}}`;
+  if (members !== null)
+    return `{${[...members, '"stream":false', `"disaggregated_params":${disaggregatedParams}`].join(',')}}`;
   const body: Record<string, unknown> = { ...request.body, stream: false };
   delete body['stream_options'];
   const prompt = request.promptJson === null ? '' : `"prompt":${request.promptJson},`;
@@ -62,7 +63,11 @@ export function ctxBody(request: OpenAiRequest, rawBody: string, disaggregatedPa
 }
 
 /** The context_only request as a value (for msgpack): the client's body, stream off, the disaggregated params. */
-function ctxObject(request: OpenAiRequest, disaggregatedParams: Record<string, unknown>, routerTokens: Uint32Array | null): Record<string, unknown> {
+function ctxObject(
+  request: OpenAiRequest,
+  disaggregatedParams: Record<string, unknown>,
+  routerTokens: Uint32Array | null,
+): Record<string, unknown> {
   const body: Record<string, unknown> = { ...request.body, stream: false, disaggregated_params: disaggregatedParams };
   delete body['stream_options'];
   if (request.promptJson !== null) body['prompt'] = JSON.parse(request.promptJson) as unknown;
@@ -90,7 +95,10 @@ export function contextOnlyRequest(
     ...(r.returnPromptTokenIdsB64 ? { return_prompt_token_ids_b64: true } : {}),
   };
   if (r.ctxBody === 'msgpack') {
-    return { payload: encode(ctxObject(request, disaggParams, routerTokens)), headers: { 'content-type': 'application/json', 'x-trtllm-msgpack': '1' } };
+    return {
+      payload: encode(ctxObject(request, disaggParams, routerTokens)),
+      headers: { 'content-type': 'application/json', 'x-trtllm-msgpack': '1' },
+    };
   }
   const written = routerTokens === null ? '' : `,"prompt_token_ids":[${Array.from(routerTokens).join(',')}]`;
   const json = ctxBody(request, rawBody, JSON.stringify(disaggParams));

@@ -3,12 +3,25 @@ import type { KvEvent } from '../../core/wire/kv-event.js';
 import { DigestLog, digestEvent } from './event-digest.js';
 
 function removed(id: number, hashes: bigint[]): KvEvent {
-  return { eventId: id, data: { type: 'removed', blockHashes: hashes }, windowSize: 4096, attentionDpRank: 1, hashAlgo: null, layerGroupId: null };
+  return {
+    eventId: id,
+    data: { type: 'removed', blockHashes: hashes },
+    windowSize: 4096,
+    attentionDpRank: 1,
+    hashAlgo: null,
+    layerGroupId: null,
+  };
 }
 
 describe('DigestLog', () => {
   it('digests hashes as exact decimal strings', () => {
-    expect(digestEvent(removed(3, [18446744073709551615n]))).toEqual({ attention_dp_rank: 1, event_id: 3, type: 'removed', block_hashes: ['18446744073709551615'], parent_hash: null });
+    expect(digestEvent(removed(3, [18446744073709551615n]))).toEqual({
+      attention_dp_rank: 1,
+      event_id: 3,
+      type: 'removed',
+      block_hashes: ['18446744073709551615'],
+      parent_hash: null,
+    });
   });
 
   it('drops the oldest beyond the event or hash budget and counts them', () => {

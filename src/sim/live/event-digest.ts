@@ -36,7 +36,13 @@ export function digestEvent(event: KvEvent): EventDigest {
     case 'all_cleared':
       break;
   }
-  return { attention_dp_rank: event.attentionDpRank, event_id: event.eventId, type: data.type, block_hashes: hashes, parent_hash: parent };
+  return {
+    attention_dp_rank: event.attentionDpRank,
+    event_id: event.eventId,
+    type: data.type,
+    block_hashes: hashes,
+    parent_hash: parent,
+  };
 }
 
 /** A bounded log of digests: the oldest are dropped (and counted) beyond `limit` events or `maxHashes` hashes. */

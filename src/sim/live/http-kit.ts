@@ -59,7 +59,16 @@ export function sendJsonText(res: ServerResponse, status: number, body: string):
 }
 
 export function sendError(res: ServerResponse, status: number, message: string): void {
-  sendJsonText(res, status, JSON.stringify({ object: 'error', message, type: status >= 500 ? 'InternalServerError' : 'BadRequestError', code: status }));
+  sendJsonText(
+    res,
+    status,
+    JSON.stringify({
+      object: 'error',
+      message,
+      type: status >= 500 ? 'InternalServerError' : 'BadRequestError',
+      code: status,
+    }),
+  );
 }
 
 export function startSse(res: ServerResponse): void {

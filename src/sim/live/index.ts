@@ -1,5 +1,11 @@
 // The live HTTP driver of the simulator (`kvsentinel sim serve`, `kvsentinel demo`, integration tests).
-export { startLiveCluster, type LiveCluster, type LiveClusterOptions, type LiveWorkerInfo, type StartWorkloadOptions } from './live-cluster.js';
+export {
+  startLiveCluster,
+  type LiveCluster,
+  type LiveClusterOptions,
+  type LiveWorkerInfo,
+  type StartWorkloadOptions,
+} from './live-cluster.js';
 export { LiveWorkload, type LiveTurnRecord, type LiveWorkloadSummary } from './live-workload.js';
 export { LiveCtxWorker } from './live-ctx-worker.js';
 export { LiveOrchestrator, type CtxTarget } from './live-orchestrator.js';

@@ -16,7 +16,12 @@ export interface LiveWorkerInfo {
   /** host:port */
   readonly address: string;
   /** rank 0's ZMQ KV-event endpoints when ctx.kv_events_publisher is set (rank r at port + r) */
-  readonly zmq: { readonly endpoint: string; readonly replay: string | null; readonly format: string; readonly ranks: number } | null;
+  readonly zmq: {
+    readonly endpoint: string;
+    readonly replay: string | null;
+    readonly format: string;
+    readonly ranks: number;
+  } | null;
 }
 
 export interface LiveClusterOptions {
@@ -30,7 +35,9 @@ export interface LiveClusterOptions {
    * Where the orchestrator sends CTX requests and event polls, per worker id (`host:port`, e.g. a relay port).
    * A function receives the started workers first (start relays in front of them there). Missing ids: the worker.
    */
-  readonly ctxUrls?: Readonly<Record<string, string>> | ((workers: readonly LiveWorkerInfo[]) => Promise<Readonly<Record<string, string>>>);
+  readonly ctxUrls?:
+    | Readonly<Record<string, string>>
+    | ((workers: readonly LiveWorkerInfo[]) => Promise<Readonly<Record<string, string>>>);
   /** how long the orchestrator waits for every CTX address to answer /server_info (real ms, default 30 s) */
   readonly ctxWaitMs?: number;
   readonly requestLog?: (line: string) => void;
@@ -90,7 +97,14 @@ export async function startLiveCluster(config: SimConfig, options: LiveClusterOp
         perfMetricsMaxRequests: options.perfMetricsMaxRequests ?? 1000,
         keepAliveTimeoutMs: config.ctx.keepAliveTimeoutMs,
         tokenizer: tokenizers.ctx,
-        kvEventsPublisher: config.ctx.kvEventsPublisher === 'none' ? null : { format: config.ctx.kvEventsPublisher, replay: config.ctx.kvEventsReplay, vllmHashes: config.ctx.vllmHashes },
+        kvEventsPublisher:
+          config.ctx.kvEventsPublisher === 'none'
+            ? null
+            : {
+                format: config.ctx.kvEventsPublisher,
+                replay: config.ctx.kvEventsReplay,
+                vllmHashes: config.ctx.vllmHashes,
+              },
         streamCopy: routerReadsStream,
       }),
   );
@@ -113,7 +127,15 @@ export async function startLiveCluster(config: SimConfig, options: LiveClusterOp
       id: w.id,
       url: w.url,
       address: w.address,
-      zmq: w.publisher === null ? null : { endpoint: w.publisher.endpoint, replay: w.publisher.replayEndpoint, format: w.publisher.options.format, ranks: w.worker.config.ranks },
+      zmq:
+        w.publisher === null
+          ? null
+          : {
+              endpoint: w.publisher.endpoint,
+              replay: w.publisher.replayEndpoint,
+              format: w.publisher.options.format,
+              ranks: w.worker.config.ranks,
+            },
     }));
     const overrides = typeof options.ctxUrls === 'function' ? await options.ctxUrls(infos) : (options.ctxUrls ?? {});
     for (const key of Object.keys(overrides)) {
@@ -128,10 +150,14 @@ export async function startLiveCluster(config: SimConfig, options: LiveClusterOp
       router: config.router,
       gen: config.gen,
       routerTokenizer: tokenizers.router,
-      ...(routerReadsStream ? { streamEvents: (address: string) => byAddress.get(address)?.takeStreamEvents() ?? [] } : {}),
+      ...(routerReadsStream
+        ? { streamEvents: (address: string) => byAddress.get(address)?.takeStreamEvents() ?? [] }
+        : {}),
       serverInfoTimeoutMs: options.ctxWaitMs ?? 30_000,
       ...(options.requestLog !== undefined ? { requestLog: options.requestLog } : {}),
-      ...(options.requestLogPromptTokenIds !== undefined ? { requestLogPromptTokenIds: options.requestLogPromptTokenIds } : {}),
+      ...(options.requestLogPromptTokenIds !== undefined
+        ? { requestLogPromptTokenIds: options.requestLogPromptTokenIds }
+        : {}),
       ...(options.orchestratorLog !== undefined ? { orchestratorLog: options.orchestratorLog } : {}),
     });
     orchestrator = orch;

@@ -9,7 +9,17 @@ import { CtxWorker, WorkerDownError, type CtxResult, type CtxWorkerConfig } from
 import { StaticPrompt, type Prompt, type PromptBlocks } from '../prompt.js';
 import type { HashAlgo } from '../../core/wire/kv-event.js';
 import { DigestLog } from './event-digest.js';
-import { HttpError, LiveHttpServer, readBody, readBodyBytes, sendError, sendJsonText, sendText, sseData, startSse } from './http-kit.js';
+import {
+  HttpError,
+  LiveHttpServer,
+  readBody,
+  readBodyBytes,
+  sendError,
+  sendJsonText,
+  sendText,
+  sseData,
+  startSse,
+} from './http-kit.js';
 import type { LiveScheduler } from './live-scheduler.js';
 import { parseOpenAiRequestBytes, type OpenAiEndpoint, type OpenAiRequest } from './openai-request.js';
 import type { KvEvent } from '../../core/wire/kv-event.js';
@@ -32,7 +42,11 @@ export interface LiveCtxWorkerOptions {
   /** ctx.tokenizer: text and chat prompts tokenized with the model's tokenizer; context-only answers then carry them */
   readonly tokenizer?: ModelTokenizer | null;
   /** publish KV events over ZMQ (one PUB per rank at base port + rank, replay ROUTERs); null = pull path only */
-  readonly kvEventsPublisher?: { readonly format: PublisherFormat; readonly replay: boolean; readonly vllmHashes?: VllmSimHashes } | null;
+  readonly kvEventsPublisher?: {
+    readonly format: PublisherFormat;
+    readonly replay: boolean;
+    readonly vllmHashes?: VllmSimHashes;
+  } | null;
   /** keep what was published for an in-process router that reads the stream (takeStreamEvents) */
   readonly streamCopy?: boolean;
 }
@@ -115,7 +129,12 @@ export class LiveCtxWorker {
     this.#scheduler = scheduler;
     this.#options = options;
     this.worker = new CtxWorker(scheduler, config);
-    this.http = new LiveHttpServer(options.host, options.port, (req, res, url) => this.#handle(req, res, url), options.keepAliveTimeoutMs ?? 5_000);
+    this.http = new LiveHttpServer(
+      options.host,
+      options.port,
+      (req, res, url) => this.#handle(req, res, url),
+      options.keepAliveTimeoutMs ?? 5_000,
+    );
   }
 
   get id(): string {
@@ -141,8 +160,18 @@ export class LiveCtxWorker {
   async start(): Promise<void> {
     const spec = this.#options.kvEventsPublisher ?? null;
     if (spec !== null && this.publisher === null) {
-      const vllmHashes = spec.vllmHashes === undefined || spec.vllmHashes === 'sim' ? null : { seed: SIM_PYTHONHASHSEED, ints: spec.vllmHashes === 'sha256_cbor_int' };
-      const publisher = new ZmqKvPublisher({ format: spec.format, ranks: this.worker.config.ranks, blockSize: this.worker.config.blockSize, host: this.#options.host, replay: spec.replay, vllmHashes });
+      const vllmHashes =
+        spec.vllmHashes === undefined || spec.vllmHashes === 'sim'
+          ? null
+          : { seed: SIM_PYTHONHASHSEED, ints: spec.vllmHashes === 'sha256_cbor_int' };
+      const publisher = new ZmqKvPublisher({
+        format: spec.format,
+        ranks: this.worker.config.ranks,
+        blockSize: this.worker.config.blockSize,
+        host: this.#options.host,
+        replay: spec.replay,
+        vllmHashes,
+      });
       await publisher.start();
       this.publisher = publisher;
       const copy = this.#options.streamCopy === true;
@@ -153,7 +182,15 @@ export class LiveCtxWorker {
         },
         restart: () => {
           publisher.restart();
-          if (copy) this.#streamCopy.push({ eventId: null, data: { type: 'all_cleared' }, windowSize: null, attentionDpRank: null, hashAlgo: null, layerGroupId: null });
+          if (copy)
+            this.#streamCopy.push({
+              eventId: null,
+              data: { type: 'all_cleared' },
+              windowSize: null,
+              attentionDpRank: null,
+              hashAlgo: null,
+              layerGroupId: null,
+            });
         },
       };
     }
@@ -261,21 +298,51 @@ export class LiveCtxWorker {
   async #readRequest(endpoint: OpenAiEndpoint, req: IncomingMessage): Promise<OpenAiRequest> {
     const parsed = parseOpenAiRequestBytes(endpoint, await readBodyBytes(req), req.headers);
     const tokenizer = this.#options.tokenizer ?? null;
-    return { ...parsed, promptJson: null, tokens: tokenizer === null ? parsed.tokens : await tokenizeWithModel(tokenizer, parsed) };
+    return {
+      ...parsed,
+      promptJson: null,
+      tokens: tokenizer === null ? parsed.tokens : await tokenizeWithModel(tokenizer, parsed),
+    };
   }
 
   #respond(request: OpenAiRequest, res: ServerResponse, id: string, ctxRequestId: number, result: CtxResult): void {
     const completionTokens = request.contextOnly ? 1 : (request.maxTokens ?? 16);
-    const usage: UsageNumbers = { promptTokens: result.promptTokens, completionTokens, cachedTokens: result.cachedTokens };
-    const head: ResponseHead = { endpoint: request.endpoint, id, created: Math.floor(Date.now() / 1000), model: request.model };
+    const usage: UsageNumbers = {
+      promptTokens: result.promptTokens,
+      completionTokens,
+      cachedTokens: result.cachedTokens,
+    };
+    const head: ResponseHead = {
+      endpoint: request.endpoint,
+      id,
+      created: Math.floor(Date.now() / 1000),
+      model: request.model,
+    };
     const text = fillerText(completionTokens);
     const disagg = request.contextOnly
-      ? { request_type: 'context_only', first_gen_tokens: [request.tokens[request.tokens.length - 1] ?? 0], ctx_request_id: ctxRequestId, encoded_opaque_state: null, draft_tokens: null }
+      ? {
+          request_type: 'context_only',
+          first_gen_tokens: [request.tokens[request.tokens.length - 1] ?? 0],
+          ctx_request_id: ctxRequestId,
+          encoded_opaque_state: null,
+          draft_tokens: null,
+        }
       : null;
     if (!request.stream) {
       // context-only answers carry the worker's own ids (its tokenizer's, when it has the model's)
       const b64 = request.contextOnly && request.returnPromptTokenIdsB64 && request.endpoint === 'chat';
-      sendJsonText(res, 200, responseBody(head, text, usage, disagg, request.contextOnly && !b64 ? request.tokens : null, b64 ? promptTokenIdsB64Members(request.tokens) : ''));
+      sendJsonText(
+        res,
+        200,
+        responseBody(
+          head,
+          text,
+          usage,
+          disagg,
+          request.contextOnly && !b64 ? request.tokens : null,
+          b64 ? promptTokenIdsB64Members(request.tokens) : '',
+        ),
+      );
       return;
     }
     startSse(res);
@@ -333,13 +400,32 @@ export class LiveCtxWorker {
     const capacity = w.config.ranks * w.config.gpuBlocksPerRank;
     const lines: string[] = [];
     const metric = (name: string, type: 'counter' | 'gauge', help: string, value: number): void => {
-      lines.push(`# HELP ${name} ${help}`, `# TYPE ${name} ${type}`, `${name}${labels} ${Number.isFinite(value) ? value : 0}`);
+      lines.push(
+        `# HELP ${name} ${help}`,
+        `# TYPE ${name} ${type}`,
+        `${name}${labels} ${Number.isFinite(value) ? value : 0}`,
+      );
     };
     metric('trtllm_request_success_total', 'counter', 'Count of successfully processed requests.', w.stats.requests);
     metric('trtllm_prompt_tokens_total', 'counter', 'Prompt tokens processed.', w.stats.promptTokens);
-    metric('trtllm_prompt_cached_tokens_total', 'counter', 'Prompt tokens served from the KV cache.', w.stats.cachedTokens);
-    metric('trtllm_kv_cache_hit_rate', 'gauge', 'KV cache hit rate (cached / prompt tokens).', w.stats.promptTokens === 0 ? 0 : w.stats.cachedTokens / w.stats.promptTokens);
-    metric('trtllm_kv_cache_utilization', 'gauge', 'Used fraction of the GPU KV cache blocks.', capacity === 0 ? 0 : used / capacity);
+    metric(
+      'trtllm_prompt_cached_tokens_total',
+      'counter',
+      'Prompt tokens served from the KV cache.',
+      w.stats.cachedTokens,
+    );
+    metric(
+      'trtllm_kv_cache_hit_rate',
+      'gauge',
+      'KV cache hit rate (cached / prompt tokens).',
+      w.stats.promptTokens === 0 ? 0 : w.stats.cachedTokens / w.stats.promptTokens,
+    );
+    metric(
+      'trtllm_kv_cache_utilization',
+      'gauge',
+      'Used fraction of the GPU KV cache blocks.',
+      capacity === 0 ? 0 : used / capacity,
+    );
     metric('trtllm_kv_cache_used_blocks', 'gauge', 'Used GPU KV cache blocks.', used);
     metric('trtllm_kv_cache_free_blocks', 'gauge', 'Free GPU KV cache blocks.', capacity - used);
     metric('trtllm_num_requests_running', 'gauge', 'Requests in prefill.', w.running);

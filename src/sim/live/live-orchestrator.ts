@@ -11,14 +11,32 @@ import { parseKvEvents } from '../../core/wire/parse-kv-events.js';
 import { parseServerInfo } from '../../core/wire/parse-server-info.js';
 import { parseUsage } from '../../core/wire/parse-usage.js';
 import type { WireIssue } from '../../core/wire/wire-issue.js';
-import { orchestratorLine, pollFailureLine, pyRepr, requestLogLine, routerConfigLines, VIRTUAL_EPOCH_MS, type LogLevel } from '../log-lines.js';
+import {
+  orchestratorLine,
+  pollFailureLine,
+  pyRepr,
+  requestLogLine,
+  routerConfigLines,
+  VIRTUAL_EPOCH_MS,
+  type LogLevel,
+} from '../log-lines.js';
 import { StaticPrompt } from '../prompt.js';
 import { createRouter, routerPolls, routerStartupLines } from '../routers/create-router.js';
 import type { RouteRequest, Router } from '../routers/router.js';
 import type { GenConfig, RouterConfig } from '../sim-config.js';
 import { contextOnlyRequest, ctxRequestIdOf } from './ctx-request-body.js';
 import { DigestLog } from './event-digest.js';
-import { HttpError, LiveHttpServer, readBody, sendError, sendOnce, sendJsonText, sendText, sseData, startSse } from './http-kit.js';
+import {
+  HttpError,
+  LiveHttpServer,
+  readBody,
+  sendError,
+  sendOnce,
+  sendJsonText,
+  sendText,
+  sseData,
+  startSse,
+} from './http-kit.js';
 import type { LiveScheduler } from './live-scheduler.js';
 import { parseOpenAiRequest, type OpenAiEndpoint, type OpenAiRequest } from './openai-request.js';
 import { chunkBody, fillerText, responseBody, type ResponseHead } from './openai-response.js';
@@ -94,7 +112,14 @@ interface Admitted {
   readonly tokens: Uint32Array;
 }
 
-type CtxOutcome = { readonly ok: true; readonly promptTokens: number; readonly cachedTokens: number; readonly ctxRequestId: string | null } | { readonly ok: false; readonly error: string };
+type CtxOutcome =
+  | {
+      readonly ok: true;
+      readonly promptTokens: number;
+      readonly cachedTokens: number;
+      readonly ctxRequestId: string | null;
+    }
+  | { readonly ok: false; readonly error: string };
 
 type PollOutcome = { readonly events: KvEvent[] } | { readonly error: string };
 
@@ -116,7 +141,14 @@ function errorText(err: unknown, address: string): string {
 
 export class LiveOrchestrator {
   readonly http: LiveHttpServer;
-  readonly stats: LiveOrchestratorStats = { requests: 0, ctxFailures: 0, polls: 0, pollFailures: 0, eventsApplied: 0, parseIssues: 0 };
+  readonly stats: LiveOrchestratorStats = {
+    requests: 0,
+    ctxFailures: 0,
+    polls: 0,
+    pollFailures: 0,
+    eventsApplied: 0,
+    parseIssues: 0,
+  };
   /** what the router applied, per CTX address */
   readonly applied = new Map<string, DigestLog>();
   readonly parseIssues: WireIssue[] = [];
@@ -195,7 +227,11 @@ export class LiveOrchestrator {
     const deadline = performance.now() + (this.#options.serverInfoTimeoutMs ?? 30_000);
     for (;;) {
       try {
-        const res = await httpRequest(`http://${address}/server_info`, { dispatcher: this.#agent, headersTimeout: 5000, bodyTimeout: 5000 });
+        const res = await httpRequest(`http://${address}/server_info`, {
+          dispatcher: this.#agent,
+          headersTimeout: 5000,
+          bodyTimeout: 5000,
+        });
         const text = await res.body.text();
         const parsed = parseServerInfo(text).value;
         if (res.statusCode === 200 && parsed !== null) {
@@ -204,7 +240,10 @@ export class LiveOrchestrator {
           return parsed.raw;
         }
       } catch (err) {
-        if (performance.now() > deadline) throw new Error(`CTX server ${address}: /server_info unreachable (${errorText(err, address)})`, { cause: err });
+        if (performance.now() > deadline)
+          throw new Error(`CTX server ${address}: /server_info unreachable (${errorText(err, address)})`, {
+            cause: err,
+          });
       }
       if (performance.now() > deadline) throw new Error(`CTX server ${address}: /server_info did not answer 200`);
       await new Promise((r) => setTimeout(r, 200));
@@ -224,13 +263,21 @@ export class LiveOrchestrator {
     try {
       // router.poll_new_connection: the connection closes after the poll, so the next comes from a new port
       const reset = this.#options.router.pollNewConnection;
-      const res = await httpRequest(`http://${server}/kv_cache_events`, { method: 'POST', dispatcher: this.#agent, headersTimeout: 30_000, bodyTimeout: 30_000, reset });
+      const res = await httpRequest(`http://${server}/kv_cache_events`, {
+        method: 'POST',
+        dispatcher: this.#agent,
+        headersTimeout: 30_000,
+        bodyTimeout: 30_000,
+        reset,
+      });
       const text = await res.body.text();
-      if (res.statusCode !== 200) return { error: `${res.statusCode}, message='${text.slice(0, 200)}', url='http://${server}/kv_cache_events'` };
+      if (res.statusCode !== 200)
+        return { error: `${res.statusCode}, message='${text.slice(0, 200)}', url='http://${server}/kv_cache_events'` };
       const parsed = parseKvEvents(text);
       if (parsed.issues.length > 0) {
         this.stats.parseIssues += parsed.issues.length;
-        if (this.parseIssues.length < 100) this.parseIssues.push(...parsed.issues.slice(0, 100 - this.parseIssues.length));
+        if (this.parseIssues.length < 100)
+          this.parseIssues.push(...parsed.issues.slice(0, 100 - this.parseIssues.length));
       }
       return { events: parsed.events.map((p) => p.event) };
     } catch (err) {
@@ -279,7 +326,10 @@ export class LiveOrchestrator {
   }
 
   /** route, the context_only request, finish_request; what the GEN step needs, and nothing of the prompt, comes back */
-  async #context(endpoint: OpenAiEndpoint, req: IncomingMessage): Promise<{ gen: GenRequest; requestId: string; usage: { promptTokens: number; cachedTokens: number } }> {
+  async #context(
+    endpoint: OpenAiEndpoint,
+    req: IncomingMessage,
+  ): Promise<{ gen: GenRequest; requestId: string; usage: { promptTokens: number; cachedTokens: number } }> {
     const arrivalS = performance.now() / 1000;
     const a = await this.#admit(endpoint, req);
     const { server, requestId } = a;
@@ -304,7 +354,14 @@ export class LiveOrchestrator {
         ...(this.#options.requestLogPromptTokenIds === true ? { promptTokenIds: a.tokens } : {}),
       }),
     );
-    if (ctx.ctxRequestId !== null) this.#perfJoin.add({ ctxServer: server, ctxRequestId: ctx.ctxRequestId, disaggRequestId: a.seqId, arrivalS, firstTokenS: performance.now() / 1000 });
+    if (ctx.ctxRequestId !== null)
+      this.#perfJoin.add({
+        ctxServer: server,
+        ctxRequestId: ctx.ctxRequestId,
+        disaggRequestId: a.seqId,
+        arrivalS,
+        firstTokenS: performance.now() / 1000,
+      });
     return { gen: a.gen, requestId, usage: { promptTokens: ctx.promptTokens, cachedTokens: ctx.cachedTokens } };
   }
 
@@ -320,21 +377,49 @@ export class LiveOrchestrator {
     this.stats.requests++;
     const seqId = ++this.#requestSeq;
     const headerId = req.headers['x-request-id'];
-    const requestId = typeof headerId === 'string' && headerId !== '' ? headerId : `${endpoint === 'chat' ? 'chatcmpl' : 'cmpl'}-${seqId}`;
+    const requestId =
+      typeof headerId === 'string' && headerId !== ''
+        ? headerId
+        : `${endpoint === 'chat' ? 'chatcmpl' : 'cmpl'}-${seqId}`;
     // router.tokenizer: the router renders text and chat itself (BlockHashMixin._tokenize); else it sees the workers' ids
     const routerTokenizer = this.#options.routerTokenizer ?? null;
-    const prompt = new StaticPrompt(routerTokenizer === null ? request.tokens : await tokenizeRequest(routerTokenizer, request));
+    const prompt = new StaticPrompt(
+      routerTokenizer === null ? request.tokens : await tokenizeRequest(routerTokenizer, request),
+    );
     // the newest router's conversation pin: chat only (a CompletionRequest has no messages), keyed on the body as received
-    const affinityKey = router.settings.profile === 'newest' && endpoint === 'chat' ? contentAffinityKey(request.body['messages'], request.body['prompt_token_ids']) : null;
-    const routeRequest: RouteRequest = { requestId, correlationId: request.conversationId, prompt: this.#options.router.tokenDrift ? prompt.drifted() : prompt, affinityKey };
+    const affinityKey =
+      router.settings.profile === 'newest' && endpoint === 'chat'
+        ? contentAffinityKey(request.body['messages'], request.body['prompt_token_ids'])
+        : null;
+    const routeRequest: RouteRequest = {
+      requestId,
+      correlationId: request.conversationId,
+      prompt: this.#options.router.tokenDrift ? prompt.drifted() : prompt,
+      affinityKey,
+    };
     const decision = router.route(routeRequest);
     const server = decision.server;
-    this.#history.record({ seq: ++this.#seq, ts: Date.now() / 1000, requestId, correlationId: request.conversationId, chosen: server, candidates: decision.candidates });
+    this.#history.record({
+      seq: ++this.#seq,
+      ts: Date.now() / 1000,
+      requestId,
+      correlationId: request.conversationId,
+      chosen: server,
+      candidates: decision.candidates,
+    });
     // router.write_token_ids: the router writes its own ids into a text or chat request when they are the workers'
     // (newest routers write them back only when the render fingerprints match: no drift, no tokenizer of its own)
     const r = this.#options.router;
-    const writes = r.writeTokenIds && !r.tokenDrift && routerTokenizer === null && (endpoint === 'chat' || request.promptJson?.startsWith('"') === true);
-    const { payload, headers } = contextOnlyRequest(r, request, rawBody, { disaggId: seqId, requestId, routerTokens: writes ? prompt.tokens : null });
+    const writes =
+      r.writeTokenIds &&
+      !r.tokenDrift &&
+      routerTokenizer === null &&
+      (endpoint === 'chat' || request.promptJson?.startsWith('"') === true);
+    const { payload, headers } = contextOnlyRequest(r, request, rawBody, {
+      disaggId: seqId,
+      requestId,
+      routerTokens: writes ? prompt.tokens : null,
+    });
     const once = sendOnce(payload);
     headers['content-length'] = String(once.length);
     return {
@@ -353,7 +438,11 @@ export class LiveOrchestrator {
   /** GET /perf_metrics: drains each CTX server's /perf_metrics and joins it with the requests served */
   #perfMetrics(): Promise<string> {
     return this.#perfJoin.drain(async (server) => {
-      const res = await httpRequest(`http://${server}/perf_metrics`, { dispatcher: this.#agent, headersTimeout: 10_000, bodyTimeout: 10_000 });
+      const res = await httpRequest(`http://${server}/perf_metrics`, {
+        dispatcher: this.#agent,
+        headersTimeout: 10_000,
+        bodyTimeout: 10_000,
+      });
       const text = await res.body.text();
       return res.statusCode === 200 ? text : null;
     });
@@ -363,20 +452,42 @@ export class LiveOrchestrator {
     const { path, body, headers } = ctxRequest;
     const timeout = this.#options.requestTimeoutMs ?? 180_000;
     try {
-      const res = await httpRequest(`http://${server}${path}`, { method: 'POST', body, headers, dispatcher: this.#agent, headersTimeout: timeout, bodyTimeout: timeout });
+      const res = await httpRequest(`http://${server}${path}`, {
+        method: 'POST',
+        body,
+        headers,
+        dispatcher: this.#agent,
+        headersTimeout: timeout,
+        bodyTimeout: timeout,
+      });
       const text = await res.body.text();
       if (res.statusCode !== 200) return { ok: false, error: `${res.statusCode} ${text.slice(0, 200)}` };
       const usage = parseUsage(text).value;
-      return { ok: true, promptTokens: usage?.promptTokens ?? promptTokens, cachedTokens: usage?.cachedTokens ?? 0, ctxRequestId: ctxRequestIdOf(text) };
+      return {
+        ok: true,
+        promptTokens: usage?.promptTokens ?? promptTokens,
+        cachedTokens: usage?.cachedTokens ?? 0,
+        ctxRequestId: ctxRequestIdOf(text),
+      };
     } catch (err) {
       return { ok: false, error: errorText(err, server) };
     }
   }
 
   /** the GEN step: decode time on the model's clock; usage rewritten from the CTX response */
-  async #generate(request: GenRequest, res: ServerResponse, requestId: string, ctx: { promptTokens: number; cachedTokens: number }): Promise<void> {
+  async #generate(
+    request: GenRequest,
+    res: ServerResponse,
+    requestId: string,
+    ctx: { promptTokens: number; cachedTokens: number },
+  ): Promise<void> {
     const outputTokens = request.maxTokens ?? 16;
-    const head: ResponseHead = { endpoint: request.endpoint, id: requestId, created: Math.floor(Date.now() / 1000), model: request.model };
+    const head: ResponseHead = {
+      endpoint: request.endpoint,
+      id: requestId,
+      created: Math.floor(Date.now() / 1000),
+      model: request.model,
+    };
     const usage = { promptTokens: ctx.promptTokens, completionTokens: outputTokens, cachedTokens: ctx.cachedTokens };
     const genMs = this.#options.gen.overheadMs + outputTokens * this.#options.gen.msPerToken;
     if (request.stream) {

@@ -63,7 +63,8 @@ const TOKEN_IDS_HEAD = Buffer.from('{"model":"kvsentinel-sim","prompt":[');
 export function tokenIdsBody(tokens: Uint32Array, maxTokens: number): Buffer {
   const tail = Buffer.from(`],"max_tokens":${maxTokens}}`);
   let digits = Math.max(tokens.length - 1, 0); // the commas
-  for (const id of tokens) digits += id < 10 ? 1 : id < 100 ? 2 : id < 1000 ? 3 : id < 10_000 ? 4 : id < 100_000 ? 5 : String(id).length;
+  for (const id of tokens)
+    digits += id < 10 ? 1 : id < 100 ? 2 : id < 1000 ? 3 : id < 10_000 ? 4 : id < 100_000 ? 5 : String(id).length;
   const out = Buffer.allocUnsafe(TOKEN_IDS_HEAD.length + digits + tail.length);
   let at = TOKEN_IDS_HEAD.copy(out, 0);
   for (let i = 0; i < tokens.length; i++) {
@@ -201,20 +202,51 @@ export class LiveWorkload {
     const maxTokens = trajectory.turns[turn]!.outputTokens;
     if (this.#options.chat === true) {
       const chat = this.#chatText(trajectory);
-      return { path: '/v1/chat/completions', body: JSON.stringify({ model: 'kvsentinel-sim', messages: [{ role: 'system', content: chat.system }, { role: 'user', content: chat.user }], max_tokens: maxTokens }) };
+      return {
+        path: '/v1/chat/completions',
+        body: JSON.stringify({
+          model: 'kvsentinel-sim',
+          messages: [
+            { role: 'system', content: chat.system },
+            { role: 'user', content: chat.user },
+          ],
+          max_tokens: maxTokens,
+        }),
+      };
     }
     switch (this.#config.requestFormat) {
       case 'token-ids':
-        return { path: '/v1/completions', body: tokenIdsBody(trajectory.tokens().subarray(0, trajectory.length), maxTokens) };
+        return {
+          path: '/v1/completions',
+          body: tokenIdsBody(trajectory.tokens().subarray(0, trajectory.length), maxTokens),
+        };
       case 'text':
-        return { path: '/v1/completions', body: JSON.stringify({ model: 'kvsentinel-sim', prompt: this.#promptString(trajectory), max_tokens: maxTokens }) };
+        return {
+          path: '/v1/completions',
+          body: JSON.stringify({
+            model: 'kvsentinel-sim',
+            prompt: this.#promptString(trajectory),
+            max_tokens: maxTokens,
+          }),
+        };
       case 'chat':
         return {
           path: '/v1/chat/completions',
-          body: JSON.stringify({ model: 'kvsentinel-sim', messages: [{ role: 'user', content: this.#promptString(trajectory) }], max_tokens: maxTokens }),
+          body: JSON.stringify({
+            model: 'kvsentinel-sim',
+            messages: [{ role: 'user', content: this.#promptString(trajectory) }],
+            max_tokens: maxTokens,
+          }),
         };
       case 'chat-turns':
-        return { path: '/v1/chat/completions', body: JSON.stringify({ model: 'kvsentinel-sim', messages: this.#turnMessages(trajectory), max_tokens: maxTokens }) };
+        return {
+          path: '/v1/chat/completions',
+          body: JSON.stringify({
+            model: 'kvsentinel-sim',
+            messages: this.#turnMessages(trajectory),
+            max_tokens: maxTokens,
+          }),
+        };
     }
   }
 
@@ -248,7 +280,10 @@ export class LiveWorkload {
     return { system: this.#systemText, user: text };
   }
 
-  async #send(trajectory: Trajectory, turn: number): Promise<{ promptTokens: number; cachedTokens: number | null } | null> {
+  async #send(
+    trajectory: Trajectory,
+    turn: number,
+  ): Promise<{ promptTokens: number; cachedTokens: number | null } | null> {
     // the body goes once: between sending it and the answer the trajectory's ids are all the client holds (built in
     // a function that returns first: V8 keeps what an async function's registers hold until it returns)
     const { path, once } = this.#outgoing(trajectory, turn);
@@ -257,7 +292,12 @@ export class LiveWorkload {
       const res = await httpRequest(`${this.#options.url}${path}`, {
         method: 'POST',
         body: once.body,
-        headers: { 'content-type': 'application/json', 'content-length': String(once.length), 'x-correlation-id': trajectory.correlationId, 'x-request-id': requestId },
+        headers: {
+          'content-type': 'application/json',
+          'content-length': String(once.length),
+          'x-correlation-id': trajectory.correlationId,
+          'x-request-id': requestId,
+        },
         dispatcher: this.#agent,
         headersTimeout: 600_000,
         bodyTimeout: 600_000,
@@ -282,13 +322,23 @@ export class LiveWorkload {
         this.#startNext();
         return;
       }
-      this.#scheduler.at(this.#scheduler.now() + (this.#options.retryDelayMs ?? 1000), () => void this.#runTurn(trajectory, turn, attempt + 1));
+      this.#scheduler.at(
+        this.#scheduler.now() + (this.#options.retryDelayMs ?? 1000),
+        () => void this.#runTurn(trajectory, turn, attempt + 1),
+      );
       return;
     }
     if (result.cachedTokens === null) this.#missingCached++;
     const cached = result.cachedTokens ?? 0;
     this.#stats.add(result.promptTokens, cached, turn > 0);
-    this.#options.onTurn?.({ trajectory: trajectory.index, correlationId: trajectory.correlationId, turn, promptTokens: result.promptTokens, cachedTokens: cached, cachedTokensReported: result.cachedTokens !== null });
+    this.#options.onTurn?.({
+      trajectory: trajectory.index,
+      correlationId: trajectory.correlationId,
+      turn,
+      promptTokens: result.promptTokens,
+      cachedTokens: cached,
+      cachedTokensReported: result.cachedTokens !== null,
+    });
     if (turn + 1 >= trajectory.turns.length) {
       this.#done++;
       this.#options.onTrajectoryDone?.(this.#done, this.#config.trajectories);

@@ -53,7 +53,9 @@ function tokenArray(list: readonly unknown[], field: string): Uint32Array {
   for (let i = 0; i < list.length; i++) {
     const t = list[i];
     if (typeof t !== 'number' || !Number.isInteger(t) || t < 0 || t > MAX_TOKEN_ID) {
-      throw bad(`${field}[${i}]: expected a token id (integer 0..${MAX_TOKEN_ID}), got ${JSON.stringify(t) ?? String(t)}`);
+      throw bad(
+        `${field}[${i}]: expected a token id (integer 0..${MAX_TOKEN_ID}), got ${JSON.stringify(t) ?? String(t)}`,
+      );
     }
     tokens[i] = t;
   }
@@ -151,7 +153,10 @@ function fastTokenIds(text: string, start: number, end: number): Uint32Array | n
       out[n++] = value;
       value = -1;
       if (c === 93) return i === end - 1 && n === count + 1 ? out : null;
-    } else if (!(c === 32 || c === 10 || c === 13 || c === 9) || value >= 0 && text.charCodeAt(i + 1) >= 48 && text.charCodeAt(i + 1) <= 57) {
+    } else if (
+      !(c === 32 || c === 10 || c === 13 || c === 9) ||
+      (value >= 0 && text.charCodeAt(i + 1) >= 48 && text.charCodeAt(i + 1) <= 57)
+    ) {
       return null;
     }
   }
@@ -167,7 +172,11 @@ function parseJson(text: string): unknown {
 }
 
 /** The body as the worker reads it: msgpack when flagged X-TRTLLM-Msgpack: 1, else JSON text. */
-export function parseOpenAiRequestBytes(endpoint: OpenAiEndpoint, bytes: Buffer, headers: IncomingHttpHeaders): OpenAiRequest {
+export function parseOpenAiRequestBytes(
+  endpoint: OpenAiEndpoint,
+  bytes: Buffer,
+  headers: IncomingHttpHeaders,
+): OpenAiRequest {
   if (header(headers, 'x-trtllm-msgpack') !== '1') return parseOpenAiRequest(endpoint, bytes.toString('utf8'), headers);
   let value: unknown;
   try {
@@ -186,10 +195,16 @@ export function parseOpenAiRequestBytes(endpoint: OpenAiEndpoint, bytes: Buffer,
 /** a chat request's ids: the router's prompt_token_ids when it wrote them, else the rendered messages */
 function chatTokens(body: Record<string, unknown>): Uint32Array {
   const written = body['prompt_token_ids'];
-  return Array.isArray(written) && written.length > 0 ? tokenArray(written, 'prompt_token_ids') : renderChat(body['messages']);
+  return Array.isArray(written) && written.length > 0
+    ? tokenArray(written, 'prompt_token_ids')
+    : renderChat(body['messages']);
 }
 
-export function parseOpenAiRequest(endpoint: OpenAiEndpoint, text: string, headers: IncomingHttpHeaders): OpenAiRequest {
+export function parseOpenAiRequest(
+  endpoint: OpenAiEndpoint,
+  text: string,
+  headers: IncomingHttpHeaders,
+): OpenAiRequest {
   // long token-id prompts are read without building a JS array (the hot path of the live workload)
   const span = endpoint === 'completions' ? promptSpan(text) : null;
   const fast = span === null ? null : fastTokenIds(text, span[0], span[1]);
@@ -211,14 +226,25 @@ export function parseOpenAiRequest(endpoint: OpenAiEndpoint, text: string, heade
   return requestOf(endpoint, body, tokens, promptJson, headers);
 }
 
-function requestOf(endpoint: OpenAiEndpoint, body: Record<string, unknown>, tokens: Uint32Array, promptJson: string | null, headers: IncomingHttpHeaders): OpenAiRequest {
+function requestOf(
+  endpoint: OpenAiEndpoint,
+  body: Record<string, unknown>,
+  tokens: Uint32Array,
+  promptJson: string | null,
+  headers: IncomingHttpHeaders,
+): OpenAiRequest {
   if (tokens.length === 0) throw bad(endpoint === 'completions' ? 'prompt: empty' : 'messages: empty');
   const rawMax = endpoint === 'chat' ? (body['max_completion_tokens'] ?? body['max_tokens']) : body['max_tokens'];
-  if (rawMax !== undefined && rawMax !== null && (typeof rawMax !== 'number' || !Number.isInteger(rawMax) || rawMax < 1)) {
+  if (
+    rawMax !== undefined &&
+    rawMax !== null &&
+    (typeof rawMax !== 'number' || !Number.isInteger(rawMax) || rawMax < 1)
+  ) {
     throw bad(`max_tokens: expected a positive integer, got ${JSON.stringify(rawMax)}`);
   }
   const stream = body['stream'];
-  if (stream !== undefined && stream !== null && typeof stream !== 'boolean') throw bad('stream: expected true or false');
+  if (stream !== undefined && stream !== null && typeof stream !== 'boolean')
+    throw bad('stream: expected true or false');
   const disagg = isObject(body['disaggregated_params']) ? body['disaggregated_params'] : null;
   const convParams = isObject(body['conversation_params']) ? body['conversation_params'] : null;
   let conversationId = stringId(convParams?.['conversation_id']) ?? stringId(disagg?.['conversation_id']);

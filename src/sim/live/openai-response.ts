@@ -42,7 +42,13 @@ export function responseBody(
   const choice: Record<string, unknown> =
     head.endpoint === 'completions'
       ? { index: 0, text, logprobs: null, finish_reason: 'length', stop_reason: null }
-      : { index: 0, message: { role: 'assistant', content: text, reasoning_content: null, tool_calls: [] }, logprobs: null, finish_reason: 'length', stop_reason: null };
+      : {
+          index: 0,
+          message: { role: 'assistant', content: text, reasoning_content: null, tool_calls: [] },
+          logprobs: null,
+          finish_reason: 'length',
+          stop_reason: null,
+        };
   if (disaggregatedParams !== null) choice['disaggregated_params'] = disaggregatedParams;
   const json = JSON.stringify({
     id: head.id,
@@ -58,11 +64,22 @@ export function responseBody(
 }
 
 /** one SSE chunk's JSON; `usage` only on the final chunk */
-export function chunkBody(head: ResponseHead, text: string, finishReason: string | null, usage: UsageNumbers | null): string {
+export function chunkBody(
+  head: ResponseHead,
+  text: string,
+  finishReason: string | null,
+  usage: UsageNumbers | null,
+): string {
   const choice =
     head.endpoint === 'completions'
       ? { index: 0, text, logprobs: null, finish_reason: finishReason, stop_reason: null }
-      : { index: 0, delta: finishReason === null ? { role: 'assistant', content: text } : { content: text }, logprobs: null, finish_reason: finishReason, stop_reason: null };
+      : {
+          index: 0,
+          delta: finishReason === null ? { role: 'assistant', content: text } : { content: text },
+          logprobs: null,
+          finish_reason: finishReason,
+          stop_reason: null,
+        };
   return JSON.stringify({
     id: head.id,
     object: head.endpoint === 'completions' ? 'text_completion' : 'chat.completion.chunk',

@@ -4,7 +4,10 @@ import type { RouterDecisionRecord } from '../orchestrator.js';
 import type { Router } from '../routers/router.js';
 
 /** a decision as /debug/router lists it: the model orchestrator's record without its prompt (`ts` in epoch seconds) */
-export type Decision = Pick<RouterDecisionRecord, 'seq' | 'ts' | 'requestId' | 'correlationId' | 'chosen' | 'candidates'>;
+export type Decision = Pick<
+  RouterDecisionRecord,
+  'seq' | 'ts' | 'requestId' | 'correlationId' | 'chosen' | 'candidates'
+>;
 
 export class DecisionHistory {
   readonly #max: number;
@@ -51,7 +54,13 @@ export class DecisionHistory {
           request_id: d.requestId,
           correlation_id: d.correlationId,
           chosen: d.chosen,
-          candidates: d.candidates?.map((c) => ({ server: c.server, matched_tokens: c.matchedTokens, active_requests: c.activeRequests, score: c.score })) ?? null,
+          candidates:
+            d.candidates?.map((c) => ({
+              server: c.server,
+              matched_tokens: c.matchedTokens,
+              active_requests: c.activeRequests,
+              score: c.score,
+            })) ?? null,
         })),
     });
   }

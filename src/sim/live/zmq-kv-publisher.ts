@@ -57,7 +57,11 @@ interface RankPublisher {
   pending: Wire[];
 }
 
-async function bindConsecutive(host: string, count: number, make: () => Publisher | Router): Promise<{ sockets: (Publisher | Router)[]; base: number }> {
+async function bindConsecutive(
+  host: string,
+  count: number,
+  make: () => Publisher | Router,
+): Promise<{ sockets: (Publisher | Router)[]; base: number }> {
   for (let attempt = 0; attempt < 50; attempt++) {
     const first = make();
     await first.bind(`tcp://${host}:*`);
@@ -89,8 +93,17 @@ export class ZmqKvPublisher {
   batchesSent = 0;
 
   constructor(options: ZmqKvPublisherOptions) {
-    this.options = { host: '127.0.0.1', replay: false, topic: '', bufferSteps: 10_000, sendHighWaterMark: 100_000, vllmHashes: null, ...options };
-    if (this.options.vllmHashes !== null && this.options.format !== 'vllm') throw new Error(`vllmHashes needs format vllm, not ${this.options.format}`);
+    this.options = {
+      host: '127.0.0.1',
+      replay: false,
+      topic: '',
+      bufferSteps: 10_000,
+      sendHighWaterMark: 100_000,
+      vllmHashes: null,
+      ...options,
+    };
+    if (this.options.vllmHashes !== null && this.options.format !== 'vllm')
+      throw new Error(`vllmHashes needs format vllm, not ${this.options.format}`);
   }
 
   /** rank 0's PUB endpoint (rank r at port + r) */
@@ -104,7 +117,11 @@ export class ZmqKvPublisher {
 
   async start(): Promise<void> {
     const { host, ranks } = this.options;
-    const pubs = await bindConsecutive(host, ranks, () => new Publisher({ linger: 0, sendHighWaterMark: this.options.sendHighWaterMark }));
+    const pubs = await bindConsecutive(
+      host,
+      ranks,
+      () => new Publisher({ linger: 0, sendHighWaterMark: this.options.sendHighWaterMark }),
+    );
     this.#base = pubs.base;
     let routers: Router[] = [];
     if (this.options.replay) {
@@ -112,7 +129,15 @@ export class ZmqKvPublisher {
       this.#replayBase = bound.base;
       routers = bound.sockets as Router[];
     }
-    this.#ranks = pubs.sockets.map((pub, r) => ({ pub: pub as Publisher, router: routers[r] ?? null, seq: 0n, buffer: [], published: new Set(), vllm: new Map(), pending: [] }));
+    this.#ranks = pubs.sockets.map((pub, r) => ({
+      pub: pub as Publisher,
+      router: routers[r] ?? null,
+      seq: 0n,
+      buffer: [],
+      published: new Set(),
+      vllm: new Map(),
+      pending: [],
+    }));
     for (const r of this.#ranks) if (r.router !== null) void this.#serveReplay(r, r.router);
   }
 
@@ -207,9 +232,15 @@ export class ZmqKvPublisher {
         const from = start.readBigUInt64BE(0);
         for (const b of [...r.buffer]) {
           if (b.seq < from) continue;
-          await router.send(this.options.format === 'trtllm' ? [id, '', this.options.topic, encodeSeq(b.seq), b.payload] : [id, '', encodeSeq(b.seq), b.payload]);
+          await router.send(
+            this.options.format === 'trtllm'
+              ? [id, '', this.options.topic, encodeSeq(b.seq), b.payload]
+              : [id, '', encodeSeq(b.seq), b.payload],
+          );
         }
-        await router.send(this.options.format === 'trtllm' ? [id, '', '', END_SEQ_FRAME, ''] : [id, '', END_SEQ_FRAME, '']);
+        await router.send(
+          this.options.format === 'trtllm' ? [id, '', '', END_SEQ_FRAME, ''] : [id, '', END_SEQ_FRAME, ''],
+        );
       }
     } catch {
       // closed
@@ -269,7 +300,12 @@ export class ZmqKvPublisher {
     if (vllm !== null) {
       // the parent's vLLM hash: NONE_HASH for a root, else what this rank published for it (a parent it never
       // published — stored before a restart — chains from nothing kvsentinel could know either)
-      let parent = d.parentHash === null ? vllmNoneHash(vllm.seed) : typeof d.parentHash === 'bigint' ? r.vllm.get(d.parentHash) : undefined;
+      let parent =
+        d.parentHash === null
+          ? vllmNoneHash(vllm.seed)
+          : typeof d.parentHash === 'bigint'
+            ? r.vllm.get(d.parentHash)
+            : undefined;
       if (parent === undefined) return null;
       const parentWire = d.parentHash === null ? null : this.#vllmWire(parent)!;
       const hashes: Wire[] = [];
@@ -278,12 +314,31 @@ export class ZmqKvPublisher {
         r.vllm.set(b.blockHash as bigint, parent);
         hashes.push(this.#vllmWire(parent));
       }
-      return { type: 'BlockStored', block_hashes: hashes, parent_block_hash: parentWire, token_ids: tokens, block_size: this.options.blockSize, lora_id: null, medium: 'GPU', lora_name: null, extra_keys: full.map(() => null) };
+      return {
+        type: 'BlockStored',
+        block_hashes: hashes,
+        parent_block_hash: parentWire,
+        token_ids: tokens,
+        block_size: this.options.blockSize,
+        lora_id: null,
+        medium: 'GPU',
+        lora_name: null,
+        extra_keys: full.map(() => null),
+      };
     }
     const hashes = full.map((b) => this.#hash(b.blockHash as bigint));
     const parent = typeof d.parentHash === 'bigint' ? this.#hash(d.parentHash) : null;
     if (this.options.format === 'sglang') return ['BlockStored', hashes, parent, tokens, this.options.blockSize, null];
     if (arrays) return ['BlockStored', hashes, parent, tokens, this.options.blockSize, null, 'GPU'];
-    return { type: 'BlockStored', block_hashes: hashes, parent_block_hash: parent, token_ids: tokens, block_size: this.options.blockSize, lora_id: null, medium: 'GPU', lora_name: null };
+    return {
+      type: 'BlockStored',
+      block_hashes: hashes,
+      parent_block_hash: parent,
+      token_ids: tokens,
+      block_size: this.options.blockSize,
+      lora_id: null,
+      medium: 'GPU',
+      lora_name: null,
+    };
   }
 }

@@ -1,14 +1,27 @@
 // ConversationRouter (docs/trtllm-wire.md §5): sticky by conversation id (X-Correlation-ID and friends); without an
 // id, an implicit prefix match on a router-local block-hash trie (tokens_per_block 128, threshold 0.75);
 // otherwise the server with the least content load (prompt tokens in flight). It never reads KV events.
-import { ActiveCounts, type RouteDecision, type RouteRequest, type Router, type RouterServerState, type RouterSettings } from './router.js';
+import {
+  ActiveCounts,
+  type RouteDecision,
+  type RouteRequest,
+  type Router,
+  type RouterServerState,
+  type RouterSettings,
+} from './router.js';
 
 const TRIE_TOKENS_PER_BLOCK = 128;
 const MATCH_THRESHOLD = 0.75;
 const MAX_CONVERSATIONS = 100_000;
 
 export class ConversationRouter implements Router {
-  readonly settings: RouterSettings = { type: 'conversation', tokensPerBlock: TRIE_TOKENS_PER_BLOCK, maxBatchSize: null, backfillBlockHashesOnFinish: null, pollOnFinish: null };
+  readonly settings: RouterSettings = {
+    type: 'conversation',
+    tokensPerBlock: TRIE_TOKENS_PER_BLOCK,
+    maxBatchSize: null,
+    backfillBlockHashesOnFinish: null,
+    pollOnFinish: null,
+  };
   readonly servers: readonly string[];
   readonly #active: ActiveCounts;
   readonly #contentLoad = new Map<string, number>();
@@ -52,7 +65,14 @@ export class ConversationRouter implements Router {
   }
 
   state(): RouterServerState[] {
-    return this.servers.map((server) => ({ server, activeRequests: this.#active.get(server), hashAlgo: null, blockTableSize: null, polls: 0, pollFailures: 0 }));
+    return this.servers.map((server) => ({
+      server,
+      activeRequests: this.#active.get(server),
+      hashAlgo: null,
+      blockTableSize: null,
+      polls: 0,
+      pollFailures: 0,
+    }));
   }
 
   #implicitConversation(request: RouteRequest): string {
@@ -65,7 +85,10 @@ export class ConversationRouter implements Router {
       owner = conv;
       matched++;
     }
-    const conversation = owner !== null && matched / Math.max(blocks.keys.length, 1) >= MATCH_THRESHOLD ? owner : `conv_id:${this.#implicit}_${this.#implicit++}`;
+    const conversation =
+      owner !== null && matched / Math.max(blocks.keys.length, 1) >= MATCH_THRESHOLD
+        ? owner
+        : `conv_id:${this.#implicit}_${this.#implicit++}`;
     for (const key of blocks.keys) this.#trie.set(key, conversation);
     if (this.#trie.size > MAX_CONVERSATIONS * 16) this.#trie.clear();
     return conversation;

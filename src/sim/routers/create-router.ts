@@ -7,7 +7,19 @@ import type { Router } from './router.js';
 import { LoadBalancingRouter, RoundRobinRouter } from './simple-routers.js';
 
 /** the routing settings (the orchestrator's transport settings do not change routing) */
-export type RoutingConfig = Pick<RouterConfig, 'type' | 'profile' | 'tokensPerBlock' | 'trackRoutedBlocks' | 'loadWeight' | 'loadCap' | 'maxBatchSize' | 'backfillBlockHashesOnFinish' | 'pollOnFinish' | 'tokenDrift'>;
+export type RoutingConfig = Pick<
+  RouterConfig,
+  | 'type'
+  | 'profile'
+  | 'tokensPerBlock'
+  | 'trackRoutedBlocks'
+  | 'loadWeight'
+  | 'loadCap'
+  | 'maxBatchSize'
+  | 'backfillBlockHashesOnFinish'
+  | 'pollOnFinish'
+  | 'tokenDrift'
+>;
 
 export interface CreateRouterDeps extends KvCacheAwareDeps {
   /** the worker's tokens_per_block from /server_info (the newest router adopts or checks it) */
@@ -54,7 +66,9 @@ export function createRouter(config: RoutingConfig, servers: readonly string[], 
 }
 
 /** What the router logs once it prepared its servers (the newest router's adoption and mismatch lines). */
-export function routerStartupLines(router: Router): readonly { readonly level: 'I' | 'W' | 'E'; readonly message: string }[] {
+export function routerStartupLines(
+  router: Router,
+): readonly { readonly level: 'I' | 'W' | 'E'; readonly message: string }[] {
   return router instanceof NewestKvCacheAwareRouter ? router.startupLines : [];
 }
 

@@ -6,7 +6,15 @@
 import type { HashAlgo } from '../../core/wire/kv-event.js';
 import type { BlockKeySet } from '../block-key-set.js';
 import type { PromptBlocks } from '../prompt.js';
-import { ActiveCounts, type RouteCandidate, type RouteDecision, type RouteRequest, type Router, type RouterServerState, type RouterSettings } from './router.js';
+import {
+  ActiveCounts,
+  type RouteCandidate,
+  type RouteDecision,
+  type RouteRequest,
+  type Router,
+  type RouterServerState,
+  type RouterSettings,
+} from './router.js';
 import { RouterServerTables, type RouterTableDeps } from './router-server-tables.js';
 
 export interface KvCacheAwareOptions {

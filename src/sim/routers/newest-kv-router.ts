@@ -8,7 +8,15 @@
 import type { HashAlgo } from '../../core/wire/kv-event.js';
 import type { BlockKeySet } from '../block-key-set.js';
 import type { PromptBlocks } from '../prompt.js';
-import { ActiveCounts, type RouteCandidate, type RouteDecision, type RouteRequest, type Router, type RouterServerState, type RouterSettings } from './router.js';
+import {
+  ActiveCounts,
+  type RouteCandidate,
+  type RouteDecision,
+  type RouteRequest,
+  type Router,
+  type RouterServerState,
+  type RouterSettings,
+} from './router.js';
 import { RouteAffinity } from './route-affinity.js';
 import { RouterServerTables, type RouterTableDeps, type ServerTable } from './router-server-tables.js';
 
@@ -64,7 +72,11 @@ export class NewestKvCacheAwareRouter implements Router {
       const worker = deps.workerTokensPerBlock(server);
       if (worker === null) continue;
       if (auto) {
-        if (worker !== tpb) this.startupLines.push({ level: 'I', message: `router tokens_per_block unset: adopting worker's ${worker} on ${server}` });
+        if (worker !== tpb)
+          this.startupLines.push({
+            level: 'I',
+            message: `router tokens_per_block unset: adopting worker's ${worker} on ${server}`,
+          });
         tpb = worker;
         auto = false;
       } else if (worker !== tpb) {
@@ -131,7 +143,12 @@ export class NewestKvCacheAwareRouter implements Router {
       }
       this.#diag(server, matchedTokens, eventTokens, table);
       const activeRequests = this.#active.get(server);
-      candidates.push({ server, matchedTokens, activeRequests, score: matchedTokens / tpb - this.#options.loadWeight * activeRequests });
+      candidates.push({
+        server,
+        matchedTokens,
+        activeRequests,
+        score: matchedTokens / tpb - this.#options.loadWeight * activeRequests,
+      });
     }
     const capped = candidates.filter((c) => c.activeRequests / this.#options.maxBatchSize < this.#options.loadCap);
     const pool = capped.length > 0 ? capped : candidates;
@@ -147,7 +164,8 @@ export class NewestKvCacheAwareRouter implements Router {
     this.#rr++;
     if (key !== null) this.#affinity.pin(key, chosen.server);
     this.#active.increment(chosen.server);
-    if (this.#options.trackRoutedBlocks) this.#tables.remember(request.requestId, byAlgo.get(this.#tables.of(chosen.server).algo)!);
+    if (this.#options.trackRoutedBlocks)
+      this.#tables.remember(request.requestId, byAlgo.get(this.#tables.of(chosen.server).algo)!);
     return { server: chosen.server, candidates };
   }
 

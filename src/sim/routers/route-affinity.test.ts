@@ -4,22 +4,42 @@ import { NewestKvCacheAwareRouter, type NewestKvRouterOptions } from './newest-k
 import { contentAffinityKey, RouteAffinity } from './route-affinity.js';
 import type { RouteRequest } from './router.js';
 
-const OPTIONS: NewestKvRouterOptions = { tokensPerBlock: 4, maxBatchSize: 64, trackRoutedBlocks: true, loadWeight: 0.25, loadCap: Infinity, pollOnFinish: false };
+const OPTIONS: NewestKvRouterOptions = {
+  tokensPerBlock: 4,
+  maxBatchSize: 64,
+  trackRoutedBlocks: true,
+  loadWeight: 0.25,
+  loadCap: Infinity,
+  pollOnFinish: false,
+};
 
 function router(options: Partial<NewestKvRouterOptions> = {}): NewestKvCacheAwareRouter {
-  return new NewestKvCacheAwareRouter(['a', 'b'], { ...OPTIONS, ...options }, { hashAlgo: () => 'v1_block_key', pollEvents: () => [], workerTokensPerBlock: () => null });
+  return new NewestKvCacheAwareRouter(
+    ['a', 'b'],
+    { ...OPTIONS, ...options },
+    { hashAlgo: () => 'v1_block_key', pollEvents: () => [], workerTokensPerBlock: () => null },
+  );
 }
 
 const ids = (from: number, length: number): Uint32Array => Uint32Array.from({ length }, (_, i) => from + i);
 let seq = 0;
-const request = (tokens: Uint32Array, affinityKey: string | null): RouteRequest => ({ requestId: `r${++seq}`, correlationId: null, prompt: new StaticPrompt(tokens), affinityKey });
+const request = (tokens: Uint32Array, affinityKey: string | null): RouteRequest => ({
+  requestId: `r${++seq}`,
+  correlationId: null,
+  prompt: new StaticPrompt(tokens),
+  affinityKey,
+});
 
-const chat = (...contents: string[]): { role: string; content: string }[] => contents.map((content, i) => ({ role: i === 0 ? 'system' : 'user', content }));
+const chat = (...contents: string[]): { role: string; content: string }[] =>
+  contents.map((content, i) => ({ role: i === 0 ? 'system' : 'user', content }));
 
 describe('contentAffinityKey (router.py _content_affinity_key)', () => {
   it('keys a chat request on its first two message contents: later turns of the conversation share the key', () => {
     const turn1 = contentAffinityKey(chat('be brief', 'hello'), undefined);
-    const turn2 = contentAffinityKey([...chat('be brief', 'hello'), { role: 'assistant', content: 'hi' }, { role: 'user', content: 'more' }], undefined);
+    const turn2 = contentAffinityKey(
+      [...chat('be brief', 'hello'), { role: 'assistant', content: 'hi' }, { role: 'user', content: 'more' }],
+      undefined,
+    );
     expect(turn1).not.toBeNull();
     expect(turn2).toBe(turn1);
     expect(contentAffinityKey(chat('be brief', 'goodbye'), undefined)).not.toBe(turn1);

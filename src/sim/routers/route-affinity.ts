@@ -14,7 +14,8 @@ export function contentAffinityKey(messages: unknown, promptTokenIds: unknown): 
   if (!Array.isArray(messages) || messages.length === 0) return null;
   let text = '';
   for (const message of messages.slice(0, 2)) {
-    const content: unknown = typeof message === 'object' && message !== null ? (message as Record<string, unknown>)['content'] : '';
+    const content: unknown =
+      typeof message === 'object' && message !== null ? (message as Record<string, unknown>)['content'] : '';
     text += contentText(content);
   }
   // Python truthiness: an absent, null or empty list adds nothing; str(list(ids)) is "[1, 2, 3]"

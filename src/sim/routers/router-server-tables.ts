@@ -91,7 +91,14 @@ export class RouterServerTables {
   state(servers: readonly string[], active: ActiveCounts): RouterServerState[] {
     return servers.map((server) => {
       const table = this.of(server);
-      return { server, activeRequests: active.get(server), hashAlgo: table.algo, blockTableSize: table.blocks.size, polls: table.polls, pollFailures: table.pollFailures };
+      return {
+        server,
+        activeRequests: active.get(server),
+        hashAlgo: table.algo,
+        blockTableSize: table.blocks.size,
+        polls: table.polls,
+        pollFailures: table.pollFailures,
+      };
     });
   }
 }

@@ -1,12 +1,31 @@
 // round_robin and load_balancing: routers that never look at the prompt.
-import { ActiveCounts, type RouteDecision, type Router, type RouterServerState, type RouterSettings } from './router.js';
+import {
+  ActiveCounts,
+  type RouteDecision,
+  type Router,
+  type RouterServerState,
+  type RouterSettings,
+} from './router.js';
 
 function plainState(servers: readonly string[], active: ActiveCounts): RouterServerState[] {
-  return servers.map((server) => ({ server, activeRequests: active.get(server), hashAlgo: null, blockTableSize: null, polls: 0, pollFailures: 0 }));
+  return servers.map((server) => ({
+    server,
+    activeRequests: active.get(server),
+    hashAlgo: null,
+    blockTableSize: null,
+    polls: 0,
+    pollFailures: 0,
+  }));
 }
 
 export class RoundRobinRouter implements Router {
-  readonly settings: RouterSettings = { type: 'round_robin', tokensPerBlock: null, maxBatchSize: null, backfillBlockHashesOnFinish: null, pollOnFinish: null };
+  readonly settings: RouterSettings = {
+    type: 'round_robin',
+    tokensPerBlock: null,
+    maxBatchSize: null,
+    backfillBlockHashesOnFinish: null,
+    pollOnFinish: null,
+  };
   readonly servers: readonly string[];
   readonly #active: ActiveCounts;
   #next = 0;
@@ -34,7 +53,13 @@ export class RoundRobinRouter implements Router {
 
 /** Least active requests; ties go to the first server in configuration order. */
 export class LoadBalancingRouter implements Router {
-  readonly settings: RouterSettings = { type: 'load_balancing', tokensPerBlock: null, maxBatchSize: null, backfillBlockHashesOnFinish: null, pollOnFinish: null };
+  readonly settings: RouterSettings = {
+    type: 'load_balancing',
+    tokensPerBlock: null,
+    maxBatchSize: null,
+    backfillBlockHashesOnFinish: null,
+    pollOnFinish: null,
+  };
   readonly servers: readonly string[];
   readonly #active: ActiveCounts;
 

@@ -65,7 +65,10 @@ export async function fetchText(url: string, options: FetchTextOptions): Promise
   }
   const text = Buffer.concat(chunks, bytes).toString('utf8');
   if (response.statusCode < 200 || response.statusCode >= 300) {
-    throw new SourceReadError('http_status', `${url}: HTTP ${response.statusCode}${text !== '' ? `: ${text.slice(0, 200)}` : ''}`);
+    throw new SourceReadError(
+      'http_status',
+      `${url}: HTTP ${response.statusCode}${text !== '' ? `: ${text.slice(0, 200)}` : ''}`,
+    );
   }
   const ct = response.headers['content-type'];
   return { status: response.statusCode, contentType: typeof ct === 'string' ? ct : null, text };
@@ -82,10 +85,23 @@ function classify(url: string, err: unknown, timeout: AbortSignal): SourceReadEr
 /** The fixed reason for any read error (undici, node or our own). */
 export function reasonOf(err: unknown): SourceErrorReason {
   if (err instanceof SourceReadError) return err.reason;
-  if (err instanceof errors.HeadersTimeoutError || err instanceof errors.BodyTimeoutError || err instanceof errors.ConnectTimeoutError) return 'timeout';
+  if (
+    err instanceof errors.HeadersTimeoutError ||
+    err instanceof errors.BodyTimeoutError ||
+    err instanceof errors.ConnectTimeoutError
+  )
+    return 'timeout';
   if ((err as { name?: unknown } | null)?.name === 'TimeoutError') return 'timeout';
   const code = (err as { code?: unknown } | null)?.code;
-  if (code === 'ECONNREFUSED' || code === 'ECONNRESET' || code === 'ENOTFOUND' || code === 'EHOSTUNREACH' || code === 'EAI_AGAIN' || code === 'EPIPE' || err instanceof errors.SocketError) {
+  if (
+    code === 'ECONNREFUSED' ||
+    code === 'ECONNRESET' ||
+    code === 'ENOTFOUND' ||
+    code === 'EHOSTUNREACH' ||
+    code === 'EAI_AGAIN' ||
+    code === 'EPIPE' ||
+    err instanceof errors.SocketError
+  ) {
     return 'connect';
   }
   return 'other';

@@ -16,7 +16,12 @@
 // - A render (--tokenizer) is CPU the forwarding would share: it starts once the exchange's answer went out.
 import { ctxBodyEncoding, MSGPACK_FLAG_HEADER, type CtxBodyEncoding } from '../../core/relay/ctx-body-encoding.js';
 import { createCtxBodyReader } from '../../core/relay/ctx-body-reader.js';
-import { parseCtxRequest, unreadableCtxRequest, type CtxRequestInfo, type HeaderBag } from '../../core/relay/ctx-request.js';
+import {
+  parseCtxRequest,
+  unreadableCtxRequest,
+  type CtxRequestInfo,
+  type HeaderBag,
+} from '../../core/relay/ctx-request.js';
 import type { CtxResponseInfo, CtxResponseShape } from '../../core/relay/ctx-response.js';
 import type { RequestUnreadableReason } from '../../core/relay/request-unreadable.js';
 import type { Observation } from '../../core/observe/observation.js';
@@ -82,7 +87,14 @@ export class CtxExchangeRecorder {
   start(headers: HeaderBag, ts: number): CtxExchange {
     const inflight = this.#deps.inflight.snapshot();
     this.#deps.inflight.inc(this.#deps.server);
-    return new CtxExchange(this, this.#deps, headers, ts, inflight, `relay-${this.#deps.server}-${++this.#requestCounter}`);
+    return new CtxExchange(
+      this,
+      this.#deps,
+      headers,
+      ts,
+      inflight,
+      `relay-${this.#deps.server}-${++this.#requestCounter}`,
+    );
   }
 
   /** @internal the exchange's bookkeeping */
@@ -123,7 +135,14 @@ export class CtxExchange {
   #markForwarded: () => void = () => undefined;
   readonly #forwarded = new Promise<void>((resolve) => (this.#markForwarded = resolve));
 
-  constructor(recorder: CtxExchangeRecorder, deps: CtxRecorderDeps, headers: HeaderBag, ts: number, inflight: Record<string, number>, requestId: string) {
+  constructor(
+    recorder: CtxExchangeRecorder,
+    deps: CtxRecorderDeps,
+    headers: HeaderBag,
+    ts: number,
+    inflight: Record<string, number>,
+    requestId: string,
+  ) {
     this.#recorder = recorder;
     this.#deps = deps;
     this.#headers = headers;
@@ -165,7 +184,11 @@ export class CtxExchange {
     const sse = typeof ct === 'string' && ct.includes('text/event-stream');
     if (!this.#response.complete) this.#recorder.countTruncated();
     const msgpack = headers[MSGPACK_FLAG_HEADER] === '1';
-    this.#usage = this.#deps.scans.response(this.#response.bytes(), { sse, complete: this.#response.complete, msgpack });
+    this.#usage = this.#deps.scans.response(this.#response.bytes(), {
+      sse,
+      complete: this.#response.complete,
+      msgpack,
+    });
   }
 
   /**
@@ -180,7 +203,14 @@ export class CtxExchange {
     this.#deps.inflight.dec(server);
     await this.#decide();
     const usage = this.#usage === null ? null : await this.#usage;
-    const check = ok ? renderCheckOf({ ts: clock(), requestId: this.#requestId, server }, this.#routerIds, usage?.workerPromptTokens, this.#deps.render) : null;
+    const check = ok
+      ? renderCheckOf(
+          { ts: clock(), requestId: this.#requestId, server },
+          this.#routerIds,
+          usage?.workerPromptTokens,
+          this.#deps.render,
+        )
+      : null;
     if (check !== null) this.#deps.sink.apply(check);
     this.#deps.sink.apply({
       kind: 'outcome',
@@ -202,7 +232,9 @@ export class CtxExchange {
     this.#decision = this.#recorder.chain((previous) =>
       previous
         .then(async () => slot(this.#record(await info)))
-        .catch((err: unknown) => this.#deps.logger.error(`${this.#deps.source}: recording a decision failed`, { error: String(err) }))
+        .catch((err: unknown) =>
+          this.#deps.logger.error(`${this.#deps.source}: recording a decision failed`, { error: String(err) }),
+        )
         .finally(() => slot(null)),
     );
     return this.#decision;
@@ -228,7 +260,13 @@ export class CtxExchange {
     // the decision's slot in the gate keeps the order while a render waits for the answer to go out
     if (this.#deps.render !== undefined && read.promptTokens === null) await this.#forwarded;
     const { server, onRender } = this.#deps;
-    const withIds = await withRouterSideIds(read, this.#deps.render, () => this.#request.bytes(), this.#encoding, (result, reason) => onRender?.(server, result, reason));
+    const withIds = await withRouterSideIds(
+      read,
+      this.#deps.render,
+      () => this.#request.bytes(),
+      this.#encoding,
+      (result, reason) => onRender?.(server, result, reason),
+    );
     this.#routerIds = withIds.routerIds;
     return withIds.info;
   }

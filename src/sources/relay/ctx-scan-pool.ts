@@ -119,7 +119,9 @@ export class CtxScanPool {
       finish: (headers) =>
         new Promise((resolve, reject) => {
           flush();
-          this.#pending.set(id, (reply) => (reply?.kind === 'request' ? resolve(reply.info) : reject(new Error('scan thread stopped'))));
+          this.#pending.set(id, (reply) =>
+            reply?.kind === 'request' ? resolve(reply.info) : reject(new Error('scan thread stopped')),
+          );
           // plain header values only: the bag is cloned to the thread
           if (!send({ kind: 'finish', id, encoding, headers: { ...headers } })) {
             this.#pending.delete(id);
@@ -141,7 +143,9 @@ export class CtxScanPool {
     const id = ++this.#nextId;
     return new Promise((resolve) => {
       // a thread that died meanwhile: parse here instead
-      this.#pending.set(id, (reply) => resolve(reply?.kind === 'response' ? reply.info : parseCtxResponse(bytes, shape)));
+      this.#pending.set(id, (reply) =>
+        resolve(reply?.kind === 'response' ? reply.info : parseCtxResponse(bytes, shape)),
+      );
       const owned = bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength;
       const copy = owned ? bytes : bytes.slice();
       this.#post({ kind: 'response', id, bytes: copy, shape }, [copy.buffer as ArrayBuffer]);

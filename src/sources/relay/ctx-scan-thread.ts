@@ -17,7 +17,13 @@ export interface ScanThreadData {
 export type ScanRequest =
   | { readonly kind: 'chunk'; readonly id: number; readonly encoding: CtxBodyEncoding; readonly bytes: Uint8Array }
   /** `length` bytes at ring position `start` (a byte count since the start; wraps around the ring) */
-  | { readonly kind: 'ring-chunk'; readonly id: number; readonly encoding: CtxBodyEncoding; readonly start: number; readonly length: number }
+  | {
+      readonly kind: 'ring-chunk';
+      readonly id: number;
+      readonly encoding: CtxBodyEncoding;
+      readonly start: number;
+      readonly length: number;
+    }
   | { readonly kind: 'finish'; readonly id: number; readonly encoding: CtxBodyEncoding; readonly headers: HeaderBag }
   | { readonly kind: 'response'; readonly id: number; readonly bytes: Uint8Array; readonly shape: CtxResponseShape }
   /** what the relay sent in one tick */

@@ -2,11 +2,26 @@
 // forwarded; everything else passes unchanged, including repeated headers.
 import type { IncomingHttpHeaders, OutgoingHttpHeaders } from 'node:http';
 
-const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'proxy-authenticate', 'proxy-authorization', 'te', 'trailer', 'transfer-encoding', 'upgrade']);
+const HOP_BY_HOP = new Set([
+  'connection',
+  'keep-alive',
+  'proxy-connection',
+  'proxy-authenticate',
+  'proxy-authorization',
+  'te',
+  'trailer',
+  'transfer-encoding',
+  'upgrade',
+]);
 
 function connectionTokens(value: string | string[] | undefined): Set<string> {
   const text = Array.isArray(value) ? value.join(',') : (value ?? '');
-  return new Set(text.split(',').map((t) => t.trim().toLowerCase()).filter((t) => t !== ''));
+  return new Set(
+    text
+      .split(',')
+      .map((t) => t.trim().toLowerCase())
+      .filter((t) => t !== ''),
+  );
 }
 
 /** Request headers for the upstream; `host` is dropped so the upstream sees its own authority. */

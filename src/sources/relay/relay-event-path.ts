@@ -13,7 +13,12 @@
 // - A consumer that hung up while its poll waited (a router poll timeout on a slow drain) is not read for: its
 //   cursor stays and the events wait for its next poll (counted in abandonedPolls).
 // - Parsing happens off the poll's path (setImmediate): the consumer gets its answer first.
-import { EventBuffer, serializeEventItems, type EventBufferOptions, type EventBufferStats } from '../../core/relay/event-buffer.js';
+import {
+  EventBuffer,
+  serializeEventItems,
+  type EventBufferOptions,
+  type EventBufferStats,
+} from '../../core/relay/event-buffer.js';
 import { splitJsonArray } from '../../core/relay/split-json-array.js';
 import { consecutiveRuns } from '../../core/wire/consecutive-runs.js';
 import type { KvEvent } from '../../core/wire/kv-event.js';
@@ -121,7 +126,8 @@ export class RelayEventPath {
     this.#delivered.delete(consumer);
     this.#delivered.set(consumer, Math.max(before ?? 0, toSeq));
     // bounded like the buffer's consumers: the longest silent is forgotten first
-    if (this.#delivered.size > MAX_TRACKED_CONSUMERS) this.#delivered.delete(this.#delivered.keys().next().value as string);
+    if (this.#delivered.size > MAX_TRACKED_CONSUMERS)
+      this.#delivered.delete(this.#delivered.keys().next().value as string);
   }
 
   /** The consumer of a pending poll hung up. */
@@ -164,7 +170,13 @@ export class RelayEventPath {
     for (const issue of parsed.issues) status.badInput(source, issue.code);
     // one observation per run of consecutive items, so relay seqs stay exact when a bad item was skipped
     for (const run of consecutiveRuns(parsed.events)) {
-      this.#deps.sink.apply({ kind: 'worker-events', ts, server: this.#deps.server, firstSeq: firstSeq + run.start, events: run.events });
+      this.#deps.sink.apply({
+        kind: 'worker-events',
+        ts,
+        server: this.#deps.server,
+        firstSeq: firstSeq + run.start,
+        events: run.events,
+      });
     }
   }
 }

@@ -27,12 +27,17 @@ export async function withRouterSideIds(
   encoding: CtxBodyEncoding,
   onRender?: (result: RenderResult, reason: string | null) => void,
 ): Promise<{ readonly info: CtxRequestInfo; readonly routerIds: RouterSideIds | null }> {
-  if (info.promptTokens !== null) return { info, routerIds: { ids: info.promptTokens, from: 'request', hasTools: false } };
-  if (render === undefined || (info.promptForm !== 'chat' && info.promptForm !== 'text')) return { info, routerIds: null };
+  if (info.promptTokens !== null)
+    return { info, routerIds: { ids: info.promptTokens, from: 'request', hasTools: false } };
+  if (render === undefined || (info.promptForm !== 'chat' && info.promptForm !== 'text'))
+    return { info, routerIds: null };
   const outcome = await render.render(bytes(), encoding);
   if (outcome.kind === 'rendered') {
     onRender?.('rendered', null);
-    return { info: { ...info, promptTokens: outcome.ids }, routerIds: { ids: outcome.ids, from: 'tokenizer', hasTools: outcome.hasTools } };
+    return {
+      info: { ...info, promptTokens: outcome.ids },
+      routerIds: { ids: outcome.ids, from: 'tokenizer', hasTools: outcome.hasTools },
+    };
   }
   if (outcome.kind === 'failed') onRender?.('failed', outcome.reason);
   return { info, routerIds: null };
@@ -52,5 +57,13 @@ export function renderCheckOf(
     hasTools: routerIds.hasTools,
     tokenText: tokenizer !== undefined ? (id) => tokenizer.tokenText(id) : null,
   });
-  return { kind: 'render-check', ts: at.ts, requestId: at.requestId, server: at.server, routerIds: routerIds.from, promptTokens: routerIds.ids.length, diff };
+  return {
+    kind: 'render-check',
+    ts: at.ts,
+    requestId: at.requestId,
+    server: at.server,
+    routerIds: routerIds.from,
+    promptTokens: routerIds.ids.length,
+    diff,
+  };
 }

@@ -30,12 +30,24 @@ import { CtxExchangeRecorder, type CtxExchange } from './ctx-exchange-recorder.j
 import { upstreamRequestHeaders } from './http-headers.js';
 import { DecisionGate } from './decision-gate.js';
 import { RelayEventPath } from './relay-event-path.js';
-import { DEFAULT_RELAY_OPTIONS, type RelayCounters, type RelayDeps, type RelayOptions, type RelayTarget } from './relay-options.js';
+import {
+  DEFAULT_RELAY_OPTIONS,
+  type RelayCounters,
+  type RelayDeps,
+  type RelayOptions,
+  type RelayTarget,
+} from './relay-options.js';
 import { UpstreamExchange } from './upstream-exchange.js';
 
 export type { ParseEvents, ParsedEventsLike } from './relay-event-path.js';
-export { DEFAULT_RELAY_OPTIONS, type RelayCounters, type RelayDeps, type RelayOptions, type RelayRejectReason, type RelayTarget } from './relay-options.js';
-
+export {
+  DEFAULT_RELAY_OPTIONS,
+  type RelayCounters,
+  type RelayDeps,
+  type RelayOptions,
+  type RelayRejectReason,
+  type RelayTarget,
+} from './relay-options.js';
 
 function pathOf(url: string | undefined): string {
   const u = url ?? '/';
@@ -95,7 +107,10 @@ export class WorkerRelay implements RunningSource {
     const { status, clock, logger, parseEvents } = deps;
     // drained and delivered events wait behind decisions still being read (DecisionGate)
     const gate = new DecisionGate(deps.sink);
-    this.#events = new RelayEventPath({ server: target.id, source: this.name, upstream: url, drain, sink: gate, status, clock, logger, parseEvents }, this.#options.buffer);
+    this.#events = new RelayEventPath(
+      { server: target.id, source: this.name, upstream: url, drain, sink: gate, status, clock, logger, parseEvents },
+      this.#options.buffer,
+    );
     this.#scans = new CtxScanPool({ thread: this.#options.scanThread });
     this.#recorder = new CtxExchangeRecorder({
       server: target.id,
@@ -205,7 +220,9 @@ export class WorkerRelay implements RunningSource {
 
   async #doStop(): Promise<void> {
     clearInterval(this.#timer);
-    const closed = this.#started ? Promise.all(this.#servers.map((server) => new Promise<void>((resolve) => server.close(() => resolve())))) : Promise.resolve();
+    const closed = this.#started
+      ? Promise.all(this.#servers.map((server) => new Promise<void>((resolve) => server.close(() => resolve()))))
+      : Promise.resolve();
     for (const server of this.#servers) server.closeIdleConnections();
     const grace = new Promise<void>((resolve) => {
       this.#endGrace = resolve;
@@ -223,7 +240,9 @@ export class WorkerRelay implements RunningSource {
   }
 
   #track(work: Promise<void>): void {
-    const p = work.catch((err: unknown) => this.#deps.logger.error(`${this.name}: request handler failed`, { error: String(err) }));
+    const p = work.catch((err: unknown) =>
+      this.#deps.logger.error(`${this.name}: request handler failed`, { error: String(err) }),
+    );
     this.#active.add(p);
     void p.finally(() => this.#active.delete(p));
   }
@@ -263,7 +282,10 @@ export class WorkerRelay implements RunningSource {
   #rejectTooLarge(req: IncomingMessage, res: ServerResponse, what: string): void {
     this.#rejectedTooLarge++;
     this.#deps.onRejected?.(this.target.id, 'body_too_large');
-    this.#deps.logger.warn(`${this.name}: refused a request body over the limit`, { path: pathOf(req.url), limitBytes: this.#options.maxRequestBytes });
+    this.#deps.logger.warn(`${this.name}: refused a request body over the limit`, {
+      path: pathOf(req.url),
+      limitBytes: this.#options.maxRequestBytes,
+    });
     if (res.headersSent) {
       res.destroy();
       return;
@@ -276,7 +298,11 @@ export class WorkerRelay implements RunningSource {
       },
     });
     // the rest of the body is not read: close the connection after the answer
-    res.writeHead(413, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text), connection: 'close' });
+    res.writeHead(413, {
+      'content-type': 'application/json',
+      'content-length': Buffer.byteLength(text),
+      connection: 'close',
+    });
     res.end(text);
     req.resume();
   }
@@ -338,18 +364,32 @@ export class WorkerRelay implements RunningSource {
     try {
       const onChunk = recorded !== undefined ? (chunk: Buffer) => recorded.responseChunk(chunk) : undefined;
       const send = (dispatcher: Pool | Client) =>
-        exchange.run(dispatcher, { method: req.method ?? 'GET', path: req.url ?? '/', headers: upstreamRequestHeaders(req.headers), body: body ?? null }, onChunk);
+        exchange.run(
+          dispatcher,
+          {
+            method: req.method ?? 'GET',
+            path: req.url ?? '/',
+            headers: upstreamRequestHeaders(req.headers),
+            body: body ?? null,
+          },
+          onChunk,
+        );
       let upstream;
       try {
         upstream = await send(this.#pool);
       } catch (err) {
         // the connection was lost before any response byte (a worker closing an idle socket as it was reused):
         // once more, on a connection of its own, never a 502 for what the worker never saw answered
-        if (exchange.cancelled || exchange.responded || tooLarge || !replay.replayable || !isConnectionLost(err)) throw err;
+        if (exchange.cancelled || exchange.responded || tooLarge || !replay.replayable || !isConnectionLost(err))
+          throw err;
         this.#upstreamRetries++;
         if (body !== undefined) body = replay.replay(req, body);
         exchange = new UpstreamExchange(res, () => replay.release());
-        const fresh = new Client(this.target.upstream, { headersTimeout: this.#options.proxyTimeoutMs, bodyTimeout: this.#options.proxyTimeoutMs, pipelining: 1 });
+        const fresh = new Client(this.target.upstream, {
+          headersTimeout: this.#options.proxyTimeoutMs,
+          bodyTimeout: this.#options.proxyTimeoutMs,
+          pipelining: 1,
+        });
         try {
           upstream = await send(fresh);
         } finally {
@@ -364,7 +404,9 @@ export class WorkerRelay implements RunningSource {
         const message = err instanceof Error ? err.message : String(err);
         this.#deps.status.fail(this.name, reasonOf(err), `${this.target.upstream}: ${message}`);
         if (!res.headersSent) {
-          const text = JSON.stringify({ error: { message: `kvsentinel relay: upstream ${this.target.id} failed: ${message}`, type: 'bad_gateway' } });
+          const text = JSON.stringify({
+            error: { message: `kvsentinel relay: upstream ${this.target.id} failed: ${message}`, type: 'bad_gateway' },
+          });
           res.writeHead(502, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
           res.end(text);
         } else {

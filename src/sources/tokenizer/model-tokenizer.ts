@@ -49,9 +49,11 @@ export class ModelTokenizer {
       const addBos = files.addBosToken ?? true;
       const addEos = files.addEosToken ?? false;
       const file = files.configFile ?? files.tokenizerJson;
-      if (addBos && this.bosId === null) throw new TokenizerFileError(file, 'add_bos_token is true but bos_token is not in the vocabulary');
+      if (addBos && this.bosId === null)
+        throw new TokenizerFileError(file, 'add_bos_token is true but bos_token is not in the vocabulary');
       const eosId = idOf('eos_token');
-      if (addEos && eosId === null) throw new TokenizerFileError(file, 'add_eos_token is true but eos_token is not in the vocabulary');
+      if (addEos && eosId === null)
+        throw new TokenizerFileError(file, 'add_eos_token is true but eos_token is not in the vocabulary');
       this.#textSpecials = { bos: addBos ? this.bosId : null, eos: addEos ? eosId : null };
     } else {
       this.#textSpecials = null;
@@ -65,7 +67,10 @@ export class ModelTokenizer {
     try {
       tokenizer = tokenizers.Tokenizer.fromFile(files.tokenizerJson);
     } catch (err) {
-      throw new TokenizerFileError(files.tokenizerJson, `the tokenizers library cannot load it: ${err instanceof Error ? err.message : String(err)}`);
+      throw new TokenizerFileError(
+        files.tokenizerJson,
+        `the tokenizers library cannot load it: ${err instanceof Error ? err.message : String(err)}`,
+      );
     }
     return new ModelTokenizer(files, tokenizer);
   }
@@ -98,7 +103,10 @@ export class ModelTokenizer {
         add_generation_prompt: input.addGenerationPrompt,
       });
     } catch (err) {
-      throw new RenderError('template-error', `chat template (${this.files.chatTemplateFile ?? '?'}): ${err instanceof Error ? err.message : String(err)}`);
+      throw new RenderError(
+        'template-error',
+        `chat template (${this.files.chatTemplateFile ?? '?'}): ${err instanceof Error ? err.message : String(err)}`,
+      );
     }
   }
 
@@ -138,21 +146,35 @@ export class ModelTokenizer {
   /** transformers' get_chat_template: one template, or by name ("tool_use" when tools are given, else "default"). */
   #template(withTools: boolean): Template {
     const t = this.#templates;
-    if (t === null) throw new RenderError('no-chat-template', `${this.files.configFile ?? this.files.tokenizerJson}: no chat_template, so chat requests cannot be rendered`);
+    if (t === null)
+      throw new RenderError(
+        'no-chat-template',
+        `${this.files.configFile ?? this.files.tokenizerJson}: no chat_template, so chat requests cannot be rendered`,
+      );
     if (t instanceof Template) return t;
     const chosen = (withTools ? t.get('tool_use') : undefined) ?? t.get('default');
-    if (chosen === undefined) throw new RenderError('no-chat-template', `${this.files.chatTemplateFile ?? '?'}: no "default" chat template among ${[...t.keys()].join(', ')}`);
+    if (chosen === undefined)
+      throw new RenderError(
+        'no-chat-template',
+        `${this.files.chatTemplateFile ?? '?'}: no "default" chat template among ${[...t.keys()].join(', ')}`,
+      );
     return chosen;
   }
 }
 
-function compileTemplates(file: string | null, templates: ChatTemplates | null): ReadonlyMap<string, Template> | Template | null {
+function compileTemplates(
+  file: string | null,
+  templates: ChatTemplates | null,
+): ReadonlyMap<string, Template> | Template | null {
   if (templates === null) return null;
   const compile = (source: string, name: string | null): Template => {
     try {
       return new Template(source);
     } catch (err) {
-      throw new TokenizerFileError(file ?? '?', `chat_template${name !== null ? ` "${name}"` : ''} does not parse: ${err instanceof Error ? err.message : String(err)}`);
+      throw new TokenizerFileError(
+        file ?? '?',
+        `chat_template${name !== null ? ` "${name}"` : ''} does not parse: ${err instanceof Error ? err.message : String(err)}`,
+      );
     }
   };
   if (typeof templates === 'string') return compile(templates, null);

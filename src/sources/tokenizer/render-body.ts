@@ -11,9 +11,14 @@ export type RenderOutcome =
   /** `reason` is bounded (metric label): undecodable, no-chat-template, template-error, tokenizer-error, busy */
   | { readonly kind: 'failed'; readonly reason: string; readonly message: string };
 
-export async function renderBody(tokenizer: ModelTokenizer, bytes: Uint8Array, encoding: CtxBodyEncoding): Promise<RenderOutcome> {
+export async function renderBody(
+  tokenizer: ModelTokenizer,
+  bytes: Uint8Array,
+  encoding: CtxBodyEncoding,
+): Promise<RenderOutcome> {
   const body = ctxBodyValue(bytes, encoding);
-  if (body === null) return { kind: 'failed', reason: 'undecodable', message: `a ${encoding} body that does not decode` };
+  if (body === null)
+    return { kind: 'failed', reason: 'undecodable', message: `a ${encoding} body that does not decode` };
   const input = renderInputOf(body);
   if (input === null) return { kind: 'none' };
   try {

@@ -43,7 +43,11 @@ export class RenderPool {
   /** `bytes` is copied to the thread; the caller may reuse it. Never rejects. */
   render(bytes: Uint8Array, encoding: CtxBodyEncoding): Promise<RenderOutcome> {
     if (this.#pending.size + this.#inline >= this.#maxPending) {
-      return Promise.resolve({ kind: 'failed', reason: 'busy', message: `${this.#maxPending} renders already waiting` });
+      return Promise.resolve({
+        kind: 'failed',
+        reason: 'busy',
+        message: `${this.#maxPending} renders already waiting`,
+      });
     }
     const worker = this.#ensureWorker();
     if (worker === null) {

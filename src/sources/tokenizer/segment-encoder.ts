@@ -19,7 +19,9 @@ function escape(s: string): string {
 function hasKey(v: unknown, key: string, value: string): boolean {
   if (Array.isArray(v)) return v.some((x) => hasKey(x, key, value));
   if (typeof v !== 'object' || v === null) return false;
-  return Object.entries(v as Record<string, unknown>).some(([k, x]) => (k === key && x === value) || hasKey(x, key, value));
+  return Object.entries(v as Record<string, unknown>).some(
+    ([k, x]) => (k === key && x === value) || hasKey(x, key, value),
+  );
 }
 
 function emptyNormalizer(n: unknown): boolean {
@@ -46,8 +48,17 @@ export class SegmentEncoder {
   }
 
   /** The encoder when `files` make segment encoding exact (and a self-test agrees); null: encode whole prompts. */
-  static async create(tokenizer: tokenizers.Tokenizer, files: TokenizerFiles, maxChars = 16 * 1024 * 1024): Promise<SegmentEncoder | null> {
-    if (files.addedTokens.length === 0 || !emptyNormalizer(files.normalizer) || hasKey(files.preTokenizer, 'type', 'Metaspace')) return null;
+  static async create(
+    tokenizer: tokenizers.Tokenizer,
+    files: TokenizerFiles,
+    maxChars = 16 * 1024 * 1024,
+  ): Promise<SegmentEncoder | null> {
+    if (
+      files.addedTokens.length === 0 ||
+      !emptyNormalizer(files.normalizer) ||
+      hasKey(files.preTokenizer, 'type', 'Metaspace')
+    )
+      return null;
     if (files.addedTokens.some((t) => t.lstrip || t.rstrip || t.singleWord)) return null;
     const added = new Map(files.addedTokens.map((t) => [t.content, t.id]));
     const encoder = new SegmentEncoder(tokenizer, added, maxChars);

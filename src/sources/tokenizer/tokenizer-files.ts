@@ -47,7 +47,15 @@ export interface AddedTokenSpec {
   readonly singleWord: boolean;
 }
 
-const SPECIAL_TOKEN_KEYS = ['bos_token', 'eos_token', 'unk_token', 'sep_token', 'pad_token', 'cls_token', 'mask_token'] as const;
+const SPECIAL_TOKEN_KEYS = [
+  'bos_token',
+  'eos_token',
+  'unk_token',
+  'sep_token',
+  'pad_token',
+  'cls_token',
+  'mask_token',
+] as const;
 
 function isRecord(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -93,13 +101,15 @@ function templatesOf(file: string, v: unknown): ChatTemplates | null {
 function optionalBool(file: string, config: Record<string, unknown>, key: string): boolean | null {
   const v = config[key];
   if (v === undefined || v === null) return null;
-  if (typeof v !== 'boolean') throw new TokenizerFileError(file, `${key}: expected true or false, got ${JSON.stringify(v)}`);
+  if (typeof v !== 'boolean')
+    throw new TokenizerFileError(file, `${key}: expected true or false, got ${JSON.stringify(v)}`);
   return v;
 }
 
 /** Resolves PATH (a folder or its tokenizer.json) and reads the files; throws TokenizerFileError. */
 export function readTokenizerFiles(path: string): TokenizerFiles {
-  if (!existsSync(path)) throw new TokenizerFileError(path, 'no such file or folder (expected a model folder or its tokenizer.json)');
+  if (!existsSync(path))
+    throw new TokenizerFileError(path, 'no such file or folder (expected a model folder or its tokenizer.json)');
   const isDir = statSync(path).isDirectory();
   const dir = isDir ? path : dirname(path);
   const tokenizerJson = isDir ? join(path, 'tokenizer.json') : path;
@@ -107,10 +117,14 @@ export function readTokenizerFiles(path: string): TokenizerFiles {
     throw new TokenizerFileError(path, 'expected the model folder or its tokenizer.json, not tokenizer_config.json');
   }
   if (!existsSync(tokenizerJson)) {
-    throw new TokenizerFileError(tokenizerJson, 'missing: kvsentinel needs the fast tokenizer file (save the tokenizer with transformers to produce it)');
+    throw new TokenizerFileError(
+      tokenizerJson,
+      'missing: kvsentinel needs the fast tokenizer file (save the tokenizer with transformers to produce it)',
+    );
   }
   const tokenizer = readJson(tokenizerJson);
-  if (!isRecord(tokenizer) || !isRecord(tokenizer['model'])) throw new TokenizerFileError(tokenizerJson, 'not a tokenizers file (no "model" object)');
+  if (!isRecord(tokenizer) || !isRecord(tokenizer['model']))
+    throw new TokenizerFileError(tokenizerJson, 'not a tokenizers file (no "model" object)');
 
   const configPath = join(dir, 'tokenizer_config.json');
   const configFile = existsSync(configPath) ? configPath : null;
@@ -144,7 +158,15 @@ export function readTokenizerFiles(path: string): TokenizerFiles {
   const added = Array.isArray(tokenizer['added_tokens']) ? tokenizer['added_tokens'] : [];
   const addedTokens: AddedTokenSpec[] = added.filter(isRecord).flatMap((t) =>
     typeof t['id'] === 'number' && typeof t['content'] === 'string' && t['content'] !== ''
-      ? [{ id: t['id'], content: t['content'], lstrip: t['lstrip'] === true, rstrip: t['rstrip'] === true, singleWord: t['single_word'] === true }]
+      ? [
+          {
+            id: t['id'],
+            content: t['content'],
+            lstrip: t['lstrip'] === true,
+            rstrip: t['rstrip'] === true,
+            singleWord: t['single_word'] === true,
+          },
+        ]
       : [],
   );
   return {

@@ -20,7 +20,9 @@ export function createExclusiveEventsSource(
   return new PollingSource(name, options.intervalMs, async (signal) => {
     let text: string;
     try {
-      text = (await fetchText(endpoint, { method: 'POST', timeoutMs: options.timeoutMs, maxBytes: options.maxBytes, signal })).text;
+      text = (
+        await fetchText(endpoint, { method: 'POST', timeoutMs: options.timeoutMs, maxBytes: options.maxBytes, signal })
+      ).text;
     } catch (err) {
       deps.status.fail(name, reasonOf(err), err instanceof Error ? err.message : String(err));
       return;
@@ -39,7 +41,13 @@ export function createExclusiveEventsSource(
     for (const i of parsed.issues) deps.status.badInput(name, i.code);
     const ts = deps.clock();
     for (const run of consecutiveRuns(parsed.events)) {
-      deps.sink.apply({ kind: 'worker-events', ts, server: options.server, firstSeq: firstSeq + run.start, events: run.events });
+      deps.sink.apply({
+        kind: 'worker-events',
+        ts,
+        server: options.server,
+        firstSeq: firstSeq + run.start,
+        events: run.events,
+      });
     }
     for (const { event } of parsed.events) {
       if (event.eventId === null) continue;

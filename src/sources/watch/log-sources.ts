@@ -23,7 +23,10 @@ export const QUIET_LOG_NOTE =
   'in the lines read so far: TensorRT-LLM logs at WARNING unless the orchestrator runs with TLLM_LOG_LEVEL=info, and the stock ' +
   "'server is ready with info' line names no server — router settings then come only from router: / --router.profile / --router.tokens-per-block";
 
-export function createOrchestratorLogSource(deps: FileSourceDeps, options: { path: string; intervalMs: number; fromStart?: boolean }): FileFollower {
+export function createOrchestratorLogSource(
+  deps: FileSourceDeps,
+  options: { path: string; intervalMs: number; fromStart?: boolean },
+): FileFollower {
   let lines = 0;
   let recognised = 0;
   return new FileFollower(
@@ -37,7 +40,8 @@ export function createOrchestratorLogSource(deps: FileSourceDeps, options: { pat
           if (o.kind !== 'poll-failure') recognised++;
           deps.sink.apply(o);
         }
-        if (recognised === 0 && lines === QUIET_LOG_LINES) deps.status.note?.('orchestrator-log', `${lines} lines read, ${QUIET_LOG_NOTE}`);
+        if (recognised === 0 && lines === QUIET_LOG_LINES)
+          deps.status.note?.('orchestrator-log', `${lines} lines read, ${QUIET_LOG_NOTE}`);
         else if (recognised === 1 && lines > QUIET_LOG_LINES) deps.status.note?.('orchestrator-log', null);
       },
     },
@@ -57,7 +61,11 @@ export function createRequestLogSource(
     {
       status: deps.status,
       onLine: (line, lineNo) => {
-        const r = parseRequestLogLine(line, lineNo, options.format, { now: deps.clock(), resolve: deps.resolve, tokensPerBlock: deps.tokensPerBlock });
+        const r = parseRequestLogLine(line, lineNo, options.format, {
+          now: deps.clock(),
+          resolve: deps.resolve,
+          tokensPerBlock: deps.tokensPerBlock,
+        });
         if (r.issue !== null) {
           deps.status.badInput(name, r.issue.code);
           // the first problems are worth a log line each; after that the counter speaks

@@ -7,7 +7,10 @@ import type { SourceReporter } from '../ports.js';
 
 const SAMPLE = /^[a-zA-Z_:][a-zA-Z0-9_:]*(?:\{[^}]*\})?\s+\S+/m;
 
-export function createPrometheusScrapeSource(deps: { status: SourceReporter }, options: { server: string; url: string; intervalMs: number; timeoutMs: number; maxBytes: number }): PollingSource {
+export function createPrometheusScrapeSource(
+  deps: { status: SourceReporter },
+  options: { server: string; url: string; intervalMs: number; timeoutMs: number; maxBytes: number },
+): PollingSource {
   const name = `prometheus:${options.server}`;
   const endpoint = `${options.url.replace(/\/+$/, '')}/prometheus/metrics`;
   return new PollingSource(name, options.intervalMs, async (signal) => {

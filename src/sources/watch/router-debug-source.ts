@@ -18,14 +18,23 @@ export function routerDebugEndpoint(url: string): string {
   return /\/debug\/router$/.test(u) ? u : `${u}/debug/router`;
 }
 
-export function createRouterDebugSource(deps: { sink: ObservationSink; status: SourceReporter; clock: Clock; resolve: ServerResolver }, options: RouterDebugOptions): PollingSource {
+export function createRouterDebugSource(
+  deps: { sink: ObservationSink; status: SourceReporter; clock: Clock; resolve: ServerResolver },
+  options: RouterDebugOptions,
+): PollingSource {
   const name = 'router-debug';
   const endpoint = routerDebugEndpoint(options.url);
   let since: number | null = null;
   return new PollingSource(name, options.intervalMs, async (signal) => {
     let text: string;
     try {
-      text = (await fetchText(since === null ? endpoint : `${endpoint}?since=${since}`, { timeoutMs: options.timeoutMs, maxBytes: options.maxBytes, signal })).text;
+      text = (
+        await fetchText(since === null ? endpoint : `${endpoint}?since=${since}`, {
+          timeoutMs: options.timeoutMs,
+          maxBytes: options.maxBytes,
+          signal,
+        })
+      ).text;
     } catch (err) {
       deps.status.fail(name, reasonOf(err), err instanceof Error ? err.message : String(err));
       return;

@@ -25,6 +25,12 @@ export function createServerInfoSource(
       return;
     }
     deps.status.ok(name);
-    deps.sink.apply({ kind: 'server-info', ts: deps.clock(), server: options.server, hashAlgo: parsed.value.kvCacheHashAlgo, tokensPerBlock: parsed.value.tokensPerBlock });
+    deps.sink.apply({
+      kind: 'server-info',
+      ts: deps.clock(),
+      server: options.server,
+      hashAlgo: parsed.value.kvCacheHashAlgo,
+      tokensPerBlock: parsed.value.tokensPerBlock,
+    });
   });
 }

@@ -30,5 +30,14 @@ export interface MutableRankCounters {
 }
 
 export function emptyRankCounters(): MutableRankCounters {
-  return { batches: 0, replayedBatches: 0, replayRequests: 0, lostBatches: 0, gaps: 0, resets: 0, malformed: 0, unresolvedBlocks: 0 };
+  return {
+    batches: 0,
+    replayedBatches: 0,
+    replayRequests: 0,
+    lostBatches: 0,
+    gaps: 0,
+    resets: 0,
+    malformed: 0,
+    unresolvedBlocks: 0,
+  };
 }

@@ -12,11 +12,14 @@ export function rankEndpoint(endpoint: string, rank: number): string {
 
 /** A reason the endpoint cannot be connected to, or null when it is fine. */
 export function endpointProblem(endpoint: string, ranks: number): string | null {
-  if (endpoint.startsWith('ipc://') || endpoint.startsWith('inproc://')) return endpoint.length > 'ipc://'.length ? null : 'an empty path';
+  if (endpoint.startsWith('ipc://') || endpoint.startsWith('inproc://'))
+    return endpoint.length > 'ipc://'.length ? null : 'an empty path';
   const m = /^tcp:\/\/(\[[^\]]+\]|[^:/]+):(\d+)$/.exec(endpoint);
   if (m === null) return 'expected tcp://HOST:PORT (or ipc://PATH)';
-  if (m[1] === '*' || m[1] === '0.0.0.0' || m[1] === '[::]') return `${m[1]} is the publisher's bind address; give the worker's host`;
+  if (m[1] === '*' || m[1] === '0.0.0.0' || m[1] === '[::]')
+    return `${m[1]} is the publisher's bind address; give the worker's host`;
   const port = Number(m[2]);
-  if (port < 1 || port + ranks - 1 > 65_535) return `ports ${port}..${port + ranks - 1} (base port + rank) are not all in 1..65535`;
+  if (port < 1 || port + ranks - 1 > 65_535)
+    return `ports ${port}..${port + ranks - 1} (base port + rank) are not all in 1..65535`;
   return null;
 }

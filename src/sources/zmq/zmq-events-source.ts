@@ -40,7 +40,11 @@ export interface ZmqSourceOptions {
   readonly maxHeldBatches: number;
 }
 
-export const DEFAULT_ZMQ_OPTIONS: ZmqSourceOptions = { receiveHighWaterMark: 100_000, replayTimeoutMs: 5_000, maxHeldBatches: 10_000 };
+export const DEFAULT_ZMQ_OPTIONS: ZmqSourceOptions = {
+  receiveHighWaterMark: 100_000,
+  replayTimeoutMs: 5_000,
+  maxHeldBatches: 10_000,
+};
 
 export interface ZmqSourceDeps {
   readonly sink: ObservationSink;
@@ -92,7 +96,11 @@ export class ZmqEventsSource implements RunningSource {
     this.#deps = deps;
     this.#options = { ...DEFAULT_ZMQ_OPTIONS, ...options };
     const hashing = spec.engine === 'vllm' ? (spec.vllmHashing ?? { algo: null, seed: null }) : null;
-    this.#origin = { engine: spec.engine, hashes: streamHashes(spec.engine), ...(hashing !== null ? { vllmHashing: { algo: hashing.algo, seedKnown: hashing.seed !== null } } : {}) };
+    this.#origin = {
+      engine: spec.engine,
+      hashes: streamHashes(spec.engine),
+      ...(hashing !== null ? { vllmHashing: { algo: hashing.algo, seedKnown: hashing.seed !== null } } : {}),
+    };
     this.#converter = new StreamEventConverter(spec.engine, hashing !== null ? { vllmHashing: hashing } : {});
   }
 
@@ -122,12 +130,25 @@ export class ZmqEventsSource implements RunningSource {
     if (this.#started) return Promise.resolve();
     this.#started = true;
     for (let rank = 0; rank < this.spec.ranks; rank++) {
-      const r = new RankStream(rank, rankEndpoint(this.spec.endpoint, rank), this.spec.replay === null ? null : rankEndpoint(this.spec.replay, rank), this.#options);
+      const r = new RankStream(
+        rank,
+        rankEndpoint(this.spec.endpoint, rank),
+        this.spec.replay === null ? null : rankEndpoint(this.spec.replay, rank),
+        this.#options,
+      );
       this.#ranks.push(r);
       this.#watch(r);
       r.sub.connect(r.endpoint);
       r.sub.subscribe(this.spec.topic);
-      this.#deps.sink.apply({ kind: 'stream-sequence', ts: this.#deps.clock(), server: this.spec.id, rank, change: 'subscribed', lost: 0, filled: 0 });
+      this.#deps.sink.apply({
+        kind: 'stream-sequence',
+        ts: this.#deps.clock(),
+        server: this.spec.id,
+        rank,
+        change: 'subscribed',
+        lost: 0,
+        filled: 0,
+      });
       this.#loops.push(this.#receive(r));
     }
     return Promise.resolve();
@@ -153,13 +174,23 @@ export class ZmqEventsSource implements RunningSource {
       // what the publisher sent before our subscription took effect: ask for its buffer
       this.#run(r, r.sequencer.history());
     });
-    r.sub.events.on('connect:retry', () => this.#deps.status.fail(source, 'connect', `${where}: nothing accepts connections (publisher not bound? under attention DP some builds publish from rank 0 only)`));
+    r.sub.events.on('connect:retry', () =>
+      this.#deps.status.fail(
+        source,
+        'connect',
+        `${where}: nothing accepts connections (publisher not bound? under attention DP some builds publish from rank 0 only)`,
+      ),
+    );
     r.sub.events.on('disconnect', () => {
       r.connected = false;
       this.#deps.status.fail(source, 'connect', `${where}: the publisher disconnected`);
     });
-    r.sub.events.on('handshake:error:protocol', () => this.#deps.status.fail(source, 'connect', `${where}: not a ZMQ publisher (protocol error)`));
-    r.sub.events.on('handshake:error:other', () => this.#deps.status.fail(source, 'connect', `${where}: ZMQ handshake failed`));
+    r.sub.events.on('handshake:error:protocol', () =>
+      this.#deps.status.fail(source, 'connect', `${where}: not a ZMQ publisher (protocol error)`),
+    );
+    r.sub.events.on('handshake:error:other', () =>
+      this.#deps.status.fail(source, 'connect', `${where}: ZMQ handshake failed`),
+    );
   }
 
   async #receive(r: RankStream): Promise<void> {
@@ -174,7 +205,8 @@ export class ZmqEventsSource implements RunningSource {
         this.#run(r, r.sequencer.live(message.value.seq, message.value.payload));
       }
     } catch (err) {
-      if (!this.#stopped) this.#deps.logger.error(`${this.name} rank ${r.rank}: receive failed`, { error: String(err) });
+      if (!this.#stopped)
+        this.#deps.logger.error(`${this.name} rank ${r.rank}: receive failed`, { error: String(err) });
     }
   }
 
@@ -193,8 +225,19 @@ export class ZmqEventsSource implements RunningSource {
         case 'reset':
           r.counters.resets++;
           this.#converter.resetRank(r.rank);
-          this.#deps.logger.warn(`${this.name} rank ${r.rank}: seq went back ${a.fromSeq} -> ${a.toSeq}: the publisher restarted; its table starts over`, { server: this.spec.id });
-          this.#deps.sink.apply({ kind: 'stream-sequence', ts: this.#deps.clock(), server: this.spec.id, rank: r.rank, change: 'reset', lost: 0, filled: 0 });
+          this.#deps.logger.warn(
+            `${this.name} rank ${r.rank}: seq went back ${a.fromSeq} -> ${a.toSeq}: the publisher restarted; its table starts over`,
+            { server: this.spec.id },
+          );
+          this.#deps.sink.apply({
+            kind: 'stream-sequence',
+            ts: this.#deps.clock(),
+            server: this.spec.id,
+            rank: r.rank,
+            change: 'reset',
+            lost: 0,
+            filled: 0,
+          });
           break;
       }
     }
@@ -207,12 +250,16 @@ export class ZmqEventsSource implements RunningSource {
     for (const i of decoded.issues) this.#deps.status.badInput(this.rankSource(r.rank), i.code);
     if (decoded.batch === null) {
       r.counters.malformed++;
-      if (r.counters.malformed <= 3) this.#deps.logger.warn(`${this.name} rank ${r.rank}: batch seq ${seq} skipped: ${decoded.issues[0]?.message ?? 'unreadable'}`);
+      if (r.counters.malformed <= 3)
+        this.#deps.logger.warn(
+          `${this.name} rank ${r.rank}: batch seq ${seq} skipped: ${decoded.issues[0]?.message ?? 'unreadable'}`,
+        );
       return;
     }
     this.#deps.status.ok(this.rankSource(r.rank));
     // a worker without attention DP: its events say no rank (as on the pull path), whatever the batch states
-    const stated = this.spec.ranks > 1 ? r.rank : decoded.batch.rank !== null && decoded.batch.rank > 0 ? decoded.batch.rank : null;
+    const stated =
+      this.spec.ranks > 1 ? r.rank : decoded.batch.rank !== null && decoded.batch.rank > 0 ? decoded.batch.rank : null;
     const converted = this.#converter.convert(decoded.batch, r.rank, stated, `seq ${seq}`);
     for (const i of converted.issues) this.#deps.status.badInput(this.rankSource(r.rank), i.code);
     r.counters.unresolvedBlocks += converted.unresolvedBlocks;
@@ -235,15 +282,29 @@ export class ZmqEventsSource implements RunningSource {
 
   #gap(r: RankStream, lost: number, filled: number, history: boolean): void {
     if (history) {
-      if (lost > 0) this.#deps.logger.info(`${this.name} rank ${r.rank}: subscribed mid-stream; ${lost} earlier batches were not replayable`);
+      if (lost > 0)
+        this.#deps.logger.info(
+          `${this.name} rank ${r.rank}: subscribed mid-stream; ${lost} earlier batches were not replayable`,
+        );
       return;
     }
     if (lost > 0) {
       r.counters.gaps++;
       r.counters.lostBatches += lost;
-      this.#deps.logger.warn(`${this.name} rank ${r.rank}: ${lost} batches lost in a seq gap${filled > 0 ? ` (${filled} replayed)` : ''}`, { server: this.spec.id });
+      this.#deps.logger.warn(
+        `${this.name} rank ${r.rank}: ${lost} batches lost in a seq gap${filled > 0 ? ` (${filled} replayed)` : ''}`,
+        { server: this.spec.id },
+      );
     }
-    this.#deps.sink.apply({ kind: 'stream-sequence', ts: this.#deps.clock(), server: this.spec.id, rank: r.rank, change: 'gap', lost, filled });
+    this.#deps.sink.apply({
+      kind: 'stream-sequence',
+      ts: this.#deps.clock(),
+      server: this.spec.id,
+      rank: r.rank,
+      change: 'gap',
+      lost,
+      filled,
+    });
   }
 
   #replay(r: RankStream, fromSeq: bigint): void {
@@ -266,7 +327,9 @@ export class ZmqEventsSource implements RunningSource {
       this.#run(r, r.sequencer.replayEnded());
     };
     r.replayTimer = setTimeout(() => {
-      this.#deps.logger.warn(`${this.name} rank ${r.rank}: replay from seq ${fromSeq} did not end within ${this.#options.replayTimeoutMs} ms (${endpoint})`);
+      this.#deps.logger.warn(
+        `${this.name} rank ${r.rank}: replay from seq ${fromSeq} did not end within ${this.#options.replayTimeoutMs} ms (${endpoint})`,
+      );
       // a late answer must not end a later replay: start over with a fresh socket
       r.dealer?.close();
       r.dealer = null;
@@ -293,7 +356,8 @@ export class ZmqEventsSource implements RunningSource {
         else this.#run(r, r.sequencer.replayed(reply.value.seq, reply.value.payload));
       }
     } catch (err) {
-      if (!this.#stopped && r.dealer === dealer) this.#deps.logger.warn(`${this.name} rank ${r.rank}: replay socket failed: ${String(err)}`);
+      if (!this.#stopped && r.dealer === dealer)
+        this.#deps.logger.warn(`${this.name} rank ${r.rank}: replay socket failed: ${String(err)}`);
     }
   }
 }

@@ -25,11 +25,17 @@ function modelReasons(input: DiagnosisInput, evidence: Evidence): string[] {
     // with the router's chunk size unknown, predictedAnyMatch counts a match under any size it may use: the
     // criterion then says "no size gives a match", never "the default size gives none"
     const unknown = input.router.tokensPerBlock === null;
-    evidence.router_tokens_per_block = unknown ? `unknown (predicted under each of ${input.router.tokensPerBlockCandidates.join('/')})` : input.router.tokensPerBlock;
+    evidence.router_tokens_per_block = unknown
+      ? `unknown (predicted under each of ${input.router.tokensPerBlockCandidates.join('/')})`
+      : input.router.tokensPerBlock;
     if (!unknown) evidence.router_tokens_per_block_from = input.router.tokensPerBlockFrom ?? 'unknown';
     if (predicted <= t.predictedMatchMaxShare && oracle >= t.oracleMatchMinShare) {
-      const sizes = unknown ? ` under every tokens_per_block it may use (${input.router.tokensPerBlockCandidates.join(', ')})` : '';
-      reasons.push(`the router's table predicts a match for ${percent(predicted)} of decisions${sizes} while workers hold a prefix for ${percent(oracle)}`);
+      const sizes = unknown
+        ? ` under every tokens_per_block it may use (${input.router.tokensPerBlockCandidates.join(', ')})`
+        : '';
+      reasons.push(
+        `the router's table predicts a match for ${percent(predicted)} of decisions${sizes} while workers hold a prefix for ${percent(oracle)}`,
+      );
     }
   }
   const rs = input.routerScores;
@@ -45,22 +51,33 @@ function modelReasons(input: DiagnosisInput, evidence: Evidence): string[] {
 }
 
 /** The reasons routing is inert, with their evidence; null when the window does not show it. */
-export function inertReasons(input: DiagnosisInput): { readonly reasons: readonly string[]; readonly evidence: Evidence } | null {
+export function inertReasons(
+  input: DiagnosisInput,
+): { readonly reasons: readonly string[]; readonly evidence: Evidence } | null {
   const routing = routingEvidence(input);
   if (followsPrefixes(routing)) return null;
   const evidence: Evidence = { ...routing.evidence };
   const behaviour = ignoresPrefixes(routing);
   const model = modelReasons(input, evidence);
   const dead = deadEventPath(input);
-  const deadText = dead === null ? [] : [`${dead.causes.join('; ')}, so the router's table holds nothing from the workers`];
+  const deadText =
+    dead === null ? [] : [`${dead.causes.join('; ')}, so the router's table holds nothing from the workers`];
   if (dead !== null) evidence.event_path = dead.causes.join('; ');
   evidence.router_fills_own_table = input.router.fillsOwnTable ?? 'unknown';
   let reasons: string[];
   if (behaviour.length > 0) reasons = [...behaviour, ...model, ...deadText];
   // nothing shows routing either way: a dead event path decides only when the router cannot fill its table itself
-  else if (dead !== null && input.router.fillsOwnTable === false && input.decisions.decisions >= input.thresholds.minServerRequests) {
-    reasons = [...deadText, `the router (${input.router.profile ?? 'profile unknown'}, backfill off) never inserts hashes of its own: its score is load-only`];
-  } else if (routing.behaviourDecides || routing.chanceBlind.length > 0 || routing.chanceUnjudgeable.length > 0) reasons = [];
+  else if (
+    dead !== null &&
+    input.router.fillsOwnTable === false &&
+    input.decisions.decisions >= input.thresholds.minServerRequests
+  ) {
+    reasons = [
+      ...deadText,
+      `the router (${input.router.profile ?? 'profile unknown'}, backfill off) never inserts hashes of its own: its score is load-only`,
+    ];
+  } else if (routing.behaviourDecides || routing.chanceBlind.length > 0 || routing.chanceUnjudgeable.length > 0)
+    reasons = [];
   else reasons = model;
   return reasons.length === 0 ? null : { reasons, evidence };
 }
@@ -79,10 +96,10 @@ export const cacheSignalInert: Rule = {
       cause:
         drift !== null
           ? `docs/trtllm-wire.md §7.3: the router hashes other token ids than the workers store (${drift}), so its lookups miss and its score degrades to least-loaded`
-          : 'docs/trtllm-wire.md §7: the router\'s per-server block table does not reflect the workers\' caches, so its score degrades to least-loaded; the other findings name the cause',
+          : "docs/trtllm-wire.md §7: the router's per-server block table does not reflect the workers' caches, so its score degrades to least-loaded; the other findings name the cause",
       fix:
         'apply the fixes of the findings that name the cause; meanwhile router_args.backfill_block_hashes_on_finish: true ' +
-        '(fills the table with the router\'s own hashes), or router type: conversation',
+        "(fills the table with the router's own hashes), or router type: conversation",
     };
   },
 };

@@ -16,7 +16,11 @@ function serving(input: DiagnosisInput): ServerDiagnosis[] {
 }
 
 export function workerBlockSizes(input: DiagnosisInput): number[] {
-  return [...new Set(input.servers.map((s) => s.advertisedBlockSize ?? s.inferredBlockSize).filter((v): v is number => v !== null))].sort((a, b) => a - b);
+  return [
+    ...new Set(
+      input.servers.map((s) => s.advertisedBlockSize ?? s.inferredBlockSize).filter((v): v is number => v !== null),
+    ),
+  ].sort((a, b) => a - b);
 }
 
 /** Null while the event path may be alive (or the sidecar cannot see it). */
@@ -27,22 +31,36 @@ export function deadEventPath(input: DiagnosisInput): DeadEventPath | null {
   const causes: string[] = [];
   const restore: string[] = [];
   if (input.seesWorkerEvents && servers.every((s) => s.eventsTotal === 0)) {
-    causes.push('no KV event ever came out of the workers\' /kv_cache_events');
-    restore.push('kv_cache_config.event_buffer_max_size > 0 and enable_block_reuse: true on the CTX workers (no kv_events_config push mode)');
+    causes.push("no KV event ever came out of the workers' /kv_cache_events");
+    restore.push(
+      'kv_cache_config.event_buffer_max_size > 0 and enable_block_reuse: true on the CTX workers (no kv_events_config push mode)',
+    );
   }
   const skipped = servers.filter((s) => s.pollingSkipped !== null);
   if (skipped.length === servers.length) {
     const s = skipped[0]!.pollingSkipped!;
-    causes.push(`the router skips event polling by design: its tokens_per_block ${s.routerTokensPerBlock} differs from the workers' ${s.workerTokensPerBlock}`);
-    restore.push(`leave router_args.tokens_per_block unset (the newest router adopts the worker's) or set it to ${s.workerTokensPerBlock}`);
+    causes.push(
+      `the router skips event polling by design: its tokens_per_block ${s.routerTokensPerBlock} differs from the workers' ${s.workerTokensPerBlock}`,
+    );
+    restore.push(
+      `leave router_args.tokens_per_block unset (the newest router adopts the worker's) or set it to ${s.workerTokensPerBlock}`,
+    );
   } else if (input.routerPollsExpected && servers.every((s) => s.routerPollsTotal === 0)) {
     causes.push('the router never polled the relay for events');
-    restore.push('a finish_request that polls (the orchestrator\'s own session; newer router.py)');
+    restore.push("a finish_request that polls (the orchestrator's own session; newer router.py)");
   }
   const sizes = workerBlockSizes(input);
   const tpb = input.router.tokensPerBlock;
-  if (skipped.length === 0 && tpb !== null && input.router.tokensPerBlockFrom !== 'inferred' && sizes.length > 0 && sizes.every((size) => size !== tpb)) {
-    causes.push(`the router chunks prompts by ${tpb} tokens, the workers store ${sizes.join('/')}-token blocks: no event hash can match`);
+  if (
+    skipped.length === 0 &&
+    tpb !== null &&
+    input.router.tokensPerBlockFrom !== 'inferred' &&
+    sizes.length > 0 &&
+    sizes.every((size) => size !== tpb)
+  ) {
+    causes.push(
+      `the router chunks prompts by ${tpb} tokens, the workers store ${sizes.join('/')}-token blocks: no event hash can match`,
+    );
     restore.push(`router_args.tokens_per_block: ${sizes[0]!}`);
   }
   return causes.length === 0 ? null : { causes, restore };

@@ -25,13 +25,17 @@ export const eventSignalMasked: Rule = {
         ? input.router.trackRoutedBlocks === true
           ? 'routed-block tracking (the newest router adds the hashes it routed on finish)'
           : 'backfill_block_hashes_on_finish (the router adds its own hashes on finish)'
-        : 'the router\'s own hashes or a conversation pin';
-    const why = dead?.causes.join('; ') ?? 'the router\'s EVENT_MATCH_DIAG lines show event_match = 0';
+        : "the router's own hashes or a conversation pin";
+    const why = dead?.causes.join('; ') ?? "the router's EVENT_MATCH_DIAG lines show event_match = 0";
     return {
       servers: input.servers.map((s) => s.server),
       summary:
         `${why}, yet routing follows prefixes through ${keptBy}` +
-        (diagMasked ? `: EVENT_MATCH_DIAG reports matches on ${totalMatched} of ${calls} calls, none from events` : follows ? `: ${routing.prefers[0] ?? routing.chanceLive[0] ?? ''}` : ''),
+        (diagMasked
+          ? `: EVENT_MATCH_DIAG reports matches on ${totalMatched} of ${calls} calls, none from events`
+          : follows
+            ? `: ${routing.prefers[0] ?? routing.chanceLive[0] ?? ''}`
+            : ''),
       evidence: {
         event_match_diag_calls: calls,
         event_match_diag_total_matched: totalMatched,
@@ -43,10 +47,13 @@ export const eventSignalMasked: Rule = {
         ...windowEvidence(input.window),
       },
       cause:
-        'docs/trtllm-wire.md §7: the router\'s table is filled only with its own hashes of what it routed; lost are prefixes a server cached for ' +
+        "docs/trtllm-wire.md §7: the router's table is filled only with its own hashes of what it routed; lost are prefixes a server cached for " +
         'requests routed elsewhere (shared prefixes across trajectories), a warm table after a router restart, and evictions (the router keeps ' +
         'hashes the worker dropped and sends requests to prefixes no longer cached)',
-      fix: dead !== null ? dead.restore.join('; ') : 'make the router consume the workers\' events: align router_args.tokens_per_block with the workers and enable their KV events',
+      fix:
+        dead !== null
+          ? dead.restore.join('; ')
+          : "make the router consume the workers' events: align router_args.tokens_per_block with the workers and enable their KV events",
     };
   },
 };

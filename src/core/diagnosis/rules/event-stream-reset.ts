@@ -11,17 +11,28 @@ export const eventStreamReset: Rule = {
     if (hit.length === 0) return null;
     const names = hit.map((s) => s.server);
     const resets = hit.reduce((n, s) => n + s.resets, 0);
-    const counters = [hit.some((s) => !s.streamed) ? 'event_id' : null, hit.some((s) => s.streamed) ? 'the ZMQ stream seq' : null].filter((c) => c !== null).join(' / ');
+    const counters = [
+      hit.some((s) => !s.streamed) ? 'event_id' : null,
+      hit.some((s) => s.streamed) ? 'the ZMQ stream seq' : null,
+    ]
+      .filter((c) => c !== null)
+      .join(' / ');
     return {
       servers: names,
       summary: `${counters} restarted ${resets} time(s) on ${names.join(', ')} (worker restart); tables were rebuilt`,
       evidence: {
         resets,
-        by_rank: hit.flatMap((s) => s.ranks.filter((r) => r.resets > 0).map((r) => `${s.server}/rank${r.rank}:${r.resets}`)).join(' '),
+        by_rank: hit
+          .flatMap((s) => s.ranks.filter((r) => r.resets > 0).map((r) => `${s.server}/rank${r.rank}:${r.resets}`))
+          .join(' '),
         ...windowEvidence(input.window),
       },
-      cause: 'a CTX worker restarted: event_id (docs/trtllm-wire.md §2.1) and the ZMQ publisher\'s seq count from 0 per life; its cache started empty',
-      fix: 'no configuration change; if the restart was unexpected, read the worker log of ' + names.join(', ') + ' (OOM, crash)',
+      cause:
+        "a CTX worker restarted: event_id (docs/trtllm-wire.md §2.1) and the ZMQ publisher's seq count from 0 per life; its cache started empty",
+      fix:
+        'no configuration change; if the restart was unexpected, read the worker log of ' +
+        names.join(', ') +
+        ' (OOM, crash)',
     };
   },
 };

@@ -28,7 +28,9 @@ export const eventsAbsent: Rule = {
     const pullSilent = busy.filter((s) => !s.streamed && s.events === 0);
     const blind = busy.filter((s) => s.streamEvents > 0 && pullEvents(s) === 0 && pullObserved(s));
     const streamSilent = busy.filter((s) => s.streamed && s.streamEvents === 0 && pullEvents(s) === 0);
-    const hits = [pullAbsent(input, pullSilent), streamingBlind(blind), streamAbsent(streamSilent)].filter((h): h is RuleHit => h !== null);
+    const hits = [pullAbsent(input, pullSilent), streamingBlind(blind), streamAbsent(streamSilent)].filter(
+      (h): h is RuleHit => h !== null,
+    );
     if (hits.length === 0) return null;
     if (hits.length === 1) return { ...hits[0]!, evidence: { ...hits[0]!.evidence, ...windowEvidence(input.window) } };
     return {
@@ -67,7 +69,8 @@ function pullAbsent(input: Parameters<Rule['evaluate']>[0], silent: readonly Ser
       events_since_start: silent.reduce((n, s) => n + s.eventsTotal, 0),
       requests_per_second_per_server: round3(perServerRate),
     },
-    cause: 'docs/trtllm-wire.md §7.1: the pull path returns [] by construction (event_buffer_max_size 0, block reuse off, or kv_events_config push mode)',
+    cause:
+      'docs/trtllm-wire.md §7.1: the pull path returns [] by construction (event_buffer_max_size 0, block reuse off, or kv_events_config push mode)',
     fix:
       `kv_cache_config.event_buffer_max_size: ${bufferSize} and kv_cache_config.enable_block_reuse: true on CTX workers ${names.join(', ')}; ` +
       'remove kv_events_config (ZMQ push) from them, or the pull endpoint keeps returning []',
@@ -77,7 +80,8 @@ function pullAbsent(input: Parameters<Rule['evaluate']>[0], silent: readonly Ser
 /** What the sidecar's reads of the pull path saw, in words (the counters alone read as if it never drained). */
 function pullReadText(drains: number, routerPolls: number): string {
   if (drains > 0) return `all ${drains} drains came back [] (${routerPolls} router polls)`;
-  if (routerPolls > 0) return `the relay drained it on its interval and on each of the router's ${routerPolls} polls, and every drain came back [] (a relay records only drains that return events)`;
+  if (routerPolls > 0)
+    return `the relay drained it on its interval and on each of the router's ${routerPolls} polls, and every drain came back [] (a relay records only drains that return events)`;
   return 'nothing read it: no drain and no router poll';
 }
 
@@ -94,7 +98,8 @@ function streamingBlind(blind: readonly ServerDiagnosis[]): RuleHit | null {
       drains: blind.reduce((n, s) => n + s.drains, 0),
       router_polls: blind.reduce((n, s) => n + s.routerPolls, 0),
     },
-    cause: 'streaming publisher enabled: the pull endpoint returns [] and the in-tree router is blind (docs/trtllm-wire.md §7.1: kv_events_config makes the V2 manager publish over ZMQ only)',
+    cause:
+      'streaming publisher enabled: the pull endpoint returns [] and the in-tree router is blind (docs/trtllm-wire.md §7.1: kv_events_config makes the V2 manager publish over ZMQ only)',
     fix:
       `either remove kv_events_config from CTX workers ${names.join(', ')} (with kv_cache_config.event_buffer_max_size > 0 the pull endpoint carries the events again), ` +
       'or route with a router that subscribes to the ZMQ stream (Dynamo, llm-d precise prefix scorer) instead of the in-tree kv_cache_aware router',
@@ -108,9 +113,10 @@ function streamAbsent(silent: readonly ServerDiagnosis[]): RuleHit | null {
     servers: names,
     summary: `${names.join(', ')} served ${silent.reduce((n, s) => n + s.requests, 0)} requests, yet their ZMQ KV-event stream carried no event`,
     evidence: { requests: silent.reduce((n, s) => n + s.requests, 0), stream_events: 0 },
-    cause: 'the KV-event publisher is off or publishes elsewhere: no kv_events_config / --kv-events-config on the worker, enable_kv_cache_events false, prefix caching off, another endpoint or topic, or a port offset (base port + rank) that does not match',
+    cause:
+      'the KV-event publisher is off or publishes elsewhere: no kv_events_config / --kv-events-config on the worker, enable_kv_cache_events false, prefix caching off, another endpoint or topic, or a port offset (base port + rank) that does not match',
     fix:
       `check the worker flags of ${names.join(', ')} (vLLM: --kv-events-config '{"enable_kv_cache_events": true, "publisher": "zmq", "endpoint": "tcp://*:5557"}' with prefix caching on; ` +
-      "SGLang: --kv-events-config '{\"publisher\": \"zmq\", \"endpoint\": \"tcp://*:5557\"}'; TensorRT-LLM: kv_events_config {publisher: zmq, endpoint: tcp://*:5557}) and that --zmq names that endpoint and topic",
+      'SGLang: --kv-events-config \'{"publisher": "zmq", "endpoint": "tcp://*:5557"}\'; TensorRT-LLM: kv_events_config {publisher: zmq, endpoint: tcp://*:5557}) and that --zmq names that endpoint and topic',
   };
 }

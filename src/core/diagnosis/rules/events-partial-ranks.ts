@@ -31,7 +31,8 @@ export const eventsPartialRanks: Rule = {
       // events name attention_dp_rank only on attention-DP workers (size ≥ 2), so "rank 0 alone" means the other
       // ranks' events never arrive — once rank 0 has shown enough traffic for them to have had some
       const withEvents = s.ranks.filter((r) => r.events > 0);
-      const rankZeroAlone = withEvents.length === 1 && withEvents[0]!.rank === 0 && withEvents[0]!.events >= t.minRankZeroEvents;
+      const rankZeroAlone =
+        withEvents.length === 1 && withEvents[0]!.rank === 0 && withEvents[0]!.events >= t.minRankZeroEvents;
       // requests reusing unannounced blocks while every rank shows events is no evidence of a lost rank (events
       // drained after the request was routed look the same): the share is reported, never a reason on its own
       if (missing.length > 0 || rankZeroAlone) hit.push({ server: s, missing, underReported });
@@ -39,7 +40,13 @@ export const eventsPartialRanks: Rule = {
     if (hit.length === 0) return null;
     const names = hit.map((h) => h.server.server);
     const ranksSeen = hit
-      .map((h) => `${h.server.server}:${h.server.ranks.filter((r) => r.events > 0).map((r) => r.rank).join('+')}`)
+      .map(
+        (h) =>
+          `${h.server.server}:${h.server.ranks
+            .filter((r) => r.events > 0)
+            .map((r) => r.rank)
+            .join('+')}`,
+      )
       .join(' ');
     const underReported = hit.reduce((n, h) => n + h.server.realisedAboveOracle, 0);
     const joined = hit.reduce((n, h) => n + h.server.joinedOutcomes, 0);
@@ -51,15 +58,18 @@ export const eventsPartialRanks: Rule = {
       evidence: {
         ranks_with_events: ranksSeen,
         // rank 0 alone: the attention-DP size is unknown, so the missing ranks are 1..N-1
-        missing_ranks: hit.map((h) => `${h.server.server}:${h.missing.length > 0 ? h.missing.join('+') : '1..N-1'}`).join(' '),
+        missing_ranks: hit
+          .map((h) => `${h.server.server}:${h.missing.length > 0 ? h.missing.join('+') : '1..N-1'}`)
+          .join(' '),
         requests_reusing_unannounced_blocks: underReported,
         joined_requests: joined,
         unannounced_share: round3(ratio(underReported, joined)),
         ...windowEvidence(input.window),
       },
-      cause: 'docs/trtllm-wire.md §7.4: the attention-DP gather delivers only part of the ranks\' events to rank 0\'s queue',
+      cause:
+        "docs/trtllm-wire.md §7.4: the attention-DP gather delivers only part of the ranks' events to rank 0's queue",
       fix:
-        'deliver every attention-DP rank\'s events: a build whose gather reaches rank 0 (or per-rank publishing), ' +
+        "deliver every attention-DP rank's events: a build whose gather reaches rank 0 (or per-rank publishing), " +
         'attention_dp_events_gather_period_ms > 0; until then router_args.backfill_block_hashes_on_finish: true',
     };
   },

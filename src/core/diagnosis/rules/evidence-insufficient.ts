@@ -25,40 +25,73 @@ function missing(input: DiagnosisInput, unjudgeable: readonly string[]): Missing
   const d = input.decisions;
   const out: Missing[] = [];
   if (d.decisions < t.minDecisions) {
-    out.push({ what: `only ${d.decisions} routing decisions in the window (${t.minDecisions} needed)`, provide: 'send traffic through the router, or audit for longer (--duration)' });
+    out.push({
+      what: `only ${d.decisions} routing decisions in the window (${t.minDecisions} needed)`,
+      provide: 'send traffic through the router, or audit for longer (--duration)',
+    });
   }
-  const unreadable: Record<RequestUnreadableReason, number> = { unknown_encoding: 0, malformed: 0, too_large: 0, no_prompt: 0 };
+  const unreadable: Record<RequestUnreadableReason, number> = {
+    unknown_encoding: 0,
+    malformed: 0,
+    too_large: 0,
+    no_prompt: 0,
+  };
   for (const s of input.servers) for (const r of REQUEST_UNREADABLE_REASONS) unreadable[r] += s.unreadableRequests[r];
   const unreadableTotal = REQUEST_UNREADABLE_REASONS.reduce((n, r) => n + unreadable[r], 0);
   if (unreadableTotal > 0 && d.withKeys < t.minDecisions) {
-    const counts = REQUEST_UNREADABLE_REASONS.filter((r) => unreadable[r] > 0).map((r) => `${r} ${unreadable[r]}`).join(', ');
+    const counts = REQUEST_UNREADABLE_REASONS.filter((r) => unreadable[r] > 0)
+      .map((r) => `${r} ${unreadable[r]}`)
+      .join(', ');
     out.push({
       what: `${unreadableTotal} CTX requests the relay could not read (${counts})`,
-      provide: REQUEST_UNREADABLE_REASONS.filter((r) => unreadable[r] > 0).map((r) => UNREADABLE_FIX[r]).join('; '),
+      provide: REQUEST_UNREADABLE_REASONS.filter((r) => unreadable[r] > 0)
+        .map((r) => UNREADABLE_FIX[r])
+        .join('; '),
     });
   }
   if (d.decisions > 0 && d.withKeys === 0 && input.seesWorkerEvents) {
     out.push({
       what: 'no request could be hashed: the CTX requests carried no prompt token ids the sidecar could read (text or chat prompts, or bodies in an encoding it did not decode)',
-      provide: 'send token ids in the CTX request (prompt as token ids, or prompt_token_ids), or give the sidecar the model\'s tokenizer; check kvsentinel_relay_requests_unreadable_total for the reason',
+      provide:
+        "send token ids in the CTX request (prompt as token ids, or prompt_token_ids), or give the sidecar the model's tokenizer; check kvsentinel_relay_requests_unreadable_total for the reason",
     });
   }
   if (d.decisions > 0 && d.inflightReports === 0) {
-    out.push({ what: 'no in-flight counts per server at decision time, so routing cannot be compared with a load-only router', provide: 'run the sidecar in relay mode (--relay ID=URL@PORT): it counts in-flight requests per server' });
+    out.push({
+      what: 'no in-flight counts per server at decision time, so routing cannot be compared with a load-only router',
+      provide: 'run the sidecar in relay mode (--relay ID=URL@PORT): it counts in-flight requests per server',
+    });
   }
   if (d.decisions >= t.minDecisions && d.followups === 0) {
-    out.push({ what: 'no follow-up turns recognised: requests carry no trajectory id', provide: 'send X-Correlation-ID (or a conversation id) with every turn of a trajectory' });
+    out.push({
+      what: 'no follow-up turns recognised: requests carry no trajectory id',
+      provide: 'send X-Correlation-ID (or a conversation id) with every turn of a trajectory',
+    });
   }
   if (input.seesWorkerEvents && input.servers.every((s) => s.storedEvents === 0) && d.decisions > 0) {
-    out.push({ what: 'no KV events: where prefixes are cached is known only from which server served a trajectory\'s earlier turns', provide: 'enable KV events on the workers (kv_cache_config.event_buffer_max_size > 0)' });
+    out.push({
+      what: "no KV events: where prefixes are cached is known only from which server served a trajectory's earlier turns",
+      provide: 'enable KV events on the workers (kv_cache_config.event_buffer_max_size > 0)',
+    });
   }
   const p = d.preference;
   const informative = p.truth.away.decisions + p.truth.tie.decisions + p.turn.away.decisions + p.turn.tie.decisions;
   if (d.decisions >= t.minDecisions && d.inflightReports > 0 && informative < t.minPreferenceDecisions) {
-    out.push({ what: `only ${informative} decisions where a load-only router and a cache-aware one would choose differently`, provide: 'audit for longer, or under more load (more requests in flight)' });
+    out.push({
+      what: `only ${informative} decisions where a load-only router and a cache-aware one would choose differently`,
+      provide: 'audit for longer, or under more load (more requests in flight)',
+    });
   }
-  for (const u of unjudgeable) out.push({ what: u, provide: 'run in relay mode, where in-flight counts separate a load-only router from a cache-aware one' });
-  if (out.length === 0) out.push({ what: 'the window shows no decision that tells a cache-aware router from a blind one', provide: 'audit for longer' });
+  for (const u of unjudgeable)
+    out.push({
+      what: u,
+      provide: 'run in relay mode, where in-flight counts separate a load-only router from a cache-aware one',
+    });
+  if (out.length === 0)
+    out.push({
+      what: 'the window shows no decision that tells a cache-aware router from a blind one',
+      provide: 'audit for longer',
+    });
   return out;
 }
 
@@ -73,7 +106,9 @@ export const evidenceInsufficient: Rule = {
       servers: input.servers.map((s) => s.server),
       summary:
         `cannot tell whether routing follows the prefix cache: ${gaps.map((g) => g.what).join('; ')}` +
-        (dead !== null ? ` (and ${dead.causes.join('; ')}: unless the router fills its table itself — backfill, routed-block tracking, a conversation pin — it routes by load alone)` : ''),
+        (dead !== null
+          ? ` (and ${dead.causes.join('; ')}: unless the router fills its table itself — backfill, routed-block tracking, a conversation pin — it routes by load alone)`
+          : ''),
       evidence: {
         decisions: input.decisions.decisions,
         decisions_with_keys: input.decisions.withKeys,
@@ -83,7 +118,8 @@ export const evidenceInsufficient: Rule = {
         router_profile: input.router.profile ?? 'unknown',
         ...windowEvidence(input.window),
       },
-      cause: 'docs/design.md §5: the verdict needs routing decisions that show whether the router follows the prefix cache; without them the audit cannot clear or blame the router',
+      cause:
+        'docs/design.md §5: the verdict needs routing decisions that show whether the router follows the prefix cache; without them the audit cannot clear or blame the router',
       fix: gaps.map((g) => g.provide).join('; '),
     };
   },

@@ -5,7 +5,10 @@
 import type { Rule, RuleHit, ServerDiagnosis } from '../rule.js';
 import { ratio, round3, windowEvidence } from './rule-math.js';
 
-function vllmMismatch(hit: readonly ServerDiagnosis[], window: { readonly from: number; readonly to: number } | null): RuleHit {
+function vllmMismatch(
+  hit: readonly ServerDiagnosis[],
+  window: { readonly from: number; readonly to: number } | null,
+): RuleHit {
   const names = hit.map((s) => s.server);
   const match = hit.reduce((n, s) => n + s.hashChecks.match, 0);
   const mismatch = hit.reduce((n, s) => n + s.hashChecks.mismatch, 0);
@@ -18,7 +21,9 @@ function vllmMismatch(hit: readonly ServerDiagnosis[], window: { readonly from: 
       match,
       unverifiable: hit.reduce((n, s) => n + s.hashChecks.unverifiable, 0),
       mismatch_share: round3(ratio(mismatch, match + mismatch)),
-      advertised_algo: hit.map((s) => `${s.server}:vllm/sha256_cbor${s.vllmHashing?.seedKnown === true ? '+seed' : ''}`).join(' '),
+      advertised_algo: hit
+        .map((s) => `${s.server}:vllm/sha256_cbor${s.vllmHashing?.seedKnown === true ? '+seed' : ''}`)
+        .join(' '),
       recomputes_with: 'none',
       ...windowEvidence(window),
     },
@@ -60,7 +65,8 @@ export const hashMismatch: Rule = {
         recomputes_with: alternative ?? 'none',
         ...windowEvidence(input.window),
       },
-      cause: 'docs/trtllm-wire.md §7.3: hash-space mismatch — `auto` algorithm meaning drift between versions, or salted requests on V1 workers',
+      cause:
+        'docs/trtllm-wire.md §7.3: hash-space mismatch — `auto` algorithm meaning drift between versions, or salted requests on V1 workers',
       fix:
         alternative !== null
           ? `kv_cache_config.kv_cache_event_hash_algo: ${alternative} on CTX workers ${names.join(', ')} (explicit, never auto), so /server_info advertises what the events use`

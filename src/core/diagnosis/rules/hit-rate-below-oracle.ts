@@ -12,7 +12,12 @@ export const hitRateBelowOracle: Rule = {
     let best: number;
     let prompt: number;
     let basis: string;
-    if (d.withKeys + d.withWorkerTokens >= t.minDecisions && d.joinedPromptTokens > 0 && input.seesWorkerEvents && input.servers.some((s) => s.storedEvents > 0)) {
+    if (
+      d.withKeys + d.withWorkerTokens >= t.minDecisions &&
+      d.joinedPromptTokens > 0 &&
+      input.seesWorkerEvents &&
+      input.servers.some((s) => s.storedEvents > 0)
+    ) {
       realised = d.joinedCachedTokens;
       best = d.joinedOracleCachedTokens;
       prompt = d.joinedPromptTokens;
@@ -41,7 +46,8 @@ export const hitRateBelowOracle: Rule = {
         tokens_lost_per_second: round3(lostPerSecond),
         ...windowEvidence(input.window),
       },
-      cause: 'docs/trtllm-wire.md §7: requests are not routed to the server holding their prefix (see cache-signal-inert, load-term-dominates and their causes)',
+      cause:
+        'docs/trtllm-wire.md §7: requests are not routed to the server holding their prefix (see cache-signal-inert, load-term-dominates and their causes)',
       fix: 'apply the fixes of the cause findings; router_args.backfill_block_hashes_on_finish: true recovers most of the gap',
     };
   },

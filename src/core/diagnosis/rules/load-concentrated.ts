@@ -18,9 +18,13 @@ export const loadConcentrated: Rule = {
     const top = input.servers.find((s) => s.server === d.topServer);
     const others = input.servers.filter((s) => s.server !== d.topServer);
     const othersInflight = others.map((s) => s.meanInflight).filter((v): v is number => v !== null);
-    const meanOthers = othersInflight.length > 0 ? othersInflight.reduce((a, b) => a + b, 0) / othersInflight.length : null;
+    const meanOthers =
+      othersInflight.length > 0 ? othersInflight.reduce((a, b) => a + b, 0) / othersInflight.length : null;
     const topInflight = top?.meanInflight ?? null;
-    const queue = topInflight !== null && meanOthers !== null ? `: ${topInflight.toFixed(1)} requests in flight there on average, ${meanOthers.toFixed(1)} on the others` : '';
+    const queue =
+      topInflight !== null && meanOthers !== null
+        ? `: ${topInflight.toFixed(1)} requests in flight there on average, ${meanOthers.toFixed(1)} on the others`
+        : '';
     // a cap at 1.5 × an even share of what is in flight lets the others take the overflow
     const totalInflight = input.servers.reduce((sum, s) => sum + (s.meanInflight ?? 0), 0);
     const cap = Math.max(1, Math.ceil((1.5 * totalInflight) / n));

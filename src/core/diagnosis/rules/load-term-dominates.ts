@@ -17,20 +17,33 @@ export const loadTermDominates: Rule = {
     const mbs = input.router.maxBatchSize ?? DEFAULT_ROUTER_MAX_BATCH_SIZE;
     const reasons: string[] = [];
     if (d.withKeys >= t.minDecisions && ratio(d.sentAwayByLoad, d.withKeys) >= t.maxSentAwayShare) {
-      reasons.push(`${d.sentAwayByLoad} of ${d.withKeys} requests were sent away from a server predicted to hold ≥${Math.round(t.sentAwayCacheDelta * 100)}% more of their prompt`);
+      reasons.push(
+        `${d.sentAwayByLoad} of ${d.withKeys} requests were sent away from a server predicted to hold ≥${Math.round(t.sentAwayCacheDelta * 100)}% more of their prompt`,
+      );
     }
     if (rs.decisions >= t.minDecisions && ratio(rs.sentAwayByLoad, rs.decisions) >= t.maxSentAwayShare) {
-      reasons.push(`the router's scores sent ${rs.sentAwayByLoad} of ${rs.decisions} requests away from more matched tokens`);
+      reasons.push(
+        `the router's scores sent ${rs.sentAwayByLoad} of ${rs.decisions} requests away from more matched tokens`,
+      );
     }
     const perServer = input.servers.map((s) => s.meanInflight).filter((v): v is number => v !== null);
     const meanActive = perServer.length > 0 ? perServer.reduce((a, b) => a + b, 0) / perServer.length : null;
     if (d.decisions >= t.minDecisions && meanActive !== null && meanActive >= t.activeOverBatchFactor * mbs) {
-      reasons.push(`servers run ${meanActive.toFixed(0)} active requests on average, ≫ max_batch_size ${mbs}: the load term (${(meanActive / mbs).toFixed(1)}) dwarfs any cache term (≤ 1)`);
+      reasons.push(
+        `servers run ${meanActive.toFixed(0)} active requests on average, ≫ max_batch_size ${mbs}: the load term (${(meanActive / mbs).toFixed(1)}) dwarfs any cache term (≤ 1)`,
+      );
     }
     // behaviour: the router follows prefixes when loads tie and never when the holder is busier — the load term decides
-    const away = d.preference.truth.away.decisions >= t.minPreferenceDecisions ? d.preference.truth.away : d.preference.turn.away;
-    const tie = d.preference.truth.tie.decisions >= t.minPreferenceDecisions ? d.preference.truth.tie : d.preference.turn.tie;
-    if (away.decisions >= t.minPreferenceDecisions && tie.decisions >= t.minPreferenceDecisions && preferenceExcess(away) <= t.inertMargin && preferenceExcess(tie) > t.inertMargin) {
+    const away =
+      d.preference.truth.away.decisions >= t.minPreferenceDecisions ? d.preference.truth.away : d.preference.turn.away;
+    const tie =
+      d.preference.truth.tie.decisions >= t.minPreferenceDecisions ? d.preference.truth.tie : d.preference.turn.tie;
+    if (
+      away.decisions >= t.minPreferenceDecisions &&
+      tie.decisions >= t.minPreferenceDecisions &&
+      preferenceExcess(away) <= t.inertMargin &&
+      preferenceExcess(tie) > t.inertMargin
+    ) {
       reasons.push(
         `the router picked the prefix holder on ${Math.round((100 * tie.holderChosen) / tie.decisions)}% of ${tie.decisions} decisions where loads tied, ` +
           `but on ${Math.round((100 * away.holderChosen) / away.decisions)}% of ${away.decisions} where the holder was busier`,
@@ -44,7 +57,8 @@ export const loadTermDominates: Rule = {
       summary: reasons.join('; '),
       evidence: {
         max_batch_size: mbs,
-        max_batch_size_from: input.router.maxBatchSize === null ? 'TensorRT-LLM default' : (input.router.source ?? 'config'),
+        max_batch_size_from:
+          input.router.maxBatchSize === null ? 'TensorRT-LLM default' : (input.router.source ?? 'config'),
         router_profile: input.router.profile ?? 'unknown (2026-06 score assumed)',
         load_weight: input.router.loadWeight ?? 'n/a',
         mean_active_per_server: meanActive === null ? 'unknown' : round3(meanActive),
@@ -75,8 +89,9 @@ function knobFix(input: DiagnosisInput, busiest: number | null, mbs: number): st
     const tpb = input.router.tokensPerBlock ?? 128;
     const meanPrompt = d.withOutcome > 0 ? d.promptTokens / d.withOutcome : null;
     const lw = input.router.loadWeight ?? 0.25;
-    if (meanPrompt === null || busiest === null || busiest <= 0) return `a smaller router_args.load_weight (now ${lw}), or router_args.load_cap to keep servers from overload instead`;
-    const value = Math.max(0.001, Math.floor((1000 * (0.25 * meanPrompt) / tpb / busiest)) / 1000);
+    if (meanPrompt === null || busiest === null || busiest <= 0)
+      return `a smaller router_args.load_weight (now ${lw}), or router_args.load_cap to keep servers from overload instead`;
+    const value = Math.max(0.001, Math.floor((1000 * (0.25 * meanPrompt)) / tpb / busiest) / 1000);
     return `router_args.load_weight: ${value} (now ${lw}: a quarter of a mean ${Math.round(meanPrompt)}-token prompt is ${Math.round((0.25 * meanPrompt) / tpb)} blocks of ${tpb}, which must outweigh load_weight × the ${busiest.toFixed(0)} active requests of the busiest server)`;
   }
   const recommended = busiest !== null ? roundUpTo(4 * busiest, 64) : mbs * 8;

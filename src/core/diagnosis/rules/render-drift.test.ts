@@ -21,11 +21,32 @@ const doubledBos: RenderDiff = {
 };
 
 function render(over: Partial<RenderDiagnosis>): RenderDiagnosis {
-  return { compared: 100, rendered: 100, differing: 0, breaking: 0, firstBlock: 0, causes: [], differingServers: [], minPosition: null, sample: null, ...over };
+  return {
+    compared: 100,
+    rendered: 100,
+    differing: 0,
+    breaking: 0,
+    firstBlock: 0,
+    causes: [],
+    differingServers: [],
+    minPosition: null,
+    sample: null,
+    ...over,
+  };
 }
 
 const drifting = (over: Partial<RenderDiagnosis> = {}): DiagnosisInput =>
-  quietInput({ render: render({ differing: 100, breaking: 100, firstBlock: 100, causes: [{ cause: 'doubled-bos', side: 'router', requests: 100 }], minPosition: 1, sample: { ts: 1, server: 'ctx0', diff: doubledBos }, ...over }) });
+  quietInput({
+    render: render({
+      differing: 100,
+      breaking: 100,
+      firstBlock: 100,
+      causes: [{ cause: 'doubled-bos', side: 'router', requests: 100 }],
+      minPosition: 1,
+      sample: { ts: 1, server: 'ctx0', diff: doubledBos },
+      ...over,
+    }),
+  });
 
 describe('render-drift', () => {
   it('stays silent when the ids agree, and on too few comparisons', () => {
@@ -56,8 +77,23 @@ describe('render-drift', () => {
   });
 
   it('is a warning when only the tail differs (matches mostly intact)', () => {
-    const tail: RenderDiff = { ...doubledBos, position: 4000, routerSpan: 0, workerSpan: 1, commonSuffix: 0, cause: 'generation-prompt', side: 'worker' };
-    const hit = renderDrift.evaluate(drifting({ breaking: 0, firstBlock: 0, causes: [{ cause: 'generation-prompt', side: 'worker', requests: 100 }], sample: { ts: 1, server: 'ctx0', diff: tail } }))!;
+    const tail: RenderDiff = {
+      ...doubledBos,
+      position: 4000,
+      routerSpan: 0,
+      workerSpan: 1,
+      commonSuffix: 0,
+      cause: 'generation-prompt',
+      side: 'worker',
+    };
+    const hit = renderDrift.evaluate(
+      drifting({
+        breaking: 0,
+        firstBlock: 0,
+        causes: [{ cause: 'generation-prompt', side: 'worker', requests: 100 }],
+        sample: { ts: 1, server: 'ctx0', diff: tail },
+      }),
+    )!;
     expect(hit.severity).toBe('warning');
     expect(hit.cause).toContain('add_generation_prompt');
   });
@@ -66,7 +102,9 @@ describe('render-drift', () => {
     // routing blind to the cache, as a router whose lookups all miss is
     const inert = quietDecisions({ predictedAnyMatch: 0, preference: BLIND_PREFERENCE });
     const withDrift = runRules(RULES, { ...drifting(), decisions: inert }).hits;
-    expect(withDrift.get('cache-signal-inert')?.cause).toMatch(/render-drift: 100\.0% of requests, first difference at token 1; likely BOS twice on the router side/);
+    expect(withDrift.get('cache-signal-inert')?.cause).toMatch(
+      /render-drift: 100\.0% of requests, first difference at token 1; likely BOS twice on the router side/,
+    );
     const without = runRules(RULES, quietInput({ decisions: inert })).hits;
     expect(without.get('cache-signal-inert')?.cause).not.toContain('render-drift');
   });

@@ -10,17 +10,24 @@ import { percent, ratio, round3, windowEvidence } from './rule-math.js';
 const CAUSES: Record<RenderDriftCause, (side: RenderSide | null) => string> = {
   'doubled-bos': (side) =>
     `BOS twice on the ${side ?? 'one'} side: a rendered string encoded with special tokens again, a template that writes bos_token twice, or a text prompt that already starts with the BOS text`,
-  'missing-bos': (side) => `no BOS on the ${side ?? 'one'} side: add_bos_token or the chat template's bos_token differ between the tokenizer files each side loads`,
-  'generation-prompt': (side) => `only the tail differs (the ${side ?? 'one'} side has more): add_generation_prompt differs between the router's render and the worker's, or a template's closing text`,
-  tools: (side) => `tool schemas rendered on the ${side ?? 'one'} side only (tools dropped or converted before the other side renders)`,
+  'missing-bos': (side) =>
+    `no BOS on the ${side ?? 'one'} side: add_bos_token or the chat template's bos_token differ between the tokenizer files each side loads`,
+  'generation-prompt': (side) =>
+    `only the tail differs (the ${side ?? 'one'} side has more): add_generation_prompt differs between the router's render and the worker's, or a template's closing text`,
+  tools: (side) =>
+    `tool schemas rendered on the ${side ?? 'one'} side only (tools dropped or converted before the other side renders)`,
   'space-handling': () =>
-    'spaces tokenized differently: a byte-level pre-tokenizer on one side, Metaspace on the other (transformers ≥ 5 loads DeepSeek-V3 with Metaspace unless TensorRT-LLM\'s maybe_fix_byte_level_tokenizer runs)',
-  template: () => 'a different chat template or tokenizer version (tokenizer_config.json / chat_template.jinja / tokenizer.json differ between the router\'s model path and the workers\')',
+    "spaces tokenized differently: a byte-level pre-tokenizer on one side, Metaspace on the other (transformers ≥ 5 loads DeepSeek-V3 with Metaspace unless TensorRT-LLM's maybe_fix_byte_level_tokenizer runs)",
+  template: () =>
+    "a different chat template or tokenizer version (tokenizer_config.json / chat_template.jinja / tokenizer.json differ between the router's model path and the workers')",
 };
 
 export function renderDriftHolds(input: DiagnosisInput): boolean {
   const r = input.render;
-  return r.compared >= input.thresholds.minRenderChecks && ratio(r.differing, r.compared) > input.thresholds.maxRenderDriftShare;
+  return (
+    r.compared >= input.thresholds.minRenderChecks &&
+    ratio(r.differing, r.compared) > input.thresholds.maxRenderDriftShare
+  );
 }
 
 /** The leading cause in words, with the first diverging position; null while render-drift does not hold. */
@@ -43,7 +50,12 @@ export const renderDrift: Rule = {
     const sample = r.sample;
     const evidence: Record<string, number | string | boolean> = {
       requests_compared: r.compared,
-      router_ids_from: r.rendered === r.compared ? 'tokenizer' : r.rendered === 0 ? 'request' : `tokenizer ${r.rendered}, request ${r.compared - r.rendered}`,
+      router_ids_from:
+        r.rendered === r.compared
+          ? 'tokenizer'
+          : r.rendered === 0
+            ? 'request'
+            : `tokenizer ${r.rendered}, request ${r.compared - r.rendered}`,
       differing_share: round3(ratio(r.differing, r.compared)),
       matches_mostly_lost_share: round3(ratio(r.breaking, r.compared)),
       first_block_differs_share: round3(ratio(r.firstBlock, r.compared)),
@@ -74,7 +86,9 @@ export const renderDrift: Rule = {
       summary:
         `the router's token ids differ from the workers' for ${percent(ratio(r.differing, r.compared))} of ${r.compared} requests` +
         (sample !== null ? `, first at token ${sample.diff.position}` : '') +
-        (critical ? ': its lookups miss the prefixes the workers hold' : ': only the tail differs, most blocks still match'),
+        (critical
+          ? ': its lookups miss the prefixes the workers hold'
+          : ': only the tail differs, most blocks still match'),
       evidence,
       cause: `docs/trtllm-wire.md §7.3 (router token ids ≠ worker token ids); likely ${likely}`,
       fix:

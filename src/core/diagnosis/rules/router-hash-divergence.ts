@@ -30,13 +30,22 @@ export const routerHashDivergence: Rule = {
       ratio(d.predictedAnyMatch, d.withKeys) >= t.oracleMatchMinShare &&
       ratio(d.agreesWithReplica, d.withKeys) < t.minReplicaAgreement;
     const rs = input.routerScores;
-    const debug = rs.replicaPredictedMatch >= t.minDecisions && ratio(rs.replicaMatchRouterNone, rs.replicaPredictedMatch) >= 0.9;
+    const debug =
+      rs.replicaPredictedMatch >= t.minDecisions && ratio(rs.replicaMatchRouterNone, rs.replicaPredictedMatch) >= 0.9;
     if (!keyed && !debug && !contradicted) return null;
     // a chunk size no source states (unknown, or inferred earlier — the router may have been reconfigured since): a
     // router chunking other than the workers looks the same from outside as drifting token ids
-    const sizeUnknown = contradicted && !keyed && !debug && (input.router.tokensPerBlock === null || input.router.tokensPerBlockFrom === 'inferred');
-    const sizes = [...new Set(input.servers.map((s) => s.advertisedBlockSize ?? s.inferredBlockSize).filter((v): v is number => v !== null))];
-    const workerSize = sizes.join('/') || 'the workers\' kv_cache_config.tokens_per_block';
+    const sizeUnknown =
+      contradicted &&
+      !keyed &&
+      !debug &&
+      (input.router.tokensPerBlock === null || input.router.tokensPerBlockFrom === 'inferred');
+    const sizes = [
+      ...new Set(
+        input.servers.map((s) => s.advertisedBlockSize ?? s.inferredBlockSize).filter((v): v is number => v !== null),
+      ),
+    ];
+    const workerSize = sizes.join('/') || "the workers' kv_cache_config.tokens_per_block";
     return {
       servers: input.servers.map((s) => s.server),
       summary: keyed
@@ -63,10 +72,13 @@ export const routerHashDivergence: Rule = {
         router_tokens_per_block: input.router.tokensPerBlock ?? 'unknown',
         ...windowEvidence(input.window),
       },
-      cause: 'docs/trtllm-wire.md §7.3: the router hashes token ids that differ from the workers\' (own chat rendering / tokenizer, `auto` algorithm drift, cache_salt)',
+      cause:
+        "docs/trtllm-wire.md §7.3: the router hashes token ids that differ from the workers' (own chat rendering / tokenizer, `auto` algorithm drift, cache_salt)",
       fix:
-        (sizeUnknown ? `router_args.tokens_per_block: ${workerSize} if the router's differs (state it explicitly); if it does not, ` : '') +
-        'send the workers\' token ids: the same tokenizer and chat template on router and CTX workers (matching render fingerprints), ' +
+        (sizeUnknown
+          ? `router_args.tokens_per_block: ${workerSize} if the router's differs (state it explicitly); if it does not, `
+          : '') +
+        "send the workers' token ids: the same tokenizer and chat template on router and CTX workers (matching render fingerprints), " +
         'kv_cache_config.kv_cache_event_hash_algo set explicitly (not auto) on both sides, the same cache_salt handling; ' +
         'until then router_args.backfill_block_hashes_on_finish: true (self-consistent router hashes)',
     };

@@ -8,7 +8,9 @@ export const routerNotPolling: Rule = {
   evaluate(input) {
     if (!input.seesWorkerEvents || !input.router.consumesEvents || !input.routerPollsExpected) return null;
     // a server read only through its ZMQ stream has no pull path for the router to poll
-    const hit = input.servers.filter((s) => s.outcomes >= input.thresholds.minServerRequests && s.routerPolls === 0 && !(s.streamed && s.drains === 0));
+    const hit = input.servers.filter(
+      (s) => s.outcomes >= input.thresholds.minServerRequests && s.routerPolls === 0 && !(s.streamed && s.drains === 0),
+    );
     if (hit.length === 0) return null;
     const names = hit.map((s) => s.server);
     const finished = hit.reduce((n, s) => n + s.outcomes, 0);
@@ -18,8 +20,16 @@ export const routerNotPolling: Rule = {
       return {
         servers: names,
         summary: `the router finished ${finished} requests on ${names.join(', ')} but never polled their events: it skips polling by design (its log: tokens_per_block mismatch, router=${skipped.routerTokensPerBlock} worker=${skipped.workerTokensPerBlock})`,
-        evidence: { finished_requests: finished, router_polls: 0, router_tokens_per_block: skipped.routerTokensPerBlock, worker_tokens_per_block: skipped.workerTokensPerBlock, polling: 'skipped by design', ...windowEvidence(input.window) },
-        cause: 'docs/trtllm-wire.md §5: the newest router skips event polling on servers whose tokens_per_block differs from its own and relies on routed-block tracking (not a missing session)',
+        evidence: {
+          finished_requests: finished,
+          router_polls: 0,
+          router_tokens_per_block: skipped.routerTokensPerBlock,
+          worker_tokens_per_block: skipped.workerTokensPerBlock,
+          polling: 'skipped by design',
+          ...windowEvidence(input.window),
+        },
+        cause:
+          'docs/trtllm-wire.md §5: the newest router skips event polling on servers whose tokens_per_block differs from its own and relies on routed-block tracking (not a missing session)',
         fix: `leave router_args.tokens_per_block unset (the router adopts the worker's ${skipped.workerTokensPerBlock}) or set it to ${skipped.workerTokensPerBlock}; unset TRTLLM_KVCACHE_AWARE_ROUTER_HASH_TOKENS_PER_BLOCK`,
       };
     }
@@ -36,9 +46,11 @@ export const routerNotPolling: Rule = {
       },
       cause:
         'docs/trtllm-wire.md §7.6: finish_request without a session and a router that polls only with one → zero polls, zero logs' +
-        (input.router.profile === null ? ' (or the newest router skipping polls on a tokens_per_block mismatch: its WARNING line "skipping event polling" says so; give --orchestrator-log to tell)' : ''),
+        (input.router.profile === null
+          ? ' (or the newest router skipping polls on a tokens_per_block mismatch: its WARNING line "skipping event polling" says so; give --orchestrator-log to tell)'
+          : ''),
       fix:
-        'upgrade the orchestrator so finish_request polls with the router\'s own session (newer router.py poll_and_update); ' +
+        "upgrade the orchestrator so finish_request polls with the router's own session (newer router.py poll_and_update); " +
         'until then router_args.backfill_block_hashes_on_finish: true',
     };
   },

@@ -7,7 +7,10 @@ export const routerTableEmpty: Rule = {
   evaluate(input) {
     if (!input.seesRouterDebug || !input.router.consumesEvents) return null;
     const hit = input.servers.filter(
-      (s) => s.routerState !== null && s.routerState.blockTableSize === 0 && s.requests >= input.thresholds.minServerRequests,
+      (s) =>
+        s.routerState !== null &&
+        s.routerState.blockTableSize === 0 &&
+        s.requests >= input.thresholds.minServerRequests,
     );
     if (hit.length === 0) return null;
     const names = hit.map((s) => s.server);
@@ -21,7 +24,8 @@ export const routerTableEmpty: Rule = {
         router_poll_failures: hit.map((s) => `${s.server}:${s.routerState?.pollFailures ?? 'unknown'}`).join(' '),
         ...windowEvidence(input.window),
       },
-      cause: 'docs/trtllm-wire.md §7.1/§7.2/§7.6: the table is filled only from KV events, and none reach it (see the findings naming the cause)',
+      cause:
+        'docs/trtllm-wire.md §7.1/§7.2/§7.6: the table is filled only from KV events, and none reach it (see the findings naming the cause)',
       fix: 'fix the event path named by the other findings; meanwhile router_args.backfill_block_hashes_on_finish: true',
     };
   },

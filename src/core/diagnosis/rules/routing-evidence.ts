@@ -55,7 +55,8 @@ export function routingEvidence(input: DiagnosisInput): RoutingEvidence {
   const chanceBlind: string[] = [];
   const chanceUnjudgeable: string[] = [];
   const judge = (rate: number, chance: number, blindText: string, liveText: string, what: string): void => {
-    if (chance + 2 * t.inertMargin > 1) chanceUnjudgeable.push(`${what}: chance is ${percent(chance)} at these load shares, too close to 100% to tell`);
+    if (chance + 2 * t.inertMargin > 1)
+      chanceUnjudgeable.push(`${what}: chance is ${percent(chance)} at these load shares, too close to 100% to tell`);
     else if (rate <= chance + t.inertMargin) chanceBlind.push(blindText);
     else chanceLive.push(liveText);
   };
@@ -78,7 +79,16 @@ export function routingEvidence(input: DiagnosisInput): RoutingEvidence {
     const text = `follow-up turns returned to their previous server ${percent(stickiness)} of the time, chance (1/${d.serverCount} at even load, Σ share² here) gives ${percent(chance)}`;
     judge(stickiness, chance, text, text, 'stickiness');
   }
-  return { prefers, indifferent, indifferentDecisions, behaviourDecides, chanceLive, chanceBlind, chanceUnjudgeable, evidence };
+  return {
+    prefers,
+    indifferent,
+    indifferentDecisions,
+    behaviourDecides,
+    chanceLive,
+    chanceBlind,
+    chanceUnjudgeable,
+    evidence,
+  };
 }
 
 /** Routing visibly follows prefixes: a behavioural preference, or (behaviour undecided) a chance model above chance. */

@@ -1,5 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { BLIND_PREFERENCE, NO_PREFERENCE, firing, quietDecisions, quietInput, quietServer, servers } from '../../../../test/helpers/diagnosis-input.js';
+import {
+  BLIND_PREFERENCE,
+  NO_PREFERENCE,
+  firing,
+  quietDecisions,
+  quietInput,
+  quietServer,
+  servers,
+} from '../../../../test/helpers/diagnosis-input.js';
 import { FINDING_IDS } from '../finding-catalog.js';
 import type { DiagnosisInput } from '../rule.js';
 import { runRules } from '../run-rules.js';
@@ -19,13 +27,33 @@ describe('rules', () => {
   const cases: { name: string; input: DiagnosisInput; expected: string[] }[] = [
     {
       name: 'events-absent: requests served, no event drained',
-      input: quietInput({ servers: servers({ events: 0, eventsTotal: 0, storedEvents: 0, truthBlocks: 0, hashChecks: { match: 0, mismatch: 0, unverifiable: 0 }, realisedAboveOracle: 0 }), decisions: quietDecisions({ predictedAnyMatch: 0, oracleAnyMatch: 0, firstBlockHeld: 0, oracleBest: 0, notOracleBest: 0, noPrefix: 600, oracleBestByChance: 0 }) }),
+      input: quietInput({
+        servers: servers({
+          events: 0,
+          eventsTotal: 0,
+          storedEvents: 0,
+          truthBlocks: 0,
+          hashChecks: { match: 0, mismatch: 0, unverifiable: 0 },
+          realisedAboveOracle: 0,
+        }),
+        decisions: quietDecisions({
+          predictedAnyMatch: 0,
+          oracleAnyMatch: 0,
+          firstBlockHeld: 0,
+          oracleBest: 0,
+          notOracleBest: 0,
+          noPrefix: 600,
+          oracleBestByChance: 0,
+        }),
+      }),
       // the quiet input's router still follows prefixes: a dead event path under it is masked
       expected: ['events-absent', 'event-signal-masked'],
     },
     {
       name: 'event-queue-shared: gaps',
-      input: quietInput({ servers: [quietServer('ctx0', { gaps: 40, missedEvents: 400 }), quietServer('ctx1'), quietServer('ctx2')] }),
+      input: quietInput({
+        servers: [quietServer('ctx0', { gaps: 40, missedEvents: 400 }), quietServer('ctx1'), quietServer('ctx2')],
+      }),
       expected: ['event-queue-shared'],
     },
     {
@@ -38,9 +66,21 @@ describe('rules', () => {
       name: 'events-partial-ranks: one server shows fewer ranks than the others',
       input: quietInput({
         servers: [
-          quietServer('ctx0', { ranks: [{ rank: 0, stated: true, events: 300, gaps: 0, missedEvents: 0, resets: 0, lastEventId: 299 }] }),
+          quietServer('ctx0', {
+            ranks: [{ rank: 0, stated: true, events: 300, gaps: 0, missedEvents: 0, resets: 0, lastEventId: 299 }],
+          }),
           ...['ctx1', 'ctx2'].map((s) =>
-            quietServer(s, { ranks: [0, 1, 2, 3].map((rank) => ({ rank, stated: true, events: 200, gaps: 0, missedEvents: 0, resets: 0, lastEventId: 199 })) }),
+            quietServer(s, {
+              ranks: [0, 1, 2, 3].map((rank) => ({
+                rank,
+                stated: true,
+                events: 200,
+                gaps: 0,
+                missedEvents: 0,
+                resets: 0,
+                lastEventId: 199,
+              })),
+            }),
           ),
         ],
       }),
@@ -48,13 +88,29 @@ describe('rules', () => {
     },
     {
       name: 'events-partial-ranks: only rank 0 everywhere, served requests reuse unannounced blocks',
-      input: quietInput({ servers: servers({ ranks: [{ rank: 0, stated: true, events: 300, gaps: 0, missedEvents: 0, resets: 0, lastEventId: 299 }], realisedAboveOracle: 150 }) }),
+      input: quietInput({
+        servers: servers({
+          ranks: [{ rank: 0, stated: true, events: 300, gaps: 0, missedEvents: 0, resets: 0, lastEventId: 299 }],
+          realisedAboveOracle: 150,
+        }),
+      }),
       expected: ['events-partial-ranks'],
     },
     {
       name: 'events-partial-ranks: every rank shows events; requests reusing unannounced blocks (late drains) are no lost rank',
       input: quietInput({
-        servers: servers({ ranks: [0, 1, 2, 3].map((rank) => ({ rank, stated: true, events: 200, gaps: 0, missedEvents: 0, resets: 0, lastEventId: 199 })), realisedAboveOracle: 150 }),
+        servers: servers({
+          ranks: [0, 1, 2, 3].map((rank) => ({
+            rank,
+            stated: true,
+            events: 200,
+            gaps: 0,
+            missedEvents: 0,
+            resets: 0,
+            lastEventId: 199,
+          })),
+          realisedAboveOracle: 150,
+        }),
       }),
       expected: [],
     },
@@ -65,7 +121,12 @@ describe('rules', () => {
     },
     {
       name: 'hash-mismatch',
-      input: quietInput({ servers: servers({ hashChecks: { match: 0, mismatch: 800, unverifiable: 0 }, alternativeHashAlgo: 'v2_sha256_64' }) }),
+      input: quietInput({
+        servers: servers({
+          hashChecks: { match: 0, mismatch: 800, unverifiable: 0 },
+          alternativeHashAlgo: 'v2_sha256_64',
+        }),
+      }),
       expected: ['hash-mismatch'],
     },
     {
@@ -76,17 +137,40 @@ describe('rules', () => {
     },
     {
       name: 'router-hash-divergence: workers reuse, router keys never found',
-      input: quietInput({ decisions: quietDecisions({ firstBlockHeld: 0, oracleAnyMatch: 0, predictedAnyMatch: 0, oracleBest: 0, notOracleBest: 0, noPrefix: 600, joinedOracleCachedTokens: 0 }) }),
+      input: quietInput({
+        decisions: quietDecisions({
+          firstBlockHeld: 0,
+          oracleAnyMatch: 0,
+          predictedAnyMatch: 0,
+          oracleBest: 0,
+          notOracleBest: 0,
+          noPrefix: 600,
+          joinedOracleCachedTokens: 0,
+        }),
+      }),
       expected: ['router-hash-divergence'],
     },
     {
       name: 'router-table-empty via the debug endpoint',
-      input: quietInput({ seesRouterDebug: true, servers: servers({ routerState: { ts: 1, blockTableSize: 0, activeRequests: 3, polls: 10, pollFailures: 0 } }) }),
+      input: quietInput({
+        seesRouterDebug: true,
+        servers: servers({ routerState: { ts: 1, blockTableSize: 0, activeRequests: 3, polls: 10, pollFailures: 0 } }),
+      }),
       expected: ['router-table-empty'],
     },
     {
       name: 'cache-signal-inert: predicted ≡ 0 while truth holds prefixes, oracle-best at chance',
-      input: quietInput({ decisions: quietDecisions({ predictedAnyMatch: 0, oracleBest: 200, notOracleBest: 390, oracleBestByChance: 210, sticky: 170, scattered: 10, preference: BLIND_PREFERENCE }) }),
+      input: quietInput({
+        decisions: quietDecisions({
+          predictedAnyMatch: 0,
+          oracleBest: 200,
+          notOracleBest: 390,
+          oracleBestByChance: 210,
+          sticky: 170,
+          scattered: 10,
+          preference: BLIND_PREFERENCE,
+        }),
+      }),
       expected: ['cache-signal-inert'],
     },
     {
@@ -95,14 +179,42 @@ describe('rules', () => {
         seesWorkerEvents: false,
         seesRouterPolls: false,
         routerPollsExpected: false,
-        servers: servers({ drains: 0, events: 0, eventsTotal: 0, routerPolls: 0, routerPollsTotal: 0, joinedOutcomes: 0, realisedAboveOracle: 0, truthBlocks: 0 }),
-        decisions: quietDecisions({ withKeys: 0, predictedAnyMatch: 0, oracleAnyMatch: 0, firstBlockHeld: 0, oracleBest: 0, notOracleBest: 0, noPrefix: 0, oracleBestByChance: 0, sticky: 170, joinedPromptTokens: 0, joinedCachedTokens: 0, joinedOracleCachedTokens: 0, stickyIdealCachedTokens: 5_750_000, preference: NO_PREFERENCE }),
+        servers: servers({
+          drains: 0,
+          events: 0,
+          eventsTotal: 0,
+          routerPolls: 0,
+          routerPollsTotal: 0,
+          joinedOutcomes: 0,
+          realisedAboveOracle: 0,
+          truthBlocks: 0,
+        }),
+        decisions: quietDecisions({
+          withKeys: 0,
+          predictedAnyMatch: 0,
+          oracleAnyMatch: 0,
+          firstBlockHeld: 0,
+          oracleBest: 0,
+          notOracleBest: 0,
+          noPrefix: 0,
+          oracleBestByChance: 0,
+          sticky: 170,
+          joinedPromptTokens: 0,
+          joinedCachedTokens: 0,
+          joinedOracleCachedTokens: 0,
+          stickyIdealCachedTokens: 5_750_000,
+          preference: NO_PREFERENCE,
+        }),
       }),
       expected: ['cache-signal-inert'],
     },
     {
       name: 'load-term-dominates: active requests above max_batch_size',
-      input: quietInput({ router: { ...quietInput().router, maxBatchSize: 64 }, servers: servers({ meanInflight: 128 }), decisions: quietDecisions({ meanMaxInflight: 135 }) }),
+      input: quietInput({
+        router: { ...quietInput().router, maxBatchSize: 64 },
+        servers: servers({ meanInflight: 128 }),
+        decisions: quietDecisions({ meanMaxInflight: 135 }),
+      }),
       expected: ['load-term-dominates'],
     },
     {
@@ -117,7 +229,18 @@ describe('rules', () => {
     },
     {
       name: 'source-unreachable after the grace period',
-      input: quietInput({ sources: [{ source: 'relay:ctx1', up: false, error: 'ECONNREFUSED', downSince: 500_000, lastFailure: 590_000, failures: 90 }] }),
+      input: quietInput({
+        sources: [
+          {
+            source: 'relay:ctx1',
+            up: false,
+            error: 'ECONNREFUSED',
+            downSince: 500_000,
+            lastFailure: 590_000,
+            failures: 90,
+          },
+        ],
+      }),
       expected: ['source-unreachable'],
     },
   ];
@@ -128,15 +251,49 @@ describe('rules', () => {
 
   it('thin evidence fires nothing: 10 requests per server, everything broken', () => {
     const thin = quietInput({
-      servers: servers({ requests: 10, outcomes: 10, events: 0, eventsTotal: 0, routerPolls: 0, joinedOutcomes: 10, realisedAboveOracle: 5 }),
-      decisions: quietDecisions({ decisions: 30, withKeys: 30, predictedAnyMatch: 0, oracleBest: 5, notOracleBest: 20, oracleBestByChance: 9, followups: 20, sticky: 6, followupsWithOutcome: 20, scattered: 10 }),
+      servers: servers({
+        requests: 10,
+        outcomes: 10,
+        events: 0,
+        eventsTotal: 0,
+        routerPolls: 0,
+        joinedOutcomes: 10,
+        realisedAboveOracle: 5,
+      }),
+      decisions: quietDecisions({
+        decisions: 30,
+        withKeys: 30,
+        predictedAnyMatch: 0,
+        oracleBest: 5,
+        notOracleBest: 20,
+        oracleBestByChance: 9,
+        followups: 20,
+        sticky: 6,
+        followupsWithOutcome: 20,
+        scattered: 10,
+      }),
     });
     expect(firing(thin)).toEqual([]);
   });
 
   it('a conversation router is never blamed for the event path it does not use', () => {
     const input = quietInput({
-      router: { type: 'conversation', source: 'simulator', tokensPerBlock: 128, tokensPerBlockFrom: 'simulator', tokensPerBlockCandidates: [], maxBatchSize: null, backfillBlockHashesOnFinish: null, consumesEvents: false, profile: null, profileFrom: null, trackRoutedBlocks: null, loadWeight: null, loadCap: null, fillsOwnTable: null },
+      router: {
+        type: 'conversation',
+        source: 'simulator',
+        tokensPerBlock: 128,
+        tokensPerBlockFrom: 'simulator',
+        tokensPerBlockCandidates: [],
+        maxBatchSize: null,
+        backfillBlockHashesOnFinish: null,
+        consumesEvents: false,
+        profile: null,
+        profileFrom: null,
+        trackRoutedBlocks: null,
+        loadWeight: null,
+        loadCap: null,
+        fillsOwnTable: null,
+      },
       servers: servers({ events: 0, eventsTotal: 0, routerPolls: 0, routerPollsTotal: 0 }),
       decisions: quietDecisions({ predictedAnyMatch: 0 }),
     });
@@ -156,18 +313,32 @@ describe('rules', () => {
   });
 
   it('load-term-dominates recommends max_batch_size from the observed active requests', () => {
-    const input = quietInput({ router: { ...quietInput().router, maxBatchSize: 64 }, servers: servers({ meanInflight: 128 }), decisions: quietDecisions({ meanMaxInflight: 128 }) });
+    const input = quietInput({
+      router: { ...quietInput().router, maxBatchSize: 64 },
+      servers: servers({ meanInflight: 128 }),
+      decisions: quietDecisions({ meanMaxInflight: 128 }),
+    });
     expect(runRules(RULES, input).hits.get('load-term-dominates')!.fix).toContain('router_args.max_batch_size: 512');
   });
 
-  it('tokens-per-block-mismatch names the workers\' block size as the fix', () => {
+  it("tokens-per-block-mismatch names the workers' block size as the fix", () => {
     const input = quietInput({ router: { ...quietInput().router, tokensPerBlock: 32 } });
-    expect(runRules(RULES, input).hits.get('tokens-per-block-mismatch')!.fix).toContain('router_args.tokens_per_block: 128');
+    expect(runRules(RULES, input).hits.get('tokens-per-block-mismatch')!.fix).toContain(
+      'router_args.tokens_per_block: 128',
+    );
   });
 
   it('a throwing rule becomes an error count, the others still run', () => {
-    const broken = { id: 'hash-mismatch' as const, evaluate: (): never => { throw new Error('boom'); } };
-    const run = runRules([broken, ...RULES.filter((r) => r.id !== 'hash-mismatch')], quietInput({ decisions: quietDecisions({ scattered: 60, avoidableScattered: 60 }) }));
+    const broken = {
+      id: 'hash-mismatch' as const,
+      evaluate: (): never => {
+        throw new Error('boom');
+      },
+    };
+    const run = runRules(
+      [broken, ...RULES.filter((r) => r.id !== 'hash-mismatch')],
+      quietInput({ decisions: quietDecisions({ scattered: 60, avoidableScattered: 60 }) }),
+    );
     expect(run.errors).toEqual([{ id: 'hash-mismatch', message: 'boom' }]);
     expect([...run.hits.keys()]).toEqual(['turn-scatter-high']);
   });

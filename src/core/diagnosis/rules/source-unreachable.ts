@@ -6,7 +6,8 @@ export const sourceUnreachable: Rule = {
   evaluate(input) {
     // down for the grace period, or three failed reads in a row (sources report every failed read)
     const down = input.sources.filter(
-      (s) => !s.up && s.downSince !== null && (input.now - s.downSince >= input.thresholds.sourceDownMs || s.failures >= 3),
+      (s) =>
+        !s.up && s.downSince !== null && (input.now - s.downSince >= input.thresholds.sourceDownMs || s.failures >= 3),
     );
     if (down.length === 0) return null;
     const names = down.map((s) => s.source);

@@ -23,7 +23,10 @@ export const tokensPerBlockMismatch: Rule = {
       summary: `the router hashes ${tpb}-token chunks but ${names.join(', ')} store ${sizes.join('/')}-token blocks: its hashes can never match`,
       evidence: {
         router_tokens_per_block: tpb,
-        router_tokens_per_block_from: input.router.tokensPerBlockFrom === 'inferred' ? 'inferred from its routing' : (input.router.tokensPerBlockFrom ?? 'unknown'),
+        router_tokens_per_block_from:
+          input.router.tokensPerBlockFrom === 'inferred'
+            ? 'inferred from its routing'
+            : (input.router.tokensPerBlockFrom ?? 'unknown'),
         worker_block_size: sizes.join('/'),
         worker_block_size_from: hit.some((s) => s.advertisedBlockSize !== null) ? 'server_info' : 'stored events',
         decisions: input.decisions.decisions,

@@ -24,7 +24,8 @@ export const turnScatterHigh: Rule = {
         threshold: t.maxTurnScatter,
         ...windowEvidence(input.window),
       },
-      cause: 'docs/trtllm-wire.md §7: follow-up turns are routed without regard to where their earlier turns are cached (see cache-signal-inert and its causes)',
+      cause:
+        'docs/trtllm-wire.md §7: follow-up turns are routed without regard to where their earlier turns are cached (see cache-signal-inert and its causes)',
       fix: 'apply the fixes of the cause findings; router_args.backfill_block_hashes_on_finish: true and a router_args.max_batch_size above the active requests per server cut scatter',
     };
   },
