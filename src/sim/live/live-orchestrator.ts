@@ -4,12 +4,10 @@
 // router's table (the router's synchronous poll reads the body fetched just before), then the GEN step in-process.
 // Serves /v1/completions, /v1/chat/completions, /health, /debug/router?since=SEQ and /debug/applied-events.
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { Readable } from 'node:stream';
 import { Agent, request as httpRequest } from 'undici';
 import type { HashAlgo, KvEvent } from '../../core/wire/kv-event.js';
 import { parseKvEvents } from '../../core/wire/parse-kv-events.js';
 import { parseServerInfo } from '../../core/wire/parse-server-info.js';
-import { parseUsage } from '../../core/wire/parse-usage.js';
 import type { WireIssue } from '../../core/wire/wire-issue.js';
 import {
   orchestratorLine,
@@ -24,7 +22,7 @@ import { StaticPrompt } from '../prompt.js';
 import { createRouter, routerPolls, routerStartupLines } from '../routers/create-router.js';
 import type { RouteRequest, Router } from '../routers/router.js';
 import type { GenConfig, RouterConfig } from '../sim-config.js';
-import { contextOnlyRequest, ctxRequestIdOf } from './ctx-request-body.js';
+import { contextOnlyRequest } from './ctx-request-body.js';
 import { DigestLog } from './event-digest.js';
 import {
   HttpError,
@@ -45,6 +43,7 @@ import { DecisionHistory } from './router-debug-view.js';
 import type { ModelTokenizer } from '../../sources/tokenizer/model-tokenizer.js';
 import { tokenizeRequest } from './sim-tokenizers.js';
 import { contentAffinityKey } from '../routers/route-affinity.js';
+import { errorText, sendCtx, type CtxRequest } from './ctx-client.js';
 
 /** One CTX server in the orchestrator's context_servers list. */
 export interface CtxTarget {
@@ -92,13 +91,6 @@ export interface LiveOrchestratorStats {
 /** what the GEN step needs of the client's request */
 type GenRequest = Pick<OpenAiRequest, 'endpoint' | 'model' | 'maxTokens' | 'stream'>;
 
-/** the context_only request, ready to send once */
-interface CtxRequest {
-  readonly path: string;
-  readonly body: Readable;
-  readonly headers: Record<string, string>;
-}
-
 /** a routed request, as far as the rest of its life needs it: its ids and hashes, not its text */
 interface Admitted {
   readonly requestId: string;
@@ -112,31 +104,11 @@ interface Admitted {
   readonly tokens: Uint32Array;
 }
 
-type CtxOutcome =
-  | {
-      readonly ok: true;
-      readonly promptTokens: number;
-      readonly cachedTokens: number;
-      readonly ctxRequestId: string | null;
-    }
-  | { readonly ok: false; readonly error: string };
-
 type PollOutcome = { readonly events: KvEvent[] } | { readonly error: string };
 
 /** epoch-based `ts` for the model's log-line helpers (they add VIRTUAL_EPOCH_MS) */
 function wallTs(): number {
   return Date.now() - VIRTUAL_EPOCH_MS;
-}
-
-function errorText(err: unknown, address: string): string {
-  const code = (err as { code?: unknown }).code;
-  if (code === 'ECONNREFUSED') {
-    const [host, port] = address.split(/:(?=\d+$)/);
-    return `Cannot connect to host ${address} ssl:default [Connect call failed ('${host}', ${port})]`;
-  }
-  if (code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT') return '';
-  if (code === 'UND_ERR_SOCKET' || code === 'ECONNRESET') return 'Server disconnected';
-  return err instanceof Error ? err.message : String(err);
 }
 
 export class LiveOrchestrator {
@@ -333,7 +305,13 @@ export class LiveOrchestrator {
     const arrivalS = performance.now() / 1000;
     const a = await this.#admit(endpoint, req);
     const { server, requestId } = a;
-    const ctx = await this.#sendCtx(server, a.ctxRequest, a.tokens.length);
+    const ctx = await sendCtx(
+      this.#agent,
+      server,
+      a.ctxRequest,
+      a.tokens.length,
+      this.#options.requestTimeoutMs ?? 180_000,
+    );
     await this.#finish(server, a.routeRequest, ctx.ok);
     // routed and finished: the router's hashes of this prompt are not needed during the GEN step
     a.prompt.release();
@@ -446,32 +424,6 @@ export class LiveOrchestrator {
       const text = await res.body.text();
       return res.statusCode === 200 ? text : null;
     });
-  }
-
-  async #sendCtx(server: string, ctxRequest: CtxRequest, promptTokens: number): Promise<CtxOutcome> {
-    const { path, body, headers } = ctxRequest;
-    const timeout = this.#options.requestTimeoutMs ?? 180_000;
-    try {
-      const res = await httpRequest(`http://${server}${path}`, {
-        method: 'POST',
-        body,
-        headers,
-        dispatcher: this.#agent,
-        headersTimeout: timeout,
-        bodyTimeout: timeout,
-      });
-      const text = await res.body.text();
-      if (res.statusCode !== 200) return { ok: false, error: `${res.statusCode} ${text.slice(0, 200)}` };
-      const usage = parseUsage(text).value;
-      return {
-        ok: true,
-        promptTokens: usage?.promptTokens ?? promptTokens,
-        cachedTokens: usage?.cachedTokens ?? 0,
-        ctxRequestId: ctxRequestIdOf(text),
-      };
-    } catch (err) {
-      return { ok: false, error: errorText(err, server) };
-    }
   }
 
   /** the GEN step: decode time on the model's clock; usage rewritten from the CTX response */
