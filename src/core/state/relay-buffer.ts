@@ -2,7 +2,7 @@
 // a compact form (block keys only — no tokens) until a `router-poll` says which of them the router received.
 // Capped per server (drop-oldest, counted): a router that never polls must not grow memory.
 import { blockKey64 } from '../hashing/block-key.js';
-import type { HashAlgo, KvEvent, KvEventData, StoredBlock } from '../wire/kv-event.js';
+import type { HashAlgo, KvEvent, KvEventData } from '../wire/kv-event.js';
 
 interface Entry {
   readonly seq: number;
@@ -16,8 +16,6 @@ export interface CompactEvent {
   /** stored: keys of the stored blocks; removed: removed keys; otherwise null */
   readonly keys: BigUint64Array | null;
 }
-
-const NO_TOKENS = new Uint32Array(0);
 
 export function compactEvent(event: KvEvent): CompactEvent {
   const data = event.data;
@@ -33,41 +31,6 @@ export function compactEvent(event: KvEvent): CompactEvent {
     for (let i = 0; i < hashes.length; i++) keys[i] = blockKey64(hashes[i]!);
   }
   return { type: data.type, hashAlgo: event.hashAlgo, attentionDpRank: event.attentionDpRank, keys };
-}
-
-/** A KvEvent carrying only what the router's table reads (hashes), for RouterReplicaTable.apply. */
-export function expandCompactEvent(event: CompactEvent): KvEvent {
-  const base = {
-    eventId: null,
-    windowSize: null,
-    attentionDpRank: event.attentionDpRank,
-    hashAlgo: event.hashAlgo,
-    layerGroupId: null,
-  };
-  const keys = event.keys ?? new BigUint64Array(0);
-  switch (event.type) {
-    case 'stored': {
-      const blocks: StoredBlock[] = Array.from(keys, (k) => ({
-        blockHash: k,
-        tokens: NO_TOKENS,
-        tokenExtraIds: null,
-        cacheLevel: 0,
-        priority: null,
-        mmKeys: [],
-        cacheSalt: null,
-        loraId: null,
-      }));
-      return { ...base, data: { type: 'stored', parentHash: null, blocks } };
-    }
-    case 'removed':
-      return { ...base, data: { type: 'removed', blockHashes: Array.from(keys) } };
-    case 'created':
-      return { ...base, data: { type: 'created', numBlocksPerCacheLevel: [] } };
-    case 'updated':
-      return { ...base, data: { type: 'updated', blockHash: 0n, cacheLevel: null, priority: null } };
-    case 'all_cleared':
-      return { ...base, data: { type: 'all_cleared' } };
-  }
 }
 
 export class RelayBuffer {

@@ -39,9 +39,8 @@ import {
 } from './relay-options.js';
 import { UpstreamExchange } from './upstream-exchange.js';
 
-export type { ParseEvents, ParsedEventsLike } from './relay-event-path.js';
+export type { ParseEvents } from './relay-event-path.js';
 export {
-  DEFAULT_RELAY_OPTIONS,
   type RelayCounters,
   type RelayDeps,
   type RelayOptions,
