@@ -9,6 +9,7 @@ import { createDaemon } from '../daemon/daemon.js';
 import { startTimelineSampler } from '../daemon/timeline-sampler.js';
 import { runFor } from '../duration-runner.js';
 import { stateOptionsFor } from '../state-presets.js';
+import { tappedStatePort } from '../tapped-state.js';
 import { malformedInputs, type AuditRun } from './audit-run.js';
 
 export interface LiveAuditOptions {
@@ -31,14 +32,7 @@ export async function runLiveAudit(config: ServeConfig, options: LiveAuditOption
   const daemon = createDaemon(config, {
     web: false,
     logger: options.logger,
-    createState: () => ({
-      apply(o) {
-        observations++;
-        state.apply(o);
-      },
-      snapshot: (now) => state.snapshot(now),
-      subscribe: (listener) => state.subscribe(listener),
-    }),
+    createState: () => tappedStatePort(state, () => void observations++),
   });
   try {
     await daemon.start();

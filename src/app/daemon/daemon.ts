@@ -30,6 +30,7 @@ import { RenderPool } from '../../sources/tokenizer/render-pool.js';
 import type { StreamRankCounters } from '../../sources/zmq/stream-counters.js';
 import { relayHost, type ServeConfig } from '../config/serve-config.js';
 import { stateOptionsFor } from '../state-presets.js';
+import { malformedInputs } from '../audit/audit-run.js';
 import { VERSION } from '../version.js';
 import {
   sourceSpecsFor,
@@ -160,7 +161,7 @@ export function createDaemon(initial: ServeConfig, deps: DaemonDeps = {}): Daemo
             .join(', ') || 'no sources'
         }, since ${new Date(startedAt).toISOString()}`,
       observations,
-      malformed: status.list().reduce((n, s) => n + Object.values(s.badInput).reduce((a, b) => a + b, 0), 0),
+      malformed: malformedInputs(status.list()),
     });
     const timeline = sampler?.timeline;
     return buildReportModel({

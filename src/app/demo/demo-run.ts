@@ -1,0 +1,199 @@
+// The demo use case: the live simulator (the bug report's configuration, or the fixed one) with the sidecar relaying
+// every CTX worker (the orchestrator's CTX list points at the relay ports) and watching the router's debug endpoint,
+// one state for the web server, the progress and the report. The CLI (`kvsentinel demo`) parses flags, prints
+// progress and the report this returns.
+import { createServer } from 'node:net';
+import { buildAuditReport, type AuditReport } from '../../core/diagnosis/audit-report.js';
+import { errorMessage, KvsentinelError } from '../../core/errors.js';
+import { sampleOf } from '../../core/report/timeline.js';
+import { createSentinelState, type SentinelStateSnapshot } from '../../core/state/sentinel-state.js';
+import { startLiveCluster, type LiveCluster, type LiveWorkerInfo, type LiveWorkload } from '../../sim/live/index.js';
+import { SIM_PYTHONHASHSEED } from '../../sim/publisher-format.js';
+import { presetConfig, type SimConfig } from '../../sim/sim-config.js';
+import type { Logger } from '../../sources/ports.js';
+import { malformedInputs, writeHtmlReport } from '../audit/audit-run.js';
+import { loadConfig, type ServeConfig, type ServeFlags } from '../config/serve-config.js';
+import { createDaemon, type Daemon } from '../daemon/daemon.js';
+import { STATE_PRESETS } from '../state-presets.js';
+import { tappedStatePort } from '../tapped-state.js';
+
+/** 75 s of traffic: enough for every finding's minimum samples with room to spare, and the demo ends within ~90 s */
+export const DEFAULT_DEMO_DURATION = '75s';
+/**
+ * The fixed configuration on top of the `healthy` preset (events on, router tokens_per_block 128): the router's
+ * max_batch_size 512 against ~128 active requests per server, as the bug report's fixed deployment (src/sim/README.md;
+ * with 64 the load term sends a few percent of turns away from their prefix and load-term-dominates says so)
+ */
+export const FIXED_SET = ['router.max_batch_size=512'] as const;
+
+export type DemoEngine = 'trtllm' | 'vllm';
+
+/** The simulator configuration of a demo run: the seed (or, fixed, the healthy preset) plus the engine and --set. */
+export function demoSimConfig(fixed: boolean, engine: DemoEngine, set: readonly string[]): SimConfig {
+  // vLLM workers publish over ZMQ (sha256_cbor hashes under PYTHONHASHSEED=0, which kvsentinel is told and
+  // verifies); the seed's events-off setting then leaves their streams silent
+  const engineSet = engine === 'vllm' ? ['ctx.kv_events_publisher=vllm', 'ctx.vllm_hashes=sha256_cbor'] : [];
+  return fixed
+    ? presetConfig('healthy', [...FIXED_SET, ...engineSet, ...set])
+    : presetConfig('seed', [...engineSet, ...set]);
+}
+
+export interface DemoUrls {
+  readonly landing: string;
+  readonly metrics: string;
+  readonly ws: string;
+}
+
+export interface DemoOptions {
+  readonly config: SimConfig;
+  readonly timeScale: number;
+  /** the sidecar's web server (port 0: a free port) */
+  readonly listen: { readonly host: string; readonly port: number };
+  /** warnings while it runs; the run silences it for its own shutdown (sources see their workers go away) */
+  readonly logger: Logger;
+}
+
+export interface DemoRun {
+  readonly cluster: LiveCluster;
+  readonly urls: DemoUrls;
+  snapshot(): SentinelStateSnapshot;
+  /** drives the workload; the report's description counts from here */
+  startTraffic(): LiveWorkload;
+  /** the audit of what the state saw so far (and the HTML report when `reportFile` is given) */
+  report(options: { readonly interrupted: boolean; readonly reportFile?: string }): Promise<AuditReport>;
+  /** the orchestrator first (nothing polls the relays once they stop), then the sidecar */
+  stop(): Promise<void>;
+}
+
+/**
+ * Simulator and sidecar share one process and two cores: a drain answered late is the machine, not the worker. A
+ * timed-out drain loses the events the worker already handed over (the read is destructive), which would read as
+ * event-queue-shared; so the demo waits far longer than a production sidecar would.
+ */
+function demoTimeouts(c: ServeConfig): ServeConfig {
+  return { ...c, timeoutMs: 30_000, relay: { ...c.relay, drainTimeoutMs: 60_000 } };
+}
+
+async function freePort(host: string): Promise<number> {
+  const srv = createServer();
+  await new Promise<void>((resolve, reject) => {
+    srv.once('error', reject);
+    srv.listen(0, host, resolve);
+  });
+  const address = srv.address();
+  await new Promise<void>((resolve) => srv.close(() => resolve()));
+  if (address === null || typeof address === 'string') throw new Error('no free port');
+  return address.port;
+}
+
+const RELAY_HOST = '127.0.0.1';
+
+export async function startDemo(options: DemoOptions): Promise<DemoRun> {
+  const { config } = options;
+  // counters since the start, findings without hysteresis (what `audit` computes over its window)
+  const state = createSentinelState({ ...STATE_PRESETS.demo, mode: 'relay' });
+  let observations = 0;
+  let quiet = false;
+  const logger: Logger = {
+    info: () => undefined,
+    warn: (m, f) => void (quiet || options.logger.warn(m, f)),
+    error: (m, f) => void (quiet || options.logger.error(m, f)),
+  };
+  let daemon: Daemon | null = null;
+  let flags: ServeFlags = {};
+  let trafficStarted: number | null = null;
+  const description = (): string =>
+    `kvsentinel demo: simulator preset ${config.preset} behind relays, ${trafficStarted === null ? 'starting' : `${((Date.now() - trafficStarted) / 1000).toFixed(0)} s of traffic`}`;
+  const vllmHashFlags = config.ctx.vllmHashes === 'sim' ? '' : `,hash=sha256_cbor,seed=${SIM_PYTHONHASHSEED}`;
+  const tokenizer = config.router.tokenizer ?? config.ctx.tokenizer;
+  const startSidecar = async (workers: readonly LiveWorkerInfo[]): Promise<Record<string, string>> => {
+    const ports = await Promise.all(workers.map(() => freePort(RELAY_HOST)));
+    flags = {
+      relay: workers.map((w, i) => `${w.id}=${w.url}@${RELAY_HOST}:${ports[i]!}`),
+      // the workers' ZMQ publishers (vLLM engine): one --zmq per worker, rank r at port + r
+      zmq: workers.flatMap((w) =>
+        w.zmq === null
+          ? []
+          : [
+              `${w.id}=${w.zmq.endpoint},engine=vllm,ranks=${w.zmq.ranks}${w.zmq.replay !== null ? `,replay=${w.zmq.replay}` : ''}${vllmHashFlags}`,
+            ],
+      ),
+      listenAddress: `${options.listen.host}:${options.listen.port}`,
+      // --set router.tokenizer / ctx.tokenizer: the sidecar renders text and chat with the router's tokenizer
+      ...(tokenizer != null ? { tokenizer } : {}),
+    };
+    daemon = createDaemon(demoTimeouts(await loadConfig(flags)), {
+      logger,
+      reportDescription: description,
+      loadConfig: async () => demoTimeouts(await loadConfig(flags)),
+      createState: () => tappedStatePort(state, () => void observations++),
+    });
+    await daemon.start();
+    return Object.fromEntries(workers.map((w, i) => [w.id, `${RELAY_HOST}:${ports[i]!}`]));
+  };
+
+  let cluster: LiveCluster;
+  try {
+    cluster = await startLiveCluster(config, {
+      timeScale: options.timeScale,
+      ctxUrls: startSidecar,
+      ctxWaitMs: 30_000,
+    });
+  } catch (err) {
+    await (daemon as Daemon | null)?.stop();
+    throw new KvsentinelError('start-failed', `cannot start the demo: ${errorMessage(err)}`, { cause: err });
+  }
+  const sidecar = daemon as unknown as Daemon;
+  const stop = async (): Promise<void> => {
+    quiet = true;
+    await cluster.stop();
+    await sidecar.stop();
+  };
+  try {
+    // the router's debug endpoint exists once the orchestrator runs: add it (the relays keep running)
+    flags = { ...flags, routerDebug: cluster.debugUrl };
+    await sidecar.reload();
+  } catch (err) {
+    await stop();
+    throw new KvsentinelError('start-failed', `cannot start the demo: ${errorMessage(err)}`, { cause: err });
+  }
+
+  const web = sidecar.webAddress();
+  const webHost =
+    web.host === '0.0.0.0' || web.host === '::' ? '127.0.0.1' : web.host.includes(':') ? `[${web.host}]` : web.host;
+  const urls: DemoUrls = {
+    landing: `http://${webHost}:${web.port}/`,
+    metrics: `http://${webHost}:${web.port}/metrics`,
+    ws: `ws://${webHost}:${web.port}/ws`,
+  };
+  return {
+    cluster,
+    urls,
+    snapshot: () => state.snapshot(Date.now()),
+    startTraffic: () => {
+      trafficStarted = Date.now();
+      return cluster.startWorkload();
+    },
+    async report({ interrupted, reportFile }) {
+      const final = state.snapshot(Date.now());
+      const report = buildAuditReport(final, {
+        kind: 'live',
+        description: `${description()}${interrupted ? ' (interrupted)' : ''}`,
+        observations,
+        malformed: malformedInputs(sidecar.status.list()),
+      });
+      if (reportFile !== undefined) {
+        const timeline = sidecar.timeline();
+        timeline?.add(sampleOf(final));
+        await writeHtmlReport(reportFile, {
+          report,
+          samples: timeline?.samples ?? [],
+          sampleIntervalMs: timeline?.intervalMs ?? null,
+          input: state.diagnosisInput(final.now),
+        });
+      }
+      return report;
+    },
+    stop,
+  };
+}
