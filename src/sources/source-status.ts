@@ -103,8 +103,11 @@ export class SourceStatusBoard implements SourceReporter {
     s.note = text;
   }
 
+  /** every source, by name: the order sources first reported in is a race (ranks, relays starting together) */
   list(): SourceStatus[] {
-    return [...this.#health.entries()].map(([source, h]) => {
+    const names = [...this.#health.entries()].map(([source]) => source).sort();
+    return names.map((source) => {
+      const h = this.#health.get(source)!;
       const c = this.#counts.get(source)!;
       return {
         source,
