@@ -70,13 +70,19 @@ describe('RelayModel (the relay of the virtual driver, on the core event buffer)
     expect(h.polls()[0]).toMatchObject({ dropped: 1 });
   });
 
-  it('a poll while the worker is down fails and keeps what was drained for the next one', () => {
+  it('a poll while the worker is down is answered from what was drained, and the relay reports the worker down', () => {
     const h = harness();
     h.queue.push(stored([1n]));
     h.relay.pull();
     h.setDown(true);
-    expect(() => h.relay.serve('router')).toThrow('restarting');
+    expect(h.relay.serve('router')).toHaveLength(1);
+    expect(h.relay.serve('router')).toHaveLength(0);
+    expect(h.seen.filter((o) => o.kind === 'source-health')).toMatchObject([
+      { source: 'relay:ctx0', up: false },
+      { source: 'relay:ctx0', up: false },
+    ]);
     h.setDown(false);
+    h.queue.push(stored([2n]));
     expect(h.relay.serve('router')).toHaveLength(1);
   });
 });

@@ -1,7 +1,8 @@
 // kvsentinel in relay mode, as the virtual-time driver models it: the sole consumer of one CTX worker's
 // /kv_cache_events; it re-serves everything it drained to each consumer exactly once through the relay's own event
 // log (src/core/relay/event-buffer.ts, the one the real relay runs) and reports what it drained and what each
-// consumer received. Drains happen on each poll and on the driver's timer, like the real relay's.
+// consumer received. Drains happen on each poll and on the driver's timer, like the real relay's; a poll while the
+// worker is down is answered from the buffer, as the real relay answers it (relay-event-path.ts).
 import type { Observation } from '../core/observe/observation.js';
 import { EventBuffer, type EventBufferOptions } from '../core/relay/event-buffer.js';
 import type { KvEvent } from '../core/wire/kv-event.js';
@@ -53,9 +54,24 @@ export class RelayModel {
     return this.#buffer.nextSeq;
   }
 
-  /** drains the worker (throws while it is down) and records what arrived */
+  /**
+   * Drains the worker and records what arrived. A drain that fails (the worker is down) is reported as the real
+   * relay's source status does, and the relay goes on answering consumers from what it holds.
+   */
   pull(): void {
-    const events = this.#worker.drainEvents();
+    let events: readonly KvEvent[];
+    try {
+      events = this.#worker.drainEvents();
+    } catch (err) {
+      this.#emit({
+        kind: 'source-health',
+        ts: this.#scheduler.now(),
+        source: `relay:${this.server}`,
+        up: false,
+        error: err instanceof Error ? err.message : String(err),
+      });
+      return;
+    }
     if (events.length === 0) return;
     const ts = this.#scheduler.now();
     const firstSeq = this.#buffer.append(events, ts);

@@ -298,19 +298,7 @@ export function runVirtual(config: SimConfig, options: RunVirtualOptions = {}): 
   }
   if (relays.size > 0) {
     every(stateIntervalMs, () => {
-      for (const relay of relays.values()) {
-        try {
-          relay.pull();
-        } catch (err) {
-          emit?.({
-            kind: 'source-health',
-            ts: scheduler.now(),
-            source: `relay:${relay.server}`,
-            up: false,
-            error: err instanceof Error ? err.message : String(err),
-          });
-        }
-      }
+      for (const relay of relays.values()) relay.pull();
     });
   }
   if (emit !== undefined && debugVisible) {

@@ -4,6 +4,7 @@
 import { once } from 'node:events';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
+import { PassThrough } from 'node:stream';
 import { request } from 'undici';
 import { describe, expect, it } from 'vitest';
 import { parseKvEvents } from '../../src/core/wire/parse-kv-events.js';
@@ -18,23 +19,33 @@ const cleanups = cleanupsAfterEach();
 
 /**
  * A worker whose connections serve `perSocket` requests each and then drop the next one unanswered (the race of an
- * idle close meeting a reused socket, made deterministic), or close idle sockets after `keepAliveMs`.
+ * idle close meeting a reused socket, made deterministic) — once its body ended, or at its first body bytes with
+ * `dropMidBody` — or close idle sockets after `keepAliveMs`.
  */
-async function startWorker(options: { perSocket?: number; keepAliveMs?: number }) {
+async function startWorker(options: { perSocket?: number; keepAliveMs?: number; dropMidBody?: boolean }) {
   const served = new Map<Socket, number>();
   const bodies: string[] = [];
   let dropped = 0;
   let connections = 0;
   const server = createServer((req: IncomingMessage, res: ServerResponse) => {
     const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
+    const overQuota = (): boolean =>
+      options.perSocket !== undefined && (served.get(req.socket) ?? 0) >= options.perSocket;
+    req.on('data', (c: Buffer) => {
+      if (options.dropMidBody === true && overQuota() && !req.socket.destroyed) {
+        dropped++;
+        req.socket.destroy(); // the socket closes while the body is still arriving
+        return;
+      }
+      chunks.push(c);
+    });
     req.on('end', () => {
       if (req.url === '/kv_cache_events') {
         res.writeHead(200, { 'content-type': 'application/json' }).end('[]');
         return;
       }
       const n = served.get(req.socket) ?? 0;
-      if (options.perSocket !== undefined && n >= options.perSocket) {
+      if (overQuota()) {
         dropped++;
         req.socket.destroy(); // the socket closes under the request: no response byte
         return;
@@ -107,6 +118,35 @@ describe('relay upstream keep-alive', () => {
     expect(relay.counters().upstreamRetries).toBe(worker.dropped);
     await eventually(() => sink.of('outcome').length === 6, 5000, 'the outcomes');
     expect(sink.of('outcome').every((o) => o.ok)).toBe(true);
+  });
+
+  it('sends the whole body again when the connection is lost while the client is still sending it', async () => {
+    const worker = await startWorker({ perSocket: 1, dropMidBody: true });
+    // no event drains: the second request must find the first one's connection idle
+    const { relay, sink, base } = await relayTo(worker.url, { drainEvents: false });
+    const first = await request(`${base}/v1/completions`, {
+      method: 'POST',
+      body: '{"prompt":[1,2]}',
+      headers: { 'content-type': 'application/json' },
+    });
+    await first.body.text();
+    // the second request reuses the connection; its body arrives in two parts, the second after the worker dropped it
+    const body = new PassThrough();
+    body.write('{"prompt":[7,8,');
+    const pending = request(`${base}/v1/completions`, {
+      method: 'POST',
+      body,
+      headers: { 'content-type': 'application/json' },
+    });
+    await eventually(() => worker.dropped === 1, 5000, 'the worker dropping the reused connection');
+    body.end('9,10]}');
+    const second = await pending;
+    await second.body.text();
+    expect(second.statusCode).toBe(200);
+    expect(worker.bodies).toEqual(['{"prompt":[1,2]}', '{"prompt":[7,8,9,10]}']);
+    expect(relay.counters().upstreamRetries).toBe(1);
+    await eventually(() => sink.of('decision').length === 2, 5000, 'the decisions');
+    expect(sink.of('decision')[1]?.promptTokens).toEqual(Uint32Array.from([7, 8, 9, 10]));
   });
 
   it('does not retry a request whose worker answered, and still answers 502 when the fresh connection fails too', async () => {

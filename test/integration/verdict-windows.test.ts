@@ -1,7 +1,7 @@
 // The seed preset through the relay, no debug endpoint and no orchestrator log (issue #14, headlines): as the window
 // grows the verdict is `unknown` (too little to tell) or `inert`, never `healthy` or `degraded` — no headline says the
 // cache signal works while events are absent — and once `inert` it stays `inert`, one-shot (audit) and in the daemon's
-// windowed state with hysteresis (serve) alike.
+// windowed state with hysteresis (serve's preset, and a slower one) alike.
 import { describe, expect, it } from 'vitest';
 import { verdictMeaning } from '../../src/core/diagnosis/audit-report.js';
 import type { Observation } from '../../src/core/observe/observation.js';
@@ -57,10 +57,12 @@ function verdictsOverTime(
 
 describe('seed, relay only: verdicts as the window grows', () => {
   const oneShot: SentinelOptions = { mode: 'relay', windowMs: null };
-  const daemon: SentinelOptions = { mode: 'relay', ...STATE_PRESETS.fiveMinuteWindow };
+  const serve: SentinelOptions = { mode: 'relay', ...STATE_PRESETS.daemon };
+  const slower: SentinelOptions = { mode: 'relay', ...STATE_PRESETS.fiveMinuteWindow };
   it.each([
     ['audit (one-shot)', oneShot],
-    ['serve (5 min window, hysteresis)', daemon],
+    ['serve (the daemon preset: 10 min window, hysteresis)', serve],
+    ['a slower window (5 min, evaluated every 5 s)', slower],
   ] as const)('%s', (_name, options) => {
     const seen = verdictsOverTime(options, 5_000);
     expect(seen.length).toBeGreaterThan(10);

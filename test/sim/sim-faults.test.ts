@@ -166,15 +166,24 @@ describe('fault knobs', () => {
     expect(result.servers.every((s) => s.routerBlockTableSize === 0 && s.routerPolls === 0)).toBe(true);
   });
 
-  it('ctx.restart_at: ctx0 restarts, its event ids start over at 0, polls fail while it is down, requests are retried', () => {
-    const { result, observations, logs } = run(['ctx.restart_at=1s', 'ctx.restart_downtime=2s']);
+  it('ctx.restart_at: ctx0 restarts, its event ids start over at 0, the relay answers polls from its buffer while it is down, requests are retried', () => {
+    const restart = ['ctx.restart_at=1s', 'ctx.restart_downtime=2s'];
+    const { result, observations, logs } = run(restart);
     const ids = idsByStream(observations).get('ctx0/0')!;
     const restartAt = ids.indexOf(0, 1);
     expect(restartAt).toBeGreaterThan(0);
-    expect(result.servers[0]!.routerPollFailures).toBeGreaterThan(0);
-    expect(logs.some((l) => l.includes('[W] Failed to poll KV cache events from ctx0: '))).toBe(true);
+    // the real relay answers a poll whose drain failed from what it holds (relay-event-path.ts): the router's polls
+    // through it never fail, and the relay's own source reports the worker down
+    expect(result.servers[0]!.routerPollFailures).toBe(0);
+    expect(logs.some((l) => l.includes('[W] Failed to poll KV cache events from ctx0: '))).toBe(false);
+    const down = observations.filter((o) => o.kind === 'source-health' && o.source === 'relay:ctx0' && !o.up);
+    expect(down.length).toBeGreaterThan(0);
     expect(result.trajectories).toBe(24);
     expect(result.faults.some((f) => f.startsWith('ctx.restart_at='))).toBe(true);
+    // without the relay the router polls the worker itself, and those polls fail while it is down
+    const direct = run(restart, { tap: 'watch' });
+    expect(direct.result.servers[0]!.routerPollFailures).toBeGreaterThan(0);
+    expect(direct.logs.some((l) => l.includes('[W] Failed to poll KV cache events from ctx0: '))).toBe(true);
   });
 });
 

@@ -2,7 +2,6 @@
 // (a worker closing an idle keep-alive socket just as the relay reused it: TensorRT-LLM's trtllm-serve closes
 // them after 5 s) is sent again on a fresh connection instead of failing with a 502. Bounded: a body larger than
 // `maxBytes` is not kept and such a request is not retried.
-import { PassThrough, type Readable } from 'node:stream';
 
 export class BodyReplay {
   readonly #maxBytes: number;
@@ -19,6 +18,11 @@ export class BodyReplay {
     return this.#kept;
   }
 
+  /** the chunks kept so far, in order */
+  get chunks(): readonly Buffer[] {
+    return this.#chunks;
+  }
+
   record(chunk: Buffer): void {
     if (!this.#kept) return;
     this.#bytes += chunk.length;
@@ -30,20 +34,6 @@ export class BodyReplay {
   release(): void {
     this.#kept = false;
     this.#chunks = [];
-  }
-
-  /**
-   * The body again, for a second attempt: the chunks kept so far, then the rest of `source` as it arrives. `source`
-   * is unpiped from `previous` (the failed attempt's stream), which is destroyed.
-   */
-  replay(source: Readable, previous: PassThrough): PassThrough {
-    source.unpipe(previous);
-    previous.destroy();
-    const next = new PassThrough();
-    for (const c of this.#chunks) next.write(c);
-    if (source.readableEnded) next.end();
-    else source.pipe(next);
-    return next;
   }
 }
 

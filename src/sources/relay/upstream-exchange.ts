@@ -3,30 +3,43 @@ import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
 import type { Dispatcher } from 'undici';
 import { downstreamResponseHeaders } from './http-headers.js';
 
+export interface UpstreamHead {
+  readonly statusCode: number;
+  readonly headers: IncomingHttpHeaders;
+}
+
+const CANCELLED = 'kvsentinel relay: request cancelled';
+
+/** the headers go out alone when no body byte came in the same read (a slow first token still shows its status) */
+function flushHeadersSoon(exchange: UpstreamExchange): void {
+  exchange.flushHeadersIfIdle();
+}
+
 /**
- * One proxied request's upstream side, driven by undici's raw dispatch handler: response bytes go straight from the
- * upstream parser to the client response (no body stream, no pipeline, no AbortSignal per request), with backpressure
- * from the client socket pausing the upstream. The response headers are sent with the first body bytes when those
- * arrive in the same read (one write instead of two), else on the next tick, so a slow first token still shows
- * the client its status at once.
+ * One proxied request's upstream side, and itself undici's raw dispatch handler: response bytes go straight from the
+ * upstream parser to the client response (no body stream, no pipeline, no AbortSignal, no closure per chunk), with
+ * backpressure from the client socket pausing the upstream. The response headers are sent with the first body bytes
+ * when those arrive in the same read (one write instead of two), else on the next tick.
  */
-export class UpstreamExchange {
+export class UpstreamExchange implements Dispatcher.DispatchHandler {
   readonly #res: ServerResponse;
+  readonly #onRespond: () => void;
+  #onChunk: ((chunk: Buffer) => void) | undefined;
   #controller: Dispatcher.DispatchController | null = null;
   #cancelled = false;
   #settled = false;
-  #resolve: (head: { statusCode: number; headers: IncomingHttpHeaders }) => void = () => undefined;
+  #responded = false;
+  #wroteBody = false;
+  #waitingDrain = false;
+  #head: UpstreamHead | null = null;
+  #resolve: (head: UpstreamHead) => void = () => undefined;
   #reject: (err: Error) => void = () => undefined;
-
-  readonly #onRespond: () => void;
 
   /** `onRespond` runs when the upstream's status line arrives */
   constructor(res: ServerResponse, onRespond: () => void = () => undefined) {
     this.#res = res;
     this.#onRespond = onRespond;
   }
-
-  #responded = false;
 
   /** the upstream answered (status line received): from then on a failure can no longer be retried */
   get responded(): boolean {
@@ -41,65 +54,71 @@ export class UpstreamExchange {
   cancel(): void {
     if (this.#cancelled) return;
     this.#cancelled = true;
-    this.#controller?.abort(new Error('kvsentinel relay: request cancelled'));
-    this.#fail(new Error('kvsentinel relay: request cancelled'));
+    this.#controller?.abort(new Error(CANCELLED));
+    this.#fail(new Error(CANCELLED));
   }
 
-  /** Forwards the request (`onChunk` sees each response chunk handed to the client); resolves with the upstream head once the whole response was handed to the client. */
+  /** Forwards the request (`onChunk` sees each response chunk handed to the client); resolves with the upstream head once the whole response was handed to the client. Once per exchange. */
   run(
     dispatcher: Dispatcher,
     options: Dispatcher.DispatchOptions,
     onChunk?: (chunk: Buffer) => void,
-  ): Promise<{ statusCode: number; headers: IncomingHttpHeaders }> {
-    const res = this.#res;
-    const done = new Promise<{ statusCode: number; headers: IncomingHttpHeaders }>((resolve, reject) => {
+  ): Promise<UpstreamHead> {
+    this.#onChunk = onChunk;
+    const done = new Promise<UpstreamHead>((resolve, reject) => {
       this.#resolve = resolve;
       this.#reject = reject;
     });
-    let head: { statusCode: number; headers: IncomingHttpHeaders } | null = null;
-    let wroteBody = false;
-    let waitingDrain = false;
-    const resume = (): void => {
-      waitingDrain = false;
-      this.#controller?.resume();
-    };
-    dispatcher.dispatch(options, {
-      onRequestStart: (controller) => {
-        this.#controller = controller;
-        if (this.#cancelled) controller.abort(new Error('kvsentinel relay: request cancelled'));
-      },
-      onResponseStart: (_controller, statusCode, headers) => {
-        this.#responded = true;
-        this.#onRespond();
-        head = { statusCode, headers };
-        res.writeHead(statusCode, downstreamResponseHeaders(headers));
-        process.nextTick(() => {
-          if (!wroteBody && !res.writableEnded && !res.destroyed) res.flushHeaders();
-        });
-      },
-      onResponseData: (controller, chunk) => {
-        wroteBody = true;
-        onChunk?.(chunk);
-        if (!res.write(chunk) && !waitingDrain) {
-          // the client reads slower than the worker writes: stop reading the worker until the client caught up
-          waitingDrain = true;
-          controller.pause();
-          res.once('drain', resume);
-        }
-      },
-      onResponseEnd: () => {
-        const h = head;
-        res.end((err?: Error | null) => {
-          if (err) this.#fail(err);
-          else if (h !== null && !this.#settled) {
-            this.#settled = true;
-            this.#resolve(h);
-          }
-        });
-      },
-      onResponseError: (_controller, err) => this.#fail(err),
-    });
+    dispatcher.dispatch(options, this);
     return done;
+  }
+
+  /** @internal */
+  flushHeadersIfIdle(): void {
+    const res = this.#res;
+    if (!this.#wroteBody && !res.writableEnded && !res.destroyed) res.flushHeaders();
+  }
+
+  onRequestStart(controller: Dispatcher.DispatchController): void {
+    this.#controller = controller;
+    if (this.#cancelled) controller.abort(new Error(CANCELLED));
+  }
+
+  onResponseStart(_controller: Dispatcher.DispatchController, statusCode: number, headers: IncomingHttpHeaders): void {
+    this.#responded = true;
+    this.#onRespond();
+    this.#head = { statusCode, headers };
+    this.#res.writeHead(statusCode, downstreamResponseHeaders(headers));
+    process.nextTick(flushHeadersSoon, this);
+  }
+
+  onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
+    this.#wroteBody = true;
+    this.#onChunk?.(chunk);
+    if (!this.#res.write(chunk) && !this.#waitingDrain) {
+      // the client reads slower than the worker writes: stop reading the worker until the client caught up
+      this.#waitingDrain = true;
+      controller.pause();
+      this.#res.once('drain', () => {
+        this.#waitingDrain = false;
+        this.#controller?.resume();
+      });
+    }
+  }
+
+  onResponseEnd(): void {
+    const head = this.#head;
+    this.#res.end((err?: Error | null) => {
+      if (err) this.#fail(err);
+      else if (head !== null && !this.#settled) {
+        this.#settled = true;
+        this.#resolve(head);
+      }
+    });
+  }
+
+  onResponseError(_controller: Dispatcher.DispatchController, err: Error): void {
+    this.#fail(err);
   }
 
   #fail(err: Error): void {

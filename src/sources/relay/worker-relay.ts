@@ -18,7 +18,7 @@ import { once } from 'node:events';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { performance } from 'node:perf_hooks';
-import { PassThrough } from 'node:stream';
+import type { Readable } from 'node:stream';
 import { Client, Pool } from 'undici';
 import type { RequestUnreadableReason } from '../../core/relay/request-unreadable.js';
 import type { EventBufferStats } from '../../core/relay/event-buffer.js';
@@ -26,10 +26,11 @@ import { fetchText, reasonOf } from '../http/fetch-text.js';
 import type { RunningSource } from '../ports.js';
 import { CtxScanPool } from './ctx-scan-pool.js';
 import { BodyReplay, isConnectionLost } from './body-replay.js';
-import { CtxExchangeRecorder, type CtxExchange } from './ctx-exchange-recorder.js';
+import { CtxExchangeRecorder } from './ctx-exchange-recorder.js';
 import { upstreamRequestHeaders } from './http-headers.js';
 import { DecisionGate } from './decision-gate.js';
 import { RelayEventPath } from './relay-event-path.js';
+import { RequestBodyFeed } from './request-body-feed.js';
 import {
   DEFAULT_RELAY_OPTIONS,
   type RelayCounters,
@@ -318,71 +319,38 @@ export class WorkerRelay implements RunningSource {
       this.#rejectTooLarge(req, res, `declares ${declared} bytes`);
       return;
     }
-    let body: PassThrough | undefined;
     const replay = new BodyReplay(this.#options.captureMaxBytes);
     // the upstream's first answer byte ends any chance of a retry: the kept body goes
     let exchange = new UpstreamExchange(res, () => replay.release());
     res.on('close', () => {
       if (!res.writableFinished) exchange.cancel(); // the client went away: cancel upstream
     });
-
-    let tooLarge = false;
-    let recorded: CtxExchange | undefined;
-    if (req.method !== 'GET' && req.method !== 'HEAD') {
-      const pass = new PassThrough();
-      // first listener: a body crossing the limit never reaches the recorder or the upstream
-      let received = 0;
-      req.on('data', (chunk: Buffer) => {
-        received += chunk.length;
-        if (received <= limit) {
-          replay.record(chunk);
-          return;
-        }
-        if (tooLarge) return;
-        tooLarge = true;
-        exchange.cancel();
-        const current = body ?? pass;
-        req.unpipe(current);
-        current.destroy();
-        this.#rejectTooLarge(req, res, `sent more than ${limit} bytes`);
-      });
-      // forwarding before reading: each chunk is handed to the upstream socket before the recorder looks at it
-      req.pipe(pass);
-      if (isCtx) {
-        const ctx = this.#recorder.start(req.headers, ts);
-        recorded = ctx;
-        req.on('data', (chunk: Buffer) => {
-          if (!tooLarge) ctx.requestChunk(chunk);
-        });
-        req.on('end', () => ctx.requestEnd());
-      }
-      body = pass;
-    }
+    const recorded = isCtx ? this.#recorder.start(req.headers, ts) : undefined;
+    // the limit's cut-off: a body crossing it never reaches the recorder or the upstream
+    const feed =
+      req.method === 'GET' || req.method === 'HEAD'
+        ? undefined
+        : new RequestBodyFeed(req, limit, replay, recorded, () => {
+            exchange.cancel();
+            this.#rejectTooLarge(req, res, `sent more than ${limit} bytes`);
+          });
 
     let ok = false;
     try {
       const onChunk = recorded !== undefined ? (chunk: Buffer) => recorded.responseChunk(chunk) : undefined;
-      const send = (dispatcher: Pool | Client) =>
-        exchange.run(
-          dispatcher,
-          {
-            method: req.method ?? 'GET',
-            path: req.url ?? '/',
-            headers: upstreamRequestHeaders(req.headers),
-            body: body ?? null,
-          },
-          onChunk,
-        );
+      const headers = upstreamRequestHeaders(req.headers);
+      const send = (dispatcher: Pool | Client, body: Readable | null) =>
+        exchange.run(dispatcher, { method: req.method ?? 'GET', path: req.url ?? '/', headers, body }, onChunk);
       let upstream;
       try {
-        upstream = await send(this.#pool);
+        upstream = await send(this.#pool, feed?.body ?? null);
       } catch (err) {
         // the connection was lost before any response byte (a worker closing an idle socket as it was reused):
         // once more, on a connection of its own, never a 502 for what the worker never saw answered
-        if (exchange.cancelled || exchange.responded || tooLarge || !replay.replayable || !isConnectionLost(err))
+        if (exchange.cancelled || exchange.responded || feed?.tooLarge || !replay.replayable || !isConnectionLost(err))
           throw err;
         this.#upstreamRetries++;
-        if (body !== undefined) body = replay.replay(req, body);
+        const body = feed?.again() ?? null;
         exchange = new UpstreamExchange(res, () => replay.release());
         const fresh = new Client(this.target.upstream, {
           headersTimeout: this.#options.proxyTimeoutMs,
@@ -390,7 +358,7 @@ export class WorkerRelay implements RunningSource {
           pipelining: 1,
         });
         try {
-          upstream = await send(fresh);
+          upstream = await send(fresh, body);
         } finally {
           void fresh.close().catch(() => undefined);
         }
