@@ -143,13 +143,14 @@ describe('CtxRequestScanner', () => {
     const id = fc.oneof(
       fc.integer({ min: 0, max: 9 }),
       fc.integer({ min: 10, max: 152_063 }),
+      fc.integer({ min: 1_000_000, max: 99_999_999 }),
       fc.integer({ min: 100_000_000, max: 999_999_999 }),
       fc.integer({ min: 1_000_000_000, max: 0xffff_ffff }),
       fc.constantFrom(0xffff_ffff + 1, 99_999_999_999),
     );
     const sep = fc.oneof(
       { arbitrary: fc.constantFrom(',', ', '), weight: 20 },
-      fc.constantFrom(' ,', ',  ', ',\n', '\t,', ',,', '.', ' '),
+      fc.constantFrom(' ,', ',  ', ',\n', '\t,', ',,', '.', ' ', ',é', 'é,', ',\u0000'),
     );
     const ids = fc.array(fc.tuple(id, sep), { minLength: 1, maxLength: 120 });
     const idArray = fc

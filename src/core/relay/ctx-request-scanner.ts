@@ -3,10 +3,12 @@
 // concatenation, no string and no second pass at the end (the relay's event loop is the proxy's data path).
 //
 // The scanner follows parseCtxRequest's member scan byte for byte (same leniency, same last-duplicate-wins), reads
-// the prompt's ids straight into a Uint32Array and keeps only the small members the request info reads. Structural
+// the prompt's ids straight into a Uint32Array (runs of `id,` through a WebAssembly kernel, id-run-kernel.ts) and
+// keeps only the small members the request info reads. Structural
 // characters are ASCII and never occur inside a UTF-8 multi-byte sequence, so scanning bytes finds exactly the
 // members scanning the decoded text would. When the prompt needs the general JSON path (several prompts, strings),
 // finish() answers null and the caller parses the whole text with parseCtxRequest.
+import { readIdRun, type IdRun } from './id-run-kernel.js';
 import { ctxInfoFromMembers, type CtxMemberView, type CtxRequestInfo, type HeaderBag } from './ctx-request.js';
 
 // top-level states
@@ -105,6 +107,7 @@ export class CtxRequestScanner {
   #tCount = 0;
   #tValue = 0;
   readonly #members = new Map<string, Member>();
+  readonly #run: IdRun = { ids: EMPTY, count: 0, next: 0, loadedFrom: 0, loadedTo: -1 };
   #overflow = false;
 
   /** Scans the next chunk of the body. */
@@ -238,34 +241,19 @@ export class CtxRequestScanner {
     let v = this.#tValue;
     let out = this.#tokens;
     let count = this.#tCount;
+    this.#run.loadedTo = -1; // a new chunk: the kernel holds none of its bytes
     // locals only in the loops (no field writes per byte): this is the relay's hottest code, once per prompt byte
     for (;;) {
       if (tState === T_EXPECT) {
-        // the common shape, one id per turn: up to 9 digits (below 2^31, so int32 arithmetic) and ',' or ', ' (as
-        // Python's json.dumps writes) — the room left in the chunk covers them, so the digit loop needs no end check.
-        // Anything else (other whitespace, a longer id, the ']', the chunk's last bytes) leaves for the byte-by-byte
-        // loop below at the id's first byte, or at the byte after the id.
-        const room = n - 12;
-        while (i < room) {
-          let v1 = ((chunk[i] as number) - 48) >>> 0;
-          if (v1 > 9) break;
-          let j = i + 1;
-          const stop = i + 9;
-          let d = ((chunk[j] as number) - 48) >>> 0;
-          while (d <= 9 && j < stop) {
-            v1 = v1 * 10 + d;
-            d = ((chunk[++j] as number) - 48) >>> 0;
-          }
-          if (d <= 9) break; // a 10th digit
-          if (count === out.length) out = grow(out);
-          out[count++] = v1;
-          if (chunk[j] !== 44) {
-            tState = T_AFTER;
-            i = j;
-            break;
-          }
-          i = chunk[j + 1] === 32 ? j + 2 : j + 1;
-        }
+        // the common shape, a run of `id,` or `id, `: the kernel reads it, and stops at an id's first byte
+        const run = this.#run;
+        run.ids = out;
+        run.count = count;
+        run.next = i;
+        readIdRun(chunk, run, grow);
+        out = run.ids;
+        count = run.count;
+        i = run.next;
         if (i >= n) break;
       }
       if (tState === T_NUMBER) {

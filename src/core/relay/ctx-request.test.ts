@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { parseCtxRequest } from './ctx-request.js';
+import { CORRELATION_HEADERS, correlationHeaders, parseCtxRequest, type HeaderBag } from './ctx-request.js';
 
 describe('parseCtxRequest', () => {
   it('reads token-id prompts, a 64-bit disagg id exactly and the conversation id', () => {
@@ -73,5 +73,24 @@ describe('parseCtxRequest', () => {
         correlationId: 'c',
       });
     }
+  });
+
+  it('reads the same from the correlation headers alone as from all the headers (the scan thread gets only those)', () => {
+    const name = fc.constantFrom(...CORRELATION_HEADERS, 'content-type', 'x-other', 'host');
+    const value = fc.oneof(fc.constantFrom('', 'a', 'b'), fc.array(fc.constantFrom('', 'x', 'y'), { maxLength: 2 }));
+    const body = fc.constantFrom(
+      '{"prompt":[1,2]}',
+      '{"prompt":[1,2],"conversation_params":{"conversation_id":"c"}}',
+      '{"prompt":[1,2],"disaggregated_params":{"conversation_id":7}}',
+      'not json',
+    );
+    fc.assert(
+      fc.property(fc.dictionary(name, value), body, (headers: HeaderBag, text) => {
+        const only = correlationHeaders(headers);
+        expect(Object.keys(only).every((k) => (CORRELATION_HEADERS as readonly string[]).includes(k))).toBe(true);
+        expect(parseCtxRequest(text, only)).toEqual(parseCtxRequest(text, headers));
+      }),
+      { numRuns: 500 },
+    );
   });
 });

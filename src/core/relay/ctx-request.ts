@@ -249,6 +249,16 @@ export function ctxInfoFromMembers(members: CtxMemberView | null, headers: Heade
   };
 }
 
+/** The headers the request info reads (the correlation ones): all a scan elsewhere needs of a request's headers. */
+export function correlationHeaders(headers: HeaderBag): HeaderBag {
+  const out: Record<string, string | readonly string[]> = {};
+  for (const name of CORRELATION_HEADERS) {
+    const v = headers[name];
+    if (v !== undefined) out[name] = v;
+  }
+  return out;
+}
+
 /** The correlation id the headers give, in the conversation router's order. */
 export function headerCorrelationId(headers: HeaderBag): string | null {
   let id: string | null = null;

@@ -16,7 +16,7 @@ import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import type { CtxBodyEncoding } from '../../core/relay/ctx-body-encoding.js';
 import { createCtxBodyReader, type CtxBodyReader } from '../../core/relay/ctx-body-reader.js';
-import type { CtxRequestInfo, HeaderBag } from '../../core/relay/ctx-request.js';
+import { correlationHeaders, type CtxRequestInfo, type HeaderBag } from '../../core/relay/ctx-request.js';
 import { parseCtxResponse, type CtxResponseInfo, type CtxResponseShape } from '../../core/relay/ctx-response.js';
 import type { ScanMessage, ScanReply, ScanRequest, ScanThreadData } from './ctx-scan-thread.js';
 
@@ -125,8 +125,8 @@ export class CtxScanPool {
                   reply.info === null ? null : { info: reply.info, promptFingerprints: reply.promptFingerprints },
                 ),
           );
-          // plain header values only: the bag is cloned to the thread
-          this.#submit({ id, encoding, chunks: queued, bytes: queuedBytes, headers: { ...headers } });
+          // the headers the info reads, no more: the bag is cloned to the thread
+          this.#submit({ id, encoding, chunks: queued, bytes: queuedBytes, headers: correlationHeaders(headers) });
           queued = [];
           queuedBytes = 0;
         }),

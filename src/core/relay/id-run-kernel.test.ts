@@ -1,0 +1,44 @@
+import { describe, expect, it } from 'vitest';
+import { readIdRun, type IdRun } from './id-run-kernel.js';
+
+const enc = new TextEncoder();
+const grow = (ids: Uint32Array): Uint32Array<ArrayBuffer> => {
+  const grown = new Uint32Array(ids.length * 2);
+  grown.set(ids);
+  return grown;
+};
+const run = (): IdRun => ({ ids: new Uint32Array(4), count: 0, next: 0, loadedFrom: 0, loadedTo: -1 });
+
+describe('readIdRun (the WebAssembly kernel)', () => {
+  it('reads a run of `id,` and `id, ` itself, across its slices, and stops at the first id it does not take', () => {
+    const ids = Array.from({ length: 30_000 }, (_, i) => (i * 7919) % 9_999_999);
+    // more than one 64 KB slice; then an 8-digit id, which the scanner reads itself
+    const text = `${ids.map((v, i) => `${v}${i % 3 === 0 ? ', ' : ','}`).join('')}12345678,1]`;
+    const r = run();
+    readIdRun(enc.encode(text), r, grow);
+    expect(Array.from(r.ids.subarray(0, r.count))).toEqual(ids);
+    expect(text.slice(r.next)).toBe('12345678,1]');
+  });
+
+  it('leaves whatever is not a run to the scanner, at an id start', () => {
+    // what follows 40 ids, and where the kernel leaves it (one space after a ',' is part of the run)
+    const cases: [string, string][] = [
+      [']', ']'],
+      ['"a",', '"a",'],
+      ['-1,', '-1,'],
+      ['1 ,2,', '1 ,2,'],
+      ['1.5,', '1.5,'],
+      ['1é,', '1é,'],
+      ['  1,', ' 1,'],
+      ['\t1,', '\t1,'],
+      ['123456789,', '123456789,'],
+    ];
+    for (const [rest, left] of cases) {
+      const text = `${'7,'.repeat(40)}${rest}${'3,'.repeat(40)}`;
+      const r = run();
+      readIdRun(enc.encode(text), r, grow);
+      expect(r.count).toBe(40);
+      expect(text.slice(r.next)).toBe(`${left}${'3,'.repeat(40)}`);
+    }
+  });
+});
