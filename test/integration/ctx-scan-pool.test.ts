@@ -5,6 +5,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { encode } from '@msgpack/msgpack';
 import { describe, expect, it } from 'vitest';
 import { parseCtxRequest, type CtxRequestInfo } from '../../src/core/relay/ctx-request.js';
+import { promptFingerprints } from '../../src/core/state/incremental-keys.js';
 import type * as PoolModule from '../../src/sources/relay/ctx-scan-pool.js';
 
 const distPool = fileURLToPath(new URL('../../dist/sources/relay/ctx-scan-pool.js', import.meta.url));
@@ -44,12 +45,18 @@ describe('CtxScanPool on its worker thread', () => {
         });
       }
       const answers = await Promise.all(scans.map((s, i) => s.finish({ 'x-correlation-id': `c${i}` })));
-      answers.forEach((info, i) => {
+      answers.forEach((answer, i) => {
         const body = bodies[i] as string;
-        if (i % 10 === 9) expect(info).toBeNull();
-        else expect(plain(info)).toEqual(plain(parseCtxRequest(body, { 'x-correlation-id': `c${i}` })));
+        if (i % 10 === 9) expect(answer).toBeNull();
+        else {
+          const expected = parseCtxRequest(body, { 'x-correlation-id': `c${i}` });
+          expect(plain(answer?.info ?? null)).toEqual(plain(expected));
+          // the decision digest's fingerprints, computed on the thread, exactly as the state would
+          expect(answer?.promptFingerprints).toEqual(promptFingerprints(expected.promptTokens!));
+        }
       });
-      expect(answers[0]?.promptTokens).toBeInstanceOf(Uint32Array);
+      expect(answers[0]?.info.promptTokens).toBeInstanceOf(Uint32Array);
+      expect(answers[0]?.promptFingerprints).toBeInstanceOf(Uint32Array);
     } finally {
       await pool.close();
     }
@@ -65,7 +72,7 @@ describe('CtxScanPool on its worker thread', () => {
     expect(pool.threaded).toBe(false);
     const scan = pool.open('json');
     scan.feed(enc.encode('{"prompt":[4,5]}'));
-    expect([...((await scan.finish({}))?.promptTokens ?? [])]).toEqual([4, 5]);
+    expect([...((await scan.finish({}))?.info.promptTokens ?? [])]).toEqual([4, 5]);
   });
 
   it('decodes msgpack bodies and parses CTX responses on the thread, ids transferred back', async () => {
@@ -86,7 +93,7 @@ describe('CtxScanPool on its worker thread', () => {
       const scan = pool.open('msgpack');
       scan.feed(body.subarray(0, 5));
       scan.feed(body.subarray(5));
-      const info = await scan.finish({});
+      const info = (await scan.finish({}))?.info;
       expect(info).toMatchObject({
         disaggRequestId: '18446744073709551557',
         correlationId: 'c',
@@ -110,12 +117,12 @@ describe('CtxScanPool on its worker thread', () => {
     }
   });
 
-  it('reads through its shared ring as it wraps around, and past a full ring through copies, every answer exact', async () => {
+  it('reads through its shared ring as it wraps around, bodies past a full ring waiting for room, every answer exact', async () => {
     const { CtxScanPool } = await loadPool();
     const pool = new CtxScanPool({ thread: true });
     try {
       // 2 rounds of 48 bodies of ~200 KB, each round fed in one tick: ~9.6 MB, more than the ring's 8 MB, so the ring
-      // fills (the rest is copied), wraps in the second round, and chunks straddle its end
+      // fills (the rest waits for the thread to read), wraps in the second round, and chunks straddle its end
       for (let round = 0; round < 2; round++) {
         const bodies = Array.from({ length: 48 }, (_, i) =>
           JSON.stringify({
@@ -132,8 +139,38 @@ describe('CtxScanPool on its worker thread', () => {
           });
         }
         const answers = await Promise.all(scans.map((s) => s.finish({})));
-        answers.forEach((info, i) => expect(plain(info)).toEqual(plain(parseCtxRequest(bodies[i] as string, {}))));
+        answers.forEach((answer, i) =>
+          expect(plain(answer?.info ?? null)).toEqual(plain(parseCtxRequest(bodies[i] as string, {}))),
+        );
       }
+    } finally {
+      await pool.close();
+    }
+  });
+
+  it('sends a body larger than the whole ring in a copy of its own, between bodies that wait for room', async () => {
+    const { CtxScanPool } = await loadPool();
+    const pool = new CtxScanPool({ thread: true });
+    try {
+      const body = (ids: number, seed: number): string =>
+        JSON.stringify({ prompt: Array.from({ length: ids }, (_, k) => (k * 7919 + seed) % 152_064) });
+      // ~8.5 MB of small bodies fill the ring, then one of ~9 MB, then more small ones
+      const bodies = [
+        ...Array.from({ length: 40 }, (_, i) => body(30_000, i)),
+        body(1_400_000, 99),
+        ...Array.from({ length: 8 }, (_, i) => body(30_000, 100 + i)),
+      ];
+      expect(enc.encode(bodies[40]).length).toBeGreaterThan(8 * 1024 * 1024);
+      const scans = bodies.map((b) => {
+        const scan = pool.open('json');
+        const bytes = enc.encode(b);
+        for (let off = 0; off < bytes.length; off += 65_536) scan.feed(bytes.subarray(off, off + 65_536));
+        return scan;
+      });
+      const answers = await Promise.all(scans.map((s) => s.finish({})));
+      answers.forEach((answer, i) =>
+        expect(plain(answer?.info ?? null)).toEqual(plain(parseCtxRequest(bodies[i] as string, {}))),
+      );
     } finally {
       await pool.close();
     }

@@ -20,6 +20,7 @@ import type { Observation } from '../../src/core/observe/observation.js';
 import { silentLogger } from '../../src/sources/ports.js';
 import { CtxExchangeRecorder, type CtxExchange, type CtxScans } from '../../src/sources/relay/ctx-exchange-recorder.js';
 import type { CtxScan } from '../../src/sources/relay/ctx-scan-pool.js';
+import { promptFingerprints } from '../../src/core/state/incremental-keys.js';
 import { DecisionGate } from '../../src/sources/relay/decision-gate.js';
 import { InflightTracker } from '../../src/sources/relay/inflight-tracker.js';
 import { RecordingSink } from '../helpers/recording-sink.js';
@@ -126,7 +127,10 @@ class ScriptedScans implements CtxScans {
           throw new Error('scan thread stopped');
         }
         await settleTimes(delay);
-        return reader.finish(headers);
+        const info = reader.finish(headers);
+        // as the scan thread does: the prompt's fingerprints ride with its ids
+        const tokens = info?.promptTokens ?? null;
+        return info === null ? null : { info, promptFingerprints: tokens === null ? null : promptFingerprints(tokens) };
       },
       drop: () => undefined,
     };
@@ -144,7 +148,7 @@ export const CTX_EXCHANGE_SCHEDULES = Number(process.env.KVS_CTX_EXCHANGE_SCHEDU
 
 describe(`CTX exchange recorder under generated schedules (${CTX_EXCHANGE_SCHEDULES} per run)`, () => {
   it('one decision then one outcome per exchange, in decision-point order with the events, exact reads, exact counters', async () => {
-    const seen = { tooLarge: 0, partial: 0, failedScans: 0, reordered: 0 };
+    const seen = { tooLarge: 0, partial: 0, failedScans: 0, reordered: 0, fingerprinted: 0 };
     await fc.assert(
       fc.asyncProperty(
         fc.array(planArb, { minLength: 1, maxLength: 6 }),
@@ -326,8 +330,15 @@ describe(`CTX exchange recorder under generated schedules (${CTX_EXCHANGE_SCHEDU
             } else {
               expect(decision.unreadable).toBeNull();
               expect(ex.requestId).toBe(String(7_000 + i));
-              if (plan.prompt === 'ids') expect(Array.from(decision.promptTokens ?? [])).toEqual(plan.ids);
-              else expect(decision.promptForm).toBe('text');
+              if (plan.prompt === 'ids') {
+                expect(Array.from(decision.promptTokens ?? [])).toEqual(plan.ids);
+                // the scan's fingerprints of those ids reach the state with the decision (a failed scan's fallback
+                // read leaves them to the state)
+                if (decision.promptFingerprints !== undefined) {
+                  expect(decision.promptFingerprints).toEqual(promptFingerprints(Uint32Array.from(plan.ids)));
+                  seen.fingerprinted++;
+                }
+              } else expect(decision.promptForm).toBe('text');
             }
             const reason = decision.unreadable;
             if (reason !== null && reason !== undefined) unreadable.set(reason, (unreadable.get(reason) ?? 0) + 1);
@@ -358,6 +369,7 @@ describe(`CTX exchange recorder under generated schedules (${CTX_EXCHANGE_SCHEDU
       expect(seen.partial).toBeGreaterThan(0);
       expect(seen.failedScans).toBeGreaterThan(0);
       expect(seen.reordered).toBeGreaterThan(0);
+      expect(seen.fingerprinted).toBeGreaterThan(0);
     }
   });
 });

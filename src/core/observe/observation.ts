@@ -75,6 +75,11 @@ export interface DecisionObservation {
    */
   readonly promptTokensFrom?: 'request' | 'tokenizer';
   readonly promptTokenCount: number | null;
+  /**
+   * promptFingerprints(promptTokens) (state/incremental-keys.ts), when the relay computed them off its event loop
+   * where it read the prompt; the digest computes them itself otherwise. In memory only, never exported.
+   */
+  readonly promptFingerprints?: Uint32Array;
   /** in-flight CTX requests per server just before this one was sent (relay knows them) */
   readonly inflight: Readonly<Record<string, number>> | null;
   /** how the request carried its prompt (token ids, text, chat messages); absent/null when not known */

@@ -138,6 +138,59 @@ describe('CtxRequestScanner', () => {
     expect(scan(`{"conversation_params":{"conversation_id":"${'x'.repeat(70_000)}"}}`, [])).toBeNull();
   });
 
+  it('agrees on long id arrays of every id length and separator, cut anywhere (also inside ids)', () => {
+    // long enough for the scanner's run-of-ids loop, which needs room in the chunk for an id and its separator
+    const id = fc.oneof(
+      fc.integer({ min: 0, max: 9 }),
+      fc.integer({ min: 10, max: 152_063 }),
+      fc.integer({ min: 100_000_000, max: 999_999_999 }),
+      fc.integer({ min: 1_000_000_000, max: 0xffff_ffff }),
+      fc.constantFrom(0xffff_ffff + 1, 99_999_999_999),
+    );
+    const sep = fc.oneof(
+      { arbitrary: fc.constantFrom(',', ', '), weight: 20 },
+      fc.constantFrom(' ,', ',  ', ',\n', '\t,', ',,', '.', ' '),
+    );
+    const ids = fc.array(fc.tuple(id, sep), { minLength: 1, maxLength: 120 });
+    const idArray = fc
+      .tuple(ids, fc.constantFrom('', ' '), fc.constantFrom(']', ' ]', ',]', '', '"x"]'))
+      .map(
+        ([xs, lead, end]) =>
+          `[${lead}${xs.map(([v, s], k) => (k + 1 < xs.length ? `${v}${s}` : `${v}`)).join('')}${end}`,
+      );
+    const text = fc
+      .tuple(idArray, fc.constantFrom('prompt', 'prompt_token_ids'))
+      .map(([arr, k]) => `{"model":"m","${k}":${arr},"stream":true}`);
+    let read = 0;
+    fc.assert(
+      fc.property(text, fc.array(fc.nat(), { maxLength: 8 }), (t, cuts) => {
+        const streamed = scan(t, cuts);
+        if (streamed !== null) expect(plain(streamed)).toEqual(plain(parseCtxRequest(t, {})));
+        if (streamed?.promptTokens != null) read++;
+      }),
+      { numRuns: 1500 },
+    );
+    expect(read).toBeGreaterThan(100);
+  });
+
+  it('reads ids cut at every offset of a chunk, also after each digit of a long id', () => {
+    const xs = [7, 4_294_967_295, 123_456_789, 1_234_567_890, 0, 42, 999_999_999, 5, 31_337, 8, 152_063, 1];
+    for (const sepText of [',', ', ']) {
+      const text = `{"prompt":[${xs.join(sepText)}]}`;
+      const whole = parseCtxRequest(text, {});
+      expect([...(whole.promptTokens ?? [])]).toEqual(xs);
+      for (let cut = 0; cut <= text.length; cut++)
+        expect(plain(scan(text, [cut]) as CtxRequestInfo)).toEqual(plain(whole));
+    }
+    // one past 32 bits, wherever it is cut, sends the prompt to the text path (which reads it as malformed)
+    const over = `{"prompt":[1,2,3,4,5,6,4294967296,7,8,9,10,11,12]}`;
+    for (let cut = 0; cut <= over.length; cut++) {
+      const streamed = scan(over, [cut]);
+      if (streamed !== null) expect(plain(streamed)).toEqual(plain(parseCtxRequest(over, {})));
+      else expect(parseCtxRequest(over, {}).promptTokens).toBeNull();
+    }
+  });
+
   it('reads a large id prompt split into many chunks', () => {
     const xs = Array.from({ length: 40_000 }, (_, i) => (i * 7919) % 152_064);
     const text = JSON.stringify({ model: 'm', prompt: xs, max_tokens: 1 });

@@ -55,6 +55,30 @@ const KNOWN_BYTES = KNOWN.map((k) => ({ key: k, bytes: asciiBytes(k) }));
 const EMPTY = new Uint32Array(0);
 const decoder = new TextDecoder('utf-8', { ignoreBOM: true });
 
+function grow(ids: Uint32Array): Uint32Array<ArrayBuffer> {
+  const grown = new Uint32Array(ids.length * 2);
+  grown.set(ids);
+  return grown;
+}
+
+/**
+ * The ids of the array being read go into a scratch array that is kept for the next prompt (the answer is an exact
+ * copy): no doubling copies and no garbage per prompt. One is kept (a scanner reading ids while another does gets its
+ * own), and only up to KEPT_SCRATCH_IDS, so an outsized prompt does not pin its memory.
+ */
+const KEPT_SCRATCH_IDS = 256 * 1024;
+let freeScratch: Uint32Array<ArrayBuffer> | null = null;
+
+function takeScratch(): Uint32Array<ArrayBuffer> {
+  const scratch = freeScratch ?? new Uint32Array(1024);
+  freeScratch = null;
+  return scratch;
+}
+
+function releaseScratch(scratch: Uint32Array<ArrayBuffer>): void {
+  if (scratch.length <= KEPT_SCRATCH_IDS && scratch.length > (freeScratch?.length ?? 0)) freeScratch = scratch;
+}
+
 interface Member {
   firstChar: number;
   /** kept value bytes (KEPT members only), trailing whitespace included until the value ends */
@@ -189,7 +213,7 @@ export class CtxRequestScanner {
     this.#members.set(key ?? '', { firstChar: first, kept: null, tokens: null, needsText: false });
     if (key !== null && (TOKEN_KEYS as readonly string[]).includes(key) && first === 91) {
       this.#tState = T_EXPECT;
-      this.#tokens = new Uint32Array(1024);
+      this.#tokens = takeScratch();
       this.#tCount = 0;
       this.#depth = 1;
       return 1;
@@ -216,6 +240,34 @@ export class CtxRequestScanner {
     let count = this.#tCount;
     // locals only in the loops (no field writes per byte): this is the relay's hottest code, once per prompt byte
     for (;;) {
+      if (tState === T_EXPECT) {
+        // the common shape, one id per turn: up to 9 digits (below 2^31, so int32 arithmetic) and ',' or ', ' (as
+        // Python's json.dumps writes) — the room left in the chunk covers them, so the digit loop needs no end check.
+        // Anything else (other whitespace, a longer id, the ']', the chunk's last bytes) leaves for the byte-by-byte
+        // loop below at the id's first byte, or at the byte after the id.
+        const room = n - 12;
+        while (i < room) {
+          let v1 = ((chunk[i] as number) - 48) >>> 0;
+          if (v1 > 9) break;
+          let j = i + 1;
+          const stop = i + 9;
+          let d = ((chunk[j] as number) - 48) >>> 0;
+          while (d <= 9 && j < stop) {
+            v1 = v1 * 10 + d;
+            d = ((chunk[++j] as number) - 48) >>> 0;
+          }
+          if (d <= 9) break; // a 10th digit
+          if (count === out.length) out = grow(out);
+          out[count++] = v1;
+          if (chunk[j] !== 44) {
+            tState = T_AFTER;
+            i = j;
+            break;
+          }
+          i = chunk[j + 1] === 32 ? j + 2 : j + 1;
+        }
+        if (i >= n) break;
+      }
       if (tState === T_NUMBER) {
         // the digits of one id; a value past 32 bits fails (however long it grows, it stays past 32 bits)
         while (i < n) {
@@ -229,23 +281,9 @@ export class CtxRequestScanner {
           break;
         }
         if (i === n) break; // the id goes on in the next chunk
-        if (count === out.length) {
-          const grown = new Uint32Array(out.length * 2);
-          grown.set(out);
-          out = grown;
-        }
+        if (count === out.length) out = grow(out);
         out[count++] = v;
         tState = T_AFTER;
-        // the common separator: ',' then the next id's first digit
-        if (chunk[i] === 44 && i + 1 < n) {
-          const d = ((chunk[i + 1] as number) - 48) >>> 0;
-          if (d <= 9) {
-            v = d;
-            tState = T_NUMBER;
-            i += 2;
-            continue;
-          }
-        }
       }
       if (i === n) break;
       const c = chunk[i] as number;
@@ -304,6 +342,7 @@ export class CtxRequestScanner {
     if (this.#tState !== T_OFF) {
       member.tokens = this.#tState === T_OK ? this.#tokens.slice(0, this.#tCount) : null;
       if (key === 'prompt' && this.#tState !== T_OK) member.needsText = true;
+      releaseScratch(this.#tokens);
     }
     if (this.#keptOverflow) this.#overflow = true;
     else if (this.#kept !== null) {

@@ -2,8 +2,9 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { blockKeyChain } from '../hashing/block-key.js';
 import { routerBlockKeys } from '../hashing/router-chunking.js';
-import { extendKeyChain, prefixFingerprints, sharedPrefixTokens } from './incremental-keys.js';
-import { ObservationDigester } from './observation-digester.js';
+import { extendKeyChain, prefixFingerprints, promptFingerprints, sharedPrefixTokens } from './incremental-keys.js';
+import { ObservationDigester, type DecisionKeys } from './observation-digester.js';
+import type { DecisionObservation } from '../observe/observation.js';
 
 const tokenArray = (max: number) => fc.array(fc.integer({ min: 0, max: 0xffff_ffff }), { maxLength: max });
 
@@ -79,5 +80,101 @@ describe('incremental block keys', () => {
       );
       prompt = Uint32Array.from([...prompt, ...Array.from({ length: 333 }, (_, i) => turn * 1000 + i)]);
     }
+  });
+
+  it('decisions carrying their prompt fingerprints (the relay computes them on its scan thread) give the same keys', () => {
+    const configure = (d: ObservationDigester): void => {
+      d.observe(
+        {
+          kind: 'router-config',
+          ts: 0,
+          source: 'config',
+          routerType: 'kv_cache_aware',
+          tokensPerBlock: 32,
+          maxBatchSize: 64,
+          backfillBlockHashesOnFinish: false,
+          servers: ['a', 'b'],
+        },
+        null,
+      );
+      d.observe({ kind: 'server-info', ts: 0, server: 'b', hashAlgo: 'v1_block_key', tokensPerBlock: 64 }, null);
+    };
+    const plain = (k: DecisionKeys | undefined): unknown =>
+      k && {
+        ...k,
+        router: [...k.router].map(([a, v]) => [a, [...v]]),
+        worker: [...k.worker].map(([a, v]) => [a, [...v]]),
+      };
+    fc.assert(
+      fc.property(
+        fc.array(fc.tuple(fc.constantFrom('t1', 't2', null), fc.nat(400), tokenArray(120), fc.boolean()), {
+          minLength: 1,
+          maxLength: 8,
+        }),
+        (turns) => {
+          const computed = new ObservationDigester();
+          const carried = new ObservationDigester();
+          const misfit = new ObservationDigester();
+          [computed, carried, misfit].forEach(configure);
+          const last = new Map<string | null, Uint32Array>();
+          turns.forEach(([trajectory, keep, appended, edit], turn) => {
+            const before = last.get(trajectory) ?? new Uint32Array(0);
+            const prompt = Uint32Array.from([...before.subarray(0, Math.min(keep, before.length)), ...appended]);
+            if (edit && prompt.length > 0) prompt[turn % prompt.length] = (prompt[turn % prompt.length]! + 1) >>> 0;
+            last.set(trajectory, prompt);
+            const obs: DecisionObservation = {
+              kind: 'decision',
+              ts: turn,
+              requestId: `r${turn}`,
+              correlationId: trajectory,
+              server: 'a',
+              promptTokens: prompt,
+              promptTokenCount: prompt.length,
+              inflight: null,
+            };
+            const expected = computed.digest(obs);
+            const withOwn = carried.digest({ ...obs, promptFingerprints: promptFingerprints(prompt) });
+            // fingerprints that cannot be this prompt's (another length) are not used
+            const wrong = misfit.digest({ ...obs, promptFingerprints: new Uint32Array(prompt.length + 40) });
+            if (expected?.kind !== 'decision' || withOwn?.kind !== 'decision' || wrong?.kind !== 'decision')
+              throw new Error('no keys');
+            expect(plain(withOwn.keys)).toEqual(plain(expected.keys));
+            expect(plain(wrong.keys)).toEqual(plain(expected.keys));
+            expect(Array.from(expected.keys.router.get('v1_block_key')!)).toEqual(
+              Array.from(routerBlockKeys(prompt, 32, 'v1_block_key')),
+            );
+          });
+        },
+      ),
+      { numRuns: 200 },
+    );
+  });
+
+  it('uses the fingerprints a decision carries to find the shared prefix', () => {
+    // fingerprints that claim a shared prefix which is not there: the carried ones are what the digest compared
+    const d = new ObservationDigester();
+    const first = Uint32Array.from({ length: 200 }, (_, i) => i);
+    const second = Uint32Array.from({ length: 200 }, (_, i) => i + 1);
+    const same = promptFingerprints(first);
+    const keys = (prompt: Uint32Array): bigint[] => {
+      const digest = d.digest({
+        kind: 'decision',
+        ts: 0,
+        requestId: 'r',
+        correlationId: 't',
+        server: 'a',
+        promptTokens: prompt,
+        promptTokenCount: prompt.length,
+        inflight: null,
+        promptFingerprints: same,
+      });
+      if (digest?.kind !== 'decision') throw new Error('no keys');
+      return Array.from(digest.keys.router.values().next().value!);
+    };
+    const firstKeys = Array.from(routerBlockKeys(first, 32, 'v1_block_key'));
+    expect(keys(first)).toEqual(firstKeys);
+    // the 192 tokens the fingerprints say are shared: the first turn's 6 keys reused, though no token is the same
+    expect(keys(second).slice(0, 6)).toEqual(firstKeys.slice(0, 6));
+    expect(Array.from(routerBlockKeys(second, 32, 'v1_block_key'))[0]).not.toEqual(firstKeys[0]);
   });
 });

@@ -4,6 +4,7 @@
 // previous prompt; the v1 chain then continues from the last reused key. Other algorithms (v2 needs the full 32-byte
 // parent) and first turns hash from scratch. The result is bit-identical to hashing the whole prompt.
 import { blockKeyChain } from '../hashing/block-key.js';
+import { routerHashedTokens } from '../hashing/router-chunking.js';
 import { hashV1Chain } from '../hashing/v1-block-key.js';
 import type { HashAlgo } from '../wire/kv-event.js';
 
@@ -29,6 +30,20 @@ export function prefixFingerprints(tokens: ArrayLike<number>): Uint32Array {
     out[2 * c + 1] = b >>> 0;
   }
   return out;
+}
+
+/**
+ * The prefix fingerprints a decision's digest compares turns by: those of the tokens the router hashes. They depend on
+ * the prompt alone, so the relay computes them where it read the prompt (its scan thread) and the decision carries
+ * them (DecisionObservation.promptFingerprints), sparing the state's event loop a pass over every token.
+ */
+export function promptFingerprints(prompt: Uint32Array): Uint32Array {
+  return prefixFingerprints(routerHashedTokens(prompt));
+}
+
+/** Whether `fingerprints` can be the prompt fingerprints of a prompt of `promptLength` tokens (their count). */
+export function fingerprintsFit(fingerprints: Uint32Array, promptLength: number): boolean {
+  return fingerprints.length === 2 * Math.floor(Math.max(promptLength - 1, 0) / FINGERPRINT_STRIDE);
 }
 
 /** Tokens the two prompts share for sure: the last checkpoint where both fingerprints agree. */

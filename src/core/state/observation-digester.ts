@@ -9,7 +9,7 @@ import { routerHashedTokens } from '../hashing/router-chunking.js';
 import type { Observation, RouterProfile } from '../observe/observation.js';
 import type { HashAlgo, KvEvent } from '../wire/kv-event.js';
 import { HashVerifier, type StoredEventCheck } from './hash-verifier.js';
-import { extendKeyChain, prefixFingerprints, sharedPrefixTokens } from './incremental-keys.js';
+import { extendKeyChain, fingerprintsFit, prefixFingerprints, sharedPrefixTokens } from './incremental-keys.js';
 import { LruMap } from './lru-map.js';
 
 /** TensorRT-LLM's defaults when the router's settings were never observed (docs/trtllm-wire.md §1.4). */
@@ -207,13 +207,16 @@ export class ObservationDigester {
     if (obs.kind === 'decision') {
       if (obs.promptTokens === null) return null;
       this.#server(obs.server);
-      return { kind: 'decision', keys: this.#decisionKeys(obs.promptTokens, obs.correlationId) };
+      return {
+        kind: 'decision',
+        keys: this.#decisionKeys(obs.promptTokens, obs.correlationId, obs.promptFingerprints),
+      };
     }
     if (obs.kind === 'outcome') {
       const tokens = obs.workerPromptTokens;
       if (tokens === null || tokens === undefined || tokens.length === 0) return null;
       this.#server(obs.server);
-      return { kind: 'outcome', keys: this.#decisionKeys(tokens, null) };
+      return { kind: 'outcome', keys: this.#decisionKeys(tokens, null, undefined) };
     }
     if (obs.kind === 'worker-events') {
       if (obs.stream?.hashes === 'rekeyed') {
@@ -300,7 +303,7 @@ export class ObservationDigester {
     return this.#verifier.check(event.data.parentHash, event.data.blocks, algo);
   }
 
-  #decisionKeys(prompt: Uint32Array, correlationId: string | null): DecisionKeys {
+  #decisionKeys(prompt: Uint32Array, correlationId: string | null, carried: Uint32Array | undefined): DecisionKeys {
     const tpb = this.routerTokensPerBlock();
     const algos = new Set<HashAlgo>();
     const workerSpecs = new Map<string, { algo: HashAlgo; size: number }>();
@@ -312,10 +315,17 @@ export class ObservationDigester {
     }
     if (algos.size === 0) algos.add(DEFAULT_HASH_ALGO);
     const hashed = routerHashedTokens(prompt) as Uint32Array;
-    // a follow-up turn shares most of its prompt with the previous one: reuse those keys
-    const fingerprints = prefixFingerprints(hashed);
+    // a follow-up turn shares most of its prompt with the previous one: reuse those keys (the fingerprints that find
+    // how much it shares are only needed for a trajectory, and often came with the decision)
+    const fingerprints =
+      correlationId === null
+        ? null
+        : carried !== undefined && fingerprintsFit(carried, prompt.length)
+          ? carried
+          : prefixFingerprints(hashed);
     const previous = correlationId === null ? undefined : this.#trajectories.get(correlationId);
-    const shared = previous === undefined ? 0 : sharedPrefixTokens(previous.fingerprints, fingerprints);
+    const shared =
+      previous === undefined || fingerprints === null ? 0 : sharedPrefixTokens(previous.fingerprints, fingerprints);
     const router = new Map<HashAlgo, BigUint64Array>();
     for (const algo of algos) {
       const before =
@@ -330,7 +340,7 @@ export class ObservationDigester {
         size === tpb ? router.get(algo)! : extendKeyChain(hashed, size, algo, previous?.worker.get(id), shared),
       );
     }
-    if (correlationId !== null)
+    if (correlationId !== null && fingerprints !== null)
       this.#trajectories.set(correlationId, { fingerprints, routerTokensPerBlock: tpb, router, worker });
     return { hashedTokens: hashed.length, routerTokensPerBlock: tpb, router, worker };
   }

@@ -131,6 +131,8 @@ export class CtxExchange {
   #decision: Promise<void> | undefined;
   #usage: Promise<CtxResponseInfo> | null = null;
   #routerIds: RouterSideIds | null = null;
+  /** the scan's fingerprints of the prompt the decision carries (null: the state computes them) */
+  #fingerprints: Uint32Array | null = null;
   #finished = false;
   #markForwarded: () => void = () => undefined;
   readonly #forwarded = new Promise<void>((resolve) => (this.#markForwarded = resolve));
@@ -249,7 +251,10 @@ export class CtxExchange {
     }
     const scanned = await this.#scan.finish(headers).catch(() => undefined);
     let read: CtxRequestInfo;
-    if (scanned !== null && scanned !== undefined) read = scanned;
+    if (scanned !== null && scanned !== undefined) {
+      read = scanned.info;
+      this.#fingerprints = scanned.promptFingerprints;
+    }
     // the JSON text path (several prompts, strings), or a scan that failed: read the capture here
     else if (this.#encoding === 'json') read = parseCtxRequest(this.#request.text(), headers);
     else {
@@ -282,6 +287,10 @@ export class CtxExchange {
       server: this.#deps.server,
       promptTokens: info.promptTokens,
       promptTokenCount: info.promptTokens?.length ?? null,
+      // the fingerprints of the scanned ids (a render's ids are not the scan's)
+      ...(this.#fingerprints !== null && this.#routerIds?.from === 'request'
+        ? { promptFingerprints: this.#fingerprints }
+        : {}),
       ...(this.#routerIds?.from === 'tokenizer' ? { promptTokensFrom: 'tokenizer' as const } : {}),
       inflight: this.#inflight,
       promptForm: info.promptForm,

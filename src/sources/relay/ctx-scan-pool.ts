@@ -1,9 +1,10 @@
 // Reads CTX request bodies (JSON or msgpack) and CTX responses on a worker thread, so the relay's event loop only
 // forwards bytes (design: the relay must never hold the data path for analysis). A request's chunks are kept by
 // reference as they pass and go over once its body ended, copied into a ring of shared memory the thread reads in
-// place (no allocation on the event loop, nothing for its GC; when the ring is full — the thread lags — they travel in
-// a buffer of their own instead); the thread answers with the request info. One thread answers in the order requests
-// finished, which is the order the relay records decisions in. A response's kept copy goes over whole once it ended.
+// place (no allocation on the event loop, nothing for its GC; when the ring is full — the thread lags — the body waits
+// for room, and only a body larger than the whole ring travels in a buffer of its own); the thread answers with the
+// request info and the prompt's fingerprints for the decision digest. A response's kept copy goes over whole once it
+// ended.
 // Everything sent in one tick goes in one message, since each message wakes the thread (a syscall, and at a low rate
 // the largest cost here), and the thread answers a batch in one message too.
 //
@@ -19,17 +20,33 @@ import type { CtxRequestInfo, HeaderBag } from '../../core/relay/ctx-request.js'
 import { parseCtxResponse, type CtxResponseInfo, type CtxResponseShape } from '../../core/relay/ctx-response.js';
 import type { ScanMessage, ScanReply, ScanRequest, ScanThreadData } from './ctx-scan-thread.js';
 
+/** What a scan read: the request info, and the prompt's fingerprints when the thread computed them. */
+export interface ScannedRequest {
+  readonly info: CtxRequestInfo;
+  /** promptFingerprints(info.promptTokens), for the decision (null: the digest computes them) */
+  readonly promptFingerprints: Uint32Array | null;
+}
+
 /** One request's scan: feed every chunk, then finish once (or drop). */
 export interface CtxScan {
   /** `chunk` is read (copied) when finish() is called: its bytes must not change until then (socket chunks do not) */
   feed(chunk: Uint8Array): void;
-  /** the request info; null when the body needs parseCtxRequest's text path */
-  finish(headers: HeaderBag): Promise<CtxRequestInfo | null>;
+  /** what the scan read; null when the body needs parseCtxRequest's text path */
+  finish(headers: HeaderBag): Promise<ScannedRequest | null>;
   drop(): void;
 }
 
+/** A request body that ended, with what its finish message needs. */
+interface EndedBody {
+  readonly id: number;
+  readonly encoding: CtxBodyEncoding;
+  readonly chunks: readonly Uint8Array[];
+  readonly bytes: number;
+  readonly headers: HeaderBag;
+}
+
 const THREAD_FILE = fileURLToPath(new URL('./ctx-scan-thread.js', import.meta.url));
-/** the shared ring's size: bounded memory whatever the load; a lagging thread makes chunks take the copy path */
+/** the shared ring's size: bounded memory whatever the load; a lagging thread makes ended bodies wait for room */
 const RING_BYTES = 8 * 1024 * 1024;
 
 class InlineScan implements CtxScan {
@@ -43,8 +60,10 @@ class InlineScan implements CtxScan {
     this.#scanner.feed(chunk);
   }
 
-  finish(headers: HeaderBag): Promise<CtxRequestInfo | null> {
-    return Promise.resolve(this.#scanner.finish(headers));
+  finish(headers: HeaderBag): Promise<ScannedRequest | null> {
+    const info = this.#scanner.finish(headers);
+    // on the event loop anyway: the digest computes the fingerprints as it would have
+    return Promise.resolve(info === null ? null : { info, promptFingerprints: null });
   }
 
   drop(): void {
@@ -66,6 +85,8 @@ export class CtxScanPool {
   #ring: Uint8Array | null = null;
   #ringRead: BigInt64Array | null = null;
   #ringWritten = 0;
+  /** ended bodies waiting for room in the ring, in the order they ended */
+  #parked: EndedBody[] = [];
 
   /** `thread: false` scans inline (and so does a missing thread file). */
   constructor(options: { thread: boolean }) {
@@ -81,36 +102,10 @@ export class CtxScanPool {
     const worker = this.#ensureWorker();
     if (worker === null) return new InlineScan(encoding);
     const id = ++this.#nextId;
-    // requests that fall back (thread died mid-request) rescan from the relay's capture
-    const send = (m: ScanMessage, transfer: ArrayBuffer[] = []): boolean => {
-      if (this.#failed) return false;
-      this.#post(m, transfer);
-      return true;
-    };
     // the chunks travel once the body ended, in one copy and one message with the finish (the relay forwarded the
     // originals meanwhile and keeps them for its capture anyway)
     let queued: Uint8Array[] = [];
     let queuedBytes = 0;
-    const flush = (): void => {
-      if (queued.length === 0) return;
-      const start = this.#toRing(queued, queuedBytes);
-      if (start !== null) {
-        send({ kind: 'ring-chunk', id, encoding, start, length: queuedBytes });
-        queued = [];
-        queuedBytes = 0;
-        return;
-      }
-      // never pooled (it is transferred) and not zero-filled first: every byte is written below
-      const copy = Buffer.allocUnsafeSlow(queuedBytes);
-      let at = 0;
-      for (const c of queued) {
-        copy.set(c, at);
-        at += c.length;
-      }
-      queued = [];
-      queuedBytes = 0;
-      send({ kind: 'chunk', id, encoding, bytes: copy }, [copy.buffer]);
-    };
     return {
       feed: (chunk) => {
         queued.push(chunk);
@@ -118,15 +113,22 @@ export class CtxScanPool {
       },
       finish: (headers) =>
         new Promise((resolve, reject) => {
-          flush();
+          // a thread that died: the relay rescans from its capture
+          if (this.#failed) {
+            reject(new Error('scan thread stopped'));
+            return;
+          }
           this.#pending.set(id, (reply) =>
-            reply?.kind === 'request' ? resolve(reply.info) : reject(new Error('scan thread stopped')),
+            reply?.kind !== 'request'
+              ? reject(new Error('scan thread stopped'))
+              : resolve(
+                  reply.info === null ? null : { info: reply.info, promptFingerprints: reply.promptFingerprints },
+                ),
           );
           // plain header values only: the bag is cloned to the thread
-          if (!send({ kind: 'finish', id, encoding, headers: { ...headers } })) {
-            this.#pending.delete(id);
-            reject(new Error('scan thread stopped'));
-          }
+          this.#submit({ id, encoding, chunks: queued, bytes: queuedBytes, headers: { ...headers } });
+          queued = [];
+          queuedBytes = 0;
         }),
       drop: () => {
         queued = [];
@@ -134,6 +136,47 @@ export class CtxScanPool {
         // nothing was sent for it: the thread never heard of this request
       },
     };
+  }
+
+  /**
+   * Sends an ended body and its finish: through the ring when it has room; when it has none (the thread lags), the
+   * body waits, in order, until the thread's next answers free room (its chunks are the relay's own, kept for its
+   * capture anyway, so waiting costs no memory and no copy); only a body larger than the whole ring is copied.
+   */
+  #submit(body: EndedBody): void {
+    if (this.#parked.length > 0 || !this.#sendThroughRing(body)) {
+      if (body.bytes <= RING_BYTES) {
+        this.#parked.push(body);
+        return;
+      }
+      // never pooled (it is transferred) and not zero-filled first: every byte is written below
+      const copy = Buffer.allocUnsafeSlow(body.bytes);
+      let at = 0;
+      for (const c of body.chunks) {
+        copy.set(c, at);
+        at += c.length;
+      }
+      this.#post({ kind: 'chunk', id: body.id, encoding: body.encoding, bytes: copy }, [copy.buffer]);
+    }
+    this.#post({ kind: 'finish', id: body.id, encoding: body.encoding, headers: body.headers }, []);
+  }
+
+  #sendThroughRing(body: EndedBody): boolean {
+    if (body.bytes === 0) return true;
+    const start = this.#toRing(body.chunks, body.bytes);
+    if (start === null) return false;
+    this.#post({ kind: 'ring-chunk', id: body.id, encoding: body.encoding, start, length: body.bytes }, []);
+    return true;
+  }
+
+  /** Bodies that waited for room, sent as the thread's answers free it. */
+  #sendParked(): void {
+    while (this.#parked.length > 0 && !this.#failed) {
+      const body = this.#parked[0]!;
+      if (!this.#sendThroughRing(body)) return;
+      this.#parked.shift();
+      this.#post({ kind: 'finish', id: body.id, encoding: body.encoding, headers: body.headers }, []);
+    }
   }
 
   /** Parses a CTX response's kept bytes (on the thread when it runs; `bytes` is handed over and must not be reused). */
@@ -219,6 +262,8 @@ export class CtxScanPool {
         this.#pending.delete(reply.id);
         done?.(reply);
       }
+      // the thread read what it answered: its room in the ring is free again
+      this.#sendParked();
     });
     const fail = (): void => {
       this.#failed = true;
@@ -234,6 +279,7 @@ export class CtxScanPool {
   }
 
   #failAll(): void {
+    this.#parked = [];
     for (const done of this.#pending.values()) done(undefined);
     this.#pending.clear();
   }

@@ -7,6 +7,7 @@ import type { CtxBodyEncoding } from '../../core/relay/ctx-body-encoding.js';
 import { createCtxBodyReader, type CtxBodyReader } from '../../core/relay/ctx-body-reader.js';
 import type { CtxRequestInfo, HeaderBag } from '../../core/relay/ctx-request.js';
 import { parseCtxResponse, type CtxResponseInfo, type CtxResponseShape } from '../../core/relay/ctx-response.js';
+import { promptFingerprints } from '../../core/state/incremental-keys.js';
 
 /** The ring CtxScanPool copies request chunks into, and the count of its bytes this thread has read. */
 export interface ScanThreadData {
@@ -33,8 +34,13 @@ export type ScanRequest =
 export type ScanMessage = Exclude<ScanRequest, { kind: 'batch' }>;
 
 type OneReply =
-  /** info null: the body needs parseCtxRequest's text path */
-  | { readonly kind: 'request'; readonly id: number; readonly info: CtxRequestInfo | null }
+  /** info null: the body needs parseCtxRequest's text path; the prompt's fingerprints when it has ids */
+  | {
+      readonly kind: 'request';
+      readonly id: number;
+      readonly info: CtxRequestInfo | null;
+      readonly promptFingerprints: Uint32Array | null;
+    }
   | { readonly kind: 'response'; readonly id: number; readonly info: CtxResponseInfo };
 
 /** the answers to one message, together */
@@ -94,9 +100,12 @@ if (port !== null) {
     const reader = open.get(m.id);
     open.delete(m.id);
     const info = (reader ?? createCtxBodyReader(m.encoding)).finish(m.headers);
-    replies.push({ kind: 'request', id: m.id, info });
-    const tokens = info?.promptTokens;
-    if (tokens !== null && tokens !== undefined) transfer.push(tokens.buffer as ArrayBuffer);
+    const tokens = info?.promptTokens ?? null;
+    // the decision digest's pass over the prompt, done here instead of on the relay's event loop
+    const fingerprints = tokens === null ? null : promptFingerprints(tokens);
+    replies.push({ kind: 'request', id: m.id, info, promptFingerprints: fingerprints });
+    if (tokens !== null) transfer.push(tokens.buffer as ArrayBuffer);
+    if (fingerprints !== null) transfer.push(fingerprints.buffer as ArrayBuffer);
   };
   port.on('message', (m: ScanRequest) => {
     if (m.kind === 'batch') for (const item of m.items) handle(item);
