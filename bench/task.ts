@@ -8,6 +8,7 @@ const tasks: Record<string, () => Promise<(params: never) => unknown>> = {
   load: async () => (await import('./tasks/load.js')).runLoad,
   'open-load': async () => (await import('./tasks/open-load.js')).runOpenLoad,
   'sim-worker': async () => (await import('./tasks/sim-worker.js')).runSimWorker,
+  'node-proxy': async () => (await import('./tasks/node-proxy.js')).runNodeProxy,
   'bundle-gen': async () => (await import('./tasks/bundle-gen.js')).runBundleGen,
   'jsonl-read': async () => (await import('./tasks/jsonl-read.js')).runJsonlRead,
   render: async () => (await import('./tasks/render.js')).runRender,

@@ -7,6 +7,8 @@ import type { OpenLoadParams, OpenLoadResult } from '../tasks/open-load.js';
 
 export interface PathRuns<T> {
   readonly direct: T[];
+  /** the bare Node proxy (bench/tasks/node-proxy.ts): Node's HTTP stack and undici, no analysis */
+  readonly node: T[];
   readonly nginx: T[];
   readonly relay: T[];
 }
@@ -58,6 +60,8 @@ export function relayRows(m: RelayMeasurements): SectionReport & { notes: string
     o[k].length === 0 ? Number.NaN : median(o[k].map((s) => f(s.result)));
   const rpsD = cl('direct', rps);
   const rpsN = cl('nginx', rps);
+  const haveNode = c.node.length > 0;
+  const rpsB = cl('node', rps);
   const rpsR = cl('relay', rps);
   const p50 = (k: keyof PathRuns<unknown>): number => cl(k, (r) => r.latenciesMs.p50);
   const p99 = (k: keyof PathRuns<unknown>): number => cl(k, (r) => r.latenciesMs.p99);
@@ -65,6 +69,7 @@ export function relayRows(m: RelayMeasurements): SectionReport & { notes: string
   const op99 = (k: keyof PathRuns<unknown>): number => op(k, (r) => r.latenciesMs.p99);
   const relayCpu = medOr(c.relay.map((s) => s.proxyCpu));
   const nginxCpu = medOr(c.nginx.map((s) => s.proxyCpu));
+  const nodeCpu = haveNode ? medOr(c.node.map((s) => s.proxyCpu)) : null;
   const mainCpu = medOr(c.relay.map((s) => s.threads?.main ?? null));
   const scanCpu = medOr(c.relay.map((s) => s.threads?.named ?? null));
   const otherCpu = medOr(c.relay.map((s) => s.threads?.other ?? null));
@@ -94,6 +99,16 @@ export function relayRows(m: RelayMeasurements): SectionReport & { notes: string
       ratio: haveNginx ? fmtRatio(rpsN / rpsD) : '—',
       target: '—',
       status: haveNginx ? 'info' : 'not measured',
+    },
+    {
+      measurement: '… bare Node proxy at saturation (http.createServer + undici, no analysis)',
+      result: haveNode ? `${rpsB.toFixed(0)} req/s` : 'not measured: the bare Node proxy did not run',
+      baseline: haveNginx
+        ? `nginx ${rpsN.toFixed(0)} req/s; relay ${rpsR.toFixed(0)} req/s (${fmtRatio(rpsR / rpsB)} of it)`
+        : `${peerMissing}; relay ${rpsR.toFixed(0)} req/s (${fmtRatio(rpsR / rpsB)} of it)`,
+      ratio: haveNode ? (haveNginx ? `${fmtRatio(rpsB / rpsN)} nginx` : `${fmtRatio(rpsB / rpsD)} direct`) : '—',
+      target: '—',
+      status: haveNode ? 'info' : 'not measured',
     },
     {
       measurement: 'latency p50 at saturation (time to last SSE byte)',
@@ -132,6 +147,17 @@ export function relayRows(m: RelayMeasurements): SectionReport & { notes: string
       status: peerStatus(op50('relay') - op50('nginx') <= 0.5),
     },
     {
+      measurement: '… bare Node proxy at a fixed rate, p50',
+      result:
+        haveNode && o.node.length > 0
+          ? `${fmtMs(op50('node'))} (${signed(op50('node') - op50('direct'))})`
+          : 'not measured: the bare Node proxy did not run',
+      baseline: `direct ${fmtMs(op50('direct'))}; relay ${fmtMs(op50('relay'))}`,
+      ratio: haveNode && o.node.length > 0 ? fmtRatio(op50('node') / op50('direct')) : '—',
+      target: '—',
+      status: haveNode && o.node.length > 0 ? 'info' : 'not measured',
+    },
+    {
       measurement: 'added latency p99 at a fixed rate',
       result: `${fmtMs(op99('relay'))} (${signed(op99('relay') - op99('direct'))})`,
       baseline: `direct ${fmtMs(op99('direct'))}; ${haveNginx ? `nginx ${fmtMs(op99('nginx'))} (${signed(op99('nginx') - op99('direct'))})` : peerMissing}`,
@@ -149,6 +175,17 @@ export function relayRows(m: RelayMeasurements): SectionReport & { notes: string
           : '—',
       target: '≤ 0.4 ms',
       status: relayCpu === null ? 'not measured' : statusOf(relayCpu <= 0.4),
+    },
+    {
+      measurement: '… bare Node proxy CPU per request (saturation): the floor of a Node HTTP stack',
+      result: cpu(nodeCpu),
+      baseline: `${haveNginx ? `nginx ${cpu(nginxCpu)}` : peerMissing}; relay ${cpu(relayCpu)}`,
+      ratio:
+        haveNginx && nodeCpu !== null && nginxCpu !== null && nginxCpu > 0
+          ? `${fmtRatio(nodeCpu / nginxCpu)} nginx`
+          : '—',
+      target: '—',
+      status: nodeCpu === null ? 'not measured' : 'info',
     },
     {
       measurement: 'relay CPU per request, forwarding thread (event loop)',
@@ -191,8 +228,11 @@ export function relayRows(m: RelayMeasurements): SectionReport & { notes: string
     o[k].map((s) => s.result.latenciesMs.p50.toFixed(2)).join('/');
   const notes = [
     separation(relayCpu, mainCpu, scanCpu, otherCpu, haveNginx ? nginxCpu : null),
-    `Per run — req/s at saturation: direct ${perRun('direct')}${haveNginx ? `, nginx ${perRun('nginx')}` : ''}, relay ${perRun('relay')}; ` +
-      `p50 at ${m.openParams.rate} req/s (ms): direct ${perRunOpen('direct')}${haveNginx ? `, nginx ${perRunOpen('nginx')}` : ''}, relay ${perRunOpen('relay')}; ` +
+    ...(nodeCpu !== null && relayCpu !== null
+      ? [nodeFloor(nodeCpu, haveNginx ? nginxCpu : null, relayCpu, mainCpu)]
+      : []),
+    `Per run — req/s at saturation: direct ${perRun('direct')}${haveNode ? `, bare Node proxy ${perRun('node')}` : ''}${haveNginx ? `, nginx ${perRun('nginx')}` : ''}, relay ${perRun('relay')}; ` +
+      `p50 at ${m.openParams.rate} req/s (ms): direct ${perRunOpen('direct')}${haveNode ? `, bare Node proxy ${perRunOpen('node')}` : ''}${haveNginx ? `, nginx ${perRunOpen('nginx')}` : ''}, relay ${perRunOpen('relay')}; ` +
       `load generator send lag p99 at the fixed rate (in every latency alike): ${o.direct.map((s) => s.result.sendLagP99Ms.toFixed(2)).join('/')} ms.`,
     ...m.notes,
   ];
@@ -203,7 +243,8 @@ export function relayRows(m: RelayMeasurements): SectionReport & { notes: string
     title: '4. Relay overhead',
     method:
       `A simulated CTX worker (bench/tasks/sim-worker.ts, its own process) answers \`POST /v1/completions\` with 16 SSE chunks, a usage chunk and [DONE]. ` +
-      `It is reached three ways, interleaved run by run: directly; through ${nginxText}, one process, \`proxy_pass\` to a keep-alive upstream, request and response ` +
+      `It is reached four ways, interleaved run by run: directly; through a bare Node proxy (bench/tasks/node-proxy.ts: \`http.createServer\` and an undici Pool ` +
+      `streaming the body both ways, hop-by-hop headers dropped, nothing else — the floor of any proxy on Node's HTTP stack); through ${nginxText}, one process, \`proxy_pass\` to a keep-alive upstream, request and response ` +
       `bodies streamed (\`proxy_request_buffering off\`, \`proxy_buffering off\`), no access log; and through \`kvsentinel serve --relay\` (its own process, ` +
       `prompt scan, decision digest and usage included). Saturation: ${m.closedParams.concurrency} closed-loop clients (undici Pool, keep-alive), ` +
       `${m.closedParams.warmupSeconds} s warm-up and ${m.closedParams.measureSeconds} s measured, ${m.closedParams.promptBytes / 1000} KB prompts of token ids; ` +
@@ -237,5 +278,22 @@ function separation(
     `against nginx's C loop with fixed buffers — and its analysis off the forwarding thread (${cpu(relay - main)}) is what nginx does not do at all. On a machine ` +
     `whose cores the load generator, the worker and the proxy share, every CPU-millisecond per request is throughput lost, and at a fixed rate a busy machine ` +
     `(see the load average in the header) turns the relay's larger CPU share into queueing: the fixed-rate rows move the most from run to run.`
+  );
+}
+
+/** What the bare Node proxy tells: how much of the relay's cost is Node's HTTP stack and how much its own work. */
+function nodeFloor(node: number, nginx: number | null, relay: number, main: number | null): string {
+  const vsNginx =
+    nginx === null
+      ? ''
+      : ` — ${fmtRatio(node / nginx)} nginx's ${cpu(nginx)}, so Node's HTTP stack itself ${node <= nginx * 1.25 ? 'is not what separates the relay from nginx' : `accounts for ${cpu(node - nginx)} of the gap`}`;
+  const own = relay - node;
+  return (
+    `A bare Node proxy (http.createServer + undici, the same bytes, no analysis) costs ${cpu(node)} per request${vsNginx}. ` +
+    `The relay's own work on top of that floor is ${cpu(own)} per request (${((100 * own) / relay).toFixed(0)}% of its CPU)` +
+    (main === null
+      ? ''
+      : `, ${cpu(Math.max(0, main - node))} of it on the forwarding thread beyond the whole bare proxy`) +
+    `: recording the exchange (keeping the body for a retry and the capture, copying it to the scan thread), the prompt scan, the decision digest on the state's event loop, and the garbage collection all of that causes.`
   );
 }

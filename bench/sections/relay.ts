@@ -1,11 +1,12 @@
-// §4 Relay overhead: the same simulated CTX worker measured directly, through nginx (a plain streaming reverse proxy,
-// the peer) and through `kvsentinel serve --relay`, interleaved run by run on the same cores: a closed-loop load at
+// §4 Relay overhead: the same simulated CTX worker measured directly, through a bare Node proxy (http + undici, no
+// analysis: the floor of Node's HTTP stack), through nginx (a plain streaming reverse proxy, the peer) and through
+// `kvsentinel serve --relay`, interleaved run by run on the same cores: a closed-loop load at
 // saturation (throughput, CPU per request by process and by relay thread) and an open-loop load at a fixed rate
 // well under saturation (added latency). Rows and statuses are computed in relay-rows.ts.
 import { cliCommandMissing, cliPath } from '../lib/cli.js';
 import { freePort, waitForHttp } from '../lib/net.js';
 import { ensureNginx, startNginxProxy, type NginxProxy } from '../lib/nginx.js';
-import { runNodeTask, startService, startTaskService } from '../lib/proc.js';
+import { runNodeTask, startService, startTaskService, type Service } from '../lib/proc.js';
 import { processCpuMs, threadCpuMs, type ThreadCpu } from '../lib/proc-cpu.js';
 import { formatTop, profileDir, topSelfTime } from '../lib/profile.js';
 import { notMeasured, type RunConfig, type SectionReport } from '../lib/report.js';
@@ -58,6 +59,7 @@ export async function relaySection(config: RunConfig): Promise<SectionReport> {
   const workerUrl = `http://127.0.0.1:${workerPort}`;
   let serve: Served | undefined;
   let peer: NginxProxy | undefined;
+  let floor: Service<{ ports: number[] }> | undefined;
   const closed: LoadParams = {
     origin: '',
     path: '/v1/completions',
@@ -76,8 +78,8 @@ export async function relaySection(config: RunConfig): Promise<SectionReport> {
     clients: 32,
   };
   const m: RelayMeasurements = {
-    closed: { direct: [], nginx: [], relay: [] },
-    open: { direct: [], nginx: [], relay: [] },
+    closed: { direct: [], node: [], nginx: [], relay: [] },
+    open: { direct: [], node: [], nginx: [], relay: [] },
     nginx: 'why' in nginx ? { why: nginx.why } : { version: nginx.version },
     closedParams: closed,
     openParams: open,
@@ -85,11 +87,13 @@ export async function relaySection(config: RunConfig): Promise<SectionReport> {
   };
   try {
     serve = await startServe(workerUrl, []);
+    floor = await startTaskService<{ ports: number[] }>('node-proxy', { upstream: workerUrl });
     if ('path' in nginx)
       peer = await startNginxProxy(nginx.path, { host: '127.0.0.1', port: workerPort }, await freePort());
     const relayPid = serve.pid;
     const paths: [keyof PathRuns<unknown>, string, number | undefined][] = [
       ['direct', workerUrl, undefined],
+      ['node', `http://127.0.0.1:${floor.info.ports[0]!}`, floor.pid],
       ...(peer !== undefined
         ? [['nginx', peer.url, peer.pid] as [keyof PathRuns<unknown>, string, number | undefined]]
         : []),
@@ -135,6 +139,7 @@ export async function relaySection(config: RunConfig): Promise<SectionReport> {
     }
   } finally {
     await serve?.stop();
+    await floor?.stop();
     await peer?.stop();
   }
   const report = relayRows(m);
