@@ -1,5 +1,6 @@
 // The scan thread as it runs in the product: the compiled pool in dist/ (npm test builds it before the tests), whose
 // thread file exists. Under the test runner the sources scan inline; this checks the thread gives the same answers.
+import { Buffer } from 'node:buffer';
 import { existsSync } from 'node:fs';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { encode } from '@msgpack/msgpack';
@@ -112,6 +113,15 @@ describe('CtxScanPool on its worker thread', () => {
       expect(parsed).toMatchObject({ promptTokens: 3, cachedTokens: 1, workerPromptTokenForm: 'list' });
       expect(parsed.workerPromptTokens).toBeInstanceOf(Uint32Array);
       expect([...(parsed.workerPromptTokens ?? [])]).toEqual([7, 8, 9]);
+      // a small Buffer is a view of Node's shared pool: parsed from a copy, the pool left as it was
+      const pooled = Buffer.from(JSON.stringify({ usage: { prompt_tokens: 5 } }));
+      expect(pooled.buffer.byteLength).toBeGreaterThan(pooled.length);
+      const neighbour = Buffer.from('still here');
+      expect(await pool.response(pooled, { sse: false, complete: true, msgpack: false })).toMatchObject({
+        promptTokens: 5,
+      });
+      expect(neighbour.toString()).toBe('still here');
+      expect(pooled.buffer.byteLength).toBeGreaterThan(0);
     } finally {
       await pool.close();
     }

@@ -189,8 +189,10 @@ export class CtxScanPool {
       this.#pending.set(id, (reply) =>
         resolve(reply?.kind === 'response' ? reply.info : parseCtxResponse(bytes, shape)),
       );
+      // a view of a larger buffer (a small Buffer is a slice of Node's shared pool) goes as a copy of its own bytes:
+      // Buffer's slice() is a view, which would clone the whole pool (the pool itself cannot be transferred)
       const owned = bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength;
-      const copy = owned ? bytes : bytes.slice();
+      const copy = owned ? bytes : new Uint8Array(bytes);
       this.#post({ kind: 'response', id, bytes: copy, shape }, [copy.buffer as ArrayBuffer]);
     });
   }
