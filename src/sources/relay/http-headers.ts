@@ -1,5 +1,6 @@
 // Header hygiene for a reverse proxy: hop-by-hop headers (RFC 9110 §7.6.1) belong to one connection and are not
-// forwarded; everything else passes unchanged, including repeated headers.
+// forwarded; everything else passes unchanged, including repeated headers. Runs twice per proxied request, so the
+// common case (no Connection header, or one naming only hop-by-hop headers) allocates nothing beyond the result.
 import type { IncomingHttpHeaders, OutgoingHttpHeaders } from 'node:http';
 
 const HOP_BY_HOP = new Set([
@@ -14,22 +15,25 @@ const HOP_BY_HOP = new Set([
   'upgrade',
 ]);
 
-function connectionTokens(value: string | string[] | undefined): Set<string> {
-  const text = Array.isArray(value) ? value.join(',') : (value ?? '');
-  return new Set(
-    text
-      .split(',')
-      .map((t) => t.trim().toLowerCase())
-      .filter((t) => t !== ''),
-  );
+/** header names the Connection header lists beyond the standard hop-by-hop ones (null: none) */
+function connectionTokens(value: string | string[] | undefined): Set<string> | null {
+  if (value === undefined) return null;
+  let extra: Set<string> | null = null;
+  for (const part of Array.isArray(value) ? value : [value])
+    for (const raw of part.split(',')) {
+      const t = raw.trim().toLowerCase();
+      if (t !== '' && !HOP_BY_HOP.has(t)) (extra ??= new Set()).add(t);
+    }
+  return extra;
 }
 
 /** Request headers for the upstream; `host` is dropped so the upstream sees its own authority. */
 export function upstreamRequestHeaders(headers: IncomingHttpHeaders): Record<string, string | string[]> {
   const extra = connectionTokens(headers.connection);
   const out: Record<string, string | string[]> = {};
-  for (const [name, value] of Object.entries(headers)) {
-    if (value === undefined || name === 'host' || HOP_BY_HOP.has(name) || extra.has(name)) continue;
+  for (const name in headers) {
+    const value = headers[name];
+    if (value === undefined || name === 'host' || HOP_BY_HOP.has(name) || extra?.has(name) === true) continue;
     out[name] = value;
   }
   return out;
@@ -38,8 +42,9 @@ export function upstreamRequestHeaders(headers: IncomingHttpHeaders): Record<str
 export function downstreamResponseHeaders(headers: Record<string, string | string[] | undefined>): OutgoingHttpHeaders {
   const extra = connectionTokens(headers['connection']);
   const out: OutgoingHttpHeaders = {};
-  for (const [name, value] of Object.entries(headers)) {
-    if (value === undefined || HOP_BY_HOP.has(name) || extra.has(name)) continue;
+  for (const name in headers) {
+    const value = headers[name];
+    if (value === undefined || HOP_BY_HOP.has(name) || extra?.has(name) === true) continue;
     out[name] = value;
   }
   return out;
