@@ -1,4 +1,4 @@
-// CPU time of a process and of its threads, from /proc (Linux); null where /proc cannot be read.
+// CPU time of a process and of its threads, and its peak memory, from /proc (Linux); null where /proc cannot be read.
 import { spawnSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 
@@ -48,6 +48,17 @@ export function threadCpuMs(pid: number | undefined, named: string): ThreadCpu |
       else other += ms;
     }
     return { main, named: namedMs, other };
+  } catch {
+    return null;
+  }
+}
+
+/** The peak resident set size of a live process so far (VmHWM), in bytes. */
+export function peakRssBytes(pid: number | undefined): number | null {
+  if (pid === undefined) return null;
+  try {
+    const kb = /^VmHWM:\s+(\d+) kB$/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1];
+    return kb === undefined ? null : Number(kb) * 1024;
   } catch {
     return null;
   }

@@ -29,6 +29,8 @@ export interface RelayMeasurements {
   readonly nginx: { readonly version: string } | { readonly why: string };
   readonly closedParams: LoadParams;
   readonly openParams: OpenLoadParams;
+  /** peak RSS (VmHWM) of each proxy process over the section, bytes; null where not read */
+  peakRss: { readonly relay: number | null; readonly node: number | null; readonly nginx: number | null };
   readonly notes: string[];
 }
 
@@ -46,6 +48,7 @@ const medOr = (xs: readonly (number | null)[]): number | null =>
 const signed = (ms: number): string => `${ms < 0 ? '−' : '+'}${fmtMs(Math.abs(ms))}`;
 const cpu = (ms: number | null): string => (ms === null ? 'n/a' : `${ms.toFixed(3)} ms`);
 const rps = (r: LoadResult): number => r.requests / r.seconds;
+const mb = (bytes: number | null): string => (bytes === null ? 'n/a' : `${(bytes / 1024 / 1024).toFixed(0)} MB`);
 
 export function relayRows(m: RelayMeasurements): SectionReport & { notes: string[] } {
   const haveNginx = m.closed.nginx.length > 0;
@@ -215,6 +218,17 @@ export function relayRows(m: RelayMeasurements): SectionReport & { notes: string
       status: 'info',
     },
     {
+      measurement: 'relay peak memory over all runs (VmHWM)',
+      result: mb(m.peakRss.relay),
+      baseline: `bare Node proxy ${mb(m.peakRss.node)}; ${haveNginx ? `nginx ${mb(m.peakRss.nginx)}` : peerMissing}`,
+      ratio:
+        m.peakRss.relay !== null && m.peakRss.node !== null
+          ? `${fmtRatio(m.peakRss.relay / m.peakRss.node)} bare Node proxy`
+          : '—',
+      target: '—',
+      status: m.peakRss.relay === null ? 'not measured' : 'info',
+    },
+    {
       measurement: 'failed requests through the relay',
       result: String(relayErrors),
       baseline: `${haveNginx ? `nginx ${nginxErrors}` : peerMissing}; direct 0`,
@@ -269,8 +283,8 @@ function separation(
     return 'CPU per request could not be read from /proc here.';
   const base =
     `Where the relay's CPU goes, per request at saturation: ${cpu(main)} on the forwarding thread — receiving and re-sending the 200 KB body and the SSE stream, ` +
-    `and, since \`kvsentinel serve\` runs its state on the same event loop, recording the decision and outcome (the decision digest: prefix fingerprints and ` +
-    `block keys of the prompt) — ${cpu(scan)} on the scan thread (reading the prompt's ids, the usage) and ${cpu(other)} on the other threads (V8's GC helpers).`;
+    `and, since \`kvsentinel serve\` runs its state on the same event loop, recording the decision and outcome (the decision digest: the prompt's block keys, ` +
+    `chained from the prefix fingerprints the scan thread sends) — ${cpu(scan)} on the scan thread (reading the prompt's ids and their fingerprints, the usage) and ${cpu(other)} on the other threads (V8's GC helpers).`;
   if (nginx === null) return base;
   return (
     `${base} nginx forwards the same bytes for ${cpu(nginx)}: the relay's forwarding thread alone costs ${fmtRatio(main / nginx)} of that — a Node event loop ` +

@@ -7,7 +7,7 @@ import { cliCommandMissing, cliPath } from '../lib/cli.js';
 import { freePort, waitForHttp } from '../lib/net.js';
 import { ensureNginx, startNginxProxy, type NginxProxy } from '../lib/nginx.js';
 import { runNodeTask, startService, startTaskService, type Service } from '../lib/proc.js';
-import { processCpuMs, threadCpuMs, type ThreadCpu } from '../lib/proc-cpu.js';
+import { peakRssBytes, processCpuMs, threadCpuMs, type ThreadCpu } from '../lib/proc-cpu.js';
 import { formatTop, profileDir, topSelfTime } from '../lib/profile.js';
 import { notMeasured, type RunConfig, type SectionReport } from '../lib/report.js';
 import type { LoadParams, LoadResult } from '../tasks/load.js';
@@ -83,6 +83,7 @@ export async function relaySection(config: RunConfig): Promise<SectionReport> {
     nginx: 'why' in nginx ? { why: nginx.why } : { version: nginx.version },
     closedParams: closed,
     openParams: open,
+    peakRss: { relay: null, node: null, nginx: null },
     notes: [],
   };
   try {
@@ -137,6 +138,8 @@ export async function relaySection(config: RunConfig): Promise<SectionReport> {
         m.open[name].push({ ...r, loadCpu: null });
       }
     }
+    // each proxy ran every run in one process: its peak memory over the whole section
+    m.peakRss = { relay: peakRssBytes(relayPid), node: peakRssBytes(floor.pid), nginx: peakRssBytes(peer?.pid) };
   } finally {
     await serve?.stop();
     await floor?.stop();
