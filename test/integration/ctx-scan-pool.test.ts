@@ -158,6 +158,36 @@ describe('CtxScanPool on its worker thread', () => {
     }
   });
 
+  it('keeps at most one ring of bodies waiting for room: past it the oldest go in copies, every answer exact', async () => {
+    const { CtxScanPool } = await loadPool();
+    const pool = new CtxScanPool({ thread: true });
+    try {
+      // 100 bodies of ~200 KB ended in one tick (~20 MB): the ring takes 8 MB, no answer can free room within the tick,
+      // so without a bound 12 MB would wait (and at saturation, bodies and their exchanges without end)
+      const bodies = Array.from({ length: 100 }, (_, i) =>
+        JSON.stringify({
+          model: 'm',
+          prompt: Array.from({ length: 32_000 + i * 11 }, (_, k) => (k * 104_729 + i) % 152_064),
+          disaggregated_params: { disagg_request_id: `b-${i}` },
+        }),
+      );
+      const scans = bodies.map((b) => {
+        const scan = pool.open('json');
+        scan.feed(enc.encode(b));
+        return scan;
+      });
+      const answers = Promise.all(scans.map((s) => s.finish({})));
+      expect(pool.parkedBytes).toBeGreaterThan(0);
+      expect(pool.parkedBytes).toBeLessThanOrEqual(8 * 1024 * 1024);
+      (await answers).forEach((answer, i) =>
+        expect(plain(answer?.info ?? null)).toEqual(plain(parseCtxRequest(bodies[i] as string, {}))),
+      );
+      expect(pool.parkedBytes).toBe(0);
+    } finally {
+      await pool.close();
+    }
+  });
+
   it('sends a body larger than the whole ring in a copy of its own, between bodies that wait for room', async () => {
     const { CtxScanPool } = await loadPool();
     const pool = new CtxScanPool({ thread: true });

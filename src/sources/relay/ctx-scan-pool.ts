@@ -85,8 +85,9 @@ export class CtxScanPool {
   #ring: Uint8Array | null = null;
   #ringRead: BigInt64Array | null = null;
   #ringWritten = 0;
-  /** ended bodies waiting for room in the ring, in the order they ended */
+  /** ended bodies waiting for room in the ring, in the order they ended: at most one ring's worth of bytes */
   #parked: EndedBody[] = [];
+  #parkedBytes = 0;
 
   /** `thread: false` scans inline (and so does a missing thread file). */
   constructor(options: { thread: boolean }) {
@@ -141,23 +142,48 @@ export class CtxScanPool {
   /**
    * Sends an ended body and its finish: through the ring when it has room; when it has none (the thread lags), the
    * body waits, in order, until the thread's next answers free room (its chunks are the relay's own, kept for its
-   * capture anyway, so waiting costs no memory and no copy); only a body larger than the whole ring is copied.
+   * capture anyway, so waiting costs no memory and no copy). Waiting is bounded to a ring's worth: past it, and for a
+   * body larger than the whole ring, bodies go over in a copy of their own (the thread's inbox then holds them, as it
+   * did before bodies waited) — else at saturation the bodies waiting and their exchanges grew without bound.
    */
   #submit(body: EndedBody): void {
+    // the room the thread freed since its last answer (it reads ahead of its messages)
+    this.#sendParked();
     if (this.#parked.length > 0 || !this.#sendThroughRing(body)) {
       if (body.bytes <= RING_BYTES) {
         this.#parked.push(body);
+        this.#parkedBytes += body.bytes;
+        // bounded: waiting only pays while the thread keeps up; past a ring's worth waiting (ring room comes back one
+        // answer round trip at a time, slower than the relay forwards) the oldest go over in a copy of their own
+        while (this.#parkedBytes > RING_BYTES) this.#sendCopy(this.#unpark());
         return;
       }
-      // never pooled (it is transferred) and not zero-filled first: every byte is written below
-      const copy = Buffer.allocUnsafeSlow(body.bytes);
-      let at = 0;
-      for (const c of body.chunks) {
-        copy.set(c, at);
-        at += c.length;
-      }
-      this.#post({ kind: 'chunk', id: body.id, encoding: body.encoding, bytes: copy }, [copy.buffer]);
+      this.#sendCopy(body);
+      return;
     }
+    this.#post({ kind: 'finish', id: body.id, encoding: body.encoding, headers: body.headers }, []);
+  }
+
+  /** @internal bytes of ended bodies waiting for ring room (tests) */
+  get parkedBytes(): number {
+    return this.#parkedBytes;
+  }
+
+  #unpark(): EndedBody {
+    const body = this.#parked.shift()!;
+    this.#parkedBytes -= body.bytes;
+    return body;
+  }
+
+  #sendCopy(body: EndedBody): void {
+    // never pooled (it is transferred) and not zero-filled first: every byte is written below
+    const copy = Buffer.allocUnsafeSlow(body.bytes);
+    let at = 0;
+    for (const c of body.chunks) {
+      copy.set(c, at);
+      at += c.length;
+    }
+    this.#post({ kind: 'chunk', id: body.id, encoding: body.encoding, bytes: copy }, [copy.buffer]);
     this.#post({ kind: 'finish', id: body.id, encoding: body.encoding, headers: body.headers }, []);
   }
 
@@ -174,7 +200,7 @@ export class CtxScanPool {
     while (this.#parked.length > 0 && !this.#failed) {
       const body = this.#parked[0]!;
       if (!this.#sendThroughRing(body)) return;
-      this.#parked.shift();
+      this.#unpark();
       this.#post({ kind: 'finish', id: body.id, encoding: body.encoding, headers: body.headers }, []);
     }
   }
@@ -282,6 +308,7 @@ export class CtxScanPool {
 
   #failAll(): void {
     this.#parked = [];
+    this.#parkedBytes = 0;
     for (const done of this.#pending.values()) done(undefined);
     this.#pending.clear();
   }
