@@ -11,13 +11,11 @@ import {
   LiveScheduler,
   LiveWorkload,
   startLiveCluster,
-  type EventDigest,
   type LiveCluster,
   type LiveWorkloadSummary,
 } from '../../src/sim/live/index.js';
-import { parseKvEvents } from '../../src/core/wire/parse-kv-events.js';
-import { digestEvent } from '../../src/sim/live/event-digest.js';
 import { eventually } from '../helpers/recording-sink.js';
+import { expectExactlyOnce } from '../helpers/relay-exactly-once.js';
 import { relayDaemonCtxUrls } from '../helpers/relay-daemon.js';
 import { smallConfig } from '../sim/live-helpers.js';
 
@@ -69,35 +67,6 @@ function unreadable(metrics: string): number {
     (n, m) => n + Number(m[1]),
     0,
   );
-}
-
-type AppliedDoc = { servers: { server: string; events: EventDigest[] }[] };
-
-async function appliedBy(url: string, id: string): Promise<EventDigest[]> {
-  return (
-    (JSON.parse(await (await request(url)).body.text()) as AppliedDoc).servers.find((s) => s.server === id)?.events ??
-    []
-  );
-}
-
-/** the router's next poll, made by the test: what the relay still holds for the consumer of that port */
-async function nextPoll(address: string): Promise<EventDigest[]> {
-  const res = await request(`http://${address}/kv_cache_events`, { method: 'POST' });
-  return parseKvEvents(await res.body.text()).events.map((p) => digestEvent(p.event));
-}
-
-/**
- * What an orchestrator's router applied per worker, then what its next poll brings (events the relay drained
- * after its last poll wait there for it), equals what the worker served: every event once, in order, none lost.
- */
-async function expectExactlyOnce(cluster: LiveCluster, appliedUrl: string, relayAddress: (id: string) => string) {
-  for (const w of cluster.workers) {
-    const applied = await appliedBy(appliedUrl, w.id);
-    expect(applied.length).toBeGreaterThan(0);
-    // the relay drains on a fresh poll: the tail comes with it
-    const rest = await nextPoll(relayAddress(w.id));
-    expect([...applied, ...rest]).toEqual(cluster.worker(w.id).served.entries);
-  }
 }
 
 describe('the relay reads what the real orchestrator sends', () => {
