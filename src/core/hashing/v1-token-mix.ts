@@ -2,8 +2,21 @@
 // Two implementations with one contract: a WebAssembly loop with native i64 arithmetic (the fast path, ~2× the
 // JavaScript one because the 64-bit seed update is serial and JavaScript has to split it into int32 halves), and
 // the pure JavaScript loop (fallback where WebAssembly is unavailable, e.g. `node --jitless`, or on big-endian
-// hosts). The WebAssembly module is tiny and encoded below, instruction by instruction: no toolchain, no I/O.
+// hosts). The WebAssembly module is tiny and encoded below, instruction by instruction (wasm/wasm-binary.ts).
 import type { U64Scratch } from './u64.js';
+import {
+  I32,
+  I64,
+  name,
+  op,
+  section,
+  i32Const,
+  uleb,
+  vec,
+  wasmApi,
+  WASM_HEADER,
+  type WasmMemory,
+} from '../wasm/wasm-binary.js';
 
 /** Runs mix32 over tokens[start, end) starting from seed (hi:lo); writes the seed into out as [hi, lo]. */
 export type TokenMixer = (
@@ -60,75 +73,6 @@ export const mixTokensJs: TokenMixer = (tokens, start, end, seedHi, seedLo, out)
   out[1] = lo >>> 0;
 };
 
-// --- WebAssembly encoding helpers (binary format, MVP instructions only) ---
-
-function uleb(n: number): number[] {
-  const bytes: number[] = [];
-  let rest = n >>> 0;
-  do {
-    let b = rest & 0x7f;
-    rest >>>= 7;
-    if (rest !== 0) b |= 0x80;
-    bytes.push(b);
-  } while (rest !== 0);
-  return bytes;
-}
-
-function sleb32(n: number): number[] {
-  const bytes: number[] = [];
-  let rest = n | 0;
-  for (;;) {
-    const b = rest & 0x7f;
-    rest >>= 7;
-    if ((rest === 0 && (b & 0x40) === 0) || (rest === -1 && (b & 0x40) !== 0)) {
-      bytes.push(b);
-      return bytes;
-    }
-    bytes.push(b | 0x80);
-  }
-}
-
-function vec(items: readonly (readonly number[])[]): number[] {
-  return [...uleb(items.length), ...items.flat()];
-}
-
-function section(id: number, bytes: readonly number[]): number[] {
-  return [id, ...uleb(bytes.length), ...bytes];
-}
-
-function name(text: string): number[] {
-  return vec([...text].map((c) => [c.charCodeAt(0)]));
-}
-
-const I32 = 0x7f;
-const I64 = 0x7e;
-const op = {
-  block: 0x02,
-  loop: 0x03,
-  br: 0x0c,
-  brIf: 0x0d,
-  end: 0x0b,
-  localGet: 0x20,
-  localSet: 0x21,
-  i32Load: 0x28,
-  i64Store: 0x37,
-  i32Const: 0x41,
-  i64Const: 0x42,
-  i32GeU: 0x4f,
-  i32Add: 0x6a,
-  i32Mul: 0x6c,
-  i32Xor: 0x73,
-  i32Shl: 0x74,
-  i32ShrU: 0x76,
-  i64Add: 0x7c,
-  i64Or: 0x84,
-  i64Xor: 0x85,
-  i64Shl: 0x86,
-  i64ShrU: 0x88,
-  i64ExtendI32U: 0xad,
-  void: 0x40,
-} as const;
-
 /** Tokens are copied to this byte offset of the module's memory; the resulting seed is stored at offset 0. */
 const TOKENS_AT = 16;
 
@@ -146,8 +90,7 @@ function mixModuleBytes(): Uint8Array {
     op.localGet,
     v,
     op.i32Xor,
-    op.i32Const,
-    ...sleb32(add === G ? G : C32),
+    ...i32Const(add === G ? G : C32),
     add === G ? op.i32Add : op.i32Mul,
     op.localSet,
     v,
@@ -252,14 +195,7 @@ function mixModuleBytes(): Uint8Array {
     op.end,
   ];
   return new Uint8Array([
-    0x00,
-    0x61,
-    0x73,
-    0x6d,
-    0x01,
-    0x00,
-    0x00,
-    0x00, // magic, version 1
+    ...WASM_HEADER,
     ...section(1, vec([[0x60, ...vec([[I32], [I32], [I32]]), ...vec([])]])), // type 0: (i32 i32 i32) -> ()
     ...section(3, vec([[0]])), // function 0 has type 0
     ...section(5, vec([[0x00, 1]])), // one memory, min 1 page, no max
@@ -274,22 +210,10 @@ function mixModuleBytes(): Uint8Array {
   ]);
 }
 
-const LITTLE_ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
-
-// lib ES2023 declares no WebAssembly: the few members used here
-interface WasmMemory {
-  readonly buffer: ArrayBuffer;
-  grow(pages: number): number;
-}
-interface WasmApi {
-  readonly Module: new (bytes: Uint8Array) => object;
-  readonly Instance: new (module: object) => { readonly exports: Readonly<Record<string, unknown>> };
-}
-
 /** The WebAssembly mixer, or null where WebAssembly is unavailable or the host is big-endian. */
 export function createWasmTokenMixer(): TokenMixer | null {
-  const api = (globalThis as { WebAssembly?: WasmApi }).WebAssembly;
-  if (!LITTLE_ENDIAN || api === undefined) return null;
+  const api = wasmApi();
+  if (api === null) return null;
   let exports: Readonly<Record<string, unknown>>;
   try {
     exports = new api.Instance(new api.Module(mixModuleBytes())).exports;

@@ -6,8 +6,25 @@
 // The kernel reads only what it is sure of — ids of 1 to 7 digits (below 2^32 always), each followed by ',' and at
 // most one space — and stops at the first byte that is anything else, at the start of an id, where the scanner's own
 // byte-by-byte loop takes over (an id that is longer, other whitespace, the ']', a chunk's last bytes). The module is
-// assembled here from its instructions (no toolchain); where WebAssembly is not available the scanner reads every
-// byte itself.
+// assembled here from its instructions (wasm/wasm-binary.ts); where WebAssembly is not available (or the host is
+// big-endian) the scanner reads every byte itself.
+
+import {
+  I32,
+  I64,
+  localGet,
+  localSet,
+  localTee,
+  i32Const,
+  i64Const,
+  name,
+  op,
+  section,
+  uleb,
+  vec,
+  wasmApi,
+  WASM_HEADER,
+} from '../wasm/wasm-binary.js';
 
 // the module's memory: input slices at 0, the ids read at OUT_AT (a slice of SLICE bytes holds at most SLICE/2 ids)
 const SLICE = 64 * 1024;
@@ -18,102 +35,40 @@ const MIN_RUN_BYTES = 32;
 /** the kernel reads 8 bytes at an id, and the byte after its ',' */
 const LOOKAHEAD = 9;
 
-function uleb(n: number): number[] {
-  const out: number[] = [];
-  do {
-    let b = n & 0x7f;
-    n >>>= 7;
-    if (n !== 0) b |= 0x80;
-    out.push(b);
-  } while (n !== 0);
-  return out;
-}
-
-function sleb(value: bigint): number[] {
-  let v = BigInt.asIntN(64, value);
-  const out: number[] = [];
-  for (;;) {
-    const b = Number(v & 0x7fn);
-    v >>= 7n;
-    if ((v === 0n && (b & 0x40) === 0) || (v === -1n && (b & 0x40) !== 0)) return [...out, b];
-    out.push(b | 0x80);
-  }
-}
-
-const vec = (items: readonly (readonly number[])[]): number[] => [...uleb(items.length), ...items.flat()];
-const section = (id: number, bytes: readonly number[]): number[] => [id, ...uleb(bytes.length), ...bytes];
-const name = (s: string): number[] => vec([...s].map((c) => [c.charCodeAt(0)]));
-
-// the instructions used (WebAssembly core spec, binary format)
-const I32 = 0x7f;
-const I64 = 0x7e;
-const BLOCK = 0x02;
-const LOOP = 0x03;
-const BR = 0x0c;
-const BR_IF = 0x0d;
-const END = 0x0b;
-const VOID = 0x40;
-const GLOBAL_SET = 0x24;
-const I64_LOAD = 0x29;
-const I32_LOAD8_U = 0x2d;
-const I32_STORE = 0x36;
-const I32_ADD = 0x6a;
-const I32_SUB = 0x6b;
-const I32_SHL = 0x74;
-const I32_SHR_U = 0x76;
-const I32_EQ = 0x46;
-const I32_NE = 0x47;
-const I32_GT_U = 0x4b;
-const I64_CTZ = 0x7a;
-const I64_ADD = 0x7c;
-const I64_SUB = 0x7d;
-const I64_MUL = 0x7e;
-const I64_AND = 0x83;
-const I64_OR = 0x84;
-const I64_XOR = 0x85;
-const I64_SHL = 0x86;
-const I64_SHR_U = 0x88;
-const I32_WRAP_I64 = 0xa7;
-const I64_EXTEND_I32_U = 0xad;
-const get = (local: number): number[] => [0x20, local];
-const set = (local: number): number[] => [0x21, local];
-const tee = (local: number): number[] => [0x22, local];
-const i32 = (v: number): number[] => [0x41, ...sleb(BigInt(v))];
-const i64 = (v: bigint): number[] => [0x42, ...sleb(v)];
 const bytesOf = (b: number): bigint => BigInt(b) * 0x0101010101010101n;
 
 // ids(i, end, out) -> where it stopped; the ids go to out, out's end to the global outEnd
 const [P_I, P_END, P_OUT, L_X, L_LEN, L_Y] = [0, 1, 2, 3, 4, 5];
 // prettier-ignore
 const BODY: number[] = [
-  BLOCK, VOID, LOOP, VOID,
+  op.block, op.void, op.loop, op.void,
   // room for an id's 8 bytes and the byte after its ','
-  ...get(P_I), ...i32(LOOKAHEAD), I32_ADD, ...get(P_END), I32_GT_U, BR_IF, 1,
+  ...localGet(P_I), ...i32Const(LOOKAHEAD), op.i32Add, ...localGet(P_END), op.i32GtU, op.brIf, 1,
   // x: the 8 bytes at i, digits turned into their values
-  ...get(P_I), I64_LOAD, 0, 0, ...i64(bytesOf(0x30)), I64_XOR, ...tee(L_X),
+  ...localGet(P_I), op.i64Load, 0, 0, ...i64Const(bytesOf(0x30)), op.i64Xor, ...localTee(L_X),
   // the high bit of each byte that is no digit (x & 0x7f) + 0x76 overflows 0x7f past 9; a byte ≥ 0x80 is none
-  ...i64(bytesOf(0x7f)), I64_AND, ...i64(bytesOf(0x76)), I64_ADD, ...get(L_X), I64_OR, ...i64(bytesOf(0x80)), I64_AND,
+  ...i64Const(bytesOf(0x7f)), op.i64And, ...i64Const(bytesOf(0x76)), op.i64Add, ...localGet(L_X), op.i64Or, ...i64Const(bytesOf(0x80)), op.i64And,
   // the id's length: the first such byte; only 1 to 7 digits go on
-  I64_CTZ, I32_WRAP_I64, ...i32(3), I32_SHR_U, ...tee(L_LEN),
-  ...i32(1), I32_SUB, ...i32(6), I32_GT_U, BR_IF, 1,
+  op.i64Ctz, op.i32WrapI64, ...i32Const(3), op.i32ShrU, ...localTee(L_LEN),
+  ...i32Const(1), op.i32Sub, ...i32Const(6), op.i32GtU, op.brIf, 1,
   // followed by ','
-  ...get(P_I), ...get(L_LEN), I32_ADD, I32_LOAD8_U, 0, 0, ...i32(44), I32_NE, BR_IF, 1,
-  ...get(P_OUT),
+  ...localGet(P_I), ...localGet(L_LEN), op.i32Add, op.i32Load8U, 0, 0, ...i32Const(44), op.i32Ne, op.brIf, 1,
+  ...localGet(P_OUT),
   // the digits moved to the top of 8 places (leading zeros), then combined in pairs, fours, eights
-  ...get(L_X), ...i64(64n), ...get(L_LEN), ...i32(3), I32_SHL, I64_EXTEND_I32_U, I64_SUB, I64_SHL, ...tee(L_Y),
-  ...i64(10n), I64_MUL, ...get(L_Y), ...i64(8n), I64_SHR_U, I64_ADD, ...i64(0x00ff00ff00ff00ffn), I64_AND, ...tee(L_Y),
-  ...i64(100n), I64_MUL, ...get(L_Y), ...i64(16n), I64_SHR_U, I64_ADD, ...i64(0x0000ffff0000ffffn), I64_AND, ...tee(L_Y),
-  ...i64(10000n), I64_MUL, ...get(L_Y), ...i64(32n), I64_SHR_U, I64_ADD, I32_WRAP_I64,
-  I32_STORE, 2, 0,
-  ...get(P_OUT), ...i32(4), I32_ADD, ...set(P_OUT),
+  ...localGet(L_X), ...i64Const(64n), ...localGet(L_LEN), ...i32Const(3), op.i32Shl, op.i64ExtendI32U, op.i64Sub, op.i64Shl, ...localTee(L_Y),
+  ...i64Const(10n), op.i64Mul, ...localGet(L_Y), ...i64Const(8n), op.i64ShrU, op.i64Add, ...i64Const(0x00ff00ff00ff00ffn), op.i64And, ...localTee(L_Y),
+  ...i64Const(100n), op.i64Mul, ...localGet(L_Y), ...i64Const(16n), op.i64ShrU, op.i64Add, ...i64Const(0x0000ffff0000ffffn), op.i64And, ...localTee(L_Y),
+  ...i64Const(10000n), op.i64Mul, ...localGet(L_Y), ...i64Const(32n), op.i64ShrU, op.i64Add, op.i32WrapI64,
+  op.i32Store, 2, 0,
+  ...localGet(P_OUT), ...i32Const(4), op.i32Add, ...localSet(P_OUT),
   // past the ',' and one space after it
-  ...get(P_I), ...get(L_LEN), I32_ADD, ...i32(1), I32_ADD, ...tee(P_I),
-  ...get(P_I), I32_LOAD8_U, 0, 0, ...i32(32), I32_EQ, I32_ADD, ...set(P_I),
-  BR, 0,
-  END, END,
-  ...get(P_OUT), GLOBAL_SET, 0,
-  ...get(P_I),
-  END,
+  ...localGet(P_I), ...localGet(L_LEN), op.i32Add, ...i32Const(1), op.i32Add, ...localTee(P_I),
+  ...localGet(P_I), op.i32Load8U, 0, 0, ...i32Const(32), op.i32Eq, op.i32Add, ...localSet(P_I),
+  op.br, 0,
+  op.end, op.end,
+  ...localGet(P_OUT), op.globalSet, 0,
+  ...localGet(P_I),
+  op.end,
 ];
 
 const FUNC = [
@@ -125,11 +80,11 @@ const FUNC = [
   ...BODY,
 ];
 const MODULE = Uint8Array.from([
-  ...[0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00],
+  ...WASM_HEADER,
   ...section(1, vec([[0x60, ...vec([[I32], [I32], [I32]]), ...vec([[I32]])]])),
   ...section(3, vec([[0]])),
   ...section(5, vec([[0x00, ...uleb(MEMORY_PAGES)]])),
-  ...section(6, vec([[I32, 1, ...i32(0), END]])),
+  ...section(6, vec([[I32, 1, ...i32Const(0), op.end]])),
   ...section(
     7,
     vec([
@@ -148,15 +103,11 @@ interface Kernel {
   readonly words: Uint32Array;
 }
 
-// the part of the WebAssembly global used here (the project's lib has no WebAssembly types)
-declare const WebAssembly: {
-  readonly Module: new (bytes: Uint8Array) => object;
-  readonly Instance: new (module: object) => { readonly exports: object };
-};
-
 function instantiate(): Kernel | null {
+  const api = wasmApi();
+  if (api === null) return null;
   try {
-    const instance = new WebAssembly.Instance(new WebAssembly.Module(MODULE));
+    const instance = new api.Instance(new api.Module(MODULE));
     const exports = instance.exports as unknown as {
       ids: Kernel['ids'];
       outEnd: Kernel['outEnd'];
@@ -165,7 +116,7 @@ function instantiate(): Kernel | null {
     const buffer = exports.memory.buffer;
     return { ids: exports.ids, outEnd: exports.outEnd, bytes: new Uint8Array(buffer), words: new Uint32Array(buffer) };
   } catch {
-    return null; // no WebAssembly here (e.g. --jitless): the scanner reads every byte itself
+    return null;
   }
 }
 

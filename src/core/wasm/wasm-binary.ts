@@ -1,0 +1,105 @@
+// The WebAssembly binary format as far as the project's hand-encoded kernels use it (core spec, MVP instructions):
+// LEB128 numbers, vectors, sections, names, the opcodes, and the runtime's few members. The kernels
+// (hashing/v1-token-mix.ts, relay/id-run-kernel.ts) are encoded instruction by instruction: no toolchain, no I/O.
+
+export const WASM_HEADER: readonly number[] = [0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00]; // magic, version 1
+
+// value types
+export const I32 = 0x7f;
+export const I64 = 0x7e;
+
+export const op = {
+  block: 0x02,
+  loop: 0x03,
+  br: 0x0c,
+  brIf: 0x0d,
+  end: 0x0b,
+  void: 0x40,
+  localGet: 0x20,
+  localSet: 0x21,
+  localTee: 0x22,
+  globalSet: 0x24,
+  i32Load: 0x28,
+  i64Load: 0x29,
+  i32Load8U: 0x2d,
+  i32Store: 0x36,
+  i64Store: 0x37,
+  i32Const: 0x41,
+  i64Const: 0x42,
+  i32Eq: 0x46,
+  i32Ne: 0x47,
+  i32GtU: 0x4b,
+  i32GeU: 0x4f,
+  i32Add: 0x6a,
+  i32Sub: 0x6b,
+  i32Mul: 0x6c,
+  i32Xor: 0x73,
+  i32Shl: 0x74,
+  i32ShrU: 0x76,
+  i64Ctz: 0x7a,
+  i64Add: 0x7c,
+  i64Sub: 0x7d,
+  i64Mul: 0x7e,
+  i64And: 0x83,
+  i64Or: 0x84,
+  i64Xor: 0x85,
+  i64Shl: 0x86,
+  i64ShrU: 0x88,
+  i32WrapI64: 0xa7,
+  i64ExtendI32U: 0xad,
+} as const;
+
+export function uleb(n: number): number[] {
+  const out: number[] = [];
+  let rest = n >>> 0;
+  do {
+    let b = rest & 0x7f;
+    rest >>>= 7;
+    if (rest !== 0) b |= 0x80;
+    out.push(b);
+  } while (rest !== 0);
+  return out;
+}
+
+/** signed LEB128 of a 64-bit value (an i32 constant is the same encoding of its value) */
+export function sleb(value: bigint | number): number[] {
+  let v = BigInt.asIntN(64, BigInt(value));
+  const out: number[] = [];
+  for (;;) {
+    const b = Number(v & 0x7fn);
+    v >>= 7n;
+    if ((v === 0n && (b & 0x40) === 0) || (v === -1n && (b & 0x40) !== 0)) return [...out, b];
+    out.push(b | 0x80);
+  }
+}
+
+export const vec = (items: readonly (readonly number[])[]): number[] => [...uleb(items.length), ...items.flat()];
+export const section = (id: number, bytes: readonly number[]): number[] => [id, ...uleb(bytes.length), ...bytes];
+export const name = (text: string): number[] => vec([...text].map((c) => [c.charCodeAt(0)]));
+
+export const localGet = (local: number): number[] => [op.localGet, local];
+export const localSet = (local: number): number[] => [op.localSet, local];
+export const localTee = (local: number): number[] => [op.localTee, local];
+export const i32Const = (v: number): number[] => [op.i32Const, ...sleb(v | 0)];
+export const i64Const = (v: bigint): number[] => [op.i64Const, ...sleb(v)];
+
+// lib ES2023 declares no WebAssembly: the few members used here
+export interface WasmMemory {
+  readonly buffer: ArrayBuffer;
+  grow(pages: number): number;
+}
+export interface WasmApi {
+  readonly Module: new (bytes: Uint8Array) => object;
+  readonly Instance: new (module: object) => { readonly exports: Readonly<Record<string, unknown>> };
+}
+
+const LITTLE_ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
+
+/**
+ * The runtime, or null where WebAssembly is unavailable (e.g. `node --jitless`) or the host is big-endian (the kernels'
+ * callers read and write module memory through typed arrays, which WebAssembly defines as little-endian).
+ */
+export function wasmApi(): WasmApi | null {
+  const api = (globalThis as { WebAssembly?: WasmApi }).WebAssembly;
+  return LITTLE_ENDIAN && api !== undefined ? api : null;
+}
