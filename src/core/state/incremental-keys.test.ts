@@ -8,6 +8,29 @@ import type { DecisionObservation } from '../observe/observation.js';
 
 const tokenArray = (max: number) => fc.array(fc.integer({ min: 0, max: 0xffff_ffff }), { maxLength: max });
 
+/** A digester that saw the router's config (tokens_per_block 32) and one worker's server_info. */
+function configuredDigester(
+  servers: string[],
+  worker: { server: string; tokensPerBlock: number },
+): ObservationDigester {
+  const d = new ObservationDigester();
+  d.observe(
+    {
+      kind: 'router-config',
+      ts: 0,
+      source: 'config',
+      routerType: 'kv_cache_aware',
+      tokensPerBlock: 32,
+      maxBatchSize: 64,
+      backfillBlockHashesOnFinish: false,
+      servers,
+    },
+    null,
+  );
+  d.observe({ kind: 'server-info', ts: 0, hashAlgo: 'v1_block_key', ...worker }, null);
+  return d;
+}
+
 describe('incremental block keys', () => {
   it('extending the previous turn gives exactly the keys of hashing from scratch', () => {
     fc.assert(
@@ -44,21 +67,7 @@ describe('incremental block keys', () => {
   });
 
   it("the digester's keys for a growing trajectory equal the router chunking of each full prompt", () => {
-    const d = new ObservationDigester();
-    d.observe(
-      {
-        kind: 'router-config',
-        ts: 0,
-        source: 'config',
-        routerType: 'kv_cache_aware',
-        tokensPerBlock: 32,
-        maxBatchSize: 64,
-        backfillBlockHashesOnFinish: false,
-        servers: ['a'],
-      },
-      null,
-    );
-    d.observe({ kind: 'server-info', ts: 0, server: 'a', hashAlgo: 'v1_block_key', tokensPerBlock: 128 }, null);
+    const d = configuredDigester(['a'], { server: 'a', tokensPerBlock: 128 });
     let prompt = Uint32Array.from({ length: 1000 }, (_, i) => (i * 7919) >>> 0);
     for (let turn = 0; turn < 5; turn++) {
       const digest = d.digest({
@@ -83,22 +92,6 @@ describe('incremental block keys', () => {
   });
 
   it('decisions carrying their prompt fingerprints (the relay computes them on its scan thread) give the same keys', () => {
-    const configure = (d: ObservationDigester): void => {
-      d.observe(
-        {
-          kind: 'router-config',
-          ts: 0,
-          source: 'config',
-          routerType: 'kv_cache_aware',
-          tokensPerBlock: 32,
-          maxBatchSize: 64,
-          backfillBlockHashesOnFinish: false,
-          servers: ['a', 'b'],
-        },
-        null,
-      );
-      d.observe({ kind: 'server-info', ts: 0, server: 'b', hashAlgo: 'v1_block_key', tokensPerBlock: 64 }, null);
-    };
     const plain = (k: DecisionKeys | undefined): unknown =>
       k && {
         ...k,
@@ -112,10 +105,8 @@ describe('incremental block keys', () => {
           maxLength: 8,
         }),
         (turns) => {
-          const computed = new ObservationDigester();
-          const carried = new ObservationDigester();
-          const misfit = new ObservationDigester();
-          [computed, carried, misfit].forEach(configure);
+          const fresh = (): ObservationDigester => configuredDigester(['a', 'b'], { server: 'b', tokensPerBlock: 64 });
+          const [computed, carried, misfit] = [fresh(), fresh(), fresh()];
           const last = new Map<string | null, Uint32Array>();
           turns.forEach(([trajectory, keep, appended, edit], turn) => {
             const before = last.get(trajectory) ?? new Uint32Array(0);
