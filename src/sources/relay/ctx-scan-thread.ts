@@ -1,6 +1,7 @@
 // The worker-thread side of CtxScanPool: one body reader per open request (by its encoding), fed the chunks the relay
-// copies over, answered with the request info (the prompt's ids transferred, not copied) when the request's body
-// ended; and CTX responses parsed whole (usage and the worker's prompt token ids), off the relay's event loop.
+// copies over, answered with the request info when the request's body ended (the prompt's ids written into the shared
+// id ring when it has room, the reply saying where; else transferred, not copied); and CTX responses parsed whole
+// (usage and the worker's prompt token ids), off the relay's event loop.
 import { writeFileSync } from 'node:fs';
 import { parentPort, workerData } from 'node:worker_threads';
 import type { CtxBodyEncoding } from '../../core/relay/ctx-body-encoding.js';
@@ -8,11 +9,16 @@ import { createCtxBodyReader, type CtxBodyReader } from '../../core/relay/ctx-bo
 import type { CtxRequestInfo, HeaderBag } from '../../core/relay/ctx-request.js';
 import { parseCtxResponse, type CtxResponseInfo, type CtxResponseShape } from '../../core/relay/ctx-response.js';
 import { promptFingerprints } from '../../core/state/incremental-keys.js';
+import { PromptIdRingWriter, type PromptIdRingMemory, type RingIds } from './prompt-id-ring.js';
 
-/** The ring CtxScanPool copies request chunks into, and the count of its bytes this thread has read. */
+/**
+ * The ring CtxScanPool copies request chunks into, the count of its bytes this thread has read, and the ring this
+ * thread writes prompts' ids into.
+ */
 export interface ScanThreadData {
   readonly ring: SharedArrayBuffer;
   readonly read: SharedArrayBuffer;
+  readonly ids: PromptIdRingMemory;
 }
 
 export type ScanRequest =
@@ -34,12 +40,17 @@ export type ScanRequest =
 export type ScanMessage = Exclude<ScanRequest, { kind: 'batch' }>;
 
 type OneReply =
-  /** info null: the body needs parseCtxRequest's text path; the prompt's fingerprints when it has ids */
+  /**
+   * info null: the body needs parseCtxRequest's text path; the prompt's fingerprints when it has ids; `ringIds`: where
+   * the prompt's ids are in the id ring, and the ring's memory (info.promptTokens is null then); null when they travel
+   * in info
+   */
   | {
       readonly kind: 'request';
       readonly id: number;
       readonly info: CtxRequestInfo | null;
       readonly promptFingerprints: Uint32Array | null;
+      readonly ringIds: (RingIds & { readonly buffer: SharedArrayBuffer }) | null;
     }
   | { readonly kind: 'response'; readonly id: number; readonly info: CtxResponseInfo };
 
@@ -60,6 +71,7 @@ if (port !== null) {
   const data = workerData as ScanThreadData | null;
   const ring = data === null ? new Uint8Array(0) : new Uint8Array(data.ring);
   const read = data === null ? new BigInt64Array(1) : new BigInt64Array(data.read);
+  const idRing = data === null ? null : new PromptIdRingWriter(data.ids);
   const readerOf = (id: number, encoding: CtxBodyEncoding): CtxBodyReader => {
     let reader = open.get(id);
     if (reader === undefined) {
@@ -103,8 +115,13 @@ if (port !== null) {
     const tokens = info?.promptTokens ?? null;
     // the decision digest's pass over the prompt, done here instead of on the relay's event loop
     const fingerprints = tokens === null ? null : promptFingerprints(tokens);
-    replies.push({ kind: 'request', id: m.id, info, promptFingerprints: fingerprints });
-    if (tokens !== null) transfer.push(tokens.buffer as ArrayBuffer);
+    const placed = tokens === null || idRing === null ? null : idRing.place(tokens);
+    // placed in the ring: the ids stay out of the message, the ring's memory goes with it (the pool views the ids on
+    // the buffer object the message brings: its release waits for every view of them, prompt-id-ring.ts)
+    const ringIds = placed === null || data === null ? null : { ...placed, buffer: data.ids.ids };
+    const sent = info !== null && ringIds !== null ? { ...info, promptTokens: null } : info;
+    replies.push({ kind: 'request', id: m.id, info: sent, promptFingerprints: fingerprints, ringIds });
+    if (tokens !== null && ringIds === null) transfer.push(tokens.buffer as ArrayBuffer);
     if (fingerprints !== null) transfer.push(fingerprints.buffer as ArrayBuffer);
   };
   port.on('message', (m: ScanRequest) => {
