@@ -132,6 +132,8 @@ describe('CtxScanPool on its worker thread', () => {
       expect(parsed).toMatchObject({ promptTokens: 3, cachedTokens: 1, workerPromptTokenForm: 'list' });
       expect(parsed.workerPromptTokens).toBeInstanceOf(Uint32Array);
       expect([...(parsed.workerPromptTokens ?? [])]).toEqual([7, 8, 9]);
+      // the worker's ids come as a view of the id ring too
+      expect(parsed.workerPromptTokens?.buffer).toBeInstanceOf(SharedArrayBuffer);
       // a small Buffer is a view of Node's shared pool: parsed from a copy, the pool left as it was
       const pooled = Buffer.from(JSON.stringify({ usage: { prompt_tokens: 5 } }));
       expect(pooled.buffer.byteLength).toBeGreaterThan(pooled.length);
@@ -279,6 +281,12 @@ describe('CtxScanPool on its worker thread', () => {
       later.forEach((info, i) => expect(plain(info)).toEqual(plain(parseCtxRequest(second[i]!, {}))));
       held.forEach((info, i) => expect(plain(info)).toEqual(plain(parseCtxRequest(first[i]!, {}))));
       expect(pool.idDelivery.ring + pool.idDelivery.transferred).toBe(9);
+      // a worker's prompt ids in a response, past a ring still held full: in a buffer of their own, exact
+      const workerIds = Array.from({ length: 40_000 }, (_, k) => (k * 31 + 5) % 152_064);
+      const response = enc.encode(JSON.stringify({ usage: { prompt_tokens: 40_000 }, prompt_token_ids: workerIds }));
+      const parsed = await pool.response(response, { sse: false, complete: true, msgpack: false });
+      expect(parsed.workerPromptTokens?.buffer).toBeInstanceOf(ArrayBuffer);
+      expect([...(parsed.workerPromptTokens ?? [])]).toEqual(workerIds);
       // a thread that stops takes the ring with it: the views handed out keep their ids
       await pool.close();
       held.forEach((info, i) => expect(plain(info)).toEqual(plain(parseCtxRequest(first[i]!, {}))));

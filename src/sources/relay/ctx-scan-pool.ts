@@ -183,7 +183,7 @@ export class CtxScanPool {
     return this.#parkedBytes;
   }
 
-  /** @internal how the thread's answers carried prompts' ids: viewed in the id ring, or transferred (tests, bench) */
+  /** @internal how the thread's answers carried requests' prompt ids: viewed in the id ring, or transferred (tests) */
   get idDelivery(): { readonly ring: number; readonly transferred: number; readonly held: number } {
     return { ring: this.#idsInRing, transferred: this.#idsTransferred, held: this.#idRing?.held ?? 0 };
   }
@@ -329,22 +329,24 @@ export class CtxScanPool {
   }
 
   /**
-   * A request's answer with its ids viewed where the thread placed them, in the order of the answers (the order the
-   * thread placed them). One nobody waits for is not viewed: nothing reads it, and the release of the next view frees
-   * its room too.
+   * An answer with its ids viewed where the thread placed them, in the order of the answers (the order the thread
+   * placed them). One nobody waits for is not viewed: nothing reads it, and the release of the next view frees its
+   * room too.
    */
   #withRingIds(reply: Exclude<ScanReply, { kind: 'batch' }>, ring: PromptIdRingReader): typeof reply {
-    if (reply.kind !== 'request' || reply.info === null) return reply;
+    if (reply.kind === 'response') {
+      if (reply.ringIds === null) return reply;
+      const workerPromptTokens = ring.view(reply.ringIds.buffer, reply.ringIds);
+      return { ...reply, info: { ...reply.info, workerPromptTokens }, ringIds: null };
+    }
+    if (reply.info === null) return reply;
     if (reply.ringIds === null) {
       if (reply.info.promptTokens !== null) this.#idsTransferred++;
       return reply;
     }
     this.#idsInRing++;
-    return {
-      ...reply,
-      info: { ...reply.info, promptTokens: ring.view(reply.ringIds.buffer, reply.ringIds) },
-      ringIds: null,
-    };
+    const promptTokens = ring.view(reply.ringIds.buffer, reply.ringIds);
+    return { ...reply, info: { ...reply.info, promptTokens }, ringIds: null };
   }
 
   #failAll(): void {
