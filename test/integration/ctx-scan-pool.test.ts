@@ -3,6 +3,8 @@
 import { Buffer } from 'node:buffer';
 import { existsSync } from 'node:fs';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { encode } from '@msgpack/msgpack';
 import { describe, expect, it } from 'vitest';
 import { parseCtxRequest, type CtxRequestInfo } from '../../src/core/relay/ctx-request.js';
@@ -22,8 +24,25 @@ function plain(info: CtxRequestInfo | null): unknown {
 
 const enc = new TextEncoder();
 
+const idsBody = (ids: number, seed: number): string =>
+  JSON.stringify({
+    model: 'm',
+    prompt: Array.from({ length: ids }, (_, k) => (k * 7919 + seed) % 152_064),
+    disaggregated_params: { disagg_request_id: `id-${seed}` },
+  });
+
+async function scanAll(pool: PoolModule.CtxScanPool, bodies: readonly string[]): Promise<(CtxRequestInfo | null)[]> {
+  const scans = bodies.map((b) => {
+    const scan = pool.open('json');
+    const bytes = enc.encode(b);
+    for (let off = 0; off < bytes.length; off += 65_536) scan.feed(bytes.subarray(off, off + 65_536));
+    return scan;
+  });
+  return (await Promise.all(scans.map((s) => s.finish({})))).map((a) => a?.info ?? null);
+}
+
 describe('CtxScanPool on its worker thread', () => {
-  it('answers each of many concurrent scans exactly as parseCtxRequest, with the ids transferred back', async () => {
+  it('answers each of many concurrent scans exactly as parseCtxRequest, with the ids handed back', async () => {
     const { CtxScanPool } = await loadPool();
     const pool = new CtxScanPool({ thread: true });
     expect(pool.threaded).toBe(true);
@@ -113,6 +132,8 @@ describe('CtxScanPool on its worker thread', () => {
       expect(parsed).toMatchObject({ promptTokens: 3, cachedTokens: 1, workerPromptTokenForm: 'list' });
       expect(parsed.workerPromptTokens).toBeInstanceOf(Uint32Array);
       expect([...(parsed.workerPromptTokens ?? [])]).toEqual([7, 8, 9]);
+      // the worker's ids come as a view of the id ring too
+      expect(parsed.workerPromptTokens?.buffer).toBeInstanceOf(SharedArrayBuffer);
       // a small Buffer is a view of Node's shared pool: parsed from a copy, the pool left as it was
       const pooled = Buffer.from(JSON.stringify({ usage: { prompt_tokens: 5 } }));
       expect(pooled.buffer.byteLength).toBeGreaterThan(pooled.length);
@@ -211,6 +232,64 @@ describe('CtxScanPool on its worker thread', () => {
       answers.forEach((answer, i) =>
         expect(plain(answer?.info ?? null)).toEqual(plain(parseCtxRequest(bodies[i] as string, {}))),
       );
+    } finally {
+      await pool.close();
+    }
+  });
+
+  it('hands out prompt ids as views of its id ring, which wraps as V8 collects them, every id exact', async () => {
+    setFlagsFromString('--expose-gc');
+    const gc = runInNewContext('gc') as () => void;
+    const { CtxScanPool } = await loadPool();
+    // room for 3 prompts of ~30K ids: 8 rounds of 2 wrap the ring more than 4 times
+    const pool = new CtxScanPool({ thread: true, idRingSlots: 100_000 });
+    try {
+      for (let round = 0; round < 8; round++) {
+        const bodies = [idsBody(30_000 + round, 2 * round), idsBody(29_000 + round, 2 * round + 1)];
+        const infos = await scanAll(pool, bodies);
+        infos.forEach((info, i) => {
+          expect(info?.promptTokens).toBeInstanceOf(Uint32Array);
+          expect(info?.promptTokens?.buffer).toBeInstanceOf(SharedArrayBuffer);
+          expect(plain(info)).toEqual(plain(parseCtxRequest(bodies[i]!, {})));
+        });
+        infos.length = 0;
+        // the round's views are garbage now: once collected, their room is the thread's again
+        for (let i = 0; i < 100 && pool.idDelivery.held > 0; i++) {
+          gc();
+          await new Promise((resolve) => setTimeout(resolve, 10));
+        }
+        expect(pool.idDelivery.held).toBe(0);
+      }
+      expect(pool.idDelivery).toEqual({ ring: 16, transferred: 0, held: 0 });
+    } finally {
+      await pool.close();
+    }
+  });
+
+  it('sends ids in buffers of their own while the event loop holds the id ring full, held views never overwritten', async () => {
+    const { CtxScanPool } = await loadPool();
+    const pool = new CtxScanPool({ thread: true, idRingSlots: 100_000 });
+    try {
+      const first = Array.from({ length: 5 }, (_, i) => idsBody(30_000 + i, 100 + i));
+      const held = await scanAll(pool, first);
+      // 3 prompts fit, the 4th and 5th travel on their own
+      expect(pool.idDelivery).toMatchObject({ ring: 3, transferred: 2 });
+      expect(held.filter((info) => info?.promptTokens?.buffer instanceof SharedArrayBuffer)).toHaveLength(3);
+      // more prompts while the first ones are still held: none may land on them
+      const second = Array.from({ length: 4 }, (_, i) => idsBody(31_000 + i, 200 + i));
+      const later = await scanAll(pool, second);
+      later.forEach((info, i) => expect(plain(info)).toEqual(plain(parseCtxRequest(second[i]!, {}))));
+      held.forEach((info, i) => expect(plain(info)).toEqual(plain(parseCtxRequest(first[i]!, {}))));
+      expect(pool.idDelivery.ring + pool.idDelivery.transferred).toBe(9);
+      // a worker's prompt ids in a response, past a ring still held full: in a buffer of their own, exact
+      const workerIds = Array.from({ length: 40_000 }, (_, k) => (k * 31 + 5) % 152_064);
+      const response = enc.encode(JSON.stringify({ usage: { prompt_tokens: 40_000 }, prompt_token_ids: workerIds }));
+      const parsed = await pool.response(response, { sse: false, complete: true, msgpack: false });
+      expect(parsed.workerPromptTokens?.buffer).toBeInstanceOf(ArrayBuffer);
+      expect([...(parsed.workerPromptTokens ?? [])]).toEqual(workerIds);
+      // a thread that stops takes the ring with it: the views handed out keep their ids
+      await pool.close();
+      held.forEach((info, i) => expect(plain(info)).toEqual(plain(parseCtxRequest(first[i]!, {}))));
     } finally {
       await pool.close();
     }

@@ -3,8 +3,9 @@
 // reference as they pass and go over once its body ended, copied into a ring of shared memory the thread reads in
 // place (no allocation on the event loop, nothing for its GC; when the ring is full — the thread lags — the body waits
 // for room, and only a body larger than the whole ring travels in a buffer of its own); the thread answers with the
-// request info and the prompt's fingerprints for the decision digest. A response's kept copy goes over whole once it
-// ended.
+// request info and the prompt's fingerprints for the decision digest, the prompt's ids in a second shared ring
+// (prompt-id-ring.ts: a view of it is the info's promptTokens, no buffer of its own per request). A response's kept
+// copy goes over whole once it ended.
 // Everything sent in one tick goes in one message, since each message wakes the thread (a syscall, and at a low rate
 // the largest cost here), and the thread answers a batch in one message too.
 //
@@ -19,6 +20,7 @@ import { createCtxBodyReader, type CtxBodyReader } from '../../core/relay/ctx-bo
 import { correlationHeaders, type CtxRequestInfo, type HeaderBag } from '../../core/relay/ctx-request.js';
 import { parseCtxResponse, type CtxResponseInfo, type CtxResponseShape } from '../../core/relay/ctx-response.js';
 import type { ScanMessage, ScanReply, ScanRequest, ScanThreadData } from './ctx-scan-thread.js';
+import { createPromptIdRingMemory, PromptIdRingReader } from './prompt-id-ring.js';
 
 /** What a scan read: the request info, and the prompt's fingerprints when the thread computed them. */
 export interface ScannedRequest {
@@ -48,6 +50,12 @@ interface EndedBody {
 const THREAD_FILE = fileURLToPath(new URL('./ctx-scan-thread.js', import.meta.url));
 /** the shared ring's size: bounded memory whatever the load; a lagging thread makes ended bodies wait for room */
 const RING_BYTES = 8 * 1024 * 1024;
+/**
+ * the id ring's slots (32 MB): the ids of ~256 prompts of 32K tokens. V8 frees views only in its full collections,
+ * which came every ~300 requests at saturation in the relay benchmark: 16 MB left half the prompts' ids to travel on
+ * their own, 32 MB a fifth, 64 MB none.
+ */
+const ID_RING_SLOTS = 8 * 1024 * 1024;
 
 class InlineScan implements CtxScan {
   readonly #scanner: CtxBodyReader;
@@ -88,10 +96,16 @@ export class CtxScanPool {
   /** ended bodies waiting for room in the ring, in the order they ended: at most one ring's worth of bytes */
   #parked: EndedBody[] = [];
   #parkedBytes = 0;
+  readonly #idRingSlots: number;
+  /** views of the ids the thread placed in the id ring (null: no thread yet); outlives a thread that died, harmless */
+  #idRing: PromptIdRingReader | null = null;
+  #idsInRing = 0;
+  #idsTransferred = 0;
 
-  /** `thread: false` scans inline (and so does a missing thread file). */
-  constructor(options: { thread: boolean }) {
+  /** `thread: false` scans inline (and so does a missing thread file); `idRingSlots` sizes the id ring (tests). */
+  constructor(options: { thread: boolean; idRingSlots?: number }) {
     this.#useThread = options.thread && existsSync(THREAD_FILE);
+    this.#idRingSlots = options.idRingSlots ?? ID_RING_SLOTS;
   }
 
   /** True while scans run on the worker thread. */
@@ -167,6 +181,11 @@ export class CtxScanPool {
   /** @internal bytes of ended bodies waiting for ring room (tests) */
   get parkedBytes(): number {
     return this.#parkedBytes;
+  }
+
+  /** @internal how the thread's answers carried requests' prompt ids: viewed in the id ring, or transferred (tests) */
+  get idDelivery(): { readonly ring: number; readonly transferred: number; readonly held: number } {
+    return { ring: this.#idsInRing, transferred: this.#idsTransferred, held: this.#idRing?.held ?? 0 };
   }
 
   #unpark(): EndedBody {
@@ -279,16 +298,19 @@ export class CtxScanPool {
     if (this.#worker !== null) return this.#worker;
     const ring = new SharedArrayBuffer(RING_BYTES);
     const read = new SharedArrayBuffer(8);
-    const worker = new Worker(THREAD_FILE, { workerData: { ring, read } satisfies ScanThreadData });
+    const ids = createPromptIdRingMemory(this.#idRingSlots);
+    const worker = new Worker(THREAD_FILE, { workerData: { ring, read, ids } satisfies ScanThreadData });
     this.#ring = new Uint8Array(ring);
     this.#ringRead = new BigInt64Array(read);
     this.#ringWritten = 0;
+    const idRing = new PromptIdRingReader(ids);
+    this.#idRing = idRing;
     worker.unref();
     worker.on('message', (message: ScanReply) => {
       for (const reply of message.kind === 'batch' ? message.items : [message]) {
         const done = this.#pending.get(reply.id);
         this.#pending.delete(reply.id);
-        done?.(reply);
+        done?.(this.#withRingIds(reply, idRing));
       }
       // the thread read what it answered: its room in the ring is free again
       this.#sendParked();
@@ -304,6 +326,27 @@ export class CtxScanPool {
     worker.on('exit', fail);
     this.#worker = worker;
     return worker;
+  }
+
+  /**
+   * An answer with its ids viewed where the thread placed them, in the order of the answers (the order the thread
+   * placed them). One nobody waits for is not viewed: nothing reads it, and the release of the next view frees its
+   * room too.
+   */
+  #withRingIds(reply: Exclude<ScanReply, { kind: 'batch' }>, ring: PromptIdRingReader): typeof reply {
+    if (reply.kind === 'response') {
+      if (reply.ringIds === null) return reply;
+      const workerPromptTokens = ring.view(reply.ringIds.buffer, reply.ringIds);
+      return { ...reply, info: { ...reply.info, workerPromptTokens }, ringIds: null };
+    }
+    if (reply.info === null) return reply;
+    if (reply.ringIds === null) {
+      if (reply.info.promptTokens !== null) this.#idsTransferred++;
+      return reply;
+    }
+    this.#idsInRing++;
+    const promptTokens = ring.view(reply.ringIds.buffer, reply.ringIds);
+    return { ...reply, info: { ...reply.info, promptTokens }, ringIds: null };
   }
 
   #failAll(): void {

@@ -1,6 +1,7 @@
 // The worker-thread side of CtxScanPool: one body reader per open request (by its encoding), fed the chunks the relay
-// copies over, answered with the request info (the prompt's ids transferred, not copied) when the request's body
-// ended; and CTX responses parsed whole (usage and the worker's prompt token ids), off the relay's event loop.
+// copies over, answered with the request info when the request's body ended; and CTX responses parsed whole (usage and
+// the worker's prompt token ids), off the relay's event loop. Prompt ids, the request's and the worker's, are written
+// into the shared id ring when it has room (the reply says where), else transferred (not copied).
 import { writeFileSync } from 'node:fs';
 import { parentPort, workerData } from 'node:worker_threads';
 import type { CtxBodyEncoding } from '../../core/relay/ctx-body-encoding.js';
@@ -8,11 +9,16 @@ import { createCtxBodyReader, type CtxBodyReader } from '../../core/relay/ctx-bo
 import type { CtxRequestInfo, HeaderBag } from '../../core/relay/ctx-request.js';
 import { parseCtxResponse, type CtxResponseInfo, type CtxResponseShape } from '../../core/relay/ctx-response.js';
 import { promptFingerprints } from '../../core/state/incremental-keys.js';
+import { PromptIdRingWriter, type PromptIdRingMemory, type RingIds } from './prompt-id-ring.js';
 
-/** The ring CtxScanPool copies request chunks into, and the count of its bytes this thread has read. */
+/**
+ * The ring CtxScanPool copies request chunks into, the count of its bytes this thread has read, and the ring this
+ * thread writes prompts' ids into.
+ */
 export interface ScanThreadData {
   readonly ring: SharedArrayBuffer;
   readonly read: SharedArrayBuffer;
+  readonly ids: PromptIdRingMemory;
 }
 
 export type ScanRequest =
@@ -33,15 +39,28 @@ export type ScanRequest =
 /** one message of a batch */
 export type ScanMessage = Exclude<ScanRequest, { kind: 'batch' }>;
 
+/** where ids are in the id ring, and the ring's memory (the pool views them on the buffer object its message brings) */
+export type RingIdsReply = RingIds & { readonly buffer: SharedArrayBuffer };
+
 type OneReply =
-  /** info null: the body needs parseCtxRequest's text path; the prompt's fingerprints when it has ids */
+  /**
+   * info null: the body needs parseCtxRequest's text path; the prompt's fingerprints when it has ids; `ringIds`: the
+   * prompt's ids in the id ring (info.promptTokens is null then), null when they travel in info
+   */
   | {
       readonly kind: 'request';
       readonly id: number;
       readonly info: CtxRequestInfo | null;
       readonly promptFingerprints: Uint32Array | null;
+      readonly ringIds: RingIdsReply | null;
     }
-  | { readonly kind: 'response'; readonly id: number; readonly info: CtxResponseInfo };
+  /** `ringIds`: the worker's prompt ids in the id ring (info.workerPromptTokens is null then) */
+  | {
+      readonly kind: 'response';
+      readonly id: number;
+      readonly info: CtxResponseInfo;
+      readonly ringIds: RingIdsReply | null;
+    };
 
 /** the answers to one message, together */
 export type ScanReply = OneReply | { readonly kind: 'batch'; readonly items: readonly OneReply[] };
@@ -60,6 +79,17 @@ if (port !== null) {
   const data = workerData as ScanThreadData | null;
   const ring = data === null ? new Uint8Array(0) : new Uint8Array(data.ring);
   const read = data === null ? new BigInt64Array(1) : new BigInt64Array(data.read);
+  const idRing = data === null ? null : new PromptIdRingWriter(data.ids);
+  /** `ids` in the id ring when it has room (the ids stay out of the message), else null (they travel on their own) */
+  const toRing = (ids: Uint32Array | null): RingIdsReply | null => {
+    if (ids === null) return null;
+    const placed = data === null || idRing === null ? null : idRing.place(ids);
+    if (placed === null || data === null) {
+      transfer.push(ids.buffer as ArrayBuffer);
+      return null;
+    }
+    return { ...placed, buffer: data.ids.ids };
+  };
   const readerOf = (id: number, encoding: CtxBodyEncoding): CtxBodyReader => {
     let reader = open.get(id);
     if (reader === undefined) {
@@ -89,8 +119,13 @@ if (port !== null) {
     }
     if (m.kind === 'response') {
       const info = parseCtxResponse(m.bytes, m.shape);
-      replies.push({ kind: 'response', id: m.id, info });
-      if (info.workerPromptTokens !== null) transfer.push(info.workerPromptTokens.buffer as ArrayBuffer);
+      const ringIds = toRing(info.workerPromptTokens);
+      replies.push({
+        kind: 'response',
+        id: m.id,
+        info: ringIds === null ? info : { ...info, workerPromptTokens: null },
+        ringIds,
+      });
       return;
     }
     if (m.kind === 'chunk') {
@@ -103,8 +138,9 @@ if (port !== null) {
     const tokens = info?.promptTokens ?? null;
     // the decision digest's pass over the prompt, done here instead of on the relay's event loop
     const fingerprints = tokens === null ? null : promptFingerprints(tokens);
-    replies.push({ kind: 'request', id: m.id, info, promptFingerprints: fingerprints });
-    if (tokens !== null) transfer.push(tokens.buffer as ArrayBuffer);
+    const ringIds = toRing(tokens);
+    const sent = info !== null && ringIds !== null ? { ...info, promptTokens: null } : info;
+    replies.push({ kind: 'request', id: m.id, info: sent, promptFingerprints: fingerprints, ringIds });
     if (fingerprints !== null) transfer.push(fingerprints.buffer as ArrayBuffer);
   };
   port.on('message', (m: ScanRequest) => {
