@@ -18,6 +18,8 @@ import {
   localSet,
   localTee,
   MEMORY_COPY,
+  WASM_PAGE_BYTES,
+  type WasmMemory,
   i32Const,
   i64Const,
   name,
@@ -143,63 +145,103 @@ const code = (locals: number[], body: number[]): number[] => {
   const f = [...locals, ...body];
   return [...uleb(f.length), ...f];
 };
-const MODULE = Uint8Array.from([
-  ...WASM_HEADER,
-  ...section(
-    1,
-    vec([
-      [0x60, ...vec([[I32], [I32], [I32]]), ...vec([[I32]])],
-      [0x60, ...vec([[I32], [I32], [I32], [I32]]), ...vec([[I32]])],
-    ]),
-  ),
-  ...section(3, vec([[0], [1]])),
-  ...section(5, vec([[0x00, ...uleb(MEMORY_PAGES)]])),
-  ...section(6, vec([[I32, 1, ...i32Const(0), op.end]])),
-  ...section(
+const TYPES = section(
+  1,
+  vec([
+    [0x60, ...vec([[I32], [I32], [I32]]), ...vec([[I32]])],
+    [0x60, ...vec([[I32], [I32], [I32], [I32]]), ...vec([[I32]])],
+  ]),
+);
+const FUNCTIONS = section(3, vec([[0], [1]]));
+const OUT_END = section(6, vec([[I32, 1, ...i32Const(0), op.end]]));
+const CODE = section(10, vec([code(ONE_LOCALS, ONE_BODY), code(TWO_LOCALS, TWO_BODY)]));
+const exportsOf = (memory: boolean): number[] =>
+  section(
     7,
     vec([
-      [...name('memory'), 2, 0],
+      ...(memory ? [[...name('memory'), 2, 0]] : []),
       [...name('ids'), 0, 0],
       [...name('ids2'), 0, 1],
       [...name('outEnd'), 3, 0],
     ]),
-  ),
-  ...section(10, vec([code(ONE_LOCALS, ONE_BODY), code(TWO_LOCALS, TWO_BODY)])),
+  );
+/** the module with a memory of its own */
+const OWN_MEMORY = Uint8Array.from([
+  ...WASM_HEADER,
+  ...TYPES,
+  ...FUNCTIONS,
+  ...section(5, vec([[0x00, ...uleb(MEMORY_PAGES)]])),
+  ...OUT_END,
+  ...exportsOf(true),
+  ...CODE,
 ]);
+/** the module over a shared memory of `pages` pages it imports as k.memory */
+const sharedMemoryModule = (pages: number): Uint8Array =>
+  Uint8Array.from([
+    ...WASM_HEADER,
+    ...TYPES,
+    ...section(2, vec([[...name('k'), ...name('memory'), 0x02, 0x03, ...uleb(pages), ...uleb(pages)]])),
+    ...FUNCTIONS,
+    ...OUT_END,
+    ...exportsOf(false),
+    ...CODE,
+  ]);
 
 interface Kernel {
   readonly ids: (i: number, end: number, out: number) => number;
   readonly ids2: (i: number, split: number, end: number, out: number) => number;
   readonly outEnd: { value: number };
+  /** all of the kernel's memory */
   readonly bytes: Uint8Array;
   readonly words: Uint32Array;
+  /** where chunks that are not views of its memory are copied, a slice at a time, and where the ids go */
+  readonly inputAt: number;
+  readonly outAt: number;
 }
 
-function instantiate(): Kernel | null {
+function instantiate(bytes: Uint8Array, memory: WasmMemory | null, at: number): Kernel | null {
   const api = wasmApi();
   if (api === null) return null;
   try {
-    const instance = new api.Instance(new api.Module(MODULE));
+    const instance = new api.Instance(new api.Module(bytes), memory === null ? {} : { k: { memory } });
     const exports = instance.exports as unknown as {
       ids: Kernel['ids'];
       ids2: Kernel['ids2'];
       outEnd: Kernel['outEnd'];
-      memory: { buffer: ArrayBuffer };
+      memory?: WasmMemory;
     };
-    const buffer = exports.memory.buffer;
+    const buffer = (memory ?? exports.memory!).buffer;
     return {
       ids: exports.ids,
       ids2: exports.ids2,
       outEnd: exports.outEnd,
       bytes: new Uint8Array(buffer),
       words: new Uint32Array(buffer),
+      inputAt: at,
+      outAt: at + OUT_AT,
     };
   } catch {
     return null;
   }
 }
 
-const kernel = instantiate();
+let kernel = instantiate(OWN_MEMORY, null, 0);
+
+/** the bytes of a shared memory the kernel needs for itself (bindIdRunKernel) */
+export const ID_RUN_KERNEL_BYTES = MEMORY_PAGES * WASM_PAGE_BYTES;
+
+/**
+ * Runs the kernel over `memory` (a shared memory, sharedWasmMemory) from now on, with its own ID_RUN_KERNEL_BYTES at
+ * byte `at`: a chunk that is a view of that memory (a thread's ring another thread writes into) is read where it lies,
+ * without its copy into the kernel. False (and the kernel as it was) where that cannot be done.
+ */
+export function bindIdRunKernel(memory: WasmMemory, at: number): boolean {
+  if (at % 8 !== 0 || at + ID_RUN_KERNEL_BYTES > memory.buffer.byteLength) return false;
+  const bound = instantiate(sharedMemoryModule(memory.buffer.byteLength / WASM_PAGE_BYTES), memory, at);
+  if (bound === null) return false;
+  kernel = bound;
+  return true;
+}
 
 /**
  * Where a second stream can start in bytes[from, end): the first byte after a ',' (and one space) past the middle, if
@@ -232,28 +274,34 @@ export interface IdRun {
 /**
  * Reads the run of ids starting at chunk[run.next] (at an id's first byte, or what stands there instead) into
  * run.ids from run.count on; leaves run.next at the first byte it did not read, always the start of an id. The chunk's
- * bytes are copied into the kernel's memory a slice at a time, each once, however often the scanner comes back.
+ * bytes are copied into the kernel's memory a slice at a time, each once, however often the scanner comes back — or,
+ * for a view of that memory (bindIdRunKernel), read where they lie.
  */
 export function readIdRun(chunk: Uint8Array, run: IdRun, grow: (ids: Uint32Array) => Uint32Array<ArrayBuffer>): void {
-  if (kernel === null) return;
+  const k = kernel;
+  if (k === null) return;
   const n = chunk.length;
+  // a view of the kernel's own memory is read where it lies
+  const inPlace = chunk.buffer === k.bytes.buffer;
   while (n - run.next >= MIN_RUN_BYTES) {
     if (run.next < run.loadedFrom || run.loadedTo - run.next < MIN_RUN_BYTES) {
       const length = Math.min(SLICE, n - run.next);
-      kernel.bytes.set(chunk.subarray(run.next, run.next + length), 0);
+      if (!inPlace) k.bytes.set(chunk.subarray(run.next, run.next + length), k.inputAt);
       run.loadedFrom = run.next;
       run.loadedTo = run.next + length;
     }
-    const length = run.loadedTo - run.loadedFrom;
-    const from = run.next - run.loadedFrom;
-    const split = splitPoint(kernel.bytes, from, length);
-    const stop = split === -1 ? kernel.ids(from, length, OUT_AT) : kernel.ids2(from, split, length, OUT_AT);
-    const read = (kernel.outEnd.value - OUT_AT) >> 2;
+    // where chunk[loadedFrom] sits in the kernel's memory
+    const base = inPlace ? chunk.byteOffset + run.loadedFrom : k.inputAt;
+    const from = base + run.next - run.loadedFrom;
+    const end = base + run.loadedTo - run.loadedFrom;
+    const split = splitPoint(k.bytes, from, end);
+    const stop = split === -1 ? k.ids(from, end, k.outAt) : k.ids2(from, split, end, k.outAt);
+    const read = (k.outEnd.value - k.outAt) >> 2;
     while (run.count + read > run.ids.length) run.ids = grow(run.ids);
-    run.ids.set(kernel.words.subarray(OUT_AT >> 2, (OUT_AT >> 2) + read), run.count);
+    run.ids.set(k.words.subarray(k.outAt >> 2, (k.outAt >> 2) + read), run.count);
     run.count += read;
-    run.next = run.loadedFrom + stop;
+    run.next = run.loadedFrom + stop - base;
     // it stopped at something else than the end of what it holds: the scanner reads that
-    if (stop + LOOKAHEAD <= length) return;
+    if (stop + LOOKAHEAD <= end) return;
   }
 }

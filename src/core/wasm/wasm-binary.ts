@@ -94,13 +94,20 @@ export const i64Const = (v: bigint): number[] => [op.i64Const, ...sleb(v)];
 
 // lib ES2023 declares no WebAssembly: the few members used here
 export interface WasmMemory {
-  readonly buffer: ArrayBuffer;
+  /** a SharedArrayBuffer for a shared memory */
+  readonly buffer: ArrayBuffer | SharedArrayBuffer;
   grow(pages: number): number;
 }
 export interface WasmApi {
   readonly Module: new (bytes: Uint8Array) => object;
-  readonly Instance: new (module: object) => { readonly exports: Readonly<Record<string, unknown>> };
+  readonly Instance: new (
+    module: object,
+    imports?: Readonly<Record<string, Readonly<Record<string, unknown>>>>,
+  ) => { readonly exports: Readonly<Record<string, unknown>> };
+  readonly Memory: new (descriptor: { initial: number; maximum?: number; shared?: boolean }) => WasmMemory;
 }
+
+export const WASM_PAGE_BYTES = 64 * 1024;
 
 const LITTLE_ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
 
@@ -111,4 +118,16 @@ const LITTLE_ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
 export function wasmApi(): WasmApi | null {
   const api = (globalThis as { WebAssembly?: WasmApi }).WebAssembly;
   return LITTLE_ENDIAN && api !== undefined ? api : null;
+}
+
+/** A fixed-size memory threads can share (a kernel on one thread reads what another wrote); null where unavailable. */
+export function sharedWasmMemory(bytes: number): WasmMemory | null {
+  const api = wasmApi();
+  if (api === null) return null;
+  const pages = Math.ceil(bytes / WASM_PAGE_BYTES);
+  try {
+    return new api.Memory({ initial: pages, maximum: pages, shared: true });
+  } catch {
+    return null;
+  }
 }

@@ -21,6 +21,8 @@ import { correlationHeaders, type CtxRequestInfo, type HeaderBag } from '../../c
 import { parseCtxResponse, type CtxResponseInfo, type CtxResponseShape } from '../../core/relay/ctx-response.js';
 import type { ScanMessage, ScanReply, ScanRequest, ScanThreadData } from './ctx-scan-thread.js';
 import { createPromptIdRingMemory, PromptIdRingReader } from './prompt-id-ring.js';
+import { ID_RUN_KERNEL_BYTES } from '../../core/relay/id-run-kernel.js';
+import { sharedWasmMemory } from '../../core/wasm/wasm-binary.js';
 
 /** What a scan read: the request info, and the prompt's fingerprints when the thread computed them. */
 export interface ScannedRequest {
@@ -296,11 +298,14 @@ export class CtxScanPool {
   #ensureWorker(): Worker | null {
     if (!this.threaded) return null;
     if (this.#worker !== null) return this.#worker;
-    const ring = new SharedArrayBuffer(RING_BYTES);
+    // a shared WebAssembly memory where there is one: the thread's id kernel then reads the ring in place
+    const memory = sharedWasmMemory(RING_BYTES + ID_RUN_KERNEL_BYTES);
+    const ring =
+      memory === null ? { bytes: new SharedArrayBuffer(RING_BYTES), kernel: null } : { bytes: null, kernel: memory };
     const read = new SharedArrayBuffer(8);
     const ids = createPromptIdRingMemory(this.#idRingSlots);
     const worker = new Worker(THREAD_FILE, { workerData: { ring, read, ids } satisfies ScanThreadData });
-    this.#ring = new Uint8Array(ring);
+    this.#ring = new Uint8Array(memory?.buffer ?? ring.bytes!, 0, RING_BYTES);
     this.#ringRead = new BigInt64Array(read);
     this.#ringWritten = 0;
     const idRing = new PromptIdRingReader(ids);

@@ -9,6 +9,8 @@ import { createCtxBodyReader, type CtxBodyReader } from '../../core/relay/ctx-bo
 import type { CtxRequestInfo, HeaderBag } from '../../core/relay/ctx-request.js';
 import { parseCtxResponse, type CtxResponseInfo, type CtxResponseShape } from '../../core/relay/ctx-response.js';
 import { promptFingerprints } from '../../core/state/incremental-keys.js';
+import { bindIdRunKernel, ID_RUN_KERNEL_BYTES } from '../../core/relay/id-run-kernel.js';
+import type { WasmMemory } from '../../core/wasm/wasm-binary.js';
 import { PromptIdRingWriter, type PromptIdRingMemory, type RingIds } from './prompt-id-ring.js';
 
 /**
@@ -16,7 +18,13 @@ import { PromptIdRingWriter, type PromptIdRingMemory, type RingIds } from './pro
  * thread writes prompts' ids into.
  */
 export interface ScanThreadData {
-  readonly ring: SharedArrayBuffer;
+  /**
+   * RING_BYTES of bytes; as a shared WebAssembly memory (`kernel`), the id kernel's own bytes follow them and it reads
+   * the ring in place
+   */
+  readonly ring:
+    | { readonly bytes: SharedArrayBuffer; readonly kernel: null }
+    | { readonly bytes: null; readonly kernel: WasmMemory };
   readonly read: SharedArrayBuffer;
   readonly ids: PromptIdRingMemory;
 }
@@ -68,6 +76,16 @@ export type ScanReply = OneReply | { readonly kind: 'batch'; readonly items: rea
 /** The thread's name in `top -H` and /proc (the benchmark splits the relay's CPU by thread with it); Linux only. */
 export const SCAN_THREAD_NAME = 'kvs-scan';
 
+/** The ring's bytes (the kernel bound to the memory they are in, when it is a WebAssembly memory). */
+function ringOf(data: ScanThreadData | null): Uint8Array {
+  if (data === null) return new Uint8Array(0);
+  const { bytes, kernel } = data.ring;
+  if (bytes !== null) return new Uint8Array(bytes);
+  const ringBytes = kernel.buffer.byteLength - ID_RUN_KERNEL_BYTES;
+  bindIdRunKernel(kernel, ringBytes);
+  return new Uint8Array(kernel.buffer, 0, ringBytes);
+}
+
 const port = parentPort;
 if (port !== null) {
   try {
@@ -77,7 +95,7 @@ if (port !== null) {
   }
   const open = new Map<number, CtxBodyReader>();
   const data = workerData as ScanThreadData | null;
-  const ring = data === null ? new Uint8Array(0) : new Uint8Array(data.ring);
+  const ring = ringOf(data);
   const read = data === null ? new BigInt64Array(1) : new BigInt64Array(data.read);
   const idRing = data === null ? null : new PromptIdRingWriter(data.ids);
   /** `ids` in the id ring when it has room (the ids stay out of the message), else null (they travel on their own) */
