@@ -19,7 +19,7 @@ export interface Sample<T> {
   readonly workerCpu: number | null;
   readonly proxyCpu: number | null;
   readonly loadCpu: number | null;
-  /** the relay's CPU ms per request by thread: main (the forwarding loop), named (the scan thread), other */
+  /** a Node proxy's CPU ms per request by thread: main (the forwarding loop), named (the relay's scan thread), other */
   readonly threads: { readonly main: number; readonly named: number; readonly other: number } | null;
 }
 
@@ -74,6 +74,7 @@ export function relayRows(m: RelayMeasurements): SectionReport & { notes: string
   const nginxCpu = medOr(c.nginx.map((s) => s.proxyCpu));
   const nodeCpu = haveNode ? medOr(c.node.map((s) => s.proxyCpu)) : null;
   const mainCpu = medOr(c.relay.map((s) => s.threads?.main ?? null));
+  const nodeMainCpu = haveNode ? medOr(c.node.map((s) => s.threads?.main ?? null)) : null;
   const scanCpu = medOr(c.relay.map((s) => s.threads?.named ?? null));
   const otherCpu = medOr(c.relay.map((s) => s.threads?.other ?? null));
   const workerD = medOr(c.direct.map((s) => s.workerCpu));
@@ -193,7 +194,7 @@ export function relayRows(m: RelayMeasurements): SectionReport & { notes: string
     {
       measurement: 'relay CPU per request, forwarding thread (event loop)',
       result: cpu(mainCpu),
-      baseline: haveNginx ? `nginx ${cpu(nginxCpu)} (one thread does everything)` : peerMissing,
+      baseline: `bare Node proxy's event loop ${cpu(nodeMainCpu)} (no analysis); ${haveNginx ? `nginx ${cpu(nginxCpu)} (one thread does everything)` : peerMissing}`,
       ratio:
         haveNginx && mainCpu !== null && nginxCpu !== null && nginxCpu > 0
           ? `${fmtRatio(mainCpu / nginxCpu)} nginx`

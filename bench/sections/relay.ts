@@ -100,18 +100,20 @@ export async function relaySection(config: RunConfig): Promise<SectionReport> {
         : []),
       ['relay', serve.url, relayPid],
     ];
+    // by thread for the Node processes (the relay, and the bare Node proxy, whose event loop is the floor of the
+    // relay's forwarding thread)
     const cpuAround = async <T extends { totalRequests: number }>(
       pid: number | undefined,
-      isRelay: boolean,
+      byThread: boolean,
       run: () => Promise<T>,
     ) => {
       const w0 = processCpuMs(worker.pid);
       const p0 = processCpuMs(pid);
-      const t0 = isRelay ? threadCpuMs(relayPid, SCAN_THREAD) : null;
+      const t0 = byThread ? threadCpuMs(pid, SCAN_THREAD) : null;
       const result = await run();
       const n = Math.max(1, result.totalRequests);
       const per = (x: number | null): number | null => (x === null ? null : x / n);
-      const threads = threadDiff(t0, isRelay ? threadCpuMs(relayPid, SCAN_THREAD) : null);
+      const threads = threadDiff(t0, byThread ? threadCpuMs(pid, SCAN_THREAD) : null);
       return {
         result,
         workerCpu: per(diff(w0, processCpuMs(worker.pid))),
@@ -122,7 +124,9 @@ export async function relaySection(config: RunConfig): Promise<SectionReport> {
     };
     for (let run = 0; run < config.runs; run++) {
       for (const [name, origin, pid] of paths) {
-        const r = await cpuAround(pid, name === 'relay', () => runNodeTask<LoadResult>('load', { ...closed, origin }));
+        const r = await cpuAround(pid, name === 'relay' || name === 'node', () =>
+          runNodeTask<LoadResult>('load', { ...closed, origin }),
+        );
         if (name === 'direct' && r.result.errors > 0)
           throw new Error(`direct load had ${r.result.errors} failed requests: the harness is broken`);
         m.closed[name].push({ ...r, loadCpu: r.result.cpuMs / Math.max(1, r.result.totalRequests) });
@@ -130,7 +134,7 @@ export async function relaySection(config: RunConfig): Promise<SectionReport> {
     }
     for (let run = 0; run < config.slowRuns; run++) {
       for (const [name, origin, pid] of paths) {
-        const r = await cpuAround(pid, name === 'relay', () =>
+        const r = await cpuAround(pid, name === 'relay' || name === 'node', () =>
           runNodeTask<OpenLoadResult>('open-load', { ...open, origin }),
         );
         if (name === 'direct' && r.result.errors > 0)

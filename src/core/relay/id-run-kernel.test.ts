@@ -41,4 +41,34 @@ describe('readIdRun (the WebAssembly kernel)', () => {
       expect(text.slice(r.next)).toBe(`${left}${'3,'.repeat(40)}`);
     }
   });
+
+  it('reads a long stretch as two streams and keeps only what one stream would have read', () => {
+    // long enough for two streams; the odd thing sits in the first half, at the middle, or in the second half
+    const before = Array.from({ length: 1500 }, (_, i) => (i * 48271) % 152_064);
+    for (const [rest, left] of [
+      ['-1,', '-1,'],
+      ['123456789,', '123456789,'],
+      ['  1,', ' 1,'],
+      [']', ']'],
+    ] as const) {
+      for (const share of [0.1, 0.5, 0.9]) {
+        const cut = Math.floor(before.length * share);
+        const head = before.slice(0, cut);
+        const text = `${head.map((v, i) => `${v}${i % 2 === 0 ? ', ' : ','}`).join('')}${rest}${'3,'.repeat(2000)}`;
+        const r = run();
+        readIdRun(enc.encode(text), r, grow);
+        expect(Array.from(r.ids.subarray(0, r.count)), `${rest} at ${share}`).toEqual(head);
+        expect(text.slice(r.next)).toBe(`${left}${'3,'.repeat(2000)}`);
+      }
+    }
+  });
+
+  it('reads 7-digit ids and the space after them in both streams', () => {
+    const ids = Array.from({ length: 5000 }, (_, i) => 1_000_000 + ((i * 7919) % 8_999_999));
+    const text = `${ids.map((v) => `${v}, `).join('')}]`;
+    const r = run();
+    readIdRun(enc.encode(text), r, grow);
+    expect(Array.from(r.ids.subarray(0, r.count))).toEqual(ids);
+    expect(text.slice(r.next)).toBe(']');
+  });
 });

@@ -1,7 +1,9 @@
 // The prompt scanner's innermost loop as a small WebAssembly function: a run of token ids written `id,` or `id, `
 // (JSON.stringify, Python's json.dumps). JavaScript reads an id digit by digit and mispredicts where each id ends
 // (~25 cycles an id); here each id is one 8-byte load, its length from the first non-digit byte (a bit trick, no
-// branch) and its value from three multiplies that combine the digits pairwise — about half the time per byte.
+// branch), its ',' and space from the same 8 bytes, and its value from three multiplies that combine the digits
+// pairwise. Each id still waits on the one before (where it starts), so a long stretch is read as two streams, its
+// halves, side by side: the CPU overlaps their waits, about twice the ids per cycle.
 //
 // The kernel reads only what it is sure of — ids of 1 to 7 digits (below 2^32 always), each followed by ',' and at
 // most one space — and stops at the first byte that is anything else, at the start of an id, where the scanner's own
@@ -15,6 +17,7 @@ import {
   localGet,
   localSet,
   localTee,
+  MEMORY_COPY,
   i32Const,
   i64Const,
   name,
@@ -26,63 +29,130 @@ import {
   WASM_HEADER,
 } from '../wasm/wasm-binary.js';
 
-// the module's memory: input slices at 0, the ids read at OUT_AT (a slice of SLICE bytes holds at most SLICE/2 ids)
+// the module's memory: input slices at 0, the ids read at OUT_AT (a slice of SLICE bytes holds at most SLICE/2 ids; the
+// two-stream function keeps the second stream's ids after room for the first's, then moves them up behind them)
 const SLICE = 64 * 1024;
 const OUT_AT = SLICE;
-const MEMORY_PAGES = 4; // 256 KB: SLICE bytes in, 2 * SLICE bytes of ids out
+const MEMORY_PAGES = 4; // 256 KB: SLICE bytes in, 2 * SLICE bytes of ids out, and room to spare
 /** a run shorter than this is left to the scanner (the call and the copies cost more than they save) */
 const MIN_RUN_BYTES = 32;
-/** the kernel reads 8 bytes at an id, and the byte after its ',' */
+/** a stretch this long is read as two streams side by side */
+const TWO_STREAM_BYTES = 1024;
+/** the kernel reads 8 bytes at an id, and the byte after them (a 7-digit id's space) */
 const LOOKAHEAD = 9;
 
 const bytesOf = (b: number): bigint => BigInt(b) * 0x0101010101010101n;
 
-// ids(i, end, out) -> where it stopped; the ids go to out, out's end to the global outEnd
-const [P_I, P_END, P_OUT, L_X, L_LEN, L_Y] = [0, 1, 2, 3, 4, 5];
+/** one stream's locals: where it is, where it must stop, where its ids go, and the step's scratch */
+interface Stream {
+  readonly i: number;
+  readonly end: number;
+  readonly out: number;
+  readonly x: number;
+  readonly len: number;
+  readonly y: number;
+  readonly w: number;
+}
+
+/**
+ * One id of a stream, or a branch to `exit` (the label depth) before anything changed: ids of 1 to 7 digits, each
+ * followed by ',' and at most one space. Two streams' steps in one loop overlap in the CPU: each step waits on its
+ * own loads and bit tricks (~20 cycles), not on the other's.
+ */
+function idStep(s: Stream, exit: number): number[] {
+  // prettier-ignore
+  return [
+    // room for an id's 8 bytes and the byte after them
+    ...localGet(s.i), ...i32Const(LOOKAHEAD), op.i32Add, ...localGet(s.end), op.i32GtU, op.brIf, exit,
+    // x: the 8 bytes at i, digits turned into their values
+    ...localGet(s.i), op.i64Load, 0, 0, ...i64Const(bytesOf(0x30)), op.i64Xor, ...localTee(s.x),
+    // the high bit of each byte that is no digit (x & 0x7f) + 0x76 overflows 0x7f past 9; a byte ≥ 0x80 is none
+    ...i64Const(bytesOf(0x7f)), op.i64And, ...i64Const(bytesOf(0x76)), op.i64Add, ...localGet(s.x), op.i64Or, ...i64Const(bytesOf(0x80)), op.i64And,
+    // the id's length: the first such byte; only 1 to 7 digits go on
+    op.i64Ctz, op.i32WrapI64, ...i32Const(3), op.i32ShrU, ...localTee(s.len),
+    ...i32Const(1), op.i32Sub, ...i32Const(6), op.i32GtU, op.brIf, exit,
+    // w: x from the byte after the digits, which must be ',' (0x2c ^ 0x30): no second load on the way to the next id
+    ...localGet(s.x), ...localGet(s.len), ...i32Const(3), op.i32Shl, op.i64ExtendI32U, op.i64ShrU, ...localTee(s.w),
+    ...i64Const(0xffn), op.i64And, ...i64Const(0x1cn), op.i64Ne, op.brIf, exit,
+    ...localGet(s.out),
+    // the digits moved to the top of 8 places (leading zeros), then combined in pairs, fours, eights
+    ...localGet(s.x), ...i64Const(64n), ...localGet(s.len), ...i32Const(3), op.i32Shl, op.i64ExtendI32U, op.i64Sub, op.i64Shl, ...localTee(s.y),
+    ...i64Const(10n), op.i64Mul, ...localGet(s.y), ...i64Const(8n), op.i64ShrU, op.i64Add, ...i64Const(0x00ff00ff00ff00ffn), op.i64And, ...localTee(s.y),
+    ...i64Const(100n), op.i64Mul, ...localGet(s.y), ...i64Const(16n), op.i64ShrU, op.i64Add, ...i64Const(0x0000ffff0000ffffn), op.i64And, ...localTee(s.y),
+    ...i64Const(10000n), op.i64Mul, ...localGet(s.y), ...i64Const(32n), op.i64ShrU, op.i64Add, op.i32WrapI64,
+    op.i32Store, 2, 0,
+    ...localGet(s.out), ...i32Const(4), op.i32Add, ...localSet(s.out),
+    // past the ',' and one space after it: the byte after the ',' in x (0x20 ^ 0x30), for 7 digits the byte past x
+    ...localGet(s.i), ...localGet(s.len), op.i32Add, ...i32Const(1), op.i32Add,
+    ...localGet(s.i), op.i32Load8U, 0, 8, ...i32Const(32), op.i32Eq,
+    ...localGet(s.w), ...i64Const(8n), op.i64ShrU, ...i64Const(0xffn), op.i64And, ...i64Const(0x10n), op.i64Eq,
+    ...localGet(s.len), ...i32Const(7), op.i32Eq, op.select,
+    op.i32Add, ...localSet(s.i),
+  ];
+}
+
+/** `loop { steps; }` until one of them exits */
 // prettier-ignore
-const BODY: number[] = [
+const loopOf = (...steps: ((exit: number) => number[])[]): number[] => [
   op.block, op.void, op.loop, op.void,
-  // room for an id's 8 bytes and the byte after its ','
-  ...localGet(P_I), ...i32Const(LOOKAHEAD), op.i32Add, ...localGet(P_END), op.i32GtU, op.brIf, 1,
-  // x: the 8 bytes at i, digits turned into their values
-  ...localGet(P_I), op.i64Load, 0, 0, ...i64Const(bytesOf(0x30)), op.i64Xor, ...localTee(L_X),
-  // the high bit of each byte that is no digit (x & 0x7f) + 0x76 overflows 0x7f past 9; a byte ≥ 0x80 is none
-  ...i64Const(bytesOf(0x7f)), op.i64And, ...i64Const(bytesOf(0x76)), op.i64Add, ...localGet(L_X), op.i64Or, ...i64Const(bytesOf(0x80)), op.i64And,
-  // the id's length: the first such byte; only 1 to 7 digits go on
-  op.i64Ctz, op.i32WrapI64, ...i32Const(3), op.i32ShrU, ...localTee(L_LEN),
-  ...i32Const(1), op.i32Sub, ...i32Const(6), op.i32GtU, op.brIf, 1,
-  // followed by ','
-  ...localGet(P_I), ...localGet(L_LEN), op.i32Add, op.i32Load8U, 0, 0, ...i32Const(44), op.i32Ne, op.brIf, 1,
-  ...localGet(P_OUT),
-  // the digits moved to the top of 8 places (leading zeros), then combined in pairs, fours, eights
-  ...localGet(L_X), ...i64Const(64n), ...localGet(L_LEN), ...i32Const(3), op.i32Shl, op.i64ExtendI32U, op.i64Sub, op.i64Shl, ...localTee(L_Y),
-  ...i64Const(10n), op.i64Mul, ...localGet(L_Y), ...i64Const(8n), op.i64ShrU, op.i64Add, ...i64Const(0x00ff00ff00ff00ffn), op.i64And, ...localTee(L_Y),
-  ...i64Const(100n), op.i64Mul, ...localGet(L_Y), ...i64Const(16n), op.i64ShrU, op.i64Add, ...i64Const(0x0000ffff0000ffffn), op.i64And, ...localTee(L_Y),
-  ...i64Const(10000n), op.i64Mul, ...localGet(L_Y), ...i64Const(32n), op.i64ShrU, op.i64Add, op.i32WrapI64,
-  op.i32Store, 2, 0,
-  ...localGet(P_OUT), ...i32Const(4), op.i32Add, ...localSet(P_OUT),
-  // past the ',' and one space after it
-  ...localGet(P_I), ...localGet(L_LEN), op.i32Add, ...i32Const(1), op.i32Add, ...localTee(P_I),
-  ...localGet(P_I), op.i32Load8U, 0, 0, ...i32Const(32), op.i32Eq, op.i32Add, ...localSet(P_I),
-  op.br, 0,
-  op.end, op.end,
-  ...localGet(P_OUT), op.globalSet, 0,
-  ...localGet(P_I),
+  ...steps.flatMap((step) => step(1)),
+  op.br, 0, op.end, op.end,
+];
+
+// ids(i, end, out) -> where it stopped; the ids go to out, out's end to the global outEnd
+const ONE: Stream = { i: 0, end: 1, out: 2, x: 3, len: 4, y: 5, w: 6 };
+// prettier-ignore
+const ONE_LOCALS = vec([[1, I64], [1, I32], [2, I64]]);
+// prettier-ignore
+const ONE_BODY: number[] = [
+  ...loopOf((exit) => idStep(ONE, exit)),
+  ...localGet(ONE.out), op.globalSet, 0,
+  ...localGet(ONE.i),
   op.end,
 ];
 
-const FUNC = [
-  ...vec([
-    [1, I64],
-    [1, I32],
-    [1, I64],
-  ]),
-  ...BODY,
+// ids2(i, split, end, out) -> where it stopped: the ids from i to split (stream a) and from split on (stream b), read
+// side by side; split must be an id's first byte. If a stops short of split, only a's ids count (b's are dropped).
+const [P_SPLIT, L_END_A, L_OUT_B0] = [1, 6, 7];
+const A: Stream = { i: 0, end: L_END_A, out: 3, x: 8, len: 9, y: 10, w: 11 };
+const B: Stream = { i: 4, end: 2, out: 5, x: 12, len: 13, y: 14, w: 15 };
+// prettier-ignore
+const TWO_LOCALS = vec([[4, I32], [1, I64], [1, I32], [2, I64], [1, I64], [1, I32], [2, I64]]);
+// prettier-ignore
+const TWO_BODY: number[] = [
+  ...localGet(P_SPLIT), ...localSet(B.i),
+  // b's ids after room for all of a's (an id takes 2 bytes at least)
+  ...localGet(A.out), ...localGet(P_SPLIT), ...localGet(A.i), op.i32Sub, ...i32Const(1), op.i32ShrU, ...i32Const(2), op.i32Shl, op.i32Add, ...i32Const(8), op.i32Add,
+  ...localTee(B.out), ...localSet(L_OUT_B0),
+  // a steps while i < split
+  ...localGet(P_SPLIT), ...i32Const(LOOKAHEAD - 1), op.i32Add, ...localSet(L_END_A),
+  ...loopOf((exit) => idStep(A, exit), (exit) => idStep(B, exit)),
+  ...loopOf((exit) => idStep(A, exit)),
+  ...localGet(A.i), ...localGet(P_SPLIT), op.i32Ne, op.if, op.void,
+  ...localGet(A.out), op.globalSet, 0, ...localGet(A.i), op.return,
+  op.end,
+  ...loopOf((exit) => idStep(B, exit)),
+  // b's ids moved up behind a's
+  ...localGet(A.out), ...localGet(L_OUT_B0), ...localGet(B.out), ...localGet(L_OUT_B0), op.i32Sub, ...MEMORY_COPY,
+  ...localGet(A.out), ...localGet(B.out), ...localGet(L_OUT_B0), op.i32Sub, op.i32Add, op.globalSet, 0,
+  ...localGet(B.i),
+  op.end,
 ];
+
+const code = (locals: number[], body: number[]): number[] => {
+  const f = [...locals, ...body];
+  return [...uleb(f.length), ...f];
+};
 const MODULE = Uint8Array.from([
   ...WASM_HEADER,
-  ...section(1, vec([[0x60, ...vec([[I32], [I32], [I32]]), ...vec([[I32]])]])),
-  ...section(3, vec([[0]])),
+  ...section(
+    1,
+    vec([
+      [0x60, ...vec([[I32], [I32], [I32]]), ...vec([[I32]])],
+      [0x60, ...vec([[I32], [I32], [I32], [I32]]), ...vec([[I32]])],
+    ]),
+  ),
+  ...section(3, vec([[0], [1]])),
   ...section(5, vec([[0x00, ...uleb(MEMORY_PAGES)]])),
   ...section(6, vec([[I32, 1, ...i32Const(0), op.end]])),
   ...section(
@@ -90,14 +160,16 @@ const MODULE = Uint8Array.from([
     vec([
       [...name('memory'), 2, 0],
       [...name('ids'), 0, 0],
+      [...name('ids2'), 0, 1],
       [...name('outEnd'), 3, 0],
     ]),
   ),
-  ...section(10, vec([[...uleb(FUNC.length), ...FUNC]])),
+  ...section(10, vec([code(ONE_LOCALS, ONE_BODY), code(TWO_LOCALS, TWO_BODY)])),
 ]);
 
 interface Kernel {
   readonly ids: (i: number, end: number, out: number) => number;
+  readonly ids2: (i: number, split: number, end: number, out: number) => number;
   readonly outEnd: { value: number };
   readonly bytes: Uint8Array;
   readonly words: Uint32Array;
@@ -110,17 +182,40 @@ function instantiate(): Kernel | null {
     const instance = new api.Instance(new api.Module(MODULE));
     const exports = instance.exports as unknown as {
       ids: Kernel['ids'];
+      ids2: Kernel['ids2'];
       outEnd: Kernel['outEnd'];
       memory: { buffer: ArrayBuffer };
     };
     const buffer = exports.memory.buffer;
-    return { ids: exports.ids, outEnd: exports.outEnd, bytes: new Uint8Array(buffer), words: new Uint32Array(buffer) };
+    return {
+      ids: exports.ids,
+      ids2: exports.ids2,
+      outEnd: exports.outEnd,
+      bytes: new Uint8Array(buffer),
+      words: new Uint32Array(buffer),
+    };
   } catch {
     return null;
   }
 }
 
 const kernel = instantiate();
+
+/**
+ * Where a second stream can start in bytes[from, end): the first byte after a ',' (and one space) past the middle, if
+ * it is a digit; -1 when the stretch is short or has no such place near its middle.
+ */
+function splitPoint(bytes: Uint8Array, from: number, end: number): number {
+  if (end - from < TWO_STREAM_BYTES) return -1;
+  const middle = from + ((end - from) >> 1);
+  for (let at = middle; at < middle + 16; at++) {
+    if (bytes[at] !== 44) continue;
+    const start = bytes[at + 1] === 32 ? at + 2 : at + 1;
+    const d = bytes[start]! - 48;
+    return d >= 0 && d <= 9 ? start : -1;
+  }
+  return -1;
+}
 
 /**
  * A scanner's run of ids: the ids array (grown when full) and how many it holds, the next index in the chunk, and which
@@ -150,7 +245,9 @@ export function readIdRun(chunk: Uint8Array, run: IdRun, grow: (ids: Uint32Array
       run.loadedTo = run.next + length;
     }
     const length = run.loadedTo - run.loadedFrom;
-    const stop = kernel.ids(run.next - run.loadedFrom, length, OUT_AT);
+    const from = run.next - run.loadedFrom;
+    const split = splitPoint(kernel.bytes, from, length);
+    const stop = split === -1 ? kernel.ids(from, length, OUT_AT) : kernel.ids2(from, split, length, OUT_AT);
     const read = (kernel.outEnd.value - OUT_AT) >> 2;
     while (run.count + read > run.ids.length) run.ids = grow(run.ids);
     run.ids.set(kernel.words.subarray(OUT_AT >> 2, (OUT_AT >> 2) + read), run.count);

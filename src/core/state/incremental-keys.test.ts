@@ -66,6 +66,20 @@ describe('incremental block keys', () => {
     expect(sharedPrefixTokens(prefixFingerprints(a), prefixFingerprints(a))).toBe(96);
   });
 
+  it('a changed token changes every checkpoint from its stride on, in the strides hashed four at a time and the rest', () => {
+    const base = Uint32Array.from({ length: 7 * 16 + 5 }, (_, i) => (i * 2654435761) >>> 16);
+    const original = prefixFingerprints(base);
+    for (let at = 0; at < base.length; at++) {
+      const changed = Uint32Array.from(base);
+      changed[at] = changed[at]! ^ 1;
+      const fingerprints = prefixFingerprints(changed);
+      for (let c = 0; c < original.length / 2; c++) {
+        const same = fingerprints[2 * c] === original[2 * c] && fingerprints[2 * c + 1] === original[2 * c + 1];
+        expect(same, `token ${at}, checkpoint ${c}`).toBe(c < Math.floor(at / 16));
+      }
+    }
+  });
+
   it("the digester's keys for a growing trajectory equal the router chunking of each full prompt", () => {
     const d = configuredDigester(['a'], { server: 'a', tokensPerBlock: 128 });
     let prompt = Uint32Array.from({ length: 1000 }, (_, i) => (i * 7919) >>> 0);

@@ -1,6 +1,6 @@
 // Block keys of a follow-up turn reuse the keys of its trajectory's previous turn: agentic prompts grow by appending,
 // so all but the last few blocks are unchanged. A rolling 64-bit prefix fingerprint every FINGERPRINT_STRIDE tokens
-// (two independent 32-bit lanes, ~1 ns per token) finds how long the shared token prefix is without keeping the
+// (two independent 32-bit lanes, ~1 ns per token, see prefixFingerprints) finds how long the shared token prefix is without keeping the
 // previous prompt; the v1 chain then continues from the last reused key. Other algorithms (v2 needs the full 32-byte
 // parent) and first turns hash from scratch. The result is bit-identical to hashing the whole prompt.
 import { blockKeyChain } from '../hashing/block-key.js';
@@ -10,24 +10,77 @@ import type { HashAlgo } from '../wire/kv-event.js';
 
 export const FINGERPRINT_STRIDE = 16;
 
+// Each stride of tokens is hashed on its own (two 32-bit lanes), and the checkpoints chain the strides' hashes: four
+// strides are hashed side by side, so the CPU overlaps their multiply chains instead of waiting on one (2x faster
+// than one chain through every token). The fingerprints live in memory only: their definition may change freely.
+const LANE_A_SEED = 0x9e3779b9;
+const LANE_B_SEED = 0x85ebca6b;
+
+/** checkpoint lane a after a stride whose lane hash is `stride` */
+const chainA = (previous: number, stride: number): number => {
+  const x = Math.imul(previous ^ stride, 0x85ebca77);
+  return (x ^ (x >>> 16)) >>> 0;
+};
+const chainB = (previous: number, stride: number): number => {
+  const x = Math.imul(previous ^ stride, 0x27d4eb2f);
+  return (x ^ (x >>> 15)) >>> 0;
+};
+
 /** Prefix fingerprints: lanes [a, b] after each FINGERPRINT_STRIDE tokens. */
 export function prefixFingerprints(tokens: ArrayLike<number>): Uint32Array {
-  const checkpoints = Math.floor(tokens.length / FINGERPRINT_STRIDE);
+  const S = FINGERPRINT_STRIDE;
+  const checkpoints = Math.floor(tokens.length / S);
   const out = new Uint32Array(2 * checkpoints);
   let a = 0x811c9dc5;
   let b = 0x2545f491;
-  for (let c = 0; c < checkpoints; c++) {
-    const end = (c + 1) * FINGERPRINT_STRIDE;
-    for (let i = c * FINGERPRINT_STRIDE; i < end; i++) {
-      const t = tokens[i]! >>> 0;
-      a = Math.imul(a ^ t, 0x01000193);
-      a ^= a >>> 15;
-      b = Math.imul(b + t + 0x9e3779b9, 0x85ebca77);
-      b ^= b >>> 13;
-      b = Math.imul(b, 0xc2b2ae3d);
+  let c = 0;
+  for (; c + 4 <= checkpoints; c += 4) {
+    // prettier-ignore
+    let a0 = LANE_A_SEED, b0 = LANE_B_SEED, a1 = a0, b1 = b0, a2 = a0, b2 = b0, a3 = a0, b3 = b0;
+    for (let i = c * S, end = i + S; i < end; i++) {
+      const t0 = tokens[i]!,
+        t1 = tokens[i + S]!,
+        t2 = tokens[i + 2 * S]!,
+        t3 = tokens[i + 3 * S]!;
+      a0 = Math.imul(a0 ^ t0, 0x01000193);
+      a0 ^= a0 >>> 15;
+      b0 = Math.imul(b0 + t0, 0xc2b2ae35);
+      b0 ^= b0 >>> 13;
+      a1 = Math.imul(a1 ^ t1, 0x01000193);
+      a1 ^= a1 >>> 15;
+      b1 = Math.imul(b1 + t1, 0xc2b2ae35);
+      b1 ^= b1 >>> 13;
+      a2 = Math.imul(a2 ^ t2, 0x01000193);
+      a2 ^= a2 >>> 15;
+      b2 = Math.imul(b2 + t2, 0xc2b2ae35);
+      b2 ^= b2 >>> 13;
+      a3 = Math.imul(a3 ^ t3, 0x01000193);
+      a3 ^= a3 >>> 15;
+      b3 = Math.imul(b3 + t3, 0xc2b2ae35);
+      b3 ^= b3 >>> 13;
     }
-    out[2 * c] = a >>> 0;
-    out[2 * c + 1] = b >>> 0;
+    out[2 * c] = a = chainA(a, a0);
+    out[2 * c + 1] = b = chainB(b, b0);
+    out[2 * c + 2] = a = chainA(a, a1);
+    out[2 * c + 3] = b = chainB(b, b1);
+    out[2 * c + 4] = a = chainA(a, a2);
+    out[2 * c + 5] = b = chainB(b, b2);
+    out[2 * c + 6] = a = chainA(a, a3);
+    out[2 * c + 7] = b = chainB(b, b3);
+  }
+  // the last strides, one at a time (same hash)
+  for (; c < checkpoints; c++) {
+    let sa = LANE_A_SEED;
+    let sb = LANE_B_SEED;
+    for (let i = c * S, end = i + S; i < end; i++) {
+      const t = tokens[i]!;
+      sa = Math.imul(sa ^ t, 0x01000193);
+      sa ^= sa >>> 15;
+      sb = Math.imul(sb + t, 0xc2b2ae35);
+      sb ^= sb >>> 13;
+    }
+    out[2 * c] = a = chainA(a, sa);
+    out[2 * c + 1] = b = chainB(b, sb);
   }
   return out;
 }

@@ -1,4 +1,5 @@
-// The WebAssembly binary format as far as the project's hand-encoded kernels use it (core spec, MVP instructions):
+// The WebAssembly binary format as far as the project's hand-encoded kernels use it (core spec: MVP instructions and
+// memory.copy):
 // LEB128 numbers, vectors, sections, names, the opcodes, and the runtime's few members. The kernels
 // (hashing/v1-token-mix.ts, relay/id-run-kernel.ts) are encoded instruction by instruction: no toolchain, no I/O.
 
@@ -13,7 +14,10 @@ export const op = {
   loop: 0x03,
   br: 0x0c,
   brIf: 0x0d,
+  if: 0x04,
   end: 0x0b,
+  return: 0x0f,
+  select: 0x1b,
   void: 0x40,
   localGet: 0x20,
   localSet: 0x21,
@@ -30,6 +34,8 @@ export const op = {
   i32Ne: 0x47,
   i32GtU: 0x4b,
   i32GeU: 0x4f,
+  i64Eq: 0x51,
+  i64Ne: 0x52,
   i32Add: 0x6a,
   i32Sub: 0x6b,
   i32Mul: 0x6c,
@@ -48,6 +54,9 @@ export const op = {
   i32WrapI64: 0xa7,
   i64ExtendI32U: 0xad,
 } as const;
+
+/** memory.copy(destination, source, bytes) on memory 0 */
+export const MEMORY_COPY: readonly number[] = [0xfc, 0x0a, 0x00, 0x00];
 
 export function uleb(n: number): number[] {
   const out: number[] = [];

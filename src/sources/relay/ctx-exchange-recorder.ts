@@ -124,7 +124,8 @@ export class CtxExchange {
   readonly #ts: number;
   readonly #inflight: Record<string, number>;
   readonly #encoding: CtxBodyEncoding;
-  readonly #request: BodyCapture;
+  /** the body's bounded copy, until the scan's answer shows it is not needed (null from then on) */
+  #request: BodyCapture | null;
   readonly #scan: CtxScan;
   readonly #response: BodyCapture;
   #requestId: string;
@@ -165,8 +166,9 @@ export class CtxExchange {
   /** A request body chunk that was forwarded (its bytes must not change until the next tick). */
   requestChunk(chunk: Buffer): void {
     if (this.#decision !== undefined) return; // a decision already taken reads no more
-    this.#request.add(chunk);
-    if (this.#request.complete) this.#scan.feed(chunk);
+    const request = this.#request!; // kept until the decision, which reads no more chunks
+    request.add(chunk);
+    if (request.complete) this.#scan.feed(chunk);
   }
 
   /** The request body ended: the decision takes its place in the order now. */
@@ -244,9 +246,11 @@ export class CtxExchange {
 
   async #read(): Promise<CtxRequestInfo> {
     const headers = this.#headers;
-    if (!this.#request.complete) {
+    const request = this.#request!;
+    if (!request.complete) {
       this.#recorder.countTruncated();
       this.#scan.drop();
+      this.#request = null;
       return unreadableCtxRequest('too_large', headers);
     }
     const scanned = await this.#scan.finish(headers).catch(() => undefined);
@@ -256,22 +260,27 @@ export class CtxExchange {
       this.#fingerprints = scanned.promptFingerprints;
     }
     // the JSON text path (several prompts, strings), or a scan that failed: read the capture here
-    else if (this.#encoding === 'json') read = parseCtxRequest(this.#request.text(), headers);
+    else if (this.#encoding === 'json') read = parseCtxRequest(request.text(), headers);
     else {
       const inline = createCtxBodyReader(this.#encoding);
-      inline.feed(this.#request.bytes());
+      inline.feed(request.bytes());
       read = inline.finish(headers) ?? unreadableCtxRequest('malformed', headers);
     }
+    const { server, onRender, render } = this.#deps;
+    // the copy is only needed for a render: let its chunks go now, not when the exchange ends — a request's socket
+    // buffers that outlive a few scavenges are promoted, and only the old generation's collections free them
+    const rendering = render !== undefined && read.promptTokens === null;
+    this.#request = rendering ? request : null;
     // the decision's slot in the gate keeps the order while a render waits for the answer to go out
-    if (this.#deps.render !== undefined && read.promptTokens === null) await this.#forwarded;
-    const { server, onRender } = this.#deps;
+    if (rendering) await this.#forwarded;
     const withIds = await withRouterSideIds(
       read,
-      this.#deps.render,
-      () => this.#request.bytes(),
+      render,
+      () => request.bytes(),
       this.#encoding,
       (result, reason) => onRender?.(server, result, reason),
     );
+    this.#request = null;
     this.#routerIds = withIds.routerIds;
     return withIds.info;
   }
