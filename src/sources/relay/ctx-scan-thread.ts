@@ -154,8 +154,10 @@ if (port !== null) {
     open.delete(m.id);
     const info = (reader ?? createCtxBodyReader(m.encoding)).finish(m.headers);
     const tokens = info?.promptTokens ?? null;
-    // the decision digest's pass over the prompt, done here instead of on the relay's event loop
-    const fingerprints = tokens === null ? null : promptFingerprints(tokens);
+    // the decision digest's pass over the prompt, done here instead of on the relay's event loop; only a trajectory's
+    // turns are compared by them, so an uncorrelated decision goes without
+    const fingerprints =
+      tokens !== null && info !== null && info.correlationId !== null ? promptFingerprints(tokens) : null;
     const ringIds = toRing(tokens);
     const sent = info !== null && ringIds !== null ? { ...info, promptTokens: null } : info;
     replies.push({ kind: 'request', id: m.id, info: sent, promptFingerprints: fingerprints, ringIds });
