@@ -23,6 +23,8 @@ function plain(info: CtxRequestInfo | null): unknown {
 }
 
 const enc = new TextEncoder();
+/** the body ring of the tests that fill it (the product's is larger) */
+const RING = 8 * 1024 * 1024;
 
 const idsBody = (ids: number, seed: number): string =>
   JSON.stringify({
@@ -185,7 +187,7 @@ describe('CtxScanPool on its worker thread', () => {
 
   it('keeps at most one ring of bodies waiting for room: past it the oldest go in copies, every answer exact', async () => {
     const { CtxScanPool } = await loadPool();
-    const pool = new CtxScanPool({ thread: true });
+    const pool = new CtxScanPool({ thread: true, ringBytes: RING });
     try {
       // 100 bodies of ~200 KB ended in one tick (~20 MB): the ring takes 8 MB, no answer can free room within the tick,
       // so without a bound 12 MB would wait (and at saturation, bodies and their exchanges without end)
@@ -203,7 +205,7 @@ describe('CtxScanPool on its worker thread', () => {
       });
       const answers = Promise.all(scans.map((s) => s.finish({})));
       expect(pool.parkedBytes).toBeGreaterThan(0);
-      expect(pool.parkedBytes).toBeLessThanOrEqual(8 * 1024 * 1024);
+      expect(pool.parkedBytes).toBeLessThanOrEqual(RING);
       (await answers).forEach((answer, i) =>
         expect(plain(answer?.info ?? null)).toEqual(plain(parseCtxRequest(bodies[i] as string, {}))),
       );
@@ -215,7 +217,7 @@ describe('CtxScanPool on its worker thread', () => {
 
   it('sends a body larger than the whole ring in a copy of its own, between bodies that wait for room', async () => {
     const { CtxScanPool } = await loadPool();
-    const pool = new CtxScanPool({ thread: true });
+    const pool = new CtxScanPool({ thread: true, ringBytes: RING });
     try {
       const body = (ids: number, seed: number): string =>
         JSON.stringify({ prompt: Array.from({ length: ids }, (_, k) => (k * 7919 + seed) % 152_064) });
@@ -225,7 +227,7 @@ describe('CtxScanPool on its worker thread', () => {
         body(1_400_000, 99),
         ...Array.from({ length: 8 }, (_, i) => body(30_000, 100 + i)),
       ];
-      expect(enc.encode(bodies[40]).length).toBeGreaterThan(8 * 1024 * 1024);
+      expect(enc.encode(bodies[40]).length).toBeGreaterThan(RING);
       const scans = bodies.map((b) => {
         const scan = pool.open('json');
         const bytes = enc.encode(b);

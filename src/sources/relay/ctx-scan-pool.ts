@@ -22,7 +22,7 @@ import { parseCtxResponse, type CtxResponseInfo, type CtxResponseShape } from '.
 import type { ScanMessage, ScanReply, ScanRequest, ScanThreadData } from './ctx-scan-thread.js';
 import { createPromptIdRingMemory, PromptIdRingReader } from './prompt-id-ring.js';
 import { ID_RUN_KERNEL_BYTES } from '../../core/relay/id-run-kernel.js';
-import { sharedWasmMemory } from '../../core/wasm/wasm-binary.js';
+import { sharedWasmMemory, WASM_PAGE_BYTES } from '../../core/wasm/wasm-binary.js';
 
 /** What a scan read: the request info, and the prompt's fingerprints when the thread computed them. */
 export interface ScannedRequest {
@@ -50,8 +50,12 @@ interface EndedBody {
 }
 
 const THREAD_FILE = fileURLToPath(new URL('./ctx-scan-thread.js', import.meta.url));
-/** the shared ring's size: bounded memory whatever the load; a lagging thread makes ended bodies wait for room */
-const RING_BYTES = 8 * 1024 * 1024;
+/**
+ * the shared ring's size: bounded memory whatever the load; a lagging thread makes ended bodies wait for room. 32 MB:
+ * with 256 requests of 200 KB in flight an 8 MB ring overflowed at saturation, and each body past it went over in a
+ * 200 KB copy of its own (an allocation on the event loop, a copy into the kernel on the thread)
+ */
+const RING_BYTES = 32 * 1024 * 1024;
 /**
  * the id ring's slots (32 MB): the ids of ~256 prompts of 32K tokens. V8 frees views only in its full collections,
  * which came every ~300 requests at saturation in the relay benchmark: 16 MB left half the prompts' ids to travel on
@@ -99,15 +103,23 @@ export class CtxScanPool {
   #parked: EndedBody[] = [];
   #parkedBytes = 0;
   readonly #idRingSlots: number;
+  readonly #ringBytes: number;
   /** views of the ids the thread placed in the id ring (null: no thread yet); outlives a thread that died, harmless */
   #idRing: PromptIdRingReader | null = null;
   #idsInRing = 0;
   #idsTransferred = 0;
 
-  /** `thread: false` scans inline (and so does a missing thread file); `idRingSlots` sizes the id ring (tests). */
-  constructor(options: { thread: boolean; idRingSlots?: number }) {
+  /**
+   * `thread: false` scans inline (and so does a missing thread file); `ringBytes` (a multiple of 64 KiB) and
+   * `idRingSlots` size the body and id rings (tests).
+   */
+  constructor(options: { thread: boolean; ringBytes?: number; idRingSlots?: number }) {
     this.#useThread = options.thread && existsSync(THREAD_FILE);
     this.#idRingSlots = options.idRingSlots ?? ID_RING_SLOTS;
+    this.#ringBytes = options.ringBytes ?? RING_BYTES;
+    // the thread finds the ring's end as the memory's size less the kernel's bytes: whole pages only
+    if (!Number.isInteger(this.#ringBytes / WASM_PAGE_BYTES) || this.#ringBytes <= 0)
+      throw new RangeError(`scan ring of ${this.#ringBytes} bytes: a positive multiple of 64 KiB`);
   }
 
   /** True while scans run on the worker thread. */
@@ -166,12 +178,12 @@ export class CtxScanPool {
     // the room the thread freed since its last answer (it reads ahead of its messages)
     this.#sendParked();
     if (this.#parked.length > 0 || !this.#sendThroughRing(body)) {
-      if (body.bytes <= RING_BYTES) {
+      if (body.bytes <= this.#ringBytes) {
         this.#parked.push(body);
         this.#parkedBytes += body.bytes;
         // bounded: waiting only pays while the thread keeps up; past a ring's worth waiting (ring room comes back one
         // answer round trip at a time, slower than the relay forwards) the oldest go over in a copy of their own
-        while (this.#parkedBytes > RING_BYTES) this.#sendCopy(this.#unpark());
+        while (this.#parkedBytes > this.#ringBytes) this.#sendCopy(this.#unpark());
         return;
       }
       this.#sendCopy(body);
@@ -250,15 +262,15 @@ export class CtxScanPool {
     const read = this.#ringRead;
     if (ring === null || read === null) return null;
     const start = this.#ringWritten;
-    if (bytes > RING_BYTES - (start - Number(Atomics.load(read, 0)))) return null;
-    let at = start % RING_BYTES;
+    if (bytes > this.#ringBytes - (start - Number(Atomics.load(read, 0)))) return null;
+    let at = start % this.#ringBytes;
     for (const c of chunks) {
       let from = 0;
       while (from < c.length) {
-        const n = Math.min(c.length - from, RING_BYTES - at);
+        const n = Math.min(c.length - from, this.#ringBytes - at);
         ring.set(from === 0 && n === c.length ? c : c.subarray(from, from + n), at);
         from += n;
-        at = (at + n) % RING_BYTES;
+        at = (at + n) % this.#ringBytes;
       }
     }
     this.#ringWritten = start + bytes;
@@ -299,13 +311,15 @@ export class CtxScanPool {
     if (!this.threaded) return null;
     if (this.#worker !== null) return this.#worker;
     // a shared WebAssembly memory where there is one: the thread's id kernel then reads the ring in place
-    const memory = sharedWasmMemory(RING_BYTES + ID_RUN_KERNEL_BYTES);
+    const memory = sharedWasmMemory(this.#ringBytes + ID_RUN_KERNEL_BYTES);
     const ring =
-      memory === null ? { bytes: new SharedArrayBuffer(RING_BYTES), kernel: null } : { bytes: null, kernel: memory };
+      memory === null
+        ? { bytes: new SharedArrayBuffer(this.#ringBytes), kernel: null }
+        : { bytes: null, kernel: memory };
     const read = new SharedArrayBuffer(8);
     const ids = createPromptIdRingMemory(this.#idRingSlots);
     const worker = new Worker(THREAD_FILE, { workerData: { ring, read, ids } satisfies ScanThreadData });
-    this.#ring = new Uint8Array(memory?.buffer ?? ring.bytes!, 0, RING_BYTES);
+    this.#ring = new Uint8Array(memory?.buffer ?? ring.bytes!, 0, this.#ringBytes);
     this.#ringRead = new BigInt64Array(read);
     this.#ringWritten = 0;
     const idRing = new PromptIdRingReader(ids);
