@@ -12,6 +12,7 @@ const tasks: Record<string, () => Promise<(params: never) => unknown>> = {
   'bundle-gen': async () => (await import('./tasks/bundle-gen.js')).runBundleGen,
   'jsonl-read': async () => (await import('./tasks/jsonl-read.js')).runJsonlRead,
   render: async () => (await import('./tasks/render.js')).runRender,
+  'scan-cost': async () => (await import('./tasks/scan-cost.js')).runScanCost,
 };
 
 async function main(): Promise<void> {

@@ -31,6 +31,8 @@ export interface RelayMeasurements {
   readonly openParams: OpenLoadParams;
   /** peak RSS (VmHWM) of each proxy process over the section, bytes; null where not read */
   peakRss: { readonly relay: number | null; readonly node: number | null; readonly nginx: number | null };
+  /** CPU ms per request of the relay's analysis alone (bench/tasks/scan-cost.ts); null where not measured */
+  analysisCpu: number | null;
   readonly notes: string[];
 }
 
@@ -190,6 +192,17 @@ export function relayRows(m: RelayMeasurements): SectionReport & { notes: string
           : '—',
       target: '—',
       status: nodeCpu === null ? 'not measured' : 'info',
+    },
+    {
+      measurement: "… the relay's analysis alone (prompt scan and fingerprints, one thread, no I/O)",
+      result: cpu(m.analysisCpu),
+      baseline:
+        nodeCpu !== null && m.analysisCpu !== null
+          ? `bare Node proxy + analysis ${cpu(nodeCpu + m.analysisCpu)}: the least a Node relay that reads the prompt costs`
+          : '—',
+      ratio: '—',
+      target: '—',
+      status: m.analysisCpu === null ? 'not measured' : 'info',
     },
     {
       measurement: 'relay CPU per request, forwarding thread (event loop)',

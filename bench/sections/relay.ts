@@ -12,6 +12,7 @@ import { formatTop, profileDir, topSelfTime } from '../lib/profile.js';
 import { notMeasured, type RunConfig, type SectionReport } from '../lib/report.js';
 import type { LoadParams, LoadResult } from '../tasks/load.js';
 import type { OpenLoadParams, OpenLoadResult } from '../tasks/open-load.js';
+import type { ScanCostResult } from '../tasks/scan-cost.js';
 import { relayRows, RELAY_TARGETS, type PathRuns, type RelayMeasurements } from './relay-rows.js';
 
 const TITLE = '4. Relay overhead';
@@ -84,6 +85,7 @@ export async function relaySection(config: RunConfig): Promise<SectionReport> {
     closedParams: closed,
     openParams: open,
     peakRss: { relay: null, node: null, nginx: null },
+    analysisCpu: null,
     notes: [],
   };
   try {
@@ -144,6 +146,13 @@ export async function relaySection(config: RunConfig): Promise<SectionReport> {
     }
     // each proxy ran every run in one process: its peak memory over the whole section
     m.peakRss = { relay: peakRssBytes(relayPid), node: peakRssBytes(floor.pid), nginx: peakRssBytes(peer?.pid) };
+    // the analysis alone (no forwarding), in a process of its own while nothing else runs
+    const scan = await runNodeTask<ScanCostResult>('scan-cost', {
+      promptBytes: closed.promptBytes,
+      prompts: closed.concurrency,
+      reps: config.quick ? 200 : 3000,
+    });
+    m.analysisCpu = scan.cpuMsPerRequest;
   } finally {
     await serve?.stop();
     await floor?.stop();
