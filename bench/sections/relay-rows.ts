@@ -257,7 +257,7 @@ export function relayRows(m: RelayMeasurements): SectionReport & { notes: string
   const notes = [
     separation(relayCpu, mainCpu, scanCpu, otherCpu, haveNginx ? nginxCpu : null),
     ...(nodeCpu !== null && relayCpu !== null
-      ? [nodeFloor(nodeCpu, haveNginx ? nginxCpu : null, relayCpu, mainCpu)]
+      ? [nodeFloor(nodeCpu, nodeMainCpu, m.analysisCpu, haveNginx ? nginxCpu : null, relayCpu, mainCpu)]
       : []),
     `Per run — req/s at saturation: direct ${perRun('direct')}${haveNode ? `, bare Node proxy ${perRun('node')}` : ''}${haveNginx ? `, nginx ${perRun('nginx')}` : ''}, relay ${perRun('relay')}; ` +
       `p50 at ${m.openParams.rate} req/s (ms): direct ${perRunOpen('direct')}${haveNode ? `, bare Node proxy ${perRunOpen('node')}` : ''}${haveNginx ? `, nginx ${perRunOpen('nginx')}` : ''}, relay ${perRunOpen('relay')}; ` +
@@ -310,18 +310,33 @@ function separation(
 }
 
 /** What the bare Node proxy tells: how much of the relay's cost is Node's HTTP stack and how much its own work. */
-function nodeFloor(node: number, nginx: number | null, relay: number, main: number | null): string {
+function nodeFloor(
+  node: number,
+  nodeMain: number | null,
+  analysis: number | null,
+  nginx: number | null,
+  relay: number,
+  main: number | null,
+): string {
   const vsNginx =
     nginx === null
       ? ''
       : ` — ${fmtRatio(node / nginx)} nginx's ${cpu(nginx)}, so Node's HTTP stack itself ${node <= nginx * 1.25 ? 'is not what separates the relay from nginx' : `accounts for ${cpu(node - nginx)} of the gap`}`;
   const own = relay - node;
+  const floors =
+    nodeMain === null || analysis === null
+      ? ''
+      : ` The floors of the two CPU targets, from this run: the bare proxy's event loop alone takes ${cpu(nodeMain)} per request ` +
+        `(the forwarding-thread target is ≤ 0.15 ms: ${nodeMain > 0.15 ? "below what Node's HTTP stack costs with no analysis at all" : 'above it'}), ` +
+        `and the bare proxy plus the analysis alone (${cpu(analysis)}, one thread, no I/O) is ${cpu(node + analysis)} (the whole-process target is ≤ 0.4 ms: ` +
+        `${node + analysis >= 0.4 ? 'below that sum' : `${cpu(0.4 - node - analysis)} left for recording, the state and their garbage collection`}).`;
   return (
     `A bare Node proxy (http.createServer + undici, the same bytes, no analysis) costs ${cpu(node)} per request${vsNginx}. ` +
     `The relay's own work on top of that floor is ${cpu(own)} per request (${((100 * own) / relay).toFixed(0)}% of its CPU)` +
     (main === null
       ? ''
       : `, ${cpu(Math.max(0, main - node))} of it on the forwarding thread beyond the whole bare proxy`) +
-    `: recording the exchange (keeping the body for a retry and the capture, copying it to the scan thread), the prompt scan, the decision digest on the state's event loop, and the garbage collection all of that causes.`
+    `: recording the exchange (keeping the body for a retry and the capture, copying it to the scan thread), the prompt scan, the decision digest on the state's event loop, and the garbage collection all of that causes.` +
+    floors
   );
 }
