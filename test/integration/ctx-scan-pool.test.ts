@@ -228,15 +228,8 @@ describe('CtxScanPool on its worker thread', () => {
         ...Array.from({ length: 8 }, (_, i) => body(30_000, 100 + i)),
       ];
       expect(enc.encode(bodies[40]).length).toBeGreaterThan(RING);
-      const scans = bodies.map((b) => {
-        const scan = pool.open('json');
-        const bytes = enc.encode(b);
-        for (let off = 0; off < bytes.length; off += 65_536) scan.feed(bytes.subarray(off, off + 65_536));
-        return scan;
-      });
-      const answers = await Promise.all(scans.map((s) => s.finish({})));
-      answers.forEach((answer, i) =>
-        expect(plain(answer?.info ?? null)).toEqual(plain(parseCtxRequest(bodies[i] as string, {}))),
+      (await scanAll(pool, bodies)).forEach((info, i) =>
+        expect(plain(info)).toEqual(plain(parseCtxRequest(bodies[i] as string, {}))),
       );
     } finally {
       await pool.close();
