@@ -31,6 +31,8 @@ export interface CtxWorkerConfig {
   readonly publishEvents?: boolean;
   readonly adpGatherDrop: boolean;
   readonly gatherPeriodMs: number;
+  /** fault: from this time on a pump takes every event as it is queued; null/absent = never */
+  readonly competitorPumpFromMs?: number | null;
   readonly windowSize: number;
   /** how long a restart keeps the server down */
   readonly restartDowntimeMs: number;
@@ -104,6 +106,7 @@ export class CtxWorker {
       adpGatherDrop: config.adpGatherDrop,
       gatherDelayMs: config.gatherPeriodMs,
       windowSize: config.windowSize,
+      pumpFromMs: config.competitorPumpFromMs ?? null,
     });
     const wantEvents = this.events.pullEnabled || (config.publishEvents === true && config.eventBufferMaxSize > 0);
     this.#caches = Array.from(

@@ -17,6 +17,8 @@ export interface EventQueueOptions {
   /** attention_dp_events_gather_period_ms (default 5) */
   readonly gatherDelayMs: number;
   readonly windowSize: number;
+  /** fault: from this time on another consumer takes every event the moment it is queued (a pump); null = never */
+  readonly pumpFromMs?: number | null;
 }
 
 interface Pending {
@@ -33,6 +35,8 @@ export interface EventQueueStats {
   drained: number;
   /** drains (POST /kv_cache_events) served */
   drains: number;
+  /** events the pump took before any drain could */
+  taken: number;
 }
 
 /** Where push-path events go (the live driver's ZMQ publisher); restart() is a new manager's new stream. */
@@ -45,7 +49,7 @@ export class WorkerEventQueue {
   readonly options: EventQueueOptions;
   /** the push path's consumer; without one, pushed events go nowhere (as with no subscriber) */
   pushSink: PushSink | null = null;
-  readonly stats: EventQueueStats = { emitted: 0, dropped: 0, drained: 0, drains: 0 };
+  readonly stats: EventQueueStats = { emitted: 0, dropped: 0, drained: 0, drains: 0, taken: 0 };
   readonly #nextId: number[];
   /** gathered (ranks ≠ 0) events on their way to rank 0, per rank, in emission order */
   readonly #inFlight: Pending[][];
@@ -93,7 +97,7 @@ export class WorkerEventQueue {
     }
     if (rank === 0) {
       this.#gather(now);
-      this.#enqueue(event);
+      this.#enqueue(event, now);
       return;
     }
     if (this.options.adpGatherDrop) {
@@ -123,7 +127,12 @@ export class WorkerEventQueue {
     this.#head = 0;
   }
 
-  #enqueue(event: KvEvent): void {
+  #enqueue(event: KvEvent, now: number): void {
+    const pumpFrom = this.options.pumpFromMs ?? null;
+    if (pumpFrom !== null && now >= pumpFrom) {
+      this.stats.taken++;
+      return;
+    }
     this.#queue.push(event);
     if (this.#queue.length - this.#head > this.capacity) {
       this.#head++;
@@ -150,7 +159,7 @@ export class WorkerEventQueue {
         }
       }
       if (best < 0) break;
-      this.#enqueue(lists[best]![cursors[best]!]!.event);
+      this.#enqueue(lists[best]![cursors[best]!]!.event, bestArrival);
       cursors[best]!++;
     }
     for (let r = 1; r < lists.length; r++) if (cursors[r]! > 0) lists[r]!.splice(0, cursors[r]);

@@ -34,6 +34,8 @@ export interface CtxConfig {
   readonly vllmHashes: VllmSimHashes;
   readonly competingConsumer: boolean;
   readonly competitorPeriodMs: number;
+  /** from this virtual time on a pump (KvEventFanout-style) takes every event as it is queued; null = never */
+  readonly competitorPumpFromMs: number | null;
   readonly adpGatherDrop: boolean;
   readonly gatherPeriodMs: number;
   readonly windowSize: number;
@@ -144,6 +146,7 @@ export const SEED_PRESET: SimConfig = {
     vllmHashes: 'sim',
     competingConsumer: false,
     competitorPeriodMs: 250,
+    competitorPumpFromMs: null,
     adpGatherDrop: false,
     gatherPeriodMs: 5,
     windowSize: 131_072,
@@ -346,6 +349,7 @@ export function ctxWorkerConfig(config: SimConfig, id: string): CtxWorkerConfig 
     adpGatherDrop: c.adpGatherDrop,
     gatherPeriodMs: c.gatherPeriodMs,
     windowSize: c.windowSize,
+    competitorPumpFromMs: c.competitorPumpFromMs,
     restartDowntimeMs: c.restartDowntimeMs,
   };
 }

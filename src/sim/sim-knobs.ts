@@ -189,6 +189,13 @@ export const KNOBS: Readonly<Record<string, Knob>> = {
     field: 'competitorPeriodMs',
     help: 'how often the competitor drains',
   },
+  'ctx.competitor_pump_from': {
+    kind: 'optional-duration',
+    section: 'ctx',
+    field: 'competitorPumpFromMs',
+    fault: (v) => v !== null,
+    help: 'from this virtual time on a pump (KvEventFanout-style) takes every event as it is queued',
+  },
   'ctx.adp_gather_drop': {
     kind: 'bool',
     section: 'ctx',

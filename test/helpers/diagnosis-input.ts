@@ -23,6 +23,8 @@ export function quietServer(server: string, over: Partial<ServerDiagnosis> = {})
     storedEvents: 300,
     gaps: 0,
     missedEvents: 0,
+    lastPullEventTs: 599_000,
+    newBlockOutcomesSincePullEvent: 1,
     resets: 0,
     ranks: [{ rank: 0, stated: false, events: 900, gaps: 0, missedEvents: 0, resets: 0, lastEventId: 899 }],
     routerPolls: 200,

@@ -18,6 +18,8 @@
 // | ctx.event_buffer_max_size=0           | events-absent, router-table-empty, cache-signal-inert                 | turn-scatter-high                 |
 // | ctx.kv_events_push=true               | events-absent, router-table-empty, cache-signal-inert                 | turn-scatter-high                 |
 // | ctx.competing_consumer=true           | event-queue-shared                                                    |                                   |
+// | ctx.competitor_pump_from=40s          | event-queue-shared (naming every server: their drains stopped)        |                                   |
+// | ctx.competitor_pump_from=0s           | events-absent (naming the pump as the other cause), router-table-empty, inert | turn-scatter-high        |
 // | router.tokens_per_block=32            | tokens-per-block-mismatch, cache-signal-inert                         | turn-scatter-high                 |
 // | router.token_drift=true               | router-hash-divergence, cache-signal-inert                            | turn-scatter-high                 |
 // |   … relay without debug endpoint      | router-hash-divergence, cache-signal-inert                            |                                   |
@@ -149,6 +151,28 @@ export const FAULT_MATRIX: readonly Row[] = [
     debug: true,
     critical: ['event-queue-shared'],
     warnings: [],
+  },
+  // a pump (KvEventFanout-style) starts taking every event as it is queued: no later event_id shows a gap
+  {
+    name: 'ctx.competitor_pump_from=40s (another consumer takes each queue whole)',
+    preset: 'healthy',
+    set: [...HEALTHY, 'ctx.competitor_pump_from=40s'],
+    tap: 'relay',
+    debug: true,
+    critical: ['event-queue-shared'],
+    warnings: [],
+    says: { 'event-queue-shared': 'stopped bringing events while' },
+  },
+  // … from the start: nothing tells it from events off, and events-absent says so
+  {
+    name: 'ctx.competitor_pump_from=0s',
+    preset: 'healthy',
+    set: [...HEALTHY, 'ctx.competitor_pump_from=0s'],
+    tap: 'relay',
+    debug: true,
+    critical: INERT_EVENTS,
+    warnings: ['turn-scatter-high'],
+    says: { 'events-absent': 'another consumer that takes every event the moment it is queued' },
   },
   {
     name: 'router.tokens_per_block=32',

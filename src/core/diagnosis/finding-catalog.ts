@@ -5,6 +5,7 @@ export type Severity = (typeof SEVERITIES)[number];
 
 export const FINDING_CATALOG = {
   'events-absent': 'critical',
+  // graded: a warning for a single ZMQ stream gap (state lost once), critical for stolen events or repeated loss
   'event-queue-shared': 'critical',
   'router-not-polling': 'critical',
   'events-partial-ranks': 'warning',
@@ -28,7 +29,7 @@ export const FINDING_CATALOG = {
 export type FindingId = keyof typeof FINDING_CATALOG;
 
 /** Findings whose hits may carry a lower severity than the catalog's (their alerts select severity="critical"). */
-export const GRADED_FINDINGS: readonly FindingId[] = ['render-drift'];
+export const GRADED_FINDINGS: readonly FindingId[] = ['event-queue-shared', 'render-drift'];
 
 export const FINDING_IDS = Object.keys(FINDING_CATALOG) as FindingId[];
 

@@ -52,6 +52,9 @@ export interface ServerDiagnosis {
   readonly gaps: number;
   /** events (pull) or batches (stream) those gaps lost */
   readonly missedEvents: number;
+  /** when a drain of the pull path last brought events (null: never), and the requests served since that stored new blocks */
+  readonly lastPullEventTs: number | null;
+  readonly newBlockOutcomesSincePullEvent: number;
   readonly resets: number;
   readonly ranks: readonly RankDiagnosis[];
   readonly routerPolls: number;

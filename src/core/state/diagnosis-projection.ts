@@ -68,6 +68,8 @@ function serverDiagnosis(m: StateModel, server: string, now: number): ServerDiag
     storedEvents: sum(counterKey('storedEvents', server)),
     gaps: sum(counterKey('gaps', server)),
     missedEvents: sum(counterKey('missedEvents', server)),
+    lastPullEventTs: facts.lastPullEventTs,
+    newBlockOutcomesSincePullEvent: facts.newBlockOutcomesSincePullEvent,
     resets: sum(counterKey('resets', server)),
     ranks,
     routerPolls: sum(counterKey('routerPolls', server)),

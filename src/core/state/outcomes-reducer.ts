@@ -61,6 +61,10 @@ export class OutcomesReducer {
     if (obs.ok && obs.promptTokens !== null) {
       c.add(ts, counterKey('promptTokens', server), prompt);
       c.add(ts, counterKey('cachedTokens', server), cached);
+      // a request that computed a whole new block stored it: its events are due on the pull path (event-queue-shared)
+      const facts = m.factsOf(server);
+      if (facts.lastPullEventTs !== null && prompt - cached >= Math.max(m.digester.blockSizeOf(server) ?? 1, 1))
+        m.facts(server).newBlockOutcomesSincePullEvent++;
     }
     const pending = this.decisions.pending.peek(obs.requestId);
     if (pending === undefined) {

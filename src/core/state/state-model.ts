@@ -24,6 +24,10 @@ export interface ServerFacts {
   /** the last EVENT_MATCH_DIAG block counts */
   eventBlocks: number | null;
   totalBlocks: number | null;
+  /** when the last drain of the pull path brought events (null: never) */
+  lastPullEventTs: number | null;
+  /** served requests that computed at least one new block since then: each stored blocks the drains never brought */
+  newBlockOutcomesSincePullEvent: number;
 }
 
 const NO_FACTS: Readonly<ServerFacts> = {
@@ -33,6 +37,8 @@ const NO_FACTS: Readonly<ServerFacts> = {
   pollingSkipped: null,
   eventBlocks: null,
   totalBlocks: null,
+  lastPullEventTs: null,
+  newBlockOutcomesSincePullEvent: 0,
 };
 
 export class StateModel {

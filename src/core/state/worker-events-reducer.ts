@@ -54,6 +54,11 @@ export class WorkerEventsReducer {
       if (this.sources.get(relaySource)?.up === false) this.sources.report(ts, relaySource, true, null);
       c.add(ts, counterKey('drains', server));
       if (obs.events.length === 0) c.add(ts, counterKey('emptyDrains', server));
+      else {
+        const facts = m.facts(server);
+        facts.lastPullEventTs = ts;
+        facts.newBlockOutcomesSincePullEvent = 0;
+      }
     }
     // a stream reaches every subscriber: a router that reads it (rather than a pull path it polls) holds the same
     if (!streamed) m.pullServers.add(server);

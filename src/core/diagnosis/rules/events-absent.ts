@@ -70,10 +70,12 @@ function pullAbsent(input: Parameters<Rule['evaluate']>[0], silent: readonly Ser
       requests_per_second_per_server: round3(perServerRate),
     },
     cause:
-      'docs/trtllm-wire.md §7.1: the pull path returns [] by construction (event_buffer_max_size 0, block reuse off, or kv_events_config push mode)',
+      'docs/trtllm-wire.md §7.1: the pull path returns [] by construction (event_buffer_max_size 0, block reuse off, or kv_events_config push mode); ' +
+      'from outside the same as another consumer that takes every event the moment it is queued (§7.2: a KvEventFanout/gRPC pump, Dynamo, an orchestrator polling in a loop)',
     fix:
       `kv_cache_config.event_buffer_max_size: ${bufferSize} and kv_cache_config.enable_block_reuse: true on CTX workers ${names.join(', ')}; ` +
-      'remove kv_events_config (ZMQ push) from them, or the pull endpoint keeps returning []',
+      'remove kv_events_config (ZMQ push) from them, or the pull endpoint keeps returning []; ' +
+      'if they are set already, another consumer drains the queue: make the kvsentinel relay its only consumer',
   };
 }
 

@@ -144,6 +144,47 @@ describe('load-concentrated', () => {
   });
 });
 
+describe('event-queue-shared: who took the stream', () => {
+  // issue 24 item 7: a queue another consumer drains whole shows no later event_id, so no gap: the drains just stop
+  // bringing events while the server keeps storing new blocks
+  const taken = quietServer('ctx1', { events: 1, lastPullEventTs: 30_000, newBlockOutcomesSincePullEvent: 180 });
+  it('names a server whose drains stopped bringing events while it stored new blocks, with per-server evidence', () => {
+    const hit = runRules(
+      RULES,
+      quietInput({ servers: [quietServer('ctx0', { gaps: 40, missedEvents: 400 }), taken, quietServer('ctx2')] }),
+    ).hits.get('event-queue-shared');
+    expect(hit?.servers).toEqual(['ctx0', 'ctx1']);
+    expect(hit?.severity).toBeUndefined();
+    expect(hit?.summary).toContain(
+      'the drains of ctx1 stopped bringing events while 180 requests stored new blocks: another consumer takes their whole queue',
+    );
+    expect(hit?.evidence['by_server']).toBe(
+      'ctx0: 40 gaps, 400 of 1300 events missed (30.8%); ctx1: no event for 570 s while 180 requests stored new blocks',
+    );
+    expect(hit?.evidence['queue_taken_whole']).toBe('ctx1');
+    expect(hit?.fix).toContain('make the kvsentinel relay the only consumer of POST /kv_cache_events on ctx0, ctx1');
+  });
+  it('a short lull, a few requests, or a stream (nobody steals from a PUB socket) is no taken queue', () => {
+    const quiet = (over: Parameters<typeof quietServer>[1]) =>
+      firing(quietInput({ servers: [quietServer('ctx0'), quietServer('ctx1', over)] }));
+    expect(quiet({ lastPullEventTs: 595_000, newBlockOutcomesSincePullEvent: 180 })).toEqual([]);
+    expect(quiet({ lastPullEventTs: 30_000, newBlockOutcomesSincePullEvent: 5 })).toEqual([]);
+    expect(quiet({ lastPullEventTs: 30_000, newBlockOutcomesSincePullEvent: 180, streamed: true })).toEqual([]);
+    // the sidecar's own drains failing is its fault, never another consumer's
+    const down = {
+      source: 'relay:ctx1',
+      up: false,
+      error: 'timeout',
+      downSince: 599_000,
+      lastFailure: 599_000,
+      failures: 1,
+    };
+    expect(
+      firing(quietInput({ servers: [quietServer('ctx0'), taken], sources: [down] })).includes('event-queue-shared'),
+    ).toBe(false);
+  });
+});
+
 describe('turn-scatter-high', () => {
   it('ignores scatter no routing could have avoided (prefixes evicted everywhere)', () => {
     expect(firing(quietInput({ decisions: quietDecisions({ scattered: 60, avoidableScattered: 5 }) }))).toEqual([]);

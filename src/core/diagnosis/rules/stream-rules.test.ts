@@ -64,7 +64,7 @@ describe('findings on ZMQ streams', () => {
     );
     expect(hit?.servers).toEqual(['ctx1', 'ctx0']);
     expect(hit?.summary).toMatch(
-      /^3 event_id gaps on ctx1: 30 events .*; stream gaps: 4 seq gaps on the ZMQ KV-event streams of ctx0 lost 9 batches \(2 more were recovered by replay\)/,
+      /^3 event_id gaps on ctx1: 30 events .*; stream gaps: 4 seq gaps on the ZMQ KV-event streams of ctx0 lost 9 batches replay could not refill \(2 more were recovered by replay\)/,
     );
     expect(hit?.evidence).toMatchObject({
       stream_gaps: 4,
@@ -73,6 +73,45 @@ describe('findings on ZMQ streams', () => {
       gaps: 3,
       missed_events: 30,
     });
+  });
+
+  it('event-queue-shared: one unrecoverable stream gap is lost KV state, a warning that says so; replayed gaps stay quiet', () => {
+    // issue 23 item 9: 5 batches lost once (52 resident blocks missing) raised nothing while minGaps was 3
+    const once = eventQueueShared.evaluate(
+      quietInput({ servers: [vllm('ctx0', { gaps: 1, missedEvents: 5 }), vllm('ctx1')] }),
+    );
+    expect(once?.servers).toEqual(['ctx0']);
+    expect(once?.severity).toBe('warning');
+    expect(once?.summary).toMatch(
+      /^stream gaps: 1 seq gap on the ZMQ KV-event streams of ctx0 lost 5 batches replay could not refill: the blocks those batches stored and removed are missing from kvsentinel's worker tables and from every subscriber's, the router's included/,
+    );
+    expect(once?.fix).toMatch(/replay_endpoint .*buffer_steps.*a single gap heals/);
+    expect(once?.evidence).toMatchObject({
+      stream_gaps: 1,
+      lost_batches: 5,
+      stream_by_server: 'ctx0: 1 gaps, 5 batches lost',
+    });
+    // the same loss again and again: the router keeps missing state, critical as before
+    const repeated = eventQueueShared.evaluate(quietInput({ servers: [vllm('ctx0', { gaps: 3, missedEvents: 15 })] }));
+    expect(repeated?.severity).toBeUndefined();
+    // noise recovered by replay is no loss at all
+    expect(
+      eventQueueShared.evaluate(
+        quietInput({ servers: [vllm('ctx0', { gaps: 0, missedEvents: 0, streamBatchesFilled: 7 })] }),
+      ),
+    ).toBeNull();
+    // a pull-path gap below minGaps stays quiet (a drain the sidecar aborted loses events too); a stolen one beside a
+    // lost stream batch makes the one finding critical
+    expect(
+      eventQueueShared.evaluate(quietInput({ servers: [quietServer('ctx1', { gaps: 2, missedEvents: 4 })] })),
+    ).toBeNull();
+    const both = eventQueueShared.evaluate(
+      quietInput({
+        servers: [vllm('ctx0', { gaps: 1, missedEvents: 5 }), quietServer('ctx1', { gaps: 3, missedEvents: 30 })],
+      }),
+    );
+    expect(both?.severity).toBeUndefined();
+    expect(both?.servers).toEqual(['ctx1', 'ctx0']);
   });
 
   it('event-stream-reset names the stream seq; router-not-polling ignores servers without a pull path', () => {
