@@ -33,6 +33,7 @@
 // | router.poll_on_finish=false           | router-not-polling, router-table-empty, cache-signal-inert            | turn-scatter-high                 |
 // | ctx.restart_at=20s                    | — (info: event-stream-reset)                                          | —                                 |
 // | conversation router on the seed       | —                                                                     | — (verdict healthy)               |
+// |   … caches under pressure (events off: the sticky ideal counts what each turn back on its server reused) | — (healthy) |
 // | watch, seed, with debug endpoint      | tokens-per-block-mismatch, router-table-empty, cache-signal-inert     | turn-scatter-high                 |
 // | watch, seed, logs only                | tokens-per-block-mismatch, cache-signal-inert                         | turn-scatter-high                 |
 // | watch, healthy, with / without debug  | —                                                                     | — (verdict healthy)               |
@@ -45,7 +46,7 @@ import { createSentinelState } from '../../src/core/state/sentinel-state.js';
 import { parseOrchestratorLogLine } from '../../src/core/watch/orchestrator-log.js';
 import { parseRequestLogLine } from '../../src/core/watch/request-log.js';
 import { createServerResolver } from '../../src/core/watch/server-resolver.js';
-import { runVirtual } from '../../src/sim/run-virtual.js';
+import { runVirtual, serverIds } from '../../src/sim/run-virtual.js';
 import { presetConfig } from '../../src/sim/sim-config.js';
 
 export const REDUCED_SCALE = [
@@ -66,6 +67,8 @@ const SEED = ['router.max_batch_size=8'];
  */
 const CONCENTRATED = ['router.max_batch_size=512', 'workload.ramp=60s', 'workload.system_prefix_tokens=4000'];
 const HEALTHY = ['router.max_batch_size=64'];
+/** caches that evict (150 GPU blocks per rank, no host tier): the system prefix stays, conversations churn */
+export const PRESSURE = ['ctx.gpu_blocks=150', 'ctx.host_blocks=0'];
 
 export interface Row {
   readonly name: string;
@@ -84,6 +87,8 @@ export interface Row {
   readonly routerSettings?: boolean;
   /** relay: also the orchestrator log, through kvsentinel's parser (as --orchestrator-log gives it) */
   readonly orchestratorLog?: boolean;
+  /** the operator states each worker's KV capacity (kv_capacity_blocks: ranks × (GPU + host blocks)) */
+  readonly kvCapacity?: boolean;
   /** finding id → text its cause or summary must contain */
   readonly says?: Readonly<Record<string, string>>;
   readonly critical: readonly string[];
@@ -380,6 +385,38 @@ export const FAULT_MATRIX: readonly Row[] = [
     warnings: [],
     healthy: true,
   },
+  // issue 23 item 9: a sticky router at the true optimum (77.3%) was told 92.2% was achievable — the sticky ideal
+  // credited every turn its earlier turn although the server's cache had evicted it
+  {
+    name: 'conversation router on the seed faults, caches under pressure (gpu 150 blocks/rank, no host tier)',
+    preset: 'seed',
+    set: [...SEED, 'router.type=conversation', ...PRESSURE],
+    tap: 'relay',
+    debug: true,
+    critical: [],
+    warnings: [],
+    healthy: true,
+  },
+  {
+    name: 'watch, conversation router, logs only, caches under pressure',
+    preset: 'seed',
+    set: [...SEED, 'router.type=conversation', ...PRESSURE],
+    tap: 'watch',
+    debug: false,
+    critical: [],
+    warnings: [],
+    healthy: true,
+  },
+  {
+    name: 'seed, caches under pressure, capacity configured',
+    preset: 'seed',
+    set: [...SEED, ...PRESSURE],
+    tap: 'relay',
+    debug: true,
+    kvCapacity: true,
+    critical: ['events-absent', 'tokens-per-block-mismatch', 'router-table-empty', 'cache-signal-inert'],
+    warnings: ['turn-scatter-high', 'hit-rate-below-oracle'],
+  },
   {
     name: 'watch, seed, request log + orchestrator log + debug endpoint',
     preset: 'seed',
@@ -503,7 +540,18 @@ export function auditRow(row: Row): AuditReport {
   let observations = 0;
   let last = 0;
   const resolve = createServerResolver({});
-  runVirtual(presetConfig(row.preset, [...REDUCED_SCALE, ...row.set]), {
+  const config = presetConfig(row.preset, [...REDUCED_SCALE, ...row.set]);
+  if (row.kvCapacity === true)
+    for (const server of serverIds(config.ctx.servers))
+      state.apply({
+        kind: 'server-info',
+        ts: 0,
+        server,
+        hashAlgo: null,
+        tokensPerBlock: null,
+        kvCapacityBlocks: config.ctx.attentionDp * (config.ctx.gpuBlocksPerRank + config.ctx.hostBlocksPerRank),
+      });
+  runVirtual(config, {
     ...(row.orchestratorLog === true
       ? {
           orchestratorLog: (line: string) => {

@@ -169,6 +169,11 @@ export const configFileSchema = mapping(
     // each stream is read by zmq-config.ts, the grammar the --zmq flag shares
     zmq: list(z.unknown()),
     router: section(routerSection),
+    // server id → its KV capacity in blocks (every cache level and rank): the bound of the sticky ideal
+    kv_capacity_blocks: z.preprocess(
+      (v) => v ?? {},
+      z.record(z.string(), z.unknown(), { error: 'expected a mapping of server id to blocks' }),
+    ),
     router_debug: z.optional(
       shorthand(
         'url',

@@ -85,6 +85,8 @@ export interface ServeConfig {
   readonly routerDebug: { readonly url: string; readonly intervalMs: number } | null;
   /** router facts the operator states (`router:`, --router.profile, --router.tokens-per-block) */
   readonly router: RouterFacts;
+  /** each server's KV capacity in blocks as the operator states it (`kv_capacity_blocks:`, --kv-capacity ID=BLOCKS) */
+  readonly kvCapacityBlocks: Readonly<Record<string, number>>;
   readonly orchestratorLog: string | null;
   readonly requestLogs: readonly RequestLogSpec[];
   readonly pollIntervalMs: number;
@@ -118,6 +120,8 @@ export interface ServeFlags {
   /** --router.profile and --router.tokens-per-block (override router.profile / router.tokens_per_block) */
   readonly routerProfile?: string;
   readonly routerTokensPerBlock?: string;
+  /** --kv-capacity ID=BLOCKS (repeatable; overrides kv_capacity_blocks.ID) */
+  readonly kvCapacity?: readonly string[];
   /** --tokenizer (overrides tokenizer.path) */
   readonly tokenizer?: string;
 }
@@ -189,6 +193,22 @@ function routerFacts(file: ConfigFile['router'], flags: ServeFlags): RouterFacts
   };
 }
 
+/** `kv_capacity_blocks:` and --kv-capacity ID=BLOCKS, each value named by where it came from. */
+function kvCapacityBlocks(file: ConfigFile['kv_capacity_blocks'], flags: readonly string[], source: string) {
+  const out: Record<string, number> = {};
+  for (const [id, blocks] of Object.entries(file)) {
+    const where = `${source}: kv_capacity_blocks.${id}`;
+    out[readAt(where, values.serverId, id)] = readAt(where, values.positiveInt, blocks);
+  }
+  for (const text of flags) {
+    const where = `--kv-capacity '${text}'`;
+    const eq = text.indexOf('=');
+    if (eq <= 0) throw new ConfigError(`${where}: expected ID=BLOCKS, e.g. ctx0=65536`);
+    out[readAt(where, values.serverId, text.slice(0, eq))] = readAt(where, values.positiveIntText, text.slice(eq + 1));
+  }
+  return out;
+}
+
 /** Validates a parsed config document plus flags into a ServeConfig. `source` names the file in errors. */
 export function buildConfig(doc: unknown, flags: ServeFlags, source = 'config'): ServeConfig {
   const file = readConfigFile(doc, source);
@@ -251,6 +271,7 @@ export function buildConfig(doc: unknown, flags: ServeFlags, source = 'config'):
     zmq,
     routerDebug,
     router: routerFacts(file.router, flags),
+    kvCapacityBlocks: kvCapacityBlocks(file.kv_capacity_blocks, flags.kvCapacity ?? [], source),
     orchestratorLog: flags.orchestratorLog ?? file.orchestrator_log ?? null,
     requestLogs: [...file.requests, ...(flags.requests ?? []).map(parseRequestLogFlag)],
     pollIntervalMs: file.poll_interval,

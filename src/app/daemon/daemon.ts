@@ -303,6 +303,16 @@ export function createDaemon(initial: ServeConfig, deps: DaemonDeps = {}): Daemo
       trackRoutedBlocks: facts.trackRoutedBlocks,
       loadWeight: facts.loadWeight,
     });
+    // what the operator states of the workers' capacity, as an observation a bundle records
+    for (const [server, blocks] of Object.entries(c.kvCapacityBlocks))
+      sink.apply({
+        kind: 'server-info',
+        ts: clock(),
+        server,
+        hashAlgo: null,
+        tokensPerBlock: null,
+        kvCapacityBlocks: blocks,
+      });
     if (failures.length > 0) throw new Error(failures.join('; '));
   }
 

@@ -44,6 +44,11 @@ export function addSourceOptions(command: Command): Command {
     .option('--router.profile <profile>', 'which router.py the orchestrator runs when no log says: 2026-06 | newest')
     .option('--router.tokens-per-block <n>', "the router's tokens_per_block when no log or debug endpoint says")
     .option(
+      '--kv-capacity <ID=BLOCKS>',
+      "a CTX worker's KV capacity in blocks (all cache levels and ranks) when its events do not state it: bounds the sticky ideal with events off (repeatable)",
+      collect,
+    )
+    .option(
       '--tokenizer <path>',
       "the model's tokenizer (Hugging Face model folder, or its tokenizer.json beside tokenizer_config.json): text and chat requests are rendered as the router renders them, for predicted matches and render-drift",
     )
@@ -68,6 +73,7 @@ export interface SourceOptionValues {
   'state.maxTableBlocks'?: string;
   'router.profile'?: string;
   'router.tokensPerBlock'?: string;
+  kvCapacity?: string[];
   tokenizer?: string;
 }
 
@@ -93,6 +99,7 @@ export function sourceFlags(options: SourceOptionValues): ServeFlags {
     ...(options['router.tokensPerBlock'] !== undefined
       ? { routerTokensPerBlock: options['router.tokensPerBlock'] }
       : {}),
+    ...(options.kvCapacity !== undefined ? { kvCapacity: options.kvCapacity } : {}),
     ...(options.tokenizer !== undefined ? { tokenizer: options.tokenizer } : {}),
   };
 }

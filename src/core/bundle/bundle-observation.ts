@@ -216,6 +216,9 @@ export function decodeObservation(o: JsonObject, history: KeyHistory): BundleRec
           server: str(o.server, '$.server'),
           hashAlgo: algoOrNull(o.hashAlgo, '$.hashAlgo'),
           tokensPerBlock: numOrNull(o.tokensPerBlock, '$.tokensPerBlock'),
+          ...(o.kvCapacityBlocks !== undefined && o.kvCapacityBlocks !== null
+            ? { kvCapacityBlocks: num(o.kvCapacityBlocks, '$.kvCapacityBlocks') }
+            : {}),
         },
       };
     case 'router-config': {

@@ -72,6 +72,8 @@ export interface ServerDiagnosis {
   readonly inferredBlockSize: number | null;
   readonly truthBlocks: number;
   readonly replicaBlocks: number;
+  /** what the worker can hold (blocks over its cache levels and ranks) and which source said so; null: unknown */
+  readonly kvCapacity: { readonly blocks: number; readonly from: string } | null;
   readonly routerState: RouterStateView | null;
   /** decisions to this server whose outcome showed more cached tokens than worker truth held (by a block) */
   readonly realisedAboveOracle: number;
@@ -129,8 +131,19 @@ export interface DecisionDiagnosis {
   readonly sticky: number;
   readonly followupsWithOutcome: number;
   readonly scattered: number;
-  /** scattered turns routing could have avoided: a server held ≥ half the prompt (truth), or (no truth) the turn left its previous server */
+  /**
+   * scattered turns routing could have avoided, by the oracle of each turn (the one hit-rate-below-oracle sums): a
+   * server held ≥ half the prompt (worker truth), or (no truth) the bounded sticky ideal reaches half of it
+   */
   readonly avoidableScattered: number;
+  /** Σ over those turns of oracle − realised cached tokens: what the avoidable scatter cost */
+  readonly avoidableScatterLostTokens: number;
+  /** Σ prompt tokens of the follow-up turns with an outcome */
+  readonly followupPromptTokens: number;
+  /** sticky ideal: follow-ups that left their previous server; of those, judged evicted by its capacity, or unbounded (capacity unknown) */
+  readonly stickyIdealMovedTurns: number;
+  readonly stickyIdealEvictedTurns: number;
+  readonly stickyIdealUnboundedTurns: number;
   /** Σ over outcomes (joined to a decision or not) */
   readonly promptTokens: number;
   readonly cachedTokens: number;
@@ -138,7 +151,10 @@ export interface DecisionDiagnosis {
   readonly joinedPromptTokens: number;
   readonly joinedCachedTokens: number;
   readonly joinedOracleCachedTokens: number;
-  /** watch: Σ cached tokens had every follow-up gone back to its previous server (never below the realised) */
+  /**
+   * Σ cached tokens had every follow-up gone back to its previous server (never below the realised): a turn that went
+   * back counts what it reused, one that moved its previous turn unless that server's capacity had evicted it
+   */
   readonly stickyIdealCachedTokens: number;
   /** prompt tokens of the outcomes counted in stickyIdealCachedTokens */
   readonly stickyIdealPromptTokens: number;

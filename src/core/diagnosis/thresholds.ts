@@ -20,8 +20,10 @@ export interface DiagnosisThresholds {
   readonly predictedMatchMaxShare: number;
   /** … provided worker truth shows reusable prefixes in at least this share of decisions */
   readonly oracleMatchMinShare: number;
-  /** turn-scatter-high above this ratio */
+  /** turn-scatter-high above this ratio, of all scatter and of the scatter routing could have avoided */
   readonly maxTurnScatter: number;
+  /** … and only when the avoidable scatter cost more than this share of the follow-up turns' prompt tokens */
+  readonly minScatterCostShare: number;
   /** hit-rate-below-oracle when realised hit trails the oracle by more than this (absolute ratio) */
   readonly maxHitRateGap: number;
   /** load-term-dominates when this share of decisions were sent away from a prefix by the load term */
@@ -61,6 +63,7 @@ export const DEFAULT_THRESHOLDS: DiagnosisThresholds = {
   predictedMatchMaxShare: 0.01,
   oracleMatchMinShare: 0.2,
   maxTurnScatter: 0.05,
+  minScatterCostShare: 0.02,
   maxHitRateGap: 0.03,
   maxSentAwayShare: 0.02,
   activeOverBatchFactor: 1.5,

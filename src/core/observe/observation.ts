@@ -123,13 +123,15 @@ export interface RenderCheckObservation {
   readonly diff: RenderDiff | null;
 }
 
-/** `/server_info` of a CTX worker. */
+/** `/server_info` of a CTX worker, or what the operator's configuration states of it. */
 export interface ServerInfoObservation {
   readonly kind: 'server-info';
   readonly ts: number;
   readonly server: string;
   readonly hashAlgo: HashAlgo | null;
   readonly tokensPerBlock: number | null;
+  /** KV capacity in blocks (every cache level and rank) as the configuration states it (`kv_capacity_blocks`); absent/null: not stated */
+  readonly kvCapacityBlocks?: number | null;
 }
 
 /**

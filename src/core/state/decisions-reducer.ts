@@ -47,6 +47,9 @@ export interface PendingDecision {
   /** went back to the previous turn's server (null for first turns) */
   readonly sticky: boolean | null;
   readonly prevPromptTokens: number | null;
+  /** the previous turn's server, and what that server had stored by the previous turn's outcome (tokens) */
+  readonly prevServer: string | null;
+  readonly prevAllocatedTokens: number | null;
   readonly hasKeys: boolean;
   readonly oracleBestTokens: number;
   readonly oracleChosenTokens: number;
@@ -59,6 +62,8 @@ export interface PendingDecision {
 export interface Trajectory {
   lastServer: string;
   lastPromptTokens: number | null;
+  /** tokens lastServer had stored when this trajectory's last turn there was served (null until it was) */
+  lastAllocatedTokens: number | null;
   turns: number;
 }
 
@@ -117,12 +122,15 @@ export class DecisionsReducer {
     let sticky: boolean | null = null;
     let prevPromptTokens: number | null = null;
     let prevServer: string | null = null;
+    let prevAllocatedTokens: number | null = null;
     if (obs.correlationId !== null) {
       const traj = this.trajectories.get(obs.correlationId);
       if (traj) {
         followup = true;
         prevPromptTokens = traj.lastPromptTokens;
         prevServer = traj.lastServer;
+        prevAllocatedTokens = traj.lastAllocatedTokens;
+        traj.lastAllocatedTokens = null;
         c.add(ts, counterKey('followups'));
         sticky = traj.lastServer === server;
         if (sticky) c.add(ts, counterKey('sticky'));
@@ -133,6 +141,7 @@ export class DecisionsReducer {
         this.trajectories.set(obs.correlationId, {
           lastServer: server,
           lastPromptTokens: obs.promptTokenCount,
+          lastAllocatedTokens: null,
           turns: 1,
         });
       }
@@ -177,6 +186,8 @@ export class DecisionsReducer {
       followup,
       sticky,
       prevPromptTokens,
+      prevServer,
+      prevAllocatedTokens,
       hasKeys: keys !== null && !oracleDeferred,
       oracleBestTokens,
       oracleChosenTokens,

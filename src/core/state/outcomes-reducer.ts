@@ -4,7 +4,7 @@
 import type { OutcomeObservation } from '../observe/observation.js';
 import { counterKeys } from './counter-key.js';
 import type { DecisionJoinCounters } from './decision-join.js';
-import type { DecisionsReducer } from './decisions-reducer.js';
+import type { DecisionsReducer, PendingDecision } from './decisions-reducer.js';
 import type { OutcomeJoin } from './joined-events.js';
 import type { DecisionKeys } from './observation-digester.js';
 import type { StateModel } from './state-model.js';
@@ -22,6 +22,11 @@ export interface OutcomeCounters {
   readonly followupsWithOutcome: readonly [];
   readonly scattered: readonly [];
   readonly avoidableScattered: readonly [];
+  readonly avoidableScatterLostTokens: readonly [];
+  readonly followupPromptTokens: readonly [];
+  readonly stickyIdealMovedTurns: readonly [];
+  readonly stickyIdealEvictedTurns: readonly [];
+  readonly stickyIdealUnboundedTurns: readonly [];
   readonly stickyIdealCachedTokens: readonly [];
   readonly stickyIdealPromptTokens: readonly [];
   readonly joinedPromptTokens: readonly [];
@@ -61,6 +66,7 @@ export class OutcomesReducer {
     if (obs.ok && obs.promptTokens !== null) {
       c.add(ts, counterKey('promptTokens', server), prompt);
       c.add(ts, counterKey('cachedTokens', server), cached);
+      m.capacity.observeServed(server, prompt, cached);
       // a request that computed a whole new block stored it: its events are due on the pull path (event-queue-shared)
       const facts = m.factsOf(server);
       if (facts.lastPullEventTs !== null && prompt - cached >= Math.max(m.digester.blockSizeOf(server) ?? 1, 1))
@@ -73,11 +79,13 @@ export class OutcomesReducer {
     }
     this.decisions.pending.delete(obs.requestId);
     c.add(ts, counterKey('withOutcome'));
-    if (pending.countFromOutcome && pending.correlationId !== null && obs.ok) {
-      // the next turn's sticky ideal needs this turn's length: the usage (or the worker's ids) gives it
-      const traj = this.decisions.trajectories.peek(pending.correlationId);
+    const traj = pending.correlationId === null ? undefined : this.decisions.trajectories.peek(pending.correlationId);
+    if (traj !== undefined && obs.ok && traj.lastServer === server) {
+      // the next turn's sticky ideal needs this turn's length (the usage, or the worker's ids, when the request had
+      // none) and what this server had stored by now
       const count = obs.promptTokens ?? obs.workerPromptTokens?.length ?? null;
-      if (traj !== undefined && count !== null && traj.lastServer === server) traj.lastPromptTokens = count;
+      if (pending.countFromOutcome && count !== null) traj.lastPromptTokens = count;
+      traj.lastAllocatedTokens = m.capacity.allocatedTokens(server);
     }
     if (pending.backfillKeys !== null && obs.ok)
       for (const k of pending.backfillKeys) m.replica.backfill(pending.server, k, pending.backfillAlgo);
@@ -95,21 +103,7 @@ export class OutcomesReducer {
           scattered,
         };
     if (!obs.ok || obs.promptTokens === null) return join;
-    if (pending.followup) {
-      c.add(ts, counterKey('followupsWithOutcome'));
-      if (scattered) {
-        c.add(ts, counterKey('scattered'));
-        // avoidable: some server held at least half of the prompt (worker truth), or, without truth, the turn left
-        // the server that held its earlier turns
-        const avoidable =
-          pending.hasKeys && m.truthSeen ? pending.oracleBestTokens >= 0.5 * prompt : pending.sticky === false;
-        if (avoidable) c.add(ts, counterKey('avoidableScattered'));
-      }
-    }
-    // the sticky ideal: every follow-up back on its previous server (never below the realised)
-    const ideal = pending.followup
-      ? Math.max(cached, pending.prevPromptTokens === null ? 0 : Math.min(pending.prevPromptTokens, prompt - 1))
-      : cached;
+    const ideal = this.#stickyIdeal(ts, pending, prompt, cached);
     c.add(ts, counterKey('stickyIdealCachedTokens'), ideal);
     c.add(ts, counterKey('stickyIdealPromptTokens'), prompt);
     // the exported oracle (kvsentinel_oracle_cached_tokens_total) follows the diagnosis: the oracle-best server from
@@ -120,11 +114,24 @@ export class OutcomesReducer {
       !pending.hasKeys && workerKeys !== null ? this.#workerTokenJoin(ts, server, cached, workerKeys) : null;
     const joined = pending.hasKeys || workerBest !== null;
     const truthOracle = joined && m.seesWorkerEvents && m.truthSeen;
-    if (!truthOracle) c.add(ts, counterKey('oracleCachedTokens', server), ideal);
+    // the best achievable never trails what was achieved: the chosen server held at least what it reused
+    const oracleBest = Math.max(Math.min(workerBest ?? pending.oracleBestTokens, prompt), cached);
+    const turnOracle = truthOracle ? oracleBest : ideal;
+    c.add(ts, counterKey('oracleCachedTokens', server), turnOracle);
+    if (pending.followup) {
+      c.add(ts, counterKey('followupsWithOutcome'));
+      c.add(ts, counterKey('followupPromptTokens'), prompt);
+      if (scattered) {
+        c.add(ts, counterKey('scattered'));
+        // avoidable by routing: by the same oracle, some server held at least half of the prompt (worker truth), or
+        // (without truth) the turn left a server that, by its capacity, still held its earlier turn
+        if (turnOracle >= 0.5 * prompt) {
+          c.add(ts, counterKey('avoidableScattered'));
+          c.add(ts, counterKey('avoidableScatterLostTokens'), turnOracle - cached);
+        }
+      }
+    }
     if (joined) {
-      // the best achievable never trails what was achieved: the chosen server held at least what it reused
-      const oracleBest = Math.max(Math.min(workerBest ?? pending.oracleBestTokens, prompt), cached);
-      if (truthOracle) c.add(ts, counterKey('oracleCachedTokens', server), oracleBest);
       c.add(ts, counterKey('joinedPromptTokens'), prompt);
       c.add(ts, counterKey('joinedCachedTokens'), cached);
       c.add(ts, counterKey('joinedOracleCachedTokens'), oracleBest);
@@ -135,6 +142,36 @@ export class OutcomesReducer {
         c.add(ts, counterKey('realisedAboveOracle', server));
     }
     return join;
+  }
+
+  /**
+   * The sticky ideal of one served request (never below the realised): a first turn keeps what it reused; a follow-up
+   * back on its previous server keeps what that server reported reusing (cached_tokens: what it still held); one that
+   * moved gets its previous turn back, unless that server had since stored as many tokens as it can hold.
+   */
+  #stickyIdeal(ts: number, pending: PendingDecision, prompt: number, cached: number): number {
+    if (
+      !pending.followup ||
+      pending.sticky !== false ||
+      pending.prevPromptTokens === null ||
+      pending.prevServer === null
+    )
+      return cached;
+    const m = this.model;
+    const c = m.counters;
+    c.add(ts, counterKey('stickyIdealMovedTurns'));
+    const capacity = m.capacity.of(pending.prevServer);
+    const blockSize = m.digester.blockSizeOf(pending.prevServer);
+    if (capacity === null || blockSize === null || pending.prevAllocatedTokens === null) {
+      c.add(ts, counterKey('stickyIdealUnboundedTurns'));
+    } else if (
+      m.capacity.allocatedTokens(pending.prevServer) - pending.prevAllocatedTokens >=
+      capacity.blocks * blockSize
+    ) {
+      c.add(ts, counterKey('stickyIdealEvictedTurns'));
+      return cached;
+    }
+    return Math.max(cached, Math.min(pending.prevPromptTokens, prompt - 1));
   }
 
   /** The oracle of a decision that had no keys, from the worker's prompt ids; returns the best server's tokens. */

@@ -147,8 +147,12 @@ class Sentinel implements SentinelState {
         this.#sources.report(obs.ts, obs.source, obs.up, obs.error);
         return;
       case 'server-info':
+        // the digester keeps what it states of hashing; the capacity bounds the sticky ideal
+        if (obs.kvCapacityBlocks !== undefined && obs.kvCapacityBlocks !== null)
+          this.#model.capacity.configure(obs.server, obs.kvCapacityBlocks);
+        return;
       case 'router-config':
-        // the digester keeps what they state
+        // the digester keeps what it states
         return;
     }
   }

@@ -85,6 +85,7 @@ export class WorkerEventsReducer {
       if (seq.kind === 'reset') this.#reset(ts, server, rank);
       else if (seq.kind === 'gap' && !seq.first) this.#gap(ts, server, rank, seq.missing);
       m.truth.apply(server, event);
+      m.capacity.observeEvent(server, event);
       perRank.set(rank, (perRank.get(rank) ?? 0) + 1);
       if (event.data.type === 'stored') {
         m.truthSeen = true;
@@ -105,7 +106,10 @@ export class WorkerEventsReducer {
         if (late !== null) m.replica.applyKeys(server, late.type, late.hashAlgo, late.keys);
       }
     }
-    if (events.length > 0) c.add(ts, counterKey('events', server), events.length);
+    if (events.length > 0) {
+      c.add(ts, counterKey('events', server), events.length);
+      m.capacity.observeResidency(server, m.truth.blockCount(server));
+    }
     for (const [rank, n] of perRank) c.add(ts, counterKey('rankEvents', server, rank), n);
     if (stored > 0) c.add(ts, counterKey('storedEvents', server), stored);
     if (match > 0) c.add(ts, counterKey('hashMatch', server), match);

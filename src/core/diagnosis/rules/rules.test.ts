@@ -219,7 +219,9 @@ describe('rules', () => {
     },
     {
       name: 'turn-scatter-high',
-      input: quietInput({ decisions: quietDecisions({ scattered: 60, avoidableScattered: 55 }) }),
+      input: quietInput({
+        decisions: quietDecisions({ scattered: 60, avoidableScattered: 55, avoidableScatterLostTokens: 400_000 }),
+      }),
       expected: ['turn-scatter-high'],
     },
     {
@@ -337,7 +339,9 @@ describe('rules', () => {
     };
     const run = runRules(
       [broken, ...RULES.filter((r) => r.id !== 'hash-mismatch')],
-      quietInput({ decisions: quietDecisions({ scattered: 60, avoidableScattered: 60 }) }),
+      quietInput({
+        decisions: quietDecisions({ scattered: 60, avoidableScattered: 60, avoidableScatterLostTokens: 400_000 }),
+      }),
     );
     expect(run.errors).toEqual([{ id: 'hash-mismatch', message: 'boom' }]);
     expect([...run.hits.keys()]).toEqual(['turn-scatter-high']);
