@@ -137,6 +137,22 @@ describe('serve config', () => {
     expect(() => buildConfig({ router: { tpb: 32 } }, { relay }, 'k.yaml')).toThrow('k.yaml: router.tpb: unknown key');
   });
 
+  it('takes each worker\'s KV capacity from kv_capacity_blocks: and --kv-capacity ID=BLOCKS, naming bad values', () => {
+    const relay = ['ctx0=http://w:8001@9401'];
+    expect(buildConfig(undefined, { relay }).kvCapacityBlocks).toEqual({});
+    expect(
+      buildConfig({ kv_capacity_blocks: { ctx0: 8192, ctx1: 4096 } }, { relay, kvCapacity: ['ctx1=65536'] })
+        .kvCapacityBlocks,
+    ).toEqual({ ctx0: 8192, ctx1: 65_536 });
+    expect(() => buildConfig({ kv_capacity_blocks: { ctx0: -1 } }, { relay }, 'k.yaml')).toThrow(
+      'k.yaml: kv_capacity_blocks.ctx0: -1 is not a positive integer',
+    );
+    expect(() => buildConfig(undefined, { relay, kvCapacity: ['ctx0'] })).toThrow(
+      "--kv-capacity 'ctx0': expected ID=BLOCKS",
+    );
+    expect(() => buildConfig(undefined, { relay, kvCapacity: ['ctx0=many'] })).toThrow("--kv-capacity 'ctx0=many'");
+  });
+
   it('merges file lists with flags; flags override scalars', () => {
     const c = buildConfig(
       {
