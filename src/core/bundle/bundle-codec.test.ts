@@ -123,6 +123,18 @@ describe('bundle codec', () => {
     expect(bad.ok ? null : bad.issue.message).toBe('line 7: $.change: unknown stream change lost');
   });
 
+  it("round-trips a worker's configured KV capacity (server-info from kv_capacity_blocks), and a server-info without it", () => {
+    const history = new KeyHistory(64);
+    for (const observation of [
+      { kind: 'server-info', ts: 5, server: 'ctx0', hashAlgo: null, tokensPerBlock: null, kvCapacityBlocks: 65_536 },
+      { kind: 'server-info', ts: 6, server: 'ctx1', hashAlgo: 'v1_block_key', tokensPerBlock: 128 },
+    ] as const) {
+      const decoded = decodeBundleRecord(encodeBundleRecord({ observation, digest: null }, history, false), 1, history);
+      if (!decoded.ok) throw new Error(decoded.issue.message);
+      expect(decoded.record.observation).toEqual(observation);
+    }
+  });
+
   it('keeps u64 hashes above 2^53 exact', () => {
     const line = encodeBundleRecord(
       {
