@@ -137,7 +137,7 @@ describe('serve config', () => {
     expect(() => buildConfig({ router: { tpb: 32 } }, { relay }, 'k.yaml')).toThrow('k.yaml: router.tpb: unknown key');
   });
 
-  it('takes each worker\'s KV capacity from kv_capacity_blocks: and --kv-capacity ID=BLOCKS, naming bad values', () => {
+  it("takes each worker's KV capacity from kv_capacity_blocks: and --kv-capacity ID=BLOCKS, naming bad values", () => {
     const relay = ['ctx0=http://w:8001@9401'];
     expect(buildConfig(undefined, { relay }).kvCapacityBlocks).toEqual({});
     expect(
