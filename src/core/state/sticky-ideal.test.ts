@@ -16,6 +16,11 @@ function relayState(): SentinelState {
   return state;
 }
 
+/** the operator's kv_capacity_blocks, as the daemon applies it */
+function statesCapacity(state: SentinelState, server: string, blocks: number): void {
+  state.apply({ kind: 'server-info', ts: 0, server, hashAlgo: null, tokensPerBlock: null, kvCapacityBlocks: blocks });
+}
+
 let seq = 0;
 /** one CTX request and its answer: `prompt` tokens, `cached` of them reused */
 function turn(state: SentinelState, ts: number, conv: string, server: string, prompt: number, cached: number): void {
@@ -59,14 +64,7 @@ describe('the sticky ideal, bounded by capacity', () => {
   it('a turn that moved gets its earlier turn back only while its server stored less than it can hold since', () => {
     const state = relayState();
     // ctx0 holds 10 blocks (1280 tokens), as the operator states it
-    state.apply({
-      kind: 'server-info',
-      ts: 0,
-      server: 'ctx0',
-      hashAlgo: null,
-      tokensPerBlock: null,
-      kvCapacityBlocks: 10,
-    });
+    statesCapacity(state, 'ctx0', 10);
     turn(state, 100, 'a', 'ctx0', 1000, 0);
     turn(state, 110, 'b', 'ctx0', 1000, 0);
     turn(state, 120, 'c', 'ctx0', 200, 0);
@@ -112,14 +110,7 @@ describe('the sticky ideal, bounded by capacity', () => {
 describe('turn scatter judged by the oracle', () => {
   it('a scattered turn whose earlier turn its server no longer held is not avoidable; one it still held is', () => {
     const state = relayState();
-    state.apply({
-      kind: 'server-info',
-      ts: 0,
-      server: 'ctx0',
-      hashAlgo: null,
-      tokensPerBlock: null,
-      kvCapacityBlocks: 10,
-    });
+    statesCapacity(state, 'ctx0', 10);
     turn(state, 100, 'a', 'ctx0', 1000, 0);
     turn(state, 110, 'filler', 'ctx0', 1300, 0);
     // a moved and got nothing: ctx0 had stored 1300 ≥ 1280 tokens since, so going back would not have helped
