@@ -85,7 +85,10 @@ describe('verdicts on live runs', () => {
 
   it('a pump that starts taking every event: event-queue-shared names the workers whose drains stopped', async () => {
     const { daemon } = await run([...TRAFFIC, 'ctx.competitor_pump_from=1500ms'], 'healthy');
-    const snap = (await watchSnapshots(daemon, 25_000, (s) => ids(s).includes('event-queue-shared'))).at(-1)!;
+    // each worker is named once its own drains have brought nothing for 10 s: wait for both
+    const namesBoth = (s: DaemonSnapshot): boolean =>
+      s.findings.some((f) => f.id === 'event-queue-shared' && f.servers.length === 2);
+    const snap = (await watchSnapshots(daemon, 40_000, namesBoth)).at(-1)!;
     const shared = snap.findings.find((f) => f.id === 'event-queue-shared');
     expect(shared?.severity).toBe('critical');
     expect(shared?.servers).toEqual(['ctx0', 'ctx1']);
