@@ -38,7 +38,7 @@ export function runIngest(params: IngestParams): IngestResult {
     const replica = params.mode === 'parse' ? null : new RouterReplicaTable();
     const truth = params.mode === 'parse-truth-replica' ? new WorkerTruthTable() : null;
     for (const buf of buffers) {
-      const parsed = parseKvEvents(buf.toString('utf8'));
+      const parsed = parseKvEvents(buf);
       if (parsed.issues.length > 0)
         throw new Error(`payload did not parse cleanly: ${JSON.stringify(parsed.issues[0])}`);
       events += parsed.events.length;
