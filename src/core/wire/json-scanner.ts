@@ -94,6 +94,11 @@ export class JsonScanner {
   hadNonAscii = false;
   /** set by readMemberKey / keyId: offset after the key's closing quote */
   keyEnd = 0;
+  /**
+   * While set, bytes that are not UTF-8 are passed over instead of failing: a parser skipping an item it rejected for
+   * them (the JSON around them is intact, so the items after it can still be read).
+   */
+  lenientUtf8 = false;
   // shape of the last number scanned by scanNumber
   negative = false;
   fraction = false;
@@ -188,7 +193,7 @@ export class JsonScanner {
       }
       if (c >= 0x80) {
         this.hadNonAscii = true;
-        j = this.#scanMultiByte(j, c);
+        j = this.lenientUtf8 ? j + 1 : this.#scanMultiByte(j, c);
         continue;
       }
       j++;
@@ -267,7 +272,7 @@ export class JsonScanner {
       if (k === 1 && c === 0xed && d >= 0xa0 && d <= 0xbf) {
         // a UTF-16 surrogate written as bytes (what a lone surrogate in a JS string becomes)
         const unit = 0xd000 | ((d & 0x3f) << 6) | ((b[j + 2] ?? 0x80) & 0x3f);
-        return failSyntax(
+        return failValue(
           'invalid-unicode',
           `unpaired surrogate U+${unit.toString(16)} at offset ${j} (not valid UTF-8 text)`,
           j,
@@ -278,8 +283,9 @@ export class JsonScanner {
     return j + size;
   }
 
+  // not a syntax failure: the string still ends at its quote, so the item is skipped and the ones after it are read
   #badUtf8(j: number): never {
-    return failSyntax(
+    return failValue(
       'invalid-unicode',
       `byte 0x${(this.bytes[j] ?? 0).toString(16)} at offset ${j} does not start valid UTF-8 text`,
       j,

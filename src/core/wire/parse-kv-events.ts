@@ -117,6 +117,7 @@ function parseDocument(
         }
         itemIssues.count++;
         try {
+          s.lenientUtf8 = true; // an item rejected for bytes that are not UTF-8 is skipped over them
           end = s.skipValue(itemStart); // skip the bad item, keep the others
         } catch (f) {
           if (f instanceof ScanFailure) {
@@ -124,6 +125,8 @@ function parseDocument(
             return;
           }
           throw f;
+        } finally {
+          s.lenientUtf8 = false;
         }
       }
       j = s.skipWs(end);
