@@ -4,6 +4,7 @@ import type { EventDiff, MmKey, StoredBlock, WireBlockHash } from './kv-event.js
 import { StringTable, asciiBytes } from './json-scanner.js';
 import {
   duplicate,
+  eachMember,
   expectTag,
   missing,
   openArray,
@@ -43,22 +44,13 @@ export function eachElement(s: KvEventScanner, i: number, what: string, item: (s
 }
 
 function parseMmKey(s: KvEventScanner, i: number): MmKey {
-  let j = openObject(s, i, 'mm_keys item');
-  let seen = 0;
   let hash: string | null = null;
   let startOffset = -1;
-  while (j >= 0) {
-    const key = s.keyId(j, MM_KEY_KEYS);
-    const v = s.pos;
-    const bit = key < 0 ? 0 : 1 << key;
-    if (seen & bit) duplicate(s, j);
-    seen |= bit;
+  eachMember(s, i, 'mm_keys item', MM_KEY_KEYS, (key, v) => {
     if (key === 0) expectTag(s, v, MM_KEY_TAG, 'mm_keys item');
     else if (key === 1) hash = parseString(s, v, 'mm_key hash');
-    else if (key === 2) startOffset = parseCount(s, v, 'start_offset');
-    else s.pos = s.skipValue(v);
-    j = s.nextMember(s.pos);
-  }
+    else startOffset = parseCount(s, v, 'start_offset');
+  });
   const end = s.pos;
   if (hash === null) missing(i, 'hash', 'mm_keys item');
   if (startOffset < 0) missing(i, 'start_offset', 'mm_keys item');

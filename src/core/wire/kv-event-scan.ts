@@ -282,6 +282,31 @@ export function duplicate(s: JsonScanner, keyStart: number): never {
   );
 }
 
+/**
+ * Walks the members of the object at `i` (`what` names it in messages): `read(key, value)` reads the value of each
+ * key of `keys` and leaves pos after it; other keys are skipped, a key seen twice fails before its value is read.
+ * Leaves pos after the object. (For the small nested objects; the hot ones keep their loops inline.)
+ */
+export function eachMember(
+  s: JsonScanner,
+  i: number,
+  what: string,
+  keys: StringTable,
+  read: (key: number, value: number) => void,
+): void {
+  let seen = 0;
+  for (let j = openObject(s, i, what); j >= 0; j = s.nextMember(s.pos)) {
+    const key = s.keyId(j, keys);
+    if (key < 0) {
+      s.pos = s.skipValue(s.pos);
+      continue;
+    }
+    if (seen & (1 << key)) duplicate(s, j);
+    seen |= 1 << key;
+    read(key, s.pos);
+  }
+}
+
 export function missing(objectStart: number, field: string, what: string): never {
   return failValue('missing-field', `${what} at offset ${objectStart} has no "${field}"`, objectStart, field);
 }

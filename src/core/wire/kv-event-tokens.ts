@@ -4,11 +4,10 @@
 import { StringTable, asciiBytes, type JsonScanner } from './json-scanner.js';
 import {
   MAX_U32,
-  duplicate,
+  eachMember,
   expectTag,
   missing,
   openArray,
-  openObject,
   parseUint,
   type KvEventScanner,
   type TokenArena,
@@ -76,22 +75,13 @@ function compactId(s: JsonScanner, k: number): number {
 
 /** General path for one token object (any key order, whitespace, missing type tag): its id; its extra id in t.lastExtra. */
 function parseTokenObject(s: JsonScanner, i: number, t: TokenArena): number {
-  let j = openObject(s, i, 'token');
-  let seen = 0;
   let id = -1;
   t.lastExtra = 0;
-  while (j >= 0) {
-    const key = s.keyId(j, TOKEN_KEYS);
-    const v = s.pos;
-    const bit = key < 0 ? 0 : 1 << key;
-    if (seen & bit) duplicate(s, j);
-    seen |= bit;
+  eachMember(s, i, 'token', TOKEN_KEYS, (key, v) => {
     if (key === 0) expectTag(s, v, UNIQUE_TOKEN, 'token');
     else if (key === 1) id = parseUint(s, v, 'token_id', MAX_U32, 'token-id-out-of-range');
-    else if (key === 2) t.lastExtra = parseUint(s, v, 'token_extra_id', MAX_U32, 'token-id-out-of-range');
-    else s.pos = s.skipValue(v);
-    j = s.nextMember(s.pos);
-  }
+    else t.lastExtra = parseUint(s, v, 'token_extra_id', MAX_U32, 'token-id-out-of-range');
+  });
   const end = s.pos;
   if (id < 0) missing(i, 'token_id', 'token');
   s.pos = end;
