@@ -1,5 +1,6 @@
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
+import noModuleState from './lint/no-module-state.js';
 
 export default tseslint.config(
   { ignores: ['dist/**', 'node_modules/**', 'coverage/**', 'build/**', '.bench-build/**'] },
@@ -39,6 +40,13 @@ export default tseslint.config(
         },
       ],
     },
+  },
+  {
+    // The core is reentrant: no state kept between calls at module level (scratch lives in objects callers pass).
+    files: ['src/core/**/*.ts'],
+    ignores: ['src/core/**/*.test.ts'],
+    plugins: { kvsentinel: { rules: { 'no-module-state': noModuleState } } },
+    rules: { 'kvsentinel/no-module-state': 'error' },
   },
   {
     // The application layer composes core, sources and outputs; the CLI sits on top of it and nothing below

@@ -1,9 +1,10 @@
 // Child task: ingest recorded `/kv_cache_events` responses from their bytes, timed per pass over all files.
 import { readFileSync } from 'node:fs';
 import { RouterReplicaTable, WorkerTruthTable } from '../../src/core/tables/index.js';
+import { splitJsonArrayBytes } from '../../src/core/relay/split-json-array.js';
 import { parseKvEvents } from '../../src/core/wire/parse-kv-events.js';
 
-export type IngestMode = 'json-parse' | 'parse' | 'parse-replica' | 'parse-truth-replica';
+export type IngestMode = 'json-parse' | 'parse' | 'parse-replica' | 'parse-truth-replica' | 'relay-replica';
 
 export interface IngestParams {
   readonly mode: IngestMode;
@@ -38,7 +39,9 @@ export function runIngest(params: IngestParams): IngestResult {
     const replica = params.mode === 'parse' ? null : new RouterReplicaTable();
     const truth = params.mode === 'parse-truth-replica' ? new WorkerTruthTable() : null;
     for (const buf of buffers) {
-      const parsed = parseKvEvents(buf.toString('utf8'));
+      // the relay's drain: the items' bytes copied out for forwarding, then the same bytes parsed
+      if (params.mode === 'relay-replica' && !splitJsonArrayBytes(buf).ok) throw new Error('payload did not split');
+      const parsed = parseKvEvents(buf);
       if (parsed.issues.length > 0)
         throw new Error(`payload did not parse cleanly: ${JSON.stringify(parsed.issues[0])}`);
       events += parsed.events.length;

@@ -3,6 +3,7 @@
 // CPU per request is what any relay that reads the prompt pays on top of forwarding (§4's floor rows).
 import { bindIdRunKernel, ID_RUN_KERNEL_BYTES } from '../../src/core/relay/id-run-kernel.js';
 import { createCtxBodyReader } from '../../src/core/relay/ctx-body-reader.js';
+import { CtxScanScratch } from '../../src/core/relay/ctx-request-scanner.js';
 import { promptFingerprints } from '../../src/core/state/incremental-keys.js';
 import { sharedWasmMemory, WASM_PAGE_BYTES } from '../../src/core/wasm/wasm-binary.js';
 import { promptBody } from './load.js';
@@ -27,7 +28,9 @@ export function runScanCost(params: ScanCostParams): ScanCostResult {
   const ringBytes = Math.ceil(bodies.reduce((n, b) => n + b.length, 0) / WASM_PAGE_BYTES) * WASM_PAGE_BYTES;
   const memory = sharedWasmMemory(ringBytes + ID_RUN_KERNEL_BYTES);
   let views: Uint8Array[] = bodies;
-  if (memory !== null && bindIdRunKernel(memory, ringBytes)) {
+  const bound = memory === null ? null : bindIdRunKernel(memory, ringBytes);
+  const scratch = bound === null ? new CtxScanScratch() : new CtxScanScratch(bound);
+  if (memory !== null && bound !== null) {
     const ring = new Uint8Array(memory.buffer, 0, ringBytes);
     let at = 0;
     views = bodies.map((b) => {
@@ -37,7 +40,7 @@ export function runScanCost(params: ScanCostParams): ScanCostResult {
     });
   }
   const read = (body: Uint8Array): number => {
-    const reader = createCtxBodyReader('json');
+    const reader = createCtxBodyReader('json', scratch);
     // as the body arrives: 64 KB socket reads
     for (let off = 0; off < body.length; off += 65_536) reader.feed(body.subarray(off, off + 65_536));
     const tokens = reader.finish({ 'x-correlation-id': 'c' })?.promptTokens ?? null;

@@ -1,18 +1,20 @@
-// The relay's event buffer is bounded by what its items weigh (maxBytes counts their text). An item's text cut out of
-// its drain body as a V8 slice would keep the whole body alive: in the `demo --fixed` run the buffers of three relays
-// held 114 MB of drain bodies for a few thousand buffered events. Weighed on the real heap after full collections.
+// The relay's event buffer is bounded by what its items weigh (maxBytes counts their bytes). An item cut out of its
+// drain body as a view would keep the whole body alive (as a V8 string slice did: in the `demo --fixed` run the
+// buffers of three relays held 114 MB of drain bodies for a few thousand buffered events). Weighed on the real heap
+// and its array buffers after full collections.
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { describe, expect, it } from 'vitest';
 import { EventBuffer } from '../../src/core/relay/event-buffer.js';
-import { splitJsonArray } from '../../src/core/relay/split-json-array.js';
+import { splitJsonArrayBytes } from '../../src/core/relay/split-json-array.js';
 
 setFlagsFromString('--expose-gc');
 const gc = runInNewContext('gc') as () => void;
 
 function heapUsed(): number {
   for (let i = 0; i < 3; i++) gc();
-  return process.memoryUsage().heapUsed;
+  const used = process.memoryUsage();
+  return used.heapUsed + used.arrayBuffers;
 }
 
 /** one drain: a stored event of `blocks` block hashes, then a small removed event */
@@ -23,12 +25,12 @@ function drainBody(blocks: number, seed: number): string {
 }
 
 /** drains of `blocks`-hash stored events through the splitter into `buffer`; returns the text's total size */
-function drainInto(buffer: EventBuffer, drains: number, blocks: number): number {
+function drainInto(buffer: EventBuffer<Uint8Array>, drains: number, blocks: number): number {
   let bodyBytes = 0;
   for (let drain = 0; drain < drains; drain++) {
-    const body = drainBody(blocks, drain);
+    const body = Buffer.from(drainBody(blocks, drain));
     bodyBytes += body.length;
-    const split = splitJsonArray(body);
+    const split = splitJsonArrayBytes(body);
     if (!split.ok) throw new Error(split.issue.message);
     buffer.append(split.items, drain);
   }
@@ -38,7 +40,7 @@ function drainInto(buffer: EventBuffer, drains: number, blocks: number): number 
 describe('relay event buffer memory', () => {
   it('an event kept in the buffer does not keep its drain body alive, nor an evicted event its slot', () => {
     // the bound keeps about one small event per drain: each big stored event is evicted as the next drain arrives
-    const buffer = new EventBuffer({ maxBytes: 4096 });
+    const buffer = new EventBuffer<Uint8Array>({ maxBytes: 4096 });
     const before = heapUsed();
     const bodyBytes = drainInto(buffer, 8, 100_000); // 8 drains of ~2 MB of text
     const retained = heapUsed() - before;

@@ -15,6 +15,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { CtxBodyEncoding } from '../../src/core/relay/ctx-body-encoding.js';
 import { createCtxBodyReader } from '../../src/core/relay/ctx-body-reader.js';
+import { CtxScanScratch } from '../../src/core/relay/ctx-request-scanner.js';
 import { parseCtxResponse, type CtxResponseInfo, type CtxResponseShape } from '../../src/core/relay/ctx-response.js';
 import type { Observation } from '../../src/core/observe/observation.js';
 import { silentLogger } from '../../src/sources/ports.js';
@@ -115,9 +116,10 @@ function responseOf(plan: ExchangePlan): { headers: Record<string, string>; body
 /** The real body reader, answering after a scripted number of turns, or failing. */
 class ScriptedScans implements CtxScans {
   readonly delays: number[] = [];
+  readonly #scratch = new CtxScanScratch();
 
   open(encoding: CtxBodyEncoding): CtxScan {
-    const reader = createCtxBodyReader(encoding);
+    const reader = createCtxBodyReader(encoding, this.#scratch);
     const delay = this.delays.shift() ?? 0;
     return {
       feed: (chunk) => reader.feed(Uint8Array.from(chunk)),

@@ -24,7 +24,12 @@ type DrainMode = 'ok' | 'http-500' | 'timeout' | 'garbage' | 'truncated';
 const eventText = (id: number): string =>
   `{"event_id":${id},"data":{"type":"removed","block_hashes":[${18_446_744_073_709_551_615n - BigInt(id)}]},"window_size":4096}`;
 const idOf = (t: string): number => Number(/"event_id":(\d+)/.exec(t)?.[1]);
-const idsOf = (body: string): number[] => [...body.matchAll(/"event_id":(\d+)/g)].map((m) => Number(m[1]));
+const idsOf = (body: Uint8Array): number[] =>
+  [
+    ...Buffer.from(body)
+      .toString('utf8')
+      .matchAll(/"event_id":(\d+)/g),
+  ].map((m) => Number(m[1]));
 /** lets every pending promise callback and setImmediate run */
 const settle = (): Promise<void> => new Promise((r) => setImmediate(r));
 

@@ -24,12 +24,13 @@ function fromObject(v: unknown): CompletionUsage | null {
   return { promptTokens: count(u.prompt_tokens), cachedTokens: count(details.cached_tokens) };
 }
 
-const PROMPT_RE = /"prompt_tokens"\s*:\s*(\d+)/g;
-const CACHED_RE = /"cached_tokens"\s*:\s*(\d+)/g;
+// without the g flag (a module-level g expression carries a lastIndex every caller shares): matchAll gets its own copy
+const PROMPT_RE = /"prompt_tokens"\s*:\s*(\d+)/;
+const CACHED_RE = /"cached_tokens"\s*:\s*(\d+)/;
 
 function lastMatch(re: RegExp, text: string): number | null {
   let last: string | undefined;
-  for (const m of text.matchAll(re)) last = m[1];
+  for (const m of text.matchAll(new RegExp(re.source, 'g'))) last = m[1];
   return last !== undefined ? Number(last) : null;
 }
 

@@ -2,6 +2,9 @@ import { encode } from '@msgpack/msgpack';
 import { describe, expect, it } from 'vitest';
 import { ctxBodyEncoding } from './ctx-body-encoding.js';
 import { createCtxBodyReader } from './ctx-body-reader.js';
+import { CtxScanScratch } from './ctx-request-scanner.js';
+
+const scratch = new CtxScanScratch();
 
 function read(
   encoding: 'json' | 'msgpack' | 'unknown',
@@ -9,7 +12,7 @@ function read(
   headers: Record<string, string> = {},
   split = 7,
 ) {
-  const reader = createCtxBodyReader(encoding);
+  const reader = createCtxBodyReader(encoding, scratch);
   for (let i = 0; i < body.length; i += split) reader.feed(body.subarray(i, i + split));
   return reader.finish(headers);
 }

@@ -6,7 +6,7 @@ import { decode } from '@msgpack/msgpack';
 import type { CtxBodyEncoding } from './ctx-body-encoding.js';
 import { unreadableCtxRequest, type CtxRequestInfo, type HeaderBag } from './ctx-request.js';
 import { ctxInfoFromValue } from './ctx-request-object.js';
-import { CtxRequestScanner } from './ctx-request-scanner.js';
+import { CtxRequestScanner, type CtxScanScratch } from './ctx-request-scanner.js';
 
 export interface CtxBodyReader {
   feed(chunk: Uint8Array): void;
@@ -52,10 +52,11 @@ class UndecodableBodyReader implements CtxBodyReader {
   }
 }
 
-export function createCtxBodyReader(encoding: CtxBodyEncoding): CtxBodyReader {
+/** `scratch`: the caller's id kernel and scratch (one per thread or relay) */
+export function createCtxBodyReader(encoding: CtxBodyEncoding, scratch: CtxScanScratch): CtxBodyReader {
   switch (encoding) {
     case 'json':
-      return new CtxRequestScanner();
+      return new CtxRequestScanner(scratch);
     case 'msgpack':
       return new MsgpackBodyReader();
     case 'unknown':

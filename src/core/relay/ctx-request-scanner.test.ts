@@ -1,14 +1,16 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { parseCtxRequest, type CtxRequestInfo, type HeaderBag } from './ctx-request.js';
-import { CtxRequestScanner } from './ctx-request-scanner.js';
+import { CtxRequestScanner, CtxScanScratch } from './ctx-request-scanner.js';
+
+const scratch = new CtxScanScratch();
 
 const enc = new TextEncoder();
 
 /** The body fed in chunks cut at the given offsets (any byte, also inside multi-byte characters). */
 function scan(body: string, cuts: readonly number[], headers: HeaderBag = {}): CtxRequestInfo | null {
   const bytes = enc.encode(body);
-  const scanner = new CtxRequestScanner();
+  const scanner = new CtxRequestScanner(scratch);
   let from = 0;
   for (const cut of [...cuts].map((c) => c % (bytes.length + 1)).sort((a, b) => a - b)) {
     scanner.feed(bytes.subarray(from, cut));

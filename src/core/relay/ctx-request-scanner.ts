@@ -8,7 +8,7 @@
 // characters are ASCII and never occur inside a UTF-8 multi-byte sequence, so scanning bytes finds exactly the
 // members scanning the decoded text would. When the prompt needs the general JSON path (several prompts, strings),
 // finish() answers null and the caller parses the whole text with parseCtxRequest.
-import { readIdRun, type IdRun } from './id-run-kernel.js';
+import { createIdRunKernel, readIdRun, type IdRun, type IdRunKernel } from './id-run-kernel.js';
 import { ctxInfoFromMembers, type CtxMemberView, type CtxRequestInfo, type HeaderBag } from './ctx-request.js';
 
 // top-level states
@@ -64,21 +64,31 @@ function grow(ids: Uint32Array): Uint32Array<ArrayBuffer> {
 }
 
 /**
- * The ids of the array being read go into a scratch array that is kept for the next prompt (the answer is an exact
- * copy): no doubling copies and no garbage per prompt. One is kept (a scanner reading ids while another does gets its
- * own), and only up to KEPT_SCRATCH_IDS, so an outsized prompt does not pin its memory.
+ * What the scanners of one owner (a scan thread, a relay) share: the id kernel, and the scratch array the ids of the
+ * array being read go into, kept for the next prompt (the answer is an exact copy): no doubling copies and no garbage
+ * per prompt. One is kept (a scanner reading ids while another does gets its own), and only up to KEPT_SCRATCH_IDS, so
+ * an outsized prompt does not pin its memory.
  */
 const KEPT_SCRATCH_IDS = 256 * 1024;
-let freeScratch: Uint32Array<ArrayBuffer> | null = null;
 
-function takeScratch(): Uint32Array<ArrayBuffer> {
-  const scratch = freeScratch ?? new Uint32Array(1024);
-  freeScratch = null;
-  return scratch;
-}
+export class CtxScanScratch {
+  readonly kernel: IdRunKernel | null;
+  #free: Uint32Array<ArrayBuffer> | null = null;
 
-function releaseScratch(scratch: Uint32Array<ArrayBuffer>): void {
-  if (scratch.length <= KEPT_SCRATCH_IDS && scratch.length > (freeScratch?.length ?? 0)) freeScratch = scratch;
+  /** `kernel`: the id kernel to run (one bound to a shared ring, bindIdRunKernel); default one of its own */
+  constructor(kernel: IdRunKernel | null = createIdRunKernel()) {
+    this.kernel = kernel;
+  }
+
+  take(): Uint32Array<ArrayBuffer> {
+    const scratch = this.#free ?? new Uint32Array(1024);
+    this.#free = null;
+    return scratch;
+  }
+
+  release(scratch: Uint32Array<ArrayBuffer>): void {
+    if (scratch.length <= KEPT_SCRATCH_IDS && scratch.length > (this.#free?.length ?? 0)) this.#free = scratch;
+  }
 }
 
 interface Member {
@@ -91,6 +101,8 @@ interface Member {
 }
 
 export class CtxRequestScanner {
+  /** the owner's id kernel and scratch (one per thread or relay, never shared between two threads) */
+  readonly #scratch: CtxScanScratch;
   #state = START;
   // key being read
   #keyBytes = new Uint8Array(MAX_KEY_BYTES);
@@ -111,6 +123,10 @@ export class CtxRequestScanner {
   #overflow = false;
 
   /** Scans the next chunk of the body. */
+  constructor(scratch: CtxScanScratch) {
+    this.#scratch = scratch;
+  }
+
   feed(chunk: Uint8Array): void {
     const n = chunk.length;
     let i = 0;
@@ -216,7 +232,7 @@ export class CtxRequestScanner {
     this.#members.set(key ?? '', { firstChar: first, kept: null, tokens: null, needsText: false });
     if (key !== null && (TOKEN_KEYS as readonly string[]).includes(key) && first === 91) {
       this.#tState = T_EXPECT;
-      this.#tokens = takeScratch();
+      this.#tokens = this.#scratch.take();
       this.#tCount = 0;
       this.#depth = 1;
       return 1;
@@ -250,7 +266,7 @@ export class CtxRequestScanner {
         run.ids = out;
         run.count = count;
         run.next = i;
-        readIdRun(chunk, run, grow);
+        readIdRun(this.#scratch.kernel, chunk, run, grow);
         out = run.ids;
         count = run.count;
         i = run.next;
@@ -330,7 +346,7 @@ export class CtxRequestScanner {
     if (this.#tState !== T_OFF) {
       member.tokens = this.#tState === T_OK ? this.#tokens.slice(0, this.#tCount) : null;
       if (key === 'prompt' && this.#tState !== T_OK) member.needsText = true;
-      releaseScratch(this.#tokens);
+      this.#scratch.release(this.#tokens);
     }
     if (this.#keptOverflow) this.#overflow = true;
     else if (this.#kept !== null) {

@@ -34,7 +34,9 @@ describe('EventBuffer', () => {
     expect(b.read('router', 2).items).toEqual([]);
     expect(b.append([ev(2)], 0)).toBe(2);
     expect(b.read('router', 3)).toMatchObject({ fromSeq: 2, toSeq: 3, items: [ev(2)] });
-    expect(serializeEventItems([ev(0), ev(1)])).toBe(`[${ev(0)},${ev(1)}]`);
+    const bytes = (text: string): Uint8Array => new TextEncoder().encode(text);
+    expect(new TextDecoder().decode(serializeEventItems([bytes(ev(0)), bytes(ev(1))]))).toBe(`[${ev(0)},${ev(1)}]`);
+    expect(new TextDecoder().decode(serializeEventItems([]))).toBe('[]');
   });
 
   it('serves each consumer the full stream independently', () => {

@@ -1,4 +1,4 @@
-// The relay's per-worker event log: every event drained from a CTX worker, as its exact JSON text, numbered with
+// The relay's per-worker event log: every event drained from a CTX worker, as its exact JSON bytes, numbered with
 // relay sequence numbers, and one cursor per consumer so each consumer (router replica) receives every event exactly
 // once and in order. Pure and deterministic: no I/O, no clock (`now` is a parameter). The item type is generic so
 // the simulator's relay (which passes KvEvent objects, not texts) runs this same log, with a size of its own.
@@ -22,7 +22,7 @@
 
 export interface EventBufferOptions {
   readonly maxEvents: number;
-  /** approximate: UTF-16 code units of the retained texts (the sizes `sizeOf` gives for other items) */
+  /** approximate: bytes of the retained items (UTF-16 units of texts; the sizes `sizeOf` gives for other items) */
   readonly maxBytes: number;
   readonly consumerIdleMs: number;
   /** events every consumer has read stay this long for consumers that join later */
@@ -96,12 +96,25 @@ export const DEFAULT_EVENT_BUFFER_OPTIONS: EventBufferOptions = {
 /** bound on the resume positions kept for forgotten consumers */
 export const MAX_FORGOTTEN = 1024;
 
-export function serializeEventItems(items: readonly string[]): string {
-  return `[${items.join(',')}]`;
+/** The JSON array of drained items (each the exact bytes of one event), as a `/kv_cache_events` body. */
+export function serializeEventItems(items: readonly Uint8Array[]): Uint8Array {
+  let size = 2 + Math.max(0, items.length - 1);
+  for (const item of items) size += item.byteLength;
+  const out = new Uint8Array(size);
+  out[0] = 91;
+  let at = 1;
+  for (let k = 0; k < items.length; k++) {
+    if (k > 0) out[at++] = 44;
+    out.set(items[k]!, at);
+    at += items[k]!.byteLength;
+  }
+  out[at] = 93;
+  return out;
 }
 
+/** an item's weight against maxBytes: a JSON text's length, or an item's bytes */
 function textLength(item: unknown): number {
-  return (item as string).length;
+  return item instanceof Uint8Array ? item.byteLength : (item as string).length;
 }
 
 export class EventBuffer<T = string> {
@@ -122,7 +135,7 @@ export class EventBuffer<T = string> {
   readonly #forgotten = new Map<string, number>();
   #forgottenDiscarded = 0;
 
-  /** `sizeOf` counts an item against maxBytes; the default is a text's length (items are JSON texts). */
+  /** `sizeOf` counts an item against maxBytes; the default is a text's length or an item's bytes. */
   constructor(options: Partial<EventBufferOptions> = {}, sizeOf: (item: T) => number = textLength) {
     this.#options = { ...DEFAULT_EVENT_BUFFER_OPTIONS, ...options };
     this.#sizeOf = sizeOf;
@@ -135,7 +148,7 @@ export class EventBuffer<T = string> {
     return this.#retainedFrom + this.#log.length - this.#head;
   }
 
-  /** Appends drained events (exact JSON texts, in worker order); returns the relay seq of the first. */
+  /** Appends drained events (their exact JSON, in worker order); returns the relay seq of the first. */
   append(items: readonly T[], now: number): number {
     const firstSeq = this.nextSeq;
     for (const item of items) {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { sharedWasmMemory } from '../wasm/wasm-binary.js';
-import { bindIdRunKernel, ID_RUN_KERNEL_BYTES, readIdRun, type IdRun } from './id-run-kernel.js';
+import { bindIdRunKernel, createIdRunKernel, ID_RUN_KERNEL_BYTES, readIdRun, type IdRun } from './id-run-kernel.js';
 
 const enc = new TextEncoder();
 const grow = (ids: Uint32Array): Uint32Array<ArrayBuffer> => {
@@ -8,6 +8,7 @@ const grow = (ids: Uint32Array): Uint32Array<ArrayBuffer> => {
   grown.set(ids);
   return grown;
 };
+const kernel = createIdRunKernel();
 const run = (): IdRun => ({ ids: new Uint32Array(4), count: 0, next: 0, loadedFrom: 0, loadedTo: -1 });
 
 describe('readIdRun (the WebAssembly kernel)', () => {
@@ -16,7 +17,7 @@ describe('readIdRun (the WebAssembly kernel)', () => {
     // more than one 64 KB slice; then an 8-digit id, which the scanner reads itself
     const text = `${ids.map((v, i) => `${v}${i % 3 === 0 ? ', ' : ','}`).join('')}12345678,1]`;
     const r = run();
-    readIdRun(enc.encode(text), r, grow);
+    readIdRun(kernel, enc.encode(text), r, grow);
     expect(Array.from(r.ids.subarray(0, r.count))).toEqual(ids);
     expect(text.slice(r.next)).toBe('12345678,1]');
   });
@@ -37,7 +38,7 @@ describe('readIdRun (the WebAssembly kernel)', () => {
     for (const [rest, left] of cases) {
       const text = `${'7,'.repeat(40)}${rest}${'3,'.repeat(40)}`;
       const r = run();
-      readIdRun(enc.encode(text), r, grow);
+      readIdRun(kernel, enc.encode(text), r, grow);
       expect(r.count).toBe(40);
       expect(text.slice(r.next)).toBe(`${left}${'3,'.repeat(40)}`);
     }
@@ -57,7 +58,7 @@ describe('readIdRun (the WebAssembly kernel)', () => {
         const head = before.slice(0, cut);
         const text = `${head.map((v, i) => `${v}${i % 2 === 0 ? ', ' : ','}`).join('')}${rest}${'3,'.repeat(2000)}`;
         const r = run();
-        readIdRun(enc.encode(text), r, grow);
+        readIdRun(kernel, enc.encode(text), r, grow);
         expect(Array.from(r.ids.subarray(0, r.count)), `${rest} at ${share}`).toEqual(head);
         expect(text.slice(r.next)).toBe(`${left}${'3,'.repeat(2000)}`);
       }
@@ -68,21 +69,22 @@ describe('readIdRun (the WebAssembly kernel)', () => {
     const ids = Array.from({ length: 5000 }, (_, i) => 1_000_000 + ((i * 7919) % 8_999_999));
     const text = `${ids.map((v) => `${v}, `).join('')}]`;
     const r = run();
-    readIdRun(enc.encode(text), r, grow);
+    readIdRun(kernel, enc.encode(text), r, grow);
     expect(Array.from(r.ids.subarray(0, r.count))).toEqual(ids);
     expect(text.slice(r.next)).toBe(']');
   });
 });
 
 // bound to a shared memory (the scan thread's ring), views of it are read where they lie and anything else is copied
-// in, with the same ids; last in this file, since binding replaces the module's kernel for what runs after it
+// in, with the same ids; the kernel of its own beside it is left as it was
 describe('readIdRun over a shared memory', () => {
   it('reads views of the memory in place, up to their last byte, and other chunks as before', () => {
     const ringBytes = 1024 * 1024;
     const memory = sharedWasmMemory(ringBytes + ID_RUN_KERNEL_BYTES)!;
-    expect(bindIdRunKernel(memory, ringBytes + 4)).toBe(false); // its own bytes must be 8-aligned
-    expect(bindIdRunKernel(memory, ringBytes + 8)).toBe(false); // and fit
-    expect(bindIdRunKernel(memory, ringBytes)).toBe(true);
+    expect(bindIdRunKernel(memory, ringBytes + 4)).toBeNull(); // its own bytes must be 8-aligned
+    expect(bindIdRunKernel(memory, ringBytes + 8)).toBeNull(); // and fit
+    const bound = bindIdRunKernel(memory, ringBytes);
+    expect(bound).not.toBeNull();
     const ids = Array.from({ length: 40_000 }, (_, i) => (i * 48271) % 152_064);
     const text = new TextEncoder().encode(`${ids.map((v, i) => `${v}${i % 5 === 0 ? ', ' : ','}`).join('')}9]`);
     const ring = new Uint8Array(memory.buffer, 0, ringBytes);
@@ -91,7 +93,7 @@ describe('readIdRun over a shared memory', () => {
     view.set(text);
     for (const chunk of [view, Uint8Array.from(text)]) {
       const r = run();
-      readIdRun(chunk, r, grow);
+      readIdRun(bound, chunk, r, grow);
       expect(Array.from(r.ids.subarray(0, r.count))).toEqual(ids.slice(0, r.count));
       // the last few ids are the scanner's (the kernel reads 9 bytes at an id), then '9]'
       expect(r.count).toBeGreaterThan(ids.length - 4);

@@ -225,22 +225,25 @@ function instantiate(bytes: Uint8Array, memory: WasmMemory | null, at: number): 
   }
 }
 
-let kernel = instantiate(OWN_MEMORY, null, 0);
+/** One instance of the kernel and its memory: its owner (a scan thread, a relay) keeps one and passes it along. */
+export type IdRunKernel = Kernel;
+
+/** A kernel with a memory of its own; null where WebAssembly is not available. */
+export function createIdRunKernel(): IdRunKernel | null {
+  return instantiate(OWN_MEMORY, null, 0);
+}
 
 /** the bytes of a shared memory the kernel needs for itself (bindIdRunKernel) */
 export const ID_RUN_KERNEL_BYTES = MEMORY_PAGES * WASM_PAGE_BYTES;
 
 /**
- * Runs the kernel over `memory` (a shared memory, sharedWasmMemory) from now on, with its own ID_RUN_KERNEL_BYTES at
- * byte `at`: a chunk that is a view of that memory (a thread's ring another thread writes into) is read where it lies,
- * without its copy into the kernel. False (and the kernel as it was) where that cannot be done.
+ * A kernel over `memory` (a shared memory, sharedWasmMemory), with its own ID_RUN_KERNEL_BYTES at byte `at`: a chunk
+ * that is a view of that memory (a thread's ring another thread writes into) is read where it lies, without its copy
+ * into the kernel. Null where that cannot be done.
  */
-export function bindIdRunKernel(memory: WasmMemory, at: number): boolean {
-  if (at % 8 !== 0 || at + ID_RUN_KERNEL_BYTES > memory.buffer.byteLength) return false;
-  const bound = instantiate(sharedMemoryModule(memory.buffer.byteLength / WASM_PAGE_BYTES), memory, at);
-  if (bound === null) return false;
-  kernel = bound;
-  return true;
+export function bindIdRunKernel(memory: WasmMemory, at: number): IdRunKernel | null {
+  if (at % 8 !== 0 || at + ID_RUN_KERNEL_BYTES > memory.buffer.byteLength) return null;
+  return instantiate(sharedMemoryModule(memory.buffer.byteLength / WASM_PAGE_BYTES), memory, at);
 }
 
 /**
@@ -275,10 +278,14 @@ export interface IdRun {
  * Reads the run of ids starting at chunk[run.next] (at an id's first byte, or what stands there instead) into
  * run.ids from run.count on; leaves run.next at the first byte it did not read, always the start of an id. The chunk's
  * bytes are copied into the kernel's memory a slice at a time, each once, however often the scanner comes back — or,
- * for a view of that memory (bindIdRunKernel), read where they lie.
+ * for a view of that memory (bindIdRunKernel), read where they lie. With no kernel (null) it reads nothing.
  */
-export function readIdRun(chunk: Uint8Array, run: IdRun, grow: (ids: Uint32Array) => Uint32Array<ArrayBuffer>): void {
-  const k = kernel;
+export function readIdRun(
+  k: IdRunKernel | null,
+  chunk: Uint8Array,
+  run: IdRun,
+  grow: (ids: Uint32Array) => Uint32Array<ArrayBuffer>,
+): void {
   if (k === null) return;
   const n = chunk.length;
   // a view of the kernel's own memory is read where it lies

@@ -1,11 +1,13 @@
-// Splits a JSON array into the exact source text of each top-level item, without parsing values, so the relay can
+// Splits a JSON array into the exact source bytes of each top-level item, without parsing values, so the relay can
 // re-serve a worker's `/kv_cache_events` body byte for byte (hashes keep every digit) whatever the items contain.
 import type { WireIssue } from '../wire/wire-issue.js';
 import type { WireIssueCode } from '../wire/wire-issue-codes.js';
+import { issuesInText, utf8Of } from '../wire/wire-input.js';
 
-export type SplitArrayResult =
-  | { readonly ok: true; readonly items: string[] }
-  | { readonly ok: false; readonly issue: WireIssue; readonly items: string[] };
+export type SplitArrayResult<T = string> =
+  { readonly ok: true; readonly items: T[] } | { readonly ok: false; readonly issue: WireIssue; readonly items: T[] };
+
+const UTF8 = new TextDecoder();
 
 const MAX_DEPTH = 512;
 
@@ -13,37 +15,39 @@ function isWs(c: number): boolean {
   return c === 32 || c === 9 || c === 10 || c === 13;
 }
 
-function fail(code: WireIssueCode, message: string, offset: number, items: string[]): SplitArrayResult {
+function fail(code: WireIssueCode, message: string, offset: number, items: Uint8Array[]): SplitArrayResult<Uint8Array> {
   return { ok: false, issue: { code, message, path: '$', offset }, items };
 }
 
-/**
- * The item's text as a string of its own. V8 makes a slice of a long string a view that keeps all of that string
- * alive: an event kept in the relay's buffer would keep its whole drain body (megabytes) alive, and the buffer's byte
- * bound, which counts the items, would not bound memory. (Slicing a concatenation copies it flat first.)
- */
-function ownText(text: string, start: number, end: number): string {
-  return ` ${text.slice(start, end)}`.slice(1);
+/** splitJsonArray of a string: items as strings, offsets in the string's units (tests, text sources). */
+export function splitJsonArray(text: string): SplitArrayResult {
+  const bytes = utf8Of(text);
+  const split = splitJsonArrayBytes(bytes);
+  const items = split.items.map((item) => UTF8.decode(item));
+  if (split.ok) return { ok: true, items };
+  return { ok: false, issue: issuesInText([split.issue], bytes, text)[0]!, items };
 }
 
 /**
- * Items are returned trimmed of surrounding whitespace. Strings and nesting are tracked so commas inside them do not
- * split; item contents are not validated beyond bracket balance (the domain parser judges them).
+ * Items are returned trimmed of surrounding whitespace, each a copy of its bytes (a view would keep the whole drain
+ * body alive, and the relay buffer's byte bound, which counts the items, would not bound memory). Strings and nesting
+ * are tracked so commas inside them do not split; item contents are not validated beyond bracket balance (the domain
+ * parser judges them).
  */
-export function splitJsonArray(text: string): SplitArrayResult {
-  const items: string[] = [];
-  const n = text.length;
+export function splitJsonArrayBytes(body: Uint8Array): SplitArrayResult<Uint8Array> {
+  const items: Uint8Array[] = [];
+  const n = body.length;
   let i = 0;
-  while (i < n && isWs(text.charCodeAt(i))) i++;
+  while (i < n && isWs(body[i]!)) i++;
   if (i >= n) return fail('empty-input', 'body is empty, expected a JSON array', 0, items);
-  if (text.charCodeAt(i) !== 91) return fail('not-an-array', `expected '[' at offset ${i}`, i, items);
+  if (body[i]! !== 91) return fail('not-an-array', `expected '[' at offset ${i}`, i, items);
   i++;
   let expectItem = true;
   let sawItem = false;
   for (;;) {
-    while (i < n && isWs(text.charCodeAt(i))) i++;
+    while (i < n && isWs(body[i]!)) i++;
     if (i >= n) return fail('truncated-json', `array not closed at offset ${n}`, n, items);
-    const c = text.charCodeAt(i);
+    const c = body[i]!;
     if (c === 93) {
       if (sawItem && expectItem) return fail('trailing-comma', `trailing comma before ']' at offset ${i}`, i, items);
       i++;
@@ -60,14 +64,14 @@ export function splitJsonArray(text: string): SplitArrayResult {
     let depth = 0;
     let valueEnded = false; // at depth 0 a value ended (closing bracket, string end or whitespace after a scalar)
     while (i < n) {
-      const d = text.charCodeAt(i);
+      const d = body[i]!;
       if (depth === 0 && valueEnded && !isWs(d) && d !== 44 && d !== 93) {
         return fail('expected-comma', `expected ',' or ']' at offset ${i}`, i, items);
       }
       if (d === 34) {
         i++;
         while (i < n) {
-          const s = text.charCodeAt(i);
+          const s = body[i]!;
           if (s === 92) i += 2;
           else if (s === 34) break;
           else i++;
@@ -93,13 +97,14 @@ export function splitJsonArray(text: string): SplitArrayResult {
     }
     if (depth !== 0 || i >= n) return fail('truncated-json', `item at offset ${start} is not closed`, start, items);
     let end = i;
-    while (end > start && isWs(text.charCodeAt(end - 1))) end--;
+    while (end > start && isWs(body[end - 1]!)) end--;
     if (end === start) return fail('empty-item', `empty array item at offset ${start}`, start, items);
-    items.push(ownText(text, start, end));
+    // a copy even when the body is a Node Buffer, whose own slice() is a view
+    items.push(Uint8Array.prototype.slice.call(body, start, end));
     sawItem = true;
     expectItem = false;
   }
-  while (i < n && isWs(text.charCodeAt(i))) i++;
+  while (i < n && isWs(body[i]!)) i++;
   if (i < n) return fail('trailing-garbage', `unexpected data after the array at offset ${i}`, i, items);
   return { ok: true, items };
 }

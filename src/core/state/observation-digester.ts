@@ -7,7 +7,7 @@
 // digests — are identical.
 import { routerHashedTokens } from '../hashing/router-chunking.js';
 import type { Observation, RouterProfile } from '../observe/observation.js';
-import type { HashAlgo, KvEvent } from '../wire/kv-event.js';
+import { HASH_ALGOS, type HashAlgo, type KvEvent } from '../wire/kv-event.js';
 import { HashVerifier, type StoredEventCheck } from './hash-verifier.js';
 import { extendKeyChain, fingerprintsFit, prefixFingerprints, sharedPrefixTokens } from './incremental-keys.js';
 import { LruMap } from './lru-map.js';
@@ -51,21 +51,15 @@ function unsaltedRoots(check: StoredEventCheck | null, event: KvEvent): StoredEv
   return { ...check, checks: check.checks.map((c, i) => (i === 0 ? 'unverifiable' : c)), alternative: null };
 }
 
-const workerKeyIds = new Map<HashAlgo, Map<number, string>>();
+// one string per (algo, size), made once at load for every block size a build uses: the per-decision join looks
+// keys up by it for every server, and a string made per lookup would cost more than the lookup
+const COMMON_BLOCK_SIZES = 512;
+const WORKER_KEY_IDS: ReadonlyMap<HashAlgo, readonly string[]> = new Map(
+  HASH_ALGOS.map((algo) => [algo, Array.from({ length: COMMON_BLOCK_SIZES + 1 }, (_, size) => `${algo}/${size}`)]),
+);
 
 export function workerKeyId(algo: HashAlgo, blockSize: number): string {
-  // one string per (algo, size): the per-decision join looks keys up by it for every server
-  let bySize = workerKeyIds.get(algo);
-  if (bySize === undefined) {
-    bySize = new Map();
-    workerKeyIds.set(algo, bySize);
-  }
-  let id = bySize.get(blockSize);
-  if (id === undefined) {
-    id = `${algo}/${blockSize}`;
-    if (bySize.size < 64) bySize.set(blockSize, id);
-  }
-  return id;
+  return WORKER_KEY_IDS.get(algo)?.[blockSize] ?? `${algo}/${blockSize}`;
 }
 
 /** The worker block sizes a decision's keys were computed for (parsed from the `workerKeyId`s). */

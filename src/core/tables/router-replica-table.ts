@@ -5,7 +5,7 @@
 // table update as far as its source shows, so it is ignored too (counted in `ignored`).
 import { blockKey64 } from '../hashing/block-key.js';
 import type { HashAlgo, KvEvent, KvEventType } from '../wire/kv-event.js';
-import { U64_HI_OFFSET, U64_LO_OFFSET, U64HashSet, u64HalvesView } from './u64-hash-set.js';
+import { HalvesViews, U64_HI_OFFSET, U64_LO_OFFSET, U64HashSet, u64HalvesView } from './u64-hash-set.js';
 import { checkTableBounds, type TableBounds } from './table-bounds.js';
 import { DEFAULT_EVENT_HASH_ALGO } from './truth-stream.js';
 
@@ -47,6 +47,8 @@ export class RouterReplicaTable {
   readonly #max: number;
   /** blocks evicted by the cap, per server */
   readonly #evicted = new Map<string, number>();
+  /** the per-decision join asks every server about the same key arrays */
+  readonly #views = new HalvesViews();
 
   /** The router's own table has no cap; this one does (the same as worker truth's), and counts what it evicts. */
   constructor(bounds: Partial<TableBounds> = {}) {
@@ -141,7 +143,7 @@ export class RouterReplicaTable {
     const state = this.#servers.get(server);
     const set = state?.sets.get(hashAlgo ?? state.hashAlgo);
     if (!set) return 0;
-    const halves = u64HalvesView(keys);
+    const halves = this.#views.of(keys);
     let n = 0;
     while (n < keys.length && set.hasHalves(halves[2 * n + U64_HI_OFFSET]!, halves[2 * n + U64_LO_OFFSET]!)) n++;
     return n;

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { U64_HI_OFFSET, U64_LO_OFFSET, U64HashSet, u64HalvesView } from './u64-hash-set.js';
+import { HalvesViews, U64_HI_OFFSET, U64_LO_OFFSET, U64HashSet, u64HalvesView } from './u64-hash-set.js';
 
 const U64_MAX = 0xffff_ffff_ffff_ffffn;
 
@@ -233,14 +233,18 @@ describe('U64HashSet', () => {
     );
   });
 
-  it('u64HalvesView reuses a view of the same array and stays current with its contents', () => {
+  it('HalvesViews reuses a view of the same array (the last two) and stays current with its contents', () => {
+    const views = new HalvesViews();
     const a = BigUint64Array.of(1n);
     const b = BigUint64Array.of(2n, 3n);
-    const va = u64HalvesView(a);
-    expect(u64HalvesView(b)).not.toBe(va);
-    expect(u64HalvesView(a)).toBe(va);
+    const va = views.of(a);
+    expect(views.of(b)).not.toBe(va);
+    expect(views.of(a)).toBe(va);
     a[0] = 2n ** 32n + 7n;
     expect([va[U64_HI_OFFSET], va[U64_LO_OFFSET]]).toEqual([1, 7]);
-    expect(u64HalvesView(BigUint64Array.of(1n))).not.toBe(va);
+    expect(views.of(BigUint64Array.of(1n))).not.toBe(va);
+    // another owner's views are its own
+    expect(new HalvesViews().of(a)).not.toBe(va);
+    expect(Array.from(u64HalvesView(a))).toEqual(Array.from(va));
   });
 });

@@ -16,29 +16,35 @@ export const U64_HI_OFFSET = LITTLE_ENDIAN ? 1 : 0;
 /** Offset of the low half of key i in `u64HalvesView(keys)`: `view[2 * i + U64_LO_OFFSET]`. */
 export const U64_LO_OFFSET = LITTLE_ENDIAN ? 0 : 1;
 
-// The last two views made: a per-decision join reads the same one or two key arrays against every server, and a
-// typed-array view costs more to create than the lookups it serves. A view shares its array's memory, and a typed
-// array's buffer and offset never change, so a cached view of the same array is current while the length agrees
-// (a detached buffer reads as length 0).
-let keysA: BigUint64Array | null = null;
-let viewA: Uint32Array | null = null;
-let keysB: BigUint64Array | null = null;
-let viewB: Uint32Array | null = null;
+/**
+ * Uint32Array views over the same memory as key arrays, for reading keys as halves without allocating BigInts; the
+ * last two made are kept: a per-decision join reads the same one or two key arrays against every server, and a
+ * typed-array view costs more to create than the lookups it serves. A view shares its array's memory, and a typed
+ * array's buffer and offset never change, so a kept view of the same array is current while the length agrees (a
+ * detached buffer reads as length 0). Each table keeps its own.
+ */
+export class HalvesViews {
+  #keysA: BigUint64Array | null = null;
+  #viewA: Uint32Array | null = null;
+  #keysB: BigUint64Array | null = null;
+  #viewB: Uint32Array | null = null;
 
-/** A Uint32Array view over the same memory as `keys`, for reading keys as halves without allocating BigInts. */
-export function u64HalvesView(keys: BigUint64Array): Uint32Array {
-  if (keys === keysA && viewA !== null && viewA.length === keys.length * 2) return viewA;
-  if (keys === keysB && viewB !== null && viewB.length === keys.length * 2) return viewB;
-  const view = new Uint32Array(keys.buffer, keys.byteOffset, keys.length * 2);
-  keysB = keysA;
-  viewB = viewA;
-  keysA = keys;
-  viewA = view;
-  return view;
+  of(keys: BigUint64Array): Uint32Array {
+    if (keys === this.#keysA && this.#viewA !== null && this.#viewA.length === keys.length * 2) return this.#viewA;
+    if (keys === this.#keysB && this.#viewB !== null && this.#viewB.length === keys.length * 2) return this.#viewB;
+    const view = u64HalvesView(keys);
+    this.#keysB = this.#keysA;
+    this.#viewB = this.#viewA;
+    this.#keysA = keys;
+    this.#viewA = view;
+    return view;
+  }
 }
 
-const splitCell = new BigUint64Array(1);
-const splitHalves = new Uint32Array(splitCell.buffer);
+/** A Uint32Array view over the same memory as `keys` (a new one each call; HalvesViews keeps the last two). */
+export function u64HalvesView(keys: BigUint64Array): Uint32Array {
+  return new Uint32Array(keys.buffer, keys.byteOffset, keys.length * 2);
+}
 
 function checkKey(key: bigint): void {
   if (key < 0n || key > U64_MAX) throw new RangeError(`u64 key out of range: ${key.toString()}`);
@@ -77,6 +83,9 @@ export class U64HashSet {
   #zeroPayload = 0;
   #evictFrom = 0; // where evictOne looks next
   readonly #initialCapacity: number;
+  // one key split into halves by addKeys/deleteKeys (made on first use: most sets never need it)
+  #splitCell: BigUint64Array | null = null;
+  #splitHalves: Uint32Array | null = null;
 
   /** @param expectedSize keys to hold without growing (default: a small table that doubles as needed) */
   constructor(expectedSize = 0) {
@@ -266,10 +275,12 @@ export class U64HashSet {
   /** Adds (or deletes) each key; counts the keys that changed the set. */
   #eachKey(keys: BigUint64Array, del: boolean): number {
     let changed = 0;
+    const cell = (this.#splitCell ??= new BigUint64Array(1));
+    const halves = (this.#splitHalves ??= new Uint32Array(cell.buffer));
     for (let i = 0; i < keys.length; i++) {
-      splitCell[0] = keys[i]!;
-      const hi = splitHalves[U64_HI_OFFSET]!;
-      const lo = splitHalves[U64_LO_OFFSET]!;
+      cell[0] = keys[i]!;
+      const hi = halves[U64_HI_OFFSET]!;
+      const lo = halves[U64_LO_OFFSET]!;
       if (del ? this.deleteHalves(hi, lo) : this.addHalves(hi, lo)) changed++;
     }
     return changed;

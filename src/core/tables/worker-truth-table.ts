@@ -25,7 +25,7 @@ import {
   type TruthStream,
   type TruthStreamStats,
 } from './truth-stream.js';
-import { U64HashSet, u64HalvesView } from './u64-hash-set.js';
+import { HalvesViews, U64HashSet } from './u64-hash-set.js';
 
 export interface TruthApplyResult {
   /** blocks newly added */
@@ -42,6 +42,8 @@ export class WorkerTruthTable {
   readonly #servers = new Map<string, Map<string, TruthStream>>();
   /** unfiltered rank grouping per server for prefixMatch; dropped whenever the server's set of streams changes */
   readonly #groups = new Map<string, RankGroups>();
+  /** views of the key arrays the per-decision join asks every server about (the last two) */
+  readonly #views = new HalvesViews();
   /** per server, by rank: the stream that rank's last event went to (dropped with the streams it points to) */
   readonly #lastStream = new Map<string, Map<number, TruthStream>>();
   readonly #max: number;
@@ -141,7 +143,7 @@ export class WorkerTruthTable {
     const perRank = new Map<number, number>();
     const best = matchGroups(
       groups,
-      u64HalvesView(keys),
+      this.#views.of(keys),
       keys.length,
       options.maxCacheLevel ?? MAX_LEVEL,
       options.require === 'all',
@@ -156,7 +158,7 @@ export class WorkerTruthTable {
    */
   bestPrefix(server: string, keys: BigUint64Array): BestPrefix {
     const groups = this.#groups.get(server) ?? this.#cacheGroups(server);
-    return matchGroups(groups, u64HalvesView(keys), keys.length, MAX_LEVEL, false, null);
+    return matchGroups(groups, this.#views.of(keys), keys.length, MAX_LEVEL, false, null);
   }
 
   #cacheGroups(server: string): RankGroups {

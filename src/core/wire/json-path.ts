@@ -1,6 +1,7 @@
 // JSON paths for issues (`$[3].data.blocks[0].block_hash`): computed only on the error path, leniently (the input may
 // be broken), so the hot parsers never track where they are.
-import { decodeString, scanString, skipValue, skipWs, stringHadEscape, type ScanFailure } from './json-scan.js';
+import { JsonScanner, type ScanFailure } from './json-scanner.js';
+import { CharOffsets, utf8Of } from './wire-input.js';
 import type { WireIssue } from './wire-issue.js';
 
 const IDENTIFIER = /^[A-Za-z_$][A-Za-z0-9_$]*$/;
@@ -16,11 +17,16 @@ interface PathFrame {
   index: number;
 }
 
-/** The key text of a string at `i` without validation (error path: the input may be broken). */
-function lenientKey(text: string, i: number): string {
+/** The end of the string at the quote `i` without validation (error path: the input may be broken). */
+function lenientStringEnd(s: JsonScanner, i: number): number {
   let j = i + 1;
-  while (j < text.length && text.charCodeAt(j) !== 34) j += text.charCodeAt(j) === 92 ? 2 : 1;
-  const raw = text.slice(i + 1, Math.min(j, text.length));
+  while (j < s.length && s.bytes[j] !== 34) j += s.bytes[j] === 92 ? 2 : 1;
+  return j;
+}
+
+/** The key text of a string at `i` without validation (error path: the input may be broken). */
+function lenientKey(s: JsonScanner, i: number): string {
+  const raw = s.text(i + 1, Math.min(lenientStringEnd(s, i), s.length));
   if (!raw.includes('\\')) return raw;
   try {
     return JSON.parse(`"${raw}"`) as string;
@@ -34,19 +40,19 @@ function lenientKey(text: string, i: number): string {
  * is `path`. One lenient pass that never throws, so it also works on broken input; only used on the error path,
  * so the hot parser never tracks paths.
  */
-export function pathAt(text: string, start: number, path: string, target: number): string {
+export function pathAt(s: JsonScanner, start: number, path: string, target: number): string {
   const stack: PathFrame[] = [];
-  const end = Math.min(target, text.length);
+  const b = s.bytes;
+  const end = Math.min(target, s.length);
   let i = start;
   while (i < end) {
-    const c = text.charCodeAt(i);
+    const c = b[i]!;
     const top = stack[stack.length - 1];
     if (c === 34) {
-      let j = i + 1;
-      while (j < text.length && text.charCodeAt(j) !== 34) j += text.charCodeAt(j) === 92 ? 2 : 1;
+      const j = lenientStringEnd(s, i);
       if (top?.object === true && top.expectKey) {
         if (target <= j) break; // the target is inside this key
-        top.key = lenientKey(text, i);
+        top.key = lenientKey(s, i);
       }
       i = j + 1;
       continue;
@@ -72,8 +78,8 @@ export function pathAt(text: string, start: number, path: string, target: number
       out = `${out}[${frame.index}]`;
       continue;
     }
-    const atKey = k === stack.length - 1 && frame.expectKey && text.charCodeAt(skipWs(text, i)) === 34;
-    if (atKey) out = pathKey(out, lenientKey(text, skipWs(text, i)));
+    const atKey = k === stack.length - 1 && frame.expectKey && b[s.skipWs(i)] === 34;
+    if (atKey) out = pathKey(out, lenientKey(s, s.skipWs(i)));
     else if (frame.key !== null && !frame.expectKey) out = pathKey(out, frame.key);
   }
   return out;
@@ -104,37 +110,39 @@ export function formatPath(segments: PathSegments): string {
 
 /** Offset of the value at `segments` in valid JSON `text`, or null when it is absent (error path only). */
 export function offsetAt(text: string, segments: PathSegments): number | null {
-  let i = skipWs(text, text.charCodeAt(0) === 0xfeff ? 1 : 0);
+  const bytes = utf8Of(text);
+  const s = new JsonScanner(bytes);
+  const b = bytes;
+  let i = s.skipWs(b[0] === 0xef && b[1] === 0xbb && b[2] === 0xbf ? 3 : 0);
   try {
     for (const seg of segments) {
-      const c = text.charCodeAt(i);
-      let j = skipWs(text, i + 1);
+      const c = b[i];
+      let j = s.skipWs(i + 1);
       let found = -1;
       if (c === 123 && typeof seg === 'string') {
-        while (text.charCodeAt(j) === 34) {
-          const keyEnd = scanString(text, j);
-          const key = decodeString(text, j, keyEnd, stringHadEscape);
-          const v = skipWs(text, skipWs(text, keyEnd) + 1);
+        while (b[j] === 34) {
+          const key = s.readMemberKey(j);
+          const v = s.pos;
           if (key === seg) found = v; // last one wins, like the parser
-          j = skipWs(text, skipValue(text, v));
-          if (text.charCodeAt(j) !== 44) break;
-          j = skipWs(text, j + 1);
+          j = s.skipWs(s.skipValue(v));
+          if (b[j] !== 44) break;
+          j = s.skipWs(j + 1);
         }
       } else if (c === 91 && typeof seg === 'number') {
-        for (let index = 0; text.charCodeAt(j) !== 93; index++) {
+        for (let index = 0; b[j] !== 93; index++) {
           if (index === seg) {
             found = j;
             break;
           }
-          j = skipWs(text, skipValue(text, j));
-          if (text.charCodeAt(j) !== 44) break;
-          j = skipWs(text, j + 1);
+          j = s.skipWs(s.skipValue(j));
+          if (b[j] !== 44) break;
+          j = s.skipWs(j + 1);
         }
       }
       if (found < 0) return null;
       i = found;
     }
-    return i;
+    return new CharOffsets(bytes, text).of(i);
   } catch {
     return null;
   }

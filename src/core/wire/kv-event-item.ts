@@ -1,23 +1,20 @@
 // One item of a `/kv_cache_events` array: its fields in any order (wrapped `{"event_id",…,"data":{…}}` or flat
 // `{"type":"stored",…}`), then the domain event they make.
 import type { EventDiff, HashAlgo, KvEvent, KvEventData, StoredBlock, WireBlockHash } from './kv-event.js';
-import { failValue, skipValue } from './json-scan.js';
+import { StringTable, failValue } from './json-scanner.js';
 import {
-  cursor,
   duplicate,
-  eachElement,
   missing,
-  nextMember,
   openObject,
   parseCount,
+  parseEnum,
   parseHash,
   parseHashAlgo,
   parseNullableCount,
   parseNullableHash,
-  parseString,
-  readKey,
+  type KvEventScanner,
 } from './kv-event-scan.js';
-import { parseDiff, parseStoredBlock } from './kv-event-blocks.js';
+import { eachElement, parseDiff, parseStoredBlock } from './kv-event-blocks.js';
 
 /** Fields of an event object; the wrapped form fills one for the item and one for `data`, the flat form one. */
 class EventFields {
@@ -29,7 +26,8 @@ class EventFields {
   attentionDpRank: number | null = null;
   hashAlgo: HashAlgo | null = null;
   layerGroupId: number | null = null;
-  type: string | null = null;
+  /** id in EVENT_TYPES, -2 when absent, -1 when unknown */
+  type = -2;
   typeStart = -1;
   parentHash: WireBlockHash | null = null;
   blocks: StoredBlock[] | null = null;
@@ -40,153 +38,147 @@ class EventFields {
   numBlocksPerCacheLevel: number[] | null = null;
 }
 
-const F_EVENT_ID = 1;
-const F_DATA = 2;
-const F_WINDOW = 4;
-const F_RANK = 8;
-const F_ALGO = 16;
-const F_GROUP = 32;
-const F_TYPE = 64;
-const F_PARENT = 128;
-const F_BLOCKS = 256;
-const F_HASHES = 512;
-const F_HASH = 1024;
-const F_LEVEL = 2048;
-const F_PRIORITY = 4096;
-const F_NUM_BLOCKS = 8192;
+const EVENT_KEYS = new StringTable([
+  'event_id',
+  'data',
+  'window_size',
+  'attention_dp_rank',
+  'hash_algo',
+  'layer_group_id',
+  'type',
+  'parent_hash',
+  'blocks',
+  'block_hashes',
+  'block_hash',
+  'cache_level',
+  'priority',
+  'num_blocks_per_cache_level',
+]);
+const F_ALGO = 1 << 4;
+const F_TYPE = 1 << 6;
+const EVENT_TYPES = new StringTable(['created', 'stored', 'removed', 'updated', 'all_cleared']);
 
-function parseEventFields(text: string, i: number, top: boolean): EventFields {
+function parseEventFields(s: KvEventScanner, i: number, top: boolean): EventFields {
   const f = new EventFields();
-  let j = openObject(text, i, top ? 'event' : 'data');
+  let j = openObject(s, i, top ? 'event' : 'data');
   while (j >= 0) {
-    const key = readKey(text, j);
-    const v = cursor.pos;
-    let bit = 0;
+    const key = s.keyId(j, EVENT_KEYS);
+    const v = s.pos;
+    let bit = key < 0 ? 0 : 1 << key;
     switch (key) {
-      case 'event_id':
-        bit = F_EVENT_ID;
-        f.eventId = parseNullableCount(text, v, 'event_id');
+      case 0:
+        f.eventId = parseNullableCount(s, v, 'event_id');
         break;
-      case 'data':
+      case 1:
         if (top) {
-          bit = F_DATA;
           f.dataStart = v;
-          f.data = parseEventFields(text, v, false);
+          f.data = parseEventFields(s, v, false);
         } else {
-          cursor.pos = skipValue(text, v);
+          bit = 0;
+          s.pos = s.skipValue(v);
         }
         break;
-      case 'window_size':
-        bit = F_WINDOW;
-        f.windowSize = parseNullableCount(text, v, 'window_size');
+      case 2:
+        f.windowSize = parseNullableCount(s, v, 'window_size');
         break;
-      case 'attention_dp_rank':
-        bit = F_RANK;
-        f.attentionDpRank = parseNullableCount(text, v, 'attention_dp_rank');
+      case 3:
+        f.attentionDpRank = parseNullableCount(s, v, 'attention_dp_rank');
         break;
-      case 'hash_algo':
-        bit = F_ALGO;
-        f.hashAlgo = parseHashAlgo(text, v);
+      case 4:
+        f.hashAlgo = parseHashAlgo(s, v);
         break;
-      case 'layer_group_id':
-        bit = F_GROUP;
-        f.layerGroupId = parseNullableCount(text, v, 'layer_group_id');
+      case 5:
+        f.layerGroupId = parseNullableCount(s, v, 'layer_group_id');
         break;
-      case 'type':
-        bit = F_TYPE;
+      case 6:
         f.typeStart = v;
-        f.type = parseString(text, v, 'event type');
+        f.type = parseEnum(s, v, 'event type', EVENT_TYPES);
         break;
-      case 'parent_hash':
-        bit = F_PARENT;
-        f.parentHash = parseNullableHash(text, v, 'parent_hash');
+      case 7:
+        f.parentHash = parseNullableHash(s, v, 'parent_hash');
         break;
-      case 'blocks': {
-        bit = F_BLOCKS;
+      case 8: {
         const blocks: StoredBlock[] = [];
-        eachElement(text, v, 'blocks', (start) => blocks.push(parseStoredBlock(text, start)));
+        eachElement(s, v, 'blocks', (start) => blocks.push(parseStoredBlock(s, start)));
         f.blocks = blocks;
         break;
       }
-      case 'block_hashes': {
-        bit = F_HASHES;
+      case 9: {
         const hashes: WireBlockHash[] = [];
-        eachElement(text, v, 'block_hashes', (start) => hashes.push(parseHash(text, start, 'block_hashes item')));
+        eachElement(s, v, 'block_hashes', (start) => hashes.push(parseHash(s, start, 'block_hashes item')));
         f.blockHashes = hashes;
         break;
       }
-      case 'block_hash':
-        bit = F_HASH;
-        f.blockHash = parseHash(text, v, 'block_hash');
+      case 10:
+        f.blockHash = parseHash(s, v, 'block_hash');
         break;
-      case 'cache_level':
-        bit = F_LEVEL;
-        f.cacheLevel = parseDiff(text, v, 'cache_level diff');
+      case 11:
+        f.cacheLevel = parseDiff(s, v, 'cache_level diff');
         break;
-      case 'priority':
-        bit = F_PRIORITY;
-        f.priority = parseDiff(text, v, 'priority diff');
+      case 12:
+        f.priority = parseDiff(s, v, 'priority diff');
         break;
-      case 'num_blocks_per_cache_level': {
-        bit = F_NUM_BLOCKS;
+      case 13: {
         const counts: number[] = [];
-        eachElement(text, v, 'num_blocks_per_cache_level', (start) =>
-          counts.push(parseCount(text, start, 'num_blocks_per_cache_level item')),
+        eachElement(s, v, 'num_blocks_per_cache_level', (start) =>
+          counts.push(parseCount(s, start, 'num_blocks_per_cache_level item')),
         );
         f.numBlocksPerCacheLevel = counts;
         break;
       }
       default:
-        cursor.pos = skipValue(text, v);
+        s.pos = s.skipValue(v);
     }
-    if (f.seen & bit) duplicate(key, j);
+    if (f.seen & bit) duplicate(s, j);
     f.seen |= bit;
-    j = nextMember(text, cursor.pos);
+    j = s.nextMember(s.pos);
   }
   return f;
 }
 
-function buildData(f: EventFields, objectStart: number): KvEventData {
+function buildData(s: KvEventScanner, f: EventFields, objectStart: number): KvEventData {
   switch (f.type) {
-    case null:
+    case -2:
       return missing(objectStart, 'type', 'event data');
-    case 'created':
+    case 0:
       if (f.numBlocksPerCacheLevel === null) missing(objectStart, 'num_blocks_per_cache_level', 'created event');
       return { type: 'created', numBlocksPerCacheLevel: f.numBlocksPerCacheLevel };
-    case 'stored':
+    case 1:
       if (f.blocks === null) missing(objectStart, 'blocks', 'stored event');
       return { type: 'stored', parentHash: f.parentHash, blocks: f.blocks };
-    case 'removed':
+    case 2:
       if (f.blockHashes === null) missing(objectStart, 'block_hashes', 'removed event');
       return { type: 'removed', blockHashes: f.blockHashes };
-    case 'updated':
+    case 3:
       if (f.blockHash === null) missing(objectStart, 'block_hash', 'updated event');
       return { type: 'updated', blockHash: f.blockHash, cacheLevel: f.cacheLevel, priority: f.priority };
-    case 'all_cleared':
+    case 4:
       return { type: 'all_cleared' };
-    default:
+    default: {
+      const type = s.decodeString(f.typeStart, s.scanString(f.typeStart));
       return failValue(
         'unknown-event-type',
-        `unknown event type ${JSON.stringify(f.type)} at offset ${f.typeStart} (expected created, stored, removed, updated or all_cleared)`,
+        `unknown event type ${JSON.stringify(type)} at offset ${f.typeStart} (expected created, stored, removed, updated or all_cleared)`,
         f.typeStart,
       );
+    }
   }
 }
 
-export function parseItem(text: string, i: number): KvEvent {
-  const f = parseEventFields(text, i, true);
-  const end = cursor.pos;
+export function parseItem(s: KvEventScanner, i: number): KvEvent {
+  const f = parseEventFields(s, i, true);
+  const end = s.pos;
   let data: KvEventData;
   let hashAlgo = f.hashAlgo;
   if (f.data !== null) {
-    data = buildData(f.data, f.dataStart);
+    data = buildData(s, f.data, f.dataStart);
     if (!(f.seen & F_ALGO)) hashAlgo = f.data.hashAlgo;
   } else if (f.seen & F_TYPE) {
-    data = buildData(f, i);
+    data = buildData(s, f, i);
   } else {
     return missing(i, 'data', 'event');
   }
-  cursor.pos = end;
+  s.pos = end;
   return {
     eventId: f.eventId,
     data,

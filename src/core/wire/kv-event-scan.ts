@@ -1,100 +1,159 @@
-// Scalars and object walking of the `/kv_cache_events` parser (parse-kv-events.ts): each parse* function reads one
-// value at an offset and leaves `cursor.pos` after it (a shared position saves returning pairs on the hot path).
-// Problems are thrown as ScanFailure and become WireIssues in parse-kv-events.ts.
+// Scalars of the `/kv_cache_events` parser (parse-kv-events.ts) over a KvEventScanner: each parse* function reads
+// one value at an offset and leaves `s.pos` after it. Problems are thrown as ScanFailure and become WireIssues in
+// parse-kv-events.ts.
 import type { HashAlgo, WireBlockHash } from './kv-event.js';
-import { isHashAlgo } from './kv-event.js';
+import { HASH_ALGOS } from './kv-event.js';
 import type { WireIssueCode } from './wire-issue-codes.js';
-import { decimalFitsU64 } from './u64-decimal.js';
-import {
-  decodeString,
-  excerpt,
-  nextElement,
-  nextMember as nextMemberAt,
-  readMemberKey,
-  walkEnd,
-  failValue,
-  numberShape,
-  scanNumber,
-  scanString,
-  skipValue,
-  skipWs,
-  stringHadEscape,
-  truncated,
-} from './json-scan.js';
-
-/** Position after the last value parsed by a parse* function. */
-export const cursor = { pos: 0 };
+import { decimalBytesFitU64 } from './u64-decimal.js';
+import { JsonScanner, StringTable, failValue } from './json-scanner.js';
 
 const TWO_32 = 0x1_0000_0000;
-// one u64 read through two u32 halves, in platform byte order
-const u64View = new BigUint64Array(1);
-const u64Halves = new Uint32Array(u64View.buffer);
 const LITTLE_ENDIAN = new Uint8Array(Uint32Array.of(1).buffer)[0] === 1;
 const U64_LO = LITTLE_ENDIAN ? 0 : 1;
 const U64_HI = LITTLE_ENDIAN ? 1 : 0;
 export const MAX_U32 = 0xffff_ffff;
+const HASH_ALGO_TABLE = new StringTable(HASH_ALGOS);
 
-export function describe(text: string, i: number): string {
-  const c = text.charCodeAt(i);
-  if (c === 34) return 'a string';
-  if (c === 123) return 'an object';
-  if (c === 91) return 'an array';
-  if (c === 116 || c === 102) return 'a boolean';
-  if (c === 110) return 'null';
-  if (c === 45 || (c >= 48 && c <= 57)) return 'a number';
-  return excerpt(text, i);
-}
+/**
+ * Token ids of one body's blocks. Each block's ids are a view of one shared arena (one allocation per body, not per
+ * block): the views outlive the parse (observations carry them), so the arena is never rewritten, only replaced by a
+ * larger one when full. Extra ids are rare: a reused scratch, copied out only when a block has a non-zero one.
+ */
+export class TokenArena {
+  ids: Uint32Array;
+  extras = new Uint32Array(256);
+  /** where the block being read starts in `ids` */
+  start = 0;
+  /** ids written so far in `ids` (the block being read is [start, used)) */
+  used = 0;
+  /** the extra id of the last token the general path read */
+  lastExtra = 0;
 
-export function wrongType(text: string, i: number, what: string, expected: string): never {
-  if (i >= text.length) return truncated(text);
-  skipValue(text, i); // broken syntax outranks a wrong type
-  return failValue('wrong-type', `${what} must be ${expected}, found ${describe(text, i)} at offset ${i}`, i);
-}
-
-export function isNull(text: string, i: number): boolean {
-  return text.charCodeAt(i) === 110 && text.startsWith('null', i);
-}
-
-export function parseHash(text: string, i: number, what: string): WireBlockHash {
-  const c = text.charCodeAt(i);
-  if (c === 34) {
-    const end = scanString(text, i);
-    const value = decodeString(text, i, end, stringHadEscape);
-    let upper = false;
-    let hex = value.length === 64;
-    for (let k = 0; hex && k < 64; k++) {
-      const h = value.charCodeAt(k);
-      if (h >= 65 && h <= 70) upper = true;
-      else if (!((h >= 48 && h <= 57) || (h >= 97 && h <= 102))) hex = false;
-    }
-    if (!hex) {
-      return failValue(
-        'invalid-hash-string',
-        `${what} string must be 64 hex digits (a v2_sha256 key), found ${excerpt(text, i)} at offset ${i}`,
-        i,
-      );
-    }
-    cursor.pos = end;
-    return upper ? value.toLowerCase() : value;
+  constructor(expectedTokens: number) {
+    this.ids = new Uint32Array(Math.max(64, expectedTokens));
   }
+
+  /** Room for one more id of the block being read; moves its partial span into a larger arena when full. */
+  grow(): void {
+    const partial = this.used - this.start;
+    const next = new Uint32Array(Math.max(this.ids.length * 2, partial * 2, 1024));
+    next.set(this.ids.subarray(this.start, this.used));
+    this.ids = next;
+    this.start = 0;
+    this.used = partial;
+  }
+
+  growExtras(): void {
+    const next = new Uint32Array(this.extras.length * 2);
+    next.set(this.extras);
+    this.extras = next;
+  }
+
+  /** The block just read: its ids (a view) and extra ids (null when all are 0); the next block starts after it. */
+  takeIds(): Uint32Array {
+    const view = this.ids.subarray(this.start, this.used);
+    this.start = this.used;
+    return view;
+  }
+}
+
+// the compact spelling of a token is at least this long (`{"type":"unique_token","token_id":0,"token_extra_id":0}`)
+const MIN_TOKEN_BYTES = 56;
+
+/** One pass over one `/kv_cache_events` body: the JSON scanner plus the parser's scratch. */
+export class KvEventScanner extends JsonScanner {
+  readonly tokens: TokenArena;
+  // one u64 assembled from two u32 halves, in platform byte order
+  readonly #u64 = new BigUint64Array(1);
+  readonly #halves = new Uint32Array(this.#u64.buffer);
+
+  u64(hi: number, lo: number): bigint {
+    this.#halves[U64_LO] = lo;
+    this.#halves[U64_HI] = hi;
+    return this.#u64[0]!;
+  }
+
+  constructor(bytes: Uint8Array) {
+    super(bytes);
+    this.tokens = new TokenArena(Math.ceil(bytes.length / MIN_TOKEN_BYTES) + 16);
+  }
+}
+
+export function wrongType(s: JsonScanner, i: number, what: string, expected: string): never {
+  if (i >= s.length) return s.truncated();
+  s.skipValue(i); // broken syntax outranks a wrong type
+  return failValue('wrong-type', `${what} must be ${expected}, found ${s.describe(i)} at offset ${i}`, i);
+}
+
+function parseHexHash(s: KvEventScanner, i: number, what: string): string {
+  const end = s.scanString(i);
+  const b = s.bytes;
+  let upper = false;
+  let hex = !s.hadEscape && end - i === 66;
+  for (let k = i + 1; hex && k < end - 1; k++) {
+    const h = b[k]!;
+    if (h >= 65 && h <= 70) upper = true;
+    else if (!((h >= 48 && h <= 57) || (h >= 97 && h <= 102))) hex = false;
+  }
+  if (!hex) {
+    // an escaped spelling of hex digits is still hex: decode and judge the value
+    const value = s.decodeString(i, end);
+    if (s.hadEscape && /^[0-9a-fA-F]{64}$/.test(value)) {
+      s.pos = end;
+      return value.toLowerCase();
+    }
+    return failValue(
+      'invalid-hash-string',
+      `${what} string must be 64 hex digits (a v2_sha256 key), found ${s.excerpt(i)} at offset ${i}`,
+      i,
+    );
+  }
+  s.pos = end;
+  const value = s.text(i + 1, end - 1);
+  return upper ? value.toLowerCase() : value;
+}
+
+function numberProblem(s: KvEventScanner, i: number, end: number, what: string): void {
+  if (s.negative) {
+    failValue('hash-negative', `${what} ${s.text(i, end)} at offset ${i} is negative; hashes are unsigned 64-bit`, i);
+  }
+  if (s.exponent) {
+    failValue(
+      'hash-exponent',
+      `${what} ${s.text(i, end)} at offset ${i} is in exponent form; an exact hash is an integer`,
+      i,
+    );
+  }
+  if (s.fraction) {
+    failValue('hash-float', `${what} ${s.text(i, end)} at offset ${i} has a fraction; an exact hash is an integer`, i);
+  }
+  if (!decimalBytesFitU64(s.bytes, i, end)) {
+    failValue('hash-out-of-range', `${what} ${s.text(i, end)} at offset ${i} exceeds 2^64-1`, i);
+  }
+}
+
+export function parseHash(s: KvEventScanner, i: number, what: string): WireBlockHash {
+  const b = s.bytes;
+  const c = b[i] ?? -1;
+  if (c === 34) return parseHexHash(s, i, what);
   if (c >= 48 && c <= 57) {
-    // fast path: accumulate the value as two exact uint32 halves (no string slice, one BigInt); anything unusual
-    // (fraction, exponent, leading zero, > 20 digits, > 2^64-1) falls through to the checked path below
-    // up to 15 digits in one exact double, then the rest digit by digit with a carry into the high half
+    // fast path: accumulate the value as two exact uint32 halves (no text, one BigInt); anything unusual
+    // (fraction, exponent, leading zero, > 20 digits, > 2^64-1) falls through to the checked path below.
+    // Up to 15 digits in one exact double, then the rest digit by digit with a carry into the high half.
     let v = 0;
     let k = i;
-    const head = Math.min(text.length, i + 15);
+    const head = Math.min(s.length, i + 15);
     for (; k < head; k++) {
-      const d = text.charCodeAt(k) - 48;
+      const d = b[k]! - 48;
       if (d < 0 || d > 9) break;
       v = v * 10 + d;
     }
     let hi = Math.floor(v / TWO_32);
     let lo = v - hi * TWO_32;
     if (k === head) {
-      const limit = Math.min(text.length, i + 21);
+      const limit = Math.min(s.length, i + 21);
       for (; k < limit; k++) {
-        const d = text.charCodeAt(k) - 48;
+        const d = b[k]! - 48;
         if (d < 0 || d > 9) break;
         const next = lo * 10 + d;
         const carry = Math.floor(next / TWO_32);
@@ -102,153 +161,120 @@ export function parseHash(text: string, i: number, what: string): WireBlockHash 
         hi = hi * 10 + carry;
       }
     }
-    const after = text.charCodeAt(k) | 32; // '.' → 46, 'e'/'E' → 101
-    if (k - i <= 20 && hi <= MAX_U32 && after !== 46 && after !== 101 && (c !== 48 || k === i + 1)) {
-      cursor.pos = k;
-      if (hi === 0) return BigInt(lo);
-      u64Halves[U64_LO] = lo;
-      u64Halves[U64_HI] = hi;
-      return u64View[0] ?? 0n;
+    const after = (b[k] ?? 0) | 32; // '.' → 46, 'e'/'E' → 101
+    if (k - i <= 20 && k < s.length && hi <= MAX_U32 && after !== 46 && after !== 101 && (c !== 48 || k === i + 1)) {
+      s.pos = k;
+      return hi === 0 ? BigInt(lo) : s.u64(hi, lo);
     }
   }
   if (c === 45 || (c >= 48 && c <= 57)) {
-    const end = scanNumber(text, i);
-    if (numberShape.negative) {
-      return failValue(
-        'hash-negative',
-        `${what} ${text.slice(i, end)} at offset ${i} is negative; hashes are unsigned 64-bit`,
-        i,
-      );
-    }
-    if (numberShape.exponent) {
-      return failValue(
-        'hash-exponent',
-        `${what} ${text.slice(i, end)} at offset ${i} is in exponent form; an exact hash is an integer`,
-        i,
-      );
-    }
-    if (numberShape.fraction) {
-      return failValue(
-        'hash-float',
-        `${what} ${text.slice(i, end)} at offset ${i} has a fraction; an exact hash is an integer`,
-        i,
-      );
-    }
-    const len = end - i;
-    if (!decimalFitsU64(text, i, end)) {
-      return failValue('hash-out-of-range', `${what} ${text.slice(i, end)} at offset ${i} exceeds 2^64-1`, i);
-    }
-    cursor.pos = end;
-    if (len <= 15) {
-      let v = 0;
-      for (let k = i; k < end; k++) v = v * 10 + text.charCodeAt(k) - 48;
-      return BigInt(v);
-    }
-    return BigInt(text.slice(i, end));
+    const end = s.scanNumber(i);
+    numberProblem(s, i, end, what);
+    s.pos = end;
+    return BigInt(s.text(i, end));
   }
-  return wrongType(text, i, what, 'an unsigned integer or a 64-hex string');
+  return wrongType(s, i, what, 'an unsigned integer or a 64-hex string');
 }
 
-export function parseNullableHash(text: string, i: number, what: string): WireBlockHash | null {
-  if (isNull(text, i)) {
-    cursor.pos = i + 4;
+export function parseNullableHash(s: KvEventScanner, i: number, what: string): WireBlockHash | null {
+  if (s.isNull(i)) {
+    s.pos = i + 4;
     return null;
   }
-  return parseHash(text, i, what);
+  return parseHash(s, i, what);
 }
 
 /** Unsigned integer ≤ max (a JS number). */
-export function parseUint(text: string, i: number, what: string, max: number, rangeCode: WireIssueCode): number {
-  const c = text.charCodeAt(i);
+export function parseUint(s: JsonScanner, i: number, what: string, max: number, rangeCode: WireIssueCode): number {
+  const b = s.bytes;
+  const c = b[i] ?? -1;
   if (c === 45 || (c >= 48 && c <= 57)) {
-    const end = scanNumber(text, i);
-    if (numberShape.fraction || numberShape.exponent) {
-      return failValue('not-an-integer', `${what} ${text.slice(i, end)} at offset ${i} is not an integer`, i);
+    const end = s.scanNumber(i);
+    if (s.fraction || s.exponent) {
+      return failValue('not-an-integer', `${what} ${s.text(i, end)} at offset ${i} is not an integer`, i);
     }
-    if (numberShape.negative) {
-      return failValue(rangeCode, `${what} ${text.slice(i, end)} at offset ${i} is negative`, i);
-    }
+    if (s.negative) return failValue(rangeCode, `${what} ${s.text(i, end)} at offset ${i} is negative`, i);
     // ≤ 15 digits accumulate exactly; longer ones convert exactly up to 2^53-1 and round to ≥ 2^53 beyond it
     let v = 0;
-    if (end - i <= 15) for (let k = i; k < end; k++) v = v * 10 + text.charCodeAt(k) - 48;
-    else v = Number(text.slice(i, end));
-    if (v > max) return failValue(rangeCode, `${what} ${text.slice(i, end)} at offset ${i} exceeds ${max}`, i);
-    cursor.pos = end;
+    if (end - i <= 15) for (let k = i; k < end; k++) v = v * 10 + b[k]! - 48;
+    else v = Number(s.text(i, end));
+    if (v > max) return failValue(rangeCode, `${what} ${s.text(i, end)} at offset ${i} exceeds ${max}`, i);
+    s.pos = end;
     return v;
   }
-  return wrongType(text, i, what, 'an unsigned integer');
+  return wrongType(s, i, what, 'an unsigned integer');
 }
 
-export function parseCount(text: string, i: number, what: string): number {
-  return parseUint(text, i, what, Number.MAX_SAFE_INTEGER, 'number-out-of-range');
+export function parseCount(s: JsonScanner, i: number, what: string): number {
+  return parseUint(s, i, what, Number.MAX_SAFE_INTEGER, 'number-out-of-range');
 }
 
-export function parseNullableCount(text: string, i: number, what: string): number | null {
-  if (isNull(text, i)) {
-    cursor.pos = i + 4;
+export function parseNullableCount(s: JsonScanner, i: number, what: string): number | null {
+  if (s.isNull(i)) {
+    s.pos = i + 4;
     return null;
   }
-  return parseCount(text, i, what);
+  return parseCount(s, i, what);
 }
 
-export function parseString(text: string, i: number, what: string): string {
-  if (text.charCodeAt(i) !== 34) return wrongType(text, i, what, 'a string');
-  const end = scanString(text, i);
-  cursor.pos = end;
-  return decodeString(text, i, end, stringHadEscape);
+export function parseString(s: JsonScanner, i: number, what: string): string {
+  if (s.bytes[i] !== 34) return wrongType(s, i, what, 'a string');
+  return s.readString(i);
 }
 
-export function parseNullableString(text: string, i: number, what: string): string | null {
-  if (isNull(text, i)) {
-    cursor.pos = i + 4;
+export function parseNullableString(s: JsonScanner, i: number, what: string): string | null {
+  if (s.isNull(i)) {
+    s.pos = i + 4;
     return null;
   }
-  return parseString(text, i, what);
+  return parseString(s, i, what);
 }
 
-export function parseHashAlgo(text: string, i: number): HashAlgo | null {
-  const value = parseNullableString(text, i, 'hash_algo');
-  if (value === null || isHashAlgo(value)) return value;
+/** A string value that must be one of `table`'s names: its id; pos after it. */
+export function parseEnum(s: JsonScanner, i: number, what: string, table: StringTable): number {
+  if (s.bytes[i] !== 34) return wrongType(s, i, what, 'a string');
+  return s.stringId(i, table);
+}
+
+export function parseHashAlgo(s: JsonScanner, i: number): HashAlgo | null {
+  if (s.isNull(i)) {
+    s.pos = i + 4;
+    return null;
+  }
+  const id = parseEnum(s, i, 'hash_algo', HASH_ALGO_TABLE);
+  if (id >= 0) return HASH_ALGOS[id]!;
   return failValue(
     'unknown-hash-algo',
-    `hash_algo ${JSON.stringify(value)} at offset ${i} is not a known algorithm`,
+    `hash_algo ${JSON.stringify(s.decodeString(i, s.pos))} at offset ${i} is not a known algorithm`,
     i,
   );
 }
 
-export function expectTag(text: string, i: number, expected: string, what: string): void {
-  const value = parseString(text, i, `${what} type`);
-  if (value !== expected) {
-    failValue('wrong-type-tag', `${what} has type ${JSON.stringify(value)} at offset ${i}, expected "${expected}"`, i);
-  }
+/** A nested object's "type" tag must be `expected` (a one-name table). */
+export function expectTag(s: JsonScanner, i: number, expected: StringTable, what: string): void {
+  if (parseEnum(s, i, `${what} type`, expected) === 0) return;
+  failValue(
+    'wrong-type-tag',
+    `${what} has type ${JSON.stringify(s.decodeString(i, s.pos))} at offset ${i}, expected "${expected.names[0]}"`,
+    i,
+  );
 }
 
-/** Reads the key at `j` (a quote expected); leaves cursor.pos at the value start. */
-export function readKey(text: string, j: number): string {
-  const key = readMemberKey(text, j);
-  cursor.pos = walkEnd;
-  return key;
+/** Offset of the first key of the object at `i`, or -1 when it is empty (pos = after it). */
+export function openObject(s: JsonScanner, i: number, what: string): number {
+  if (s.bytes[i] !== 123) return wrongType(s, i, what, 'an object');
+  return s.openContainer(i);
 }
 
-/** After a member value ending at `j`: returns the next key offset, or -1 after the closing brace (cursor.pos = after it). */
-export function nextMember(text: string, j: number): number {
-  const k = nextMemberAt(text, j);
-  if (k < 0) cursor.pos = walkEnd;
-  return k;
+/** Offset of the first element of the array at `i`, or -1 when it is empty (pos = after it). */
+export function openArray(s: JsonScanner, i: number, what: string): number {
+  if (s.bytes[i] !== 91) return wrongType(s, i, what, 'an array');
+  return s.openContainer(i);
 }
 
-/** Offset of the first key of the object at `i`, or -1 when it is empty (cursor.pos = after it). */
-export function openObject(text: string, i: number, what: string): number {
-  if (text.charCodeAt(i) !== 123) return wrongType(text, i, what, 'an object');
-  const j = skipWs(text, i + 1);
-  if (text.charCodeAt(j) === 125) {
-    cursor.pos = j + 1;
-    return -1;
-  }
-  return j;
-}
-
-export function duplicate(key: string, keyStart: number): never {
+/** A key seen twice in one object (its start at `keyStart`). */
+export function duplicate(s: JsonScanner, keyStart: number): never {
+  const key = s.decodeString(keyStart, s.scanString(keyStart));
   return failValue(
     'duplicate-key',
     `key "${key}" appears twice in one object (second at offset ${keyStart})`,
@@ -256,18 +282,31 @@ export function duplicate(key: string, keyStart: number): never {
   );
 }
 
-export function missing(objectStart: number, field: string, what: string): never {
-  return failValue('missing-field', `${what} at offset ${objectStart} has no "${field}"`, objectStart, field);
+/**
+ * Walks the members of the object at `i` (`what` names it in messages): `read(key, value)` reads the value of each
+ * key of `keys` and leaves pos after it; other keys are skipped, a key seen twice fails before its value is read.
+ * Leaves pos after the object. (For the small nested objects; the hot ones keep their loops inline.)
+ */
+export function eachMember(
+  s: JsonScanner,
+  i: number,
+  what: string,
+  keys: StringTable,
+  read: (key: number, value: number) => void,
+): void {
+  let seen = 0;
+  for (let j = openObject(s, i, what); j >= 0; j = s.nextMember(s.pos)) {
+    const key = s.keyId(j, keys);
+    if (key < 0) {
+      s.pos = s.skipValue(s.pos);
+      continue;
+    }
+    if (seen & (1 << key)) duplicate(s, j);
+    seen |= 1 << key;
+    read(key, s.pos);
+  }
 }
 
-/** Calls `item` for each element of the array at `i` (item leaves cursor.pos after the element); cursor.pos after the array. */
-export function eachElement(text: string, i: number, what: string, item: (start: number) => void): void {
-  if (text.charCodeAt(i) !== 91) wrongType(text, i, what, 'an array');
-  let j = skipWs(text, i + 1);
-  if (text.charCodeAt(j) === 93) {
-    cursor.pos = j + 1;
-    return;
-  }
-  for (; j >= 0; j = nextElement(text, cursor.pos)) item(j);
-  cursor.pos = walkEnd;
+export function missing(objectStart: number, field: string, what: string): never {
+  return failValue('missing-field', `${what} at offset ${objectStart} has no "${field}"`, objectStart, field);
 }

@@ -1,238 +1,187 @@
-// The `tokens` array of a stored block, TensorRT-LLM's biggest field: token ids straight into a reused Uint32Array
-// scratch, through a bulk path for the compact spelling and a general path that reports every issue precisely.
-import { skipValue, skipWs, unexpected } from './json-scan.js';
+// The `tokens` array of a stored block, TensorRT-LLM's biggest field: token ids straight from the bytes into the
+// scanner's token arena, through a fast path for the compact spelling and a general path that reports every issue
+// precisely.
+import { StringTable, asciiBytes, type JsonScanner } from './json-scanner.js';
 import {
   MAX_U32,
-  cursor,
-  duplicate,
+  eachMember,
   expectTag,
   missing,
-  nextMember,
-  openObject,
+  openArray,
   parseUint,
-  readKey,
-  wrongType,
+  type KvEventScanner,
+  type TokenArena,
 } from './kv-event-scan.js';
 
-const TOKEN_PREFIX = '{"type":"unique_token","token_id":';
-const TOKEN_EXTRA_KEY = ',"token_extra_id":';
-const TOKEN_PREFIX_LENGTH = TOKEN_PREFIX.length;
-const TOKEN_BETWEEN = `${TOKEN_EXTRA_KEY}0},${TOKEN_PREFIX}`;
-const TOKEN_BETWEEN_LENGTH = TOKEN_BETWEEN.length;
-const TOKEN_EXTRA_KEY_LENGTH = TOKEN_EXTRA_KEY.length;
-const TOKEN_TAIL_LENGTH = `${TOKEN_EXTRA_KEY}0}`.length;
-/** a run of compact tokens with extra id 0, each followed by ',' before the next token or by ']' (not consumed) */
-const COMPACT_TOKEN_RUN =
-  /(?:\{"type":"unique_token","token_id":(?:0|[1-9][0-9]{0,9}),"token_extra_id":0\}(?:,(?=\{)|(?=\])))*/y;
+// lengths as plain numbers: the JIT folds them (a typed array's length is a load each time)
+const PREFIX_LENGTH = 34;
+const BETWEEN_LENGTH = 55;
+const EXTRA_KEY_LENGTH = 18;
+const TOKEN_PREFIX = asciiBytes('{"type":"unique_token","token_id":');
+const TOKEN_EXTRA_KEY = asciiBytes(',"token_extra_id":');
+/** between two compact tokens with extra id 0: the first's tail and the next one's prefix */
+const TOKEN_BETWEEN = asciiBytes(',"token_extra_id":0},{"type":"unique_token","token_id":');
+// TOKEN_BETWEEN as seven overlapping 8-byte words (offsets 0, 8, …, 40 and 47): the token loop compares 55 bytes in
+// seven loads. Compared as float64: no ASCII text has a NaN or ±0 bit pattern, so equal values mean equal bytes (and
+// input bytes that happen to form a NaN only compare unequal: the general path then reads them).
+const BETWEEN_VIEW = new DataView(TOKEN_BETWEEN.buffer);
+const BETWEEN_LAST = BETWEEN_LENGTH - 8;
+const [W0, W1, W2, W3, W4, W5, W6] = [0, 8, 16, 24, 32, 40, BETWEEN_LAST].map((at) =>
+  BETWEEN_VIEW.getFloat64(at, true),
+) as [number, number, number, number, number, number, number];
 
-// Token scratch reused across blocks; each block copies out exactly its tokens.
-let tokenScratch = new Uint32Array(1024);
-let extraScratch = new Uint32Array(1024);
-let tokenCount = 0;
-let anyExtra = false;
-// Values of the last token object parsed by the general (non-fast) path.
-let slowTokenId = 0;
-let slowExtraId = 0;
+function isBetween(v: DataView, k: number): boolean {
+  return (
+    k + BETWEEN_LENGTH <= v.byteLength &&
+    v.getFloat64(k, true) === W0 &&
+    v.getFloat64(k + 8, true) === W1 &&
+    v.getFloat64(k + 16, true) === W2 &&
+    v.getFloat64(k + 24, true) === W3 &&
+    v.getFloat64(k + 32, true) === W4 &&
+    v.getFloat64(k + 40, true) === W5 &&
+    v.getFloat64(k + BETWEEN_LAST, true) === W6
+  );
+}
+const TOKEN_KEYS = new StringTable(['type', 'token_id', 'token_extra_id']);
+const UNIQUE_TOKEN = new StringTable(['unique_token']);
 
-function growScratch(): void {
-  const tokens = new Uint32Array(tokenScratch.length * 2);
-  tokens.set(tokenScratch);
-  tokenScratch = tokens;
-  const extras = new Uint32Array(extraScratch.length * 2);
-  extras.set(extraScratch);
-  extraScratch = extras;
+/** Whether `bytes` at `k` are `expected` (inlined by the JIT: the token loop's one comparison). */
+function matches(bytes: Uint8Array, k: number, expected: Uint8Array): boolean {
+  const n = expected.length;
+  if (k + n > bytes.length) return false;
+  for (let m = 0; m < n; m++) if (bytes[k + m] !== expected[m]) return false;
+  return true;
 }
 
-/** General path for one token object (any key order, whitespace, missing type tag). */
-function parseTokenObject(text: string, i: number): void {
-  let j = openObject(text, i, 'token');
-  let seen = 0;
+/** Decimal digits of a compact token id at `k` (≤ 10, no leading zero); the value, or -1. Leaves the end in s.pos. */
+function compactId(s: JsonScanner, k: number): number {
+  const b = s.bytes;
+  let d = b[k]! - 48;
+  if (d === 0) {
+    s.pos = k + 1;
+    return 0;
+  }
+  if (!(d > 0 && d <= 9)) return -1;
+  let a = d;
+  const limit = ++k + 9;
+  for (; k < limit; k++) {
+    d = b[k]! - 48;
+    if (d < 0 || d > 9) break;
+    a = a * 10 + d;
+  }
+  s.pos = k;
+  return a <= MAX_U32 ? a : -1;
+}
+
+/** General path for one token object (any key order, whitespace, missing type tag): its id; its extra id in t.lastExtra. */
+function parseTokenObject(s: JsonScanner, i: number, t: TokenArena): number {
   let id = -1;
-  let extra = 0;
-  while (j >= 0) {
-    const key = readKey(text, j);
-    const v = cursor.pos;
-    switch (key) {
-      case 'type':
-        if (seen & 1) duplicate(key, j);
-        seen |= 1;
-        expectTag(text, v, 'unique_token', 'token');
-        break;
-      case 'token_id':
-        if (seen & 2) duplicate(key, j);
-        seen |= 2;
-        id = parseUint(text, v, 'token_id', MAX_U32, 'token-id-out-of-range');
-        break;
-      case 'token_extra_id':
-        if (seen & 4) duplicate(key, j);
-        seen |= 4;
-        extra = parseUint(text, v, 'token_extra_id', MAX_U32, 'token-id-out-of-range');
-        break;
-      default:
-        cursor.pos = skipValue(text, v);
-    }
-    j = nextMember(text, cursor.pos);
-  }
-  const end = cursor.pos;
+  t.lastExtra = 0;
+  eachMember(s, i, 'token', TOKEN_KEYS, (key, v) => {
+    if (key === 0) expectTag(s, v, UNIQUE_TOKEN, 'token');
+    else if (key === 1) id = parseUint(s, v, 'token_id', MAX_U32, 'token-id-out-of-range');
+    else t.lastExtra = parseUint(s, v, 'token_extra_id', MAX_U32, 'token-id-out-of-range');
+  });
+  const end = s.pos;
   if (id < 0) missing(i, 'token_id', 'token');
-  slowTokenId = id;
-  slowExtraId = extra;
-  cursor.pos = end;
+  s.pos = end;
+  return id;
 }
 
-/** Parses a `tokens` array into the scratch (tokenCount, anyExtra); cursor.pos after it. */
-export function parseTokens(text: string, i: number): void {
-  if (text.charCodeAt(i) !== 91) wrongType(text, i, 'tokens', 'an array');
-  let count = 0;
-  let extras = false;
-  let j = skipWs(text, i + 1);
-  if (text.charCodeAt(j) === 93) {
-    tokenCount = 0;
-    anyExtra = false;
-    cursor.pos = j + 1;
-    return;
-  }
-  let ids = tokenScratch;
-  let xs = extraScratch;
-  // Bulk path: one sticky regular expression (native code) checks a whole run of tokens in TensorRT-LLM's compact
-  // spelling with extra id 0, then the ids are read from the layout it proved. It stops at a token boundary: after a
-  // token followed by ']', or after the comma before a token it does not take. From there the loop below goes on
-  // token by token, so anything unusual (and every issue, with its code and offset) is handled exactly as before.
-  COMPACT_TOKEN_RUN.lastIndex = j;
-  COMPACT_TOKEN_RUN.test(text); // matches at least the empty run
-  const runEnd = COMPACT_TOKEN_RUN.lastIndex;
-  let k = j;
-  while (k < runEnd) {
-    const tokenStart = k;
-    k += TOKEN_PREFIX_LENGTH;
-    let id = text.charCodeAt(k++) - 48;
-    for (let d = text.charCodeAt(k) - 48; d >= 0 && d <= 9; d = text.charCodeAt(++k) - 48) id = id * 10 + d;
-    if (id > MAX_U32) {
-      k = tokenStart; // the loop below reports it
-      break;
-    }
-    if (count === ids.length) {
-      growScratch();
-      ids = tokenScratch;
-      xs = extraScratch;
-    }
-    ids[count] = id;
-    xs[count] = 0;
-    count++;
-    k += TOKEN_TAIL_LENGTH;
-    if (k < runEnd) k++; // the comma before the next token
-  }
-  j = k;
-  if (k === runEnd && text.charCodeAt(j) === 93) {
-    tokenCount = count;
-    anyExtra = false;
-    cursor.pos = j + 1;
-    return;
-  }
-  let primed = false;
+export interface BlockTokens {
+  readonly ids: Uint32Array;
+  /** null when every extra id is 0 (the common case) */
+  readonly extraIds: Uint32Array | null;
+}
+
+/** Parses a `tokens` array into the token arena; pos after it. */
+export function parseTokens(s: KvEventScanner, i: number): BlockTokens {
+  const t = s.tokens;
+  const b = s.bytes;
+  const view = s.view;
+  let j = openArray(s, i, 'tokens');
+  if (j < 0) return { ids: t.takeIds(), extraIds: null };
+  let ids = t.ids;
+  let used = t.used;
+  let anyExtra = false;
+  let primed = false; // the previous token's check already matched this token's prefix
   for (;;) {
-    if (count === ids.length) {
-      growScratch();
-      ids = tokenScratch;
-      xs = extraScratch;
+    if (used === ids.length) {
+      t.used = used;
+      t.grow();
+      ids = t.ids;
+      used = t.used;
     }
     let id = -1;
     let extra = 0;
     // fast path: TensorRT-LLM's exact compact spelling, digits read inline; anything else goes the general way,
-    // which also produces the precise issue (leading zeros, fractions, > 2^32-1 all fail the checks below).
-    // `primed`: the previous token's check already matched this token's prefix.
-    if (primed || (text.charCodeAt(j) === 123 && text.slice(j, j + TOKEN_PREFIX_LENGTH) === TOKEN_PREFIX)) {
+    // which also produces the precise issue (leading zeros, fractions, > 2^32-1 all fail the checks here)
+    if (primed || (b[j] === 123 && matches(b, j, TOKEN_PREFIX))) {
       primed = false;
-      let k = j + TOKEN_PREFIX_LENGTH;
-      let d = text.charCodeAt(k) - 48;
-      let a = -1;
-      if (d === 0) {
-        a = 0;
-        k++;
-      } else if (d > 0 && d <= 9) {
-        a = d;
-        const limit = ++k + 9;
-        for (; k < limit; k++) {
-          d = text.charCodeAt(k) - 48;
-          if (d < 0 || d > 9) break;
-          a = a * 10 + d;
-        }
-      }
-      if (a >= 0 && a <= MAX_U32) {
-        // the common case in one comparison: extra id 0, then the next token's prefix
-        if (text.slice(k, k + TOKEN_BETWEEN_LENGTH) === TOKEN_BETWEEN) {
-          ids[count] = a;
-          xs[count] = 0;
-          count++;
-          j = k + TOKEN_BETWEEN_LENGTH - TOKEN_PREFIX_LENGTH;
+      const a = compactId(s, j + PREFIX_LENGTH);
+      if (a >= 0) {
+        let k = s.pos;
+        if (!anyExtra && isBetween(view, k)) {
+          // the common case in one comparison: extra id 0, then the next token's prefix
+          ids[used++] = a;
+          j = k + BETWEEN_LENGTH - PREFIX_LENGTH;
           primed = true;
           continue;
         }
-        if (text.slice(k, k + TOKEN_EXTRA_KEY_LENGTH) === TOKEN_EXTRA_KEY) {
-          k += TOKEN_EXTRA_KEY_LENGTH;
-          d = text.charCodeAt(k) - 48;
-          let b = -1;
-          if (d === 0) {
-            b = 0;
-            k++;
-          } else if (d > 0 && d <= 9) {
-            b = d;
-            const limit = ++k + 9;
-            for (; k < limit; k++) {
-              d = text.charCodeAt(k) - 48;
-              if (d < 0 || d > 9) break;
-              b = b * 10 + d;
-            }
-          }
-          if (b >= 0 && b <= MAX_U32 && text.charCodeAt(k) === 125) {
+        if (matches(b, k, TOKEN_EXTRA_KEY)) {
+          const e = compactId(s, k + EXTRA_KEY_LENGTH);
+          k = s.pos;
+          if (e >= 0 && b[k] === 125) {
             id = a;
-            extra = b;
+            extra = e;
             j = k + 1;
           }
         }
       }
     }
     if (id < 0) {
-      parseTokenObject(text, j);
-      id = slowTokenId;
-      extra = slowExtraId;
-      j = cursor.pos;
+      id = parseTokenObject(s, j, t);
+      extra = t.lastExtra;
+      j = s.pos;
     }
-    ids[count] = id;
-    xs[count] = extra;
-    if (extra !== 0) extras = true;
-    count++;
-    let c = text.charCodeAt(j);
+    const index = used - t.start;
+    ids[used++] = id;
+    if (anyExtra || extra !== 0) {
+      while (index >= t.extras.length) t.growExtras();
+      if (!anyExtra) t.extras.fill(0, 0, index);
+      anyExtra = true;
+      t.extras[index] = extra;
+    }
+    let c = b[j];
     if (c === 44) {
       j++;
-      c = text.charCodeAt(j);
-      if (c === 32 || c === 10 || c === 13 || c === 9) j = skipWs(text, j);
+      c = b[j];
+      if (c === 32 || c === 10 || c === 13 || c === 9) j = s.skipWs(j);
       continue;
     }
     if (c === 32 || c === 10 || c === 13 || c === 9) {
-      j = skipWs(text, j);
-      c = text.charCodeAt(j);
+      j = s.skipWs(j);
+      c = b[j];
       if (c === 44) {
-        j = skipWs(text, j + 1);
+        j = s.skipWs(j + 1);
         continue;
       }
     }
     if (c === 93) {
-      tokenCount = count;
-      anyExtra = extras;
-      cursor.pos = j + 1;
-      return;
+      t.used = used;
+      s.pos = j + 1;
+      const out = t.takeIds();
+      return { ids: out, extraIds: anyExtra ? t.extras.slice(0, out.length) : null };
     }
-    unexpected(text, j, "',' or ']'");
+    s.unexpected(j, "',' or ']'");
   }
 }
 
-/** The ids of the last parsed `tokens` array, copied out of the scratch. */
-export function copyTokens(): Uint32Array {
-  return tokenScratch.slice(0, tokenCount);
-}
-
-/** Its extra ids, or null when every one was 0. */
-export function copyTokenExtraIds(): Uint32Array | null {
-  return anyExtra ? extraScratch.slice(0, tokenCount) : null;
+// the folded lengths above must be the templates'
+if (
+  TOKEN_PREFIX.length !== PREFIX_LENGTH ||
+  TOKEN_BETWEEN.length !== BETWEEN_LENGTH ||
+  TOKEN_EXTRA_KEY.length !== EXTRA_KEY_LENGTH
+) {
+  throw new Error('kv-event-tokens: template lengths changed');
 }

@@ -7,23 +7,9 @@
 // accept exactly the same JSON and report problems as WireIssues with a JSON path and an offset (the package
 // throws SyntaxErrors whose position lives in the message text), and the core stays dependency-free.
 import type { WireIssue } from './wire-issue.js';
-import {
-  MAX_DEPTH,
-  ScanFailure,
-  decodeString,
-  failSyntax,
-  nextElement,
-  nextMember,
-  numberShape,
-  readMemberKey,
-  scanNumber,
-  scanString,
-  skipValue,
-  skipWs,
-  stringHadEscape,
-  walkEnd,
-} from './json-scan.js';
+import { JsonScanner, MAX_DEPTH, ScanFailure, failSyntax } from './json-scanner.js';
 import { internalIssue, pathAt, toIssue } from './json-path.js';
+import { issuesInText, utf8Of } from './wire-input.js';
 
 export type JsonValue = null | boolean | string | bigint | number | JsonValue[] | JsonObject;
 export interface JsonObject {
@@ -37,31 +23,25 @@ export interface LosslessJsonParse {
   readonly issues: WireIssue[];
 }
 
-let pos = 0;
-
-function parseValue(text: string, i: number, depth: number, issues: WireIssue[]): JsonValue {
-  const c = text.charCodeAt(i);
-  if (c === 34) {
-    pos = scanString(text, i);
-    return decodeString(text, i, pos, stringHadEscape);
-  }
+function parseValue(s: JsonScanner, i: number, depth: number, issues: WireIssue[]): JsonValue {
+  const c = s.bytes[i] ?? -1;
+  if (c === 34) return s.readString(i);
   if (c === 45 || (c >= 48 && c <= 57)) {
-    pos = scanNumber(text, i);
-    const token = text.slice(i, pos);
-    if (numberShape.fraction || numberShape.exponent) return Number(token);
+    s.pos = s.scanNumber(i);
+    const token = s.text(i, s.pos);
+    if (s.fraction || s.exponent) return Number(token);
     return BigInt(token);
   }
-  if (c === 123) {
+  if (c === 123 || c === 91) {
     if (depth >= MAX_DEPTH) return failSyntax('too-deep', `nesting deeper than ${MAX_DEPTH} at offset ${i}`, i);
-    const obj = Object.create(null) as JsonObject;
-    let j = skipWs(text, i + 1);
-    if (text.charCodeAt(j) === 125) {
-      pos = j + 1;
-      return obj;
+    if (c === 91) {
+      const arr: JsonValue[] = [];
+      for (let j = s.openContainer(i); j >= 0; j = s.nextElement(s.pos)) arr.push(parseValue(s, j, depth + 1, issues));
+      return arr;
     }
-    for (; j >= 0; j = nextMember(text, pos)) {
-      const key = readMemberKey(text, j);
-      const v = walkEnd;
+    const obj = Object.create(null) as JsonObject;
+    for (let j = s.openContainer(i); j >= 0; j = s.nextMember(s.pos)) {
+      const key = s.readMemberKey(j);
       if (Object.hasOwn(obj, key)) {
         issues.push({
           code: 'duplicate-key',
@@ -70,52 +50,48 @@ function parseValue(text: string, i: number, depth: number, issues: WireIssue[])
           offset: j,
         });
       }
-      obj[key] = parseValue(text, v, depth + 1, issues);
+      obj[key] = parseValue(s, s.pos, depth + 1, issues);
     }
-    pos = walkEnd;
     return obj;
   }
-  if (c === 91) {
-    if (depth >= MAX_DEPTH) return failSyntax('too-deep', `nesting deeper than ${MAX_DEPTH} at offset ${i}`, i);
-    const arr: JsonValue[] = [];
-    let j = skipWs(text, i + 1);
-    if (text.charCodeAt(j) === 93) {
-      pos = j + 1;
-      return arr;
-    }
-    for (; j >= 0; j = nextElement(text, pos)) arr.push(parseValue(text, j, depth + 1, issues));
-    pos = walkEnd;
-    return arr;
-  }
   // literals and garbage: the validating skipper says which
-  pos = skipValue(text, i);
+  s.pos = s.skipValue(i);
   if (c === 116) return true;
   if (c === 102) return false;
   return null;
 }
 
-/** Parses one JSON document. Never throws. */
-export function parseLosslessJson(text: string): LosslessJsonParse {
+/** Parses one JSON document (its UTF-8 bytes, or a string: offsets then in the string's units). Never throws. */
+export function parseLosslessJson(input: string | Uint8Array): LosslessJsonParse {
+  if (input instanceof Uint8Array) return parseBytes(input);
+  if (typeof input !== 'string') return { value: undefined, issues: [internalIssue(new TypeError('not text'), null)] };
+  const bytes = utf8Of(input);
+  const parsed = parseBytes(bytes);
+  return { value: parsed.value, issues: issuesInText(parsed.issues, bytes, input) };
+}
+
+function parseBytes(bytes: Uint8Array): LosslessJsonParse {
   const issues: WireIssue[] = [];
+  const s = new JsonScanner(bytes);
   try {
-    const start = skipWs(text, text.charCodeAt(0) === 0xfeff ? 1 : 0);
-    if (start >= text.length) {
+    const start = s.skipWs(bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf ? 3 : 0);
+    if (start >= s.length) {
       return {
         value: undefined,
         issues: [{ code: 'empty-input', message: 'the input is empty (expected JSON)', path: '$', offset: 0 }],
       };
     }
-    const value = parseValue(text, start, 0, issues);
-    const rest = skipWs(text, pos);
+    const value = parseValue(s, start, 0, issues);
+    const rest = s.skipWs(s.pos);
     for (let k = 0; k < issues.length; k++) {
       const issue = issues[k];
       if (issue !== undefined && issue.path === '')
-        issues[k] = { ...issue, path: pathAt(text, start, '$', issue.offset ?? 0) };
+        issues[k] = { ...issue, path: pathAt(s, start, '$', issue.offset ?? 0) };
     }
-    if (rest < text.length) {
+    if (rest < s.length) {
       issues.push({
         code: 'trailing-garbage',
-        message: `unexpected ${JSON.stringify(text.slice(rest, rest + 24))} at offset ${rest} after the JSON value`,
+        message: `unexpected ${JSON.stringify(s.text(rest, rest + 24))} at offset ${rest} after the JSON value`,
         path: '$',
         offset: rest,
       });
@@ -123,7 +99,7 @@ export function parseLosslessJson(text: string): LosslessJsonParse {
     }
     return { value, issues };
   } catch (e) {
-    if (e instanceof ScanFailure) return { value: undefined, issues: [toIssue(e, pathAt(text, 0, '$', e.offset))] };
+    if (e instanceof ScanFailure) return { value: undefined, issues: [toIssue(e, pathAt(s, 0, '$', e.offset))] };
     return { value: undefined, issues: [internalIssue(e, null)] };
   }
 }

@@ -1,6 +1,7 @@
-// The daemon's hot path: a `/kv_cache_events` body (docs/trtllm-wire.md §2, §2.1) → domain events, in one pass over the
-// string by char code. No generic JSON tree, one BigInt per hash, token ids straight into a Uint32Array.
-// Each item keeps its exact source slice (`raw`), so a relay can re-serve `[` + raws.join(',') + `]` byte for byte.
+// The daemon's hot path: a `/kv_cache_events` body (docs/trtllm-wire.md §2, §2.1) → domain events, in one pass over
+// its bytes (no decode of the body to a string). No generic JSON tree, one BigInt per hash, token ids straight into one
+// Uint32Array per body. Each item keeps its exact source span (`raw`, decoded when asked), so a relay can re-serve
+// `[` + raws.join(',') + `]` byte for byte.
 //
 // Decisions:
 // - Accepts the wrapped `{"event_id",…,"data":{…}}` form and the flat `{"type":"stored",…}` form; `hash_algo` is read
@@ -17,22 +18,34 @@
 // - Strings are strict JSON plus UTF-8 sanity: raw control characters and unpaired surrogates are rejected.
 import type { WireIssue } from './wire-issue.js';
 import { internalIssue, pathAt, toIssue } from './json-path.js';
-import { ScanFailure, excerpt, skipValue, skipWs } from './json-scan.js';
-import { cursor, describe } from './kv-event-scan.js';
+import { ScanFailure } from './json-scanner.js';
+import { KvEventScanner } from './kv-event-scan.js';
 import { parseItem } from './kv-event-item.js';
 import type { KvEvent } from './kv-event.js';
+import { CharOffsets, issuesInText, utf8Of } from './wire-input.js';
 
-export interface ParsedKvEvent {
+const UTF8 = new TextDecoder();
+
+/** One parsed item; its source text is decoded only when asked (the relay forwards the bytes it split itself). */
+export class ParsedKvEvent {
   readonly event: KvEvent;
-  /**
-   * exact source text of the array item. V8 keeps it as a slice of the input, so holding any `raw` keeps the
-   * whole body alive: a long-lived buffer of raws should copy them (e.g. through a Buffer) or drop the body soon.
-   */
-  readonly raw: string;
   /** position of the item in the array */
   readonly index: number;
-  /** offset of `raw` in the input */
+  /** offset of the item in the input (bytes, or UTF-16 units of a string input) */
   readonly offset: number;
+  readonly #source: Uint8Array;
+
+  constructor(event: KvEvent, index: number, offset: number, source: Uint8Array) {
+    this.event = event;
+    this.index = index;
+    this.offset = offset;
+    this.#source = source;
+  }
+
+  /** exact source text of the array item (a view of the input's bytes until decoded: holding it keeps them alive) */
+  get raw(): string {
+    return UTF8.decode(this.#source);
+  }
 }
 
 export interface KvEventsParse {
@@ -41,13 +54,16 @@ export interface KvEventsParse {
 }
 
 function parseDocument(
-  text: string,
+  s: KvEventScanner,
   events: ParsedKvEvent[],
   issues: WireIssue[],
   itemIssues: { count: number; readonly max: number },
+  chars: CharOffsets | null,
 ): void {
-  const n = text.length;
-  const i = skipWs(text, text.charCodeAt(0) === 0xfeff ? 1 : 0);
+  const b = s.bytes;
+  const n = s.length;
+  const bom = b[0] === 0xef && b[1] === 0xbb && b[2] === 0xbf ? 3 : 0;
+  const i = s.skipWs(bom);
   if (i >= n) {
     issues.push({
       code: 'empty-input',
@@ -57,62 +73,66 @@ function parseDocument(
     });
     return;
   }
-  if (text.charCodeAt(i) !== 91) {
+  if (b[i] !== 91) {
     try {
-      skipValue(text, i);
+      s.skipValue(i);
     } catch (e) {
       if (e instanceof ScanFailure) {
-        issues.push(toIssue(e, pathAt(text, i, '$', e.offset)));
+        issues.push(toIssue(e, pathAt(s, i, '$', e.offset)));
         return;
       }
       throw e;
     }
     issues.push({
       code: 'not-an-array',
-      message: `the body must be a JSON array of events, found ${describe(text, i)} at offset ${i}`,
+      message: `the body must be a JSON array of events, found ${s.describe(i)} at offset ${i}`,
       path: '$',
       offset: i,
     });
     return;
   }
-  let j = skipWs(text, i + 1);
-  if (j < n && text.charCodeAt(j) === 93) {
+  let j = s.skipWs(i + 1);
+  if (j < n && b[j] === 93) {
     j++;
   } else {
     for (let index = 0; ; index++) {
       const itemStart = j;
       let end: number;
       try {
-        const event = parseItem(text, itemStart);
-        end = cursor.pos;
-        events.push({ event, raw: text.slice(itemStart, end), index, offset: itemStart });
+        const event = parseItem(s, itemStart);
+        end = s.pos;
+        const offset = chars === null ? itemStart : chars.of(itemStart);
+        events.push(new ParsedKvEvent(event, index, offset, b.subarray(itemStart, end)));
       } catch (e) {
         if (e instanceof ScanFailure && e.syntax) {
-          issues.push(toIssue(e, pathAt(text, 0, '$', e.offset)));
+          issues.push(toIssue(e, pathAt(s, 0, '$', e.offset)));
           return;
         }
         if (itemIssues.count < itemIssues.max) {
           issues.push(
             e instanceof ScanFailure
-              ? toIssue(e, pathAt(text, itemStart, `$[${index}]`, e.offset))
+              ? toIssue(e, pathAt(s, itemStart, `$[${index}]`, e.offset))
               : internalIssue(e, itemStart),
           );
         }
         itemIssues.count++;
         try {
-          end = skipValue(text, itemStart); // skip the bad item, keep the others
-        } catch (s) {
-          if (s instanceof ScanFailure) {
-            issues.push(toIssue(s, pathAt(text, 0, '$', s.offset)));
+          s.lenientUtf8 = true; // an item rejected for bytes that are not UTF-8 is skipped over them
+          end = s.skipValue(itemStart); // skip the bad item, keep the others
+        } catch (f) {
+          if (f instanceof ScanFailure) {
+            issues.push(toIssue(f, pathAt(s, 0, '$', f.offset)));
             return;
           }
-          throw s;
+          throw f;
+        } finally {
+          s.lenientUtf8 = false;
         }
       }
-      j = skipWs(text, end);
-      const d = text.charCodeAt(j);
+      j = s.skipWs(end);
+      const d = b[j];
       if (d === 44) {
-        j = skipWs(text, j + 1);
+        j = s.skipWs(j + 1);
         continue;
       }
       if (d === 93) {
@@ -130,18 +150,18 @@ function parseDocument(
       }
       issues.push({
         code: 'invalid-json',
-        message: `expected ',' or ']' after item ${index} at offset ${j}, found ${excerpt(text, j)}`,
+        message: `expected ',' or ']' after item ${index} at offset ${j}, found ${s.excerpt(j)}`,
         path: '$',
         offset: j,
       });
       return;
     }
   }
-  const rest = skipWs(text, j);
+  const rest = s.skipWs(j);
   if (rest < n) {
     issues.push({
       code: 'trailing-garbage',
-      message: `unexpected ${excerpt(text, rest)} at offset ${rest} after the end of the array`,
+      message: `unexpected ${s.excerpt(rest)} at offset ${rest} after the end of the array`,
       path: '$',
       offset: rest,
     });
@@ -154,15 +174,18 @@ export interface ParseKvEventsOptions {
 }
 
 /**
- * Parses a `/kv_cache_events` body. Never throws: every problem is an issue with a JSON path and an offset.
+ * Parses a `/kv_cache_events` body: its bytes as received, or a string (offsets then in the string's units).
+ * Never throws: every problem is an issue with a JSON path and an offset.
  * Beyond `maxItemIssues` bad items, one 'issues-suppressed' issue says how many more were skipped.
  */
-export function parseKvEvents(text: string, options: ParseKvEventsOptions = {}): KvEventsParse {
+export function parseKvEvents(input: Uint8Array | string, options: ParseKvEventsOptions = {}): KvEventsParse {
+  const bytes = typeof input === 'string' ? utf8Of(input) : input;
+  const chars = typeof input === 'string' && bytes.length !== input.length ? new CharOffsets(bytes, input) : null;
   const events: ParsedKvEvent[] = [];
-  const issues: WireIssue[] = [];
+  let issues: WireIssue[] = [];
   const itemIssues = { count: 0, max: options.maxItemIssues ?? 1000 };
   try {
-    parseDocument(text, events, issues, itemIssues);
+    parseDocument(new KvEventScanner(bytes), events, issues, itemIssues, chars);
   } catch (e) {
     issues.push(internalIssue(e, null));
   }
@@ -175,5 +198,6 @@ export function parseKvEvents(text: string, options: ParseKvEventsOptions = {}):
       offset: 0,
     });
   }
+  if (typeof input === 'string') issues = issuesInText(issues, bytes, input);
   return { events, issues };
 }

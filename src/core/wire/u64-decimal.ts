@@ -13,3 +13,15 @@ export function decimalFitsU64(text: string, start = 0, end = text.length): bool
   const length = end - start;
   return length < 20 || (length === 20 && text.slice(start, end) <= U64_MAX_DECIMAL);
 }
+
+/** decimalFitsU64 over ASCII digit bytes (the byte parsers). */
+export function decimalBytesFitU64(bytes: Uint8Array, start: number, end: number): boolean {
+  while (end - start > 1 && bytes[start] === 48) start++;
+  const length = end - start;
+  if (length !== 20) return length < 20;
+  for (let k = 0; k < 20; k++) {
+    const d = bytes[start + k]! - U64_MAX_DECIMAL.charCodeAt(k);
+    if (d !== 0) return d < 0;
+  }
+  return true;
+}

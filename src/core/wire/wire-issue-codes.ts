@@ -10,7 +10,8 @@ export const WIRE_ISSUE_CODES = {
   'invalid-number': 'a number not in JSON grammar (leading zero, missing digits)',
   'control-character': 'a raw control character inside a string',
   'invalid-escape': 'a backslash escape JSON does not define',
-  'invalid-unicode': 'an unpaired UTF-16 surrogate (raw or escaped): not valid UTF-8 text',
+  'invalid-unicode':
+    'text that is not UTF-8: an escaped unpaired surrogate (ends the document), or bytes that are not UTF-8 (the item is skipped)',
   'too-deep': 'nesting deeper than 256 levels',
   'trailing-garbage': 'non-whitespace after the top-level value',
   // structure and values (the item, or the field, is skipped)

@@ -8,6 +8,6 @@ export interface WireIssue {
   readonly message: string;
   /** JSON path of the offending value, e.g. `$[3].data.blocks[0].block_hash`; '$' for the document */
   readonly path: string;
-  /** byte (UTF-16 code unit) offset in the input where the problem starts, when known */
+  /** offset in the input where the problem starts, when known: bytes of a byte input, UTF-16 units of a string */
   readonly offset: number | null;
 }

@@ -3,7 +3,8 @@
 // field it reads back from the answer, ctx_request_id.
 import { encode } from '@msgpack/msgpack';
 import { isJsonObject, parseLosslessJson, type JsonValue } from '../../core/wire/lossless-json.js';
-import { scanString, skipValue, skipWs } from '../../core/wire/json-scan.js';
+import { JsonScanner } from '../../core/wire/json-scanner.js';
+import { utf8Of } from '../../core/wire/wire-input.js';
 import type { RouterConfig } from '../sim-config.js';
 import type { OpenAiRequest } from './openai-request.js';
 
@@ -16,26 +17,28 @@ const PROMPT_ID_KEYS: readonly string[] = ['prompt_token_ids', 'prompt_token_ids
  * 2^53 would change under JSON.parse + JSON.stringify.
  */
 function rawMembersExcept(text: string, drop: readonly string[]): string[] | null {
+  const s = new JsonScanner(utf8Of(text));
+  const b = s.bytes;
   try {
     const kept: string[] = [];
-    let i = skipWs(text, 0);
-    if (text.charCodeAt(i) !== 123) return null;
-    i = skipWs(text, i + 1);
-    if (text.charCodeAt(i) === 125) return skipWs(text, i + 1) === text.length ? kept : null;
+    let i = s.skipWs(0);
+    if (b[i] !== 123) return null;
+    i = s.skipWs(i + 1);
+    if (b[i] === 125) return s.skipWs(i + 1) === s.length ? kept : null;
     for (;;) {
-      if (text.charCodeAt(i) !== 34) return null;
+      if (b[i] !== 34) return null;
       const start = i;
-      const keyEnd = scanString(text, i);
-      const key = JSON.parse(text.slice(i, keyEnd)) as string;
-      i = skipWs(text, keyEnd);
-      if (text.charCodeAt(i) !== 58) return null;
-      const end = skipValue(text, skipWs(text, i + 1));
-      if (!drop.includes(key)) kept.push(text.slice(start, end));
-      i = skipWs(text, end);
-      const c = text.charCodeAt(i);
-      if (c === 125) return skipWs(text, i + 1) === text.length ? kept : null;
+      const keyEnd = s.scanString(i);
+      const key = s.decodeString(i, keyEnd);
+      i = s.skipWs(keyEnd);
+      if (b[i] !== 58) return null;
+      const end = s.skipValue(s.skipWs(i + 1));
+      if (!drop.includes(key)) kept.push(s.text(start, end));
+      i = s.skipWs(end);
+      const c = b[i];
+      if (c === 125) return s.skipWs(i + 1) === s.length ? kept : null;
       if (c !== 44) return null;
-      i = skipWs(text, i + 1);
+      i = s.skipWs(i + 1);
     }
   } catch {
     return null;

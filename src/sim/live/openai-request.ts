@@ -6,7 +6,8 @@
 // with `prompt_token_ids` (written by the router) is served from those ids, as the worker does.
 import type { IncomingHttpHeaders } from 'node:http';
 import { decode } from '@msgpack/msgpack';
-import { scanString, skipValue, skipWs } from '../../core/wire/json-scan.js';
+import { JsonScanner } from '../../core/wire/json-scanner.js';
+import { CharOffsets, utf8Of } from '../../core/wire/wire-input.js';
 import { HttpError } from './http-kit.js';
 
 export type OpenAiEndpoint = 'completions' | 'chat';
@@ -112,21 +113,28 @@ function header(headers: IncomingHttpHeaders, name: string): string | null {
 
 /** span [start, end) of the top-level `"prompt"` value, or null (not found, or not plain JSON: the slow path reports) */
 function promptSpan(text: string): [number, number] | null {
+  const bytes = utf8Of(text);
+  const s = new JsonScanner(bytes);
+  const b = bytes;
   try {
-    let i = skipWs(text, 0);
-    if (text.charCodeAt(i) !== 123) return null;
-    i = skipWs(text, i + 1);
-    while (text.charCodeAt(i) === 34) {
-      const keyEnd = scanString(text, i);
-      const isPrompt = keyEnd - i === 8 && text.startsWith('"prompt"', i);
-      i = skipWs(text, keyEnd);
-      if (text.charCodeAt(i) !== 58) return null;
-      const start = skipWs(text, i + 1);
-      const end = skipValue(text, start);
-      if (isPrompt) return [start, end];
-      i = skipWs(text, end);
-      if (text.charCodeAt(i) !== 44) return null;
-      i = skipWs(text, i + 1);
+    let i = s.skipWs(0);
+    if (b[i] !== 123) return null;
+    i = s.skipWs(i + 1);
+    while (b[i] === 34) {
+      const keyEnd = s.scanString(i);
+      const isPrompt = keyEnd - i === 8 && s.text(i, keyEnd) === '"prompt"';
+      i = s.skipWs(keyEnd);
+      if (b[i] !== 58) return null;
+      const start = s.skipWs(i + 1);
+      const end = s.skipValue(start);
+      if (isPrompt) {
+        if (bytes.length === text.length) return [start, end];
+        const chars = new CharOffsets(bytes, text);
+        return [chars.of(start), chars.of(end)];
+      }
+      i = s.skipWs(end);
+      if (b[i] !== 44) return null;
+      i = s.skipWs(i + 1);
     }
     return null;
   } catch {

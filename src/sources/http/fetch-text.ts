@@ -31,7 +31,20 @@ export interface FetchedText {
   readonly text: string;
 }
 
+export interface FetchedBytes {
+  readonly status: number;
+  readonly contentType: string | null;
+  /** the body as received (no decode) */
+  readonly bytes: Buffer;
+}
+
 export async function fetchText(url: string, options: FetchTextOptions): Promise<FetchedText> {
+  const fetched = await fetchBytes(url, options);
+  return { status: fetched.status, contentType: fetched.contentType, text: fetched.bytes.toString('utf8') };
+}
+
+/** fetchText without the decode: for bodies parsed straight from their bytes (`/kv_cache_events`). */
+export async function fetchBytes(url: string, options: FetchTextOptions): Promise<FetchedBytes> {
   const timeout = AbortSignal.timeout(options.timeoutMs);
   const signal = options.signal !== undefined ? AbortSignal.any([timeout, options.signal]) : timeout;
   let response: Dispatcher.ResponseData;
@@ -63,15 +76,13 @@ export async function fetchText(url: string, options: FetchTextOptions): Promise
     if (err instanceof SourceReadError) throw err;
     throw classify(url, err, timeout);
   }
-  const text = Buffer.concat(chunks, bytes).toString('utf8');
+  const body = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, bytes);
   if (response.statusCode < 200 || response.statusCode >= 300) {
-    throw new SourceReadError(
-      'http_status',
-      `${url}: HTTP ${response.statusCode}${text !== '' ? `: ${text.slice(0, 200)}` : ''}`,
-    );
+    const text = body.subarray(0, 800).toString('utf8').slice(0, 200);
+    throw new SourceReadError('http_status', `${url}: HTTP ${response.statusCode}${text !== '' ? `: ${text}` : ''}`);
   }
   const ct = response.headers['content-type'];
-  return { status: response.statusCode, contentType: typeof ct === 'string' ? ct : null, text };
+  return { status: response.statusCode, contentType: typeof ct === 'string' ? ct : null, bytes: body };
 }
 
 function classify(url: string, err: unknown, timeout: AbortSignal): SourceReadError {

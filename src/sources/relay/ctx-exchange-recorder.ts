@@ -16,6 +16,7 @@
 // - A render (--tokenizer) is CPU the forwarding would share: it starts once the exchange's answer went out.
 import { ctxBodyEncoding, MSGPACK_FLAG_HEADER, type CtxBodyEncoding } from '../../core/relay/ctx-body-encoding.js';
 import { createCtxBodyReader } from '../../core/relay/ctx-body-reader.js';
+import { CtxScanScratch } from '../../core/relay/ctx-request-scanner.js';
 import {
   parseCtxRequest,
   unreadableCtxRequest,
@@ -69,8 +70,15 @@ export class CtxExchangeRecorder {
   #capturesTruncated = 0;
   readonly #unreadable = new Map<RequestUnreadableReason, number>();
 
+  #scratch: CtxScanScratch | null = null;
+
   constructor(deps: CtxRecorderDeps) {
     this.#deps = deps;
+  }
+
+  /** the id kernel and scratch of bodies read here, not by a scan (made when first needed) */
+  get scratch(): CtxScanScratch {
+    return (this.#scratch ??= new CtxScanScratch());
   }
 
   /** request or response copies that hit their bound (prompt or usage not read) */
@@ -262,7 +270,7 @@ export class CtxExchange {
     // the JSON text path (several prompts, strings), or a scan that failed: read the capture here
     else if (this.#encoding === 'json') read = parseCtxRequest(request.text(), headers);
     else {
-      const inline = createCtxBodyReader(this.#encoding);
+      const inline = createCtxBodyReader(this.#encoding, this.#recorder.scratch);
       inline.feed(request.bytes());
       read = inline.finish(headers) ?? unreadableCtxRequest('malformed', headers);
     }

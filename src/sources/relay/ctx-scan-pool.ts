@@ -17,6 +17,7 @@ import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import type { CtxBodyEncoding } from '../../core/relay/ctx-body-encoding.js';
 import { createCtxBodyReader, type CtxBodyReader } from '../../core/relay/ctx-body-reader.js';
+import { CtxScanScratch } from '../../core/relay/ctx-request-scanner.js';
 import { correlationHeaders, type CtxRequestInfo, type HeaderBag } from '../../core/relay/ctx-request.js';
 import { parseCtxResponse, type CtxResponseInfo, type CtxResponseShape } from '../../core/relay/ctx-response.js';
 import type { ScanMessage, ScanReply, ScanRequest, ScanThreadData } from './ctx-scan-thread.js';
@@ -66,8 +67,8 @@ const ID_RING_SLOTS = 8 * 1024 * 1024;
 class InlineScan implements CtxScan {
   readonly #scanner: CtxBodyReader;
 
-  constructor(encoding: CtxBodyEncoding) {
-    this.#scanner = createCtxBodyReader(encoding);
+  constructor(encoding: CtxBodyEncoding, scratch: CtxScanScratch) {
+    this.#scanner = createCtxBodyReader(encoding, scratch);
   }
 
   feed(chunk: Uint8Array): void {
@@ -108,6 +109,8 @@ export class CtxScanPool {
   #idRing: PromptIdRingReader | null = null;
   #idsInRing = 0;
   #idsTransferred = 0;
+  /** the id kernel and scratch of scans run inline (made on the first one) */
+  #inlineScratch: CtxScanScratch | null = null;
 
   /**
    * `thread: false` scans inline (and so does a missing thread file); `ringBytes` (a multiple of 64 KiB) and
@@ -129,7 +132,7 @@ export class CtxScanPool {
 
   open(encoding: CtxBodyEncoding): CtxScan {
     const worker = this.#ensureWorker();
-    if (worker === null) return new InlineScan(encoding);
+    if (worker === null) return new InlineScan(encoding, (this.#inlineScratch ??= new CtxScanScratch()));
     const id = ++this.#nextId;
     // the chunks travel once the body ended, in one copy and one message with the finish (the relay forwarded the
     // originals meanwhile and keeps them for its capture anyway)

@@ -10,6 +10,7 @@ import type { CtxRequestInfo, HeaderBag } from '../../core/relay/ctx-request.js'
 import { parseCtxResponse, type CtxResponseInfo, type CtxResponseShape } from '../../core/relay/ctx-response.js';
 import { promptFingerprints } from '../../core/state/incremental-keys.js';
 import { bindIdRunKernel, ID_RUN_KERNEL_BYTES } from '../../core/relay/id-run-kernel.js';
+import { CtxScanScratch } from '../../core/relay/ctx-request-scanner.js';
 import type { WasmMemory } from '../../core/wasm/wasm-binary.js';
 import { PromptIdRingWriter, type PromptIdRingMemory, type RingIds } from './prompt-id-ring.js';
 
@@ -76,14 +77,17 @@ export type ScanReply = OneReply | { readonly kind: 'batch'; readonly items: rea
 /** The thread's name in `top -H` and /proc (the benchmark splits the relay's CPU by thread with it); Linux only. */
 export const SCAN_THREAD_NAME = 'kvs-scan';
 
-/** The ring's bytes (the kernel bound to the memory they are in, when it is a WebAssembly memory). */
-function ringOf(data: ScanThreadData | null): Uint8Array {
-  if (data === null) return new Uint8Array(0);
+/** The ring's bytes, and the thread's scan scratch (its kernel bound to the ring's memory when that is a WebAssembly one). */
+function ringOf(data: ScanThreadData | null): { ring: Uint8Array; scratch: CtxScanScratch } {
+  if (data === null) return { ring: new Uint8Array(0), scratch: new CtxScanScratch() };
   const { bytes, kernel } = data.ring;
-  if (bytes !== null) return new Uint8Array(bytes);
+  if (bytes !== null) return { ring: new Uint8Array(bytes), scratch: new CtxScanScratch() };
   const ringBytes = kernel.buffer.byteLength - ID_RUN_KERNEL_BYTES;
-  bindIdRunKernel(kernel, ringBytes);
-  return new Uint8Array(kernel.buffer, 0, ringBytes);
+  const bound = bindIdRunKernel(kernel, ringBytes);
+  return {
+    ring: new Uint8Array(kernel.buffer, 0, ringBytes),
+    scratch: bound === null ? new CtxScanScratch() : new CtxScanScratch(bound),
+  };
 }
 
 const port = parentPort;
@@ -95,7 +99,7 @@ if (port !== null) {
   }
   const open = new Map<number, CtxBodyReader>();
   const data = workerData as ScanThreadData | null;
-  const ring = ringOf(data);
+  const { ring, scratch } = ringOf(data);
   const read = data === null ? new BigInt64Array(1) : new BigInt64Array(data.read);
   const idRing = data === null ? null : new PromptIdRingWriter(data.ids);
   /** `ids` in the id ring when it has room (the ids stay out of the message), else null (they travel on their own) */
@@ -111,7 +115,7 @@ if (port !== null) {
   const readerOf = (id: number, encoding: CtxBodyEncoding): CtxBodyReader => {
     let reader = open.get(id);
     if (reader === undefined) {
-      reader = createCtxBodyReader(encoding);
+      reader = createCtxBodyReader(encoding, scratch);
       open.set(id, reader);
     }
     return reader;
@@ -152,7 +156,7 @@ if (port !== null) {
     }
     const reader = open.get(m.id);
     open.delete(m.id);
-    const info = (reader ?? createCtxBodyReader(m.encoding)).finish(m.headers);
+    const info = (reader ?? createCtxBodyReader(m.encoding, scratch)).finish(m.headers);
     const tokens = info?.promptTokens ?? null;
     // the decision digest's pass over the prompt, done here instead of on the relay's event loop; only a trajectory's
     // turns are compared by them, so an uncorrelated decision goes without

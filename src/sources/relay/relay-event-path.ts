@@ -19,7 +19,7 @@ import {
   type EventBufferOptions,
   type EventBufferStats,
 } from '../../core/relay/event-buffer.js';
-import { splitJsonArray } from '../../core/relay/split-json-array.js';
+import { splitJsonArrayBytes } from '../../core/relay/split-json-array.js';
 import { consecutiveRuns } from '../../core/wire/consecutive-runs.js';
 import type { KvEvent } from '../../core/wire/kv-event.js';
 import type { WireIssue } from '../../core/wire/wire-issue.js';
@@ -34,7 +34,8 @@ export interface ParsedEventsLike {
   readonly issues: readonly WireIssue[];
 }
 
-export type ParseEvents = (text: string) => ParsedEventsLike;
+/** parses a `/kv_cache_events` body: its bytes as drained, or text (the watch sources, tests) */
+export type ParseEvents = (body: Uint8Array | string) => ParsedEventsLike;
 
 export interface RelayEventPathDeps {
   /** server id of observations */
@@ -43,8 +44,8 @@ export interface RelayEventPathDeps {
   readonly source: string;
   /** names the upstream in error messages, e.g. its URL */
   readonly upstream: string;
-  /** one drain of the worker's queue: the body text; throws on failure (classified by reasonOf) */
-  readonly drain: () => Promise<string>;
+  /** one drain of the worker's queue: the body's bytes (or its text); throws on failure (classified by reasonOf) */
+  readonly drain: () => Promise<Uint8Array | string>;
   readonly sink: ObservationSink;
   readonly status: SourceReporter;
   readonly clock: Clock;
@@ -54,7 +55,7 @@ export interface RelayEventPathDeps {
 
 export class RelayEventPath {
   readonly #deps: RelayEventPathDeps;
-  readonly #buffer: EventBuffer;
+  readonly #buffer: EventBuffer<Uint8Array>;
   readonly #drainer: CoalescingRunner;
   #abandonedPolls = 0;
   /** per consumer, the relay seq after the last event it was given: a read starting below it is a redelivery */
@@ -63,7 +64,7 @@ export class RelayEventPath {
 
   constructor(deps: RelayEventPathDeps, buffer: Partial<EventBufferOptions> = {}) {
     this.#deps = deps;
-    this.#buffer = new EventBuffer(buffer);
+    this.#buffer = new EventBuffer<Uint8Array>(buffer);
     this.#drainer = new CoalescingRunner(() => this.#drainOnce());
   }
 
@@ -96,11 +97,11 @@ export class RelayEventPath {
   }
 
   /**
-   * One consumer poll: waits for a fresh drain, then hands `respond` the JSON array of everything since the
+   * One consumer poll: waits for a fresh drain, then hands `respond` the JSON array (bytes) of everything since the
    * consumer's last read, exactly once. When `gone()` says the consumer hung up meanwhile, nothing is read and
    * false is returned (the hang-up is counted once, by whoever calls hungUp()).
    */
-  async poll(consumer: () => string, gone: () => boolean, respond: (body: string) => void): Promise<boolean> {
+  async poll(consumer: () => string, gone: () => boolean, respond: (body: Uint8Array) => void): Promise<boolean> {
     await this.#drainer.runFresh();
     if (gone()) return false;
     const name = consumer();
@@ -137,14 +138,16 @@ export class RelayEventPath {
 
   async #drainOnce(): Promise<void> {
     const { status, source } = this.#deps;
-    let text: string;
+    let body: Uint8Array;
     try {
-      text = await this.#deps.drain();
+      const drained = await this.#deps.drain();
+      body = typeof drained === 'string' ? Buffer.from(drained) : drained;
     } catch (err) {
       status.fail(source, reasonOf(err), err instanceof Error ? err.message : String(err));
       return;
     }
-    const split = splitJsonArray(text);
+    // the body is split and parsed from its bytes: no decode to a string anywhere on this path
+    const split = splitJsonArrayBytes(body);
     if (!split.ok) {
       status.badInput(source, split.issue.code);
       status.fail(source, 'parse', `${this.#deps.upstream}: ${split.issue.message}`);
@@ -154,14 +157,14 @@ export class RelayEventPath {
     if (split.items.length === 0) return;
     const ts = this.#deps.clock();
     const firstSeq = this.#buffer.append(split.items, ts);
-    setImmediate(() => this.#emitEvents(text, firstSeq, ts));
+    setImmediate(() => this.#emitEvents(body, firstSeq, ts));
   }
 
-  #emitEvents(text: string, firstSeq: number, ts: number): void {
+  #emitEvents(body: Uint8Array, firstSeq: number, ts: number): void {
     const { status, source } = this.#deps;
     let parsed: ParsedEventsLike;
     try {
-      parsed = this.#deps.parseEvents(text);
+      parsed = this.#deps.parseEvents(body);
     } catch (err) {
       status.badInput(source, 'parser-crash');
       this.#deps.logger.error(`${source}: event parser threw`, { error: String(err) });

@@ -22,7 +22,7 @@ import type { Readable } from 'node:stream';
 import { Client, Pool } from 'undici';
 import type { RequestUnreadableReason } from '../../core/relay/request-unreadable.js';
 import type { EventBufferStats } from '../../core/relay/event-buffer.js';
-import { fetchText, reasonOf } from '../http/fetch-text.js';
+import { fetchBytes, reasonOf } from '../http/fetch-text.js';
 import type { RunningSource } from '../ports.js';
 import { CtxScanPool } from './ctx-scan-pool.js';
 import { BodyReplay, isConnectionLost } from './body-replay.js';
@@ -94,15 +94,15 @@ export class WorkerRelay implements RunningSource {
       keepAliveMaxTimeout: this.#options.upstreamKeepAliveMs,
     });
     const url = `${target.upstream.replace(/\/+$/, '')}/kv_cache_events`;
-    const drain = async (): Promise<string> => {
-      const fetched = await fetchText(url, {
+    const drain = async (): Promise<Uint8Array> => {
+      const fetched = await fetchBytes(url, {
         method: 'POST',
         timeoutMs: this.#options.drainTimeoutMs,
         maxBytes: this.#options.maxDrainBytes,
         dispatcher: this.#pool,
         signal: this.#stopSignal.signal,
       });
-      return fetched.text;
+      return fetched.bytes;
     };
     const { status, clock, logger, parseEvents } = deps;
     // drained and delivered events wait behind decisions still being read (DecisionGate)
@@ -273,7 +273,7 @@ export class WorkerRelay implements RunningSource {
       () => this.#consumerOf(req, portIndex),
       () => hungUp || req.socket.destroyed,
       (body) => {
-        res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
+        res.writeHead(200, { 'content-type': 'application/json', 'content-length': body.byteLength });
         res.end(body);
       },
     );

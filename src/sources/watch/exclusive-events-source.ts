@@ -3,9 +3,9 @@
 // router, and the router's own polls steal from us: per-rank event_id gaps are the evidence, so every gap is logged
 // loudly (and counted by the state).
 import type { ParseEvents } from '../relay/worker-relay.js';
-import { splitJsonArray } from '../../core/relay/split-json-array.js';
+import { splitJsonArrayBytes } from '../../core/relay/split-json-array.js';
 import { consecutiveRuns } from '../../core/wire/consecutive-runs.js';
-import { fetchText, reasonOf } from '../http/fetch-text.js';
+import { fetchBytes, reasonOf } from '../http/fetch-text.js';
 import { PollingSource } from '../polling-source.js';
 import type { Clock, Logger, ObservationSink, SourceReporter } from '../ports.js';
 
@@ -18,16 +18,16 @@ export function createExclusiveEventsSource(
   let nextSeq = 0;
   const lastIds = new Map<string, number>();
   return new PollingSource(name, options.intervalMs, async (signal) => {
-    let text: string;
+    let body: Uint8Array;
     try {
-      text = (
-        await fetchText(endpoint, { method: 'POST', timeoutMs: options.timeoutMs, maxBytes: options.maxBytes, signal })
-      ).text;
+      body = (
+        await fetchBytes(endpoint, { method: 'POST', timeoutMs: options.timeoutMs, maxBytes: options.maxBytes, signal })
+      ).bytes;
     } catch (err) {
       deps.status.fail(name, reasonOf(err), err instanceof Error ? err.message : String(err));
       return;
     }
-    const split = splitJsonArray(text);
+    const split = splitJsonArrayBytes(body);
     if (!split.ok) {
       deps.status.badInput(name, split.issue.code);
       deps.status.fail(name, 'parse', `${endpoint}: ${split.issue.message}`);
@@ -37,7 +37,7 @@ export function createExclusiveEventsSource(
     if (split.items.length === 0) return;
     const firstSeq = nextSeq;
     nextSeq += split.items.length;
-    const parsed = deps.parseEvents(text);
+    const parsed = deps.parseEvents(body);
     for (const i of parsed.issues) deps.status.badInput(name, i.code);
     const ts = deps.clock();
     for (const run of consecutiveRuns(parsed.events)) {
