@@ -10,7 +10,7 @@ export function tappedStatePort(state: SentinelState, tap: (observation: Observa
       tap(observation);
       state.apply(observation);
     },
-    snapshot: (now) => state.snapshot(now),
+    snapshot: (now, options) => state.snapshot(now, options),
     diagnosisInput: (now) => state.diagnosisInput(now),
     subscribe: (listener) => state.subscribe(listener),
   };

@@ -13,6 +13,7 @@ import {
   createSentinelState,
   type SentinelState,
   type SentinelStateSnapshot,
+  type SnapshotOptions,
 } from '../../core/state/sentinel-state.js';
 import { createServerResolver, type ServerResolver } from '../../core/watch/server-resolver.js';
 import { parseKvEvents } from '../../core/wire/parse-kv-events.js';
@@ -46,7 +47,8 @@ import { startTimelineSampler, type TimelineSampler } from './timeline-sampler.j
 /** What the daemon needs from the state (createSentinelState satisfies it). */
 export interface StatePort {
   apply(observation: Observation): void;
-  snapshot(now: number): SentinelStateSnapshot;
+  /** `whole`: counters and findings of one evaluation (a report); see SentinelState.snapshot */
+  snapshot(now: number, options?: SnapshotOptions): SentinelStateSnapshot;
   /** the joined decisions and outcomes: the live feed shows them */
   subscribe(listener: JoinedEventListener): () => void;
   /** what the rules read (the report's inferred configuration); optional */
@@ -150,7 +152,9 @@ export function createDaemon(initial: ServeConfig, deps: DaemonDeps = {}): Daemo
   });
   const reportModel = (): ReportModel => {
     const now = clock();
-    const audit = buildAuditReport(state.snapshot(now), {
+    // one snapshot for the whole page: headline, findings and the inferred configuration
+    const snap = state.snapshot(now, { whole: true });
+    const audit = buildAuditReport(snap, {
       kind: 'live',
       description:
         deps.reportDescription?.() ??
@@ -170,7 +174,7 @@ export function createDaemon(initial: ServeConfig, deps: DaemonDeps = {}): Daemo
       audit,
       samples: timeline?.samples ?? [],
       sampleIntervalMs: timeline?.intervalMs ?? null,
-      input: state.diagnosisInput?.(now) ?? null,
+      input: state.diagnosisInput?.(snap.now) ?? null,
     });
   };
   feed = new LiveFeed({

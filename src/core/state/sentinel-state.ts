@@ -31,7 +31,12 @@ export type { SentinelStateSnapshot } from './snapshot.js';
 export interface SentinelState {
   /** Applies one observation; `digest` is given when it was computed at record time (bundles). */
   apply(obs: Observation, digest?: ObservationDigest | null): void;
-  snapshot(now: number): SentinelStateSnapshot;
+  /**
+   * The state at `now` as the outputs read it. Evaluations of the rules are throttled (evaluateEveryMs): between
+   * them the counters are the latest and the findings the last evaluation's, unless `whole` (the last evaluation's
+   * snapshot, counters included) or `fresh` (evaluate now) asks for one set of numbers, as a report does.
+   */
+  snapshot(now: number, options?: SnapshotOptions): SentinelStateSnapshot;
   /**
    * The snapshot as the rules read the state at `now`, without changing it: no hysteresis step, no evaluation
    * recorded, no rule error counted; findings are the rules' hits (since = now). The report's timeline samples
@@ -43,6 +48,13 @@ export interface SentinelState {
   /** Every decision and outcome applied from now on, joined (the live feed); returns the unsubscribe. */
   subscribe(listener: JoinedEventListener): () => void;
   readonly digester: ObservationDigester;
+}
+
+export interface SnapshotOptions {
+  /** evaluate now even when the last evaluation is recent (a one-shot run's final report) */
+  readonly fresh?: boolean;
+  /** between evaluations, the last evaluation's snapshot whole (a live report, without an extra hysteresis step) */
+  readonly whole?: boolean;
 }
 
 export function createSentinelState(options: SentinelOptions = {}): SentinelState {
@@ -65,6 +77,8 @@ class Sentinel implements SentinelState {
   readonly #evaluateEveryMs: number;
   #ruleErrors = 0;
   #lastEvaluation: number | null = null;
+  /** the snapshot of the last evaluation (returned until the next one is due) */
+  #last: SentinelStateSnapshot | null = null;
   #findings: Finding[] = [];
   /** warnings and criticals that hold in the latest evaluation but have not turned on yet (hysteresis) */
   #pendingFindings: ReadonlySet<string> = new Set();
@@ -161,9 +175,16 @@ class Sentinel implements SentinelState {
     return projectDiagnosisInput({ model: this.#model, sources: this.#sources, render: this.#render }, now);
   }
 
-  snapshot(now: number): SentinelStateSnapshot {
+  snapshot(now: number, options: SnapshotOptions = {}): SentinelStateSnapshot {
+    const due =
+      options.fresh === true ||
+      this.#lastEvaluation === null ||
+      now < this.#lastEvaluation ||
+      now - this.#lastEvaluation >= this.#evaluateEveryMs;
+    // a report's headline and its findings' evidence from one input (they disagreed by a second of traffic)
+    if (!due && options.whole === true && this.#last !== null) return this.#last;
     const input = this.diagnosisInput(now);
-    if (this.#lastEvaluation === null || now - this.#lastEvaluation >= this.#evaluateEveryMs) {
+    if (due) {
       const run = runRules(this.#rules, input);
       this.#ruleErrors += run.errors.length;
       this.#findings = this.#hysteresis.update(now, run.hits);
@@ -179,11 +200,13 @@ class Sentinel implements SentinelState {
       );
       this.#lastEvaluation = now;
     }
-    return projectSnapshot(this.#parts, now, input, {
+    const snapshot = projectSnapshot(this.#parts, now, input, {
       findings: this.#findings,
       pending: this.#pendingFindings,
       ruleErrors: this.#ruleErrors,
     });
+    if (due) this.#last = snapshot;
+    return snapshot;
   }
 
   peek(now: number): SentinelStateSnapshot {
