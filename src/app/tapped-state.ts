@@ -13,5 +13,6 @@ export function tappedStatePort(state: SentinelState, tap: (observation: Observa
     snapshot: (now, options) => state.snapshot(now, options),
     diagnosisInput: (now) => state.diagnosisInput(now),
     subscribe: (listener) => state.subscribe(listener),
+    onApplied: (listener) => state.onApplied(listener),
   };
 }

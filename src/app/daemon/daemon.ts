@@ -11,6 +11,7 @@ import type { Timeline } from '../../core/report/timeline.js';
 import type { JoinedEventListener } from '../../core/state/joined-events.js';
 import {
   createSentinelState,
+  type AppliedListener,
   type SentinelState,
   type SentinelStateSnapshot,
   type SnapshotOptions,
@@ -42,6 +43,7 @@ import {
 } from './daemon-sources.js';
 import { RelayCounterTotals } from './relay-counter-totals.js';
 import { WorkerBlockSizes } from './worker-block-sizes.js';
+import { createObservationStream } from './observation-stream-wiring.js';
 import { startTimelineSampler, type TimelineSampler } from './timeline-sampler.js';
 
 /** What the daemon needs from the state (createSentinelState satisfies it). */
@@ -53,6 +55,8 @@ export interface StatePort {
   subscribe(listener: JoinedEventListener): () => void;
   /** what the rules read (the report's inferred configuration); optional */
   diagnosisInput?(now: number): DiagnosisInput;
+  /** every observation as applied, with its digest: the observation stream `audit --attach` reads; optional */
+  onApplied?(listener: AppliedListener): () => void;
 }
 
 export interface DaemonDeps {
@@ -184,6 +188,8 @@ export function createDaemon(initial: ServeConfig, deps: DaemonDeps = {}): Daemo
     version: VERSION,
     report: () => renderLiveReportBody(reportModel(), renderLandingSections(landingInfo())),
   });
+  // the one-shot audit's way in that owns no port of the data path (`audit --attach`, `record --attach`)
+  const observationStream = createObservationStream(state, { config: () => config, status, clock, logger });
   const inflight = new InflightTracker();
   let resolver: ServerResolver = resolverFor(config);
   let started = false;
@@ -225,6 +231,7 @@ export function createDaemon(initial: ServeConfig, deps: DaemonDeps = {}): Daemo
   const web = new WebServer({
     exporter,
     feed,
+    ...(observationStream !== null ? { observations: observationStream } : {}),
     landing: () => landingInfo(),
     page: () => renderLiveReportPage(reportModel(), renderLandingSections(landingInfo())),
     ready: () => ready,
@@ -324,6 +331,7 @@ export function createDaemon(initial: ServeConfig, deps: DaemonDeps = {}): Daemo
       if (serveWeb) {
         await web.listen(config.listen.host, config.listen.port);
         feed?.start();
+        observationStream?.start();
         sampler = startTimelineSampler(snapshot, clock);
       }
       await reconcile(config);
@@ -393,6 +401,7 @@ export function createDaemon(initial: ServeConfig, deps: DaemonDeps = {}): Daemo
         running.clear();
         sampler?.stop();
         await feed?.stop();
+        await observationStream?.stop();
         await render?.close();
         if (started && deps.web !== false) await web.close();
         logger.info('kvsentinel stopped');

@@ -47,8 +47,15 @@ export interface SentinelState {
   diagnosisInput(now: number): DiagnosisInput;
   /** Every decision and outcome applied from now on, joined (the live feed); returns the unsubscribe. */
   subscribe(listener: JoinedEventListener): () => void;
+  /**
+   * Every observation applied from now on, as admitted, with the digest the state used (the observation stream a
+   * one-shot audit attaches to: it replays them as a bundle's records); returns the unsubscribe.
+   */
+  onApplied(listener: AppliedListener): () => void;
   readonly digester: ObservationDigester;
 }
+
+export type AppliedListener = (observation: Observation, digest: ObservationDigest | null) => void;
 
 export interface SnapshotOptions {
   /** evaluate now even when the last evaluation is recent (a one-shot run's final report) */
@@ -71,6 +78,7 @@ class Sentinel implements SentinelState {
   readonly #outcomes: OutcomesReducer;
   readonly #render: RenderParity;
   readonly #joined = new JoinedEventStream();
+  readonly #applied = new Set<{ readonly listener: AppliedListener }>();
   readonly #parts: SnapshotSources;
   readonly #rules: readonly Rule[];
   readonly #hysteresis: FindingHysteresis;
@@ -121,6 +129,7 @@ class Sentinel implements SentinelState {
     const digester = this.#model.digester;
     const d = digest !== undefined ? digest : digester.digest(obs);
     digester.observe(obs, d);
+    for (const a of this.#applied) a.listener(obs, d);
     this.#decisions.expirePending(obs.ts);
     switch (obs.kind) {
       case 'worker-events':
@@ -169,6 +178,13 @@ class Sentinel implements SentinelState {
 
   subscribe(listener: JoinedEventListener): () => void {
     return this.#joined.subscribe(listener);
+  }
+
+  onApplied(listener: AppliedListener): () => void {
+    // a fresh wrapper per call: the same function added twice is two subscriptions
+    const entry = { listener };
+    this.#applied.add(entry);
+    return () => void this.#applied.delete(entry);
   }
 
   diagnosisInput(now: number): DiagnosisInput {
