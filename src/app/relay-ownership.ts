@@ -1,12 +1,19 @@
 // A one-shot command given --relay owns the ports the router sends its CTX requests to: when it ends they close,
 // and a router still pointed at them fails every CTX request (the simulated router went from 37 to 1,616 failed
 // requests within 16 s after `record` ended). It says so when it starts and when it ends.
+import { formatElapsedShort } from '../outputs/time-text.js';
 import type { ServeConfig } from './config/serve-config.js';
 import type { Daemon } from './daemon/daemon.js';
 
 function ports(config: ServeConfig, daemon: Daemon): string {
   return config.relays
-    .map((r) => `${daemon.relayAddresses(r.id).map((a) => `${a.host}:${a.port}`).join(',')} (${r.id})`)
+    .map(
+      (r) =>
+        `${daemon
+          .relayAddresses(r.id)
+          .map((a) => `${a.host}:${a.port}`)
+          .join(',')} (${r.id})`,
+    )
     .join(', ');
 }
 
@@ -22,7 +29,7 @@ export function relayOwnershipNotices(
   return {
     start:
       `kvsentinel ${command}: this ${command} owns relay ports ${owned}; the router's CTX requests sent to them pass through it, ` +
-      `and when it ends (in ${(durationMs / 1000).toFixed(0)} s) they close: a router still pointed at them then fails every CTX request. ` +
+      `and when it ends (in ${formatElapsedShort(durationMs)}) they close: a router still pointed at them then fails every CTX request. ` +
       `To ${command} without touching routing, run \`kvsentinel serve\` with these relays and \`kvsentinel ${command} --attach http://SIDECAR:9464\``,
     end:
       `kvsentinel ${command}: relay ports ${owned} are closed now: a router still sending CTX requests to them fails them; ` +

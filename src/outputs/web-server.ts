@@ -51,7 +51,8 @@ export class WebServer {
         return;
       }
       const view = new URLSearchParams((req.url ?? '').split('?')[1] ?? '').get('view');
-      if (view === 'observations' && deps.observations !== undefined) deps.observations.handleUpgrade(req, socket, head);
+      if (view === 'observations' && deps.observations !== undefined)
+        deps.observations.handleUpgrade(req, socket, head);
       else deps.feed.handleUpgrade(req, socket, head);
     });
   }

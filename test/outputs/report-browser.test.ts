@@ -217,7 +217,9 @@ async function expectLivePage(url: string): Promise<void> {
     .poll(() => page.locator('main#report').getAttribute('data-updates'), { timeout: 30_000 })
     .toMatch(/^[3-9]|\d\d/);
   await expect.poll(requestsText, { timeout: 30_000 }).toBeGreaterThan(before);
-  expect(await page.locator('#live-status').innerText()).toMatch(/^live · (connected|updated \d+ s ago)/);
+  expect(await page.locator('#live-status').innerText()).toMatch(
+    /^live · (connected|updated \d\d:\d\d:\d\d UTC[+-]\d\d:\d\d)/,
+  );
   expect(await page.locator('#sidecar').innerText()).toContain('relay:ctx0');
   expect(errors).toEqual([]);
   expect(

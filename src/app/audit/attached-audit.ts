@@ -8,6 +8,7 @@ import { buildAuditReport } from '../../core/diagnosis/audit-report.js';
 import { sampleOf, Timeline } from '../../core/report/timeline.js';
 import { createSentinelState } from '../../core/state/sentinel-state.js';
 import { ObservationFeed, type ObservationFeedTick } from '../../sources/attach/observation-feed.js';
+import { formatElapsedShort } from '../../outputs/time-text.js';
 import { runFor } from '../duration-runner.js';
 import { STATE_PRESETS } from '../state-presets.js';
 import type { AuditRun } from './audit-run.js';
@@ -62,7 +63,7 @@ export async function runAttachedAudit(target: string, options: AttachedAuditOpt
     },
   });
   options.notice(
-    `kvsentinel: attached to ${feed.url} (kvsentinel ${hello.version}; ${hello.sources.length > 0 ? hello.sources.join(', ') : 'no sources yet'}); auditing ${(options.durationMs / 1000).toFixed(0)} s. The sidecar keeps relaying when this ends: routing is untouched`,
+    `kvsentinel: attached to ${feed.url} (kvsentinel ${hello.version}; ${hello.sources.length > 0 ? hello.sources.join(', ') : 'no sources yet'}); auditing ${formatElapsedShort(options.durationMs)}. The sidecar keeps relaying when this ends: routing is untouched`,
   );
   const started = Date.now();
   let endedEarly: { code: number; reason: string } | null = null;
@@ -93,7 +94,7 @@ export async function runAttachedAudit(target: string, options: AttachedAuditOpt
   timeline.add(sampleOf(snapshot));
   const built = buildAuditReport(snapshot, {
     kind: 'live',
-    description: `kvsentinel serve at ${feed.url} for ${seconds.toFixed(0)} s (${hello.sources.join(', ') || 'no sources'})`,
+    description: `kvsentinel serve at ${feed.url} for ${formatElapsedShort(seconds * 1000)} (${hello.sources.join(', ') || 'no sources'})`,
     observations,
     malformed: Math.max(0, ((lastTick as ObservationFeedTick | null)?.malformed ?? hello.malformed) - hello.malformed),
   });

@@ -7,6 +7,7 @@ import type { Logger } from '../../sources/ports.js';
 import type { ServeConfig } from '../config/serve-config.js';
 import { createDaemon } from '../daemon/daemon.js';
 import { startTimelineSampler } from '../daemon/timeline-sampler.js';
+import { formatElapsedShort } from '../../outputs/time-text.js';
 import { runFor } from '../duration-runner.js';
 import { relayOwnershipNotices, stopSaying } from '../relay-ownership.js';
 import { stateOptionsFor } from '../state-presets.js';
@@ -60,7 +61,7 @@ export async function runLiveAudit(config: ServeConfig, options: LiveAuditOption
   const sources = daemon.status.list();
   const built = buildAuditReport(snapshot, {
     kind: 'live',
-    description: `live sources for ${(options.durationMs / 1000).toFixed(0)} s (${sources.map((s) => s.source).join(', ')})`,
+    description: `live sources for ${formatElapsedShort(options.durationMs)} (${sources.map((s) => s.source).join(', ')})`,
     observations,
     malformed: malformedInputs(sources),
   });

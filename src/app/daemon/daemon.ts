@@ -22,6 +22,7 @@ import { createExporter, type Exporter, type ReloadStatus } from '../../outputs/
 import { renderLandingSections, type LandingInfo } from '../../outputs/landing-page.js';
 import { LiveFeed } from '../../outputs/live-feed.js';
 import { renderLiveReportBody, renderLiveReportPage } from '../../outputs/report/live-report-page.js';
+import { formatDateTime } from '../../outputs/time-text.js';
 import { WebServer } from '../../outputs/web-server.js';
 import type { Clock, Logger, ObservationSink } from '../../sources/ports.js';
 import { InflightTracker } from '../../sources/relay/inflight-tracker.js';
@@ -167,7 +168,7 @@ export function createDaemon(initial: ServeConfig, deps: DaemonDeps = {}): Daemo
             .list()
             .map((s) => s.source)
             .join(', ') || 'no sources'
-        }, since ${new Date(startedAt).toISOString()}`,
+        }, since ${formatDateTime(startedAt)}`,
       observations,
       malformed: malformedInputs(status.list()),
     });

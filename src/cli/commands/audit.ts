@@ -65,7 +65,8 @@ export function registerAuditCommand(
   addAttachOptions(command);
   command.action(async (options: AuditCommandOptions & Record<string, unknown>, cmd: Command) => {
     const attach = attachTarget(options as AttachOptionValues & SourceOptionValues);
-    if (attach !== null && options.bundle !== undefined) throw new CliError('give --bundle DIR or --attach URL, not both');
+    if (attach !== null && options.bundle !== undefined)
+      throw new CliError('give --bundle DIR or --attach URL, not both');
     const progress =
       options.progress === false || process.stderr.isTTY !== true
         ? (): void => undefined

@@ -49,7 +49,8 @@ export function registerRecordCommand(program: Command): void {
         });
       } else {
         const config = await loadCliConfig(sourceFlags(options));
-        if (!hasSources(config)) throw new CliError(`${NO_SOURCE_MESSAGE}, or --attach URL (a running kvsentinel serve)`);
+        if (!hasSources(config))
+          throw new CliError(`${NO_SOURCE_MESSAGE}, or --attach URL (a running kvsentinel serve)`);
         result = await recordBundle(config, {
           out: options.out,
           durationMs,

@@ -2,6 +2,7 @@
 // per interval, markers for event gaps and resets, axes with time since the window's start. No script and no
 // library: the report opens anywhere, prints as vectors and carries its data in the markup (see docs/report.md).
 import { TOTAL_GROUP, type ChartData, type ChartSeries } from '../../core/report/report-charts.js';
+import { formatElapsedShort } from '../time-text.js';
 import { escapeHtml } from './html-escape.js';
 
 /** Okabe–Ito: distinguishable with the common colour-vision deficiencies, and in greyscale print by dash */
@@ -42,12 +43,6 @@ function formatValue(v: number, unit: ChartData['unit']): string {
   if (Math.abs(v) >= 10_000) return `${(v / 1000).toFixed(0)}k`;
   if (Math.abs(v) >= 1_000) return `${(v / 1000).toFixed(1)}k`;
   return Number.isInteger(v) ? String(v) : v.toFixed(2);
-}
-
-function formatSeconds(s: number): string {
-  if (s < 120) return `${Math.round(s)} s`;
-  if (s < 7_200) return `${Math.floor(s / 60)}:${String(Math.round(s % 60)).padStart(2, '0')}`;
-  return `${(s / 3600).toFixed(1)} h`;
 }
 
 function points(series: ChartSeries): { t: number; v: number }[] {
@@ -108,7 +103,7 @@ export function renderChartSvg(chart: ChartData): string {
     const px = x(t0 + s * 1000);
     parts.push(`<line class="axis" x1="${f(px)}" x2="${f(px)}" y1="${PAD.top + plotH}" y2="${PAD.top + plotH + 4}"/>`);
     parts.push(
-      `<text class="tick" x="${f(px)}" y="${PAD.top + plotH + 16}" text-anchor="middle">${escapeHtml(formatSeconds(s))}</text>`,
+      `<text class="tick" x="${f(px)}" y="${PAD.top + plotH + 16}" text-anchor="middle">${escapeHtml(formatElapsedShort(s * 1000))}</text>`,
     );
   }
   parts.push(
