@@ -24,9 +24,20 @@ export function formatRelative(ms: number, now: number): string {
   return formatDistanceStrict(ms, now, { addSuffix: true, roundingMethod: 'floor' });
 }
 
-/** "since 2026-12-02 14:03:12 +01:00 (3 minutes ago)" */
+/** "2026-12-02 14:03:12 +01:00 (3 minutes ago)" */
 export function formatSince(ms: number, now: number): string {
   return `${formatDateTime(ms)} (${formatRelative(ms, now)})`;
+}
+
+/**
+ * When a finding first held, for a report read later: relative to the end of the window it was judged over
+ * ("… (2 min 21 s before the window's end)"), which stays true whenever the file is opened; without a window end,
+ * relative to `now`.
+ */
+export function formatHeldSince(ms: number, windowEnd: number | null, now: number): string {
+  if (windowEnd === null) return formatSince(ms, now);
+  if (windowEnd - ms < 1_000) return `${formatDateTime(ms)} (at the window's end)`;
+  return `${formatDateTime(ms)} (${formatElapsedShort(windowEnd - ms)} before the window's end)`;
 }
 
 const SHORT_UNITS: Record<string, string> = {

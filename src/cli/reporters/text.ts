@@ -4,7 +4,8 @@ import type { ChalkInstance } from 'chalk';
 import { verdictMeaning, type AuditReport } from '../../core/diagnosis/audit-report.js';
 import type { Finding } from '../../core/state/snapshot.js';
 import type { Severity } from '../../core/diagnosis/finding-catalog.js';
-import { formatElapsed, formatSince } from '../../outputs/time-text.js';
+import { evidenceLabel, evidenceValueText } from '../../outputs/evidence-text.js';
+import { formatElapsed, formatHeldSince } from '../../outputs/time-text.js';
 
 function pct(value: number | null): string {
   return value === null ? 'n/a' : `${(value * 100).toFixed(1)}%`;
@@ -51,7 +52,7 @@ function findingBlock(f: Finding, c: ChalkInstance, now: number): string[] {
     `    ${f.summary}`,
     `    ${c.dim('cause:')} ${f.cause}`,
     `    ${c.dim('fix:  ')} ${c.green(f.fix)}`,
-    `    ${c.dim('since:')} ${formatSince(f.since, now)}`,
+    `    ${c.dim('since:')} ${formatHeldSince(f.since, typeof f.evidence['window_to_ms'] === 'number' ? f.evidence['window_to_ms'] : null, now)}`,
   ];
 }
 
@@ -93,7 +94,7 @@ export function renderText(report: AuditReport, c: ChalkInstance, now: number = 
     for (const f of report.findings) {
       for (const [key, value] of Object.entries(f.evidence)) {
         if (key === 'window_from_ms' || key === 'window_to_ms') continue;
-        rows.push([f.id, key, String(value)]);
+        rows.push([f.id, evidenceLabel(key), evidenceValueText(key, value)]);
       }
     }
     lines.push(...table(rows, c), '');
