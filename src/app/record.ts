@@ -7,7 +7,8 @@ import type { Logger } from '../sources/ports.js';
 import type { ServeConfig } from './config/serve-config.js';
 import { createDaemon } from './daemon/daemon.js';
 import { runFor } from './duration-runner.js';
-import { stateOptionsFor } from './state-presets.js';
+import { relayOwnershipNotices, stopSaying } from './relay-ownership.js';
+import { recordingModeOf, stateOptionsFor } from './state-presets.js';
 import { VERSION } from './version.js';
 
 export interface RecordOptions {
@@ -16,22 +17,19 @@ export interface RecordOptions {
   /** keep prompt token ids in the bundle (default: only the block digests the joins need) */
   readonly includePrompts: boolean;
   readonly logger: Logger;
+  /** what the recording says always (not as progress): relay ports it owns, what its end waits for */
+  readonly notice?: (line: string) => void;
 }
 
 export interface RecordResult {
   readonly observations: number;
 }
 
-/** The bundle's vantage point: what a later audit of it assumes. */
-function recordingMode(config: ServeConfig): 'exclusive' | 'relay' | 'watch' {
-  return config.ctx.some((c) => c.events === 'exclusive') ? 'exclusive' : config.relays.length > 0 ? 'relay' : 'watch';
-}
-
 export async function recordBundle(config: ServeConfig, options: RecordOptions): Promise<RecordResult> {
   let writer: BundleWriter;
   try {
     writer = await BundleWriter.create(options.out, {
-      mode: recordingMode(config),
+      mode: recordingModeOf(config),
       version: VERSION,
       includePrompts: options.includePrompts,
     });
@@ -64,8 +62,12 @@ export async function recordBundle(config: ServeConfig, options: RecordOptions):
     await writer.close();
     throw new KvsentinelError('start-failed', `cannot start the sources: ${errorMessage(err)}`, { cause: err });
   }
+  const notice = options.notice ?? ((): void => undefined);
+  const owned = relayOwnershipNotices('record', config, daemon, options.durationMs);
+  if (owned !== null) notice(owned.start);
   await runFor({ durationMs: options.durationMs }); // Ctrl-C ends the recording early; the bundle stays complete
-  await daemon.stop();
+  await stopSaying(daemon, config, notice, 'record');
+  if (owned !== null) notice(owned.end);
   const manifest = await writer.close();
   if (writeError !== null)
     throw new KvsentinelError('write-failed', `--out ${options.out}: ${(writeError as Error).message}`);

@@ -40,3 +40,8 @@ export function stateOptionsFor(preset: StatePresetName, config: ServeConfig): S
     limits: { tableBlocksPerServer: config.state.maxTableBlocks },
   };
 }
+
+/** The vantage point a recording of these sources states in its manifest (what a later audit of it assumes). */
+export function recordingModeOf(config: ServeConfig): Extract<SentinelMode, 'exclusive' | 'relay' | 'watch'> {
+  return config.ctx.some((c) => c.events === 'exclusive') ? 'exclusive' : config.relays.length > 0 ? 'relay' : 'watch';
+}

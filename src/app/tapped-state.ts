@@ -10,8 +10,9 @@ export function tappedStatePort(state: SentinelState, tap: (observation: Observa
       tap(observation);
       state.apply(observation);
     },
-    snapshot: (now) => state.snapshot(now),
+    snapshot: (now, options) => state.snapshot(now, options),
     diagnosisInput: (now) => state.diagnosisInput(now),
     subscribe: (listener) => state.subscribe(listener),
+    onApplied: (listener) => state.onApplied(listener),
   };
 }

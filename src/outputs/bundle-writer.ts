@@ -77,6 +77,21 @@ export class BundleWriter {
     if (this.#chunk.length >= FLUSH_BYTES) this.#flush();
   }
 
+  /**
+   * Appends a line already encoded by a sidecar's observation stream (its digest computed there, against the
+   * same key history as this bundle's: the writer must be created with the stream's key_history).
+   */
+  writeEncoded(line: string, kind: string, ts: number): void {
+    if (this.#closed) throw new Error('bundle writer is closed');
+    if (this.#error !== null) throw this.#error;
+    this.#chunk += `${line}\n`;
+    this.#count++;
+    this.#kinds[kind] = (this.#kinds[kind] ?? 0) + 1;
+    if (this.#firstTs === null || ts < this.#firstTs) this.#firstTs = ts;
+    if (this.#lastTs === null || ts > this.#lastTs) this.#lastTs = ts;
+    if (this.#chunk.length >= FLUSH_BYTES) this.#flush();
+  }
+
   /** Resolves once buffered lines have reached the OS (backpressure for async producers). */
   async drain(): Promise<void> {
     this.#flush();

@@ -9,6 +9,7 @@ import type { Observation } from '../core/observe/observation.js';
 import type { Finding, SentinelSnapshot } from '../core/state/snapshot.js';
 import type { Clock, Logger, ObservationSink } from '../sources/ports.js';
 import type { JoinedEvent } from '../core/state/joined-events.js';
+import { formatClock, formatZone } from './time-text.js';
 import {
   decisionFrame,
   findingChanges,
@@ -185,7 +186,9 @@ export class LiveFeed implements ObservationSink {
   #reportFrame(): string | null {
     if (this.#report === null) return null;
     try {
-      return JSON.stringify({ type: 'report', ts: this.#clock(), html: this.#report() } satisfies LiveFrame);
+      const ts = this.#clock();
+      const updated = `${formatClock(ts)} ${formatZone(ts)}`;
+      return JSON.stringify({ type: 'report', ts, html: this.#report(), updated } satisfies LiveFrame);
     } catch (err) {
       this.#logger.error('live feed: report rendering failed', { error: String(err) });
       return null;

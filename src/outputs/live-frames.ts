@@ -92,6 +92,8 @@ export interface ReportFrame {
   readonly type: 'report';
   readonly ts: number;
   readonly html: string;
+  /** when it was rendered, as the page shows it (the server's formatter: the page formats no time itself) */
+  readonly updated: string;
 }
 
 export type LiveFrame =

@@ -1,5 +1,5 @@
-// The sidecar's own HTTP endpoint: /metrics, /-/healthy, /-/ready, POST /-/reload, the landing page and the /ws
-// live feed (docs/design.md §6). Liveness never depends on the router; readiness means sources are started.
+// The sidecar's own HTTP endpoint: /metrics, /-/healthy, /-/ready, POST /-/reload, the landing page, the /ws
+// live feed and its observation stream (/ws?view=observations) (docs/design.md §6). Liveness never depends on the router; readiness means sources are started.
 import { timingSafeEqual } from 'node:crypto';
 import { once } from 'node:events';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
@@ -9,10 +9,13 @@ import type { Exporter } from './exporter.js';
 import { renderLandingPage, type LandingInfo } from './landing-page.js';
 import { selfUrl } from './landing-self.js';
 import type { LiveFeed } from './live-feed.js';
+import type { ObservationStream } from './observation-stream.js';
 
 export interface WebServerDeps {
   readonly exporter: Exporter;
   readonly feed: LiveFeed;
+  /** /ws?view=observations: the observation stream a one-shot audit attaches to */
+  readonly observations?: ObservationStream;
   readonly landing: () => LandingInfo;
   /** the page at `/` (the live report); without it, the landing page */
   readonly page?: () => string;
@@ -47,7 +50,10 @@ export class WebServer {
         );
         return;
       }
-      deps.feed.handleUpgrade(req, socket, head);
+      const view = new URLSearchParams((req.url ?? '').split('?')[1] ?? '').get('view');
+      if (view === 'observations' && deps.observations !== undefined)
+        deps.observations.handleUpgrade(req, socket, head);
+      else deps.feed.handleUpgrade(req, socket, head);
     });
   }
 

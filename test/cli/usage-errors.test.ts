@@ -40,7 +40,13 @@ describe('usage errors', () => {
     const run = await runCli(['demo', '--duration', 'soon']);
     expect(run.code).toBe(2);
     expect(oneLine(run.stderr)).toBe(
-      "kvsentinel demo: --duration: 'soon' is not a positive duration (e.g. 250ms, 5s, 1m; a number means ms) (see 'kvsentinel demo --help')",
+      "kvsentinel demo: --duration: 'soon' is not a positive duration (e.g. 250ms, 5s, 1m) (see 'kvsentinel demo --help')",
+    );
+    // a bare number could be seconds or milliseconds: the message says how to write it, and nothing about ms
+    const bare = await runCli(['audit', '--ctx', 'ctx0=http://127.0.0.1:9', '--duration', '30']);
+    expect(bare.code).toBe(2);
+    expect(oneLine(bare.stderr)).toBe(
+      "kvsentinel audit: --duration: '30' has no unit: write 30s, 30m or 30ms (see 'kvsentinel audit --help')",
     );
     const engine = await runCli(['demo', '--engine', 'tgi']);
     expect(engine.code).toBe(2);

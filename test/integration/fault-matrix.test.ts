@@ -1,6 +1,7 @@
 // The fault matrix on the virtual-time driver; the rows and the expected findings table are in
 // test/helpers/fault-matrix-rows.ts.
 import { describe, expect, it } from 'vitest';
+import { expectEvidenceAgreesWithSummary } from '../helpers/evidence-agreement.js';
 import { auditRow, FAULT_MATRIX } from '../helpers/fault-matrix-rows.js';
 
 describe('fault matrix (virtual-time driver)', () => {
@@ -35,6 +36,8 @@ describe('fault matrix (virtual-time driver)', () => {
       const f = report.findings.find((x) => x.id === id);
       expect(`${f?.summary ?? ''} ${f?.cause ?? ''}`, id).toContain(text);
     }
+    // evidence agrees with its own sentence
+    for (const f of report.findings) expectEvidenceAgreesWithSummary(f);
     // every critical finding names its cause and a concrete configuration fix
     for (const f of report.findings.filter((x) => x.severity === 'critical')) {
       expect(f.cause).toMatch(/trtllm-wire\.md §/);

@@ -7,7 +7,9 @@ import type { Logger } from '../../sources/ports.js';
 import type { ServeConfig } from '../config/serve-config.js';
 import { createDaemon } from '../daemon/daemon.js';
 import { startTimelineSampler } from '../daemon/timeline-sampler.js';
+import { formatElapsedShort } from '../../outputs/time-text.js';
 import { runFor } from '../duration-runner.js';
+import { relayOwnershipNotices, stopSaying } from '../relay-ownership.js';
 import { stateOptionsFor } from '../state-presets.js';
 import { tappedStatePort } from '../tapped-state.js';
 import { malformedInputs, type AuditRun } from './audit-run.js';
@@ -40,6 +42,8 @@ export async function runLiveAudit(config: ServeConfig, options: LiveAuditOption
     await daemon.stop();
     throw new KvsentinelError('start-failed', `cannot start the sources: ${errorMessage(err)}`, { cause: err });
   }
+  const owned = relayOwnershipNotices('audit', config, daemon, options.durationMs);
+  if (owned !== null) options.notice(owned.start);
   const sampler = startTimelineSampler(() => state.peek(Date.now()), Date.now);
   // Ctrl-C ends the window early and still reports
   await runFor({
@@ -57,7 +61,7 @@ export async function runLiveAudit(config: ServeConfig, options: LiveAuditOption
   const sources = daemon.status.list();
   const built = buildAuditReport(snapshot, {
     kind: 'live',
-    description: `live sources for ${(options.durationMs / 1000).toFixed(0)} s (${sources.map((s) => s.source).join(', ')})`,
+    description: `live sources for ${formatElapsedShort(options.durationMs)} (${sources.map((s) => s.source).join(', ')})`,
     observations,
     malformed: malformedInputs(sources),
   });
@@ -67,16 +71,8 @@ export async function runLiveAudit(config: ServeConfig, options: LiveAuditOption
   );
   const report = sourceNotes.length > 0 ? { ...built, notes: [...built.notes, ...sourceNotes] } : built;
   const finish = async (): Promise<void> => {
-    const hurry = (): void => daemon.hurry(); // Ctrl-C: do not wait for in-flight relay requests
-    process.once('SIGINT', hurry);
-    const inFlight = daemon.inFlightRelayRequests();
-    if (inFlight > 0) {
-      options.notice(
-        `kvsentinel: report done; letting ${inFlight} in-flight relay requests finish (up to relay.shutdown_grace ${config.relay.shutdownGraceMs / 1000} s; Ctrl-C to stop now)`,
-      );
-    }
-    await daemon.stop();
-    process.off('SIGINT', hurry);
+    await stopSaying(daemon, config, options.notice, 'audit');
+    if (owned !== null) options.notice(owned.end);
   };
   return {
     report,

@@ -2,7 +2,7 @@
 // names the value) and the flags (where the flag does). Each reads an unknown value or throws a ValueProblem
 // whose message says what is wrong with it; whoever called it says where it came from.
 import { readFileSync } from 'node:fs';
-import { parseDurationText, parseSizeText } from '../../core/units.js';
+import { parseSizeText, readDuration } from '../../core/units.js';
 import { fileErrorText } from '../../sources/file-error-text.js';
 import { ConfigError } from './config-error.js';
 
@@ -40,9 +40,16 @@ export function readAt<T>(where: string, read: ValueReader<T>, v: unknown): T {
 /** A positive duration: a text with its unit, or (in the file) a number of milliseconds (docs/units.md). */
 export const durationMs: ValueReader<number> = (v) => {
   if (typeof v === 'number' && Number.isFinite(v) && v > 0) return v;
-  const ms = typeof v === 'string' ? parseDurationText(v) : null;
-  if (ms !== null && ms > 0) return ms;
-  return problem(`${describe(v)} is not a positive duration (e.g. 250ms, 5s, 1m; a number means ms)`);
+  const read = typeof v === 'string' ? readDuration(v) : null;
+  if (read !== null && 'ms' in read && read.ms > 0) return read.ms;
+  // a text without its unit could be seconds or milliseconds: say how to write it (only a file's numbers are ms)
+  if (read !== null && 'error' in read && read.error === 'no-unit') {
+    const n = (v as string).trim();
+    return problem(`'${n}' has no unit: write ${n}s, ${n}m or ${n}ms`);
+  }
+  return problem(
+    `${describe(v)} is not a positive duration (e.g. 250ms, 5s, 1m${typeof v === 'number' ? '; a number in the configuration file is milliseconds' : ''})`,
+  );
 };
 
 /** A duration that may be 0 (off). */

@@ -6,9 +6,9 @@
 // sidecar in the orchestrator's pod, where the router reaches them on 127.0.0.1; exposing them is a deliberate
 // `@0.0.0.0:PORT` (docs/design.md §3).
 import { readFile } from 'node:fs/promises';
-import { parse as parseYaml } from 'yaml';
 import { fileErrorText } from '../../sources/file-error-text.js';
 import type { ZmqStreamSpec } from '../../sources/zmq/zmq-events-source.js';
+import { parseConfigDocument } from './config-document.js';
 import { ConfigError } from './config-error.js';
 import {
   DEFAULT_LISTEN,
@@ -335,11 +335,5 @@ export async function loadConfig(flags: ServeFlags): Promise<ServeConfig> {
   } catch (err) {
     throw new ConfigError(`--config.file ${flags.configFile}: cannot read it: ${fileErrorText(err)}`);
   }
-  let doc: unknown;
-  try {
-    doc = parseYaml(text, { prettyErrors: true });
-  } catch (err) {
-    throw new ConfigError(`${flags.configFile}: ${err instanceof Error ? err.message.split('\n')[0] : String(err)}`);
-  }
-  return buildConfig(doc, flags, flags.configFile);
+  return buildConfig(parseConfigDocument(flags.configFile, text), flags, flags.configFile);
 }

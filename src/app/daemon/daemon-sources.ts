@@ -148,12 +148,12 @@ function watchSpecs(c: ServeConfig, x: SourceContext): SourceSpec[] {
   ].filter((w) => trtllmOnly(w.id));
   for (const w of workers) {
     specs.push({
-      key: `server-info ${JSON.stringify([w, c.serverInfoIntervalMs, common])}`,
+      key: `server-info ${JSON.stringify([w, c.serverInfoIntervalMs, c.pollIntervalMs, common])}`,
       make: () =>
         poller(
           createServerInfoSource(
             { sink, status, clock },
-            { server: w.id, url: w.url, intervalMs: c.serverInfoIntervalMs, ...common },
+            { server: w.id, url: w.url, intervalMs: c.serverInfoIntervalMs, retryMs: c.pollIntervalMs, ...common },
           ),
         ),
     });

@@ -11,8 +11,10 @@ import type { Timeline } from '../../core/report/timeline.js';
 import type { JoinedEventListener } from '../../core/state/joined-events.js';
 import {
   createSentinelState,
+  type AppliedListener,
   type SentinelState,
   type SentinelStateSnapshot,
+  type SnapshotOptions,
 } from '../../core/state/sentinel-state.js';
 import { createServerResolver, type ServerResolver } from '../../core/watch/server-resolver.js';
 import { parseKvEvents } from '../../core/wire/parse-kv-events.js';
@@ -20,6 +22,7 @@ import { createExporter, type Exporter, type ReloadStatus } from '../../outputs/
 import { renderLandingSections, type LandingInfo } from '../../outputs/landing-page.js';
 import { LiveFeed } from '../../outputs/live-feed.js';
 import { renderLiveReportBody, renderLiveReportPage } from '../../outputs/report/live-report-page.js';
+import { formatDateTime } from '../../outputs/time-text.js';
 import { WebServer } from '../../outputs/web-server.js';
 import type { Clock, Logger, ObservationSink } from '../../sources/ports.js';
 import { InflightTracker } from '../../sources/relay/inflight-tracker.js';
@@ -41,16 +44,20 @@ import {
 } from './daemon-sources.js';
 import { RelayCounterTotals } from './relay-counter-totals.js';
 import { WorkerBlockSizes } from './worker-block-sizes.js';
+import { createObservationStream } from './observation-stream-wiring.js';
 import { startTimelineSampler, type TimelineSampler } from './timeline-sampler.js';
 
 /** What the daemon needs from the state (createSentinelState satisfies it). */
 export interface StatePort {
   apply(observation: Observation): void;
-  snapshot(now: number): SentinelStateSnapshot;
+  /** `whole`: counters and findings of one evaluation (a report); see SentinelState.snapshot */
+  snapshot(now: number, options?: SnapshotOptions): SentinelStateSnapshot;
   /** the joined decisions and outcomes: the live feed shows them */
   subscribe(listener: JoinedEventListener): () => void;
   /** what the rules read (the report's inferred configuration); optional */
   diagnosisInput?(now: number): DiagnosisInput;
+  /** every observation as applied, with its digest: the observation stream `audit --attach` reads; optional */
+  onApplied?(listener: AppliedListener): () => void;
 }
 
 export interface DaemonDeps {
@@ -150,7 +157,9 @@ export function createDaemon(initial: ServeConfig, deps: DaemonDeps = {}): Daemo
   });
   const reportModel = (): ReportModel => {
     const now = clock();
-    const audit = buildAuditReport(state.snapshot(now), {
+    // one snapshot for the whole page: headline, findings and the inferred configuration
+    const snap = state.snapshot(now, { whole: true });
+    const audit = buildAuditReport(snap, {
       kind: 'live',
       description:
         deps.reportDescription?.() ??
@@ -159,7 +168,7 @@ export function createDaemon(initial: ServeConfig, deps: DaemonDeps = {}): Daemo
             .list()
             .map((s) => s.source)
             .join(', ') || 'no sources'
-        }, since ${new Date(startedAt).toISOString()}`,
+        }, since ${formatDateTime(startedAt)}`,
       observations,
       malformed: malformedInputs(status.list()),
     });
@@ -170,7 +179,7 @@ export function createDaemon(initial: ServeConfig, deps: DaemonDeps = {}): Daemo
       audit,
       samples: timeline?.samples ?? [],
       sampleIntervalMs: timeline?.intervalMs ?? null,
-      input: state.diagnosisInput?.(now) ?? null,
+      input: state.diagnosisInput?.(snap.now) ?? null,
     });
   };
   feed = new LiveFeed({
@@ -180,6 +189,8 @@ export function createDaemon(initial: ServeConfig, deps: DaemonDeps = {}): Daemo
     version: VERSION,
     report: () => renderLiveReportBody(reportModel(), renderLandingSections(landingInfo())),
   });
+  // the one-shot audit's way in that owns no port of the data path (`audit --attach`, `record --attach`)
+  const observationStream = createObservationStream(state, { config: () => config, status, clock, logger });
   const inflight = new InflightTracker();
   let resolver: ServerResolver = resolverFor(config);
   let started = false;
@@ -221,6 +232,7 @@ export function createDaemon(initial: ServeConfig, deps: DaemonDeps = {}): Daemo
   const web = new WebServer({
     exporter,
     feed,
+    ...(observationStream !== null ? { observations: observationStream } : {}),
     landing: () => landingInfo(),
     page: () => renderLiveReportPage(reportModel(), renderLandingSections(landingInfo())),
     ready: () => ready,
@@ -330,6 +342,7 @@ export function createDaemon(initial: ServeConfig, deps: DaemonDeps = {}): Daemo
       if (serveWeb) {
         await web.listen(config.listen.host, config.listen.port);
         feed?.start();
+        observationStream?.start();
         sampler = startTimelineSampler(snapshot, clock);
       }
       await reconcile(config);
@@ -399,6 +412,7 @@ export function createDaemon(initial: ServeConfig, deps: DaemonDeps = {}): Daemo
         running.clear();
         sampler?.stop();
         await feed?.stop();
+        await observationStream?.stop();
         await render?.close();
         if (started && deps.web !== false) await web.close();
         logger.info('kvsentinel stopped');

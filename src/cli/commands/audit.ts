@@ -1,8 +1,11 @@
-// `kvsentinel audit`: one-shot diagnosis, offline from a recorded bundle (--bundle DIR) or live from the daemon's
-// sources (their flags plug in through `liveAudit`). Prints the text report or --json; exit 0 healthy, 1 findings at
+// `kvsentinel audit`: one-shot diagnosis, offline from a recorded bundle (--bundle DIR), attached to a running
+// sidecar (--attach URL: it keeps relaying when the audit ends) or live from the daemon's own sources (their flags
+// plug in through `liveAudit`; relay ports it opens close when it ends, and it says so). Prints the text report or --json; exit 0 healthy, 1 findings at
 // or above --fail-on, 2 usage or known errors.
 import { Option, type Command } from 'commander';
+import { runAttachedAudit } from '../../app/audit/attached-audit.js';
 import { auditBundleRun } from '../../app/audit/bundle-audit.js';
+import { parseDuration } from '../../app/config/serve-config.js';
 import { writeHtmlReport, type AuditRun } from '../../app/audit/audit-run.js';
 import { auditExitCode, type AuditReport } from '../../core/diagnosis/audit-report.js';
 import { SEVERITIES, type Severity } from '../../core/diagnosis/finding-catalog.js';
@@ -10,6 +13,8 @@ import { CliError } from '../cli-error.js';
 import { colorFor } from '../reporters/color.js';
 import { renderJson } from '../reporters/json.js';
 import { renderText } from '../reporters/text.js';
+import { addAttachOptions, attachTarget, type AttachOptionValues } from '../serve/attach-flags.js';
+import type { SourceOptionValues } from '../serve/source-flags.js';
 
 export interface AuditCommandOptions {
   bundle?: string;
@@ -57,7 +62,11 @@ export function registerAuditCommand(
       'also write a self-contained HTML report (verdict, findings, plots over the window) to this file',
     );
   live?.addOptions(command);
+  addAttachOptions(command);
   command.action(async (options: AuditCommandOptions & Record<string, unknown>, cmd: Command) => {
+    const attach = attachTarget(options as AttachOptionValues & SourceOptionValues);
+    if (attach !== null && options.bundle !== undefined)
+      throw new CliError('give --bundle DIR or --attach URL, not both');
     const progress =
       options.progress === false || process.stderr.isTTY !== true
         ? (): void => undefined
@@ -71,6 +80,17 @@ export function registerAuditCommand(
     };
     if (options.bundle !== undefined) {
       await report(await auditBundleRun(options.bundle, progress));
+    } else if (attach !== null) {
+      // a running sidecar's observations for the window: it keeps its relay ports when this ends
+      const durationMs = parseDuration('--duration', options['duration'] ?? '30s');
+      await report(
+        await runAttachedAudit(attach.url, {
+          durationMs,
+          bearerToken: attach.bearerToken,
+          progress,
+          notice: (line) => void process.stderr.write(`${line}\n`),
+        }),
+      );
     } else if (live !== null) {
       // a live audit reports at the end of its window, then stops its sources
       const run = await live.run(cmd, options, progress);

@@ -1,10 +1,11 @@
 // `kvsentinel tail`: one readable line per live-feed frame.
 import type { ChalkInstance } from 'chalk';
+import { formatClock, formatZone } from '../../outputs/time-text.js';
 
 type Frame = Record<string, unknown> & { type?: unknown; ts?: unknown };
 
 function time(ts: unknown): string {
-  return typeof ts === 'number' && Number.isFinite(ts) ? new Date(ts).toISOString().slice(11, 23) : '--:--:--.---';
+  return typeof ts === 'number' && Number.isFinite(ts) ? formatClock(ts, { milliseconds: true }) : '--:--:--.---';
 }
 
 function pct(n: unknown): string {
@@ -25,7 +26,7 @@ export function formatLiveFrame(frame: Frame, c: ChalkInstance): string {
   const t = c.dim(time(frame.ts));
   switch (frame.type) {
     case 'hello':
-      return `${t} connected to kvsentinel ${str(frame['version'])}`;
+      return `${t} connected to kvsentinel ${str(frame['version'])} (times are local, ${formatZone(typeof frame.ts === 'number' ? frame.ts : Date.now())})`;
     case 'decision': {
       const inflight =
         frame['inflight'] !== null && typeof frame['inflight'] === 'object'

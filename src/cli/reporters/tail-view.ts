@@ -2,6 +2,7 @@
 // held briefly and released sorted, because the feed interleaves sources whose clocks run a little apart), and the
 // one-screen summary (--summary) redrawn once a second.
 import type { ChalkInstance } from 'chalk';
+import { formatClock, formatRelative, formatZone } from '../../outputs/time-text.js';
 
 export type Frame = Record<string, unknown> & { type?: unknown; ts?: unknown };
 
@@ -150,7 +151,7 @@ export class TailSummary {
             ? c.yellow(verdict)
             : verdict;
     const lines = [
-      `${c.bold('kvsentinel tail')} ${target}   ${new Date(now).toISOString().slice(11, 19)}`,
+      `${c.bold('kvsentinel tail')} ${target}   ${formatClock(now)} ${formatZone(now)}`,
       `verdict ${verdictText}   requests ${str(s?.['requests']) || '-'}   hit ${pct(s?.['cache_hit_ratio'])}   oracle ${pct(s?.['oracle_hit_ratio'])}   turn scatter ${pct(s?.['turn_scatter_ratio'])}`,
       `last second: ${this.#decisions} decisions, ${this.#outcomes} outcomes${this.#failed > 0 ? c.red(` (${this.#failed} failed)`) : ''}`,
       '',
@@ -200,7 +201,7 @@ export class TailSummary {
       lines.push('', 'recent finding changes:');
       for (const f of this.#changes)
         lines.push(
-          `  ${typeof f.ts === 'number' ? new Date(f.ts).toISOString().slice(11, 19) : '--:--:--'} ${str(f['change'])} ${str(f['id'])}`,
+          `  ${typeof f.ts === 'number' ? `${formatClock(f.ts)} (${formatRelative(f.ts, now)})` : '--:--:--'} ${str(f['change'])} ${str(f['id'])}`,
         );
     }
     this.#decisions = 0;

@@ -4,6 +4,8 @@ import type { ChalkInstance } from 'chalk';
 import { verdictMeaning, type AuditReport } from '../../core/diagnosis/audit-report.js';
 import type { Finding } from '../../core/state/snapshot.js';
 import type { Severity } from '../../core/diagnosis/finding-catalog.js';
+import { evidenceLabel, evidenceValueText } from '../../outputs/evidence-text.js';
+import { formatElapsed, formatHeldSince } from '../../outputs/time-text.js';
 
 function pct(value: number | null): string {
   return value === null ? 'n/a' : `${(value * 100).toFixed(1)}%`;
@@ -43,24 +45,26 @@ function verdictLine(report: AuditReport, c: ChalkInstance): string {
   )}`;
 }
 
-function findingBlock(f: Finding, c: ChalkInstance): string[] {
+function findingBlock(f: Finding, c: ChalkInstance, now: number): string[] {
   const where = f.servers.length > 0 ? c.dim(` [${f.servers.join(', ')}]`) : '';
   return [
     `  ${severityLabel(f.severity, c)} ${c.bold(f.id)}${where}`,
     `    ${f.summary}`,
     `    ${c.dim('cause:')} ${f.cause}`,
     `    ${c.dim('fix:  ')} ${c.green(f.fix)}`,
+    `    ${c.dim('since:')} ${formatHeldSince(f.since, typeof f.evidence['window_to_ms'] === 'number' ? f.evidence['window_to_ms'] : null, now)}`,
   ];
 }
 
-export function renderText(report: AuditReport, c: ChalkInstance): string {
+/** `now`: what the findings' "since" is relative to (when the report is printed) */
+export function renderText(report: AuditReport, c: ChalkInstance, now: number = Date.now()): string {
   const s = report.stats;
   const lines: string[] = [];
   lines.push(
     c.bold('kvsentinel audit') +
       c.dim(
         ` — ${report.source.description}, ${int(report.source.observations)} observations` +
-          (s.window_seconds !== null ? `, ${s.window_seconds.toFixed(0)} s` : ''),
+          (s.window_seconds !== null ? `, ${formatElapsed(s.window_seconds * 1000)}` : ''),
       ),
   );
   lines.push('');
@@ -84,13 +88,13 @@ export function renderText(report: AuditReport, c: ChalkInstance): string {
     lines.push(c.green('No findings.'));
   } else {
     lines.push(c.bold(`Findings (${report.findings.length})`));
-    for (const f of report.findings) lines.push(...findingBlock(f, c), '');
+    for (const f of report.findings) lines.push(...findingBlock(f, c, now), '');
     lines.push(c.bold('Evidence'));
     const rows: string[][] = [['finding', 'measure', 'value']];
     for (const f of report.findings) {
       for (const [key, value] of Object.entries(f.evidence)) {
         if (key === 'window_from_ms' || key === 'window_to_ms') continue;
-        rows.push([f.id, key, String(value)]);
+        rows.push([f.id, evidenceLabel(key), evidenceValueText(key, value)]);
       }
     }
     lines.push(...table(rows, c), '');

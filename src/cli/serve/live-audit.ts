@@ -8,7 +8,11 @@ import { addSourceOptions, hasSources, loadCliConfig, NO_SOURCE_MESSAGE, sourceF
 
 export const liveAudit = {
   addOptions(command: Command): void {
-    addSourceOptions(command).option('--duration <duration>', 'how long to watch live sources (e.g. 30s, 5m)', '30s');
+    addSourceOptions(command).option(
+      '--duration <duration>',
+      'how long to watch live sources or the --attach sidecar (e.g. 30s, 5m)',
+      '30s',
+    );
   },
 
   async run(
@@ -19,7 +23,7 @@ export const liveAudit = {
     const config = await loadCliConfig(sourceFlags(options));
     if (!hasSources(config))
       throw new CliError(
-        `give --bundle DIR or live sources (${NO_SOURCE_MESSAGE.replace('no source configured: give ', '')})`,
+        `give --bundle DIR, --attach URL (a running kvsentinel serve) or live sources (${NO_SOURCE_MESSAGE.replace('no source configured: give ', '')})`,
       );
     const durationMs = parseDuration('--duration', options['duration']);
     return runLiveAudit(config, {

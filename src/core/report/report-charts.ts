@@ -34,6 +34,11 @@ export interface ChartData {
   readonly kind: 'line' | 'stacked';
   readonly series: readonly ChartSeries[];
   readonly markers: readonly ChartMarker[];
+  /**
+   * What the plot shows when it shows nothing worth reading, one sentence: why it is empty, or why every value is
+   * 0 (the seed's KV events); null when the lines speak for themselves. Never an empty frame without it.
+   */
+  readonly note: string | null;
 }
 
 interface Bin {
@@ -42,6 +47,19 @@ interface Bin {
 }
 
 export const DEFAULT_MAX_BINS = 40;
+/** requests per server an interval should hold on average, so a per-server ratio is rarely a gap */
+const REQUESTS_PER_SERVER_BIN = 12;
+const MIN_BINS = 6;
+
+/** At most `maxBins` intervals, fewer when the run is thin: about 12 requests per server and interval. */
+export function binCount(samples: readonly TimelineSample[], maxBins = DEFAULT_MAX_BINS): number {
+  const last = samples.at(-1);
+  const first = samples[0];
+  if (last === undefined || first === undefined) return maxBins;
+  const servers = Math.max(1, last.servers.length);
+  const requests = last.requests - first.requests;
+  return Math.max(MIN_BINS, Math.min(maxBins, Math.floor(requests / (servers * REQUESTS_PER_SERVER_BIN))));
+}
 
 export function binsOf(samples: readonly TimelineSample[], maxBins = DEFAULT_MAX_BINS): Bin[] {
   if (samples.length < 2) return [];
@@ -97,15 +115,19 @@ export function hitRatioChart(samples: readonly TimelineSample[], bins: readonly
   const servers = serversOf(samples);
   const sum = (b: Bin, pick: (s: ServerSampleOf) => number): number =>
     servers.reduce((n, s) => n + serverDelta(b, s, pick), 0);
-  const total = [
-    line('all servers realised', TOTAL_GROUP, bins, (b) =>
-      ratio(
-        sum(b, (s) => s.cachedTokens),
-        sum(b, (s) => s.promptTokens),
+  // one line per server (what it served from cache), one for the oracle of all servers together: the gap between
+  // them is the story; eight tangled realised/oracle pairs were not
+  const series = [
+    ...servers.map((server, i) =>
+      line(server, i, bins, (b) =>
+        ratio(
+          serverDelta(b, server, (s) => s.cachedTokens),
+          serverDelta(b, server, (s) => s.promptTokens),
+        ),
       ),
     ),
     line(
-      'all servers oracle',
+      'oracle, all servers',
       TOTAL_GROUP,
       bins,
       (b) =>
@@ -116,34 +138,18 @@ export function hitRatioChart(samples: readonly TimelineSample[], bins: readonly
       1,
     ),
   ];
-  const series = servers.flatMap((server, i) => [
-    line(`${server} realised`, i, bins, (b) =>
-      ratio(
-        serverDelta(b, server, (s) => s.cachedTokens),
-        serverDelta(b, server, (s) => s.promptTokens),
-      ),
-    ),
-    line(
-      `${server} oracle`,
-      i,
-      bins,
-      (b) =>
-        ratio(
-          serverDelta(b, server, (s) => s.oracleCachedTokens),
-          serverDelta(b, server, (s) => s.promptTokens),
-        ),
-      1,
-    ),
-  ]);
   return {
     id: 'hit-ratio',
-    title: 'Prefix-cache hit ratio per server: realised vs oracle',
+    title: 'Prefix-cache hit ratio per server, against the oracle',
     caption:
-      'Solid: cached / prompt tokens the servers reported. Dashed: what the best choice could have served from cache (worker truth from KV events, else each follow-up turn on its previous server). Thick: all servers. A healthy router keeps solid and dashed together.',
+      "One line per server: cached / prompt tokens it reported per interval. Dashed: the oracle of all servers, what the best choice could have served from cache (worker truth from KV events, else each follow-up turn on its previous server). A healthy router keeps the servers' lines up at the dashed one.",
     unit: 'ratio',
     kind: 'line',
-    series: [...total, ...series],
+    series,
     markers: [],
+    note: series.every((x) => x.points.every((p) => p.v === null))
+      ? 'No request finished with its usage (cached tokens) over this window yet.'
+      : null,
   };
 }
 
@@ -158,7 +164,7 @@ export function stickinessChart(bins: readonly Bin[]): ChartData {
     series: [
       line('stickiness', 0, bins, (b) => ratio(b.to.sticky - b.from.sticky, b.to.followups - b.from.followups)),
       line(
-        'chance',
+        'chance (Σ share²)',
         1,
         bins,
         (b) => {
@@ -171,6 +177,10 @@ export function stickinessChart(bins: readonly Bin[]): ChartData {
       ),
     ],
     markers: [],
+    note:
+      bins.length > 0 && bins.every((b) => b.to.followups === b.from.followups)
+        ? 'No follow-up turn recognised over this window: requests carry no trajectory id (X-Correlation-ID), so stickiness cannot be measured.'
+        : null,
   };
 }
 
@@ -188,6 +198,11 @@ export function decisionsChart(bins: readonly Bin[]): ChartData {
       line('no prefix held / no worker truth', 7, bins, (b) => b.to.noPrefix - b.from.noPrefix),
     ],
     markers: [],
+    note:
+      bins.length > 0 &&
+      bins.every((b) => b.to.oracleBest === b.from.oracleBest && b.to.notOracleBest === b.from.notOracleBest)
+        ? 'No decision could be judged against the oracle: without KV events (worker truth) kvsentinel does not know which server held a prefix, so every decision is grey.'
+        : null,
   };
 }
 
@@ -208,17 +223,17 @@ export function predictedTokensChart(samples: readonly TimelineSample[], bins: r
       line('oracle', 2, bins, (b) => sum(b, (s) => s.oracleCachedTokens) / seconds(b), 1),
     ],
     markers: [],
+    note:
+      bins.length > 0 &&
+      bins.every((b) => sum(b, (s) => s.predictedRouterCachedTokens) === 0) &&
+      bins.some((b) => sum(b, (s) => s.cachedTokens) > 0)
+        ? "The router's predicted matches stay at 0 while the servers cache tokens: its table matches nothing, it routes blind."
+        : null,
   };
 }
 
 export function eventsChart(samples: readonly TimelineSample[], bins: readonly Bin[]): ChartData {
-  const streams: { server: string; rank: number; group: number; dash: number }[] = [];
-  serversOf(samples).forEach((server, group) => {
-    const ranks = new Set<number>();
-    for (const s of samples) for (const r of serverIn(s, server)?.ranks ?? []) ranks.add(r.rank);
-    if (ranks.size === 0) streams.push({ server, rank: -1, group, dash: 0 });
-    [...ranks].sort((a, b) => a - b).forEach((rank, i) => streams.push({ server, rank, group, dash: i % 4 }));
-  });
+  const servers = serversOf(samples);
   const rankValue = (
     s: TimelineSample,
     server: string,
@@ -229,41 +244,42 @@ export function eventsChart(samples: readonly TimelineSample[], bins: readonly B
     return r === undefined ? 0 : pick(r);
   };
   const markers: ChartMarker[] = [];
-  for (const { server, rank } of streams) {
-    if (rank < 0) continue;
-    for (const b of bins) {
-      const gaps = rankValue(b.to, server, rank, (r) => r.gaps) - rankValue(b.from, server, rank, (r) => r.gaps);
-      const resets = rankValue(b.to, server, rank, (r) => r.resets) - rankValue(b.from, server, rank, (r) => r.resets);
-      if (gaps > 0)
-        markers.push({
-          t: b.to.t,
-          kind: 'gap',
-          label: `${server} rank ${rank}: ${gaps} event_id gap${gaps > 1 ? 's' : ''}`,
-        });
-      if (resets > 0) markers.push({ t: b.to.t, kind: 'reset', label: `${server} rank ${rank}: event stream reset` });
+  for (const server of servers) {
+    const ranks = new Set<number>();
+    for (const s of samples) for (const r of serverIn(s, server)?.ranks ?? []) ranks.add(r.rank);
+    for (const rank of [...ranks].sort((a, b) => a - b)) {
+      for (const b of bins) {
+        const gaps = rankValue(b.to, server, rank, (r) => r.gaps) - rankValue(b.from, server, rank, (r) => r.gaps);
+        const resets =
+          rankValue(b.to, server, rank, (r) => r.resets) - rankValue(b.from, server, rank, (r) => r.resets);
+        if (gaps > 0)
+          markers.push({
+            t: b.to.t,
+            kind: 'gap',
+            label: `${server} rank ${rank}: ${gaps} event_id gap${gaps > 1 ? 's' : ''}`,
+          });
+        if (resets > 0) markers.push({ t: b.to.t, kind: 'reset', label: `${server} rank ${rank}: event stream reset` });
+      }
     }
   }
+  // one line per server, its attention-DP ranks summed (a rank's gaps and resets are marked and named)
+  const series = servers.map((server, i) =>
+    line(server, i, bins, (b) => serverDelta(b, server, (v) => v.ranks.reduce((n, r) => n + r.events, 0)) / seconds(b)),
+  );
+  const none = series.every((x) => x.points.every((p) => p.v === null || p.v === 0));
   return {
     id: 'kv-events',
-    title: 'KV events per server and attention-DP rank',
+    title: 'KV events per server',
     caption:
-      "Events per second drained from each worker's /kv_cache_events (gaps: events someone else consumed or the worker dropped; resets: worker restarts). A flat 0 means the router has no cache signal.",
+      "Events per second from each worker (its /kv_cache_events drains or its ZMQ stream; attention-DP ranks summed). Markers: event_id gaps (events someone else consumed or the worker dropped) and stream resets (worker restarts), named per rank. A flat 0 means the router's table gets nothing from the workers.",
     unit: 'per-second',
     kind: 'line',
-    series: streams.map(({ server, rank, group, dash }) =>
-      line(
-        rank < 0 ? `${server} (no events)` : `${server} rank ${rank}`,
-        group,
-        bins,
-        (b) =>
-          rank < 0
-            ? 0
-            : (rankValue(b.to, server, rank, (r) => r.events) - rankValue(b.from, server, rank, (r) => r.events)) /
-              seconds(b),
-        dash,
-      ),
-    ),
+    series,
     markers,
+    note:
+      servers.length > 0 && none
+        ? 'No KV event came from any worker over this window: the lines sit at 0 because the pull path returned [] every time (see events-absent), so the router cannot fill its table from events.'
+        : null,
   };
 }
 
@@ -306,12 +322,20 @@ export function scoreTermsChart(bins: readonly Bin[]): ChartData {
       ),
     ],
     markers: [],
+    note:
+      bins.length === 0
+        ? null
+        : bins.every((b) => b.to.scoreTerms.withKeys === b.from.scoreTerms.withKeys)
+          ? "No decision carried a hashed prompt over this window, so the router's cache term cannot be computed (the requests' token ids, or --tokenizer, give it)."
+          : bins.every((b) => b.to.scoreTerms.bestCacheTerm === b.from.scoreTerms.bestCacheTerm)
+            ? "The cache term is 0 for every server throughout: the router's table matches none of the prompts, so only the load term decides."
+            : null,
   };
 }
 
 /** Every chart of the report, in reading order. */
 export function reportCharts(samples: readonly TimelineSample[], maxBins = DEFAULT_MAX_BINS): ChartData[] {
-  const bins = binsOf(samples, maxBins);
+  const bins = binsOf(samples, binCount(samples, maxBins));
   return [
     hitRatioChart(samples, bins),
     stickinessChart(bins),

@@ -351,3 +351,44 @@ describe("sentinel state: text and chat requests (no ids in the request, the wor
     expect(report.notes.some((n) => n.startsWith('unreadable requests:'))).toBe(false);
   });
 });
+
+describe('one report, one set of numbers', () => {
+  // the demo's state re-evaluates its rules at most once a second; its final report read the headline from the
+  // counters of the moment and the findings from the evaluation a second before (6,471 against 6,454 requests)
+  const observations = miniCluster({ routing: 'random', events: false, trajectories: 60 });
+  const half = Math.floor(observations.length / 2);
+  const options: SentinelOptions = {
+    evaluateEveryMs: 1_000,
+    thresholds: { minDecisions: 40, minFollowups: 30, minServerRequests: 10 },
+  };
+
+  it('between evaluations a whole snapshot is the last evaluation: headline and evidence agree', () => {
+    const state = createSentinelState(options);
+    for (const obs of observations.slice(0, half)) state.apply(obs);
+    const t = observations[half - 1]!.ts;
+    const first = state.snapshot(t);
+    for (const obs of observations.slice(half)) state.apply(obs);
+    // the counters of the moment next to the findings of a second ago: what a report must not show
+    expect(state.snapshot(t + 500).requests).toBeGreaterThan(first.requests);
+    const again = state.snapshot(t + 500, { whole: true });
+    expect(again).toBe(first);
+    const absent = again.findings.find((f) => f.id === 'events-absent')!;
+    expect(absent.evidence['requests']).toBe(again.requests);
+    // fresh: a new evaluation over everything applied, still one set of numbers
+    const final = state.snapshot(t + 500, { fresh: true });
+    expect(final.requests).toBeGreaterThan(first.requests);
+    expect(final.findings.find((f) => f.id === 'events-absent')!.evidence['requests']).toBe(final.requests);
+    const report = buildAuditReport(final, { kind: 'live', description: 'test', observations: 0, malformed: 0 });
+    expect(report.stats.requests).toBe(report.findings.find((f) => f.id === 'events-absent')!.evidence['requests']);
+  });
+
+  it("events-absent's evidence says what its sentence says: no 'drains 0' next to 'every drain came back []'", () => {
+    const { snapshot } = audit({ routing: 'random', events: false, trajectories: 60 });
+    const absent = snapshot.findings.find((f) => f.id === 'events-absent')!;
+    expect(absent.summary).toMatch(/every drain came back \[\]/);
+    expect(absent.evidence).not.toHaveProperty('drains');
+    expect(absent.evidence['router_polls']).toBeGreaterThan(0);
+    expect(absent.summary).toContain(`each of the router's ${absent.evidence['router_polls']} polls`);
+    expect(absent.summary).toContain(`served ${absent.evidence['requests']} requests`);
+  });
+});

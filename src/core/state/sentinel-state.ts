@@ -31,7 +31,12 @@ export type { SentinelStateSnapshot } from './snapshot.js';
 export interface SentinelState {
   /** Applies one observation; `digest` is given when it was computed at record time (bundles). */
   apply(obs: Observation, digest?: ObservationDigest | null): void;
-  snapshot(now: number): SentinelStateSnapshot;
+  /**
+   * The state at `now` as the outputs read it. Evaluations of the rules are throttled (evaluateEveryMs): between
+   * them the counters are the latest and the findings the last evaluation's, unless `whole` (the last evaluation's
+   * snapshot, counters included) or `fresh` (evaluate now) asks for one set of numbers, as a report does.
+   */
+  snapshot(now: number, options?: SnapshotOptions): SentinelStateSnapshot;
   /**
    * The snapshot as the rules read the state at `now`, without changing it: no hysteresis step, no evaluation
    * recorded, no rule error counted; findings are the rules' hits (since = now). The report's timeline samples
@@ -42,7 +47,21 @@ export interface SentinelState {
   diagnosisInput(now: number): DiagnosisInput;
   /** Every decision and outcome applied from now on, joined (the live feed); returns the unsubscribe. */
   subscribe(listener: JoinedEventListener): () => void;
+  /**
+   * Every observation applied from now on, as admitted, with the digest the state used (the observation stream a
+   * one-shot audit attaches to: it replays them as a bundle's records); returns the unsubscribe.
+   */
+  onApplied(listener: AppliedListener): () => void;
   readonly digester: ObservationDigester;
+}
+
+export type AppliedListener = (observation: Observation, digest: ObservationDigest | null) => void;
+
+export interface SnapshotOptions {
+  /** evaluate now even when the last evaluation is recent (a one-shot run's final report) */
+  readonly fresh?: boolean;
+  /** between evaluations, the last evaluation's snapshot whole (a live report, without an extra hysteresis step) */
+  readonly whole?: boolean;
 }
 
 export function createSentinelState(options: SentinelOptions = {}): SentinelState {
@@ -59,12 +78,15 @@ class Sentinel implements SentinelState {
   readonly #outcomes: OutcomesReducer;
   readonly #render: RenderParity;
   readonly #joined = new JoinedEventStream();
+  readonly #applied = new Set<{ readonly listener: AppliedListener }>();
   readonly #parts: SnapshotSources;
   readonly #rules: readonly Rule[];
   readonly #hysteresis: FindingHysteresis;
   readonly #evaluateEveryMs: number;
   #ruleErrors = 0;
   #lastEvaluation: number | null = null;
+  /** the snapshot of the last evaluation (returned until the next one is due) */
+  #last: SentinelStateSnapshot | null = null;
   #findings: Finding[] = [];
   /** warnings and criticals that hold in the latest evaluation but have not turned on yet (hysteresis) */
   #pendingFindings: ReadonlySet<string> = new Set();
@@ -107,6 +129,7 @@ class Sentinel implements SentinelState {
     const digester = this.#model.digester;
     const d = digest !== undefined ? digest : digester.digest(obs);
     digester.observe(obs, d);
+    for (const a of this.#applied) a.listener(obs, d);
     this.#decisions.expirePending(obs.ts);
     switch (obs.kind) {
       case 'worker-events':
@@ -161,13 +184,27 @@ class Sentinel implements SentinelState {
     return this.#joined.subscribe(listener);
   }
 
+  onApplied(listener: AppliedListener): () => void {
+    // a fresh wrapper per call: the same function added twice is two subscriptions
+    const entry = { listener };
+    this.#applied.add(entry);
+    return () => void this.#applied.delete(entry);
+  }
+
   diagnosisInput(now: number): DiagnosisInput {
     return projectDiagnosisInput({ model: this.#model, sources: this.#sources, render: this.#render }, now);
   }
 
-  snapshot(now: number): SentinelStateSnapshot {
+  snapshot(now: number, options: SnapshotOptions = {}): SentinelStateSnapshot {
+    const due =
+      options.fresh === true ||
+      this.#lastEvaluation === null ||
+      now < this.#lastEvaluation ||
+      now - this.#lastEvaluation >= this.#evaluateEveryMs;
+    // a report's headline and its findings' evidence from one input (they disagreed by a second of traffic)
+    if (!due && options.whole === true && this.#last !== null) return this.#last;
     const input = this.diagnosisInput(now);
-    if (this.#lastEvaluation === null || now - this.#lastEvaluation >= this.#evaluateEveryMs) {
+    if (due) {
       const run = runRules(this.#rules, input);
       this.#ruleErrors += run.errors.length;
       this.#findings = this.#hysteresis.update(now, run.hits);
@@ -183,11 +220,13 @@ class Sentinel implements SentinelState {
       );
       this.#lastEvaluation = now;
     }
-    return projectSnapshot(this.#parts, now, input, {
+    const snapshot = projectSnapshot(this.#parts, now, input, {
       findings: this.#findings,
       pending: this.#pendingFindings,
       ruleErrors: this.#ruleErrors,
     });
+    if (due) this.#last = snapshot;
+    return snapshot;
   }
 
   peek(now: number): SentinelStateSnapshot {

@@ -62,7 +62,9 @@ describe('HTML report', () => {
       expect(html).toContain(`${id} cause`);
       expect(html).toContain(`${id}.fix: 1`);
     }
-    expect(html).toContain('<li><span class="dim">ratio</span> <b>0.1235</b></li>');
+    // evidence in words, values as they read: no snake_case key on the page
+    expect(html).toContain('<li data-evidence="ratio"><span class="dim">ratio</span> <b>0.1235</b></li>');
+    expect(html).toContain('<span class="dim">requests</span> <b>120</b>');
   });
 
   it('escapes every string it shows', () => {
@@ -115,7 +117,7 @@ describe('HTML report', () => {
     expect(html).toMatch(/data-chart="stickiness" data-points="10"/);
     // the sample helper: 100 % sticky, one server (chance 1), realised 90 % vs oracle 95 %
     expect(html).toContain('data-series="stickiness" data-mean="1.000"');
-    expect(html).toContain('data-series="all servers realised" data-mean="0.9000"');
-    expect(html).toContain('data-series="all servers oracle" data-mean="0.9500"');
+    expect(html).toContain('data-series="ctx0" data-mean="0.9000"');
+    expect(html).toContain('data-series="oracle, all servers" data-mean="0.9500"');
   });
 });

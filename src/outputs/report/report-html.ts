@@ -7,6 +7,8 @@ import type { ChartData } from '../../core/report/report-charts.js';
 import type { ConfigurationFact } from '../../core/report/inferred-configuration.js';
 import type { ReportModel } from '../../core/report/report-model.js';
 import type { Finding } from '../../core/state/snapshot.js';
+import { evidenceLabel, evidenceValueText } from '../evidence-text.js';
+import { formatDateTime, formatElapsed, formatElapsedShort, formatHeldSince } from '../time-text.js';
 import { escapeHtml as esc } from './html-escape.js';
 import { REPORT_CSS } from './report-style.js';
 import { plottedValues, renderChartSvg, renderLegend } from './svg-chart.js';
@@ -19,29 +21,25 @@ function int(value: number): string {
   return Math.round(value).toLocaleString('en-US');
 }
 
-function time(ms: number): string {
-  return new Date(ms)
-    .toISOString()
-    .replace('T', ' ')
-    .replace(/\.\d+Z$/, ' UTC');
+/** the end of the window the finding was judged over (its evidence carries it), null when it does not say */
+function windowEnd(f: Finding): number | null {
+  const to = f.evidence['window_to_ms'];
+  return typeof to === 'number' ? to : null;
 }
 
-function evidenceValue(value: number | string | boolean): string {
-  return typeof value === 'number' && !Number.isInteger(value)
-    ? String(Math.round(value * 10_000) / 10_000)
-    : String(value);
-}
-
-function renderFinding(f: Finding): string {
+function renderFinding(f: Finding, renderedAt: number): string {
   const evidence = Object.entries(f.evidence).filter(([key]) => key !== 'window_from_ms' && key !== 'window_to_ms');
   const items = evidence
-    .map(([key, value]) => `<li><span class="dim">${esc(key)}</span> <b>${esc(evidenceValue(value))}</b></li>`)
+    .map(
+      ([key, value]) =>
+        `<li data-evidence="${esc(key)}"><span class="dim">${esc(evidenceLabel(key))}</span> <b>${esc(evidenceValueText(key, value))}</b></li>`,
+    )
     .join('');
   const servers = f.servers.length > 0 ? ` <span class="dim">[${esc(f.servers.join(', '))}]</span>` : '';
   return `<article class="finding ${esc(f.severity)}" data-finding="${esc(f.id)}">
 <h3><span class="sev ${esc(f.severity)}">${esc(f.severity.toUpperCase())}</span>${esc(f.id)}${servers}</h3>
 <p>${esc(f.summary)}</p>
-<dl><dt>cause</dt><dd>${esc(f.cause)}</dd><dt>fix</dt><dd><code>${esc(f.fix)}</code></dd><dt>since</dt><dd>${esc(time(f.since))}</dd></dl>
+<dl><dt>cause</dt><dd>${esc(f.cause)}</dd><dt>fix</dt><dd><code>${esc(f.fix)}</code></dd><dt>since</dt><dd>${esc(formatHeldSince(f.since, windowEnd(f), renderedAt))}</dd></dl>
 ${items === '' ? '' : `<p class="dim">evidence</p><ul class="evidence">${items}</ul>`}
 </article>`;
 }
@@ -58,7 +56,7 @@ function renderVerdict(model: ReportModel): string {
     cell('stickiness', pct(s.stickiness)),
     cell('turn scatter', pct(s.turn_scatter_ratio)),
     ...(s.tokens_lost_per_second !== null ? [cell('prompt tokens lost', `${int(s.tokens_lost_per_second)}/s`)] : []),
-    ...(s.window_seconds !== null ? [cell('window', `${s.window_seconds.toFixed(0)} s`)] : []),
+    ...(s.window_seconds !== null ? [cell('window', formatElapsedShort(s.window_seconds * 1000))] : []),
   ];
   const spans = model.verdicts;
   const total = spans.reduce((n, v) => n + Math.max(0, v.to - v.from), 0);
@@ -68,7 +66,7 @@ function renderVerdict(model: ReportModel): string {
           .filter((v) => v.to > v.from)
           .map(
             (v) =>
-              `<span class="${esc(v.verdict)}" style="width:${((100 * (v.to - v.from)) / total).toFixed(2)}%" title="${esc(`${v.verdict} for ${((v.to - v.from) / 1000).toFixed(0)} s`)}"></span>`,
+              `<span class="${esc(v.verdict)}" style="width:${((100 * (v.to - v.from)) / total).toFixed(2)}%" title="${esc(`${v.verdict} for ${formatElapsed(v.to - v.from)}`)}"></span>`,
           )
           .join('')}</div>`
       : '';
@@ -95,17 +93,20 @@ function renderFindings(model: ReportModel): string {
   const body =
     findings.length === 0
       ? '<p>No findings: nothing kvsentinel checks for holds over this window.</p>'
-      : `${findings.map(renderFinding).join('\n')}
+      : `${findings.map((f) => renderFinding(f, model.generatedAt)).join('\n')}
 <h3>Fixes, in order</h3><ol>${findings.map((f) => `<li><b>${esc(f.id)}</b>: <code>${esc(f.fix)}</code></li>`).join('')}</ol>`;
   return `<section id="findings" class="page"><h2>Findings (${findings.length})</h2>\n${body}\n</section>`;
 }
 
 function renderChart(chart: ChartData): string {
-  const plot =
-    plottedValues(chart) > 0
-      ? renderChartSvg(chart)
-      : `<p class="nodata" data-chart="${esc(chart.id)}" data-points="0">No data over this window yet.</p>`;
-  return `<figure id="chart-${esc(chart.id)}"><h3>${esc(chart.title)}</h3>${plot}${renderLegend(chart)}<figcaption class="caption">${esc(chart.caption)}</figcaption></figure>`;
+  // never an empty frame without a sentence: an empty plot is the sentence, a flat one gets it above the plot
+  const empty = plottedValues(chart) === 0;
+  const why = chart.note ?? (empty ? 'No data over this window yet.' : null);
+  const note = why === null ? '' : `<p class="note" data-chart-note="${esc(chart.id)}">${esc(why)}</p>`;
+  const plot = empty
+    ? `<p class="nodata" data-chart="${esc(chart.id)}" data-points="0">${esc(why ?? '')}</p>`
+    : `${note}${renderChartSvg(chart)}${renderLegend(chart)}`;
+  return `<figure id="chart-${esc(chart.id)}"><h3>${esc(chart.title)}</h3>${plot}<figcaption class="caption">${esc(chart.caption)}</figcaption></figure>`;
 }
 
 function renderCharts(model: ReportModel): string {
@@ -113,7 +114,7 @@ function renderCharts(model: ReportModel): string {
     model.sampleIntervalMs !== null
       ? ` Sampled every ${(model.sampleIntervalMs / 1000).toFixed(0)} s, plotted per interval.`
       : '';
-  return `<section id="plots" class="page"><h2>Over the window</h2><p class="dim">Counts and ratios per interval from kvsentinel's state.${esc(step)}</p>\n${model.charts.map(renderChart).join('\n')}\n</section>`;
+  return `<section id="plots" class="page"><h2>Over the window</h2><p class="dim">Counts and ratios per interval from kvsentinel's state.${esc(step)}</p>\n<div class="figures">${model.charts.map(renderChart).join('\n')}</div>\n</section>`;
 }
 
 function renderServers(model: ReportModel): string {
@@ -161,9 +162,9 @@ function renderConfiguration(model: ReportModel): string {
 /** The report's content (everything inside <main>): the live page swaps it in on each report frame. */
 export function renderReportBody(model: ReportModel, extra = ''): string {
   const a = model.audit;
-  const window = a.stats.window_seconds !== null ? `, ${a.stats.window_seconds.toFixed(0)} s` : '';
+  const window = a.stats.window_seconds !== null ? `, ${formatElapsed(a.stats.window_seconds * 1000)}` : '';
   return `<header><h1>kvsentinel audit</h1>
-<p class="meta">${esc(a.source.description)} · ${int(a.source.observations)} observations${esc(window)} · rendered ${esc(time(model.generatedAt))} by kvsentinel ${esc(model.version)}</p></header>
+<p class="meta">${esc(a.source.description)} · ${int(a.source.observations)} observations${esc(window)} · rendered ${esc(formatDateTime(model.generatedAt))} by kvsentinel ${esc(model.version)}</p></header>
 ${renderVerdict(model)}
 ${renderFindings(model)}
 ${renderCharts(model)}

@@ -32,7 +32,7 @@ th{background:#f6f8fa;font-weight:600}td.num{text-align:right;font-variant-numer
 figure{margin:1em 0 1.6em;break-inside:avoid}figcaption{margin:.2em 0}
 svg.chart{width:100%;height:auto;display:block;border:1px solid var(--line);border-radius:4px;background:#fff}
 svg .grid{stroke:#eaeef2;stroke-width:1}svg .axis{stroke:#8c959f;stroke-width:1}
-svg .tick{font:11px system-ui,sans-serif;fill:#57606a}
+svg .tick{font:12px system-ui,sans-serif;fill:#57606a}svg .label{font:600 12px system-ui,sans-serif}
 svg .series{fill:none;stroke-width:2;stroke-linejoin:round;stroke-linecap:round}svg .series.total{stroke-width:3.5}
 svg .marker{stroke-width:1.5;stroke-dasharray:3 3}svg .marker.gap{stroke:#D55E00}svg .marker.reset{stroke:#6639ba}
 .legend{list-style:none;padding:0;margin:.3em 0;display:flex;flex-wrap:wrap;gap:.2em 1.2em;font-size:.92em}
@@ -40,7 +40,8 @@ svg .marker{stroke-width:1.5;stroke-dasharray:3 3}svg .marker.gap{stroke:#D55E00
 .swatch.dashed{border-top-style:dashed}.swatch.dotted{border-top-style:dotted}.swatch.dashdot{border-top-style:dashed;border-top-width:2px}.swatch.box{height:11px;border:0;width:14px}
 .swatch.marker-gap{border-top:2px dashed #D55E00}.swatch.marker-reset{border-top:2px dashed #6639ba}
 #sidecar .up{color:var(--ok)}#sidecar .down,#sidecar .critical{color:var(--crit)}#sidecar .warning{color:var(--warn)}
-.nodata{color:var(--dim);font-style:italic}
+.nodata,.note{color:var(--dim);font-style:italic}.note{margin:.2em 0 .4em}.nodata{border:1px dashed var(--line);border-radius:4px;padding:1.2em 1em}
+@media screen and (min-width:1200px){main{max-width:1320px}#plots .figures{display:grid;grid-template-columns:1fr 1fr;gap:0 2em}}
 #live-status{position:sticky;top:0;background:#f6f8fa;border-bottom:1px solid var(--line);padding:.3em 1.5em;font-size:.9em;z-index:1}
 #live-status.down{background:#fff1f0}
 @media print{

@@ -2,6 +2,7 @@
 // per interval, markers for event gaps and resets, axes with time since the window's start. No script and no
 // library: the report opens anywhere, prints as vectors and carries its data in the markup (see docs/report.md).
 import { TOTAL_GROUP, type ChartData, type ChartSeries } from '../../core/report/report-charts.js';
+import { formatElapsedShort } from '../time-text.js';
 import { escapeHtml } from './html-escape.js';
 
 /** Okabe–Ito: distinguishable with the common colour-vision deficiencies, and in greyscale print by dash */
@@ -22,7 +23,9 @@ const DASH_CLASSES = ['', ' dashed', ' dotted', ' dashdot'] as const;
 
 const W = 720;
 const H = 230;
-const PAD = { left: 56, right: 14, top: 10, bottom: 34 };
+const PAD = { left: 56, right: 78, top: 10, bottom: 34 };
+/** the least vertical room between two end-of-line labels, px */
+const LABEL_GAP = 13;
 
 export function colorOf(group: number): string {
   if (group === TOTAL_GROUP) return '#24292f';
@@ -42,12 +45,6 @@ function formatValue(v: number, unit: ChartData['unit']): string {
   if (Math.abs(v) >= 10_000) return `${(v / 1000).toFixed(0)}k`;
   if (Math.abs(v) >= 1_000) return `${(v / 1000).toFixed(1)}k`;
   return Number.isInteger(v) ? String(v) : v.toFixed(2);
-}
-
-function formatSeconds(s: number): string {
-  if (s < 120) return `${Math.round(s)} s`;
-  if (s < 7_200) return `${Math.floor(s / 60)}:${String(Math.round(s % 60)).padStart(2, '0')}`;
-  return `${(s / 3600).toFixed(1)} h`;
 }
 
 function points(series: ChartSeries): { t: number; v: number }[] {
@@ -108,7 +105,7 @@ export function renderChartSvg(chart: ChartData): string {
     const px = x(t0 + s * 1000);
     parts.push(`<line class="axis" x1="${f(px)}" x2="${f(px)}" y1="${PAD.top + plotH}" y2="${PAD.top + plotH + 4}"/>`);
     parts.push(
-      `<text class="tick" x="${f(px)}" y="${PAD.top + plotH + 16}" text-anchor="middle">${escapeHtml(formatSeconds(s))}</text>`,
+      `<text class="tick" x="${f(px)}" y="${PAD.top + plotH + 16}" text-anchor="middle">${escapeHtml(formatElapsedShort(s * 1000))}</text>`,
     );
   }
   parts.push(
@@ -165,8 +162,28 @@ export function renderChartSvg(chart: ChartData): string {
         parts.push(`<circle cx="${f(x(single.t))}" cy="${f(y(single.v))}" r="3" fill="${colorOf(s.group)}"/>`);
     }
   }
+  if (chart.kind === 'line') parts.push(...endLabels(chart, x, y));
   const label = `${chart.title}: ${chart.series.map((s) => s.label).join(', ')}`;
   return `<svg class="chart" viewBox="0 0 ${W} ${H}" role="img" aria-label="${escapeHtml(label)}" data-chart="${escapeHtml(chart.id)}" data-points="${plottedValues(chart)}" xmlns="http://www.w3.org/2000/svg">${parts.join('')}</svg>`;
+}
+
+/** Each short-named line (a server) named at its last known point, right of the plot, nudged apart. */
+function endLabels(chart: ChartData, x: (t: number) => number, y: (v: number) => number): string[] {
+  const ends = chart.series
+    .map((s) => ({ s, last: points(s).at(-1) }))
+    // short names only (server ids): the legend names the rest
+    .filter(
+      (e): e is { s: ChartSeries; last: { t: number; v: number } } => e.last !== undefined && e.s.label.length <= 12,
+    )
+    .map((e) => ({ s: e.s, x: x(e.last.t), y: y(e.last.v) }))
+    .sort((a, b) => a.y - b.y);
+  for (let i = 1; i < ends.length; i++) ends[i]!.y = Math.max(ends[i]!.y, ends[i - 1]!.y + LABEL_GAP);
+  const overflow = (ends.at(-1)?.y ?? 0) - (H - PAD.bottom);
+  if (overflow > 0) for (const e of ends) e.y -= overflow;
+  return ends.map(
+    (e) =>
+      `<text class="label" x="${(W - PAD.right + 6).toFixed(1)}" y="${(e.y + 4).toFixed(1)}" fill="${colorOf(e.s.group)}">${escapeHtml(e.s.label)}</text>`,
+  );
 }
 
 export function renderLegend(chart: ChartData): string {

@@ -59,12 +59,13 @@ function pullAbsent(input: Parameters<Rule['evaluate']>[0], silent: readonly Ser
     summary: `${names.join(', ')} served ${requests} requests, yet no event ever came out of /kv_cache_events: ${pullReadText(drains, routerPolls)}`,
     evidence: {
       requests,
-      // drains the sidecar counted; a relay drains on its interval and on every poll but records only drains that
-      // return events, so in relay mode the router polls are the reads that came back empty
-      drains,
+      // what the sentence says it read: the drains the sidecar counted (exclusive mode), or — a relay records only
+      // drains that return events — the router's polls, every one answered []
+      ...(drains > 0 || routerPolls === 0
+        ? { drains, empty_drains: silent.reduce((n, s) => n + s.emptyDrains, 0) }
+        : {}),
       router_polls: routerPolls,
       router_polls_all_empty: routerPolls > 0,
-      empty_drains: silent.reduce((n, s) => n + s.emptyDrains, 0),
       events: 0,
       events_since_start: silent.reduce((n, s) => n + s.eventsTotal, 0),
       requests_per_second_per_server: round3(perServerRate),

@@ -24,6 +24,14 @@ function missing(input: DiagnosisInput, unjudgeable: readonly string[]): Missing
   const t = input.thresholds;
   const d = input.decisions;
   const out: Missing[] = [];
+  // a source that cannot be read explains missing decisions better than "send traffic": name it first
+  const down = input.sources.filter((s) => !s.up);
+  if (down.length > 0 && d.decisions < t.minDecisions) {
+    out.push({
+      what: `${down.map((s) => s.source).join(', ')} cannot be read (source-unreachable)`,
+      provide: `make ${down.map((s) => s.source).join(', ')} reachable from the sidecar (see source-unreachable)`,
+    });
+  }
   if (d.decisions < t.minDecisions) {
     out.push({
       what: `only ${d.decisions} routing decisions in the window (${t.minDecisions} needed)`,
