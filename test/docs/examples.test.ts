@@ -10,6 +10,7 @@ import { describe, expect, it } from 'vitest';
 import { loadCliConfig, sourceFlags } from '../../src/cli/serve/source-flags.js';
 import { buildProgram } from '../../src/cli/program.js';
 import { repoRoot } from '../helpers/paths.js';
+import { configFileSchema } from '../../src/app/config/config-schema.js';
 
 const DOCS = [
   'README.md',
@@ -23,25 +24,8 @@ const DOCS = [
   'alerts/runbook.md',
 ];
 
-/** the top-level keys of kvsentinel's configuration file (src/app/config/config-schema.ts) */
-const CONFIG_KEYS = new Set([
-  'web',
-  'relays',
-  'relay',
-  'state',
-  'tokenizer',
-  'ctx',
-  'zmq',
-  'router_debug',
-  'orchestrator_log',
-  'requests',
-  'router',
-  'poll_interval',
-  'server_info_interval',
-  'timeout',
-  'max_response_bytes',
-  'follow_interval',
-]);
+/** the top-level keys of kvsentinel's configuration file, read off its schema so a new key is known here */
+const CONFIG_KEYS = new Set(Object.keys(configFileSchema.shape));
 
 interface Block {
   readonly where: string;
