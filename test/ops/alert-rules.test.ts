@@ -109,10 +109,17 @@ describe('alerts/kvsentinel.rules.yaml', () => {
     }
   });
 
-  it('names recording rules level:metric:operation, aggregated by job and instance', () => {
+  it('names recording rules level:metric:operation, aggregated by the labels their level names', () => {
+    // instance: one sidecar; job: the fleet of sidecars (docs/sharding.md); job_server: one server across sidecars
+    const levelLabels: Record<string, string> = { instance: 'job, instance', job: 'job', job_server: 'job, server' };
     for (const g of groups) {
       for (const r of g.rules.filter((x) => x.record !== undefined)) {
-        expect(r.record).toMatch(/^instance:kvsentinel_[a-z_]+:(ratio_)?rate5m$/);
+        const m = /^(instance|job|job_server):kvsentinel_[a-z_]+:(ratio_rate5m|rate5m|max|count)$/.exec(r.record ?? '');
+        expect(m, r.record).not.toBeNull();
+        const level = levelLabels[m?.[1] ?? ''] ?? '';
+        // arithmetic over recorded series of the same level keeps their labels; every other rule aggregates
+        const sameLevel = selectorsOf(r.expr).every((sel) => sel.name?.startsWith(`${m?.[1] ?? ''}:`) === true);
+        if (!sameLevel) expect(r.expr, r.record).toContain(`by (${level})`);
       }
     }
   });

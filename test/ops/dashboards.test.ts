@@ -5,7 +5,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import { METRICS } from '../../src/outputs/metric-catalog.js';
 import { loadDashboards, panelsOf, queriesOf } from '../helpers/dashboards.js';
-import { recordingRuleNames, runTool } from '../helpers/prom-tools.js';
+import { loadRuleGroups, recordingRuleNames, runTool } from '../helpers/prom-tools.js';
 import { classifyMetricName, selectorsOf, substituteGrafanaVariables } from '../helpers/promql.js';
 
 const dashboards = loadDashboards();
@@ -118,13 +118,17 @@ describe('dashboards/', () => {
             if (kind === 'counter' || kind === 'histogram-part')
               expect(s.rangeFunction, `${where}: ${s.name ?? ''}`).toBe('rate');
             else expect(s.rangeFunction, `${where}: ${s.name ?? ''}`).toBeNull();
-            // dashboard-linter target-job / target-instance: every selector filters on both variables.
-            expect(s.matchers, `${where}: ${s.name ?? ''}`).toEqual(
-              expect.arrayContaining([
-                { label: 'job', op: '=~', value: '$job' },
-                { label: 'instance', op: '=~', value: '$instance' },
-              ]),
-            );
+            // dashboard-linter target-job / target-instance: every selector filters on both variables, except the
+            // fleet's series (job: and job_server: recording rules), which have no instance to filter on.
+            const fleetLevel = /^job(_server)?:/.test(s.name ?? '');
+            const wanted = [{ label: 'job', op: '=~', value: '$job' }];
+            if (!fleetLevel) wanted.push({ label: 'instance', op: '=~', value: '$instance' });
+            expect(s.matchers, `${where}: ${s.name ?? ''}`).toEqual(expect.arrayContaining(wanted));
+            if (fleetLevel)
+              expect(
+                s.matchers.map((x) => x.label),
+                `${where}`,
+              ).not.toContain('instance');
           }
           // target-rate-interval: the only range is $__rate_interval.
           for (const m of q.expr.matchAll(/\[([^\]]*)\]/g)) expect(m[1], where).toBe('$__rate_interval');
@@ -134,11 +138,23 @@ describe('dashboards/', () => {
   }
 
   it('uses every metric family the exporter registers somewhere in the dashboards', () => {
-    const used = new Set(
-      dashboards.flatMap((d) =>
-        queriesOf(d).flatMap((q) => selectorsOf(substituteGrafanaVariables(q.expr)).map((s) => s.name)),
+    const selected = dashboards.flatMap((d) =>
+      queriesOf(d).flatMap((q) => selectorsOf(substituteGrafanaVariables(q.expr)).map((s) => s.name)),
+    );
+    // a recording rule a dashboard plots uses the families its expression selects (and the rules it reads)
+    const ruleExprs = new Map(
+      loadRuleGroups().flatMap((g) =>
+        g.rules.flatMap((r) => (r.record === undefined ? [] : [[r.record, r.expr] as const])),
       ),
     );
+    const used = new Set<string | null>();
+    const visit = (name: string | null): void => {
+      if (used.has(name)) return;
+      used.add(name);
+      const expr = ruleExprs.get(name ?? '');
+      if (expr !== undefined) for (const s of selectorsOf(expr)) visit(s.name);
+    };
+    selected.forEach(visit);
     const families = Object.values(METRICS).map((m) => (m.type === 'histogram' ? `${m.name}_bucket` : m.name));
     // build_info and the config-reload gauges are for alerts and joins, not panels.
     const notPlotted = new Set([
