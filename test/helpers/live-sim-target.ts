@@ -10,8 +10,11 @@ import { presetConfig } from '../../src/sim/sim-config.js';
 import type { Scenario, ScrapeTarget, TargetFactory } from './scrape-targets.js';
 import { relayDaemonCtxUrls } from './relay-daemon.js';
 
-/** The preset's faults and routing unchanged; a small, fast cluster so findings have evidence within seconds. */
-function liveConfig(scenario: Scenario): ReturnType<typeof presetConfig> {
+/**
+ * The preset's faults and routing unchanged; a small, fast cluster so findings have evidence within seconds.
+ * `overrides` come last (say, more servers).
+ */
+export function liveConfig(scenario: Scenario, overrides: readonly string[] = []): ReturnType<typeof presetConfig> {
   return presetConfig(scenario, [
     'ctx.servers=3',
     'ctx.attention_dp=2',
@@ -31,6 +34,7 @@ function liveConfig(scenario: Scenario): ReturnType<typeof presetConfig> {
     'workload.tool_tokens_max=400',
     'workload.tool_latency=50ms',
     'workload.ramp=50ms',
+    ...overrides,
   ]);
 }
 

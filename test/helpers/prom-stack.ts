@@ -1,5 +1,5 @@
 // A real Prometheus and Alertmanager (Debian packages) on free loopback ports with their own temp dirs, plus a
-// webhook receiver: the alert path operators run, started per test. Prometheus scrapes one target as
+// webhook receiver: the alert path operators run, started per test. Prometheus scrapes its targets as
 // job="kvsentinel" every second and evaluates a copy of alerts/kvsentinel.rules.yaml whose `for:` durations are
 // shortened (the real timing is covered by promtool test rules).
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -143,8 +143,8 @@ export interface PromStack {
   readonly prometheusUrl: string;
   readonly alertmanagerUrl: string;
   readonly webhook: WebhookReceiver;
-  /** Instant query; returns the result vector (throws on a query error). */
-  query(expr: string): Promise<{ metric: Record<string, string>; value: [number, string] }[]>;
+  /** Instant query, now or at `time` (Unix seconds); returns the result vector (throws on a query error). */
+  query(expr: string, time?: number): Promise<{ metric: Record<string, string>; value: [number, string] }[]>;
   /** Values of a label across series matching a selector (Grafana's label_values()). */
   labelValues(label: string, match: string): Promise<string[]>;
   /** Polls until `check` returns a value other than undefined; the message and daemon logs explain a timeout. */
@@ -154,8 +154,8 @@ export interface PromStack {
 }
 
 export interface PromStackOptions {
-  /** host:port of the /metrics endpoint scraped as job="kvsentinel". */
-  readonly target: string;
+  /** host:port of the /metrics endpoint scraped as job="kvsentinel"; several for sidecars sharding a fleet. */
+  readonly target: string | readonly string[];
   readonly forDuration?: string;
 }
 
@@ -190,7 +190,12 @@ export async function startPromStack(opts: PromStackOptions): Promise<PromStack>
         global: { scrape_interval: '1s', scrape_timeout: '900ms', evaluation_interval: '1s' },
         rule_files: [join(dir, 'kvsentinel.rules.yaml')],
         alerting: { alertmanagers: [{ static_configs: [{ targets: [`127.0.0.1:${amPort}`] }] }] },
-        scrape_configs: [{ job_name: 'kvsentinel', static_configs: [{ targets: [opts.target] }] }],
+        scrape_configs: [
+          {
+            job_name: 'kvsentinel',
+            static_configs: [{ targets: typeof opts.target === 'string' ? [opts.target] : opts.target }],
+          },
+        ],
       }),
     );
     const am = new Daemon('alertmanager', 'prometheus-alertmanager', [
@@ -225,11 +230,12 @@ export async function startPromStack(opts: PromStackOptions): Promise<PromStack>
       prometheusUrl,
       alertmanagerUrl,
       webhook,
-      async query(expr) {
+      async query(expr, time) {
+        const at = time === undefined ? '' : `&time=${time}`;
         const data = await api<{
           resultType: string;
           result: { metric: Record<string, string>; value: [number, string] }[];
-        }>(`/api/v1/query?query=${encodeURIComponent(expr)}`);
+        }>(`/api/v1/query?query=${encodeURIComponent(expr)}${at}`);
         if (data.resultType !== 'vector') throw new Error(`expected a vector from ${expr}, got ${data.resultType}`);
         return data.result;
       },
