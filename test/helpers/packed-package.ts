@@ -57,6 +57,3 @@ export async function packPackage(): Promise<Packed> {
 
 export const PACKAGE_VERSION = (JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')) as { version: string })
   .version;
-
-/** The install the README and the Dockerfile use; zeromq's install script (it checks its prebuilt addon) is allowed. */
-export const INSTALL_FLAGS = ['--omit=dev', '--no-audit', '--no-fund', '--allow-scripts=zeromq'] as const;

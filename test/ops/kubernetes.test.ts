@@ -157,7 +157,7 @@ describe('deploy/kubernetes sidecar in relay mode', () => {
       capabilities: { drop: ['ALL'] },
       seccompProfile: { type: 'RuntimeDefault' },
     });
-    expect(sidecar?.livenessProbe?.httpGet).toEqual({ path: '/-/healthy', port: 'metrics' });
+    expect(sidecar?.livenessProbe?.httpGet).toEqual({ path: '/health', port: 'metrics' });
     expect(sidecar?.readinessProbe?.httpGet).toEqual({ path: '/-/ready', port: 'metrics' });
     expect(sidecar?.resources?.requests).toBeDefined();
     expect(sidecar?.resources?.limits?.memory).toBeDefined();

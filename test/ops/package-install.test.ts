@@ -1,11 +1,13 @@
 // The artifact users install: `npm pack`, then a global install into an empty temporary prefix with npm's own cache
 // (the one `npm ci` filled; the registry only for what it lacks), then the installed command run from an empty folder.
+// The install is the Dockerfile's install stage, word for word, with its prefix and tarball paths pointed here.
 // No dev dependency, no test file, no install script of our own, and npm says nothing about zeromq's.
 import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { INSTALL_FLAGS, PACKAGE_VERSION, packPackage, run, type Packed } from '../helpers/packed-package.js';
+import { dockerfileStages, installCommand } from '../helpers/dockerfile.js';
+import { PACKAGE_VERSION, packPackage, run, type Packed } from '../helpers/packed-package.js';
 import { repoRoot } from '../helpers/paths.js';
 
 const INSTALL_SCRIPTS = ['preinstall', 'install', 'postinstall', 'prepare'];
@@ -20,11 +22,11 @@ describe('npm pack → install into an empty prefix → run', () => {
     dirs.push(packed.dir);
     prefix = mkdtempSync(join(tmpdir(), 'kvs-prefix-'));
     dirs.push(prefix);
-    install = await run(
-      'npm',
-      ['install', '--global', '--prefix', prefix, '--prefer-offline', ...INSTALL_FLAGS, packed.tarball],
-      { cwd: packed.dir, timeoutMs: 170_000 },
+    const [bin, ...args] = installCommand(dockerfileStages()).map((w) =>
+      w === '/opt/kvsentinel' ? prefix : w.endsWith('.tgz') ? packed.tarball : w,
     );
+    expect(args).toContain(packed.tarball);
+    install = await run(bin!, [...args, '--prefer-offline'], { cwd: packed.dir, timeoutMs: 170_000 });
   }, 180_000);
   afterAll(() => {
     for (const d of dirs) rmSync(d, { recursive: true, force: true });
