@@ -11,6 +11,7 @@ export default defineConfig({
     include: [
       'src/**/*.test.ts',
       'test/core/hash-vectors.test.ts',
+      'test/core/wasm-kernel-sources.test.ts',
       'test/cli/parse-u64.test.ts',
       'test/reliability/event-buffer-model.test.ts',
       'test/reliability/relay-path-schedules.test.ts',

@@ -2,7 +2,8 @@
 // Two implementations with one contract: a WebAssembly loop with native i64 arithmetic (the fast path, ~2× the
 // JavaScript one because the 64-bit seed update is serial and JavaScript has to split it into int32 halves), and
 // the pure JavaScript loop (fallback where WebAssembly is unavailable, e.g. `node --jitless`, or on big-endian
-// hosts). The WebAssembly module is tiny and encoded below, instruction by instruction (wasm/wasm-binary.ts).
+// hosts). The WebAssembly module is tiny and encoded below, instruction by instruction (wasm/wasm-binary.ts); its
+// commented text is v1-token-mix.wat, which a test assembles with wabt and compares with these bytes.
 import type { U64Scratch } from './u64.js';
 import {
   I32,
@@ -76,8 +77,11 @@ export const mixTokensJs: TokenMixer = (tokens, start, end, seedHi, seedLo, out)
 /** Tokens are copied to this byte offset of the module's memory; the resulting seed is stored at offset 0. */
 const TOKENS_AT = 16;
 
-/** mix(len: i32, seedHi: i32, seedLo: i32): the loop over `len` u32 tokens at TOKENS_AT; seed (i64) → memory[0]. */
-function mixModuleBytes(): Uint8Array {
+/**
+ * mix(len: i32, seedHi: i32, seedLo: i32): the loop over `len` u32 tokens at TOKENS_AT; seed (i64) → memory[0]. Its
+ * text is v1-token-mix.wat, checked against these bytes by test/core/wasm-kernel-sources.test.ts.
+ */
+export function mixModuleBytes(): Uint8Array {
   // params 0 len, 1 hi, 2 lo; locals 3 seed (i64), 4 p, 5 end, 6 v (i32)
   const [len, hi, lo, seed, p, end, v] = [0, 1, 2, 3, 4, 5, 6];
   const mixStep = (add: number): number[] => [

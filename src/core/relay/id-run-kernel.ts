@@ -8,8 +8,9 @@
 // The kernel reads only what it is sure of — ids of 1 to 7 digits (below 2^32 always), each followed by ',' and at
 // most one space — and stops at the first byte that is anything else, at the start of an id, where the scanner's own
 // byte-by-byte loop takes over (an id that is longer, other whitespace, the ']', a chunk's last bytes). The module is
-// assembled here from its instructions (wasm/wasm-binary.ts); where WebAssembly is not available (or the host is
-// big-endian) the scanner reads every byte itself.
+// assembled here from its instructions (wasm/wasm-binary.ts); its commented text is id-run-kernel.wat, which a test
+// assembles with wabt and compares with these bytes (change both together). Where WebAssembly is not available (or
+// the host is big-endian) the scanner reads every byte itself.
 
 import {
   I32,
@@ -186,6 +187,13 @@ const sharedMemoryModule = (pages: number): Uint8Array =>
     ...exportsOf(false),
     ...CODE,
   ]);
+
+/**
+ * The module's bytes: with a memory of its own (no argument), or over a shared memory of `sharedPages` pages. Its text
+ * is id-run-kernel.wat, checked against these bytes by test/core/wasm-kernel-sources.test.ts.
+ */
+export const idRunKernelModule = (sharedPages?: number): Uint8Array =>
+  sharedPages === undefined ? Uint8Array.from(OWN_MEMORY) : sharedMemoryModule(sharedPages);
 
 interface Kernel {
   readonly ids: (i: number, end: number, out: number) => number;
