@@ -106,7 +106,7 @@ export class StreamEventConverter {
   }
 
   #cleared(base: Base, rank: number, out: Conversion): void {
-    // vLLM's AllBlocksCleared comes from the GPU block pool: offloaded copies stay (docs/features/kv_events.md);
+    // vLLM's AllBlocksCleared comes from the GPU block pool: offloaded copies stay (vLLM's KV-event snapshot documentation);
     // SGLang's reset empties the whole radix tree, host tier included
     const gpuOnly = this.#engine === 'vllm';
     if (gpuOnly) this.#rekeyer?.clearLevel(rank, 0);
