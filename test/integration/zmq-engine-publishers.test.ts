@@ -155,6 +155,20 @@ describe('ZMQ tables equal the engine truth, against a publisher written from vL
     expect(oracle(r, b)).toBe(3);
   });
 
+  it('#23.1 SGLang HiCache: a host copy outlives the GPU eviction; its reset clears every tier', async () => {
+    const r = await rig('sglang');
+    const tokens = blocks(10, 3);
+    const refs = await r.pub.store(tokens);
+    await r.pub.store(tokens, { medium: 'CPU' });
+    await r.pub.send({ op: 'remove', refs });
+    await eventually(() => levels(r)[0] === 0 && levels(r)[1] === 3, 5_000, 'host copies');
+    expect((await r.pub.truth()).per_medium).toEqual({ CPU: 3 });
+    expect(held(r)).toBe(3);
+    await r.pub.send({ op: 'clear' });
+    await eventually(() => held(r) === 0, 5_000, 'reset');
+    expect((await r.pub.truth()).blocks).toBe(0);
+  });
+
   it('#23.2 vLLM int hashes: 6 salted blocks stay 6, one tenant evicted keeps the other, no cross-tenant credit', async () => {
     const r = await rig('vllm', { int_hashes: true });
     const tokens = blocks(4, 3);

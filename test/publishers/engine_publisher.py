@@ -15,7 +15,7 @@ them, nor of kvsentinel):
   lora_name; EAGLE bigram pages publish token ids as [token, next] pairs; hashes int64 from sha256 hex, namespaced by
   the salt), disaggregation/kv_events.py ([ts, events] batches).
 
-It also keeps the engine's truth the way vLLM's own subscriber contract counts it (docs/features/kv_events.md):
+It also keeps the engine's truth the way vLLM's own subscriber contract counts it (vLLM's features/kv_events.md):
 residency per (medium, hash) with duplicate references; vLLM's AllBlocksCleared clears the GPU pool only, SGLang's
 reset clears everything.
 

@@ -106,7 +106,7 @@ export interface ServeFlags {
   readonly configFile?: string;
   readonly relay?: readonly string[];
   readonly ctx?: readonly string[];
-  /** --zmq ID=ENDPOINT[,replay=…][,engine=…][,ranks=N][,topic=T][,hash=…][,seed=…] */
+  /** --zmq ID=ENDPOINT[,replay=…][,engine=…][,ranks=N][,topic=T][,hash=…][,seed=…][,hit=…] */
   readonly zmq?: readonly string[];
   readonly events?: 'none' | 'exclusive';
   readonly routerDebug?: string;

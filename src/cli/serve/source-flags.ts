@@ -23,8 +23,8 @@ export function addSourceOptions(command: Command): Command {
       collect,
     )
     .option(
-      '--zmq <ID=ENDPOINT[,replay=ENDPOINT][,engine=E][,ranks=N][,topic=T][,hash=ALGO][,seed=S]>',
-      "subscribe to a worker's ZMQ KV-event stream (engine trtllm|vllm|sglang; rank r at port + r; vLLM: hash=sha256_cbor and seed=PYTHONHASHSEED verify its block hashes) (repeatable)",
+      '--zmq <ID=ENDPOINT[,replay=ENDPOINT][,engine=E][,ranks=N][,topic=T][,hash=ALGO][,seed=S][,hit=TIER]>',
+      "subscribe to a worker's ZMQ KV-event stream (engine trtllm|vllm|sglang; rank r at port + r; vLLM: hash=sha256_cbor and seed=PYTHONHASHSEED verify its block hashes; vLLM/SGLang: hit=gpu|cpu|disk, the slowest medium reused blocks load from, default gpu) (repeatable)",
       collect,
     )
     .option(

@@ -71,6 +71,12 @@ export interface ServerDiagnosis {
   readonly advertisedBlockSize: number | null;
   readonly inferredBlockSize: number | null;
   readonly truthBlocks: number;
+  /**
+   * blocks a ZMQ stream stored in the window, and those whose identity covers more than their tokens (a tenant's
+   * cache_salt, a LoRA name, multimodal keys): prompts reach kvsentinel without those, so it cannot key them alike
+   */
+  readonly streamStoredBlocks?: number;
+  readonly streamScopedBlocks?: number;
   readonly replicaBlocks: number;
   /** what the worker can hold (blocks over its cache levels and ranks) and which source said so; null: unknown */
   readonly kvCapacity: { readonly blocks: number; readonly from: string } | null;

@@ -88,6 +88,8 @@ function serverDiagnosis(m: StateModel, server: string, now: number): ServerDiag
     advertisedBlockSize: digester.advertisedBlockSize(server),
     inferredBlockSize: digester.inferredBlockSize(server),
     truthBlocks: m.truth.blockCount(server),
+    streamStoredBlocks: sum(counterKey('streamStoredBlocks', server)),
+    streamScopedBlocks: sum(counterKey('streamScopedBlocks', server)),
     replicaBlocks: m.replica.blockCount(server),
     kvCapacity: m.capacity.of(server),
     routerState: facts.routerState,

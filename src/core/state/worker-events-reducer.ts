@@ -15,6 +15,10 @@ export interface WorkerEventCounters {
   readonly streamEvents: readonly ['server'];
   readonly streamBatchesFilled: readonly ['server'];
   readonly storedEvents: readonly ['server'];
+  /** blocks a stream stored (vLLM, SGLang, TensorRT-LLM streams) */
+  readonly streamStoredBlocks: readonly ['server'];
+  /** of those, blocks whose identity covers more than their tokens (salt, LoRA, multimodal keys) */
+  readonly streamScopedBlocks: readonly ['server'];
   readonly gaps: readonly ['server'];
   readonly missedEvents: readonly ['server'];
   readonly resets: readonly ['server'];
@@ -75,6 +79,8 @@ export class WorkerEventsReducer {
     const events = obs.events;
     const perRank = new Map<number, number>();
     let stored = 0;
+    let streamStored = 0;
+    let streamScoped = 0;
     let match = 0;
     let mismatch = 0;
     let unverifiable = 0;
@@ -90,6 +96,10 @@ export class WorkerEventsReducer {
       if (event.data.type === 'stored') {
         m.truthSeen = true;
         stored++;
+        if (streamed) {
+          streamStored += event.data.blocks.length;
+          for (const b of event.data.blocks) if (b.mmKeys.length > 0) streamScoped++;
+        }
         const check = checks?.[i] ?? null;
         if (check !== null) {
           for (const result of check.checks) {
@@ -112,6 +122,8 @@ export class WorkerEventsReducer {
     }
     for (const [rank, n] of perRank) c.add(ts, counterKey('rankEvents', server, rank), n);
     if (stored > 0) c.add(ts, counterKey('storedEvents', server), stored);
+    if (streamStored > 0) c.add(ts, counterKey('streamStoredBlocks', server), streamStored);
+    if (streamScoped > 0) c.add(ts, counterKey('streamScopedBlocks', server), streamScoped);
     if (match > 0) c.add(ts, counterKey('hashMatch', server), match);
     if (mismatch > 0) c.add(ts, counterKey('hashMismatch', server), mismatch);
     if (unverifiable > 0) c.add(ts, counterKey('hashUnverifiable', server), unverifiable);

@@ -15,6 +15,12 @@ import { LruMap } from '../state/lru-map.js';
 
 /** Resident engine hashes remembered per rank: above a rank's GPU plus host block pools in the deployments we know. */
 export const DEFAULT_REKEY_CAP = 524_288;
+/**
+ * Keys of hashes whose last copy went, remembered per rank (LRU) only to key a later store of the same hash: vLLM's
+ * offloaded CPU copy is published when its transfer completes (without tokens), possibly after the GPU copy was
+ * evicted. Never consulted for removals, so it cannot keep a block in the table.
+ */
+export const DEFAULT_FORGOTTEN_CAP = 131_072;
 /** Copy counts per level are packed 8 bits a level, levels 0..3 (GPU, CPU, disk, other). */
 const LEVELS = 4;
 
@@ -82,10 +88,13 @@ function scoped(key: Uint8Array, scope: Uint8Array | null): Uint8Array {
 export class StreamRekeyer {
   readonly #cap: number;
   readonly #ranks = new Map<number, LruMap<bigint, Resident>>();
+  readonly #forgotten = new Map<number, LruMap<bigint, Resident>>();
+  readonly #forgottenCap: number;
   #evicted = 0;
 
-  constructor(cap = DEFAULT_REKEY_CAP) {
+  constructor(cap = DEFAULT_REKEY_CAP, forgottenCap = DEFAULT_FORGOTTEN_CAP) {
     this.#cap = cap;
+    this.#forgottenCap = forgottenCap;
   }
 
   /** resident engine hashes dropped by the cap (lost removals left them behind) */
@@ -111,7 +120,7 @@ export class StreamRekeyer {
     for (let i = 0; i < input.hashes.length; i++) {
       const hash = input.hashes[i]!;
       const tokens = input.blocks?.[i] ?? null;
-      const known = map.get(hash);
+      const known = map.get(hash) ?? this.#revive(rank, hash);
       let entry: Resident;
       if (known !== undefined) entry = known;
       else if (tokens !== null && tokens.length > 0 && chain !== null) {
@@ -137,7 +146,7 @@ export class StreamRekeyer {
     const entry = map?.peek(hash);
     if (map === undefined || entry === undefined || copiesAt(entry.copies, level) === 0) return null;
     entry.copies -= 256 ** level;
-    if (entry.copies === 0) map.delete(hash);
+    if (entry.copies === 0) this.#forget(rank, map, hash, entry);
     return entry.tableKey;
   }
 
@@ -150,7 +159,7 @@ export class StreamRekeyer {
       entry.copies -= copiesAt(entry.copies, level) * 256 ** level;
       if (entry.copies === 0) gone.push(hash);
     }
-    for (const hash of gone) map.delete(hash);
+    for (const hash of gone) this.#forget(rank, map, hash, map.peek(hash)!);
   }
 
   /** The table key of an engine hash with a copy resident, or null. */
@@ -161,6 +170,25 @@ export class StreamRekeyer {
   /** A rank's publisher restarted or cleared its whole cache: its old hashes mean nothing now. */
   resetRank(rank: number): void {
     this.#ranks.delete(rank);
+    this.#forgotten.delete(rank);
+  }
+
+  #forget(rank: number, map: LruMap<bigint, Resident>, hash: bigint, entry: Resident): void {
+    map.delete(hash);
+    let forgotten = this.#forgotten.get(rank);
+    if (forgotten === undefined) {
+      forgotten = new LruMap(this.#forgottenCap);
+      this.#forgotten.set(rank, forgotten);
+    }
+    forgotten.set(hash, entry);
+  }
+
+  /** A hash stored again after its last copy went: its old key, with no copies. */
+  #revive(rank: number, hash: bigint): Resident | undefined {
+    const old = this.#forgotten.get(rank)?.peek(hash);
+    if (old === undefined) return undefined;
+    this.#forgotten.get(rank)!.delete(hash);
+    return { chain: old.chain, tableKey: old.tableKey, copies: 0 };
   }
 
   #map(rank: number): LruMap<bigint, Resident> {

@@ -40,8 +40,8 @@ const removed = (hashes: number[], medium = 'GPU'): StreamEvent => ({
 });
 const batch = (...events: StreamEvent[]): StreamBatch => ({ ts: 0, rank: null, events });
 
-function rig(engine: 'vllm' | 'sglang' = 'vllm', rekeyer?: StreamRekeyer) {
-  const converter = new StreamEventConverter(engine, rekeyer !== undefined ? { rekeyer } : {});
+function rig(engine: 'vllm' | 'sglang' = 'vllm', rekeyer?: StreamRekeyer, hitLevel = 0) {
+  const converter = new StreamEventConverter(engine, { ...(rekeyer !== undefined ? { rekeyer } : {}), hitLevel });
   const truth = new WorkerTruthTable();
   let unknownRemovals = 0;
   let unresolved = 0;
@@ -131,5 +131,14 @@ describe('re-keyed stream identity', () => {
     r.send(removed([1, 2, 3], 'CPU'));
     expect(r.truth.blockCount('s')).toBe(0);
     expect(r.counts().unknownRemovals).toBe(0);
+  });
+
+  it("an offloaded copy published after its GPU copy was evicted keeps the block's prompt key", () => {
+    const r = rig('vllm', undefined, 1);
+    r.send(stored([1, 2], null), removed([1, 2]));
+    r.send(stored([1, 2], null, { tokens: new Uint32Array(0), blockSize: 0, medium: 'CPU' }));
+    expect(r.truth.blocksByLevel('s', 0)).toEqual({ 0: 0, 1: 2 });
+    expect(r.truth.bestPrefix('s', promptKeys(2)).bestRankBlocks).toBe(2); // hit_tier cpu
+    expect(r.counts().unresolved).toBe(0);
   });
 });

@@ -36,7 +36,10 @@ export interface StreamConverterOptions {
   readonly hitLevel?: number;
 }
 
-/** Marks a block whose hash covers more than its tokens (extra_keys, mm_keys): never recomputed, never a mismatch. */
+/**
+ * Marks a block whose hash covers more than its tokens (extra_keys, mm_keys, a salt or LoRA name): never recomputed,
+ * never a mismatch, and counted (the share of such blocks tells the rules that prompts cannot be keyed like them).
+ */
 const EXTRA_KEYS_MARK = [{ hash: 'stream-extra-keys', startOffset: 0 }] as const;
 const NO_TOKENS = new Uint32Array(0);
 
@@ -103,7 +106,7 @@ export class StreamEventConverter {
   }
 
   #cleared(base: Base, rank: number, out: Conversion): void {
-    // vLLM's AllBlocksCleared comes from the GPU block pool: offloaded copies stay (docs/features/kv_events.md);
+    // vLLM's AllBlocksCleared comes from the GPU block pool: offloaded copies stay (vLLM's KV-event snapshot documentation);
     // SGLang's reset empties the whole radix tree, host tier included
     const gpuOnly = this.#engine === 'vllm';
     if (gpuOnly) this.#rekeyer?.clearLevel(rank, 0);
@@ -151,18 +154,26 @@ export class StreamEventConverter {
         : consistent
           ? this.#vllm.check(rank, event, split)
           : event.blockHashes.map(() => 'unverifiable' as const);
+    const scopes = blockScopes(event);
     const rekeyed = this.#rekeyer.stored(rank, {
       parent: event.parentHash,
       hashes: event.blockHashes,
       blocks: split,
       loraId: event.loraId,
-      scopes: blockScopes(event),
+      scopes,
       level: mediumLevel(event.medium),
     });
     out.unresolvedBlocks += rekeyed.unchained;
     for (const d of rekeyed.dropped) this.#dropCopies(base, d, out);
     out.events.push(
-      this.#stored(base, event, rekeyed.keys, rekeyed.parentKey, split ?? event.blockHashes.map(() => NO_TOKENS)),
+      this.#stored(
+        base,
+        event,
+        rekeyed.keys,
+        rekeyed.parentKey,
+        split ?? event.blockHashes.map(() => NO_TOKENS),
+        scopes.map((scope) => scope !== null),
+      ),
     );
     out.engineChecks.push(checks);
   }
@@ -178,12 +189,14 @@ export class StreamEventConverter {
     });
   }
 
+  /** `scoped[i]`: block i's identity covers more than its tokens (salt, LoRA, extra keys): marked, never a prompt hit */
   #stored(
     base: Base,
     event: StreamStored,
     hashes: readonly bigint[],
     parent: bigint | null,
     tokens: readonly Uint32Array[],
+    scoped: readonly boolean[] | null = null,
   ): KvEvent {
     const level =
       this.#residency === null
@@ -197,7 +210,7 @@ export class StreamEventConverter {
       tokenExtraIds: null,
       cacheLevel: level,
       priority: null,
-      mmKeys: event.extraKeys ? EXTRA_KEYS_MARK : [],
+      mmKeys: (scoped === null ? event.extraKeys : scoped[i] === true) ? EXTRA_KEYS_MARK : [],
       cacheSalt: null, // a tenant's salt stays in the process: its scope is in the key already
       loraId: event.loraId,
     }));

@@ -1,6 +1,6 @@
 // Worker truth for copy-counting streams (vLLM, SGLang: KvEvent.residency), against the residency vLLM's own
 // subscriber contract counts: per (medium, hash), duplicate references kept, GPU AllBlocksCleared keeping offloaded
-// copies (docs/features/kv_events.md and its snapshot wire fixtures).
+// copies (vLLM's KV-event snapshot documentation and its snapshot wire fixtures).
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { kvEvent, storedBlock } from '../../../test/helpers/kv-event-builders.js';

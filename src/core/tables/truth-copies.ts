@@ -1,7 +1,7 @@
 // Worker truth for streams whose engine stores and removes each physical copy per medium (KvEvent.residency): the
 // stream's union set holds a block while any copy is held, its payload the lowest level holding one, and the copies
 // themselves are counted per level (tier-copies.ts), as vLLM's own subscriber contract counts residency per
-// (medium, group, hash) with duplicate references (`docs/features/kv_events.md`).
+// (medium, group, hash) with duplicate references (vLLM's KV-event snapshot documentation).
 import { blockKey64 } from '../hashing/block-key.js';
 import type { KvEvent } from '../wire/kv-event.js';
 import { eventKeys, levelOf, type TruthStream } from './truth-stream.js';

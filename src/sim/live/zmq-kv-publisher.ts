@@ -4,7 +4,8 @@
 //   trtllm      batch [ts, events, dp_rank]; events maps tagged "type"; block_hashes as signed int64
 //   vllm        batch {ts, events, data_parallel_rank}; events maps tagged "type"; hashes unsigned
 //   vllm-array  batch [ts, events]; events tagged arrays (vLLM before its structs dropped array_like)
-//   sglang      batch [ts, events, attn_dp_rank]; events tagged arrays; hashes as signed int64
+//   sglang      batch [ts, events, attn_dp_rank]; events maps tagged "type" with medium, cache_salt, session_id and
+//               lora_name, as the newest SGLang publishes them (mem_cache/events.py); hashes as signed int64
 // Only full blocks are published (partial blocks are suppressed), only stored / removed / cleared events exist, and
 // removals name only blocks that were published. Integers are encoded in the smallest msgpack form, as msgspec does.
 // Faults for tests: drop the next batches (from the stream only, or from the replay buffer too), garbage frames, a
@@ -275,7 +276,7 @@ export class ZmqKvPublisher {
 
   #event(r: RankPublisher, event: KvEvent): Wire | null {
     const d = event.data;
-    const arrays = this.options.format === 'vllm-array' || this.options.format === 'sglang';
+    const arrays = this.options.format === 'vllm-array';
     if (d.type === 'all_cleared') {
       r.published.clear();
       r.vllm.clear();
@@ -286,7 +287,6 @@ export class ZmqKvPublisher {
       if (hashes.length === 0) return null;
       const wire = hashes.map((h) => this.#vllmWire(r.vllm.get(h)) ?? this.#hash(h));
       for (const h of hashes) r.vllm.delete(h);
-      if (this.options.format === 'sglang') return ['BlockRemoved', wire];
       if (arrays) return ['BlockRemoved', wire, 'GPU'];
       return { type: 'BlockRemoved', block_hashes: wire, medium: 'GPU' };
     }
@@ -328,7 +328,19 @@ export class ZmqKvPublisher {
     }
     const hashes = full.map((b) => this.#hash(b.blockHash as bigint));
     const parent = typeof d.parentHash === 'bigint' ? this.#hash(d.parentHash) : null;
-    if (this.options.format === 'sglang') return ['BlockStored', hashes, parent, tokens, this.options.blockSize, null];
+    if (this.options.format === 'sglang')
+      return {
+        type: 'BlockStored',
+        block_hashes: hashes,
+        parent_block_hash: parent,
+        token_ids: tokens,
+        block_size: this.options.blockSize,
+        lora_id: null,
+        medium: 'GPU',
+        cache_salt: null,
+        session_id: null,
+        lora_name: null,
+      };
     if (arrays) return ['BlockStored', hashes, parent, tokens, this.options.blockSize, null, 'GPU'];
     return {
       type: 'BlockStored',

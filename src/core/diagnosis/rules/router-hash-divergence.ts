@@ -13,7 +13,13 @@ export const routerHashDivergence: Rule = {
     const truthBlocks = input.servers.reduce((n, s) => n + s.truthBlocks, 0);
     const realisedHit = ratio(d.joinedCachedTokens, d.joinedPromptTokens);
     const mismatches = input.servers.reduce((n, s) => n + s.hashChecks.mismatch, 0);
+    // most stored blocks scoped by what the prompts do not show (tenants' cache_salt, LoRA names): prompt keys
+    // cannot match them whatever the router does, so their absence says nothing about the router's hashing
+    const streamStored = input.servers.reduce((n, s) => n + (s.streamStoredBlocks ?? 0), 0);
+    const scoped = input.servers.reduce((n, s) => n + (s.streamScopedBlocks ?? 0), 0);
+    const scopedMostly = streamStored > 0 && scoped * 2 >= streamStored;
     const keyed =
+      !scopedMostly &&
       input.seesWorkerEvents &&
       d.withKeys >= t.minDecisions &&
       truthBlocks > 0 &&

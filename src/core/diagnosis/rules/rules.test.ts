@@ -166,6 +166,23 @@ describe('rules', () => {
       expected: ['router-hash-divergence'],
     },
     {
+      // vLLM / SGLang tenants' cache_salt: the prompts reach kvsentinel without it, so their keys cannot match
+      name: 'no router-hash-divergence when most stored blocks are scoped by salts the prompts do not show',
+      input: quietInput({
+        servers: servers({ streamStoredBlocks: 1000, streamScopedBlocks: 900 }),
+        decisions: quietDecisions({
+          firstBlockHeld: 0,
+          oracleAnyMatch: 0,
+          predictedAnyMatch: 0,
+          oracleBest: 0,
+          notOracleBest: 0,
+          noPrefix: 600,
+          joinedOracleCachedTokens: 0,
+        }),
+      }),
+      expected: [],
+    },
+    {
       name: 'router-table-empty via the debug endpoint',
       input: quietInput({
         seesRouterDebug: true,
