@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // Generates the Kubernetes objects that mirror files operators also use directly:
-//   deploy/kubernetes/prometheus-rule.yaml    PrometheusRule; spec.groups is exactly alerts/kvsentinel.rules.yaml's groups
-//   deploy/kubernetes/grafana-dashboards.yaml ConfigMap with dashboards/*.json for Grafana's dashboard sidecar
+//   deploy/kubernetes/monitoring/prometheus-rule.yaml    PrometheusRule; spec.groups is exactly alerts/kvsentinel.rules.yaml's groups
+//   deploy/kubernetes/monitoring/grafana-dashboards.yaml ConfigMap with dashboards/*.json for Grafana's dashboard sidecar
 // Usage: gen-k8s.js [--write|--check] [--root DIR]. `npm run gen:k8s` writes; --check exits 1 when a committed file
 // is stale (test/ops/kubernetes.test.ts runs it).
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -65,8 +65,8 @@ function dashboardsConfigMap(root) {
 }
 
 const OUTPUTS = {
-  'deploy/kubernetes/prometheus-rule.yaml': prometheusRule,
-  'deploy/kubernetes/grafana-dashboards.yaml': dashboardsConfigMap,
+  'deploy/kubernetes/monitoring/prometheus-rule.yaml': prometheusRule,
+  'deploy/kubernetes/monitoring/grafana-dashboards.yaml': dashboardsConfigMap,
 };
 
 const args = process.argv.slice(2);

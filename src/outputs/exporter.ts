@@ -199,6 +199,7 @@ export function createExporter(deps: ExporterDeps): Exporter {
   perStream(METRICS.streamBatchesLost, (c) => c.lostBatches);
   perStream(METRICS.streamMalformed, (c) => c.malformed);
   perStream(METRICS.streamBlocksUnresolved, (c) => c.unresolvedBlocks);
+  perStream(METRICS.streamUnmatchedRemovals, (c) => c.unmatchedRemovals);
   perServer(METRICS.relayEventsDropped, (s) => s.eventsDroppedForConsumers);
   perServer(METRICS.routerPolls, (s) => s.routerPolls);
   counter(METRICS.relayAbandonedPolls, (set) => {

@@ -85,7 +85,13 @@ export const METRICS = {
     'stream_blocks_unresolved_total',
     'counter',
     ['server', 'rank'],
-    'Stored blocks of a stream left out of worker truth: their parent was never seen (re-keyed engines) or their token ids were not integers.',
+    'Stored blocks of a stream held in worker truth under their engine hash only, so no prompt can match them: their parent was stored before kvsentinel subscribed, or their token ids were absent or not integers.',
+  ),
+  streamUnmatchedRemovals: spec(
+    'stream_unmatched_removals_total',
+    'counter',
+    ['server', 'rank'],
+    'Removed block hashes of a stream that matched no resident copy at their medium (a store missed in a gap, or history before kvsentinel subscribed).',
   ),
   relayEventsDropped: spec(
     'relay_events_dropped_total',

@@ -115,6 +115,8 @@ export class WebServer {
     switch (path) {
       case '/metrics':
         return text(200, await this.#deps.exporter.metrics(), this.#deps.exporter.contentType);
+      // /health: the name container platforms probe by default (the image's HEALTHCHECK, the manifests' probes)
+      case '/health':
       case '/-/healthy':
         return text(200, 'Healthy\n');
       case '/-/ready':

@@ -1,5 +1,9 @@
 // Lines the simulated cluster writes: the canonical request log (docs/design.md §9, one JSON object per line) and
-// an orchestrator log in TensorRT-LLM's logger format ("[MM/DD/YYYY-HH:MM:SS] [TRT-LLM] [I] message").
+// an orchestrator log in TensorRT-LLM's logger format. By default the newest logger's (tensorrt_llm/logger.py):
+// "[MM/DD/YYYY-HH:MM:SS] [TRT-LLM] [I] [serve   ] " then the call's arguments joined by spaces, so a %-style call
+// site prints its format string followed by its values; 'formatted' is the older "[TRT-LLM] [I] message" with the
+// values in place (and the class-name lines some builds add).
+import { percentFormat } from '../core/watch/trtllm-log-line.js';
 import type { ServerInfo } from './ctx-worker.js';
 import type { RouterSettings } from './routers/router.js';
 
@@ -44,8 +48,31 @@ function trtllmStamp(virtualMs: number): string {
 
 export type LogLevel = 'I' | 'W' | 'E' | 'D';
 
-export function orchestratorLine(virtualMs: number, level: LogLevel, message: string): string {
-  return `[${trtllmStamp(virtualMs)}] [TRT-LLM] [${level}] ${message}`;
+/** how the orchestrator's logger prints a call: the newest logger's form, or the values %-formatted in place */
+export type OrchestratorLogFormat = 'trtllm' | 'formatted';
+
+export const ORCHESTRATOR_LOG_FORMATS: readonly OrchestratorLogFormat[] = ['trtllm', 'formatted'];
+
+/** One logger call of router.py: an f-string's text, or a %-style format string with its values. */
+export interface LogCall {
+  readonly level: LogLevel;
+  readonly message: string;
+  readonly args?: readonly (string | number)[];
+}
+
+/** the module tag router.py's lines carry (tensorrt_llm.serve → "serve" padded to 8) */
+const SERVE_MODULE = '[serve   ]';
+
+export function orchestratorLine(
+  virtualMs: number,
+  level: LogLevel,
+  message: string,
+  args: readonly (string | number)[] = [],
+  format: OrchestratorLogFormat = 'trtllm',
+): string {
+  const stamp = `[${trtllmStamp(virtualMs)}]`;
+  if (format === 'formatted') return `${stamp} [TRT-LLM] [${level}] ${percentFormat(message, args)}`;
+  return [stamp, '[TRT-LLM]', `[${level}]`, SERVE_MODULE, message, ...args.map(String)].join(' ');
 }
 
 function pyBool(value: boolean | null): string {
@@ -63,12 +90,17 @@ export function pyRepr(value: unknown): string {
   return `{${entries.join(', ')}}`;
 }
 
-/** the router's configuration lines, logged once at start */
+/**
+ * the router's configuration lines, logged once at start. The real router.py logs only BlockHashMixin's line (the
+ * KV-cache-aware and conversation routers); 'formatted' adds the class-name lines some builds write.
+ */
 export function routerConfigLines(
   settings: RouterSettings,
   servers: readonly string[],
   configuredTokensPerBlock: number | null = settings.tokensPerBlock,
+  format: OrchestratorLogFormat = 'trtllm',
 ): string[] {
+  if (format === 'trtllm') return blockHashMixinLines(settings, configuredTokensPerBlock);
   const lines: string[] = [];
   const name = {
     round_robin: 'RoundRobinRouter',
@@ -94,8 +126,23 @@ export function routerConfigLines(
   return lines;
 }
 
-export function serverReadyLine(server: string, info: ServerInfo): string {
-  return `${server} server is ready with info: ${pyRepr(info)}`;
+/** router_utils' f-string at construction (BlockHashMixin._init_block_hashing) */
+function blockHashMixinLines(settings: RouterSettings, configuredTokensPerBlock: number | null): string[] {
+  if (settings.type === 'conversation')
+    return [
+      `BlockHashMixin: tokens_per_block=${settings.tokensPerBlock}, custom_tokenizer=None, model_path=None, use_harmony=None`,
+    ];
+  if (settings.type !== 'kv_cache_aware') return [];
+  if (settings.profile === 'newest')
+    return [
+      `BlockHashMixin: tokens_per_block=${configuredTokensPerBlock ?? 32}${configuredTokensPerBlock === null ? ' (auto, adopts worker)' : ''}, custom_tokenizer=None, model_path=None, use_harmony=None`,
+    ];
+  return [`BlockHashMixin: tokens_per_block=${settings.tokensPerBlock}, custom_tokenizer=None`];
+}
+
+/** Router._prepare_server's line: the stock one names no server; 'formatted' builds name it first */
+export function serverReadyLine(server: string, info: ServerInfo, format: OrchestratorLogFormat = 'trtllm'): string {
+  return `${format === 'trtllm' ? '' : `${server} `}server is ready with info: ${pyRepr(info)}`;
 }
 
 export function pollFailureLine(server: string, message: string): string {

@@ -100,6 +100,7 @@ export function runVirtual(config: SimConfig, options: RunVirtualOptions = {}): 
   const tap: TapMode | null = emit === undefined ? null : (options.tap ?? 'relay');
   const stateIntervalMs = options.stateIntervalMs ?? 1000;
   const log = options.orchestratorLog;
+  const logFormat = config.router.logFormat ?? 'trtllm';
   const ids = serverIds(config.ctx.servers);
   const c = config.ctx;
   const workers = ids.map((id) => new CtxWorker(scheduler, ctxWorkerConfig(config, id)));
@@ -118,19 +119,22 @@ export function runVirtual(config: SimConfig, options: RunVirtualOptions = {}): 
   const router = createRouter(config.router, ids, {
     hashAlgo: (server) => byId.get(server)!.serverInfo().kv_cache_hash_algo,
     workerTokensPerBlock: (server) => byId.get(server)!.serverInfo().tokens_per_block ?? null,
-    log: (level, message) => log?.(orchestratorLine(scheduler.now(), level, message)),
+    log: (level, message) => log?.(orchestratorLine(scheduler.now(), level, message, [], logFormat)),
     pollEvents,
     onPollFailure: (server, message) => {
-      log?.(orchestratorLine(scheduler.now(), 'W', pollFailureLine(server, message)));
+      log?.(orchestratorLine(scheduler.now(), 'W', pollFailureLine(server, message), [], logFormat));
       if (tap === 'watch') emit?.({ kind: 'poll-failure', ts: scheduler.now(), server, message });
     },
   });
 
   // start-up: what the orchestrator logs and what the sidecar learns
   const configuredTpb = config.router.tokensPerBlock === 0 ? null : config.router.tokensPerBlock;
-  for (const line of routerConfigLines(router.settings, ids, configuredTpb)) log?.(orchestratorLine(0, 'I', line));
-  for (const worker of workers) log?.(orchestratorLine(0, 'I', serverReadyLine(worker.id, worker.serverInfo())));
-  for (const line of routerStartupLines(router)) log?.(orchestratorLine(0, line.level, line.message));
+  for (const line of routerConfigLines(router.settings, ids, configuredTpb, logFormat))
+    log?.(orchestratorLine(0, 'I', line, [], logFormat));
+  for (const worker of workers)
+    log?.(orchestratorLine(0, 'I', serverReadyLine(worker.id, worker.serverInfo(), logFormat), [], logFormat));
+  for (const line of routerStartupLines(router))
+    log?.(orchestratorLine(0, line.level, line.message, line.args, logFormat));
   if (emit !== undefined) {
     for (const worker of workers) {
       const info = worker.serverInfo();
@@ -332,10 +336,18 @@ export function runVirtual(config: SimConfig, options: RunVirtualOptions = {}): 
   if (c.restartAtMs !== null) {
     const target = workers[0]!;
     scheduler.at(c.restartAtMs, () => {
-      log?.(orchestratorLine(scheduler.now(), 'W', `Server ${target.id} disconnected; restarting`));
+      log?.(orchestratorLine(scheduler.now(), 'W', `Server ${target.id} disconnected; restarting`, [], logFormat));
       target.restart();
       scheduler.at(scheduler.now() + c.restartDowntimeMs, () =>
-        log?.(orchestratorLine(scheduler.now(), 'I', serverReadyLine(target.id, target.serverInfo()))),
+        log?.(
+          orchestratorLine(
+            scheduler.now(),
+            'I',
+            serverReadyLine(target.id, target.serverInfo(), logFormat),
+            [],
+            logFormat,
+          ),
+        ),
       );
     });
   }

@@ -4,6 +4,7 @@ import { closestName } from '../core/closest-name.js';
 import type { HashAlgo } from '../core/wire/kv-event.js';
 import type { CtxWorkerConfig, RankAssignment } from './ctx-worker.js';
 import type { KvEventsPublisher, VllmSimHashes } from './publisher-format.js';
+import type { OrchestratorLogFormat } from './log-lines.js';
 import type { RouterType, SimRouterProfile } from './routers/router.js';
 import type { WorkloadConfig } from './workload.js';
 import { KvsentinelError } from '../core/errors.js';
@@ -60,6 +61,10 @@ export interface RouterConfig {
   readonly tokensPerBlock: number;
   /** newest: add the routed hashes on a successful finish (default true) */
   readonly trackRoutedBlocks?: boolean;
+  /** newest: the intermediate router.py build that logs EVENT_MATCH_DIAG (default false: the newest does not) */
+  readonly eventMatchDiag?: boolean;
+  /** how the orchestrator's logger prints (default 'trtllm': the newest logger's form; log-lines.ts) */
+  readonly logFormat?: OrchestratorLogFormat;
   /** newest: score = matches/tokens_per_block − load_weight·active (default 0.25) */
   readonly loadWeight?: number;
   /** newest: servers with active/max_batch_size ≥ load_cap are left out; 0 = no cap (default) */

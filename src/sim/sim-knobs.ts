@@ -1,5 +1,6 @@
 // Every `--set` key of the simulator: its type, the config field it sets, when a value is a fault, and its help.
 import { HASH_ALGOS } from '../core/wire/kv-event.js';
+import { ORCHESTRATOR_LOG_FORMATS } from './log-lines.js';
 import { PUBLISHER_FORMATS, VLLM_SIM_HASHES } from './publisher-format.js';
 import { ROUTER_PROFILES, ROUTER_TYPES } from './routers/router.js';
 import { REQUEST_FORMATS } from './workload.js';
@@ -255,6 +256,18 @@ export const KNOBS: Readonly<Record<string, Knob>> = {
     section: 'router',
     field: 'trackRoutedBlocks',
     help: 'newest: add routed hashes on finish',
+  },
+  'router.event_match_diag': {
+    kind: 'bool',
+    section: 'router',
+    field: 'eventMatchDiag',
+    help: 'newest: the intermediate router.py build that logs EVENT_MATCH_DIAG',
+  },
+  'router.log_format': {
+    kind: { oneOf: ORCHESTRATOR_LOG_FORMATS },
+    section: 'router',
+    field: 'logFormat',
+    help: 'orchestrator log: trtllm (the newest logger: module tag, %-style values after the format) | formatted',
   },
   'router.load_weight': { kind: 'number', section: 'router', field: 'loadWeight', help: 'newest: load term weight' },
   'router.load_cap': {

@@ -104,6 +104,7 @@ describe('kvsentinel serve (CLI)', () => {
     expect(serve.err).toContain('bogus_key: unknown key');
     expect(await text(`${base}/metrics`)).toContain('kvsentinel_config_last_reload_successful 0');
     expect(await text(`${base}/-/healthy`)).toBe('Healthy\n');
+    expect(await text(`${base}/health`)).toBe('Healthy\n');
     await writeFile(file, good);
     serve.child.kill('SIGHUP');
     await eventually(() => serve.err.includes('configuration reloaded'), 10_000, 'reload success');

@@ -157,6 +157,11 @@ export interface PromStackOptions {
   /** host:port of the /metrics endpoint scraped as job="kvsentinel"; several for sidecars sharding a fleet. */
   readonly target: string | readonly string[];
   readonly forDuration?: string;
+  /**
+   * Alertmanager's configuration, with `webhookUrl` for the receivers' URLs; by default one receiver, `hook`, grouped
+   * by alertname and instance, flushing at once.
+   */
+  readonly alertmanagerConfig?: (webhookUrl: string) => Record<string, unknown>;
 }
 
 export async function startPromStack(opts: PromStackOptions): Promise<PromStack> {
@@ -173,16 +178,18 @@ export async function startPromStack(opts: PromStackOptions): Promise<PromStack>
     writeFileSync(join(dir, 'kvsentinel.rules.yaml'), fastRulesText(opts.forDuration));
     writeFileSync(
       join(dir, 'alertmanager.yml'),
-      stringify({
-        route: {
-          receiver: 'hook',
-          group_by: ['alertname', 'instance'],
-          group_wait: '0s',
-          group_interval: '1s',
-          repeat_interval: '1h',
+      stringify(
+        opts.alertmanagerConfig?.(webhook.url) ?? {
+          route: {
+            receiver: 'hook',
+            group_by: ['alertname', 'instance'],
+            group_wait: '0s',
+            group_interval: '1s',
+            repeat_interval: '1h',
+          },
+          receivers: [{ name: 'hook', webhook_configs: [{ url: webhook.url, send_resolved: true }] }],
         },
-        receivers: [{ name: 'hook', webhook_configs: [{ url: webhook.url, send_resolved: true }] }],
-      }),
+      ),
     );
     writeFileSync(
       join(dir, 'prometheus.yml'),

@@ -9,7 +9,7 @@ export interface CliRun {
   readonly stderr: string;
 }
 
-/** Runs the built CLI (dist/, made by `npm ci`'s prepare step or `npm run build`) as a user would. */
+/** Runs the built CLI (dist/, made by `npm ci`'s postprepare step or `npm run build`) as a user would. */
 export function runCli(
   args: readonly string[],
   options: { env?: NodeJS.ProcessEnv; input?: string; timeoutMs?: number } = {},

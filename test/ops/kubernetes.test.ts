@@ -35,16 +35,21 @@ interface PodSpec {
   containers: Container[];
 }
 
+/** The TensorRT-LLM deployment (the top-level kustomization) and the monitoring it shares with the overlays. */
 function loadObjects(): { file: string; obj: K8sObject }[] {
-  return readdirSync(K8S)
-    .filter((f) => f.endsWith('.yaml') && f !== 'kustomization.yaml')
-    .sort()
-    .flatMap((file) =>
-      parseAllDocuments(readFileSync(join(K8S, file), 'utf8')).map((doc) => {
-        expect(doc.errors, file).toEqual([]);
-        return { file, obj: doc.toJS() as K8sObject };
+  const dirs = ['.', 'monitoring'];
+  return dirs.flatMap((dir) =>
+    readdirSync(join(K8S, dir))
+      .filter((f) => f.endsWith('.yaml') && f !== 'kustomization.yaml')
+      .sort()
+      .flatMap((f) => {
+        const file = join(dir, f);
+        return parseAllDocuments(readFileSync(join(K8S, file), 'utf8')).map((doc) => {
+          expect(doc.errors, file).toEqual([]);
+          return { file, obj: doc.toJS() as K8sObject };
+        });
       }),
-    );
+  );
 }
 
 const objects = loadObjects();
@@ -82,7 +87,7 @@ describe('deploy/kubernetes generated files', () => {
     writeFileSync(rules, readFileSync(rules, 'utf8').replace('for: 15m', 'for: 20m'));
     const stale = await runTool('node', ['scripts/gen-k8s.js', '--check', '--root', root]);
     expect(stale.code).toBe(1);
-    expect(stale.stderr).toContain('deploy/kubernetes/prometheus-rule.yaml is stale');
+    expect(stale.stderr).toContain('deploy/kubernetes/monitoring/prometheus-rule.yaml is stale');
     expect(stale.stderr).not.toContain('grafana-dashboards');
     expect((await runTool('node', ['scripts/gen-k8s.js', '--write', '--root', root])).code).toBe(0);
     expect((await runTool('node', ['scripts/gen-k8s.js', '--check', '--root', root])).code).toBe(0);
@@ -157,7 +162,7 @@ describe('deploy/kubernetes sidecar in relay mode', () => {
       capabilities: { drop: ['ALL'] },
       seccompProfile: { type: 'RuntimeDefault' },
     });
-    expect(sidecar?.livenessProbe?.httpGet).toEqual({ path: '/-/healthy', port: 'metrics' });
+    expect(sidecar?.livenessProbe?.httpGet).toEqual({ path: '/health', port: 'metrics' });
     expect(sidecar?.readinessProbe?.httpGet).toEqual({ path: '/-/ready', port: 'metrics' });
     expect(sidecar?.resources?.requests).toBeDefined();
     expect(sidecar?.resources?.limits?.memory).toBeDefined();
@@ -196,9 +201,12 @@ describe('deploy/kubernetes sidecar in relay mode', () => {
     expect(absent?.expr).toContain(`job="${job?.replacement ?? ''}"`);
   });
 
-  it('kustomization lists every manifest', () => {
-    const k = parseYaml(readFileSync(join(K8S, 'kustomization.yaml'), 'utf8')) as { resources: string[] };
-    const files = readdirSync(K8S).filter((f) => f.endsWith('.yaml') && f !== 'kustomization.yaml');
-    expect([...k.resources].sort()).toEqual(files.sort());
+  it('kustomization lists every manifest beside it, and the shared monitoring', () => {
+    for (const dir of ['.', 'monitoring']) {
+      const k = parseYaml(readFileSync(join(K8S, dir, 'kustomization.yaml'), 'utf8')) as { resources: string[] };
+      const files = readdirSync(join(K8S, dir)).filter((f) => f.endsWith('.yaml') && f !== 'kustomization.yaml');
+      expect([...k.resources].filter((r) => r.endsWith('.yaml')).sort(), dir).toEqual(files.sort());
+      if (dir === '.') expect(k.resources).toContain('monitoring');
+    }
   });
 });

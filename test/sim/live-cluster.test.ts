@@ -117,7 +117,9 @@ describe('live cluster', () => {
     expect(cluster.workers.map((w) => w.address)).toContain(line['ctx_server']);
     expect(Date.parse(String(line['ts']))).toBeGreaterThan(Date.now() - 60_000);
     expect(orchestratorLog).toContain(
-      orchestratorLog.find((l) => /\[I\] BlockHashMixin: tokens_per_block=128$/.test(l)),
+      orchestratorLog.find((l) =>
+        /\[I\] \[serve {3}\] BlockHashMixin: tokens_per_block=128, custom_tokenizer=None$/.test(l),
+      ),
     );
     expect(orchestratorLog.filter((l) => l.includes("server is ready with info: {'disaggregated_params'")).length).toBe(
       2,
@@ -214,7 +216,9 @@ describe('live cluster', () => {
     );
     expect(during.status).toBe(500);
     expect(
-      log.some((l) => /\[W\] Failed to poll KV cache events from 127\.0\.0\.1:\d+: Cannot connect to host/.test(l)),
+      log.some((l) =>
+        /\[W\] \[serve {3}\] Failed to poll KV cache events from 127\.0\.0\.1:\d+: Cannot connect to host/.test(l),
+      ),
     ).toBe(true);
     await restarted;
     const after = await post(

@@ -175,7 +175,7 @@ describe('fault knobs', () => {
     // the real relay answers a poll whose drain failed from what it holds (relay-event-path.ts): the router's polls
     // through it never fail, and the relay's own source reports the worker down
     expect(result.servers[0]!.routerPollFailures).toBe(0);
-    expect(logs.some((l) => l.includes('[W] Failed to poll KV cache events from ctx0: '))).toBe(false);
+    expect(logs.some((l) => l.includes('[W] [serve   ] Failed to poll KV cache events from ctx0: '))).toBe(false);
     const down = observations.filter((o) => o.kind === 'source-health' && o.source === 'relay:ctx0' && !o.up);
     expect(down.length).toBeGreaterThan(0);
     expect(result.trajectories).toBe(24);
@@ -183,7 +183,7 @@ describe('fault knobs', () => {
     // without the relay the router polls the worker itself, and those polls fail while it is down
     const direct = run(restart, { tap: 'watch' });
     expect(direct.result.servers[0]!.routerPollFailures).toBeGreaterThan(0);
-    expect(direct.logs.some((l) => l.includes('[W] Failed to poll KV cache events from ctx0: '))).toBe(true);
+    expect(direct.logs.some((l) => l.includes('[W] [serve   ] Failed to poll KV cache events from ctx0: '))).toBe(true);
   });
 });
 
@@ -198,11 +198,16 @@ describe('determinism and logs', () => {
   it('writes the orchestrator config lines and a canonical request log', () => {
     const lines: string[] = [];
     const { logs, result } = run([], { requestLog: (l) => lines.push(l) });
-    expect(logs.some((l) => /\[TRT-LLM\] \[I\] BlockHashMixin: tokens_per_block=128$/.test(l))).toBe(true);
+    // the newest logger's form: module tag, router_utils' f-string, and the stock ready line that names no server
     expect(
       logs.some((l) =>
-        l.includes(
-          "ctx1 server is ready with info: {'disaggregated_params': {'disaggregated_mode': 'context_only'}, 'kv_cache_hash_algo': 'v1_block_key', 'tokens_per_block': 128}",
+        /\[TRT-LLM\] \[I\] \[serve {3}\] BlockHashMixin: tokens_per_block=128, custom_tokenizer=None$/.test(l),
+      ),
+    ).toBe(true);
+    expect(
+      logs.some((l) =>
+        l.endsWith(
+          "[serve   ] server is ready with info: {'disaggregated_params': {'disaggregated_mode': 'context_only'}, 'kv_cache_hash_algo': 'v1_block_key', 'tokens_per_block': 128}",
         ),
       ),
     ).toBe(true);

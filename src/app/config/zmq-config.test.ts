@@ -94,4 +94,16 @@ describe('--zmq and zmq: configuration', () => {
       buildConfig({ zmq: [{ id: 'v', endpoint: 'tcp://h:1', engine: 'vllm', python_hash_seed: -1 }] }, {}),
     ).toThrow(/zmq\[0\] seed: -1 is not a PYTHONHASHSEED value/);
   });
+
+  it('hit_tier / hit= name the slowest medium a reused block loads from (vLLM, SGLang only)', () => {
+    const c = buildConfig(
+      { zmq: [{ id: 'a', endpoint: 'tcp://10.0.0.6:5557', engine: 'sglang', hit_tier: 'disk' }] },
+      { zmq: ['b=tcp://10.0.0.5:5557,engine=vllm,hit=cpu', 'c=tcp://10.0.0.7:5557,engine=vllm'] },
+    );
+    expect(c.zmq.map((z) => z.hitLevel)).toEqual([2, 1, undefined]);
+    expect(() => buildConfig({}, { zmq: ['b=tcp://10.0.0.5:5557,engine=vllm,hit=nvme'] })).toThrow(
+      /hit_tier.*gpu, cpu, disk/,
+    );
+    expect(() => buildConfig({}, { zmq: ['b=tcp://10.0.0.5:5557,hit=cpu'] })).toThrow(ConfigError);
+  });
 });

@@ -5,6 +5,8 @@
 // endpoint and replay_endpoint are rank 0's; rank r is at port + r (the publishers' base-port + rank layout).
 // hash / seed (vLLM only) are the workers' --prefix-caching-hash-algo and PYTHONHASHSEED, exactly as set: with
 // sha256_cbor kvsentinel recomputes their block hashes (docs/event-streams.md "vLLM block hashes").
+// hit / hit_tier (vLLM, SGLang): gpu (default), cpu or disk — the slowest medium the workers load reused blocks from;
+// blocks held only on slower media are resident in worker truth but not a hit for the oracle or the router's view.
 import { VLLM_HASH_ALGOS, isVllmHashAlgo } from '../../core/hashing/vllm-block-hash.js';
 import { STREAM_ENGINES, isStreamEngine } from '../../core/stream/stream-engine.js';
 import type { VllmHashing } from '../../core/stream/vllm-hash-checker.js';
@@ -22,8 +24,11 @@ const KEYS = [
   'topic',
   'hash_algo',
   'python_hash_seed',
+  'hit_tier',
 ] as const;
-const FLAG_KEYS = ['replay', 'engine', 'ranks', 'topic', 'hash', 'seed'] as const;
+const FLAG_KEYS = ['replay', 'engine', 'ranks', 'topic', 'hash', 'seed', 'hit'] as const;
+/** hit_tier: the slowest medium a request reuses blocks from (vLLM's offloading connector, SGLang's HiCache) */
+const HIT_TIERS = { gpu: 0, cpu: 1, disk: 2 } as const;
 /** attention-DP sizes beyond this are a typo, not a deployment */
 const MAX_RANKS = 256;
 
@@ -69,6 +74,7 @@ function spec(
     topic?: unknown;
     hash?: unknown;
     seed?: unknown;
+    hit?: unknown;
   },
 ): ZmqStreamSpec {
   if (typeof raw.id !== 'string' || !ID.test(raw.id))
@@ -82,6 +88,7 @@ function spec(
   const topic = raw.topic ?? '';
   if (typeof topic !== 'string') fail(`${where} topic`, `${JSON.stringify(topic)} is not a string`);
   const hashing = vllmHashing(where, engine, raw.hash, raw.seed);
+  const hitLevel = hitTier(where, engine, raw.hit);
   return {
     id: raw.id,
     endpoint: endpoint(`${where} endpoint`, raw.endpoint, ranksValue),
@@ -91,17 +98,27 @@ function spec(
     ranks: ranksValue,
     topic,
     ...(hashing !== null ? { vllmHashing: hashing } : {}),
+    ...(hitLevel !== null ? { hitLevel } : {}),
   };
 }
 
-/** `ID=ENDPOINT[,replay=ENDPOINT][,engine=trtllm|vllm|sglang][,ranks=N][,topic=T][,hash=ALGO][,seed=PYTHONHASHSEED]` */
+function hitTier(where: string, engine: string, v: unknown): number | null {
+  if (v === undefined || v === null) return null;
+  if (engine === 'trtllm')
+    fail(`${where} hit_tier`, "TensorRT-LLM's tables count every level it reuses; hit_tier is for vllm and sglang");
+  if (typeof v !== 'string' || !Object.hasOwn(HIT_TIERS, v))
+    fail(`${where} hit_tier`, `${JSON.stringify(v)} is not one of ${Object.keys(HIT_TIERS).join(', ')}`);
+  return HIT_TIERS[v as keyof typeof HIT_TIERS];
+}
+
+/** `ID=ENDPOINT[,replay=ENDPOINT][,engine=trtllm|vllm|sglang][,ranks=N][,topic=T][,hash=ALGO][,seed=PYTHONHASHSEED][,hit=gpu|cpu|disk]` */
 export function parseZmqFlag(text: string): ZmqStreamSpec {
   const where = `--zmq '${text}'`;
   const eq = text.indexOf('=');
   if (eq <= 0)
     fail(
       where,
-      'expected ID=tcp://HOST:PORT[,replay=tcp://HOST:PORT][,engine=trtllm|vllm|sglang][,ranks=N][,topic=T][,hash=sha256_cbor][,seed=N]',
+      'expected ID=tcp://HOST:PORT[,replay=tcp://HOST:PORT][,engine=trtllm|vllm|sglang][,ranks=N][,topic=T][,hash=sha256_cbor][,seed=N][,hit=gpu|cpu|disk]',
     );
   const [first, ...options] = text.slice(eq + 1).split(',');
   const raw: Record<string, string> = {};
@@ -109,7 +126,7 @@ export function parseZmqFlag(text: string): ZmqStreamSpec {
     const i = option.indexOf('=');
     const key = i > 0 ? option.slice(0, i) : option;
     if (!(FLAG_KEYS as readonly string[]).includes(key) || i <= 0)
-      fail(where, `'${option}' is not replay=, engine=, ranks=, topic=, hash= or seed=`);
+      fail(where, `'${option}' is not replay=, engine=, ranks=, topic=, hash=, seed= or hit=`);
     if (key in raw) fail(where, `${key}= given twice`);
     raw[key] = option.slice(i + 1);
   }
@@ -135,6 +152,7 @@ export function parseZmqList(where: string, list: readonly unknown[]): ZmqStream
       topic: r['topic'],
       hash: r['hash_algo'],
       seed: r['python_hash_seed'],
+      hit: r['hit_tier'],
     });
   });
 }

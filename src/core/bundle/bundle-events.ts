@@ -56,6 +56,7 @@ export function encodeEvent(event: KvEvent, includePrompts: boolean): JsonObject
       break;
     case 'removed':
       d = { type: 'removed', blockHashes: data.blockHashes.map(formatWireHash) };
+      if (data.cacheLevel !== undefined && data.cacheLevel !== null) d.cacheLevel = data.cacheLevel;
       break;
     case 'updated':
       d = {
@@ -69,9 +70,10 @@ export function encodeEvent(event: KvEvent, includePrompts: boolean): JsonObject
       break;
     case 'all_cleared':
       d = { type: 'all_cleared' };
+      if (data.cacheLevel !== undefined && data.cacheLevel !== null) d.cacheLevel = data.cacheLevel;
       break;
   }
-  return {
+  const out: JsonObject = {
     eventId: event.eventId,
     windowSize: event.windowSize,
     attentionDpRank: event.attentionDpRank,
@@ -79,6 +81,8 @@ export function encodeEvent(event: KvEvent, includePrompts: boolean): JsonObject
     layerGroupId: event.layerGroupId,
     data: d,
   };
+  if (event.residency !== undefined) out.residency = { hitLevel: event.residency.hitLevel };
+  return out;
 }
 
 export function encodeCheck(check: StoredEventCheck | null): Json {
@@ -151,6 +155,7 @@ export function decodeEvent(value: Json, path: string): { event: KvEvent; tokenC
         blockHashes: arr(d.blockHashes, path, '.data.blockHashes').map((h, i) =>
           hashIn(h, path, '.data.blockHashes', i),
         ),
+        ...(d.cacheLevel !== undefined ? { cacheLevel: numOrNull(d.cacheLevel, path, '.data.cacheLevel') } : {}),
       };
       break;
     case 'updated':
@@ -162,7 +167,8 @@ export function decodeEvent(value: Json, path: string): { event: KvEvent; tokenC
       };
       break;
     case 'all_cleared':
-      data = { type };
+      data =
+        d.cacheLevel !== undefined ? { type, cacheLevel: numOrNull(d.cacheLevel, path, '.data.cacheLevel') } : { type };
       break;
     default:
       throw new DecodeError(`${path}.data.type`, `unknown event type ${type}`);
@@ -176,6 +182,9 @@ export function decodeEvent(value: Json, path: string): { event: KvEvent; tokenC
       attentionDpRank: numOrNull(o.attentionDpRank, path, '.attentionDpRank'),
       hashAlgo: algoOrNull(o.hashAlgo, path, '.hashAlgo'),
       layerGroupId: numOrNull(o.layerGroupId, path, '.layerGroupId'),
+      ...(o.residency !== undefined && o.residency !== null
+        ? { residency: { hitLevel: num(asObject(o.residency, `${path}.residency`).hitLevel, path, '.residency.hitLevel') } }
+        : {}),
     },
   };
 }

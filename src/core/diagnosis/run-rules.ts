@@ -1,5 +1,6 @@
 // The dumb runner: evaluates every rule against one input; a rule that throws yields no finding and is counted,
-// so one broken rule cannot take the diagnosis (or the daemon) down.
+// so one broken rule cannot take the diagnosis (or the daemon) down. A finding names only servers the input knows
+// (configured or seen): a name no source gave a server is never shown as one.
 import type { FindingId } from './finding-catalog.js';
 import type { DiagnosisInput, Rule, RuleHit } from './rule.js';
 
@@ -16,10 +17,13 @@ export interface RuleRun {
 export function runRules(rules: readonly Rule[], input: DiagnosisInput): RuleRun {
   const hits = new Map<FindingId, RuleHit>();
   const errors: RuleError[] = [];
+  const known = new Set(input.servers.map((s) => s.server));
   for (const rule of rules) {
     try {
       const hit = rule.evaluate(input);
-      if (hit !== null) hits.set(rule.id, hit);
+      if (hit === null) continue;
+      const servers = hit.servers.filter((s) => known.has(s));
+      hits.set(rule.id, servers.length === hit.servers.length ? hit : { ...hit, servers });
     } catch (err) {
       errors.push({ id: rule.id, message: err instanceof Error ? err.message : String(err) });
     }

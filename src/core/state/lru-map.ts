@@ -66,4 +66,9 @@ export class LruMap<K, V> {
   values(): IterableIterator<V> {
     return this.#map.values();
   }
+
+  /** Entries, oldest first. Do not add while iterating. */
+  entries(): IterableIterator<[K, V]> {
+    return this.#map.entries();
+  }
 }

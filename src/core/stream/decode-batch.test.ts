@@ -37,6 +37,38 @@ describe('decodeStreamBatch', () => {
     expect(removed).toEqual({ type: 'removed', blockHashes: [BIG], medium: 'GPU', groupIdx: null });
   });
 
+  it("reads SGLang's EAGLE bigram pages ([token, next] pairs) and its salt, instead of dropping the event", () => {
+    // mem_cache/events.py record_store: page_tokens = [(raw[j], raw[j + 1]) for j in range(start, end)]
+    const d = decodeStreamBatch(
+      encode([
+        2.5,
+        [
+          {
+            type: 'BlockStored',
+            block_hashes: [5, 6],
+            parent_block_hash: null,
+            token_ids: [
+              [10, 11],
+              [11, 12],
+              [12, 13],
+              [13, 14],
+            ],
+            block_size: 2,
+            lora_id: null,
+            medium: 'GPU',
+            cache_salt: 'tenant',
+            session_id: null,
+            lora_name: 'adapter',
+          },
+        ],
+      ]),
+    );
+    expect(d.issues).toEqual([]);
+    const [stored] = d.batch!.events;
+    expect(stored?.type === 'stored' && Array.from(stored.tokens!)).toEqual([10, 11, 12, 13]);
+    expect(stored).toMatchObject({ cacheSalt: 'tenant', loraName: 'adapter', blockHashes: [5n, 6n] });
+  });
+
   it('reads a newer vLLM map batch and an older vLLM / SGLang positional one', () => {
     const map = decodeStreamBatch(encode({ ts: 2, events: [{ type: 'AllBlocksCleared' }], data_parallel_rank: 1 }));
     expect(map.batch).toEqual({ ts: 2, rank: 1, events: [{ type: 'all_cleared' }] });

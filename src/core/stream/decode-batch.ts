@@ -4,6 +4,7 @@
 //   event: a map tagged "type" (TensorRT-LLM, newer vLLM) or a positional array with the tag first (older vLLM,
 //          SGLang): ["BlockStored", block_hashes, parent_block_hash, token_ids, block_size, lora_id, medium, …],
 //          ["BlockRemoved", block_hashes, medium, group_idx], ["AllBlocksCleared"]
+// SGLang's EAGLE bigram pages give each token id as a [token, next] pair; the first is the page's token.
 // Hashes are exact: msgpack int64/uint64 decode as bigint and every integer is taken modulo 2^64, so TensorRT-LLM's
 // signed int64 (negative above 2^63) and vLLM's unsigned values land on the same u64 the pull path uses; a bytes
 // hash (vLLM without VLLM_KV_EVENTS_USE_INT_BLOCK_HASHES) becomes its low 8 bytes big-endian, as vLLM's own int
@@ -22,6 +23,10 @@ export interface StreamStored {
   /** tokens per block as the event states it */
   readonly blockSize: number;
   readonly loraId: bigint | null;
+  /** the adapter's name (vLLM, SGLang): part of the block's identity, as the engine's hash includes it */
+  readonly loraName: string | null;
+  /** SGLang's per-request cache_salt (map events): blocks of different salts are different blocks */
+  readonly cacheSalt: string | null;
   readonly medium: string | null;
   readonly groupIdx: number | null;
   readonly slidingWindow: number | null;
@@ -154,7 +159,9 @@ function toTokens(v: unknown, path: string): Uint32Array | null {
   const out = new Uint32Array(list.length);
   for (let i = 0; i < list.length; i++) {
     const t = list[i];
-    if (typeof t === 'number' && Number.isInteger(t) && t >= 0 && t <= 0xffff_ffff) out[i] = t;
+    // SGLang's EAGLE bigram pages publish each position as [token, next token]: the page's token is the first
+    const id = Array.isArray(t) && t.length === 2 ? (t as readonly unknown[])[0] : t;
+    if (typeof id === 'number' && Number.isInteger(id) && id >= 0 && id <= 0xffff_ffff) out[i] = id;
     else if (typeof t === 'string')
       return null; // TensorRT-LLM's EventTokenId may be a string (multimodal)
     else
@@ -215,6 +222,8 @@ function decodeEvent(v: unknown, path: string): StreamEvent {
         return lora === null || lora === undefined ? null : BigInt(toCount(lora, `${path}.lora_id`));
       })(),
       medium: optString(field('medium'), `${path}.medium`),
+      loraName: optString(field('lora_name'), `${path}.lora_name`),
+      cacheSalt: Array.isArray(v) ? null : optString(own(v, 'cache_salt'), `${path}.cache_salt`),
       groupIdx: optCount(field('group_idx'), `${path}.group_idx`),
       slidingWindow: optCount(field('kv_cache_spec_sliding_window'), `${path}.kv_cache_spec_sliding_window`),
       extraKeys:

@@ -1,71 +1,169 @@
-// Re-keys blocks of engines whose hashes kvsentinel cannot recompute (vLLM's sha256/builtin families, SGLang):
-// each stored block gets the key the V2 chain (v2_sha256_64) gives its tokens under its parent's key, so worker
-// truth, the router replica and every decision's prompt keys share one hash space whatever the engine hashed with.
-// The engine hash → chained key map is per rank and bounded (LRU); a block whose parent was never seen (stored
-// before kvsentinel subscribed, or evicted from the map) cannot be chained and is counted as unresolved.
+// Re-keys blocks of engines whose hashes kvsentinel cannot recompute (vLLM's sha256/builtin families, SGLang): each
+// stored block gets the key the V2 chain (v2_sha256_64) gives its tokens under its parent's key, so worker truth, the
+// router replica and every decision's prompt keys share one hash space whatever the engine hashed with.
+// The engine's own hash stays the block's identity: per rank, every engine hash with a copy resident (at any level)
+// maps to its table key and its copies per level, so a removal finds exactly the block it names whatever happened
+// since; a hash is forgotten when its last copy goes (no forever-blocks), and the map is bounded (its oldest entry is
+// then dropped *and reported*, so the table drops it too). A block whose identity covers more than its tokens (vLLM
+// extra_keys: LoRA name, multimodal ids, cache_salt, prompt embeddings; SGLang cache_salt and LoRA name) gets a
+// scoped key no plain prompt chain reaches, so tenants never share keys. A block kvsentinel cannot chain (its parent
+// was stored before it subscribed, its tokens are unreadable or absent) is still held, under a key derived from its
+// engine hash: it counts as resident and its removal matches, though no prompt key can find it.
+import { sha256 } from '@noble/hashes/sha2.js';
 import { truncateKeyToU64, v2BlockKey, v2RootKey } from '../hashing/v2-sha256.js';
 import { LruMap } from '../state/lru-map.js';
 
-/** Engine hashes remembered per rank: above a rank's GPU plus host block pools in the deployments we know. */
-export const DEFAULT_REKEY_CAP = 262_144;
+/** Resident engine hashes remembered per rank: above a rank's GPU plus host block pools in the deployments we know. */
+export const DEFAULT_REKEY_CAP = 524_288;
+/** Copy counts per level are packed 8 bits a level, levels 0..3 (GPU, CPU, disk, other). */
+const LEVELS = 4;
+
+interface Resident {
+  /** the full chained key (children chain on it); null when the block could not be chained */
+  readonly chain: Uint8Array | null;
+  readonly tableKey: bigint;
+  /** copies per level, 8 bits each */
+  copies: number;
+}
+
+export interface StoredInput {
+  readonly parent: bigint | null;
+  readonly hashes: readonly bigint[];
+  /** each block's tokens; null or empty when the event carries none (vLLM's offloaded CPU copies) */
+  readonly blocks: readonly (Uint32Array | null)[] | null;
+  readonly loraId: bigint | null;
+  /** per block, what besides its tokens the engine keyed it by (encoded), or null */
+  readonly scopes: readonly (Uint8Array | null)[];
+  readonly level: number;
+}
 
 export interface RekeyedBlocks {
-  /** chained keys, one per block, or null when the parent was unknown */
-  readonly keys: bigint[] | null;
+  /** table keys, one per block */
+  readonly keys: bigint[];
   readonly parentKey: bigint | null;
+  /** blocks held under their engine hash's key: no prompt can find them */
+  readonly unchained: number;
+  /** entries the cap dropped: their copies must leave the table too */
+  readonly dropped: readonly DroppedCopies[];
+}
+
+export interface DroppedCopies {
+  readonly tableKey: bigint;
+  /** copies per level */
+  readonly copies: readonly number[];
+}
+
+function copiesAt(packed: number, level: number): number {
+  return Math.floor(packed / 256 ** level) % 256;
+}
+
+function unpack(packed: number): number[] {
+  return Array.from({ length: LEVELS }, (_, l) => copiesAt(packed, l));
+}
+
+const ENGINE_KEY_TAG = new TextEncoder().encode('kvsentinel:engine-hash');
+
+/** The table key of a block known only by its engine hash. */
+function engineHashKey(hash: bigint): bigint {
+  const bytes = new Uint8Array(ENGINE_KEY_TAG.length + 8);
+  bytes.set(ENGINE_KEY_TAG, 0);
+  new DataView(bytes.buffer).setBigUint64(ENGINE_KEY_TAG.length, hash, false);
+  return truncateKeyToU64(sha256(bytes));
+}
+
+function scoped(key: Uint8Array, scope: Uint8Array | null): Uint8Array {
+  if (scope === null) return key;
+  const bytes = new Uint8Array(key.length + scope.length);
+  bytes.set(key, 0);
+  bytes.set(scope, key.length);
+  return sha256(bytes);
 }
 
 export class StreamRekeyer {
   readonly #cap: number;
-  readonly #ranks = new Map<number, LruMap<bigint, Uint8Array>>();
+  readonly #ranks = new Map<number, LruMap<bigint, Resident>>();
   #evicted = 0;
 
   constructor(cap = DEFAULT_REKEY_CAP) {
     this.#cap = cap;
   }
 
-  /** engine hashes dropped by the cap (their children then cannot be chained) */
+  /** resident engine hashes dropped by the cap (lost removals left them behind) */
   get evicted(): number {
-    let n = this.#evicted;
-    for (const m of this.#ranks.values()) n += m.dropped;
-    return n;
+    return this.#evicted;
   }
 
-  /** Chains the blocks of one stored event; `blocks` are the tokens of each block, in order. */
-  stored(
-    rank: number,
-    parent: bigint | null,
-    hashes: readonly bigint[],
-    blocks: readonly Uint32Array[],
-    loraId: bigint | null,
-  ): RekeyedBlocks {
+  /** engine hashes held for a rank (each has a copy resident somewhere) */
+  size(rank: number): number {
+    return this.#ranks.get(rank)?.size ?? 0;
+  }
+
+  /** Keys the blocks of one stored event and records one copy each at `input.level`. */
+  stored(rank: number, input: StoredInput): RekeyedBlocks {
     const map = this.#map(rank);
-    let key = parent === null ? v2RootKey({ loraId }) : map.get(parent);
-    if (key === undefined) return { keys: null, parentKey: null };
-    const parentKey = parent === null ? null : truncateKeyToU64(key);
+    const parentEntry = input.parent === null ? undefined : map.get(input.parent);
+    let chain: Uint8Array | null =
+      input.parent === null ? v2RootKey({ loraId: input.loraId }) : (parentEntry?.chain ?? null);
+    const parentKey = input.parent === null ? null : (parentEntry?.tableKey ?? engineHashKey(input.parent));
     const keys: bigint[] = [];
-    for (let i = 0; i < hashes.length; i++) {
-      key = v2BlockKey(key, blocks[i]!);
-      map.set(hashes[i]!, key);
-      keys.push(truncateKeyToU64(key));
+    const dropped: DroppedCopies[] = [];
+    let unchained = 0;
+    for (let i = 0; i < input.hashes.length; i++) {
+      const hash = input.hashes[i]!;
+      const tokens = input.blocks?.[i] ?? null;
+      const known = map.get(hash);
+      let entry: Resident;
+      if (known !== undefined) entry = known;
+      else if (tokens !== null && tokens.length > 0 && chain !== null) {
+        const next = scoped(v2BlockKey(chain, tokens), input.scopes[i] ?? null);
+        entry = { chain: next, tableKey: truncateKeyToU64(next), copies: 0 };
+      } else entry = { chain: null, tableKey: engineHashKey(hash), copies: 0 };
+      if (entry.chain === null) unchained++;
+      if (copiesAt(entry.copies, input.level) < 255) entry.copies += 256 ** input.level;
+      const out = map.set(hash, entry);
+      if (out !== undefined) {
+        this.#evicted++;
+        dropped.push({ tableKey: out[1].tableKey, copies: unpack(out[1].copies) });
+      }
+      keys.push(entry.tableKey);
+      chain = entry.chain;
     }
-    return { keys, parentKey };
+    return { keys, parentKey, unchained, dropped };
   }
 
-  /** The chained key of an engine hash, or null when it was never stored (or was evicted). */
-  keyOf(rank: number, hash: bigint): bigint | null {
-    const key = this.#map(rank).peek(hash);
-    return key === undefined ? null : truncateKeyToU64(key);
-  }
-
-  /** A rank's publisher restarted or cleared its cache: its old hashes mean nothing now. */
-  resetRank(rank: number): void {
+  /** One copy of `hash` leaves `level`: its table key, or null when no copy of it is known there. */
+  removed(rank: number, hash: bigint, level: number): bigint | null {
     const map = this.#ranks.get(rank);
-    if (map !== undefined) this.#evicted += map.dropped;
+    const entry = map?.peek(hash);
+    if (map === undefined || entry === undefined || copiesAt(entry.copies, level) === 0) return null;
+    entry.copies -= 256 ** level;
+    if (entry.copies === 0) map.delete(hash);
+    return entry.tableKey;
+  }
+
+  /** Every copy at `level` is gone (vLLM's GPU AllBlocksCleared); hashes with no copy left are forgotten. */
+  clearLevel(rank: number, level: number): void {
+    const map = this.#ranks.get(rank);
+    if (map === undefined) return;
+    const gone: bigint[] = [];
+    for (const [hash, entry] of map.entries()) {
+      entry.copies -= copiesAt(entry.copies, level) * 256 ** level;
+      if (entry.copies === 0) gone.push(hash);
+    }
+    for (const hash of gone) map.delete(hash);
+  }
+
+  /** The table key of an engine hash with a copy resident, or null. */
+  keyOf(rank: number, hash: bigint): bigint | null {
+    return this.#ranks.get(rank)?.peek(hash)?.tableKey ?? null;
+  }
+
+  /** A rank's publisher restarted or cleared its whole cache: its old hashes mean nothing now. */
+  resetRank(rank: number): void {
     this.#ranks.delete(rank);
   }
 
-  #map(rank: number): LruMap<bigint, Uint8Array> {
+  #map(rank: number): LruMap<bigint, Resident> {
     let map = this.#ranks.get(rank);
     if (map === undefined) {
       map = new LruMap(this.#cap);

@@ -3,19 +3,23 @@
 // tracked by stream-sequencer.ts), block tokens arrive concatenated and are split by block_size, and the hashes enter
 // either as published (TensorRT-LLM: v2_sha256_64) or re-keyed from their tokens (rekeyer.ts).
 import type { HashCheck } from '../state/hash-verifier.js';
-import type { KvEvent, StoredBlock } from '../wire/kv-event.js';
+import type { KvEvent, Residency, StoredBlock } from '../wire/kv-event.js';
 import type { WireIssue } from '../wire/wire-issue.js';
-import type { StreamBatch, StreamStored } from './decode-batch.js';
-import { StreamRekeyer } from './rekeyer.js';
+import { blockScopes } from './block-scope.js';
+import type { StreamBatch, StreamRemoved, StreamStored } from './decode-batch.js';
+import { StreamRekeyer, type DroppedCopies } from './rekeyer.js';
 import { streamHashes, type StreamEngine } from './stream-engine.js';
 import { VllmHashChecker, type VllmHashing } from './vllm-hash-checker.js';
 
 export interface StreamConversion {
   readonly events: KvEvent[];
   readonly issues: WireIssue[];
-  /** stored blocks left out: their parent was unknown (re-keyed engines) or their tokens not integers */
+  /**
+   * stored blocks held without a prompt-matchable key: their parent was stored before kvsentinel subscribed, or their
+   * tokens are absent or not integers (re-keyed engines); or left out (TensorRT-LLM blocks whose tokens were unreadable)
+   */
   readonly unresolvedBlocks: number;
-  /** removed hashes left out: never stored as far as the re-keyer knows */
+  /** removed hashes that matched no resident copy: a missed store, or history before the subscription */
   readonly unknownRemovals: number;
   /**
    * vLLM: the engine's own hashes recomputed (vllm-hash-checker.ts), aligned with `events` (null for events other
@@ -28,25 +32,38 @@ export interface StreamConverterOptions {
   readonly rekeyer?: StreamRekeyer;
   /** vLLM only: how the deployment hashes (unstated: its blocks check as unverifiable) */
   readonly vllmHashing?: VllmHashing;
+  /** the slowest cache level a request reuses (0 = GPU, the default; 1 = CPU; 2 = disk) */
+  readonly hitLevel?: number;
 }
 
 /** Marks a block whose hash covers more than its tokens (extra_keys, mm_keys): never recomputed, never a mismatch. */
 const EXTRA_KEYS_MARK = [{ hash: 'stream-extra-keys', startOffset: 0 }] as const;
 const NO_TOKENS = new Uint32Array(0);
 
-function cacheLevel(medium: string | null): number {
-  return medium === null || medium.toUpperCase() === 'GPU' ? 0 : 1;
+/** The cache level of a medium as vLLM and SGLang name them (absent: GPU, as engines without tiers publish). */
+export function mediumLevel(medium: string | null): number {
+  if (medium === null) return 0;
+  const m = medium.toUpperCase();
+  if (m === 'GPU' || m === 'DEVICE' || m === 'L1') return 0;
+  if (m === 'CPU' || m === 'HOST' || m === 'CPU_TIER1' || m === 'L2') return 1;
+  if (m === 'DISK' || m === 'CPU_TIER2' || m === 'L3' || m === 'STORAGE' || m === 'SSD') return 2;
+  return 3;
 }
+
+type Base = Pick<KvEvent, 'eventId' | 'attentionDpRank' | 'hashAlgo'> & { readonly residency?: Residency };
 
 export class StreamEventConverter {
   readonly #engine: StreamEngine;
   readonly #rekeyer: StreamRekeyer | null;
   readonly #vllm: VllmHashChecker | null;
+  readonly #residency: Residency | null;
 
   constructor(engine: StreamEngine, options: StreamConverterOptions = {}) {
     this.#engine = engine;
     this.#rekeyer = streamHashes(engine) === 'rekeyed' ? (options.rekeyer ?? new StreamRekeyer()) : null;
     this.#vllm = engine === 'vllm' ? new VllmHashChecker(options.vllmHashing ?? { algo: null, seed: null }) : null;
+    // vLLM and SGLang store and remove each physical copy per medium; TensorRT-LLM's tables stay sets
+    this.#residency = engine === 'trtllm' ? null : { hitLevel: options.hitLevel ?? 0 };
   }
 
   get rekeyEvicted(): number {
@@ -64,94 +81,116 @@ export class StreamEventConverter {
    * worker without attention DP).
    */
   convert(batch: StreamBatch, rank: number, statedRank: number | null, where: string): StreamConversion {
-    const events: KvEvent[] = [];
-    const engineChecks: (readonly HashCheck[] | null)[] = [];
-    const issues: WireIssue[] = [];
-    let unresolvedBlocks = 0;
-    let unknownRemovals = 0;
-    const base = { eventId: null, attentionDpRank: statedRank, hashAlgo: 'v2_sha256_64' as const };
+    const out: Conversion = { events: [], engineChecks: [], issues: [], unresolvedBlocks: 0, unknownRemovals: 0 };
+    const base: Base = {
+      eventId: null,
+      attentionDpRank: statedRank,
+      hashAlgo: 'v2_sha256_64' as const,
+      ...(this.#residency !== null ? { residency: this.#residency } : {}),
+    };
     batch.events.forEach((event, i) => {
-      const path = `${where}.events[${i}]`;
-      if (event.type === 'all_cleared') {
-        this.#rekeyer?.resetRank(rank);
-        events.push({ ...base, data: { type: 'all_cleared' }, windowSize: null, layerGroupId: null });
-        engineChecks.push(null);
-        return;
-      }
-      if (event.type === 'removed') {
-        let hashes: bigint[] = [...event.blockHashes];
-        if (this.#rekeyer !== null) {
-          const keys = hashes.map((h) => this.#rekeyer!.keyOf(rank, h));
-          unknownRemovals += keys.filter((k) => k === null).length;
-          hashes = keys.filter((k): k is bigint => k !== null);
-        }
-        if (hashes.length > 0) {
-          events.push({
-            ...base,
-            data: { type: 'removed', blockHashes: hashes },
-            windowSize: null,
-            layerGroupId: event.groupIdx,
-          });
-          engineChecks.push(null);
-        }
-        return;
-      }
-      const split = splitBlocks(event, path, issues);
-      if (split === null) {
-        unresolvedBlocks += event.blockHashes.length;
-        if (this.#rekeyer === null) {
-          events.push(
-            this.#stored(
-              base,
-              event,
-              event.blockHashes,
-              event.parentHash,
-              event.blockHashes.map(() => NO_TOKENS),
-            ),
-          );
-          engineChecks.push(null);
-        }
-        return;
-      }
-      if (this.#rekeyer === null) {
-        events.push(this.#stored(base, event, event.blockHashes, event.parentHash, split));
-        engineChecks.push(null);
-        return;
-      }
-      // checked before re-keying: the check chains on the engine's hashes, whatever the re-keyer knows
-      // a block_size the tokens do not fit (hybrid models, Dynamo #9376) leaves the split uncertain: never a mismatch
-      const consistent = event.tokens !== null && event.tokens.length === event.blockHashes.length * event.blockSize;
-      const checks =
-        this.#vllm === null
-          ? null
-          : consistent
-            ? this.#vllm.check(rank, event, split)
-            : split.map(() => 'unverifiable' as const);
-      const rekeyed = this.#rekeyer.stored(rank, event.parentHash, event.blockHashes, split, event.loraId);
-      if (rekeyed.keys === null) {
-        unresolvedBlocks += event.blockHashes.length;
-        return;
-      }
-      events.push(this.#stored(base, event, rekeyed.keys, rekeyed.parentKey, split));
-      engineChecks.push(checks);
+      if (event.type === 'all_cleared') this.#cleared(base, rank, out);
+      else if (event.type === 'removed') this.#removed(base, rank, event, out);
+      else this.#storedEvent(base, rank, event, `${where}.events[${i}]`, out);
     });
     return {
-      events,
-      issues,
-      unresolvedBlocks,
-      unknownRemovals,
-      engineChecks: this.#vllm === null ? null : engineChecks,
+      events: out.events,
+      issues: out.issues,
+      unresolvedBlocks: out.unresolvedBlocks,
+      unknownRemovals: out.unknownRemovals,
+      engineChecks: this.#vllm === null ? null : out.engineChecks,
     };
   }
 
+  #cleared(base: Base, rank: number, out: Conversion): void {
+    // vLLM's AllBlocksCleared comes from the GPU block pool: offloaded copies stay (docs/features/kv_events.md);
+    // SGLang's reset empties the whole radix tree, host tier included
+    const gpuOnly = this.#engine === 'vllm';
+    if (gpuOnly) this.#rekeyer?.clearLevel(rank, 0);
+    else this.#rekeyer?.resetRank(rank);
+    const data = gpuOnly ? { type: 'all_cleared' as const, cacheLevel: 0 } : { type: 'all_cleared' as const };
+    out.events.push({ ...base, data, windowSize: null, layerGroupId: null });
+    out.engineChecks.push(null);
+  }
+
+  #removed(base: Base, rank: number, event: StreamRemoved, out: Conversion): void {
+    const level = mediumLevel(event.medium);
+    let hashes: bigint[] = [...event.blockHashes];
+    if (this.#rekeyer !== null) {
+      const keys = hashes.map((h) => this.#rekeyer!.removed(rank, h, level));
+      out.unknownRemovals += keys.filter((k) => k === null).length;
+      hashes = keys.filter((k): k is bigint => k !== null);
+    }
+    if (hashes.length === 0) return;
+    const data =
+      this.#residency === null
+        ? { type: 'removed' as const, blockHashes: hashes }
+        : { type: 'removed' as const, blockHashes: hashes, cacheLevel: level };
+    out.events.push({ ...base, data, windowSize: null, layerGroupId: event.groupIdx });
+    out.engineChecks.push(null);
+  }
+
+  #storedEvent(base: Base, rank: number, event: StreamStored, path: string, out: Conversion): void {
+    // vLLM's offloaded copies carry no tokens (token_ids [], block_size 0): the hash names a block stored before
+    const tokenless = event.tokens !== null && event.tokens.length === 0;
+    const split = tokenless ? null : splitBlocks(event, path, out.issues);
+    if (this.#rekeyer === null) {
+      if (split === null) out.unresolvedBlocks += event.blockHashes.length;
+      const tokens = split ?? event.blockHashes.map(() => NO_TOKENS);
+      out.events.push(this.#stored(base, event, event.blockHashes, event.parentHash, tokens));
+      out.engineChecks.push(null);
+      return;
+    }
+    // checked before re-keying: the check chains on the engine's hashes, whatever the re-keyer knows
+    // a block_size the tokens do not fit (hybrid models, Dynamo #9376) leaves the split uncertain: never a mismatch
+    const consistent =
+      split !== null && event.tokens !== null && event.tokens.length === event.blockHashes.length * event.blockSize;
+    const checks =
+      this.#vllm === null
+        ? null
+        : consistent
+          ? this.#vllm.check(rank, event, split)
+          : event.blockHashes.map(() => 'unverifiable' as const);
+    const rekeyed = this.#rekeyer.stored(rank, {
+      parent: event.parentHash,
+      hashes: event.blockHashes,
+      blocks: split,
+      loraId: event.loraId,
+      scopes: blockScopes(event),
+      level: mediumLevel(event.medium),
+    });
+    out.unresolvedBlocks += rekeyed.unchained;
+    for (const d of rekeyed.dropped) this.#dropCopies(base, d, out);
+    out.events.push(
+      this.#stored(base, event, rekeyed.keys, rekeyed.parentKey, split ?? event.blockHashes.map(() => NO_TOKENS)),
+    );
+    out.engineChecks.push(checks);
+  }
+
+  /** The re-keyer's cap dropped an engine hash: its copies leave the table with it (counted there as evicted). */
+  #dropCopies(base: Base, dropped: DroppedCopies, out: Conversion): void {
+    dropped.copies.forEach((n, level) => {
+      for (let c = 0; c < n; c++) {
+        const data = { type: 'removed' as const, blockHashes: [dropped.tableKey], cacheLevel: level };
+        out.events.push({ ...base, data, windowSize: null, layerGroupId: null });
+        out.engineChecks.push(null);
+      }
+    });
+  }
+
   #stored(
-    base: Pick<KvEvent, 'eventId' | 'attentionDpRank' | 'hashAlgo'>,
+    base: Base,
     event: StreamStored,
     hashes: readonly bigint[],
     parent: bigint | null,
     tokens: readonly Uint32Array[],
   ): KvEvent {
-    const level = cacheLevel(event.medium);
+    const level =
+      this.#residency === null
+        ? event.medium === null || mediumLevel(event.medium) === 0
+          ? 0
+          : 1
+        : mediumLevel(event.medium);
     const blocks: StoredBlock[] = hashes.map((blockHash, i) => ({
       blockHash,
       tokens: tokens[i] ?? NO_TOKENS,
@@ -159,7 +198,7 @@ export class StreamEventConverter {
       cacheLevel: level,
       priority: null,
       mmKeys: event.extraKeys ? EXTRA_KEYS_MARK : [],
-      cacheSalt: null,
+      cacheSalt: null, // a tenant's salt stays in the process: its scope is in the key already
       loraId: event.loraId,
     }));
     return {
@@ -173,6 +212,14 @@ export class StreamEventConverter {
   get engine(): StreamEngine {
     return this.#engine;
   }
+}
+
+interface Conversion {
+  readonly events: KvEvent[];
+  readonly engineChecks: (readonly HashCheck[] | null)[];
+  readonly issues: WireIssue[];
+  unresolvedBlocks: number;
+  unknownRemovals: number;
 }
 
 /** Each block's tokens, from the concatenated token_ids; null when they are not integers or do not fit at all. */

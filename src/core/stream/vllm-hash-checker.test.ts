@@ -30,6 +30,8 @@ function stored(
     tokens: null,
     blockSize: blocks[0]!.length,
     loraId: null,
+    loraName: null,
+    cacheSalt: null,
     medium: 'GPU',
     groupIdx: null,
     slidingWindow: null,

@@ -2,7 +2,8 @@
 // events the router received: ONE set per (server, hash_algo), no per-rank ownership, no refcount, no expiry.
 // `stored` adds, `removed` deletes whichever rank sent it (so a removal on rank 1 drops a hash rank 0 still holds),
 // `created` only sets the server's algorithm, `updated` is ignored. `all_cleared` is not handled by the router's
-// table update as far as its source shows, so it is ignored too (counted in `ignored`).
+// table update as far as its source shows, so it is ignored too (counted in `ignored`). Events of copy-counting
+// streams (`residency`: vLLM, SGLang) reach it only for the tiers that count as a hit (GPU unless `hit_tier` says).
 import { blockKey64 } from '../hashing/block-key.js';
 import type { HashAlgo, KvEvent, KvEventType } from '../wire/kv-event.js';
 import { HalvesViews, U64_HI_OFFSET, U64_LO_OFFSET, U64HashSet, u64HalvesView } from './u64-hash-set.js';
@@ -68,18 +69,24 @@ export class RouterReplicaTable {
       case 'created':
         state.hashAlgo = algo;
         return { added: 0, removed: 0, ignored: false };
-      case 'stored':
+      case 'stored': {
+        // a stream router hears every tier; what it scores as a hit is the hit tier's blocks (GPU by default)
+        const hit = event.residency?.hitLevel;
+        const blocks = hit === undefined ? data.blocks : data.blocks.filter((b) => b.cacheLevel <= hit);
         return {
           added: this.#addCapped(
             server,
             state,
             this.#set(state, algo),
-            BigUint64Array.from(data.blocks, (b) => blockKey64(b.blockHash)),
+            BigUint64Array.from(blocks, (b) => blockKey64(b.blockHash)),
           ),
           removed: 0,
           ignored: false,
         };
+      }
       case 'removed': {
+        const hit = event.residency?.hitLevel;
+        if (hit !== undefined && (data.cacheLevel ?? 0) > hit) return { added: 0, removed: 0, ignored: false };
         const set = this.#set(state, algo);
         let removed = 0;
         for (const hash of data.blockHashes) {

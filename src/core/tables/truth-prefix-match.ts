@@ -110,7 +110,8 @@ function rankHolds(
   const lo = halves[2 * index + U64_LO_OFFSET]!;
   for (const stream of streams) {
     const level = stream.blocks.payloadHalves(hi, lo);
-    const held = level >= 0 && level <= maxLevel;
+    // a copy-counting stream's hit tier bounds what counts (GPU by default), whatever the caller allows
+    const held = level >= 0 && level <= maxLevel && level <= stream.hitLevel;
     if (held && !requireAll) return true;
     if (!held && requireAll) return false;
   }

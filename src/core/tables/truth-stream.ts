@@ -2,6 +2,7 @@
 // it holds with their cache level (0 = GPU, 1 = host) in the set's payload byte, and its anomaly counters.
 import { blockKey64 } from '../hashing/block-key.js';
 import type { HashAlgo, WireBlockHash } from '../wire/kv-event.js';
+import type { TierCopies } from './tier-copies.js';
 import { U64HashSet } from './u64-hash-set.js';
 
 /** Algorithm of events that do not state one: V1 C++ managers always emit v1 keys without the field. */
@@ -21,7 +22,7 @@ export interface TruthStreamKey {
 
 export interface TruthStreamStats extends TruthStreamKey {
   readonly blocks: number;
-  /** blocks held per cache level (index = level) */
+  /** blocks held per cache level (index = level); with copies a block held on GPU and CPU counts at both */
   readonly blocksPerLevel: readonly number[];
   /** from the last `created` event; null when none was seen */
   readonly capacityPerLevel: readonly number[] | null;
@@ -35,7 +36,12 @@ export interface TruthStreamStats extends TruthStreamKey {
 
 export interface TruthStream {
   readonly key: TruthStreamKey;
+  /** every held block, its payload the lowest cache level holding it */
   readonly blocks: U64HashSet;
+  /** physical copies per level, for streams whose events carry `residency` (vLLM, SGLang); null: a set */
+  readonly copies: TierCopies | null;
+  /** the slowest level a request reuses (MAX_LEVEL for set streams: every level, as before) */
+  readonly hitLevel: number;
   blocksPerLevel: number[];
   capacityPerLevel: readonly number[] | null;
   storedAgain: number;

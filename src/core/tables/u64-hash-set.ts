@@ -233,14 +233,15 @@ export class U64HashSet {
    * Removes one key chosen by the set, not by the caller: the next occupied slot after the previous eviction, so
    * over many calls every key is equally likely to go (slots are ordered by hash, not by age). Keys for which
    * `spare(hi, lo)` is true are passed over unless every key is spared. Returns the evicted key's payload, or -1
-   * when the set is empty. For caps on tables that keep no age per key.
+   * when the set is empty. For caps on tables that keep no age per key. `evicted` hears which key went.
    */
-  evictOne(spare?: (hi: number, lo: number) => boolean): number {
+  evictOne(spare?: (hi: number, lo: number) => boolean, evicted?: (hi: number, lo: number) => void): number {
     if (this.#size === 0 || (this.#hasZero && !(spare?.(0, 0) ?? false))) {
       if (!this.#hasZero) return -1;
       const payload = this.#zeroPayload;
       this.#hasZero = false;
       this.#zeroPayload = 0;
+      evicted?.(0, 0);
       return payload;
     }
     const slots = this.#slots;
@@ -254,7 +255,10 @@ export class U64HashSet {
     }
     const i = found >= 0 ? found : first;
     const payload = this.#payloads[i]!;
-    this.deleteHalves(slots[2 * i]!, slots[2 * i + 1]!);
+    const hi = slots[2 * i]!;
+    const lo = slots[2 * i + 1]!;
+    this.deleteHalves(hi, lo);
+    evicted?.(hi, lo);
     this.#evictFrom = (i + 1) & mask;
     return payload;
   }

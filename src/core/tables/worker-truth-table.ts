@@ -2,10 +2,13 @@
 // One block set per event stream (server, attention_dp_rank, window_size, hash_algo, layer_group_id): a removal
 // only touches the stream that emitted it, unlike the router's table (router-replica-table.ts). Keys are the
 // 64-bit block keys of `blockKey64`, in the worker's own block size. Each block remembers its cache level
-// (0 = GPU, 1 = host) in the set's payload byte.
+// (0 = GPU, 1 = host) in the set's payload byte. Streams of engines that store and remove each physical copy per
+// medium (events with `residency`: vLLM, SGLang) also count copies per level (truth-copies.ts).
 import { blockKey64 } from '../hashing/block-key.js';
 import type { KvEvent, WireBlockHash, HashAlgo } from '../wire/kv-event.js';
 import { checkTableBounds, type TableBounds } from './table-bounds.js';
+import { TierCopies } from './tier-copies.js';
+import { applyCopyEvent, blocksPerLevel, clearCopies } from './truth-copies.js';
 import {
   groupByRank,
   matchGroups,
@@ -71,6 +74,12 @@ export class WorkerTruthTable {
       return { added: 0, removed: 0, cleared: this.#clearMatching(server, rank, event), moved: 0 };
     }
     const stream = this.#stream(server, rank, event);
+    if (stream.copies !== null)
+      return applyCopyEvent(stream, event, {
+        held: () => this.blockCount(server),
+        max: this.#max,
+        evict: (spare) => this.#evictOne(server, stream, spare),
+      });
     switch (data.type) {
       case 'created':
         stream.capacityPerLevel = [...data.numBlocksPerCacheLevel];
@@ -187,7 +196,7 @@ export class WorkerTruthTable {
         out.push({
           ...s.key,
           blocks: s.blocks.size,
-          blocksPerLevel: [...s.blocksPerLevel],
+          blocksPerLevel: blocksPerLevel(s),
           capacityPerLevel: s.capacityPerLevel,
           storedAgain: s.storedAgain,
           removedUnknown: s.removedUnknown,
@@ -212,7 +221,7 @@ export class WorkerTruthTable {
     const out: Record<number, number> = {};
     for (const stream of this.#servers.get(server)?.values() ?? []) {
       if (stream.key.attentionDpRank !== attentionDpRank) continue;
-      stream.blocksPerLevel.forEach((n, level) => {
+      blocksPerLevel(stream).forEach((n, level) => {
         out[level] = (out[level] ?? 0) + n;
       });
     }
@@ -229,7 +238,8 @@ export class WorkerTruthTable {
   /** Bytes held by the block sets (typed arrays only). */
   get byteLength(): number {
     let total = 0;
-    for (const streams of this.#servers.values()) for (const s of streams.values()) total += s.blocks.byteLength;
+    for (const streams of this.#servers.values())
+      for (const s of streams.values()) total += s.blocks.byteLength + (s.copies?.byteLength ?? 0);
     return total;
   }
 
@@ -296,6 +306,8 @@ export class WorkerTruthTable {
           layerGroupId: event.layerGroupId,
         },
         blocks: new U64HashSet(),
+        copies: event.residency === undefined ? null : new TierCopies(),
+        hitLevel: event.residency === undefined ? MAX_LEVEL : levelOf(event.residency.hitLevel),
         blocksPerLevel: [],
         capacityPerLevel: null,
         storedAgain: 0,
@@ -317,9 +329,13 @@ export class WorkerTruthTable {
     if (victim.blocks.size === 0) {
       for (const s of this.#servers.get(server)?.values() ?? []) if (s.blocks.size > victim.blocks.size) victim = s;
     }
-    const level = victim.blocks.evictOne((hi, lo) => spare.hasHalves(hi, lo));
+    const copies = victim.copies;
+    const level = victim.blocks.evictOne(
+      (hi, lo) => spare.hasHalves(hi, lo),
+      copies === null ? undefined : (hi, lo) => copies.deleteHalves(hi, lo),
+    );
     if (level < 0) return false;
-    bumpLevel(victim, level, -1);
+    if (copies === null) bumpLevel(victim, level, -1);
     this.#evicted.set(server, this.evictedBlocks(server) + 1);
     return true;
   }
@@ -342,6 +358,11 @@ export class WorkerTruthTable {
       if (event.windowSize !== null && k.windowSize !== event.windowSize) continue;
       if (event.hashAlgo !== null && k.hashAlgo !== event.hashAlgo) continue;
       if (event.layerGroupId !== null && k.layerGroupId !== event.layerGroupId) continue;
+      if (stream.copies !== null) {
+        const level = event.data.type === 'all_cleared' ? (event.data.cacheLevel ?? null) : null;
+        cleared += clearCopies(stream, level === null ? null : levelOf(level));
+        continue;
+      }
       cleared += stream.blocks.size;
       stream.blocks.clear();
       stream.blocksPerLevel = [];

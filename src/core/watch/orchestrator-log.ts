@@ -7,6 +7,7 @@
 import type { Observation, RouterProfile } from '../observe/observation.js';
 import { isHashAlgo } from '../wire/kv-event.js';
 import type { ServerResolver } from './server-resolver.js';
+import { orchestratorLogMessage } from './trtllm-log-line.js';
 
 const TPB = /BlockHashMixin: tokens_per_block=(\d+)( \(auto, adopts worker\))?/;
 // the newest router.py (docs/trtllm-wire.md §5): the worker's size adopted per server, polling skipped on a mismatch
@@ -104,9 +105,25 @@ function newestRouterLine(line: string, ts: number, resolve: ServerResolver): Ob
   return null;
 }
 
+// a host (name, IPv4, [IPv6]) with an optional port, or a URL, or a sidecar id: never `]`, `[serve`, `server`
+const SERVER_NAME =
+  /^(?:[a-z][a-z0-9+.-]*:\/\/)?(?:\[[0-9a-f:.]+\]|[a-z0-9](?:[a-z0-9_.-]*[a-z0-9])?)(?::\d{1,5})?(?:\/[^\s]*)?$/i;
+
+/** Whether a token the log puts where a server goes can name one. */
+export function isServerName(name: string): boolean {
+  return SERVER_NAME.test(name);
+}
+
 /** Observations one log line yields (usually none). */
-export function parseOrchestratorLogLine(line: string, ts: number, resolve: ServerResolver): Observation[] {
+export function parseOrchestratorLogLine(rawLine: string, ts: number, resolveName: ServerResolver): Observation[] {
   const out: Observation[] = [];
+  const line = orchestratorLogMessage(rawLine);
+  let named = true;
+  const resolve: ServerResolver = (name) => {
+    if (!isServerName(name)) named = false;
+    return resolveName(name);
+  };
+  const checked = (obs: Observation[]): Observation[] => (named ? obs : obs.filter((o) => !('server' in o)));
   const poll = POLL_FAIL.exec(line);
   if (poll !== null) {
     // the router logs an empty message for timeouts
@@ -116,7 +133,7 @@ export function parseOrchestratorLogLine(line: string, ts: number, resolve: Serv
       server: resolve(poll[1] as string),
       message: (poll[2] ?? '').trim() || 'timeout (empty error)',
     });
-    return out;
+    return checked(out);
   }
   const ready = READY.exec(line);
   if (ready !== null) {
@@ -135,10 +152,10 @@ export function parseOrchestratorLogLine(line: string, ts: number, resolve: Serv
         hashAlgo: isHashAlgo(algo) ? algo : null,
         tokensPerBlock: tpb !== undefined ? Number(tpb) : null,
       });
-    return out;
+    return checked(out);
   }
   const newest = newestRouterLine(line, ts, resolve);
-  if (newest !== null) return newest;
+  if (newest !== null) return checked(newest);
   const fields: LoggedRouterFields = {};
   const tpb = TPB.exec(line);
   // "(auto, adopts worker)": 32 is a placeholder until the worker's size is adopted — not the router's size
@@ -153,5 +170,5 @@ export function parseOrchestratorLogLine(line: string, ts: number, resolve: Serv
   const typed = ROUTER_TYPE_KEY.exec(line);
   if (typed !== null) fields.routerType = typed[1] as string;
   if (Object.keys(fields).length > 0) out.push(routerConfig(ts, fields));
-  return out;
+  return checked(out);
 }

@@ -38,16 +38,34 @@ export interface StoredBlock {
 export type KvEventData =
   | { readonly type: 'created'; readonly numBlocksPerCacheLevel: readonly number[] }
   | { readonly type: 'stored'; readonly parentHash: WireBlockHash | null; readonly blocks: readonly StoredBlock[] }
-  | { readonly type: 'removed'; readonly blockHashes: readonly WireBlockHash[] }
+  | {
+      readonly type: 'removed';
+      readonly blockHashes: readonly WireBlockHash[];
+      /** with `residency`: the cache level the copies are removed from (one copy per hash); absent = every level */
+      readonly cacheLevel?: number | null;
+    }
   | {
       readonly type: 'updated';
       readonly blockHash: WireBlockHash;
       readonly cacheLevel: EventDiff | null;
       readonly priority: EventDiff | null;
     }
-  | { readonly type: 'all_cleared' };
+  | {
+      readonly type: 'all_cleared';
+      /** with `residency`: only this cache level is cleared (vLLM's GPU pool); absent = every level */
+      readonly cacheLevel?: number | null;
+    };
 
 export type KvEventType = KvEventData['type'];
+
+/**
+ * Events of engines that store and remove each physical copy per medium (vLLM, SGLang streams): a stored block adds
+ * one copy at its cache level, a removal takes one away at its `cacheLevel`, and a block is held while any copy is.
+ * `hitLevel` is the slowest level a request reuses (0 = GPU only, the default; the `hit_tier` setting).
+ */
+export interface Residency {
+  readonly hitLevel: number;
+}
 
 export interface KvEvent {
   /** per attention-DP rank counter from 0; null when the item had no id (flat form without event_id) */
@@ -59,4 +77,6 @@ export interface KvEvent {
   /** V2-manager events carry it; null means "not stated" (router default: v1_block_key) */
   readonly hashAlgo: HashAlgo | null;
   readonly layerGroupId: number | null;
+  /** physical-copy semantics (Residency); absent on TensorRT-LLM's events, whose tables are sets */
+  readonly residency?: Residency;
 }

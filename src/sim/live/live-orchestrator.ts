@@ -161,8 +161,10 @@ export class LiveOrchestrator {
     return this.#options.router.type === 'kv_cache_aware' && this.#options.router.pollOnFinish;
   }
 
-  #log(level: LogLevel, message: string): void {
-    this.#options.orchestratorLog?.(orchestratorLine(wallTs(), level, message));
+  #log(level: LogLevel, message: string, args: readonly (string | number)[] = []): void {
+    this.#options.orchestratorLog?.(
+      orchestratorLine(wallTs(), level, message, args, this.#options.router.logFormat ?? 'trtllm'),
+    );
   }
 
   /** reads every CTX server's /server_info (like the router at start-up), builds the router, listens */
@@ -184,9 +186,13 @@ export class LiveOrchestrator {
       },
     });
     const configured = this.#options.router.tokensPerBlock === 0 ? null : this.#options.router.tokensPerBlock;
-    for (const line of routerConfigLines(this.#router.settings, addresses, configured)) this.#log('I', line);
-    addresses.forEach((a, i) => this.#log('I', `${a} server is ready with info: ${pyRepr(infos[i])}`));
-    for (const line of routerStartupLines(this.#router)) this.#log(line.level, line.message);
+    const format = this.#options.router.logFormat ?? 'trtllm';
+    for (const line of routerConfigLines(this.#router.settings, addresses, configured, format)) this.#log('I', line);
+    // the stock line names no server; 'formatted' builds name it first
+    addresses.forEach((a, i) =>
+      this.#log('I', `${format === 'trtllm' ? '' : `${a} `}server is ready with info: ${pyRepr(infos[i])}`),
+    );
+    for (const line of routerStartupLines(this.#router)) this.#log(line.level, line.message, line.args);
     await this.http.listen();
   }
 

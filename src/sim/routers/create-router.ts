@@ -1,4 +1,5 @@
 // The router a SimConfig names.
+import type { LogCall } from '../log-lines.js';
 import type { RouterConfig } from '../sim-config.js';
 import { ConversationRouter } from './conversation-router.js';
 import { KvCacheAwareRouter, type KvCacheAwareDeps } from './kv-cache-aware-router.js';
@@ -19,6 +20,7 @@ export type RoutingConfig = Pick<
   | 'backfillBlockHashesOnFinish'
   | 'pollOnFinish'
   | 'tokenDrift'
+  | 'eventMatchDiag'
 >;
 
 export interface CreateRouterDeps extends KvCacheAwareDeps {
@@ -47,6 +49,7 @@ export function createRouter(config: RoutingConfig, servers: readonly string[], 
             loadWeight: config.loadWeight ?? 0.25,
             loadCap: config.loadCap === undefined || config.loadCap === 0 ? Number.POSITIVE_INFINITY : config.loadCap,
             pollOnFinish: config.pollOnFinish,
+            eventMatchDiag: config.eventMatchDiag === true,
           },
           { ...deps, workerTokensPerBlock: deps.workerTokensPerBlock ?? (() => null) },
         );
@@ -66,9 +69,7 @@ export function createRouter(config: RoutingConfig, servers: readonly string[], 
 }
 
 /** What the router logs once it prepared its servers (the newest router's adoption and mismatch lines). */
-export function routerStartupLines(
-  router: Router,
-): readonly { readonly level: 'I' | 'W' | 'E'; readonly message: string }[] {
+export function routerStartupLines(router: Router): readonly LogCall[] {
   return router instanceof NewestKvCacheAwareRouter ? router.startupLines : [];
 }
 

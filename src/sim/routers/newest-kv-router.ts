@@ -3,10 +3,13 @@
 // polling (WARNING) and one that does not divide leaves the server unprepared (never routed to); routed-block
 // tracking on by default (the hashes it routed are added on a successful finish); score
 // matches/tokens_per_block − load_weight·active among servers under load_cap (active/max_batch_size); round-robin
-// counter advanced on every decision; EVENT_MATCH_DIAG at INFO for the first 20 lookups, then every 100th.
+// counter advanced on every decision. The intermediate router.py build (eventMatchDiag) also logs EVENT_MATCH_DIAG at
+// INFO for the first 20 lookups, then every 100th; the newest does not. Log calls keep router.py's own form: the
+// adoption and mismatch lines are %-style (format string plus values), the rest f-strings.
 // The content-affinity pin (route-affinity.ts) overrides the score for chat requests whose key was routed before.
 import type { HashAlgo } from '../../core/wire/kv-event.js';
 import type { BlockKeySet } from '../block-key-set.js';
+import type { LogCall } from '../log-lines.js';
 import type { PromptBlocks } from '../prompt.js';
 import {
   ActiveCounts,
@@ -31,6 +34,8 @@ export interface NewestKvRouterOptions {
   readonly pollOnFinish: boolean;
   /** the pin's LRU bound (router.py ROUTE_AFFINITY_CACHE_SIZE, 50 000) */
   readonly affinityCacheSize?: number;
+  /** the intermediate router.py build that logs EVENT_MATCH_DIAG (the newest does not) */
+  readonly eventMatchDiag?: boolean;
 }
 
 export interface NewestKvRouterDeps extends RouterTableDeps {
@@ -54,7 +59,7 @@ export class NewestKvCacheAwareRouter implements Router {
   /** servers whose sizes do not divide: never prepared, never routed to */
   readonly #unprepared = new Set<string>();
   readonly #tpb: number;
-  readonly startupLines: { readonly level: 'I' | 'W' | 'E'; readonly message: string }[] = [];
+  readonly startupLines: LogCall[] = [];
   readonly #affinity: RouteAffinity;
   #rr = 0;
   #diagCalls = 0;
@@ -75,7 +80,8 @@ export class NewestKvCacheAwareRouter implements Router {
         if (worker !== tpb)
           this.startupLines.push({
             level: 'I',
-            message: `router tokens_per_block unset: adopting worker's ${worker} on ${server}`,
+            message: "router tokens_per_block unset: adopting worker's %d on %s",
+            args: [worker, server],
           });
         tpb = worker;
         auto = false;
@@ -90,7 +96,9 @@ export class NewestKvCacheAwareRouter implements Router {
           this.#skipPolling.add(server);
           this.startupLines.push({
             level: 'W',
-            message: `tokens_per_block mismatch on ${server}: router=${tpb} worker=${worker}. KV events from worker cannot align with router block hashes; skipping event polling and relying on routed-block tracking for hit rate.`,
+            message:
+              'tokens_per_block mismatch on %s: router=%d worker=%d. KV events from worker cannot align with router block hashes; skipping event polling and relying on routed-block tracking for hit rate.',
+            args: [server, tpb, worker],
           });
         }
       }
@@ -170,6 +178,7 @@ export class NewestKvCacheAwareRouter implements Router {
   }
 
   #diag(server: string, totalMatch: number, eventMatch: number, table: ServerTable): void {
+    if (this.#options.eventMatchDiag !== true) return;
     this.#diagCalls++;
     if (this.#diagCalls > DIAG_FIRST && this.#diagCalls % DIAG_EVERY !== 0) return;
     this.#deps.log?.(

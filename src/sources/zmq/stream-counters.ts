@@ -14,8 +14,10 @@ export interface StreamRankCounters {
   readonly resets: number;
   /** messages or payloads that could not be read (wrong frames, not msgpack, bad envelope) */
   readonly malformed: number;
-  /** stored blocks left out of worker truth (unknown parent for re-keyed engines, non-integer tokens) */
+  /** stored blocks no prompt can match (parent stored before subscribing, tokens absent or not integers) */
   readonly unresolvedBlocks: number;
+  /** removed hashes that matched no resident copy (a missed store, history before the subscription) */
+  readonly unmatchedRemovals: number;
 }
 
 export interface MutableRankCounters {
@@ -27,6 +29,7 @@ export interface MutableRankCounters {
   resets: number;
   malformed: number;
   unresolvedBlocks: number;
+  unmatchedRemovals: number;
 }
 
 export function emptyRankCounters(): MutableRankCounters {
@@ -39,5 +42,6 @@ export function emptyRankCounters(): MutableRankCounters {
     resets: 0,
     malformed: 0,
     unresolvedBlocks: 0,
+    unmatchedRemovals: 0,
   };
 }

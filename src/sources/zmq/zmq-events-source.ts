@@ -29,6 +29,8 @@ export interface ZmqStreamSpec {
   readonly topic: string;
   /** vLLM: the workers' --prefix-caching-hash-algo and PYTHONHASHSEED, when stated (sha256_cbor is recomputed) */
   readonly vllmHashing?: VllmHashing;
+  /** vLLM/SGLang: the slowest cache level a request reuses (0 GPU, the default; 1 CPU; 2 disk): `hit_tier` */
+  readonly hitLevel?: number;
 }
 
 export interface ZmqSourceOptions {
@@ -101,7 +103,10 @@ export class ZmqEventsSource implements RunningSource {
       hashes: streamHashes(spec.engine),
       ...(hashing !== null ? { vllmHashing: { algo: hashing.algo, seedKnown: hashing.seed !== null } } : {}),
     };
-    this.#converter = new StreamEventConverter(spec.engine, hashing !== null ? { vllmHashing: hashing } : {});
+    this.#converter = new StreamEventConverter(spec.engine, {
+      ...(hashing !== null ? { vllmHashing: hashing } : {}),
+      ...(spec.hitLevel !== undefined ? { hitLevel: spec.hitLevel } : {}),
+    });
   }
 
   /**
@@ -263,6 +268,7 @@ export class ZmqEventsSource implements RunningSource {
     const converted = this.#converter.convert(decoded.batch, r.rank, stated, `seq ${seq}`);
     for (const i of converted.issues) this.#deps.status.badInput(this.rankSource(r.rank), i.code);
     r.counters.unresolvedBlocks += converted.unresolvedBlocks;
+    r.counters.unmatchedRemovals += converted.unknownRemovals;
     if (converted.events.length === 0) return;
     this.#deps.sink.apply({
       kind: 'worker-events',

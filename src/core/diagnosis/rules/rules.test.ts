@@ -9,13 +9,28 @@ import {
   servers,
 } from '../../../../test/helpers/diagnosis-input.js';
 import { FINDING_IDS } from '../finding-catalog.js';
-import type { DiagnosisInput } from '../rule.js';
+import type { DiagnosisInput, Rule } from '../rule.js';
 import { runRules } from '../run-rules.js';
 import { RULES } from './index.js';
 
 describe('rules', () => {
   it('has exactly one rule per catalog id, in catalog order', () => {
     expect(RULES.map((r) => r.id)).toEqual(FINDING_IDS);
+  });
+
+  it('a finding names only servers the input knows (no phantom server from a log token)', () => {
+    const phantom: Rule = {
+      id: 'router-not-polling',
+      evaluate: (input) => ({
+        servers: [']', input.servers[0]!.server],
+        summary: 's',
+        evidence: {},
+        cause: 'c',
+        fix: 'f',
+      }),
+    };
+    const run = runRules([phantom], quietInput());
+    expect(run.hits.get('router-not-polling')?.servers).toEqual([quietInput().servers[0]!.server]);
   });
 
   it('a quiet healthy input fires nothing', () => {
