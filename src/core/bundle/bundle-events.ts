@@ -183,7 +183,11 @@ export function decodeEvent(value: Json, path: string): { event: KvEvent; tokenC
       hashAlgo: algoOrNull(o.hashAlgo, path, '.hashAlgo'),
       layerGroupId: numOrNull(o.layerGroupId, path, '.layerGroupId'),
       ...(o.residency !== undefined && o.residency !== null
-        ? { residency: { hitLevel: num(asObject(o.residency, `${path}.residency`).hitLevel, path, '.residency.hitLevel') } }
+        ? {
+            residency: {
+              hitLevel: num(asObject(o.residency, `${path}.residency`).hitLevel, path, '.residency.hitLevel'),
+            },
+          }
         : {}),
     },
   };
