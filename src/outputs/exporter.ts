@@ -15,6 +15,7 @@ import {
   severityRank,
 } from '../core/diagnosis/finding-catalog.js';
 import type { SentinelSnapshot, ServerStats, Verdict } from '../core/state/snapshot.js';
+import { SCAN_FALLBACK_REASONS } from '../core/relay/scan-fallback.js';
 import type { KvEventType } from '../core/wire/kv-event.js';
 import type { Logger } from '../sources/ports.js';
 import type { RelayCounters } from '../sources/relay/worker-relay.js';
@@ -210,6 +211,10 @@ export function createExporter(deps: ExporterDeps): Exporter {
   });
   counter(METRICS.relayUpstreamRetries, (set) => {
     for (const r of deps.relays?.() ?? []) set({ server: r.server }, r.upstreamRetries);
+  });
+  counter(METRICS.relayScanFallbacks, (set) => {
+    for (const r of deps.relays?.() ?? [])
+      for (const reason of SCAN_FALLBACK_REASONS) set({ server: r.server, reason }, r.scanFallbacks[reason]);
   });
   perServer(METRICS.relayEventsDelivered, (s) => s.eventsDeliveredToRouter);
   counter(METRICS.hashChecks, (set) => {

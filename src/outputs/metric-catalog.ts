@@ -208,6 +208,12 @@ export const METRICS = {
     ['server'],
     'CTX or other requests the relay sent again on a fresh connection because their connection to the worker was lost before any response byte (a worker closing an idle keep-alive socket as it was reused); the client never saw the failure.',
   ),
+  relayScanFallbacks: spec(
+    'relay_scan_fallbacks_total',
+    'counter',
+    ['server', 'reason'],
+    'CTX requests and responses the relay read on a slow path (same answers, more CPU), by reason: inline (on the relay event loop: no scan thread), thread_stopped (read again after the scan thread stopped), text_path (not a flat token-id prompt: parsed whole as text), body_copy (did not fit the scan ring), ids_transferred (prompt ids did not fit the id ring), no_kernel (no WebAssembly: ids read byte by byte), kernel_copy (no shared WebAssembly memory).',
+  ),
   relayDuration: spec(
     'relay_request_duration_seconds',
     'histogram',

@@ -1,7 +1,10 @@
 // The scan thread as it runs in the product: the compiled pool in dist/ (npm test builds it before the tests), whose
 // thread file exists. Under the test runner the sources scan inline; this checks the thread gives the same answers.
 import { Buffer } from 'node:buffer';
-import { existsSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
@@ -23,6 +26,16 @@ function plain(info: CtxRequestInfo | null): unknown {
 }
 
 const enc = new TextEncoder();
+/** no slow path taken */
+const NONE = {
+  inline: 0,
+  thread_stopped: 0,
+  text_path: 0,
+  body_copy: 0,
+  ids_transferred: 0,
+  no_kernel: 0,
+  kernel_copy: 0,
+};
 /** the body ring of the tests that fill it (the product's is larger) */
 const RING = 8 * 1024 * 1024;
 
@@ -83,6 +96,8 @@ describe('CtxScanPool on its worker thread', () => {
       });
       expect(answers[0]?.info.promptTokens).toBeInstanceOf(Uint32Array);
       expect(answers[0]?.promptFingerprints).toBeInstanceOf(Uint32Array);
+      // the fast path all along (the kernel reads the ring in place), but for the 4 bodies of several prompts
+      expect(pool.fallbacks.counts()).toEqual({ ...NONE, text_path: 4 });
     } finally {
       await pool.close();
     }
@@ -99,6 +114,66 @@ describe('CtxScanPool on its worker thread', () => {
     const scan = pool.open('json');
     scan.feed(enc.encode('{"prompt":[4,5]}'));
     expect([...((await scan.finish({}))?.info.promptTokens ?? [])]).toEqual([4, 5]);
+    // a pool closed on purpose owes nothing: only what it reads inline afterwards is a fallback
+    expect(pool.fallbacks.counts()).toEqual({ ...NONE, inline: 1 });
+  });
+
+  it('counts the scans a thread that died owed, read again on the event loop, and then each inline one', async () => {
+    const { CtxScanPool } = await loadPool();
+    const pool = new CtxScanPool({ thread: true });
+    try {
+      const ok = pool.open('json');
+      ok.feed(enc.encode('{"prompt":[1,2,3]}'));
+      expect([...((await ok.finish({}))?.info.promptTokens ?? [])]).toEqual([1, 2, 3]);
+      // an exception on the thread, as a bug there would throw: no reader exists for this encoding, so the thread's
+      // feed throws and the thread dies with this scan and the two after it in the same message unanswered
+      const doomed = ['{"prompt":[7]}', '{"prompt":[8]}', '{"prompt":[9]}'].map((body, i) => {
+        const scan = pool.open(i === 0 ? ('no-such-encoding' as 'json') : 'json');
+        scan.feed(enc.encode(body));
+        return scan.finish({});
+      });
+      for (const d of doomed) await expect(d).rejects.toThrow('scan thread stopped');
+      expect(pool.threaded).toBe(false);
+      const after = pool.open('json');
+      after.feed(enc.encode('{"prompt":[4,5]}'));
+      expect([...((await after.finish({}))?.info.promptTokens ?? [])]).toEqual([4, 5]);
+      expect(pool.fallbacks.counts()).toEqual({ ...NONE, thread_stopped: 3, inline: 1 });
+    } finally {
+      await pool.close();
+    }
+  });
+
+  it('under node --jitless (no WebAssembly) the thread reads every id byte by byte, counted per JSON body', () => {
+    const script = `
+      const { CtxScanPool } = await import(${JSON.stringify(pathToFileURL(distPool).href)});
+      const pool = new CtxScanPool({ thread: true });
+      const read = async (body) => {
+        const scan = pool.open('json');
+        scan.feed(new TextEncoder().encode(body));
+        return scan.finish({});
+      };
+      const ids = Array.from({ length: 5000 }, (_, k) => (k * 7919) % 152064);
+      const flat = await read(JSON.stringify({ prompt: ids }));
+      const several = await read('{"prompt":[[1],[2]]}');
+      const same = flat !== null && [...flat.info.promptTokens].every((v, k) => v === ids[k]);
+      process.stdout.write(JSON.stringify({ wasm: typeof WebAssembly, threaded: pool.threaded, same, several, counts: pool.fallbacks.counts() }));
+      await pool.close();
+    `;
+    // a file of its own: the thread inherits the process's options, and `-e` among them would run the script again
+    const dir = mkdtempSync(join(tmpdir(), 'kvs-jitless-'));
+    const file = join(dir, 'scan.mjs');
+    writeFileSync(file, script);
+    const child = spawnSync(process.execPath, ['--jitless', file], { encoding: 'utf8', timeout: 60_000 });
+    rmSync(dir, { recursive: true, force: true });
+    // V8 says it turned WebAssembly off; nothing else
+    expect(child.stderr.trim()).toBe('Warning: disabling flag --expose_wasm due to conflicting flags');
+    expect(JSON.parse(child.stdout)).toEqual({
+      wasm: 'undefined',
+      threaded: true,
+      same: true,
+      several: null,
+      counts: { ...NONE, no_kernel: 2, text_path: 1 },
+    });
   });
 
   it('decodes msgpack bodies and parses CTX responses on the thread, ids transferred back', async () => {
@@ -210,6 +285,10 @@ describe('CtxScanPool on its worker thread', () => {
         expect(plain(answer?.info ?? null)).toEqual(plain(parseCtxRequest(bodies[i] as string, {}))),
       );
       expect(pool.parkedBytes).toBe(0);
+      // the ones past a ring's worth of waiting went in copies of their own: ~4 MB of the 20, ~20 bodies
+      expect(pool.fallbacks.counts().body_copy).toBeGreaterThanOrEqual(10);
+      expect(pool.fallbacks.counts().body_copy).toBeLessThanOrEqual(30);
+      expect(pool.fallbacks.counts()).toEqual({ ...NONE, body_copy: pool.fallbacks.counts().body_copy });
     } finally {
       await pool.close();
     }
@@ -231,6 +310,8 @@ describe('CtxScanPool on its worker thread', () => {
       (await scanAll(pool, bodies)).forEach((info, i) =>
         expect(plain(info)).toEqual(plain(parseCtxRequest(bodies[i] as string, {}))),
       );
+      // the one larger than the ring, and none of the others (they waited for room)
+      expect(pool.fallbacks.counts()).toEqual({ ...NONE, body_copy: 1 });
     } finally {
       await pool.close();
     }
@@ -260,6 +341,7 @@ describe('CtxScanPool on its worker thread', () => {
         expect(pool.idDelivery.held).toBe(0);
       }
       expect(pool.idDelivery).toEqual({ ring: 16, transferred: 0, held: 0 });
+      expect(pool.fallbacks.counts()).toEqual(NONE);
     } finally {
       await pool.close();
     }
@@ -286,6 +368,8 @@ describe('CtxScanPool on its worker thread', () => {
       const parsed = await pool.response(response, { sse: false, complete: true, msgpack: false });
       expect(parsed.workerPromptTokens?.buffer).toBeInstanceOf(ArrayBuffer);
       expect([...(parsed.workerPromptTokens ?? [])]).toEqual(workerIds);
+      // each prompt's ids that travelled on their own, the request's and the worker's, is a fallback
+      expect(pool.fallbacks.counts()).toEqual({ ...NONE, ids_transferred: pool.idDelivery.transferred + 1 });
       // a thread that stops takes the ring with it: the views handed out keep their ids
       await pool.close();
       held.forEach((info, i) => expect(plain(info)).toEqual(plain(parseCtxRequest(first[i]!, {}))));

@@ -1,6 +1,7 @@
 import { Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
 import { FINDING_IDS, GRADED_FINDINGS } from '../../src/core/diagnosis/finding-catalog.js';
+import { noScanFallbacks, SCAN_FALLBACK_REASONS } from '../../src/core/relay/scan-fallback.js';
 import { createExporter } from '../../src/outputs/exporter.js';
 import { METRICS } from '../../src/outputs/metric-catalog.js';
 import { silentLogger } from '../../src/sources/ports.js';
@@ -109,6 +110,40 @@ describe('exporter', () => {
     exporter.countRelayRejected('ctx0', 'body_too_large');
     expect(await exporter.metrics()).toContain(
       'kvsentinel_relay_requests_rejected_total{server="ctx0",reason="body_too_large"} 2\n',
+    );
+  });
+
+  it("exports each relay's slow paths by reason, every reason from the start (0 included)", async () => {
+    const counts = { ...noScanFallbacks(), inline: 4, text_path: 1 };
+    const relay = {
+      server: 'ctx0',
+      abandonedPolls: 0,
+      capturesTruncated: 0,
+      eventsEvicted: 0,
+      consumersExpired: 0,
+      consumersEvicted: 0,
+      resumePositionsDiscarded: 0,
+      upstreamRetries: 0,
+      eventsRedelivered: 0,
+      scanFallbacks: counts,
+    };
+    const exporter = createExporter({
+      registry: new Registry(),
+      sources: () => sources,
+      snapshot: snapshotFixture,
+      reload: () => ({ successful: true, lastSuccessAt: 0 }),
+      build: { version: '0.1.0', revision: 'abc123', nodejsVersion: process.version },
+      logger: silentLogger,
+      relays: () => [relay],
+    });
+    const text = await exporter.metrics();
+    expect(text).toContain('kvsentinel_relay_scan_fallbacks_total{server="ctx0",reason="inline"} 4\n');
+    expect(text).toContain('kvsentinel_relay_scan_fallbacks_total{server="ctx0",reason="text_path"} 1\n');
+    for (const reason of SCAN_FALLBACK_REASONS)
+      expect(text).toContain(`kvsentinel_relay_scan_fallbacks_total{server="ctx0",reason="${reason}"} `);
+    counts.inline = 9;
+    expect(await exporter.metrics()).toContain(
+      'kvsentinel_relay_scan_fallbacks_total{server="ctx0",reason="inline"} 9\n',
     );
   });
 

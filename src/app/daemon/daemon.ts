@@ -18,6 +18,7 @@ import {
 } from '../../core/state/sentinel-state.js';
 import { createServerResolver, type ServerResolver } from '../../core/watch/server-resolver.js';
 import { parseKvEvents } from '../../core/wire/parse-kv-events.js';
+import { wasmApi } from '../../core/wasm/wasm-binary.js';
 import { createExporter, type Exporter, type ReloadStatus } from '../../outputs/exporter.js';
 import { renderLandingSections, type LandingInfo } from '../../outputs/landing-page.js';
 import { LiveFeed } from '../../outputs/live-feed.js';
@@ -338,6 +339,9 @@ export function createDaemon(initial: ServeConfig, deps: DaemonDeps = {}): Daemo
     async start() {
       if (started) return;
       started = true;
+      // decided once per process (node --jitless, a big-endian host): the slow kernels, said where operators look
+      if (wasmApi() === null)
+        logger.warn('WebAssembly is not available: v1 block keys are mixed and prompt ids read in JavaScript (slower)');
       const serveWeb = deps.web !== false;
       if (serveWeb) {
         await web.listen(config.listen.host, config.listen.port);

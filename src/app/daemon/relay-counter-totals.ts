@@ -1,4 +1,5 @@
 // The relays' counters per server id, summed over the relays a reload replaced, so exported counters never go back.
+import { SCAN_FALLBACK_REASONS, type ScanFallbackReason } from '../../core/relay/scan-fallback.js';
 import type { RelayCounters } from '../../sources/relay/worker-relay.js';
 
 function addCounters(a: RelayCounters | undefined, b: RelayCounters): RelayCounters {
@@ -13,6 +14,9 @@ function addCounters(a: RelayCounters | undefined, b: RelayCounters): RelayCount
     resumePositionsDiscarded: a.resumePositionsDiscarded + b.resumePositionsDiscarded,
     upstreamRetries: a.upstreamRetries + b.upstreamRetries,
     eventsRedelivered: a.eventsRedelivered + b.eventsRedelivered,
+    scanFallbacks: Object.fromEntries(
+      SCAN_FALLBACK_REASONS.map((r) => [r, a.scanFallbacks[r] + b.scanFallbacks[r]]),
+    ) as Record<ScanFallbackReason, number>,
   };
 }
 

@@ -11,16 +11,26 @@
 //
 // When the thread cannot be used (its compiled file is missing, as when the sources run untranspiled under the test
 // runner, or the thread died) scanning happens inline with the same scanner: same answers, on the event loop.
+// Every slow path taken (inline, a copy past the ring, ids past the id ring, a kernel that copies or is missing, the
+// text path) is counted in `fallbacks` (kvsentinel_relay_scan_fallbacks_total).
 import { Buffer } from 'node:buffer';
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import type { CtxBodyEncoding } from '../../core/relay/ctx-body-encoding.js';
-import { createCtxBodyReader, type CtxBodyReader } from '../../core/relay/ctx-body-reader.js';
 import { CtxScanScratch } from '../../core/relay/ctx-request-scanner.js';
 import { correlationHeaders, type CtxRequestInfo, type HeaderBag } from '../../core/relay/ctx-request.js';
 import { parseCtxResponse, type CtxResponseInfo, type CtxResponseShape } from '../../core/relay/ctx-response.js';
-import type { ScanMessage, ScanReply, ScanRequest, ScanThreadData } from './ctx-scan-thread.js';
+import type {
+  ScanKernelForm,
+  ScanMessage,
+  ScanReply,
+  ScanRequest,
+  ScanThreadData,
+  ScanThreadMessage,
+} from './ctx-scan-thread.js';
+import { InlineScan } from './inline-scan.js';
+import { ScanFallbacks } from './scan-fallbacks.js';
 import { createPromptIdRingMemory, PromptIdRingReader } from './prompt-id-ring.js';
 import { ID_RUN_KERNEL_BYTES } from '../../core/relay/id-run-kernel.js';
 import { sharedWasmMemory, WASM_PAGE_BYTES } from '../../core/wasm/wasm-binary.js';
@@ -64,28 +74,6 @@ const RING_BYTES = 32 * 1024 * 1024;
  */
 const ID_RING_SLOTS = 8 * 1024 * 1024;
 
-class InlineScan implements CtxScan {
-  readonly #scanner: CtxBodyReader;
-
-  constructor(encoding: CtxBodyEncoding, scratch: CtxScanScratch) {
-    this.#scanner = createCtxBodyReader(encoding, scratch);
-  }
-
-  feed(chunk: Uint8Array): void {
-    this.#scanner.feed(chunk);
-  }
-
-  finish(headers: HeaderBag): Promise<ScannedRequest | null> {
-    const info = this.#scanner.finish(headers);
-    // on the event loop anyway: the digest computes the fingerprints as it would have
-    return Promise.resolve(info === null ? null : { info, promptFingerprints: null });
-  }
-
-  drop(): void {
-    // nothing held
-  }
-}
-
 export class CtxScanPool {
   readonly #useThread: boolean;
   #worker: Worker | null = null;
@@ -111,12 +99,17 @@ export class CtxScanPool {
   #idsTransferred = 0;
   /** the id kernel and scratch of scans run inline (made on the first one) */
   #inlineScratch: CtxScanScratch | null = null;
+  /** the slow paths taken, by reason (cumulative, over every thread this pool started) */
+  readonly fallbacks: ScanFallbacks;
+  /** how the running thread's id kernel reads (it says so first) */
+  #threadKernel: ScanKernelForm = 'in-place';
 
   /**
    * `thread: false` scans inline (and so does a missing thread file); `ringBytes` (a multiple of 64 KiB) and
-   * `idRingSlots` size the body and id rings (tests).
+   * `idRingSlots` size the body and id rings (tests); `fallbacks` counts the slow paths (default: counted only).
    */
-  constructor(options: { thread: boolean; ringBytes?: number; idRingSlots?: number }) {
+  constructor(options: { thread: boolean; ringBytes?: number; idRingSlots?: number; fallbacks?: ScanFallbacks }) {
+    this.fallbacks = options.fallbacks ?? new ScanFallbacks(null, 'scan pool');
     this.#useThread = options.thread && existsSync(THREAD_FILE);
     this.#idRingSlots = options.idRingSlots ?? ID_RING_SLOTS;
     this.#ringBytes = options.ringBytes ?? RING_BYTES;
@@ -132,7 +125,10 @@ export class CtxScanPool {
 
   open(encoding: CtxBodyEncoding): CtxScan {
     const worker = this.#ensureWorker();
-    if (worker === null) return new InlineScan(encoding, (this.#inlineScratch ??= new CtxScanScratch()));
+    if (worker === null) {
+      this.fallbacks.count('inline');
+      return new InlineScan(encoding, (this.#inlineScratch ??= new CtxScanScratch()), this.fallbacks);
+    }
     const id = ++this.#nextId;
     // the chunks travel once the body ended, in one copy and one message with the finish (the relay forwarded the
     // originals meanwhile and keeps them for its capture anyway)
@@ -150,13 +146,15 @@ export class CtxScanPool {
             reject(new Error('scan thread stopped'));
             return;
           }
-          this.#pending.set(id, (reply) =>
-            reply?.kind !== 'request'
-              ? reject(new Error('scan thread stopped'))
-              : resolve(
-                  reply.info === null ? null : { info: reply.info, promptFingerprints: reply.promptFingerprints },
-                ),
-          );
+          this.#pending.set(id, (reply) => {
+            if (reply?.kind !== 'request') {
+              reject(new Error('scan thread stopped'));
+              return;
+            }
+            if (encoding === 'json') this.#countKernel();
+            if (reply.info === null) this.fallbacks.count('text_path');
+            resolve(reply.info === null ? null : { info: reply.info, promptFingerprints: reply.promptFingerprints });
+          });
           // the headers the info reads, no more: the bag is cloned to the thread
           this.#submit({ id, encoding, chunks: queued, bytes: queuedBytes, headers: correlationHeaders(headers) });
           queued = [];
@@ -212,6 +210,7 @@ export class CtxScanPool {
   }
 
   #sendCopy(body: EndedBody): void {
+    this.fallbacks.count('body_copy');
     // never pooled (it is transferred) and not zero-filled first: every byte is written below
     const copy = Buffer.allocUnsafeSlow(body.bytes);
     let at = 0;
@@ -244,7 +243,10 @@ export class CtxScanPool {
   /** Parses a CTX response's kept bytes (on the thread when it runs; `bytes` is handed over and must not be reused). */
   response(bytes: Uint8Array, shape: CtxResponseShape): Promise<CtxResponseInfo> {
     const worker = this.#ensureWorker();
-    if (worker === null) return Promise.resolve(parseCtxResponse(bytes, shape));
+    if (worker === null) {
+      this.fallbacks.count('inline');
+      return Promise.resolve(parseCtxResponse(bytes, shape));
+    }
     const id = ++this.#nextId;
     return new Promise((resolve) => {
       // a thread that died meanwhile: parse here instead
@@ -328,7 +330,11 @@ export class CtxScanPool {
     const idRing = new PromptIdRingReader(ids);
     this.#idRing = idRing;
     worker.unref();
-    worker.on('message', (message: ScanReply) => {
+    worker.on('message', (message: ScanThreadMessage) => {
+      if (message.kind === 'kernel') {
+        this.#threadKernel = message.form;
+        return;
+      }
       for (const reply of message.kind === 'batch' ? message.items : [message]) {
         const done = this.#pending.get(reply.id);
         this.#pending.delete(reply.id);
@@ -338,6 +344,8 @@ export class CtxScanPool {
       this.#sendParked();
     });
     const fail = (): void => {
+      // the scans it still owed are read again on the event loop (close() answered its own before this)
+      this.fallbacks.count('thread_stopped', this.#pending.size);
       this.#failed = true;
       this.#worker = null;
       this.#ring = null;
@@ -357,18 +365,30 @@ export class CtxScanPool {
    */
   #withRingIds(reply: Exclude<ScanReply, { kind: 'batch' }>, ring: PromptIdRingReader): typeof reply {
     if (reply.kind === 'response') {
-      if (reply.ringIds === null) return reply;
+      if (reply.ringIds === null) {
+        if (reply.info.workerPromptTokens !== null) this.fallbacks.count('ids_transferred');
+        return reply;
+      }
       const workerPromptTokens = ring.view(reply.ringIds.buffer, reply.ringIds);
       return { ...reply, info: { ...reply.info, workerPromptTokens }, ringIds: null };
     }
     if (reply.info === null) return reply;
     if (reply.ringIds === null) {
-      if (reply.info.promptTokens !== null) this.#idsTransferred++;
+      if (reply.info.promptTokens !== null) {
+        this.#idsTransferred++;
+        this.fallbacks.count('ids_transferred');
+      }
       return reply;
     }
     this.#idsInRing++;
     const promptTokens = ring.view(reply.ringIds.buffer, reply.ringIds);
     return { ...reply, info: { ...reply.info, promptTokens }, ringIds: null };
+  }
+
+  /** a JSON body the thread's kernel read: counted when that kernel is a slow one */
+  #countKernel(): void {
+    if (this.#threadKernel === 'none') this.fallbacks.count('no_kernel');
+    else if (this.#threadKernel === 'copy') this.fallbacks.count('kernel_copy');
   }
 
   #failAll(): void {

@@ -74,20 +74,31 @@ type OneReply =
 /** the answers to one message, together */
 export type ScanReply = OneReply | { readonly kind: 'batch'; readonly items: readonly OneReply[] };
 
+/**
+ * How the thread's id kernel reads JSON bodies: the ring in place (a shared WebAssembly memory), its bytes copied into
+ * the kernel first (no shared WebAssembly memory), or no kernel (no WebAssembly: byte by byte). Sent once, first.
+ */
+export type ScanKernelForm = 'in-place' | 'copy' | 'none';
+
+/** what the thread sends: its kernel's form once, then answers */
+export type ScanThreadMessage = ScanReply | { readonly kind: 'kernel'; readonly form: ScanKernelForm };
+
 /** The thread's name in `top -H` and /proc (the benchmark splits the relay's CPU by thread with it); Linux only. */
 export const SCAN_THREAD_NAME = 'kvs-scan';
 
 /** The ring's bytes, and the thread's scan scratch (its kernel bound to the ring's memory when that is a WebAssembly one). */
-function ringOf(data: ScanThreadData | null): { ring: Uint8Array; scratch: CtxScanScratch } {
-  if (data === null) return { ring: new Uint8Array(0), scratch: new CtxScanScratch() };
-  const { bytes, kernel } = data.ring;
-  if (bytes !== null) return { ring: new Uint8Array(bytes), scratch: new CtxScanScratch() };
-  const ringBytes = kernel.buffer.byteLength - ID_RUN_KERNEL_BYTES;
-  const bound = bindIdRunKernel(kernel, ringBytes);
-  return {
-    ring: new Uint8Array(kernel.buffer, 0, ringBytes),
-    scratch: bound === null ? new CtxScanScratch() : new CtxScanScratch(bound),
+function ringOf(data: ScanThreadData | null): { ring: Uint8Array; scratch: CtxScanScratch; form: ScanKernelForm } {
+  const own = (ring: Uint8Array) => {
+    const scratch = new CtxScanScratch();
+    return { ring, scratch, form: scratch.kernel === null ? ('none' as const) : ('copy' as const) };
   };
+  if (data === null) return own(new Uint8Array(0));
+  const { bytes, kernel } = data.ring;
+  if (bytes !== null) return own(new Uint8Array(bytes));
+  const ringBytes = kernel.buffer.byteLength - ID_RUN_KERNEL_BYTES;
+  const ring = new Uint8Array(kernel.buffer, 0, ringBytes);
+  const bound = bindIdRunKernel(kernel, ringBytes);
+  return bound === null ? own(ring) : { ring, scratch: new CtxScanScratch(bound), form: 'in-place' };
 }
 
 const port = parentPort;
@@ -99,7 +110,9 @@ if (port !== null) {
   }
   const open = new Map<number, CtxBodyReader>();
   const data = workerData as ScanThreadData | null;
-  const { ring, scratch } = ringOf(data);
+  const { ring, scratch, form } = ringOf(data);
+  // before any answer: the pool counts each JSON body a slow kernel read
+  port.postMessage({ kind: 'kernel', form } satisfies ScanThreadMessage);
   const read = data === null ? new BigInt64Array(1) : new BigInt64Array(data.read);
   const idRing = data === null ? null : new PromptIdRingWriter(data.ids);
   /** `ids` in the id ring when it has room (the ids stay out of the message), else null (they travel on their own) */

@@ -2,6 +2,7 @@
 // it, and its cumulative counters (the exporter's).
 import type { EventBufferOptions } from '../../core/relay/event-buffer.js';
 import type { RequestUnreadableReason } from '../../core/relay/request-unreadable.js';
+import type { ScanFallbackCounts } from '../../core/relay/scan-fallback.js';
 import type { Clock, Logger, ObservationSink, SourceReporter } from '../ports.js';
 import type { RenderPool } from '../tokenizer/render-pool.js';
 import type { InflightTracker } from './inflight-tracker.js';
@@ -64,6 +65,8 @@ export interface RelayCounters {
   readonly upstreamRetries: number;
   /** events delivered to a consumer that had already received them (0 by design; counted, never hidden) */
   readonly eventsRedelivered: number;
+  /** CTX exchanges read on a slow path, by reason (same answers, more CPU) */
+  readonly scanFallbacks: ScanFallbackCounts;
 }
 
 export const DEFAULT_RELAY_OPTIONS: RelayOptions = {

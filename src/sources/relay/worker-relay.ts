@@ -31,6 +31,7 @@ import { upstreamRequestHeaders } from './http-headers.js';
 import { DecisionGate } from './decision-gate.js';
 import { RelayEventPath } from './relay-event-path.js';
 import { RequestBodyFeed } from './request-body-feed.js';
+import { ScanFallbacks } from './scan-fallbacks.js';
 import {
   DEFAULT_RELAY_OPTIONS,
   type RelayCounters,
@@ -111,7 +112,10 @@ export class WorkerRelay implements RunningSource {
       { server: target.id, source: this.name, upstream: url, drain, sink: gate, status, clock, logger, parseEvents },
       this.#options.buffer,
     );
-    this.#scans = new CtxScanPool({ thread: this.#options.scanThread });
+    this.#scans = new CtxScanPool({
+      thread: this.#options.scanThread,
+      fallbacks: new ScanFallbacks(logger, this.name),
+    });
     this.#recorder = new CtxExchangeRecorder({
       server: target.id,
       source: this.name,
@@ -177,6 +181,7 @@ export class WorkerRelay implements RunningSource {
       resumePositionsDiscarded: b.forgottenDiscarded,
       upstreamRetries: this.#upstreamRetries,
       eventsRedelivered: this.#events.redelivered,
+      scanFallbacks: this.#scans.fallbacks.counts(),
     };
   }
 
