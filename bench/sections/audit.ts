@@ -63,7 +63,7 @@ export async function auditSection(config: RunConfig): Promise<SectionReport> {
   }
   const wall = median(walls);
   const peak = rss.length > 0 ? median(rss) : null;
-  const scale = await auditAtScale(params, wall, peak);
+  const scale = await auditAtScale(params, wall, peak, cpu.length > 0 ? median(cpu) : null);
   const notes = [
     `Per run (wall / peak RSS / CPU seconds of the process): ${walls.map((w, i) => `${fmtMs(w)}${rss[i] === undefined ? '' : ` / ${fmtBytes(rss[i])}`}${cpu[i] === undefined ? '' : ` / ${cpu[i].toFixed(1)} s CPU`}`).join(', ')}. ` +
       `The audit reported ${report!.stats.requests.toLocaleString('en-US')} requests, verdict ${report!.verdict}, findings: ${report!.findings.map((f) => f.id).join(', ') || 'none'}.`,
@@ -163,6 +163,7 @@ async function auditAtScale(
   params: BundleGenParams,
   wallAt1: number,
   peakAt1: number | null,
+  cpuAt1: number | null,
 ): Promise<{ rows: SectionReport['rows']; note: string }> {
   const dir = scratchPath('bundle-scale');
   rmSync(dir, { recursive: true, force: true });
@@ -198,7 +199,10 @@ async function auditAtScale(
       note:
         `At ${SCALE}×: ${gen.requests.toLocaleString('en-US')} requests, ${gen.events.toLocaleString('en-US')} events, ${fmtBytes(size)} of JSONL ` +
         `(written in ${gen.seconds.toFixed(0)} s), audited once: ${fmtMs(r.wallMs)}${r.cpuSeconds === null ? '' : ` / ${r.cpuSeconds.toFixed(1)} s CPU`}, ` +
-        `verdict ${r.report.verdict}, ${r.report.stats.requests.toLocaleString('en-US')} requests reported.`,
+        `verdict ${r.report.verdict}, ${r.report.stats.requests.toLocaleString('en-US')} requests reported` +
+        (r.cpuSeconds !== null && cpuAt1 !== null
+          ? `; CPU seconds ${fmtRatio(r.cpuSeconds / cpuAt1)} the 1× run's (${cpuAt1.toFixed(1)} s), the ratio a shared machine's waits for a core do not distort.`
+          : '.'),
     };
   } finally {
     rmSync(dir, { recursive: true, force: true });
