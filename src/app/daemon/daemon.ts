@@ -46,6 +46,7 @@ import { RelayCounterTotals } from './relay-counter-totals.js';
 import { WorkerBlockSizes } from './worker-block-sizes.js';
 import { createObservationStream } from './observation-stream-wiring.js';
 import { startTimelineSampler, type TimelineSampler } from './timeline-sampler.js';
+import { startSidecarLoadMonitor, type SidecarLoadMonitor } from '../../sources/self/sidecar-load-monitor.js';
 
 /** What the daemon needs from the state (createSentinelState satisfies it). */
 export interface StatePort {
@@ -136,6 +137,7 @@ export function createDaemon(initial: ServeConfig, deps: DaemonDeps = {}): Daemo
   const status = new SourceStatusBoard({ sink, clock, logger });
   const snapshot = (): SentinelStateSnapshot => state.snapshot(clock());
   let sampler: TimelineSampler | null = null;
+  let loadMonitor: SidecarLoadMonitor | null = null;
   let reloadStatus: ReloadStatus = { successful: true, lastSuccessAt: clock() };
   const running = new Map<string, DaemonSource>();
   const relayTotals = new RelayCounterTotals();
@@ -338,6 +340,8 @@ export function createDaemon(initial: ServeConfig, deps: DaemonDeps = {}): Daemo
     async start() {
       if (started) return;
       started = true;
+      // the sidecar's own lag, so what it loses while behind is blamed on itself (sidecar-lagging)
+      loadMonitor = startSidecarLoadMonitor({ sink, clock });
       const serveWeb = deps.web !== false;
       if (serveWeb) {
         await web.listen(config.listen.host, config.listen.port);
@@ -410,6 +414,7 @@ export function createDaemon(initial: ServeConfig, deps: DaemonDeps = {}): Daemo
         // relays first: they finish in-flight requests; pollers stop in parallel
         await Promise.all([...running.values()].map((s) => s.source.stop()));
         running.clear();
+        loadMonitor?.stop();
         sampler?.stop();
         await feed?.stop();
         await observationStream?.stop();
