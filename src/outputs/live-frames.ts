@@ -109,6 +109,7 @@ export function observationFrame(o: Observation): LiveFrame | null {
     case 'source-health':
       return { type: 'source', ts: o.ts, source: o.source, up: o.up, error: o.error };
     case 'worker-events':
+    case 'sidecar-load':
     case 'stream-sequence':
     case 'router-poll':
     case 'render-check':

@@ -67,6 +67,7 @@ function contextKey(o: Observation): string | null {
     case 'source-health':
       return `source-health|${o.source}`;
     case 'worker-events':
+    case 'sidecar-load':
     case 'stream-sequence':
     case 'router-poll':
     case 'poll-failure':

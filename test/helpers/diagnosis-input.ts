@@ -23,6 +23,8 @@ export function quietServer(server: string, over: Partial<ServerDiagnosis> = {})
     storedEvents: 300,
     gaps: 0,
     missedEvents: 0,
+    sidecarGaps: 0,
+    sidecarMissed: 0,
     lastPullEventTs: 599_000,
     newBlockOutcomesSincePullEvent: 1,
     resets: 0,
@@ -146,9 +148,20 @@ export const KNOWN_2026_06 = {
   fillsOwnTable: false,
 } as const;
 
+/** a sidecar that never lagged */
+export const QUIET_SIDECAR = {
+  lagIntervals: 0,
+  laggingMs: 0,
+  worstEventLoopDelayMs: 0,
+  worstUtilization: 0,
+  laggingNow: false,
+  lastLagEnd: null,
+} as const;
+
 export function quietInput(over: Partial<DiagnosisInput> = {}): DiagnosisInput {
   return {
     now: 600_000,
+    sidecar: QUIET_SIDECAR,
     window: { from: 0, to: 600_000 },
     thresholds: DEFAULT_THRESHOLDS,
     router: {

@@ -47,6 +47,7 @@ import { RelayCounterTotals } from './relay-counter-totals.js';
 import { WorkerBlockSizes } from './worker-block-sizes.js';
 import { createObservationStream } from './observation-stream-wiring.js';
 import { startTimelineSampler, type TimelineSampler } from './timeline-sampler.js';
+import { startSidecarLoadMonitor, type SidecarLoadMonitor } from '../../sources/self/sidecar-load-monitor.js';
 
 /** What the daemon needs from the state (createSentinelState satisfies it). */
 export interface StatePort {
@@ -137,6 +138,7 @@ export function createDaemon(initial: ServeConfig, deps: DaemonDeps = {}): Daemo
   const status = new SourceStatusBoard({ sink, clock, logger });
   const snapshot = (): SentinelStateSnapshot => state.snapshot(clock());
   let sampler: TimelineSampler | null = null;
+  let loadMonitor: SidecarLoadMonitor | null = null;
   let reloadStatus: ReloadStatus = { successful: true, lastSuccessAt: clock() };
   const running = new Map<string, DaemonSource>();
   const relayTotals = new RelayCounterTotals();
@@ -342,6 +344,8 @@ export function createDaemon(initial: ServeConfig, deps: DaemonDeps = {}): Daemo
       // decided once per process (node --jitless, a big-endian host): the slow kernels, said where operators look
       if (wasmApi() === null)
         logger.warn('WebAssembly is not available: v1 block keys are mixed and prompt ids read in JavaScript (slower)');
+      // the sidecar's own lag, so what it loses while behind is blamed on itself (sidecar-lagging)
+      loadMonitor = startSidecarLoadMonitor({ sink, clock });
       const serveWeb = deps.web !== false;
       if (serveWeb) {
         await web.listen(config.listen.host, config.listen.port);
@@ -414,6 +418,7 @@ export function createDaemon(initial: ServeConfig, deps: DaemonDeps = {}): Daemo
         // relays first: they finish in-flight requests; pollers stop in parallel
         await Promise.all([...running.values()].map((s) => s.source.stop()));
         running.clear();
+        loadMonitor?.stop();
         sampler?.stop();
         await feed?.stop();
         await observationStream?.stop();

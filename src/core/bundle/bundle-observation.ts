@@ -324,6 +324,17 @@ export function decodeObservation(o: JsonObject, history: KeyHistory): BundleRec
       };
     case 'render-check':
       return { digest: null, observation: decodeRenderCheck(o, ts) };
+    case 'sidecar-load':
+      return {
+        digest: null,
+        observation: {
+          kind,
+          ts,
+          intervalMs: num(o.intervalMs, '$.intervalMs'),
+          eventLoopDelayMs: num(o.eventLoopDelayMs, '$.eventLoopDelayMs'),
+          utilization: num(o.utilization, '$.utilization'),
+        },
+      };
     case 'source-health':
       return {
         digest: null,

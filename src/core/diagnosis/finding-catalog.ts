@@ -24,6 +24,8 @@ export const FINDING_CATALOG = {
   'load-concentrated': 'warning',
   'evidence-insufficient': 'warning',
   'event-signal-masked': 'warning',
+  // about kvsentinel itself: it fell behind, and what it lost meanwhile is its own loss
+  'sidecar-lagging': 'warning',
 } as const satisfies Record<string, Severity>;
 
 export type FindingId = keyof typeof FINDING_CATALOG;

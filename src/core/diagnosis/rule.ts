@@ -52,6 +52,9 @@ export interface ServerDiagnosis {
   readonly gaps: number;
   /** events (pull) or batches (stream) those gaps lost */
   readonly missedEvents: number;
+  /** of those gaps, the ones the sidecar's own lag explains (sidecar-lagging), and what they lost */
+  readonly sidecarGaps: number;
+  readonly sidecarMissed: number;
   /** when a drain of the pull path last brought events (null: never), and the requests served since that stored new blocks */
   readonly lastPullEventTs: number | null;
   readonly newBlockOutcomesSincePullEvent: number;
@@ -267,8 +270,22 @@ export interface RenderDiagnosis {
   readonly sample: RenderDriftSample | null;
 }
 
+/** kvsentinel's own lag over the window (sidecar-load observations): an event loop running late or saturated */
+export interface SidecarDiagnosis {
+  /** lagging intervals (about a second each) and their total length */
+  readonly lagIntervals: number;
+  readonly laggingMs: number;
+  readonly worstEventLoopDelayMs: number;
+  readonly worstUtilization: number;
+  /** the last load report was a lagging one */
+  readonly laggingNow: boolean;
+  /** the newest lagging interval's end, or null */
+  readonly lastLagEnd: number | null;
+}
+
 export interface DiagnosisInput {
   readonly now: number;
+  readonly sidecar: SidecarDiagnosis;
   /** time span of the data the rules read */
   readonly window: { readonly from: number; readonly to: number } | null;
   readonly thresholds: DiagnosisThresholds;

@@ -1,6 +1,7 @@
 // The dumb runner: evaluates every rule against one input; a rule that throws yields no finding and is counted,
 // so one broken rule cannot take the diagnosis (or the daemon) down. A finding names only servers the input knows
-// (configured or seen): a name no source gave a server is never shown as one.
+// (configured or seen): a name no source gave a server is never shown as one. While the sidecar is behind on its own
+// work, the findings that need every event (or every read on time) are held back and named in sidecar-lagging.
 import type { FindingId } from './finding-catalog.js';
 import type { DiagnosisInput, Rule, RuleHit } from './rule.js';
 
@@ -12,6 +13,24 @@ export interface RuleError {
 export interface RuleRun {
   readonly hits: ReadonlyMap<FindingId, RuleHit>;
   readonly errors: readonly RuleError[];
+}
+
+/** findings a lagging sidecar cannot support: they read tables it may have fallen behind on, or reads that timed out */
+export const HELD_WHILE_SIDECAR_LAGS: readonly FindingId[] = [
+  'event-queue-shared',
+  'events-partial-ranks',
+  'router-hash-divergence',
+  'hit-rate-below-oracle',
+  'event-signal-masked',
+  'source-unreachable',
+];
+
+function holdBackWhileLagging(hits: Map<FindingId, RuleHit>): void {
+  const lagging = hits.get('sidecar-lagging');
+  if (lagging === undefined) return;
+  const held = HELD_WHILE_SIDECAR_LAGS.filter((id) => hits.delete(id));
+  if (held.length > 0)
+    hits.set('sidecar-lagging', { ...lagging, evidence: { ...lagging.evidence, held_back: held.join(' ') } });
 }
 
 export function runRules(rules: readonly Rule[], input: DiagnosisInput): RuleRun {
@@ -28,5 +47,6 @@ export function runRules(rules: readonly Rule[], input: DiagnosisInput): RuleRun
       errors.push({ id: rule.id, message: err instanceof Error ? err.message : String(err) });
     }
   }
+  if (input.sidecar.laggingNow) holdBackWhileLagging(hits);
   return { hits, errors };
 }

@@ -233,8 +233,25 @@ export interface SourceHealthObservation {
   readonly error: string | null;
 }
 
+/**
+ * The sidecar's own load over the last interval (about a second): how late its event loop ran and how busy it was.
+ * What it loses while behind (a ZMQ socket past its high-water mark, a drain or replay that timed out) is its own
+ * loss, not the deployment's: the state attributes gaps seen while it lags to the sidecar.
+ */
+export interface SidecarLoadObservation {
+  readonly kind: 'sidecar-load';
+  readonly ts: number;
+  /** the interval's length, ms */
+  readonly intervalMs: number;
+  /** 99th percentile of the event loop's delay over the interval, ms */
+  readonly eventLoopDelayMs: number;
+  /** share of the interval the event loop was busy, 0..1 */
+  readonly utilization: number;
+}
+
 export type Observation =
   | WorkerEventsObservation
+  | SidecarLoadObservation
   | StreamSequenceObservation
   | RouterPollObservation
   | DecisionObservation

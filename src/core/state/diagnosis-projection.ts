@@ -12,6 +12,7 @@ import { REQUEST_UNREADABLE_REASONS, type RequestUnreadableReason } from '../rel
 import { counterKey, type CounterKey } from './counter-schema.js';
 import { NEWEST_LOAD_WEIGHT } from './observation-digester.js';
 import type { RenderParity } from './render-parity.js';
+import type { SidecarLagSummary } from './sidecar-load-ledger.js';
 import type { SourceHealthBoard } from './source-health-board.js';
 import type { StateModel } from './state-model.js';
 
@@ -37,7 +38,7 @@ function vllmHashingOf(m: StateModel, server: string): ServerDiagnosis['vllmHash
     : null;
 }
 
-function serverDiagnosis(m: StateModel, server: string, now: number): ServerDiagnosis {
+function serverDiagnosis(m: StateModel, server: string, now: number, lag: SidecarLagSummary): ServerDiagnosis {
   const sum = (key: CounterKey): number => m.counters.windowed(key, now);
   const facts = m.factsOf(server);
   const digester = m.digester;
@@ -68,6 +69,8 @@ function serverDiagnosis(m: StateModel, server: string, now: number): ServerDiag
     storedEvents: sum(counterKey('storedEvents', server)),
     gaps: sum(counterKey('gaps', server)),
     missedEvents: sum(counterKey('missedEvents', server)),
+    sidecarGaps: lag.byServer.get(server)?.gaps ?? 0,
+    sidecarMissed: lag.byServer.get(server)?.missed ?? 0,
     lastPullEventTs: facts.lastPullEventTs,
     newBlockOutcomesSincePullEvent: facts.newBlockOutcomesSincePullEvent,
     resets: sum(counterKey('resets', server)),
@@ -203,10 +206,20 @@ function routerDiagnosis(m: StateModel): RouterDiagnosis {
 export function projectDiagnosisInput({ model: m, sources, render }: DiagnosisSources, now: number): DiagnosisInput {
   const sum = (key: CounterKey): number => m.counters.windowed(key, now);
   const serverIds = m.digester.serverIds();
-  const servers = serverIds.map((server) => serverDiagnosis(m, server, now));
+  const window = m.counters.span(now);
+  const lag = m.sidecarLoad.summary(window?.from ?? null);
+  const servers = serverIds.map((server) => serverDiagnosis(m, server, now, lag));
   return {
     now,
-    window: m.counters.span(now),
+    sidecar: {
+      lagIntervals: lag.intervals,
+      laggingMs: lag.laggingMs,
+      worstEventLoopDelayMs: lag.worstEventLoopDelayMs,
+      worstUtilization: lag.worstUtilization,
+      laggingNow: lag.laggingNow,
+      lastLagEnd: lag.lastLagEnd,
+    },
+    window,
     thresholds: m.thresholds,
     router: routerDiagnosis(m),
     seesWorkerEvents: m.seesWorkerEvents,

@@ -288,6 +288,8 @@ export class ObservationDigester {
       case 'router-server-fact':
         if ('server' in obs) this.#server(obs.server);
         return;
+      case 'sidecar-load':
+        return;
     }
   }
 

@@ -169,6 +169,9 @@ class Sentinel implements SentinelState {
       case 'source-health':
         this.#sources.report(obs.ts, obs.source, obs.up, obs.error);
         return;
+      case 'sidecar-load':
+        this.#model.sidecarLoad.load(obs);
+        return;
       case 'server-info':
         // the digester keeps what it states of hashing; the capacity bounds the sticky ideal
         if (obs.kvCapacityBlocks !== undefined && obs.kvCapacityBlocks !== null)

@@ -33,6 +33,7 @@ export class ServerAdmission {
   #withinCap(obs: Observation): Observation | null {
     switch (obs.kind) {
       case 'source-health':
+      case 'sidecar-load':
         return obs;
       case 'router-config':
         return obs.servers === null || obs.servers.every((s) => this.#admit(s))

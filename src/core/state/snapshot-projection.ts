@@ -22,13 +22,14 @@ import type { StateModel } from './state-model.js';
 /**
  * `pending`: warnings and criticals that hold in the latest evaluation but have not turned on yet (hysteresis).
  * While inert or insufficient evidence is pending, or anything is pending on an otherwise clean slate, the verdict
- * is `unknown`: neither "routing follows prefixes" (degraded) nor an all-clear is shown yet.
+ * is `unknown`: neither "routing follows prefixes" (degraded) nor an all-clear is shown yet. So is it while the
+ * sidecar's own lag (sidecar-lagging) leaves its tables short: that is no finding about the deployment.
  */
 function verdictOf(findings: readonly Finding[], pending: ReadonlySet<string>): Verdict {
   if (findings.some((f) => f.id === 'cache-signal-inert')) return 'inert';
-  // no all-clear (and no "the cache signal works") without evidence
+  // no all-clear (and no "the cache signal works") without evidence: nor from a sidecar whose tables fell behind
   if (
-    findings.some((f) => f.id === 'evidence-insufficient') ||
+    findings.some((f) => f.id === 'evidence-insufficient' || f.id === 'sidecar-lagging') ||
     pending.has('cache-signal-inert') ||
     pending.has('evidence-insufficient')
   )

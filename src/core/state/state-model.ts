@@ -10,6 +10,7 @@ import { DEFAULT_ROUTER_TOKENS_PER_BLOCK, ObservationDigester } from './observat
 import { RelayBuffer } from './relay-buffer.js';
 import { RouterBlockSizeInference } from './router-block-size-inference.js';
 import type { SentinelLimits, SentinelMode } from './sentinel-options.js';
+import { SidecarLoadLedger } from './sidecar-load-ledger.js';
 import { StateCounters } from './state-counters.js';
 import { WorkerCapacity } from './worker-capacity.js';
 
@@ -50,6 +51,8 @@ export class StateModel {
   readonly sequence = new EventSequenceTracker();
   /** what each worker can hold and what it stored: the sticky ideal's bound */
   readonly capacity = new WorkerCapacity();
+  /** the sidecar's own lag and the gaps it explains */
+  readonly sidecarLoad = new SidecarLoadLedger();
   /** the router's tokens_per_block from its behaviour, while no source states it */
   readonly tpbInference = new RouterBlockSizeInference();
   /** the chunk sizes last considered while the router's is unknown */

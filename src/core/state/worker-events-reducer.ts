@@ -158,6 +158,7 @@ export class WorkerEventsReducer {
 
   #gap(ts: number, server: string, rank: number, missing: number): void {
     const c = this.model.counters;
+    this.model.sidecarLoad.gap(ts, server, missing);
     c.add(ts, counterKey('gaps', server));
     c.add(ts, counterKey('missedEvents', server), missing);
     c.add(ts, counterKey('rankGaps', server, rank));

@@ -5,8 +5,19 @@
 // gaps"): nobody steals from a PUB socket, so the batches were dropped (the publisher's queue full, a failed send,
 // a subscriber past its high-water mark) and every subscriber — the router's too — lost that KV-cache state. One
 // such gap already leaves the tables missing state (a warning); repeated gaps are critical, as stolen events are.
+// Gaps the sidecar's own lag explains are left out: they are sidecar-lagging's, never the deployment's.
 import type { DiagnosisInput, Rule, RuleHit, ServerDiagnosis } from '../rule.js';
 import { mergeEvidence, ratio, round3, windowEvidence } from './rule-math.js';
+
+/** the server's gaps less those the sidecar's own lag explains (sidecar-lagging) */
+function withoutSidecarGaps(s: ServerDiagnosis): ServerDiagnosis {
+  if (s.sidecarGaps === 0) return s;
+  return {
+    ...s,
+    gaps: Math.max(0, s.gaps - s.sidecarGaps),
+    missedEvents: Math.max(0, s.missedEvents - s.sidecarMissed),
+  };
+}
 
 function byRank(hit: readonly ServerDiagnosis[]): string {
   return hit
@@ -118,10 +129,11 @@ export const eventQueueShared: Rule = {
   evaluate(input) {
     if (!input.seesWorkerEvents) return null;
     const t = input.thresholds;
+    const servers = input.servers.map(withoutSidecarGaps);
     // a pull-path gap can be the sidecar's own (a drain aborted after the worker popped its events): three make a
     // pattern; a stream gap is never ours (replay filled what it could), so one lost batch shows
-    const pull = input.servers.filter((s) => !s.streamed && (s.gaps >= t.minGaps || streamTaken(input, s)));
-    const stream = input.servers.filter((s) => s.streamed && s.gaps > 0);
+    const pull = servers.filter((s) => !s.streamed && (s.gaps >= t.minGaps || streamTaken(input, s)));
+    const stream = servers.filter((s) => s.streamed && s.gaps > 0);
     const parts = [pullGaps(input, pull), streamGaps(input, stream)].filter((h): h is RuleHit => h !== null);
     if (parts.length === 0) return null;
     const evidence = { ...mergeEvidence(parts), ...windowEvidence(input.window) };

@@ -15,6 +15,7 @@ import { routerHashDivergence } from './router-hash-divergence.js';
 import { routerNotPolling } from './router-not-polling.js';
 import { renderDrift } from './render-drift.js';
 import { routerTableEmpty } from './router-table-empty.js';
+import { sidecarLagging } from './sidecar-lagging.js';
 import { sourceUnreachable } from './source-unreachable.js';
 import { tokensPerBlockMismatch } from './tokens-per-block-mismatch.js';
 import { turnScatterHigh } from './turn-scatter-high.js';
@@ -38,4 +39,5 @@ export const RULES: readonly Rule[] = [
   loadConcentrated,
   evidenceInsufficient,
   eventSignalMasked,
+  sidecarLagging,
 ];

@@ -1,0 +1,47 @@
+// sidecar-lagging: kvsentinel itself fell behind (its event loop ran late or saturated, from its own CPU load or a
+// starved host), and what it lost meanwhile (a ZMQ socket past its high-water mark, a drain or a replay that timed out)
+// is its own loss. It says so about itself; event-queue-shared leaves those gaps out, and while it is behind the
+// findings that need every event are held back (run-rules.ts), so an overloaded sidecar never blames the fleet.
+import { ratio } from './rule-math.js';
+import type { Rule } from '../rule.js';
+
+export const sidecarLagging: Rule = {
+  id: 'sidecar-lagging',
+  evaluate(input) {
+    const s = input.sidecar;
+    if (s.lagIntervals === 0) return null;
+    const lost = input.servers.filter((x) => x.sidecarGaps > 0);
+    // a busy second that lost nothing and is over is not a finding; a loss, or a lag now, is
+    if (lost.length === 0 && !s.laggingNow) return null;
+    const gaps = lost.reduce((n, x) => n + x.sidecarGaps, 0);
+    const missed = lost.reduce((n, x) => n + x.sidecarMissed, 0);
+    const seconds = (s.laggingMs / 1000).toFixed(1);
+    const busy = (100 * s.worstUtilization).toFixed(0);
+    const loss =
+      gaps > 0
+        ? `; ${gaps} event gap${gaps === 1 ? '' : 's'} (${missed} events or batches) on ${lost.map((x) => x.server).join(', ')} fell in that time: kvsentinel's own loss, not the deployment's, and its tables miss that state until it turns over`
+        : '';
+    const now = s.laggingNow ? '; it is behind now: findings that need every event wait until it catches up' : '';
+    return {
+      servers: lost.map((x) => x.server),
+      summary: `kvsentinel itself fell behind: its event loop ran up to ${s.worstEventLoopDelayMs.toFixed(0)} ms late (up to ${busy}% busy) for ${seconds} s of the window${loss}${now}`,
+      evidence: {
+        lag_intervals: s.lagIntervals,
+        lagging_ms: s.laggingMs,
+        worst_event_loop_delay_ms: Math.round(s.worstEventLoopDelayMs),
+        worst_utilization: Math.round(1000 * s.worstUtilization) / 1000,
+        lagging_now: s.laggingNow,
+        sidecar_gaps: gaps,
+        sidecar_missed: missed,
+        share_of_gaps: ratio(
+          gaps,
+          input.servers.reduce((n, x) => n + x.gaps, 0),
+        ),
+        by_server: lost.map((x) => `${x.server}: ${x.sidecarGaps} gaps, ${x.sidecarMissed} lost`).join('; '),
+      },
+      cause:
+        "the sidecar's own CPU: more events than one process applies (a fleet's streams at full rate), a host that starves it, or a long pause; nothing in the deployment is implied",
+      fix: 'give the sidecar a core of its own (a CPU request of at least 1 and no lower limit), split the servers over more sidecars (docs/sharding.md), and give each ZMQ stream a replay_endpoint so what it drops while behind is refilled',
+    };
+  },
+};

@@ -1,0 +1,122 @@
+// Under overload the sidecar blames itself (issue 26 item 2): a vLLM-format publisher (Python, from vLLM's source)
+// floods a real ZMQ socket while the sidecar's event loop is stalled, so its subscriber fills past its high-water mark
+// and batches are dropped on the way in. The state, fed by the same ZMQ source and load monitor the daemon runs,
+// must name the sidecar (sidecar-lagging, with the batches it lost) and raise no finding about the deployment; the
+// same loss without the stall is the deployment's (event-queue-shared), so the test would catch a rule that simply
+// stopped reporting gaps.
+import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { createInterface } from 'node:readline';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { Observation } from '../../src/core/observe/observation.js';
+import { createSentinelState } from '../../src/core/state/sentinel-state.js';
+import { startSidecarLoadMonitor } from '../../src/sources/self/sidecar-load-monitor.js';
+import { silentLogger } from '../../src/sources/ports.js';
+import { SourceStatusBoard } from '../../src/sources/source-status.js';
+import { ZmqEventsSource } from '../../src/sources/zmq/zmq-events-source.js';
+import { repoRoot } from '../helpers/paths.js';
+import { eventually } from '../helpers/recording-sink.js';
+
+const PUBLISHER = join(repoRoot, 'test/publishers/flood_publisher.py');
+const cleanups: (() => Promise<void> | void)[] = [];
+afterEach(async () => {
+  for (const c of cleanups.splice(0).reverse()) await c();
+});
+
+interface Flood {
+  readonly endpoint: string;
+  go(): void;
+  done(): Promise<{ sent: number }>;
+}
+
+async function startFlood(batches: number): Promise<Flood> {
+  const proc: ChildProcessWithoutNullStreams = spawn('/usr/bin/python3', [
+    PUBLISHER,
+    JSON.stringify({ batches, lag: 256, hwm: 100 }),
+  ]);
+  cleanups.push(() => {
+    proc.stdin.end('quit\n');
+    proc.kill();
+  });
+  const lines = createInterface({ input: proc.stdout })[Symbol.asyncIterator]();
+  const next = async (): Promise<Record<string, unknown>> => {
+    const r = await lines.next();
+    if (r.done === true) throw new Error('the flood publisher exited (needs /usr/bin/python3 with zmq and msgpack)');
+    return JSON.parse(r.value) as Record<string, unknown>;
+  };
+  const hello = await next();
+  return {
+    endpoint: String(hello.endpoint),
+    go: () => proc.stdin.write('go\n'),
+    done: async () => (await next()) as { sent: number },
+  };
+}
+
+/** Holds the event loop for `ms`, as a saturated sidecar (or a starved host) does. */
+function stall(ms: number): void {
+  const until = Date.now() + ms;
+  while (Date.now() < until) {
+    // busy: no timer, no socket read runs meanwhile
+  }
+}
+
+/** A flood while the loop stalls for `stallMs`; `monitored`: the load monitor reports, as the daemon's does. */
+async function floodedState(stallMs: number, monitored = true) {
+  const flood = await startFlood(30_000);
+  const state = createSentinelState({ mode: 'auto' });
+  const seen: Observation[] = [];
+  const sink = { apply: (o: Observation) => (seen.push(o), state.apply(o)) };
+  const status = new SourceStatusBoard({ sink, clock: Date.now });
+  const source = new ZmqEventsSource(
+    { id: 'ctx0', endpoint: flood.endpoint, replay: null, engine: 'vllm', ranks: 1, topic: '' },
+    { sink, status, clock: Date.now, logger: silentLogger },
+    { receiveHighWaterMark: 100 },
+  );
+  await source.start();
+  cleanups.push(() => source.stop());
+  if (monitored) {
+    const monitor = startSidecarLoadMonitor({ sink, clock: Date.now }, 250);
+    cleanups.push(() => monitor.stop());
+  }
+  await eventually(() => source.connectedRanks === 1, 10_000, 'the subscriber to connect');
+  // the subscription takes effect shortly after the handshake
+  await new Promise((r) => setTimeout(r, 300));
+  flood.go();
+  if (stallMs > 0) stall(stallMs);
+  const { sent } = await flood.done();
+  // settle: every batch that got through is applied, and the load reports cover the stall
+  for (let last = -1; ;) {
+    await new Promise((r) => setTimeout(r, 400));
+    const n = source.counters()[0]!.batches;
+    if (n === last) break;
+    last = n;
+  }
+  const lost = seen
+    .filter((o) => o.kind === 'stream-sequence' && o.change === 'gap')
+    .reduce((n, o) => n + (o.kind === 'stream-sequence' ? o.lost : 0), 0);
+  return { snapshot: state.snapshot(Date.now()), sent, lost, received: source.counters()[0]!.batches };
+}
+
+describe('a sidecar that falls behind', () => {
+  it('names itself, with the batches it lost, and raises nothing about the deployment', async () => {
+    const r = await floodedState(1_500);
+    expect(r.lost, `sent ${r.sent}, received ${r.received}`).toBeGreaterThan(0);
+    const ids = r.snapshot.findings.map((f) => f.id);
+    const lagging = r.snapshot.findings.find((f) => f.id === 'sidecar-lagging');
+    expect(lagging, ids.join(', ')).toBeDefined();
+    expect(lagging?.servers).toEqual(['ctx0']);
+    expect(Number(lagging?.evidence.sidecar_missed)).toBe(r.lost);
+    expect(Number(lagging?.evidence.worst_event_loop_delay_ms)).toBeGreaterThanOrEqual(1_000);
+    // nothing about the deployment: the sidecar's own finding, and (no requests flow here) too little evidence
+    expect(ids.filter((id) => id !== 'sidecar-lagging' && id !== 'evidence-insufficient')).toEqual([]);
+    expect(r.snapshot.verdict).toBe('unknown');
+  }, 60_000);
+
+  it('without its load reports, the same stall and loss is blamed on the deployment (what kvsentinel did before)', async () => {
+    const r = await floodedState(1_500, false);
+    expect(r.lost, `sent ${r.sent}, received ${r.received}`).toBeGreaterThan(0);
+    const ids = r.snapshot.findings.map((f) => f.id);
+    expect(ids).toContain('event-queue-shared');
+    expect(ids).not.toContain('sidecar-lagging');
+  }, 60_000);
+});
