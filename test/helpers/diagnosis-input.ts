@@ -160,6 +160,8 @@ export function quietInput(over: Partial<DiagnosisInput> = {}): DiagnosisInput {
       maxBatchSize: 512,
       backfillBlockHashesOnFinish: false,
       consumesEvents: true,
+      readsEvents: 'pull',
+      readsEventsFrom: 'its polls',
       ...KNOWN_2026_06,
     },
     seesWorkerEvents: true,

@@ -306,7 +306,7 @@ export function createDaemon(initial: ServeConfig, deps: DaemonDeps = {}): Daemo
       kind: 'router-config',
       ts: clock(),
       source: 'config',
-      routerType: null,
+      routerType: facts.type,
       tokensPerBlock: facts.tokensPerBlock,
       maxBatchSize: facts.maxBatchSize,
       backfillBlockHashesOnFinish: facts.backfillBlockHashesOnFinish,
@@ -314,6 +314,7 @@ export function createDaemon(initial: ServeConfig, deps: DaemonDeps = {}): Daemo
       profile: facts.profile,
       trackRoutedBlocks: facts.trackRoutedBlocks,
       loadWeight: facts.loadWeight,
+      readsEvents: facts.readsEvents,
     });
     // what the operator states of the workers' capacity, as an observation a bundle records
     for (const [server, blocks] of Object.entries(c.kvCapacityBlocks))

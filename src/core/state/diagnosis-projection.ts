@@ -17,10 +17,36 @@ import type { StateModel } from './state-model.js';
 
 const ROUTERS_WITHOUT_EVENTS = ['conversation', 'round_robin', 'load_balancing'];
 
-function routerConsumesEvents(type: string | null): boolean {
-  if (type === null) return true;
+function readsNoEvents(type: string | null): boolean {
+  if (type === null) return false;
   const t = type.toLowerCase().replace(/[-\s]/g, '_');
-  return !ROUTERS_WITHOUT_EVENTS.some((name) => t.includes(name));
+  return ROUTERS_WITHOUT_EVENTS.some((name) => t.includes(name));
+}
+
+/**
+ * Where the router reads KV events: stated by the configuration, else by its type (the conversation, round-robin
+ * and load-balancing routers read none), its polls through the relay (the pull endpoint), or — for a
+ * KV-cache-aware router — the event path its workers serve: a pull endpoint some server's drains read, else ZMQ
+ * streams. Never the sidecar's own mode, so a live audit and the audit of its bundle agree.
+ */
+function routerEventRead(
+  m: StateModel,
+  servers: readonly ServerDiagnosis[],
+): Pick<RouterDiagnosis, 'readsEvents' | 'readsEventsFrom'> {
+  const router = m.digester.router;
+  if (router.readsEvents !== null) return { readsEvents: router.readsEvents, readsEventsFrom: 'stated' };
+  if (readsNoEvents(router.routerType)) return { readsEvents: 'none', readsEventsFrom: 'router type' };
+  if (m.sawRouterPoll) return { readsEvents: 'pull', readsEventsFrom: 'its polls' };
+  const kvAware = router.profile !== null || router.routerType?.toLowerCase().includes('kv_cache_aware') === true;
+  if (!kvAware) return { readsEvents: null, readsEventsFrom: null };
+  if (servers.some(pullPathServed)) return { readsEvents: 'pull', readsEventsFrom: 'the event path' };
+  if (servers.some((s) => s.streamed)) return { readsEvents: 'stream', readsEventsFrom: 'the event path' };
+  return { readsEvents: null, readsEventsFrom: null };
+}
+
+/** a server whose pull endpoint the sidecar drains (not only its ZMQ stream) */
+function pullPathServed(s: ServerDiagnosis): boolean {
+  return !s.streamed && s.drains > 0;
 }
 
 export interface DiagnosisSources {
@@ -179,15 +205,17 @@ function decisionDiagnosis(
   };
 }
 
-function routerDiagnosis(m: StateModel): RouterDiagnosis {
+function routerDiagnosis(m: StateModel, servers: readonly ServerDiagnosis[]): RouterDiagnosis {
   const router = m.digester.router;
+  const read = routerEventRead(m, servers);
   return {
+    ...read,
     type: router.routerType,
     source: router.source,
     ...m.routerTokensPerBlock(),
     maxBatchSize: router.maxBatchSize,
     backfillBlockHashesOnFinish: router.backfillBlockHashesOnFinish,
-    consumesEvents: routerConsumesEvents(router.routerType),
+    consumesEvents: read.readsEvents !== 'none',
     profile: router.profile,
     profileFrom: router.profileFrom,
     trackRoutedBlocks:
@@ -202,14 +230,16 @@ export function projectDiagnosisInput({ model: m, sources, render }: DiagnosisSo
   const sum = (key: CounterKey): number => m.counters.windowed(key, now);
   const serverIds = m.digester.serverIds();
   const servers = serverIds.map((server) => serverDiagnosis(m, server, now));
+  const router = routerDiagnosis(m, servers);
   return {
     now,
     window: m.counters.span(now),
     thresholds: m.thresholds,
-    router: routerDiagnosis(m),
+    router,
     seesWorkerEvents: m.seesWorkerEvents,
     seesRouterPolls: m.sawRouterPoll,
-    routerPollsExpected: m.mode === 'relay' || (m.mode === 'auto' && (m.sawDrain || m.sawRouterPoll)),
+    // the router's kind says whether polls are due; unknown: a pull endpoint some server serves
+    routerPollsExpected: router.readsEvents === 'pull' || (router.readsEvents === null && servers.some(pullPathServed)),
     seesRouterDebug: m.sawRouterDebug,
     servers,
     decisions: decisionDiagnosis(m, serverIds, servers, now),
