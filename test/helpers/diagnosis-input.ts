@@ -18,6 +18,7 @@ export function quietServer(server: string, over: Partial<ServerDiagnosis> = {})
     events: 900,
     eventsTotal: 900,
     streamed: false,
+    streamEngine: null,
     streamEvents: 0,
     streamBatchesFilled: 0,
     storedEvents: 300,

@@ -6,6 +6,7 @@ import type { RequestUnreadableReason } from '../relay/request-unreadable.js';
 import type { FindingId, Severity } from './finding-catalog.js';
 import type { PreferenceTally } from './holder-preference.js';
 import type { RouterEventRead, RouterProfile } from '../observe/observation.js';
+import type { StreamEngine } from '../stream/stream-engine.js';
 import type { DiagnosisThresholds } from './thresholds.js';
 
 export interface RankDiagnosis {
@@ -43,6 +44,8 @@ export interface ServerDiagnosis {
   readonly eventsTotal: number;
   /** a ZMQ KV-event stream of this server is subscribed */
   readonly streamed: boolean;
+  /** the engine whose stream it is (its wording: vLLM/SGLang endpoints, not TensorRT-LLM's); null when none */
+  readonly streamEngine: StreamEngine | null;
   /** of `events`, those that came from the ZMQ stream (the rest were drained from /kv_cache_events) */
   readonly streamEvents: number;
   /** stream batches that were missing and arrived by replay */

@@ -89,6 +89,7 @@ function serverDiagnosis(m: StateModel, server: string, now: number): ServerDiag
     events: sum(counterKey('events', server)),
     eventsTotal: m.counters.total(counterKey('events', server), now),
     streamed: m.streamServers.has(server),
+    streamEngine: m.streamOrigins.get(server)?.engine ?? null,
     streamEvents: sum(counterKey('streamEvents', server)),
     streamBatchesFilled: sum(counterKey('streamBatchesFilled', server)),
     storedEvents: sum(counterKey('storedEvents', server)),

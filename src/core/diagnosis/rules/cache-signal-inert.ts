@@ -5,6 +5,7 @@
 // server is load-concentrated) and whatever our model of its table says. Model evidence (predicted matches ≡ 0, the
 // router reporting no matches, a dead event path) supports the verdict; a dead event path alone decides it only
 // when the router is known not to fill its own table (2026-06 without backfill).
+import { withOwnTable } from './own-table-advice.js';
 import type { DiagnosisInput, RuleHit, Rule } from '../rule.js';
 import { deadEventPath } from './event-path.js';
 import { renderDriftSummary } from './render-drift.js';
@@ -97,9 +98,12 @@ export const cacheSignalInert: Rule = {
         drift !== null
           ? `docs/trtllm-wire.md §7.3: the router hashes other token ids than the workers store (${drift}), so its lookups miss and its score degrades to least-loaded`
           : "docs/trtllm-wire.md §7: the router's per-server block table does not reflect the workers' caches, so its score degrades to least-loaded; the other findings name the cause",
-      fix:
-        'apply the fixes of the findings that name the cause; meanwhile router_args.backfill_block_hashes_on_finish: true ' +
-        "(fills the table with the router's own hashes), or router type: conversation",
+      fix: withOwnTable(
+        input,
+        'apply the fixes of the findings that name the cause',
+        '; meanwhile ',
+        " (fills the table with the router's own hashes), or router type: conversation",
+      ),
     };
   },
 };
