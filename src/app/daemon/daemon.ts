@@ -264,6 +264,7 @@ export function createDaemon(initial: ServeConfig, deps: DaemonDeps = {}): Daemo
     render,
     resolve: (name) => resolver(name),
     blockSizes,
+    gates: new Map(),
   };
 
   async function reconcile(c: ServeConfig): Promise<void> {
