@@ -120,9 +120,12 @@ describe('kvsentinel sim serve', () => {
     const lines = readFileSync(requestLog, 'utf8').trim().split('\n');
     expect(lines.length).toBe(done.workload_done.requests);
     expect(JSON.parse(lines[0]!)).toHaveProperty('cached_tokens');
-    expect(readFileSync(orchestratorLog, 'utf8')).toMatch(
-      /^\[\d\d\/\d\d\/\d{4}-\d\d:\d\d:\d\d\] \[TRT-LLM\] \[I\] KvCacheAwareRouter initialized for context servers: \['127\.0\.0\.1:\d+', '127\.0\.0\.1:\d+'\]$/m,
+    // the newest TensorRT-LLM logger's form: time, tag, module, then router_utils' f-string and the stock ready line
+    const log = readFileSync(orchestratorLog, 'utf8');
+    expect(log).toMatch(
+      /^\[\d\d\/\d\d\/\d{4}-\d\d:\d\d:\d\d\] \[TRT-LLM\] \[I\] \[serve {3}\] BlockHashMixin: tokens_per_block=\d+, custom_tokenizer=None$/m,
     );
+    expect(log.match(/\[serve {3}\] server is ready with info: \{/g)).toHaveLength(2);
   });
 
   it.each(['SIGTERM', 'SIGINT'] as const)('shuts down gracefully on %s and closes its ports', async (signal) => {

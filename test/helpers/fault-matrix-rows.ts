@@ -89,6 +89,8 @@ export interface Row {
   readonly orchestratorLog?: boolean;
   /** the operator states each worker's KV capacity (kv_capacity_blocks: ranks × (GPU + host blocks)) */
   readonly kvCapacity?: boolean;
+  /** the operator states the router's type in the configuration (router.type) */
+  readonly statedRouterType?: string;
   /** finding id → text its cause or summary must contain */
   readonly says?: Readonly<Record<string, string>>;
   readonly critical: readonly string[];
@@ -269,7 +271,8 @@ export const FAULT_MATRIX: readonly Row[] = [
   {
     name: 'watch, healthy, concentrated, through the log parsers',
     preset: 'healthy',
-    set: CONCENTRATED,
+    // a build whose log names its servers and its config (max_batch_size): the stock router.py logs neither
+    set: [...CONCENTRATED, 'router.log_format=formatted'],
     tap: 'watch-logs',
     debug: false,
     critical: [],
@@ -329,10 +332,11 @@ export const FAULT_MATRIX: readonly Row[] = [
     debug: false,
     routerSettings: false,
     orchestratorLog: true,
-    critical: ['router-not-polling', 'tokens-per-block-mismatch'],
-    warnings: ['event-signal-masked'],
+    // the router skips their polling on purpose and copes: the cause is the block-size mismatch, nothing critical
+    critical: [],
+    warnings: ['event-signal-masked', 'tokens-per-block-mismatch'],
     says: {
-      'router-not-polling': 'skips event polling on servers whose tokens_per_block differs',
+      'tokens-per-block-mismatch': 'skips their event polling by design',
       'event-signal-masked': 'skips event polling by design',
     },
   },
@@ -343,8 +347,9 @@ export const FAULT_MATRIX: readonly Row[] = [
     tap: 'relay',
     debug: false,
     routerSettings: false,
-    critical: ['router-not-polling'],
-    warnings: ['event-signal-masked'],
+    // nothing says what kind of router runs, and it never polled: a warning that names both readings
+    critical: [],
+    warnings: ['event-signal-masked', 'router-not-polling'],
     says: { 'router-not-polling': 'skipping polls on a tokens_per_block mismatch' },
   },
   {
@@ -375,6 +380,32 @@ export const FAULT_MATRIX: readonly Row[] = [
     warnings: [],
     healthy: true,
   },
+  // issue 24 item 5: routers that read no events, in front of workers with events on
+  {
+    name: 'conversation router, events on, relay only (its kind unknown)',
+    preset: 'healthy',
+    set: [...HEALTHY, 'router.type=conversation'],
+    tap: 'relay',
+    debug: false,
+    routerSettings: false,
+    // it never polls: a warning that names a router reading no events by design as one reading, never critical
+    critical: [],
+    warnings: ['router-not-polling'],
+    says: { 'router-not-polling': 'ConversationRouter' },
+  },
+  ...(['conversation', 'round_robin', 'load_balancing'] as const).map((type): Row => ({
+    name: `${type} router, events on, router.type stated in the config`,
+    preset: 'healthy',
+    set: [...HEALTHY, `router.type=${type}`],
+    tap: 'relay',
+    debug: false,
+    routerSettings: false,
+    statedRouterType: type,
+    critical: [],
+    // round-robin and load-balancing routers never route on the cache: inert by design, a warning, not a critical
+    warnings: type === 'conversation' ? [] : ['cache-signal-inert'],
+    ...(type === 'conversation' ? {} : { says: { 'cache-signal-inert': 'by design' } }),
+  })),
   {
     name: 'conversation router on the seed faults',
     preset: 'seed',
@@ -479,7 +510,8 @@ export const FAULT_MATRIX: readonly Row[] = [
   {
     name: 'watch, seed, request-log and orchestrator-log lines through the log parsers',
     preset: 'seed',
-    set: SEED,
+    // the workers' block size comes from a ready line that names its server (the stock one names none)
+    set: [...SEED, 'router.log_format=formatted'],
     tap: 'watch-logs',
     debug: false,
     critical: ['tokens-per-block-mismatch', 'cache-signal-inert'],
@@ -541,6 +573,17 @@ export function auditRow(row: Row): AuditReport {
   let last = 0;
   const resolve = createServerResolver({});
   const config = presetConfig(row.preset, [...REDUCED_SCALE, ...row.set]);
+  if (row.statedRouterType !== undefined)
+    state.apply({
+      kind: 'router-config',
+      ts: 0,
+      source: 'config',
+      routerType: row.statedRouterType,
+      tokensPerBlock: null,
+      maxBatchSize: null,
+      backfillBlockHashesOnFinish: null,
+      servers: null,
+    });
   if (row.kvCapacity === true)
     for (const server of serverIds(config.ctx.servers))
       state.apply({

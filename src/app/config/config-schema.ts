@@ -3,7 +3,7 @@
 // Every mapping is strict: an unknown key is an error naming its path, with the closest known key.
 import { z } from 'zod';
 import { closestName } from '../../core/closest-name.js';
-import { ROUTER_PROFILES } from '../../core/observe/observation.js';
+import { ROUTER_EVENT_READS, ROUTER_PROFILES, ROUTER_TYPE_NAMES } from '../../core/observe/observation.js';
 import { DEFAULT_EVENT_BUFFER_OPTIONS } from '../../core/relay/event-buffer.js';
 import { DEFAULT_MAX_TABLE_BLOCKS_PER_SERVER } from '../../core/tables/index.js';
 import { DEFAULT_RELAY_OPTIONS } from '../../sources/relay/relay-options.js';
@@ -119,6 +119,9 @@ const relaySection = mapping({
 });
 
 const routerSection = mapping({
+  // the router's kind, so it is judged by what it is meant to do (docs/orchestrator-log.md, "router kinds")
+  type: value(values.oneOf(ROUTER_TYPE_NAMES, (v) => JSON.stringify(v))),
+  reads_events: value(values.oneOf(ROUTER_EVENT_READS, (v) => JSON.stringify(v))),
   profile: value(values.oneOf(ROUTER_PROFILES, (v) => JSON.stringify(v))),
   tokens_per_block: value(values.positiveIntText),
   max_batch_size: value(values.positiveIntText),

@@ -109,6 +109,8 @@ describe('serve config', () => {
   it('takes router facts from router: and --router.profile / --router.tokens-per-block, naming bad values', () => {
     const relay = ['ctx0=http://w:8001@9401'];
     expect(buildConfig(undefined, { relay }).router).toEqual({
+      type: null,
+      readsEvents: null,
       profile: null,
       tokensPerBlock: null,
       maxBatchSize: null,
@@ -135,6 +137,14 @@ describe('serve config', () => {
       'k.yaml: router.tokens_per_block: 0 is not a positive integer',
     );
     expect(() => buildConfig({ router: { tpb: 32 } }, { relay }, 'k.yaml')).toThrow('k.yaml: router.tpb: unknown key');
+    // the router's kind, so it is judged by what it is meant to do
+    expect(buildConfig({ router: { type: 'conversation', reads_events: 'none' } }, { relay }).router).toMatchObject({
+      type: 'conversation',
+      readsEvents: 'none',
+    });
+    expect(() => buildConfig({ router: { reads_events: 'zmq' } }, { relay }, 'k.yaml')).toThrow(
+      'k.yaml: router.reads_events: "zmq" is not one of pull, stream, none',
+    );
   });
 
   it("takes each worker's KV capacity from kv_capacity_blocks: and --kv-capacity ID=BLOCKS, naming bad values", () => {

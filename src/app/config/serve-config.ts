@@ -31,6 +31,8 @@ export type CtxSpec = ConfigFile['ctx'][number];
 export type RequestLogSpec = ConfigFile['requests'][number];
 /** router facts the operator states (`router:`, --router.profile, --router.tokens-per-block) */
 export interface RouterFacts {
+  readonly type: NonNullable<ConfigFile['router']['type']> | null;
+  readonly readsEvents: NonNullable<ConfigFile['router']['reads_events']> | null;
   readonly profile: NonNullable<ConfigFile['router']['profile']> | null;
   readonly tokensPerBlock: number | null;
   readonly maxBatchSize: number | null;
@@ -174,6 +176,8 @@ function parseRequestLogFlag(text: string): RequestLogSpec {
 
 function routerFacts(file: ConfigFile['router'], flags: ServeFlags): RouterFacts {
   return {
+    type: file.type ?? null,
+    readsEvents: file.reads_events ?? null,
     profile:
       flags.routerProfile !== undefined
         ? readAt(

@@ -7,6 +7,7 @@ import type { ServerResolver } from '../../core/watch/server-resolver.js';
 import type { Exporter } from '../../outputs/exporter.js';
 import type { Clock, Logger, ObservationSink, RunningSource, SourceReporter } from '../../sources/ports.js';
 import type { InflightTracker } from '../../sources/relay/inflight-tracker.js';
+import { DecisionGate } from '../../sources/relay/decision-gate.js';
 import type { RenderResult } from '../../sources/relay/router-side-ids.js';
 import { WorkerRelay, type ParseEvents, type RelayCounters } from '../../sources/relay/worker-relay.js';
 import type { RenderPool } from '../../sources/tokenizer/render-pool.js';
@@ -73,6 +74,21 @@ export interface SourceContext {
   readonly resolve: ServerResolver;
   /** the workers' tokens_per_block as the observations state it (request logs count blocks) */
   readonly blockSizes: WorkerBlockSizes;
+  /**
+   * one DecisionGate per server for the daemon's life: its relay's decisions and every source of its events (the
+   * relay's drains, its ZMQ stream) pass the same gate, so no event overtakes the decision taken without it
+   */
+  readonly gates: Map<string, DecisionGate>;
+}
+
+/** The server's decision gate (made on first use, kept across reloads). */
+export function decisionGateOf(x: SourceContext, server: string): DecisionGate {
+  let gate = x.gates.get(server);
+  if (gate === undefined) {
+    gate = new DecisionGate(x.sink);
+    x.gates.set(server, gate);
+  }
+  return gate;
 }
 
 function relaySpecs(c: ServeConfig, x: SourceContext): SourceSpec[] {
@@ -111,6 +127,7 @@ function relaySpecs(c: ServeConfig, x: SourceContext): SourceSpec[] {
           target,
           {
             sink: x.sink,
+            gate: decisionGateOf(x, target.id),
             status: x.status,
             clock: x.clock,
             logger: x.logger,
@@ -238,7 +255,13 @@ export function sourceSpecsFor(c: ServeConfig, x: SourceContext): SourceSpec[] {
     key: `zmq ${JSON.stringify(z)}`,
     make: () => ({
       kind: 'stream',
-      source: new ZmqEventsSource(z, { sink: x.sink, status: x.status, clock: x.clock, logger: x.logger }),
+      // the stream's events wait behind the server's open decisions, like the relay's drains (DecisionGate)
+      source: new ZmqEventsSource(z, {
+        sink: decisionGateOf(x, z.id),
+        status: x.status,
+        clock: x.clock,
+        logger: x.logger,
+      }),
     }),
   }));
   // the order of today's daemon: relays, streams, then the watch sources

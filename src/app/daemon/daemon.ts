@@ -267,6 +267,7 @@ export function createDaemon(initial: ServeConfig, deps: DaemonDeps = {}): Daemo
     render,
     resolve: (name) => resolver(name),
     blockSizes,
+    gates: new Map(),
   };
 
   async function reconcile(c: ServeConfig): Promise<void> {
@@ -309,7 +310,7 @@ export function createDaemon(initial: ServeConfig, deps: DaemonDeps = {}): Daemo
       kind: 'router-config',
       ts: clock(),
       source: 'config',
-      routerType: null,
+      routerType: facts.type,
       tokensPerBlock: facts.tokensPerBlock,
       maxBatchSize: facts.maxBatchSize,
       backfillBlockHashesOnFinish: facts.backfillBlockHashesOnFinish,
@@ -317,6 +318,7 @@ export function createDaemon(initial: ServeConfig, deps: DaemonDeps = {}): Daemo
       profile: facts.profile,
       trackRoutedBlocks: facts.trackRoutedBlocks,
       loadWeight: facts.loadWeight,
+      readsEvents: facts.readsEvents,
     });
     // what the operator states of the workers' capacity, as an observation a bundle records
     for (const [server, blocks] of Object.entries(c.kvCapacityBlocks))

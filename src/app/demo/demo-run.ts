@@ -7,6 +7,7 @@ import { buildAuditReport, type AuditReport } from '../../core/diagnosis/audit-r
 import { errorMessage, KvsentinelError } from '../../core/errors.js';
 import { sampleOf } from '../../core/report/timeline.js';
 import { createSentinelState, type SentinelStateSnapshot } from '../../core/state/sentinel-state.js';
+import type { Observation } from '../../core/observe/observation.js';
 import { startLiveCluster, type LiveCluster, type LiveWorkerInfo, type LiveWorkload } from '../../sim/live/index.js';
 import { SIM_PYTHONHASHSEED } from '../../sim/publisher-format.js';
 import { presetConfig, type SimConfig } from '../../sim/sim-config.js';
@@ -51,6 +52,8 @@ export interface DemoOptions {
   readonly listen: { readonly host: string; readonly port: number };
   /** warnings while it runs; the run silences it for its own shutdown (sources see their workers go away) */
   readonly logger: Logger;
+  /** every observation the sidecar's state applies, in order (what a recording of the run would hold) */
+  readonly onObservation?: (observation: Observation) => void;
 }
 
 export interface DemoRun {
@@ -126,7 +129,11 @@ export async function startDemo(options: DemoOptions): Promise<DemoRun> {
       logger,
       reportDescription: description,
       loadConfig: async () => demoTimeouts(await loadConfig(flags)),
-      createState: () => tappedStatePort(state, () => void observations++),
+      createState: () =>
+        tappedStatePort(state, (o) => {
+          observations++;
+          options.onObservation?.(o);
+        }),
     });
     await daemon.start();
     return Object.fromEntries(workers.map((w, i) => [w.id, `${RELAY_HOST}:${ports[i]!}`]));

@@ -224,4 +224,22 @@ describe('bundle codec', () => {
     expect(decoded.ok).toBe(false);
     if (!decoded.ok) expect(decoded.issue.message).toContain(message);
   });
+  it("keeps the router's kind (type, where it reads events) and names a bad one", () => {
+    const observation = {
+      kind: 'router-config' as const,
+      ts: 5,
+      source: 'config' as const,
+      routerType: 'conversation',
+      tokensPerBlock: null,
+      maxBatchSize: null,
+      backfillBlockHashesOnFinish: null,
+      servers: ['ctx0'],
+      readsEvents: 'none' as const,
+    };
+    const line = encodeBundleRecord({ observation, digest: null }, new KeyHistory(4), false);
+    const decoded = decodeBundleRecord(line, 1, new KeyHistory(4));
+    expect(decoded.ok && decoded.record.observation).toEqual(observation);
+    const bad = decodeBundleRecord(line.replace('"none"', '"zmq"'), 7, new KeyHistory(4));
+    expect(bad.ok ? null : bad.issue.message).toMatch(/line 7.*readsEvents.*pull, stream, none/);
+  });
 });

@@ -2,7 +2,7 @@
 // path (decodeBundleRecord turns it into the line's issue). Decision and outcome keys come back through KeyHistory.
 import type { StoredEventCheck } from '../state/hash-verifier.js';
 import { PROMPT_FORMS, REQUEST_UNREADABLE_REASONS } from '../relay/request-unreadable.js';
-import type { Observation, RenderCheckObservation } from '../observe/observation.js';
+import { ROUTER_EVENT_READS, type Observation, type RenderCheckObservation } from '../observe/observation.js';
 import { RENDER_DRIFT_CAUSES, type RenderDiff, type RenderDriftCause } from '../render/compare-renders.js';
 import { isVllmHashAlgo } from '../hashing/vllm-block-hash.js';
 import { isStreamEngine, type StreamOrigin } from '../stream/stream-engine.js';
@@ -245,6 +245,9 @@ export function decodeObservation(o: JsonObject, history: KeyHistory): BundleRec
             : {}),
           ...(o.loadWeight !== undefined ? { loadWeight: numOrNull(o.loadWeight, '$.loadWeight') } : {}),
           ...(o.loadCap !== undefined ? { loadCap: numOrNull(o.loadCap, '$.loadCap') } : {}),
+          ...(o.readsEvents !== undefined
+            ? { readsEvents: oneOfOrNull(o.readsEvents, ROUTER_EVENT_READS, '$.readsEvents') }
+            : {}),
         },
       };
     }

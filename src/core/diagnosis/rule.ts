@@ -5,7 +5,8 @@ import type { RenderDiff, RenderDriftCause, RenderSide } from '../render/compare
 import type { RequestUnreadableReason } from '../relay/request-unreadable.js';
 import type { FindingId, Severity } from './finding-catalog.js';
 import type { PreferenceTally } from './holder-preference.js';
-import type { RouterProfile } from '../observe/observation.js';
+import type { RouterEventRead, RouterProfile } from '../observe/observation.js';
+import type { StreamEngine } from '../stream/stream-engine.js';
 import type { DiagnosisThresholds } from './thresholds.js';
 
 export interface RankDiagnosis {
@@ -43,6 +44,8 @@ export interface ServerDiagnosis {
   readonly eventsTotal: number;
   /** a ZMQ KV-event stream of this server is subscribed */
   readonly streamed: boolean;
+  /** the engine whose stream it is (its wording: vLLM/SGLang endpoints, not TensorRT-LLM's); null when none */
+  readonly streamEngine: StreamEngine | null;
   /** of `events`, those that came from the ZMQ stream (the rest were drained from /kv_cache_events) */
   readonly streamEvents: number;
   /** stream batches that were missing and arrived by replay */
@@ -226,6 +229,12 @@ export interface RouterDiagnosis {
   readonly backfillBlockHashesOnFinish: boolean | null;
   /** false for routers that never read KV events (conversation, round_robin, load_balancing) */
   readonly consumesEvents: boolean;
+  /**
+   * where the router reads KV events (pull endpoint, ZMQ streams, none) and how that is known ('stated' by the
+   * configuration, its 'router type', 'its polls', 'the event path' its workers serve); null while unknown
+   */
+  readonly readsEvents: RouterEventRead | null;
+  readonly readsEventsFrom: 'stated' | 'router type' | 'its polls' | 'the event path' | null;
   /** which router.py runs ('2026-06' | 'newest'), and the source that said so; null while unknown */
   readonly profile: RouterProfile | null;
   readonly profileFrom: string | null;
@@ -294,7 +303,10 @@ export interface DiagnosisInput {
   readonly seesWorkerEvents: boolean;
   /** the sidecar sees the router's polls (relay mode) */
   readonly seesRouterPolls: boolean;
-  /** the router's polls pass through the sidecar (relay mode), so their absence means something */
+  /**
+   * the router reads the pull endpoint (stated, or by its type, its polls or the workers' event path), so polls
+   * absent from the relay mean something; never from the sidecar's own mode
+   */
   readonly routerPollsExpected: boolean;
   /** a router debug endpoint reports state or scores */
   readonly seesRouterDebug: boolean;

@@ -144,6 +144,19 @@ export type RouterProfile = '2026-06' | 'newest';
 
 export const ROUTER_PROFILES: readonly RouterProfile[] = ['2026-06', 'newest'];
 
+/**
+ * Where the router reads KV events from (docs/orchestrator-log.md, "router kinds"): TensorRT-LLM's
+ * KvCacheAwareRouter polls the workers' pull endpoint, a vLLM/SGLang-side router subscribes to their ZMQ streams,
+ * and ConversationRouter, round-robin and load-balancing routers read none. Stated by the operator, or learned from
+ * the router's type or its polls; never from the sidecar's own transport.
+ */
+export type RouterEventRead = 'pull' | 'stream' | 'none';
+
+export const ROUTER_EVENT_READS: readonly RouterEventRead[] = ['pull', 'stream', 'none'];
+
+/** TensorRT-LLM's router types (router.py create_router) */
+export const ROUTER_TYPE_NAMES = ['kv_cache_aware', 'conversation', 'round_robin', 'load_balancing'] as const;
+
 /** Per-server facts the newest router logs: event polling skipped by design, and its EVENT_MATCH_DIAG counters. */
 export type RouterServerFactObservation =
   | {
@@ -186,6 +199,8 @@ export interface RouterConfigObservation {
   readonly loadWeight?: number | null;
   /** newest: servers whose active/max_batch_size reaches it are left out (default ∞) */
   readonly loadCap?: number | null;
+  /** where the router reads KV events from, when a source says (absent = not stated) */
+  readonly readsEvents?: RouterEventRead | null;
 }
 
 /** Per-server router state from the router debug endpoint (docs/design.md §8). */

@@ -50,7 +50,16 @@ export function inferredConfiguration(input: DiagnosisInput): InferredConfigurat
       value: r.backfillBlockHashesOnFinish === null ? null : String(r.backfillBlockHashesOnFinish),
       from: r.backfillBlockHashesOnFinish === null ? 'no source stated it' : stated(r.source),
     },
-    { key: 'consumes KV events', value: String(r.consumesEvents), from: 'from the router type' },
+    {
+      key: 'reads KV events',
+      value: r.readsEvents ?? (r.consumesEvents ? 'assumed (kind unknown)' : 'none'),
+      from:
+        r.readsEventsFrom === null
+          ? 'nothing states or shows it: set router.type or router.reads_events'
+          : r.readsEventsFrom === 'stated'
+            ? 'router.reads_events in the configuration'
+            : `from ${r.readsEventsFrom}`,
+    },
     {
       key: 'vantage point',
       value: input.seesRouterPolls ? 'relay' : input.seesWorkerEvents ? 'exclusive drain' : 'watch',

@@ -14,15 +14,8 @@ import { NEWEST_LOAD_WEIGHT } from './observation-digester.js';
 import type { RenderParity } from './render-parity.js';
 import type { SidecarLagSummary } from './sidecar-load-ledger.js';
 import type { SourceHealthBoard } from './source-health-board.js';
+import { pullPathServed, routerEventRead } from './router-event-read.js';
 import type { StateModel } from './state-model.js';
-
-const ROUTERS_WITHOUT_EVENTS = ['conversation', 'round_robin', 'load_balancing'];
-
-function routerConsumesEvents(type: string | null): boolean {
-  if (type === null) return true;
-  const t = type.toLowerCase().replace(/[-\s]/g, '_');
-  return !ROUTERS_WITHOUT_EVENTS.some((name) => t.includes(name));
-}
 
 export interface DiagnosisSources {
   readonly model: StateModel;
@@ -64,6 +57,7 @@ function serverDiagnosis(m: StateModel, server: string, now: number, lag: Sideca
     events: sum(counterKey('events', server)),
     eventsTotal: m.counters.total(counterKey('events', server), now),
     streamed: m.streamServers.has(server),
+    streamEngine: m.streamOrigins.get(server)?.engine ?? null,
     streamEvents: sum(counterKey('streamEvents', server)),
     streamBatchesFilled: sum(counterKey('streamBatchesFilled', server)),
     storedEvents: sum(counterKey('storedEvents', server)),
@@ -184,15 +178,17 @@ function decisionDiagnosis(
   };
 }
 
-function routerDiagnosis(m: StateModel): RouterDiagnosis {
+function routerDiagnosis(m: StateModel, servers: readonly ServerDiagnosis[]): RouterDiagnosis {
   const router = m.digester.router;
+  const read = routerEventRead(m, servers);
   return {
+    ...read,
     type: router.routerType,
     source: router.source,
     ...m.routerTokensPerBlock(),
     maxBatchSize: router.maxBatchSize,
     backfillBlockHashesOnFinish: router.backfillBlockHashesOnFinish,
-    consumesEvents: routerConsumesEvents(router.routerType),
+    consumesEvents: read.readsEvents !== 'none',
     profile: router.profile,
     profileFrom: router.profileFrom,
     trackRoutedBlocks:
@@ -209,6 +205,7 @@ export function projectDiagnosisInput({ model: m, sources, render }: DiagnosisSo
   const window = m.counters.span(now);
   const lag = m.sidecarLoad.summary(window?.from ?? null);
   const servers = serverIds.map((server) => serverDiagnosis(m, server, now, lag));
+  const router = routerDiagnosis(m, servers);
   return {
     now,
     sidecar: {
@@ -221,10 +218,11 @@ export function projectDiagnosisInput({ model: m, sources, render }: DiagnosisSo
     },
     window,
     thresholds: m.thresholds,
-    router: routerDiagnosis(m),
+    router,
     seesWorkerEvents: m.seesWorkerEvents,
     seesRouterPolls: m.sawRouterPoll,
-    routerPollsExpected: m.mode === 'relay' || (m.mode === 'auto' && (m.sawDrain || m.sawRouterPoll)),
+    // the router's kind says whether polls are due; unknown: a pull endpoint some server serves
+    routerPollsExpected: router.readsEvents === 'pull' || (router.readsEvents === null && servers.some(pullPathServed)),
     seesRouterDebug: m.sawRouterDebug,
     servers,
     decisions: decisionDiagnosis(m, serverIds, servers, now),

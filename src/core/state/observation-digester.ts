@@ -6,7 +6,7 @@
 // observation sequence, so the context (router settings, server algorithms, block sizes) — and therefore the
 // digests — are identical.
 import { routerHashedTokens } from '../hashing/router-chunking.js';
-import type { Observation, RouterProfile } from '../observe/observation.js';
+import type { Observation, RouterEventRead, RouterProfile } from '../observe/observation.js';
 import { HASH_ALGOS, type HashAlgo, type KvEvent } from '../wire/kv-event.js';
 import { HashVerifier, type StoredEventCheck } from './hash-verifier.js';
 import { extendKeyChain, fingerprintsFit, prefixFingerprints, sharedPrefixTokens } from './incremental-keys.js';
@@ -100,6 +100,7 @@ export interface RouterSettings {
   readonly trackRoutedBlocks: boolean | null;
   readonly loadWeight: number | null;
   readonly loadCap: number | null;
+  readonly readsEvents: RouterEventRead | null;
 }
 
 interface ServerContext {
@@ -134,6 +135,7 @@ export class ObservationDigester {
     trackRoutedBlocks: null,
     loadWeight: null,
     loadCap: null,
+    readsEvents: null,
   };
   readonly #servers = new Map<string, ServerContext>();
   #serverIds: string[] | null = null;
@@ -255,6 +257,7 @@ export class ObservationDigester {
           trackRoutedBlocks: obs.trackRoutedBlocks ?? this.#router.trackRoutedBlocks,
           loadWeight: obs.loadWeight ?? this.#router.loadWeight,
           loadCap: obs.loadCap ?? this.#router.loadCap,
+          readsEvents: obs.readsEvents ?? this.#router.readsEvents,
         };
         for (const s of obs.servers ?? []) this.#server(s);
         return;

@@ -83,6 +83,15 @@ describe("TensorRT-LLM logger lines (the newest logger's form)", () => {
     });
   });
 
+  it("learns a ConversationRouter from its own DEBUG lines (TLLM_LOG_LEVEL=debug or TLLM_LOG_LEVEL_BY_MODULE='debug:serve')", () => {
+    // ConversationRouter.finish_request: logger.debug(f"ConversationRouter: FINISH server={server}, content_loads={loads}")
+    const line =
+      "[06/03/2026-10:16:00] [TRT-LLM] [V] [serve   ] ConversationRouter: FINISH server=127.0.0.1:42089, content_loads={'127.0.0.1:42089': 0, '127.0.0.1:47487': 512}";
+    expect(parseOrchestratorLogLine(line, 5, resolve)).toEqual([
+      expect.objectContaining({ kind: 'router-config', routerType: 'conversation', tokensPerBlock: null }),
+    ]);
+  });
+
   it('never takes the module tag for a server: the stock ready line names none', () => {
     expect(parseOrchestratorLogLine(READY, 1, resolve)).toEqual([]);
     expect(parseOrchestratorLogLine(POLL_FAIL, 9, resolve)).toEqual([

@@ -1,5 +1,6 @@
 // A relay's configuration and what it reports: its target, options and defaults, the dependencies the daemon hands
 // it, and its cumulative counters (the exporter's).
+import type { DecisionGate } from './decision-gate.js';
 import type { EventBufferOptions } from '../../core/relay/event-buffer.js';
 import type { RequestUnreadableReason } from '../../core/relay/request-unreadable.js';
 import type { ScanFallbackCounts } from '../../core/relay/scan-fallback.js';
@@ -86,6 +87,11 @@ export const DEFAULT_RELAY_OPTIONS: RelayOptions = {
 
 export interface RelayDeps {
   readonly sink: ObservationSink;
+  /**
+   * the server's decision gate, shared with every other source of its events (its ZMQ stream), so a request's own
+   * just-stored blocks reach the tables after its decision whichever path they take; absent: the relay's own
+   */
+  readonly gate?: DecisionGate;
   readonly status: SourceReporter;
   readonly clock: Clock;
   readonly logger: Logger;

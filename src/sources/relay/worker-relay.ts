@@ -107,7 +107,7 @@ export class WorkerRelay implements RunningSource {
     };
     const { status, clock, logger, parseEvents } = deps;
     // drained and delivered events wait behind decisions still being read (DecisionGate)
-    const gate = new DecisionGate(deps.sink);
+    const gate = deps.gate ?? new DecisionGate(deps.sink);
     this.#events = new RelayEventPath(
       { server: target.id, source: this.name, upstream: url, drain, sink: gate, status, clock, logger, parseEvents },
       this.#options.buffer,

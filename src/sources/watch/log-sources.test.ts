@@ -36,7 +36,7 @@ async function follow(lines: readonly string[]): Promise<{ status: SourceStatusB
 }
 
 describe('orchestrator log source', () => {
-  it('says so when the log carries none of the router INFO lines (TensorRT-LLM logs at WARNING by default)', async () => {
+  it("says so when the log carries none of the router INFO lines (TensorRT-LLM's newest logger logs at error by default)", async () => {
     const quiet = Array.from(
       { length: QUIET_LOG_LINES + 5 },
       (_, i) => `[12/01/2026-10:00:${String(i).padStart(2, '0')}] [TRT-LLM] [W] something unrelated ${i}`,
@@ -44,6 +44,7 @@ describe('orchestrator log source', () => {
     const { status } = await follow(['[TRT-LLM] [I] server is ready with info: {}', ...quiet]);
     const note = status.list().find((s) => s.source === 'orchestrator-log')?.note ?? '';
     expect(note).toContain('TLLM_LOG_LEVEL=info');
+    expect(note).toContain('TLLM_LOG_LEVEL_BY_MODULE="info:serve"');
     expect(note).toContain('names no server');
   });
 

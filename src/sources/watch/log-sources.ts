@@ -20,8 +20,9 @@ export const QUIET_LOG_LINES = 20;
 
 export const QUIET_LOG_NOTE =
   "none of the router's INFO lines (BlockHashMixin: tokens_per_block, adopting worker's, EVENT_MATCH_DIAG, '<server> is ready with info') " +
-  'in the lines read so far: TensorRT-LLM logs at WARNING unless the orchestrator runs with TLLM_LOG_LEVEL=info, and the stock ' +
-  "'server is ready with info' line names no server — router settings then come only from router: / --router.profile / --router.tokens-per-block";
+  "in the lines read so far: TensorRT-LLM's newest logger logs at error unless the orchestrator runs with TLLM_LOG_LEVEL=info " +
+  '(or TLLM_LOG_LEVEL_BY_MODULE="info:serve"; older builds default to WARNING), and the stock ' +
+  "'server is ready with info' line names no server — router settings then come only from router: / --router.profile / --router.tokens-per-block (docs/orchestrator-log.md)";
 
 export function createOrchestratorLogSource(
   deps: FileSourceDeps,

@@ -5,6 +5,7 @@
 // server is load-concentrated) and whatever our model of its table says. Model evidence (predicted matches ≡ 0, the
 // router reporting no matches, a dead event path) supports the verdict; a dead event path alone decides it only
 // when the router is known not to fill its own table (2026-06 without backfill).
+import { withOwnTable } from './own-table-advice.js';
 import type { DiagnosisInput, RuleHit, Rule } from '../rule.js';
 import { deadEventPath } from './event-path.js';
 import { renderDriftSummary } from './render-drift.js';
@@ -82,6 +83,14 @@ export function inertReasons(
   return reasons.length === 0 ? null : { reasons, evidence };
 }
 
+/** round_robin / load_balancing when the router's type says so, else null */
+function blindByDesign(type: string | null): 'round_robin' | 'load_balancing' | null {
+  const t = type?.toLowerCase().replace(/[-\s]/g, '_') ?? '';
+  if (t.includes('round_robin')) return 'round_robin';
+  if (t.includes('load_balancing')) return 'load_balancing';
+  return null;
+}
+
 export const cacheSignalInert: Rule = {
   id: 'cache-signal-inert',
   evaluate(input): RuleHit | null {
@@ -89,6 +98,18 @@ export const cacheSignalInert: Rule = {
     if (found === null) return null;
     // a render difference is a cause this rule can name itself: the router hashes other ids than the workers store
     const drift = renderDriftSummary(input);
+    // a round-robin or load-balancing router spreads load and never looks at the cache: inert by design, the cost a
+    // warning (its tokens lost are hit-rate-below-oracle's); a conversation router is meant to be sticky, so not
+    const kind = blindByDesign(input.router.type);
+    if (kind !== null)
+      return {
+        servers: input.servers.map((s) => s.server),
+        severity: 'warning',
+        summary: `routing ignores where prefixes are cached, by design: a ${kind} router balances load and never routes on the cache (${found.reasons.join('; ')})`,
+        evidence: { ...found.evidence, router_type: kind, ...windowEvidence(input.window) },
+        cause: `the router is a ${kind} router (router.py ${kind === 'round_robin' ? 'RoundRobinRouter' : 'LoadBalancingRouter'}): it reads no KV events and picks servers by turn or load alone`,
+        fix: 'if prefix reuse matters here, router.type kv_cache_aware (with KV events on the workers) or conversation (sticky per conversation)',
+      };
     return {
       servers: input.servers.map((s) => s.server),
       summary: `routing ignores where prefixes are cached: ${found.reasons.join('; ')}`,
@@ -97,9 +118,12 @@ export const cacheSignalInert: Rule = {
         drift !== null
           ? `docs/trtllm-wire.md §7.3: the router hashes other token ids than the workers store (${drift}), so its lookups miss and its score degrades to least-loaded`
           : "docs/trtllm-wire.md §7: the router's per-server block table does not reflect the workers' caches, so its score degrades to least-loaded; the other findings name the cause",
-      fix:
-        'apply the fixes of the findings that name the cause; meanwhile router_args.backfill_block_hashes_on_finish: true ' +
-        "(fills the table with the router's own hashes), or router type: conversation",
+      fix: withOwnTable(
+        input,
+        'apply the fixes of the findings that name the cause',
+        '; meanwhile ',
+        " (fills the table with the router's own hashes), or router type: conversation",
+      ),
     };
   },
 };

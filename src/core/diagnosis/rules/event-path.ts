@@ -2,6 +2,7 @@
 // serving server, never polled, polling skipped by design (the newest router on a tokens_per_block mismatch), or a
 // stated router chunk size that differs from the workers' block size. Shared by cache-signal-inert,
 // evidence-insufficient and event-signal-masked.
+import { streamEngineDeployment } from './own-table-advice.js';
 import type { DiagnosisInput, ServerDiagnosis } from '../rule.js';
 
 export interface DeadEventPath {
@@ -31,10 +32,18 @@ export function deadEventPath(input: DiagnosisInput): DeadEventPath | null {
   const causes: string[] = [];
   const restore: string[] = [];
   if (input.seesWorkerEvents && servers.every((s) => s.eventsTotal === 0)) {
-    causes.push("no KV event ever came out of the workers' /kv_cache_events");
-    restore.push(
-      'kv_cache_config.event_buffer_max_size > 0 and enable_block_reuse: true on the CTX workers (no kv_events_config push mode)',
-    );
+    // name the deployment's own endpoint: a vLLM/SGLang worker has no /kv_cache_events
+    if (streamEngineDeployment(input)) {
+      causes.push("no KV event ever arrived on the workers' ZMQ KV-event streams");
+      restore.push(
+        'KV events on the workers (vLLM: --kv-events-config with "enable_kv_cache_events": true and prefix caching on; SGLang: --kv-events-config)',
+      );
+    } else {
+      causes.push("no KV event ever came out of the workers' /kv_cache_events");
+      restore.push(
+        'kv_cache_config.event_buffer_max_size > 0 and enable_block_reuse: true on the CTX workers (no kv_events_config push mode)',
+      );
+    }
   }
   const skipped = servers.filter((s) => s.pollingSkipped !== null);
   if (skipped.length === servers.length) {

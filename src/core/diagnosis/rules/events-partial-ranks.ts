@@ -1,5 +1,6 @@
 // events-partial-ranks: an attention-DP server whose events come from only some of its ranks (the gather to rank 0
 // loses the others): the router sees ~1/N of the blocks, and served requests reuse more than the events show.
+import { withOwnTable } from './own-table-advice.js';
 import type { Rule, ServerDiagnosis } from '../rule.js';
 import { ratio, round3, windowEvidence } from './rule-math.js';
 
@@ -70,7 +71,7 @@ export const eventsPartialRanks: Rule = {
         "docs/trtllm-wire.md §7.4: the attention-DP gather delivers only part of the ranks' events to rank 0's queue",
       fix:
         "deliver every attention-DP rank's events: a build whose gather reaches rank 0 (or per-rank publishing), " +
-        'attention_dp_events_gather_period_ms > 0; until then router_args.backfill_block_hashes_on_finish: true',
+        withOwnTable(input, 'attention_dp_events_gather_period_ms > 0', '; until then '),
     };
   },
 };

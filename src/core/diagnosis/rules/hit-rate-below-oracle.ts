@@ -2,6 +2,7 @@
 // (relay), or without it the sticky ideal (every follow-up back on its previous server, bounded by what that server
 // can hold: a turn that went back counts what it reused, one that moved counts its earlier turn unless the server's
 // capacity had evicted it since) — and what it costs.
+import { withOwnTable } from './own-table-advice.js';
 import type { DiagnosisInput, Rule } from '../rule.js';
 import { percent, ratio, round3, windowEvidence, windowSeconds } from './rule-math.js';
 
@@ -74,7 +75,7 @@ export const hitRateBelowOracle: Rule = {
       },
       cause:
         'docs/trtllm-wire.md §7: requests are not routed to the server holding their prefix (see cache-signal-inert, load-term-dominates and their causes)',
-      fix: 'apply the fixes of the cause findings; router_args.backfill_block_hashes_on_finish: true recovers most of the gap',
+      fix: withOwnTable(input, 'apply the fixes of the cause findings', '; ', ' recovers most of the gap'),
     };
   },
 };

@@ -3,6 +3,7 @@
 // (`prompt_token_ids` of its context-only response). Every block from the first difference on hashes differently,
 // so the router's lookups miss what the workers hold (docs/trtllm-wire.md §7.3). Critical when the difference costs most
 // of the matches (it falls early in the prompt), a warning when only the tail differs. Evidence: positions and ids.
+import { withOwnTable } from './own-table-advice.js';
 import type { RenderDriftCause, RenderSide } from '../../render/compare-renders.js';
 import type { DiagnosisInput, Rule } from '../rule.js';
 import { percent, ratio, round3, windowEvidence } from './rule-math.js';
@@ -94,8 +95,12 @@ export const renderDrift: Rule = {
       fix:
         'render once: a TensorRT-LLM orchestrator that writes its prompt_token_ids into the request (the workers then skip their own tokenization), ' +
         'or the same tokenizer folder (tokenizer.json, tokenizer_config.json, chat_template.jinja) and TensorRT-LLM/transformers versions for the router ' +
-        '(router tokenizer_dir / model) and the CTX workers; clients send the same add_generation_prompt and tools to both; ' +
-        'until then router_args.backfill_block_hashes_on_finish: true (self-consistent router hashes)',
+        withOwnTable(
+          input,
+          '(router tokenizer_dir / model) and the CTX workers; clients send the same add_generation_prompt and tools to both',
+          '; until then ',
+          ' (self-consistent router hashes)',
+        ),
     };
   },
 };

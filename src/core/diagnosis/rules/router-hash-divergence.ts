@@ -1,6 +1,7 @@
 // router-hash-divergence: block sizes and algorithm agree and the workers do reuse their caches, yet the block keys of
 // the prompts the router sends are never among the blocks the workers store (tokenizer / chat template / salt
 // drift) — or the router's own reported matches contradict what its table should give.
+import { withOwnTable } from './own-table-advice.js';
 import type { Rule } from '../rule.js';
 import { ratio, round3, windowEvidence } from './rule-math.js';
 
@@ -85,8 +86,12 @@ export const routerHashDivergence: Rule = {
           ? `router_args.tokens_per_block: ${workerSize} if the router's differs (state it explicitly); if it does not, `
           : '') +
         "send the workers' token ids: the same tokenizer and chat template on router and CTX workers (matching render fingerprints), " +
-        'kv_cache_config.kv_cache_event_hash_algo set explicitly (not auto) on both sides, the same cache_salt handling; ' +
-        'until then router_args.backfill_block_hashes_on_finish: true (self-consistent router hashes)',
+        withOwnTable(
+          input,
+          'kv_cache_config.kv_cache_event_hash_algo set explicitly (not auto) on both sides, the same cache_salt handling',
+          '; until then ',
+          ' (self-consistent router hashes)',
+        ),
     };
   },
 };

@@ -1,4 +1,5 @@
 // router-table-empty: the router's debug endpoint reports empty block tables for servers that serve traffic.
+import { withOwnTable } from './own-table-advice.js';
 import type { Rule } from '../rule.js';
 import { windowEvidence } from './rule-math.js';
 
@@ -26,7 +27,7 @@ export const routerTableEmpty: Rule = {
       },
       cause:
         'docs/trtllm-wire.md §7.1/§7.2/§7.6: the table is filled only from KV events, and none reach it (see the findings naming the cause)',
-      fix: 'fix the event path named by the other findings; meanwhile router_args.backfill_block_hashes_on_finish: true',
+      fix: withOwnTable(input, 'fix the event path named by the other findings', '; meanwhile '),
     };
   },
 };

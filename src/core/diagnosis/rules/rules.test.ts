@@ -321,6 +321,8 @@ describe('rules', () => {
         maxBatchSize: null,
         backfillBlockHashesOnFinish: null,
         consumesEvents: false,
+        readsEvents: 'none',
+        readsEventsFrom: 'router type',
         profile: null,
         profileFrom: null,
         trackRoutedBlocks: null,

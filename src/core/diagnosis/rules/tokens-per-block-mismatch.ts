@@ -1,6 +1,7 @@
 // tokens-per-block-mismatch: the router chunks prompts into blocks of a different size than the workers' KV blocks,
 // so the block hashes it computes can never equal the stored ones. Only with the router's chunk size known — stated by
-// a source or inferred from its routing (never the default assumed for lack of a source).
+// a source or inferred from its routing (never the default assumed for lack of a source). When the newest router
+// logged that it skips those servers' polling on purpose, a warning: it copes, the events are what is lost.
 import type { Rule } from '../rule.js';
 import { windowEvidence } from './rule-math.js';
 
@@ -18,9 +19,15 @@ export const tokensPerBlockMismatch: Rule = {
     const sizes = [...new Set(hit.map((s) => (s.advertisedBlockSize ?? s.inferredBlockSize)!))];
     const names = hit.map((s) => s.server);
     const workerSize = sizes[0]!;
+    // the newest router logged that it knows and copes (skips their polling, tracks routed blocks): the events are
+    // wasted, routing still works — a warning; sizes that do not divide leave servers unprepared — critical
+    const byDesign = hit.every((s) => s.pollingSkipped?.divisible === true);
     return {
       servers: names,
-      summary: `the router hashes ${tpb}-token chunks but ${names.join(', ')} store ${sizes.join('/')}-token blocks: its hashes can never match`,
+      ...(byDesign ? { severity: 'warning' as const } : {}),
+      summary: byDesign
+        ? `the router hashes ${tpb}-token chunks but ${names.join(', ')} store ${sizes.join('/')}-token blocks: the router skips their event polling by design and routes on the blocks it routed itself, so their KV events are wasted`
+        : `the router hashes ${tpb}-token chunks but ${names.join(', ')} store ${sizes.join('/')}-token blocks: its hashes can never match`,
       evidence: {
         router_tokens_per_block: tpb,
         router_tokens_per_block_from:

@@ -2,6 +2,7 @@
 // although an earlier turn of the trajectory was served) — the cost users see. Only scatter routing could have
 // avoided counts, by the same oracle as hit-rate-below-oracle: a turn whose prefix no server held (evicted
 // everywhere, or its server's capacity evicted it) is capacity, not routing; and only when it costs real prefill.
+import { ownTableSetting, streamEngineDeployment } from './own-table-advice.js';
 import type { Rule } from '../rule.js';
 import { percent, ratio, round3, windowEvidence, windowSeconds } from './rule-math.js';
 
@@ -37,7 +38,14 @@ export const turnScatterHigh: Rule = {
       },
       cause:
         'docs/trtllm-wire.md §7: follow-up turns are routed without regard to where their earlier turns are cached (see cache-signal-inert and its causes)',
-      fix: 'apply the fixes of the cause findings; router_args.backfill_block_hashes_on_finish: true and a router_args.max_batch_size above the active requests per server cut scatter',
+      fix: `apply the fixes of the cause findings; ${[
+        ownTableSetting(input),
+        streamEngineDeployment(input)
+          ? 'a router whose load term does not outweigh its cache term'
+          : 'a router_args.max_batch_size above the active requests per server',
+      ]
+        .filter((x) => x !== null)
+        .join(' and ')} cut scatter`,
     };
   },
 };
