@@ -24,10 +24,10 @@ describe('SidecarLoadLedger', () => {
   it('explains nothing without a lag, and nothing before the window', () => {
     const l = new SidecarLoadLedger();
     l.gap(500, 'ctx0', 4);
-    l.load(load(1_000, SIDECAR_LAG_LIMITS.eventLoopDelayMs - 1, SIDECAR_LAG_LIMITS.utilization - 0.01));
+    l.load(load(1_000, SIDECAR_LAG_LIMITS.eventLoopDelayMs - 1, 1));
     expect(l.summary(null)).toMatchObject({ intervals: 0, laggingNow: false });
     expect(l.summary(null).byServer.size).toBe(0);
-    l.load(load(2_000, 10, 0.99));
+    l.load(load(2_000, SIDECAR_LAG_LIMITS.eventLoopDelayMs));
     expect(l.summary(null).byServer.get('ctx0')).toEqual({ gaps: 1, missed: 4 });
     expect(l.summary(3_000).intervals).toBe(0);
     l.load(load(3_000, 10));
