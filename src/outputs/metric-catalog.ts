@@ -87,6 +87,12 @@ export const METRICS = {
     ['server', 'rank'],
     'Stored blocks of a stream left out of worker truth: their parent was never seen (re-keyed engines) or their token ids were not integers.',
   ),
+  streamHistoryIncompleteSince: spec(
+    'stream_history_incomplete_since_seconds',
+    'gauge',
+    ['server', 'rank'],
+    'Since when (Unix seconds) a ZMQ rank lacks history: kvsentinel subscribed after more batches than the publisher buffers for replay; present until the table has turned over.',
+  ),
   relayEventsDropped: spec(
     'relay_events_dropped_total',
     'counter',

@@ -1,6 +1,7 @@
 // The ZMQ subscriber's lifecycle against an independent vLLM publisher (test/publishers/lifecycle_publisher.py,
 // written from vLLM's kv_events.py): snapshot mode's publisher id in both wire builds and its heartbeat, and
-// restarts — including a new life whose seq passed the old one before this subscriber reconnected.
+// restarts — including a new life whose seq passed the old one before this subscriber reconnected — and a
+// subscriber that joins after more batches than the publisher buffers for replay.
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Observation } from '../../src/core/observe/observation.js';
 import { createSentinelState, type SentinelState } from '../../src/core/state/sentinel-state.js';
@@ -69,7 +70,11 @@ async function storeChain(pub: LifecyclePublisher, seed: number, n: number): Pro
   let parent: string | null = null;
   for (let i = 0; i < n; i++) {
     const hash = blockHash(seed, i);
-    await pub.store([hash], parent, [0, 1, 2, 3].map((j) => (seed * 1000 + i * 4 + j) % 50_000));
+    await pub.store(
+      [hash],
+      parent,
+      [0, 1, 2, 3].map((j) => (seed * 1000 + i * 4 + j) % 50_000),
+    );
     parent = hash;
   }
 }
@@ -157,10 +162,77 @@ describe('publisher restarts at the same address', () => {
     expect(h.source.counters()[0]!.lostBatches).toBeGreaterThanOrEqual(40);
   });
 
-  it("in snapshot mode the publisher id says it: a new life even when its seq passed the old one", async () => {
+  it('in snapshot mode the publisher id says it: a new life even when its seq passed the old one', async () => {
     const h = await restartScenario({ replay: false, snapshot: 'batch' });
     await eventually(() => truth(h) === 2, 10_000, 'only the new life');
     expect(resets(h)).toBe(1);
     expect(h.warnings.some((w) => w.includes("the publisher's id changed"))).toBe(true);
+  });
+});
+
+describe('joining after more than the replay buffer holds', () => {
+  const finding = (h: Harness) => h.state.snapshot(Date.now()).findings.find((f) => f.id === 'evidence-insufficient');
+  const gaps = (h: Harness) =>
+    h.state.diagnosisInput(Date.now()).servers.find((s) => s.server === 'ctx0')?.historyIncomplete ?? [];
+
+  it('reports per rank since when history is incomplete, qualifies the verdict, and clears it on turnover', async () => {
+    // 30 batches before kvsentinel starts (a chain, then root blocks); the replay buffer keeps the last 10
+    const pub = await publisher({ endpoint: 'tcp://*:0', replayEndpoint: 'tcp://*:0', bufferSteps: 10 });
+    await storeChain(pub, 40, 20);
+    for (let i = 0; i < 10; i++) await pub.store([blockHash(41, i)], null, [7, 7, 7, i]);
+    const joined = Date.now();
+    const h = await subscribe(pub);
+    await eventually(() => gaps(h).length === 1, 5_000, 'the history gap reported');
+    const missing = gaps(h)[0]!.missingBatches;
+    // 30 stored and the probes the subscription missed, less the 10 the buffer replayed
+    expect(gaps(h)[0]!.rank).toBe(0);
+    expect(missing).toBeGreaterThanOrEqual(20);
+    expect(gaps(h)[0]!.since).toBeGreaterThanOrEqual(joined);
+    expect(h.source.counters()[0]!.replayedBatches).toBe(10);
+    // not a loss: kvsentinel was not listening
+    expect(h.source.counters()[0]!.lostBatches).toBe(0);
+    expect(h.seen.filter((o) => o.kind === 'stream-sequence' && o.change === 'gap' && o.lost > 0)).toEqual([]);
+    const f = finding(h);
+    expect(f?.summary).toContain('ctx0 rank 0: KV history incomplete since');
+    expect(f?.evidence['history_incomplete_since']).toMatch(/^ctx0\/rank0:/);
+    expect(h.state.snapshot(Date.now()).verdict).not.toBe('healthy');
+    expect(h.state.snapshot(Date.now()).servers.find((s) => s.server === 'ctx0')?.historyIncomplete).toHaveLength(1);
+    // the replayed roots are the known table; the operator states a capacity of as many blocks
+    const known = Array.from({ length: 30 - missing }, (_, k) => blockHash(41, missing - 20 + k));
+    await eventually(() => truth(h) === known.length, 5_000, 'the replayed roots held');
+    h.state.apply({
+      kind: 'server-info',
+      ts: Date.now(),
+      server: 'ctx0',
+      hashAlgo: null,
+      tokensPerBlock: null,
+      kvCapacityBlocks: known.length,
+    });
+    // once the rank removed as many blocks as it holds, its pool has cycled: the table has turned over
+    await pub.remove(known.slice(1));
+    await eventually(() => truth(h) === 1, 5_000, 'the removals delivered');
+    expect(gaps(h)).toHaveLength(1);
+    await pub.remove(known.slice(0, 1));
+    await eventually(() => gaps(h).length === 0, 5_000, 'turned over');
+    expect(finding(h)?.summary ?? '').not.toContain('history incomplete');
+  });
+
+  it('without a replay endpoint the first seq heard is the history missed; a cache clear completes it', async () => {
+    const pub = await publisher({ endpoint: 'tcp://*:0' });
+    await storeChain(pub, 50, 5);
+    const h = await subscribe(pub);
+    await eventually(() => gaps(h).length === 1, 5_000, 'the history gap reported');
+    expect(gaps(h)[0]!.missingBatches).toBeGreaterThanOrEqual(5);
+    await pub.send({ op: 'clear' });
+    await eventually(() => gaps(h).length === 0, 5_000, 'a cleared cache leaves nothing unknown');
+  });
+
+  it('a subscriber whose replay brought the whole life reports nothing missing', async () => {
+    const pub = await publisher({ endpoint: 'tcp://*:0', replayEndpoint: 'tcp://*:0', bufferSteps: 100 });
+    await storeChain(pub, 60, 5);
+    const h = await subscribe(pub);
+    await eventually(() => truth(h) === 5, 5_000, 'the history replayed');
+    expect(gaps(h)).toEqual([]);
+    expect(finding(h)?.summary ?? '').not.toContain('history incomplete');
   });
 });

@@ -19,6 +19,7 @@ It follows vllm/distributed/kv_events.py (ZmqEventPublisher) of the builds with 
 Commands, one JSON object per stdin line; each is answered with one JSON line on stdout:
   {"op": "store", "hashes": [hex], "parent": hex|null, "tokens": [int], "block_size": n, "medium": "GPU"}
   {"op": "remove", "hashes": [hex], "medium": "GPU"}
+  {"op": "clear"}                 AllBlocksCleared (a prefix-cache reset)
   {"op": "empty"}                 an empty batch (what the engine publishes for a step without events)
   {"op": "lose", "n": k}          k seq numbers used by sends that failed (vLLM's except branch)
   {"op": "flush"}                 answers once every queued batch was sent, with the last seq
@@ -200,6 +201,8 @@ def main():
             pub.queue.put(("events", [block_stored(cmd)]))
         elif op == "remove":
             pub.queue.put(("events", [block_removed(cmd)]))
+        elif op == "clear":
+            pub.queue.put(("events", [{"type": "AllBlocksCleared"}]))
         elif op == "empty":
             pub.queue.put(("events", []))
         elif op == "lose":

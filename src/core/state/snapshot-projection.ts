@@ -86,6 +86,7 @@ function serverStats(m: StateModel, server: string, now: number): ServerStats {
       unverifiable: total(counterKey('hashUnverifiable', server)),
     },
     workerTableBlocksEvicted: m.truth.evictedBlocks(server),
+    historyIncomplete: m.history.of(server).map(({ rank, since, missingBatches }) => ({ rank, since, missingBatches })),
     routerTableBlocksEvicted: m.replica.evictedBlocks(server),
     requests: total(counterKey('requests', server)),
     requestFailures: total(counterKey('failures', server)),

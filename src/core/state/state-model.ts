@@ -11,6 +11,7 @@ import { RelayBuffer } from './relay-buffer.js';
 import { RouterBlockSizeInference } from './router-block-size-inference.js';
 import type { SentinelLimits, SentinelMode } from './sentinel-options.js';
 import { StateCounters } from './state-counters.js';
+import { StreamHistory } from './stream-history.js';
 import { WorkerCapacity } from './worker-capacity.js';
 
 /** What the state knows of a server beyond its counters: the latest value of each, not a sum. */
@@ -50,6 +51,8 @@ export class StateModel {
   readonly sequence = new EventSequenceTracker();
   /** what each worker can hold and what it stored: the sticky ideal's bound */
   readonly capacity = new WorkerCapacity();
+  /** history ZMQ subscriptions joined too late to replay, until each table has turned over */
+  readonly history = new StreamHistory();
   /** the router's tokens_per_block from its behaviour, while no source states it */
   readonly tpbInference = new RouterBlockSizeInference();
   /** the chunk sizes last considered while the router's is unknown */
