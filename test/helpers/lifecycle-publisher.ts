@@ -53,7 +53,8 @@ export class LifecyclePublisher {
     if (o.topic !== undefined) args.push('--topic', o.topic);
     if (o.dpRank !== undefined) args.push('--dp-rank', String(o.dpRank));
     if (o.snapshot !== undefined) args.push('--snapshot', o.snapshot);
-    if (o.prelude !== undefined) args.push('--prelude', String(o.prelude), '--prelude-seed', String(o.preludeSeed ?? 0));
+    if (o.prelude !== undefined)
+      args.push('--prelude', String(o.prelude), '--prelude-seed', String(o.preludeSeed ?? 0));
     const p = new LifecyclePublisher(spawn('/usr/bin/python3', args, { stdio: 'pipe' }));
     p.ready = JSON.parse(await p.#next()) as Ready;
     return p;

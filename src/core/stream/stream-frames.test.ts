@@ -36,7 +36,7 @@ describe('vLLM snapshot-mode frames', () => {
     }
   });
 
-  it("reads the publisher id an identified batch ends with, and none from a plain batch", () => {
+  it('reads the publisher id an identified batch ends with, and none from a plain batch', () => {
     const identified = decodeStreamBatch(encode([1.5, [], 0, id]));
     expect(Array.from(identified.batch?.publisherId ?? [])).toEqual(Array.from(id));
     expect(identified.batch?.rank).toBe(0);
