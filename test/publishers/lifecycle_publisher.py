@@ -49,6 +49,16 @@ def is_bind_endpoint(endpoint):
     return "*" in endpoint or "::" in endpoint or endpoint.startswith(("ipc://", "inproc://"))
 
 
+def offset_endpoint_port(endpoint, dp_rank):
+    """vLLM's offset_endpoint_port: a tcp port (bound or connected) moves by the data-parallel rank."""
+    if not endpoint or dp_rank == 0:
+        return endpoint
+    if "inproc" in endpoint:
+        return f"{endpoint}_dp{dp_rank}"
+    base, port = endpoint.rsplit(":", 1)
+    return endpoint if int(port) == 0 else f"{base}:{int(port) + dp_rank}"
+
+
 def resolved(sock, endpoint):
     """The address a test can connect to: tcp://*:0 becomes the port the OS chose."""
     last = sock.getsockopt_string(zmq.LAST_ENDPOINT)
@@ -82,18 +92,20 @@ class Publisher:
         self.ctx = zmq.Context.instance()
         self.pub = self.ctx.socket(zmq.PUB)
         self.pub.set_hwm(100_000)
-        if is_bind_endpoint(args.endpoint):
-            self.pub.bind(args.endpoint)
-            self.endpoint = resolved(self.pub, args.endpoint)
+        endpoint = offset_endpoint_port(args.endpoint, args.dp_rank)
+        if is_bind_endpoint(endpoint):
+            self.pub.bind(endpoint)
+            self.endpoint = resolved(self.pub, endpoint)
         else:
-            self.pub.connect(args.endpoint)
-            self.endpoint = args.endpoint
+            self.pub.connect(endpoint)
+            self.endpoint = endpoint
         self.replay = None
         self.replay_endpoint = None
         if args.replay_endpoint:
             self.replay = self.ctx.socket(zmq.ROUTER)
-            self.replay.bind(args.replay_endpoint)
-            self.replay_endpoint = resolved(self.replay, args.replay_endpoint)
+            replay = offset_endpoint_port(args.replay_endpoint, args.dp_rank)
+            self.replay.bind(replay)
+            self.replay_endpoint = resolved(self.replay, replay)
         self.snapshot = args.snapshot
         self.publisher_id = uuid.uuid4().bytes if args.snapshot != "none" else None
         self.topic = args.topic.encode("utf-8")

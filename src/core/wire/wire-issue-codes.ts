@@ -48,6 +48,8 @@ export const WIRE_ISSUE_CODES = {
   'stream-not-msgpack': 'a payload that is not msgpack',
   'stream-bad-batch': 'a msgpack payload that is not an event batch',
   'stream-block-size-inconsistent': 'a BlockStored whose block_size does not match its token_ids',
+  'stream-unnamed-publisher': 'a message on a bound socket whose topic names no server (kv@POD@MODEL or an id)',
+  'stream-too-many-publishers': 'a message on a bound socket from a server past the bound of publishers it follows',
   // recorded bundles (JSONL)
   'bad-json': 'a bundle line that is not JSON',
   'bad-record': 'a bundle line that is JSON but not a recorded observation (path names the field)',

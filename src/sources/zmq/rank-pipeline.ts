@@ -202,7 +202,7 @@ export class RankPipeline {
     if (history) {
       if (lost === 0) return;
       this.#d.logger.warn(
-        `${this.#d.name}: subscribed after ${lost} batches the publisher no longer buffers: what they stored is unknown until the table has turned over`,
+        `${this.#d.name}: joined after ${lost} batches it cannot replay (no longer buffered, or no replay endpoint): what they stored is unknown until the table has turned over`,
         { server: this.#d.server },
       );
       this.#observe('history-incomplete', lost, filled);

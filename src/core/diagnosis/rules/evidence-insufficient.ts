@@ -111,7 +111,7 @@ function incompleteHistory(input: DiagnosisInput): Missing[] {
     s.historyIncomplete.map((h) => ({
       what:
         `${s.server} rank ${h.rank}: KV history incomplete since ${new Date(h.since).toISOString()} ` +
-        `(subscribed after ${h.missingBatches} batches its publisher no longer buffers; what they stored is unknown)`,
+        `(joined after ${h.missingBatches} batches it could not replay; what they stored is unknown)`,
       provide:
         s.kvCapacity === null || s.kvCapacity.from === 'observed peak residency'
           ? `state ${s.server}'s kv_capacity_blocks (vLLM logs its GPU blocks at start) so kvsentinel can tell when the table has turned over, or wait for a cache clear or restart; raise the publisher's buffer_steps so a restarted kvsentinel can replay what it missed`
