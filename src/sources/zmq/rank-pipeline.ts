@@ -36,6 +36,11 @@ export interface RankPipelineDeps {
   /** asks the rank's replay ROUTER for batches from a seq; null: no replay endpoint */
   readonly replay: ((fromSeq: bigint) => void) | null;
   readonly maxHeldBatches: number;
+  /**
+   * a silent heartbeat marks the source down (a subscription to a known worker); false on a bound socket, where a
+   * pod that stopped publishing was more likely scaled down than hung: it is logged, not an unreachable source
+   */
+  readonly silenceIsDown: boolean;
 }
 
 const LIFE_CAUSE: Record<LifeChange, string> = {
@@ -85,7 +90,7 @@ export class RankPipeline {
     this.lastHeard = this.#d.clock();
     if (this.silent) {
       this.silent = false;
-      this.#d.status.ok(this.#d.source);
+      if (this.#d.silenceIsDown) this.#d.status.ok(this.#d.source);
     }
     const idBytes = frameId ?? arrival.decoded.batch?.publisherId ?? null;
     const id = idBytes === null ? null : hex(idBytes);
@@ -125,11 +130,9 @@ export class RankPipeline {
     if (this.#publisherId === null || this.lastHeard === null || this.silent) return;
     if (now - this.lastHeard <= ms) return;
     this.silent = true;
-    this.#d.status.fail(
-      this.#d.source,
-      'timeout',
-      `${this.#d.name}: no batch or heartbeat for ${Math.round((now - this.lastHeard) / 1000)} s (vLLM snapshot mode sends one each idle second): the publisher stopped, or its messages are lost`,
-    );
+    const message = `${this.#d.name}: no batch or heartbeat for ${Math.round((now - this.lastHeard) / 1000)} s (vLLM snapshot mode sends one each idle second): the publisher stopped, or its messages are lost`;
+    if (this.#d.silenceIsDown) this.#d.status.fail(this.#d.source, 'timeout', message);
+    else this.#d.logger.warn(message, { server: this.#d.server });
   }
 
   run(actions: readonly SequencerAction<Arrival>[]): void {

@@ -178,6 +178,7 @@ export class ZmqBindSource implements RunningSource {
       statedRank: (batchRank) => (ranks > 1 ? rank : batchRank !== null && batchRank > 0 ? batchRank : null),
       replay: null,
       maxHeldBatches: this.#options.maxHeldBatches,
+      silenceIsDown: false,
     });
     streams.ranks.set(rank, pipeline);
     this.#publishers++;

@@ -208,6 +208,7 @@ export class ZmqEventsSource implements RunningSource {
       statedRank: (batchRank) => (ranks > 1 ? r.rank : batchRank !== null && batchRank > 0 ? batchRank : null),
       replay: r.replayEndpoint === null ? null : (fromSeq) => this.#replay(r, fromSeq),
       maxHeldBatches: this.#options.maxHeldBatches,
+      silenceIsDown: true,
     });
   }
 
