@@ -163,6 +163,17 @@ describe('StreamSequencer', () => {
       expect(out[1]).toEqual({ type: 'gap', lost: 9, filled: 0, history: false });
     });
 
+    it('holds at most maxHeld replies while verifying; a new life counts the dropped ones lost', () => {
+      const s = new StreamSequencer<string>({ replay: true, maxHeld: 2, same });
+      for (let i = 0n; i < 6n; i++) s.live(i, `old-${i}`);
+      s.reconnected();
+      s.live(9n, 'new-9');
+      const out = [...[0n, 1n, 2n, 3n].flatMap((i) => s.replayed(i, `new-${i}`)), ...s.replayed(5n, 'new-5')];
+      expect(out[0]).toMatchObject({ type: 'reset' });
+      expect(delivered(out)).toEqual(['new-2', 'new-3', 'new-5']);
+      expect(s.replayEnded().find((a) => a.type === 'gap')).toMatchObject({ lost: 3, filled: 3 });
+    });
+
     it('a publisher id that did not change settles it without a replay', () => {
       const s = followed();
       s.sameLife();

@@ -204,6 +204,8 @@ export class StreamSequencer<T> {
 
   #verifyReply(p: Pending<T>, v: Verify<T>, seq: bigint, item: T, out: SequencerAction<T>[]): void {
     if (seq < v.last.seq) {
+      // bounded like held batches: past it the oldest go, and a new life's start counts them lost
+      if (v.early.length >= this.#options.maxHeld) v.early.shift();
       v.early.push({ seq, item });
       return;
     }
