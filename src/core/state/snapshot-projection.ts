@@ -24,17 +24,20 @@ import type { StateModel } from './state-model.js';
  * While inert or insufficient evidence is pending, or anything is pending on an otherwise clean slate, the verdict
  * is `unknown`: neither "routing follows prefixes" (degraded) nor an all-clear is shown yet.
  */
-function verdictOf(findings: readonly Finding[], pending: ReadonlySet<string>): Verdict {
+export function verdictOf(findings: readonly Finding[], pending: ReadonlySet<string>): Verdict {
   if (findings.some((f) => f.id === 'cache-signal-inert')) return 'inert';
+  const insufficient = findings.filter((f) => f.id === 'evidence-insufficient');
+  // a stream's missing history alone (routing follows what the table shows) withholds the all-clear only
+  const historyOnly = insufficient.length > 0 && insufficient.every((f) => f.evidence['history_only'] === true);
   // no all-clear (and no "the cache signal works") without evidence
   if (
-    findings.some((f) => f.id === 'evidence-insufficient') ||
+    (insufficient.length > 0 && !historyOnly) ||
     pending.has('cache-signal-inert') ||
     pending.has('evidence-insufficient')
   )
     return 'unknown';
   if (findings.some((f) => severityRank(f.severity) >= severityRank('warning'))) return 'degraded';
-  return pending.size > 0 ? 'unknown' : 'healthy';
+  return pending.size > 0 || historyOnly ? 'unknown' : 'healthy';
 }
 
 export interface SnapshotSources {

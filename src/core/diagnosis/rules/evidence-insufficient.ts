@@ -2,7 +2,8 @@
 // routing following prefixes (routing-evidence.ts), so a quiet report would be a guess. Names what is missing and
 // how to provide it; the verdict is then `unknown`, never `healthy`. A ZMQ stream joined after more than its replay
 // buffer held is missing evidence too, whatever routing shows: worker truth lacks the blocks stored before, so the
-// oracle cannot credit them and a router that misses them would pass, until the table has turned over.
+// oracle cannot credit them and a router that misses them would pass, until the table has turned over. When that
+// is the only reason (routing follows what the table shows), `history_only` lets another warning still read degraded.
 import { REQUEST_UNREADABLE_REASONS, type RequestUnreadableReason } from '../../relay/request-unreadable.js';
 import type { DiagnosisInput, Rule } from '../rule.js';
 import { inertReasons } from './cache-signal-inert.js';
@@ -149,6 +150,9 @@ export const evidenceInsufficient: Rule = {
         missing: gaps.length,
         router_profile: input.router.profile ?? 'unknown',
         ...(history !== '' ? { history_incomplete_since: history } : {}),
+        // routing shows it follows the prefixes it can see: only the missing history withholds the all-clear, so a
+        // warning elsewhere still makes the verdict degraded (the state reads this)
+        ...(history !== '' && followsPrefixes(routing) ? { history_only: true } : {}),
         ...windowEvidence(input.window),
       },
       cause:

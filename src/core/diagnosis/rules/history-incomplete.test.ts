@@ -3,6 +3,8 @@
 // see, until the table has turned over.
 import { describe, expect, it } from 'vitest';
 import { firing, quietInput, quietServer } from '../../../../test/helpers/diagnosis-input.js';
+import type { Finding } from '../../state/snapshot.js';
+import { verdictOf } from '../../state/snapshot-projection.js';
 import { evidenceInsufficient } from './evidence-insufficient.js';
 
 const since = Date.UTC(2026, 11, 2, 7, 0, 0);
@@ -23,6 +25,33 @@ describe('incomplete stream history', () => {
     expect(hit.evidence['history_incomplete_since']).toBe('ctx0/rank1:2026-12-02T07:00:00.000Z');
     // a stated capacity: the fix says how many removals turn the table over
     expect(hit.fix).toContain('removed 32768 blocks since (removed 3)');
+    // routing follows the prefixes the table shows: the history alone withholds the all-clear
+    expect(hit.evidence['history_only']).toBe(true);
+  });
+
+  it('withholds the all-clear only: a warning elsewhere still makes the verdict degraded', () => {
+    const finding = (
+      id: Finding['id'],
+      severity: Finding['severity'],
+      evidence: Finding['evidence'] = {},
+    ): Finding => ({
+      id,
+      severity,
+      servers: [],
+      summary: '',
+      evidence,
+      cause: '',
+      fix: '',
+      since: 0,
+    });
+    const history = finding('evidence-insufficient', 'info', { history_only: true });
+    expect(verdictOf([history], new Set())).toBe('unknown');
+    expect(verdictOf([history, finding('hash-mismatch', 'critical')], new Set())).toBe('degraded');
+    // missing evidence of routing itself keeps the verdict unknown whatever else holds
+    expect(verdictOf([finding('evidence-insufficient', 'info'), finding('hash-mismatch', 'critical')], new Set())).toBe(
+      'unknown',
+    );
+    expect(verdictOf([], new Set())).toBe('healthy');
   });
 
   it('without a stated capacity, says how to state one', () => {
