@@ -201,6 +201,10 @@ export function createExporter(deps: ExporterDeps): Exporter {
   perStream(METRICS.streamMalformed, (c) => c.malformed);
   perStream(METRICS.streamBlocksUnresolved, (c) => c.unresolvedBlocks);
   perStream(METRICS.streamUnmatchedRemovals, (c) => c.unmatchedRemovals);
+  gauge(METRICS.streamHistoryIncompleteSince, (set) => {
+    for (const s of view().snapshot?.servers ?? [])
+      for (const h of s.historyIncomplete) set({ server: s.server, rank: String(h.rank) }, h.since / 1000);
+  });
   perServer(METRICS.relayEventsDropped, (s) => s.eventsDroppedForConsumers);
   perServer(METRICS.routerPolls, (s) => s.routerPolls);
   counter(METRICS.relayAbandonedPolls, (set) => {

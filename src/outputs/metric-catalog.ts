@@ -93,6 +93,12 @@ export const METRICS = {
     ['server', 'rank'],
     'Removed block hashes of a stream that matched no resident copy at their medium (a store missed in a gap, or history before kvsentinel subscribed).',
   ),
+  streamHistoryIncompleteSince: spec(
+    'stream_history_incomplete_since_seconds',
+    'gauge',
+    ['server', 'rank'],
+    'Since when (Unix seconds) a ZMQ rank lacks history: kvsentinel subscribed after more batches than the publisher buffers for replay; present until the table has turned over.',
+  ),
   relayEventsDropped: spec(
     'relay_events_dropped_total',
     'counter',

@@ -51,6 +51,7 @@ export function quietServer(server: string, over: Partial<ServerDiagnosis> = {})
     pollingSkipped: null,
     eventMatchDiag: { calls: 0, totalMatched: 0, eventMatched: 0, eventBlocks: null, totalBlocks: null },
     unreadableRequests: { unknown_encoding: 0, malformed: 0, too_large: 0, no_prompt: 0 },
+    historyIncomplete: [],
     ...over,
   };
 }

@@ -21,6 +21,7 @@ export function serverStats(server: string, overrides: Partial<ServerStats> = {}
     eventsDroppedForConsumers: 0,
     hashChecks: { match: 40, mismatch: 0, unverifiable: 1 },
     workerTableBlocksEvicted: 0,
+    historyIncomplete: [],
     routerTableBlocksEvicted: 0,
     requests: 20,
     requestFailures: 1,

@@ -76,6 +76,19 @@ describe('exporter', () => {
     expect(text).toContain('process_cpu_seconds_total');
   });
 
+  it('exports since when a ZMQ rank lacks history, per server and rank, while it does', async () => {
+    const server = {
+      ...snapshotFixture().servers[0]!,
+      historyIncomplete: [{ rank: 1, since: 1_700_000_500_000, missingBatches: 20 }],
+    };
+    const { exporter } = make(() => snapshotFixture({ servers: [server] }));
+    expect(await exporter.metrics()).toContain(
+      'kvsentinel_stream_history_incomplete_since_seconds{server="ctx0",rank="1"} 1700000500\n',
+    );
+    const { exporter: complete } = make();
+    expect(await complete.metrics()).not.toContain('kvsentinel_stream_history_incomplete_since_seconds{');
+  });
+
   it('computes values at scrape time', async () => {
     let requests = 1;
     const { exporter } = make(() => snapshotFixture({ servers: [{ ...snapshotFixture().servers[0]!, requests }] }));

@@ -171,6 +171,8 @@ export const configFileSchema = mapping(
     ctx: list(ctxEntry),
     // each stream is read by zmq-config.ts, the grammar the --zmq flag shares
     zmq: list(z.unknown()),
+    // sockets kvsentinel binds for publishers that connect, read by zmq-bind-config.ts (the --zmq-bind grammar)
+    zmq_bind: list(z.unknown()),
     router: section(routerSection),
     // server id → its KV capacity in blocks (every cache level and rank): the bound of the sticky ideal
     kv_capacity_blocks: z.preprocess(

@@ -7,6 +7,7 @@
 // `@0.0.0.0:PORT` (docs/design.md §3).
 import { readFile } from 'node:fs/promises';
 import { fileErrorText } from '../../sources/file-error-text.js';
+import type { ZmqBindSpec } from '../../sources/zmq/zmq-bind-source.js';
 import type { ZmqStreamSpec } from '../../sources/zmq/zmq-events-source.js';
 import { parseConfigDocument } from './config-document.js';
 import { ConfigError } from './config-error.js';
@@ -20,6 +21,7 @@ import {
 } from './config-schema.js';
 import * as values from './config-values.js';
 import { readAt, type HostPort } from './config-values.js';
+import { checkZmqBindUnique, parseZmqBindFlag, parseZmqBindList } from './zmq-bind-config.js';
 import { checkZmqUnique, parseZmqFlag, parseZmqList } from './zmq-config.js';
 
 export type { HostPort } from './config-values.js';
@@ -84,6 +86,8 @@ export interface ServeConfig {
   readonly ctx: readonly CtxSpec[];
   /** ZMQ KV-event streams (TensorRT-LLM streaming publisher, vLLM, SGLang) */
   readonly zmq: readonly ZmqStreamSpec[];
+  /** sockets kvsentinel binds for KV-event publishers that connect (`zmq_bind:`, --zmq-bind) */
+  readonly zmqBind: readonly ZmqBindSpec[];
   readonly routerDebug: { readonly url: string; readonly intervalMs: number } | null;
   /** router facts the operator states (`router:`, --router.profile, --router.tokens-per-block) */
   readonly router: RouterFacts;
@@ -110,6 +114,8 @@ export interface ServeFlags {
   readonly ctx?: readonly string[];
   /** --zmq ID=ENDPOINT[,replay=…][,engine=…][,ranks=N][,topic=T][,hash=…][,seed=…][,hit=…] */
   readonly zmq?: readonly string[];
+  /** --zmq-bind ENDPOINT[,engine=…][,ranks=N][,topic=T][,hash=…][,seed=…] */
+  readonly zmqBind?: readonly string[];
   readonly events?: 'none' | 'exclusive';
   readonly routerDebug?: string;
   readonly requests?: readonly string[];
@@ -233,6 +239,11 @@ export function buildConfig(doc: unknown, flags: ServeFlags, source = 'config'):
     throw new ConfigError('--events exclusive: needs at least one --ctx ID=URL to drain');
   const zmq = [...parseZmqList(`${source}: zmq`, file.zmq), ...(flags.zmq ?? []).map(parseZmqFlag)];
   checkZmqUnique(zmq);
+  const zmqBind = [
+    ...parseZmqBindList(`${source}: zmq_bind`, file.zmq_bind),
+    ...(flags.zmqBind ?? []).map(parseZmqBindFlag),
+  ];
+  checkZmqBindUnique(zmqBind);
   const debug = file.router_debug;
   let routerDebug: ServeConfig['routerDebug'] =
     debug === undefined ? null : { url: debug.url, intervalMs: debug.interval };
@@ -273,6 +284,7 @@ export function buildConfig(doc: unknown, flags: ServeFlags, source = 'config'):
     },
     ctx,
     zmq,
+    zmqBind,
     routerDebug,
     router: routerFacts(file.router, flags),
     kvCapacityBlocks: kvCapacityBlocks(file.kv_capacity_blocks, flags.kvCapacity ?? [], source),

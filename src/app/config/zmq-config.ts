@@ -43,7 +43,7 @@ function endpoint(where: string, v: unknown, ranks: number): string {
   return v;
 }
 
-function vllmHashing(where: string, engine: string, algo: unknown, seed: unknown): VllmHashing | null {
+export function vllmHashing(where: string, engine: string, algo: unknown, seed: unknown): VllmHashing | null {
   if ((algo === undefined || algo === null) && (seed === undefined || seed === null)) return null;
   if (engine !== 'vllm') fail(`${where} hash`, `the hash algorithm and seed are vLLM's (engine=vllm), not ${engine}'s`);
   if (algo !== undefined && algo !== null && !isVllmHashAlgo(algo))

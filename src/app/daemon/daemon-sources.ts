@@ -17,6 +17,7 @@ import { createPrometheusScrapeSource } from '../../sources/watch/prometheus-scr
 import { createRouterDebugSource } from '../../sources/watch/router-debug-source.js';
 import { createServerInfoSource } from '../../sources/watch/server-info-source.js';
 import type { StreamRankCounters } from '../../sources/zmq/stream-counters.js';
+import { ZmqBindSource } from '../../sources/zmq/zmq-bind-source.js';
 import { ZmqEventsSource } from '../../sources/zmq/zmq-events-source.js';
 import { relayHost, type ServeConfig } from '../config/serve-config.js';
 import type { WorkerBlockSizes } from './worker-block-sizes.js';
@@ -264,6 +265,13 @@ export function sourceSpecsFor(c: ServeConfig, x: SourceContext): SourceSpec[] {
       }),
     }),
   }));
+  const bound: SourceSpec[] = c.zmqBind.map((z) => ({
+    key: `zmq-bind ${JSON.stringify(z)}`,
+    make: () => ({
+      kind: 'stream',
+      source: new ZmqBindSource(z, { sink: x.sink, status: x.status, clock: x.clock, logger: x.logger }),
+    }),
+  }));
   // the order of today's daemon: relays, streams, then the watch sources
-  return [...relaySpecs(c, x), ...streams, ...watchSpecs(c, x)];
+  return [...relaySpecs(c, x), ...streams, ...bound, ...watchSpecs(c, x)];
 }

@@ -29,6 +29,7 @@ const SOURCE_FLAGS: readonly (keyof SourceOptionValues)[] = [
   'relay',
   'ctx',
   'zmq',
+  'zmqBind',
   'events',
   'routerDebug',
   'requests',

@@ -28,6 +28,11 @@ export function addSourceOptions(command: Command): Command {
       collect,
     )
     .option(
+      '--zmq-bind <ENDPOINT[,engine=E][,ranks=N][,topic=T][,hash=ALGO][,seed=S]>',
+      'bind a socket KV-event publishers connect to (vLLM/SGLang without a wildcard endpoint, llm-d central mode); each message names its server by topic (kv@POD@MODEL, else the whole topic); rank r binds port + r (repeatable)',
+      collect,
+    )
+    .option(
       '--events <mode>',
       "none | exclusive: drain --ctx workers' /kv_cache_events (only when no router consumes them)",
     )
@@ -64,6 +69,7 @@ export interface SourceOptionValues {
   relay?: string[];
   ctx?: string[];
   zmq?: string[];
+  zmqBind?: string[];
   events?: string;
   routerDebug?: string;
   requests?: string[];
@@ -88,6 +94,7 @@ export function sourceFlags(options: SourceOptionValues): ServeFlags {
     ...(options.relay !== undefined ? { relay: options.relay } : {}),
     ...(options.ctx !== undefined ? { ctx: options.ctx } : {}),
     ...(options.zmq !== undefined ? { zmq: options.zmq } : {}),
+    ...(options.zmqBind !== undefined ? { zmqBind: options.zmqBind } : {}),
     ...(options.events !== undefined ? { events: options.events } : {}),
     ...(options.routerDebug !== undefined ? { routerDebug: options.routerDebug } : {}),
     ...(options.requests !== undefined ? { requests: options.requests } : {}),
@@ -129,6 +136,7 @@ export function hasSources(config: ServeConfig): boolean {
     config.relays.length > 0 ||
     config.ctx.length > 0 ||
     config.zmq.length > 0 ||
+    config.zmqBind.length > 0 ||
     config.routerDebug !== null ||
     config.orchestratorLog !== null ||
     config.requestLogs.length > 0
@@ -136,4 +144,4 @@ export function hasSources(config: ServeConfig): boolean {
 }
 
 export const NO_SOURCE_MESSAGE =
-  'no source configured: give --relay, --ctx, --zmq, --router-debug, --requests or --orchestrator-log (or a --config.file)';
+  'no source configured: give --relay, --ctx, --zmq, --zmq-bind, --router-debug, --requests or --orchestrator-log (or a --config.file)';

@@ -2,7 +2,13 @@
 // path (decodeBundleRecord turns it into the line's issue). Decision and outcome keys come back through KeyHistory.
 import type { StoredEventCheck } from '../state/hash-verifier.js';
 import { PROMPT_FORMS, REQUEST_UNREADABLE_REASONS } from '../relay/request-unreadable.js';
-import { ROUTER_EVENT_READS, type Observation, type RenderCheckObservation } from '../observe/observation.js';
+import {
+  ROUTER_EVENT_READS,
+  STREAM_SEQUENCE_CHANGES,
+  type Observation,
+  type RenderCheckObservation,
+  type StreamSequenceChange,
+} from '../observe/observation.js';
 import { RENDER_DRIFT_CAUSES, type RenderDiff, type RenderDriftCause } from '../render/compare-renders.js';
 import { isVllmHashAlgo } from '../hashing/vllm-block-hash.js';
 import { isStreamEngine, type StreamOrigin } from '../stream/stream-engine.js';
@@ -27,6 +33,9 @@ import {
 } from './bundle-fields.js';
 import { decodeKeys, type KeyHistory } from './bundle-keys.js';
 import type { BundleRecord } from './bundle-codec.js';
+
+const isStreamSequenceChange = (v: string): v is StreamSequenceChange =>
+  (STREAM_SEQUENCE_CHANGES as readonly string[]).includes(v);
 
 function decodeRenderCheck(o: JsonObject, ts: number): RenderCheckObservation {
   const routerIds = str(o.routerIds, '$.routerIds');
@@ -156,8 +165,7 @@ export function decodeObservation(o: JsonObject, history: KeyHistory): BundleRec
     }
     case 'stream-sequence': {
       const change = str(o.change, '$.change');
-      if (change !== 'subscribed' && change !== 'gap' && change !== 'reset')
-        throw new DecodeError('$.change', `unknown stream change ${change}`);
+      if (!isStreamSequenceChange(change)) throw new DecodeError('$.change', `unknown stream change ${change}`);
       return {
         digest: null,
         observation: {

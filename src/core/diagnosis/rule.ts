@@ -109,6 +109,18 @@ export interface ServerDiagnosis {
   };
   /** CTX requests to this server whose prompt or ids the relay could not read, by reason, in the window */
   readonly unreadableRequests: Readonly<Record<RequestUnreadableReason, number>>;
+  /** ranks whose ZMQ stream was joined after more than the replay buffer held, until their table turned over */
+  readonly historyIncomplete: readonly StreamHistoryView[];
+}
+
+/** History a stream subscription could not replay (state/stream-history.ts). */
+export interface StreamHistoryView {
+  readonly rank: number;
+  /** when the sidecar joined: what the rank stored before is unknown */
+  readonly since: number;
+  readonly missingBatches: number;
+  /** blocks the rank removed since, toward turning its table over */
+  readonly removedSince: number;
 }
 
 export interface DecisionDiagnosis {

@@ -29,16 +29,21 @@ export interface WorkerEventsObservation {
 
 /**
  * What a ZMQ KV-event stream's batch sequence showed for one rank: `subscribed` when the sidecar starts listening,
- * `gap` when batches never arrived (`lost`; `filled` arrived by replay), `reset` when the seq went back (the
- * publisher restarted: that rank's tables start over).
+ * `gap` when batches never arrived (`lost`; `filled` arrived by replay), `reset` when a new publisher life began
+ * (the seq went back, vLLM's publisher id changed, or a reconnection found another life: that rank's tables start
+ * over), `history-incomplete` when the sidecar joined after more than the publisher's replay buffer holds (`lost`
+ * earlier batches nobody can replay: the table lacks what they stored until it has turned over).
  */
+export const STREAM_SEQUENCE_CHANGES = ['subscribed', 'gap', 'reset', 'history-incomplete'] as const;
+export type StreamSequenceChange = (typeof STREAM_SEQUENCE_CHANGES)[number];
+
 export interface StreamSequenceObservation {
   readonly kind: 'stream-sequence';
   readonly ts: number;
   readonly server: string;
   /** the rank whose publisher this is (0 on a worker without attention DP) */
   readonly rank: number;
-  readonly change: 'subscribed' | 'gap' | 'reset';
+  readonly change: StreamSequenceChange;
   readonly lost: number;
   readonly filled: number;
 }

@@ -89,6 +89,7 @@ function serverDiagnosis(m: StateModel, server: string, now: number, lag: Sideca
     streamScopedBlocks: sum(counterKey('streamScopedBlocks', server)),
     replicaBlocks: m.replica.blockCount(server),
     kvCapacity: m.capacity.of(server),
+    historyIncomplete: m.history.of(server),
     routerState: facts.routerState,
     realisedAboveOracle: sum(counterKey('realisedAboveOracle', server)),
     joinedOutcomes: sum(counterKey('joinedOutcomes', server)),

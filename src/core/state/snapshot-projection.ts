@@ -25,17 +25,22 @@ import type { StateModel } from './state-model.js';
  * is `unknown`: neither "routing follows prefixes" (degraded) nor an all-clear is shown yet. So is it while the
  * sidecar's own lag (sidecar-lagging) leaves its tables short: that is no finding about the deployment.
  */
-function verdictOf(findings: readonly Finding[], pending: ReadonlySet<string>): Verdict {
+export function verdictOf(findings: readonly Finding[], pending: ReadonlySet<string>): Verdict {
   if (findings.some((f) => f.id === 'cache-signal-inert')) return 'inert';
-  // no all-clear (and no "the cache signal works") without evidence: nor from a sidecar whose tables fell behind
+  const insufficient = findings.filter((f) => f.id === 'evidence-insufficient');
+  // a stream's missing history alone (routing follows what the table shows) withholds the all-clear only
+  const historyOnly = insufficient.length > 0 && insufficient.every((f) => f.evidence['history_only'] === true);
+  // no all-clear (and no "the cache signal works") without evidence
   if (
-    findings.some((f) => f.id === 'evidence-insufficient' || f.id === 'sidecar-lagging') ||
+    (insufficient.length > 0 && !historyOnly) ||
+    // nor from a sidecar whose tables fell behind
+    findings.some((f) => f.id === 'sidecar-lagging') ||
     pending.has('cache-signal-inert') ||
     pending.has('evidence-insufficient')
   )
     return 'unknown';
   if (findings.some((f) => severityRank(f.severity) >= severityRank('warning'))) return 'degraded';
-  return pending.size > 0 ? 'unknown' : 'healthy';
+  return pending.size > 0 || historyOnly ? 'unknown' : 'healthy';
 }
 
 export interface SnapshotSources {
@@ -87,6 +92,7 @@ function serverStats(m: StateModel, server: string, now: number): ServerStats {
       unverifiable: total(counterKey('hashUnverifiable', server)),
     },
     workerTableBlocksEvicted: m.truth.evictedBlocks(server),
+    historyIncomplete: m.history.of(server).map(({ rank, since, missingBatches }) => ({ rank, since, missingBatches })),
     routerTableBlocksEvicted: m.replica.evictedBlocks(server),
     requests: total(counterKey('requests', server)),
     requestFailures: total(counterKey('failures', server)),

@@ -45,6 +45,12 @@ export interface ServerStats {
   readonly hashChecks: { readonly match: number; readonly mismatch: number; readonly unverifiable: number };
   /** blocks evicted from kvsentinel's copy of the worker's table by its per-server cap */
   readonly workerTableBlocksEvicted: number;
+  /** ZMQ ranks joined after more than their replay buffer held: since when their table lacks earlier blocks */
+  readonly historyIncomplete: readonly {
+    readonly rank: number;
+    readonly since: number;
+    readonly missingBatches: number;
+  }[];
   /** blocks evicted from kvsentinel's replica of the router's table by its per-server cap */
   readonly routerTableBlocksEvicted: number;
   readonly requests: number;

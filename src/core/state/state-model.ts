@@ -12,6 +12,7 @@ import { RouterBlockSizeInference } from './router-block-size-inference.js';
 import type { SentinelLimits, SentinelMode } from './sentinel-options.js';
 import { SidecarLoadLedger } from './sidecar-load-ledger.js';
 import { StateCounters } from './state-counters.js';
+import { StreamHistory } from './stream-history.js';
 import { WorkerCapacity } from './worker-capacity.js';
 
 /** What the state knows of a server beyond its counters: the latest value of each, not a sum. */
@@ -53,6 +54,8 @@ export class StateModel {
   readonly capacity = new WorkerCapacity();
   /** the sidecar's own lag and the gaps it explains */
   readonly sidecarLoad = new SidecarLoadLedger();
+  /** history ZMQ subscriptions joined too late to replay, until each table has turned over */
+  readonly history = new StreamHistory();
   /** the router's tokens_per_block from its behaviour, while no source states it */
   readonly tpbInference = new RouterBlockSizeInference();
   /** the chunk sizes last considered while the router's is unknown */

@@ -92,6 +92,7 @@ export class WorkerEventsReducer {
       else if (seq.kind === 'gap' && !seq.first) this.#gap(ts, server, rank, seq.missing);
       m.truth.apply(server, event);
       m.capacity.observeEvent(server, event);
+      if (streamed) m.history.observeEvent(server, rank, event);
       perRank.set(rank, (perRank.get(rank) ?? 0) + 1);
       if (event.data.type === 'stored') {
         m.truthSeen = true;
@@ -118,7 +119,9 @@ export class WorkerEventsReducer {
     }
     if (events.length > 0) {
       c.add(ts, counterKey('events', server), events.length);
-      m.capacity.observeResidency(server, m.truth.blockCount(server));
+      const blocks = m.truth.blockCount(server);
+      m.capacity.observeResidency(server, blocks);
+      if (streamed) m.history.settle(server, m.capacity.of(server), m.sequence.ranks(server).length, blocks);
     }
     for (const [rank, n] of perRank) c.add(ts, counterKey('rankEvents', server, rank), n);
     if (stored > 0) c.add(ts, counterKey('storedEvents', server), stored);
@@ -139,7 +142,13 @@ export class WorkerEventsReducer {
     }
     if (obs.change === 'reset') {
       m.sequence.noteStreamReset(server, rank);
+      m.history.reset(server, rank);
       this.#reset(ts, server, rank);
+      return;
+    }
+    if (obs.change === 'history-incomplete') {
+      // not a loss (the sidecar was not listening), but the table lacks what those batches stored
+      m.history.incomplete(server, rank, ts, obs.lost);
       return;
     }
     if (obs.filled > 0) m.counters.add(ts, counterKey('streamBatchesFilled', server), obs.filled);

@@ -195,7 +195,7 @@ describe('stream frames', () => {
   it('reads live and replay messages of both replay forms and the end marker', () => {
     const payload = new Uint8Array([1]);
     const live = decodeLiveMessage([new TextEncoder().encode('kv'), encodeSeq(2n ** 63n), payload]);
-    expect(live).toEqual({ ok: true, value: { topic: 'kv', seq: 2n ** 63n, payload } });
+    expect(live).toEqual({ ok: true, value: { topic: 'kv', seq: 2n ** 63n, publisherId: null, payload } });
     expect(decodeLiveMessage([encodeSeq(1n), payload]).ok).toBe(false);
     expect(decodeLiveMessage([new Uint8Array(0), new Uint8Array(3), payload])).toMatchObject({
       ok: false,

@@ -56,6 +56,8 @@ export interface StreamBatch {
   readonly ts: number | null;
   /** data_parallel_rank / attn_dp_rank the batch states, null when it states none */
   readonly rank: number | null;
+  /** vLLM snapshot mode: the publisher life's 16-byte id, the batch's last element (IdentifiedKVEventBatch) */
+  readonly publisherId?: Uint8Array;
   readonly events: readonly StreamEvent[];
 }
 
@@ -278,7 +280,8 @@ export function decodeStreamBatch(payload: Uint8Array): StreamBatchDecode {
   let ts: unknown;
   let events: unknown;
   let rank: unknown;
-  if (Array.isArray(doc) && doc.length >= 2) [ts, events, rank] = doc as readonly unknown[];
+  let publisherId: unknown;
+  if (Array.isArray(doc) && doc.length >= 2) [ts, events, rank, publisherId] = doc as readonly unknown[];
   else if (isRecord(doc)) {
     ts = own(doc, 'ts');
     events = own(doc, 'events');
@@ -324,5 +327,9 @@ export function decodeStreamBatch(payload: Uint8Array): StreamBatchDecode {
       path: '$.events',
       offset: null,
     });
-  return { batch: { ts: toTs(ts), rank: batchRank, events: out }, issues };
+  const id = publisherId instanceof Uint8Array && publisherId.length > 0 ? publisherId : null;
+  return {
+    batch: { ts: toTs(ts), rank: batchRank, ...(id !== null ? { publisherId: id } : {}), events: out },
+    issues,
+  };
 }

@@ -3,14 +3,28 @@
 // ROUTER answers a DEALER's ["", start_seq (8 bytes BE)] with one message per buffered batch with seq ≥ start —
 // ["", topic, seq, payload] (TensorRT-LLM) or ["", seq, payload] (vLLM, SGLang) — then an end marker whose seq is
 // -1 as signed 8 bytes: ["", "", -1, ""] or ["", -1, ""]. Both replay forms are read without knowing the engine.
+// vLLM with `snapshot_endpoint` names its publisher's life with a 16-byte id: its first build of that mode appended
+// it to the live sequence frame (24 bytes: seq, then id; replay frames stayed 8), the current one puts it last in the
+// batch payload (`IdentifiedKVEventBatch`, read by decode-batch.ts) and keeps 8-byte frames. Both are read here.
 import type { WireIssue } from '../wire/wire-issue.js';
 import type { WireIssueCode } from '../wire/wire-issue-codes.js';
 
 export interface StreamMessage {
   readonly topic: string;
   readonly seq: bigint;
+  /** the publisher life's id when the sequence frame carries one (vLLM snapshot mode, first build), else null */
+  readonly publisherId: Uint8Array | null;
   readonly payload: Uint8Array;
 }
+
+interface SeqFrame {
+  readonly seq: bigint;
+  readonly publisherId: Uint8Array | null;
+}
+
+/** bytes of a sequence frame: the u64 alone, or followed by vLLM's 16-byte publisher id */
+const SEQ_BYTES = 8;
+const SEQ_WITH_ID_BYTES = 24;
 
 export type FrameDecode<T> =
   { readonly ok: true; readonly value: T } | { readonly ok: false; readonly issue: WireIssue };
@@ -21,15 +35,16 @@ function issue(code: WireIssueCode, message: string, path: string): { ok: false;
   return { ok: false, issue: { code, message, path, offset: null } };
 }
 
-function readSeq(frame: Uint8Array, path: string): FrameDecode<bigint> {
-  if (frame.length !== 8)
+function readSeq(frame: Uint8Array, path: string): FrameDecode<SeqFrame> {
+  if (frame.length !== SEQ_BYTES && frame.length !== SEQ_WITH_ID_BYTES)
     return issue(
       'stream-bad-seq',
-      `${path}: the sequence frame has ${frame.length} bytes, expected 8 (u64 big-endian)`,
+      `${path}: the sequence frame has ${frame.length} bytes, expected 8 (u64 big-endian) or 24 (u64 and a 16-byte publisher id)`,
       path,
     );
-  const view = new DataView(frame.buffer, frame.byteOffset, 8);
-  return { ok: true, value: view.getBigUint64(0, false) };
+  const view = new DataView(frame.buffer, frame.byteOffset, SEQ_BYTES);
+  const publisherId = frame.length === SEQ_WITH_ID_BYTES ? frame.slice(SEQ_BYTES) : null;
+  return { ok: true, value: { seq: view.getBigUint64(0, false), publisherId } };
 }
 
 const utf8 = new TextDecoder('utf-8', { fatal: false });
@@ -44,7 +59,7 @@ export function decodeLiveMessage(frames: readonly Uint8Array[]): FrameDecode<St
     );
   const seq = readSeq(frames[1]!, 'frames[1]');
   if (!seq.ok) return seq;
-  return { ok: true, value: { topic: utf8.decode(frames[0]), seq: seq.value, payload: frames[2]! } };
+  return { ok: true, value: { topic: utf8.decode(frames[0]), ...seq.value, payload: frames[2]! } };
 }
 
 /** One replay reply as a DEALER receives it: a batch, or the end marker (null). */
@@ -70,8 +85,8 @@ export function decodeReplayMessage(frames: readonly Uint8Array[]): FrameDecode<
   }
   const seq = readSeq(seqFrame, 'replay.seq');
   if (!seq.ok) return seq;
-  if (seq.value === END_SEQ) return { ok: true, value: null };
-  return { ok: true, value: { topic, seq: seq.value, payload } };
+  if (seq.value.seq === END_SEQ) return { ok: true, value: null };
+  return { ok: true, value: { topic, ...seq.value, payload } };
 }
 
 /** The request a DEALER sends to the replay ROUTER: ["", start_seq as 8 bytes big-endian]. */
@@ -81,10 +96,11 @@ export function replayRequest(fromSeq: bigint): Uint8Array[] {
   return [new Uint8Array(0), seq];
 }
 
-/** Encodes a seq frame (the simulator's publisher and tests). */
-export function encodeSeq(seq: bigint): Uint8Array {
-  const out = new Uint8Array(8);
+/** Encodes a seq frame (the simulator's publisher and tests), with vLLM's publisher id after it when given. */
+export function encodeSeq(seq: bigint, publisherId: Uint8Array | null = null): Uint8Array {
+  const out = new Uint8Array(publisherId === null ? SEQ_BYTES : SEQ_BYTES + publisherId.length);
   new DataView(out.buffer).setBigUint64(0, BigInt.asUintN(64, seq), false);
+  if (publisherId !== null) out.set(publisherId, SEQ_BYTES);
   return out;
 }
 

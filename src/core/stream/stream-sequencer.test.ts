@@ -48,7 +48,7 @@ describe('StreamSequencer', () => {
     s.live(1n, 'b');
     s.live(2n, 'c');
     expect(s.live(1n, 'new-b')).toEqual([
-      { type: 'reset', fromSeq: 2n, toSeq: 1n },
+      { type: 'reset', fromSeq: 2n, toSeq: 1n, cause: 'seq-back' },
       { type: 'replay', fromSeq: 0n },
     ]);
     const end = [...s.replayed(0n, 'new-a'), ...s.replayEnded()];
@@ -89,5 +89,105 @@ describe('StreamSequencer', () => {
     expect(empty.replayEnded()).toEqual([]);
     expect(empty.expected).toBeNull();
     expect(new StreamSequencer<string>({ replay: false, maxHeld: 10 }).history()).toEqual([]);
+  });
+
+  it('counts the history a late subscriber cannot replay: everything before the oldest buffered batch', () => {
+    const s = new StreamSequencer<string>({ replay: true, maxHeld: 10 });
+    s.history();
+    const out = [...s.replayed(20n, 'u'), ...s.replayed(21n, 'v'), ...s.replayEnded()];
+    expect(out.find((a) => a.type === 'gap')).toEqual({ type: 'gap', lost: 20, filled: 2, history: true });
+    expect(s.expected).toBe(22n);
+  });
+
+  describe('after a reconnection', () => {
+    const same = (a: string, b: string): boolean => a === b;
+    const followed = (): StreamSequencer<string> => {
+      const s = new StreamSequencer<string>({ replay: true, maxHeld: 10, same });
+      s.live(0n, 'a');
+      s.live(1n, 'b');
+      s.reconnected();
+      return s;
+    };
+
+    it('the same life: its buffer still holds the last batch delivered, so the jump is a gap it fills', () => {
+      const s = followed();
+      expect(s.live(4n, 'e')).toEqual([{ type: 'replay', fromSeq: 0n }]);
+      const out = [
+        ...s.replayed(0n, 'a'),
+        ...s.replayed(1n, 'b'),
+        ...s.replayed(2n, 'c'),
+        ...s.replayed(3n, 'd'),
+        ...s.replayed(4n, 'e'),
+        ...s.replayEnded(),
+      ];
+      expect(out.some((a) => a.type === 'reset')).toBe(false);
+      expect(delivered(out)).toEqual(['c', 'd', 'e']);
+      expect(out.find((a) => a.type === 'gap')).toEqual({ type: 'gap', lost: 0, filled: 3, history: false });
+      expect(s.expected).toBe(5n);
+    });
+
+    it('a new life: the batch at the last seq differs, so the rank resets and the new buffer is its start', () => {
+      const s = followed();
+      s.live(6n, 'new-g');
+      const out = [
+        ...s.replayed(0n, 'new-a'),
+        ...s.replayed(1n, 'new-b'),
+        ...s.replayed(2n, 'new-c'),
+        ...s.replayEnded(),
+      ];
+      expect(out[0]).toMatchObject({ type: 'reset', cause: 'reconnect-replay-differs' });
+      expect(delivered(out)).toEqual(['new-a', 'new-b', 'new-c']);
+      // 3..5 of the new life are not in its buffer: asked for once more, then lost (not history)
+      expect(out.at(-1)).toEqual({ type: 'replay', fromSeq: 3n });
+      const rest = s.replayEnded();
+      expect(rest[0]).toEqual({ type: 'gap', lost: 3, filled: 0, history: false });
+      expect(delivered(rest)).toEqual(['new-g']);
+    });
+
+    it('a buffer that no longer reaches the last batch seen is a new life too; its missing start is lost', () => {
+      const s = followed();
+      s.live(30n, 'x');
+      const out = [...s.replayed(25n, 'w'), ...s.replayed(30n, 'x'), ...s.replayEnded()];
+      expect(out[0]).toMatchObject({ type: 'reset', cause: 'reconnect-replay-differs' });
+      expect(out.find((a) => a.type === 'gap')).toEqual({ type: 'gap', lost: 29, filled: 2, history: false });
+    });
+
+    it('without replay the jump is presumed a new life; the next seq is the same life going on', () => {
+      const s = new StreamSequencer<string>({ replay: false, maxHeld: 10, same });
+      s.live(0n, 'a');
+      s.reconnected();
+      expect(s.live(1n, 'b')).toEqual([{ type: 'deliver', seq: 1n, item: 'b', replayed: false }]);
+      s.reconnected();
+      const out = s.live(9n, 'new');
+      expect(out[0]).toMatchObject({ type: 'reset', cause: 'reconnect-unverifiable' });
+      expect(out[1]).toEqual({ type: 'gap', lost: 9, filled: 0, history: false });
+    });
+
+    it('holds at most maxHeld replies while verifying; a new life counts the dropped ones lost', () => {
+      const s = new StreamSequencer<string>({ replay: true, maxHeld: 2, same });
+      for (let i = 0n; i < 6n; i++) s.live(i, `old-${i}`);
+      s.reconnected();
+      s.live(9n, 'new-9');
+      const out = [...[0n, 1n, 2n, 3n].flatMap((i) => s.replayed(i, `new-${i}`)), ...s.replayed(5n, 'new-5')];
+      expect(out[0]).toMatchObject({ type: 'reset' });
+      expect(delivered(out)).toEqual(['new-2', 'new-3', 'new-5']);
+      expect(s.replayEnded().find((a) => a.type === 'gap')).toMatchObject({ lost: 3, filled: 3 });
+    });
+
+    it('a publisher id that did not change settles it without a replay', () => {
+      const s = followed();
+      s.sameLife();
+      expect(s.live(4n, 'e')).toEqual([{ type: 'replay', fromSeq: 2n }]);
+    });
+  });
+
+  it('restart(): a changed publisher id starts a new life even when the seq went on', () => {
+    const s = new StreamSequencer<string>({ replay: false, maxHeld: 10 });
+    s.live(0n, 'a');
+    s.live(1n, 'b');
+    const out = s.restart(2n, 'new');
+    expect(out[0]).toEqual({ type: 'reset', fromSeq: 1n, toSeq: 2n, cause: 'publisher-id' });
+    expect(out[1]).toEqual({ type: 'gap', lost: 2, filled: 0, history: false });
+    expect(delivered(out)).toEqual(['new']);
   });
 });

@@ -1,37 +1,67 @@
 // Orders one rank's stream by its batch seq (u64, from 0 per publisher life) and decides what each arrival means:
 // the next batch (deliver), a jump (a gap: batches lost to a full publisher queue, a failed send, or this
-// subscriber's receive high-water mark), or a seq below the last (the publisher restarted: reset the rank's tables).
+// subscriber's receive high-water mark), or a new publisher life (reset the rank's tables). A new life shows as a
+// seq below the last, as a changed publisher id (the caller says so: restart()), or after a reconnection
+// (reconnected()) whose first batch is not the next one: a publisher that restarted and published past the old seq
+// before this subscriber reconnected looks like a gap. With a replay endpoint that case is settled by asking for
+// the publisher's whole buffer: the same life still holds the last batch delivered, byte for byte; anything else
+// is a new life. Without one it is presumed new: stale blocks in a table are worse than a table started over.
 // With a replay endpoint a gap is filled before anything later is delivered: later live batches are held (bounded)
 // until the replay ends, so removals never overtake the stores they undo. The first batch heard, and the first of a
-// new life, also ask for the history before it (what the publisher still buffers); history nobody could replay is
-// not a loss — kvsentinel simply was not listening — except after a restart, where it is the new life's start.
-// Pure: the socket code executes the returned actions.
+// new life, also ask for the history before it (what the publisher still buffers). History nobody could replay is
+// not a loss — kvsentinel was not listening — but the table lacks what was stored then: a `gap` with `history`
+// says how many batches that was (0: the publisher's whole life was replayed). After a restart the missing start
+// of the new life is a real loss. Pure: the socket code executes the returned actions.
 
 export type SequencerAction<T> =
   | { readonly type: 'deliver'; readonly seq: bigint; readonly item: T; readonly replayed: boolean }
   | { readonly type: 'replay'; readonly fromSeq: bigint }
   /** batches that will never arrive: `filled` of the missing ones did arrive by replay */
   | { readonly type: 'gap'; readonly lost: number; readonly filled: number; readonly history: boolean }
-  | { readonly type: 'reset'; readonly fromSeq: bigint; readonly toSeq: bigint };
+  | { readonly type: 'reset'; readonly fromSeq: bigint; readonly toSeq: bigint; readonly cause: LifeChange };
+
+/** what showed a new publisher life */
+export type LifeChange = 'seq-back' | 'publisher-id' | 'reconnect-replay-differs' | 'reconnect-unverifiable';
+
+interface Seen<T> {
+  readonly seq: bigint;
+  readonly item: T;
+}
+
+/** After a reconnection: is the publisher still the life this rank followed? */
+interface Verify<T> {
+  /** the last batch delivered before the reconnection */
+  readonly last: Seen<T>;
+  /** the seq expected before the reconnection */
+  readonly base: bigint;
+  /** replies below `last.seq`: the new life's history, if it is one */
+  readonly early: Seen<T>[];
+}
 
 interface Pending<T> {
-  readonly from: bigint;
   /** exclusive: the live seq that revealed the gap (held) */
   readonly to: bigint;
   next: bigint;
   filled: number;
   lost: number;
   /** history before the first batch heard: a missing part is not counted as lost */
-  readonly history: boolean;
-  /** a history request made before any batch was heard: every replayed seq from `next` on is taken */
+  history: boolean;
+  /** a request for the whole buffer (before any batch was heard, or to verify a life): no end is known */
   readonly open: boolean;
-  readonly held: { seq: bigint; item: T }[];
+  /** the first seq an open request brought */
+  first: bigint | null;
+  /** the batches before the first reply are lost (a gap, a new life's start), not merely unheard */
+  countStart: boolean;
+  verify: Verify<T> | null;
+  readonly held: Seen<T>[];
 }
 
-export interface SequencerOptions {
+export interface SequencerOptions<T> {
   readonly replay: boolean;
   /** live batches held while a replay runs; past it the replay is abandoned (its missing batches count as lost) */
   readonly maxHeld: number;
+  /** whether two batches are the same (a replayed copy of a delivered one); without it reconnections are unverifiable */
+  readonly same?: (a: T, b: T) => boolean;
 }
 
 const U64_END = 1n << 64n;
@@ -41,12 +71,15 @@ function count(n: bigint): number {
 }
 
 export class StreamSequencer<T> {
-  readonly #options: SequencerOptions;
+  readonly #options: SequencerOptions<T>;
   #next: bigint | null = null;
   #pending: Pending<T> | null = null;
   #lives = 0;
+  #last: Seen<T> | null = null;
+  /** reconnected since the last batch: the next one may be of another life */
+  #suspect = false;
 
-  constructor(options: SequencerOptions) {
+  constructor(options: SequencerOptions<T>) {
     this.#options = options;
   }
 
@@ -66,8 +99,28 @@ export class StreamSequencer<T> {
    */
   history(): SequencerAction<T>[] {
     if (!this.#options.replay || this.#next !== null || this.#pending !== null) return [];
-    this.#pending = { from: 0n, to: U64_END, next: 0n, filled: 0, lost: 0, history: true, open: true, held: [] };
+    this.#pending = this.#open(null, true);
     return [{ type: 'replay', fromSeq: 0n }];
+  }
+
+  /** The connection to the publisher was lost and made again: the next batch decides whether its life went on. */
+  reconnected(): void {
+    if (this.#next !== null) this.#suspect = true;
+  }
+
+  /** The caller knows the publisher is the same life (its id did not change): no verification needed. */
+  sameLife(): void {
+    this.#suspect = false;
+  }
+
+  /** The caller knows a new publisher life began with this batch (its publisher id changed). */
+  restart(seq: bigint, item: T): SequencerAction<T>[] {
+    const out: SequencerAction<T>[] = [];
+    // the old life's batches held by a replay in flight come first; then the new life starts over
+    if (this.#pending !== null) out.push(...this.replayEnded());
+    this.#suspect = false;
+    this.#newLife(seq, item, 'publisher-id', out);
+    return out;
   }
 
   /** A live batch arrived. */
@@ -80,13 +133,14 @@ export class StreamSequencer<T> {
   /** A replayed batch arrived (outside a replay, or outside its range, it is a duplicate and ignored). */
   replayed(seq: bigint, item: T): SequencerAction<T>[] {
     const p = this.#pending;
-    if (p === null || seq < p.next || seq >= p.to) return [];
+    if (p === null) return [];
     const out: SequencerAction<T>[] = [];
-    // the publisher's buffer no longer holds what it skipped
-    if (seq > p.next) p.lost += count(seq - p.next);
-    p.filled++;
-    p.next = seq + 1n;
-    out.push({ type: 'deliver', seq, item, replayed: true });
+    if (p.verify !== null) {
+      this.#verifyReply(p, p.verify, seq, item, out);
+      return out;
+    }
+    if (seq < p.next || seq >= p.to) return [];
+    this.#fill(p, seq, item, out);
     return out;
   }
 
@@ -94,12 +148,21 @@ export class StreamSequencer<T> {
   replayEnded(): SequencerAction<T>[] {
     const p = this.#pending;
     if (p === null) return [];
-    this.#pending = null;
     const out: SequencerAction<T>[] = [];
+    // the buffer never reached the last batch delivered: nothing shows the old life goes on
+    if (p.verify !== null) this.#decideNewLife(p, p.verify, 'reconnect-unverifiable', out);
+    this.#pending = null;
     if (p.open) {
-      // nothing is known to be missing; live batches the replay already brought are dropped
-      if (p.filled > 0) out.push({ type: 'gap', lost: 0, filled: p.filled, history: true });
-      this.#next = p.filled > 0 ? p.next : null;
+      // before the first reply nothing is known to be missing; the replay's own copies of held batches are dropped
+      if (p.filled > 0) {
+        const missing = p.history ? (p.first ?? 0n) : 0n;
+        out.push({ type: 'gap', lost: count(missing) + p.lost, filled: p.filled, history: p.history });
+        this.#next = p.next;
+      } else if (p.countStart && p.held[0] !== undefined) {
+        // a new life whose buffer brought nothing: everything before the batch that revealed it is lost
+        out.push({ type: 'gap', lost: count(p.held[0].seq), filled: 0, history: false });
+        this.#next = p.held[0].seq;
+      }
       for (const h of p.held) if (this.#next === null || h.seq >= this.#next) this.#live(h.seq, h.item, out);
       return out;
     }
@@ -108,6 +171,77 @@ export class StreamSequencer<T> {
     this.#next = p.to;
     for (const h of p.held) this.#live(h.seq, h.item, out);
     return out;
+  }
+
+  #open(verify: Verify<T> | null, history: boolean): Pending<T> {
+    return {
+      to: U64_END,
+      next: 0n,
+      filled: 0,
+      lost: 0,
+      history,
+      open: true,
+      first: null,
+      countStart: false,
+      verify,
+      held: [],
+    };
+  }
+
+  #deliver(seq: bigint, item: T, replayed: boolean, out: SequencerAction<T>[]): void {
+    this.#last = { seq, item };
+    out.push({ type: 'deliver', seq, item, replayed });
+  }
+
+  #fill(p: Pending<T>, seq: bigint, item: T, out: SequencerAction<T>[]): void {
+    // the publisher's buffer no longer holds what it skipped (a request for its whole buffer has no known start)
+    if (seq > p.next && (p.first !== null || p.countStart)) p.lost += count(seq - p.next);
+    if (p.first === null) p.first = seq;
+    p.filled++;
+    p.next = seq + 1n;
+    this.#deliver(seq, item, true, out);
+  }
+
+  #verifyReply(p: Pending<T>, v: Verify<T>, seq: bigint, item: T, out: SequencerAction<T>[]): void {
+    if (seq < v.last.seq) {
+      // bounded like held batches: past it the oldest go, and a new life's start counts them lost
+      if (v.early.length >= this.#options.maxHeld) v.early.shift();
+      v.early.push({ seq, item });
+      return;
+    }
+    const same = this.#options.same;
+    if (seq === v.last.seq && same !== undefined && same(item, v.last.item)) {
+      // the same life: what follows the last batch delivered fills the gap; the earlier replies were delivered
+      p.verify = null;
+      p.history = false;
+      p.next = v.base;
+      p.first = v.base;
+      return;
+    }
+    this.#decideNewLife(p, v, 'reconnect-replay-differs', out);
+    this.#fill(p, seq, item, out);
+  }
+
+  /** The reconnection found another life: reset, then the replies so far are its history. */
+  #decideNewLife(p: Pending<T>, v: Verify<T>, cause: LifeChange, out: SequencerAction<T>[]): void {
+    p.verify = null;
+    const firstHeld = p.held[0]?.seq ?? v.base;
+    out.push({ type: 'reset', fromSeq: v.last.seq, toSeq: v.early[0]?.seq ?? firstHeld, cause });
+    this.#lives++;
+    this.#next = null;
+    // the new life's start: what its buffer lacks was lost, not merely unheard
+    p.history = false;
+    p.countStart = true;
+    p.next = 0n;
+    for (const e of v.early) this.#fill(p, e.seq, e.item, out);
+  }
+
+  #newLife(seq: bigint, item: T, cause: LifeChange, out: SequencerAction<T>[]): void {
+    const next = this.#next;
+    if (next !== null) out.push({ type: 'reset', fromSeq: next - 1n, toSeq: seq, cause });
+    this.#lives++;
+    this.#next = null;
+    this.#startAt(seq, item, out, false);
   }
 
   #live(seq: bigint, item: T, out: SequencerAction<T>[]): void {
@@ -119,25 +253,44 @@ export class StreamSequencer<T> {
     }
     const next = this.#next;
     if (next === null || seq < next - 1n || (seq === next - 1n && this.#lives > 0 && seq === 0n)) {
-      if (next !== null) out.push({ type: 'reset', fromSeq: next - 1n, toSeq: seq });
+      this.#suspect = false;
+      if (next !== null) out.push({ type: 'reset', fromSeq: next - 1n, toSeq: seq, cause: 'seq-back' });
       this.#lives++;
       // a first batch above 0: the history before it (the start of a new life after a restart is a real loss)
       this.#startAt(seq, item, out, next === null);
       return;
     }
+    if (this.#suspect && seq > next) {
+      this.#suspect = false;
+      this.#reconnectJump(next, seq, item, out);
+      return;
+    }
     if (seq === next) {
+      this.#suspect = false;
       this.#next = seq + 1n;
-      out.push({ type: 'deliver', seq, item, replayed: false });
+      this.#deliver(seq, item, false, out);
       return;
     }
     if (seq < next) return; // the last batch again
     this.#gap(next, seq, item, out, false);
   }
 
+  /** After a reconnection the seq jumped: a gap in the same life, or a new life that passed the old seq. */
+  #reconnectJump(next: bigint, seq: bigint, item: T, out: SequencerAction<T>[]): void {
+    const last = this.#last;
+    if (this.#options.replay && this.#options.same !== undefined && last !== null) {
+      this.#pending = this.#open({ last, base: next, early: [] }, false);
+      this.#pending.held.push({ seq, item });
+      out.push({ type: 'replay', fromSeq: 0n });
+      return;
+    }
+    this.#newLife(seq, item, 'reconnect-unverifiable', out);
+  }
+
   #startAt(seq: bigint, item: T, out: SequencerAction<T>[], history: boolean): void {
     if (seq === 0n) {
       this.#next = 1n;
-      out.push({ type: 'deliver', seq, item, replayed: false });
+      this.#deliver(seq, item, false, out);
       return;
     }
     this.#gap(0n, seq, item, out, history);
@@ -145,13 +298,24 @@ export class StreamSequencer<T> {
 
   #gap(from: bigint, seq: bigint, item: T, out: SequencerAction<T>[], history: boolean): void {
     if (this.#options.replay) {
-      this.#pending = { from, to: seq, next: from, filled: 0, lost: 0, history, open: false, held: [{ seq, item }] };
+      this.#pending = {
+        to: seq,
+        next: from,
+        filled: 0,
+        lost: 0,
+        history,
+        open: false,
+        first: null,
+        countStart: true,
+        verify: null,
+        held: [{ seq, item }],
+      };
       out.push({ type: 'replay', fromSeq: from });
       // the held batch is delivered when the replay ends
       return;
     }
     out.push({ type: 'gap', lost: count(seq - from), filled: 0, history });
     this.#next = seq + 1n;
-    out.push({ type: 'deliver', seq, item, replayed: false });
+    this.#deliver(seq, item, false, out);
   }
 }

@@ -44,10 +44,12 @@ export const WIRE_ISSUE_CODES = {
   'no-server': 'a perf-metrics line without ctx_server',
   // ZMQ event stream (msgpack)
   'stream-bad-frames': 'a ZMQ message without the expected frames ([topic, seq, payload])',
-  'stream-bad-seq': 'a sequence frame that is not 8 bytes (u64 big-endian)',
+  'stream-bad-seq': 'a sequence frame that is not 8 bytes (u64 big-endian) or 24 (with a publisher id)',
   'stream-not-msgpack': 'a payload that is not msgpack',
   'stream-bad-batch': 'a msgpack payload that is not an event batch',
   'stream-block-size-inconsistent': 'a BlockStored whose block_size does not match its token_ids',
+  'stream-unnamed-publisher': 'a message on a bound socket whose topic names no server (kv@POD@MODEL or an id)',
+  'stream-too-many-publishers': 'a message on a bound socket from a server past the bound of publishers it follows',
   // recorded bundles (JSONL)
   'bad-json': 'a bundle line that is not JSON',
   'bad-record': 'a bundle line that is JSON but not a recorded observation (path names the field)',

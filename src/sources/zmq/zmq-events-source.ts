@@ -1,18 +1,19 @@
 // Subscribes to a worker's ZMQ KV-event stream (TensorRT-LLM streaming publisher, vLLM, SGLang) as one more SUB per
 // rank — a PUB socket fans out to every subscriber, so kvsentinel steals nothing and never binds the publisher's
-// address. Each rank's batches go through its StreamSequencer (gaps, restarts, replay over a DEALER to the
-// publisher's replay ROUTER), then are decoded and converted into worker-events observations. Health: a ZMTP
-// handshake with the publisher marks the source up; connect retries (nothing listens) and disconnects mark it down.
+// address. Each rank's batches go through its RankPipeline (new lives, gaps, replay over a DEALER to the
+// publisher's replay ROUTER, conversion into worker-events observations). Health: a ZMTP handshake with the
+// publisher marks the source up; connect retries (nothing listens), disconnects and a missed heartbeat mark it
+// down; a handshake after a disconnect tells the pipeline the publisher may have restarted at the same address.
 // Bad frames and payloads are counted (bad_input_total) and skipped; nothing here throws into the daemon.
 import { Dealer, Subscriber } from 'zeromq';
-import { decodeStreamBatch } from '../../core/stream/decode-batch.js';
-import { streamHashes, type StreamEngine, type StreamOrigin } from '../../core/stream/stream-engine.js';
+import type { StreamEngine, StreamOrigin } from '../../core/stream/stream-engine.js';
 import { decodeLiveMessage, decodeReplayMessage, replayRequest } from '../../core/stream/stream-frames.js';
-import { StreamSequencer, type SequencerAction } from '../../core/stream/stream-sequencer.js';
-import { StreamEventConverter } from '../../core/stream/to-kv-events.js';
+import type { StreamEventConverter } from '../../core/stream/to-kv-events.js';
 import type { VllmHashing } from '../../core/stream/vllm-hash-checker.js';
 import type { Clock, Logger, ObservationSink, RunningSource, SourceReporter } from '../ports.js';
-import { emptyRankCounters, type MutableRankCounters, type StreamRankCounters } from './stream-counters.js';
+import { RankPipeline } from './rank-pipeline.js';
+import { streamConverter, streamOrigin } from './stream-origin.js';
+import type { MutableRankCounters, StreamRankCounters } from './stream-counters.js';
 import { rankEndpoint } from './zmq-endpoints.js';
 
 export interface ZmqStreamSpec {
@@ -40,13 +41,19 @@ export interface ZmqSourceOptions {
   readonly replayTimeoutMs: number;
   /** live batches held while a replay runs */
   readonly maxHeldBatches: number;
+  /** a publisher that heartbeats (vLLM snapshot mode) and is silent this long is reported down */
+  readonly heartbeatTimeoutMs: number;
 }
 
 export const DEFAULT_ZMQ_OPTIONS: ZmqSourceOptions = {
   receiveHighWaterMark: 100_000,
   replayTimeoutMs: 5_000,
   maxHeldBatches: 10_000,
+  // vLLM sends an empty batch after each idle second; its example subscriber gives up after 5 s
+  heartbeatTimeoutMs: 5_000,
 };
+
+const HEARTBEAT_CHECK_MS = 1_000;
 
 export interface ZmqSourceDeps {
   readonly sink: ObservationSink;
@@ -56,8 +63,7 @@ export interface ZmqSourceDeps {
 }
 
 class RankStream {
-  readonly counters: MutableRankCounters = emptyRankCounters();
-  readonly sequencer: StreamSequencer<Uint8Array>;
+  readonly pipeline: RankPipeline;
   readonly sub: Subscriber;
   dealer: Dealer | null = null;
   replayTimer: NodeJS.Timeout | null = null;
@@ -67,16 +73,28 @@ class RankStream {
   currentEnd: (() => void) | null = null;
   /** a ZMTP handshake with the publisher succeeded and no disconnect followed */
   connected = false;
+  /** the connection was lost since the last handshake: the next handshake is a reconnection */
+  disconnected = false;
   readonly rank: number;
   readonly endpoint: string;
   readonly replayEndpoint: string | null;
 
-  constructor(rank: number, endpoint: string, replayEndpoint: string | null, options: ZmqSourceOptions) {
+  constructor(
+    rank: number,
+    endpoint: string,
+    replayEndpoint: string | null,
+    options: ZmqSourceOptions,
+    pipeline: (r: RankStream) => RankPipeline,
+  ) {
     this.rank = rank;
     this.endpoint = endpoint;
     this.replayEndpoint = replayEndpoint;
-    this.sequencer = new StreamSequencer({ replay: replayEndpoint !== null, maxHeld: options.maxHeldBatches });
     this.sub = new Subscriber({ receiveHighWaterMark: options.receiveHighWaterMark, linger: 0 });
+    this.pipeline = pipeline(this);
+  }
+
+  get counters(): MutableRankCounters {
+    return this.pipeline.counters;
   }
 }
 
@@ -89,6 +107,7 @@ export class ZmqEventsSource implements RunningSource {
   readonly #converter: StreamEventConverter;
   readonly #ranks: RankStream[] = [];
   readonly #loops: Promise<void>[] = [];
+  #heartbeat: NodeJS.Timeout | null = null;
   #started = false;
   #stopped = false;
 
@@ -97,16 +116,8 @@ export class ZmqEventsSource implements RunningSource {
     this.spec = spec;
     this.#deps = deps;
     this.#options = { ...DEFAULT_ZMQ_OPTIONS, ...options };
-    const hashing = spec.engine === 'vllm' ? (spec.vllmHashing ?? { algo: null, seed: null }) : null;
-    this.#origin = {
-      engine: spec.engine,
-      hashes: streamHashes(spec.engine),
-      ...(hashing !== null ? { vllmHashing: { algo: hashing.algo, seedKnown: hashing.seed !== null } } : {}),
-    };
-    this.#converter = new StreamEventConverter(spec.engine, {
-      ...(hashing !== null ? { vllmHashing: hashing } : {}),
-      ...(spec.hitLevel !== undefined ? { hitLevel: spec.hitLevel } : {}),
-    });
+    this.#origin = streamOrigin(spec.engine, spec.vllmHashing);
+    this.#converter = streamConverter(spec.engine, spec.vllmHashing, spec.hitLevel);
   }
 
   /**
@@ -131,6 +142,11 @@ export class ZmqEventsSource implements RunningSource {
     return this.#ranks.map((r) => ({ server: this.spec.id, rank: r.rank, ...r.counters }));
   }
 
+  /** each rank's publisher-life id (vLLM snapshot mode), null until a batch carried one */
+  publisherIds(): (string | null)[] {
+    return this.#ranks.map((r) => r.pipeline.publisherId);
+  }
+
   start(): Promise<void> {
     if (this.#started) return Promise.resolve();
     this.#started = true;
@@ -140,6 +156,7 @@ export class ZmqEventsSource implements RunningSource {
         rankEndpoint(this.spec.endpoint, rank),
         this.spec.replay === null ? null : rankEndpoint(this.spec.replay, rank),
         this.#options,
+        (stream) => this.#pipeline(stream),
       );
       this.#ranks.push(r);
       this.#watch(r);
@@ -156,12 +173,18 @@ export class ZmqEventsSource implements RunningSource {
       });
       this.#loops.push(this.#receive(r));
     }
+    this.#heartbeat = setInterval(() => {
+      const now = this.#deps.clock();
+      for (const r of this.#ranks) r.pipeline.checkHeartbeat(now, this.#options.heartbeatTimeoutMs);
+    }, HEARTBEAT_CHECK_MS);
+    this.#heartbeat.unref();
     return Promise.resolve();
   }
 
   async stop(): Promise<void> {
     if (this.#stopped) return;
     this.#stopped = true;
+    if (this.#heartbeat !== null) clearInterval(this.#heartbeat);
     for (const r of this.#ranks) {
       if (r.replayTimer !== null) clearTimeout(r.replayTimer);
       r.sub.close();
@@ -170,14 +193,38 @@ export class ZmqEventsSource implements RunningSource {
     await Promise.allSettled(this.#loops);
   }
 
+  #pipeline(r: RankStream): RankPipeline {
+    const ranks = this.spec.ranks;
+    return new RankPipeline({
+      server: this.spec.id,
+      rank: r.rank,
+      source: this.rankSource(r.rank),
+      name: `${this.name} rank ${r.rank}`,
+      sink: this.#deps.sink,
+      status: this.#deps.status,
+      clock: this.#deps.clock,
+      logger: this.#deps.logger,
+      converter: this.#converter,
+      origin: this.#origin,
+      // a worker without attention DP: its events say no rank (as on the pull path), whatever the batch states
+      statedRank: (batchRank) => (ranks > 1 ? r.rank : batchRank !== null && batchRank > 0 ? batchRank : null),
+      replay: r.replayEndpoint === null ? null : (fromSeq) => this.#replay(r, fromSeq),
+      maxHeldBatches: this.#options.maxHeldBatches,
+      silenceIsDown: true,
+    });
+  }
+
   #watch(r: RankStream): void {
     const source = this.rankSource(r.rank);
     const where = `${this.spec.id} rank ${r.rank} (${r.endpoint})`;
     r.sub.events.on('handshake', () => {
       r.connected = true;
       this.#deps.status.ok(source);
+      // after a disconnect the publisher may be a new life (restarted at the same address): the next batch decides
+      if (r.disconnected) r.pipeline.reconnected();
+      r.disconnected = false;
       // what the publisher sent before our subscription took effect: ask for its buffer
-      this.#run(r, r.sequencer.history());
+      r.pipeline.history();
     });
     r.sub.events.on('connect:retry', () =>
       this.#deps.status.fail(
@@ -188,6 +235,7 @@ export class ZmqEventsSource implements RunningSource {
     );
     r.sub.events.on('disconnect', () => {
       r.connected = false;
+      r.disconnected = true;
       this.#deps.status.fail(source, 'connect', `${where}: the publisher disconnected`);
     });
     r.sub.events.on('handshake:error:protocol', () =>
@@ -207,7 +255,7 @@ export class ZmqEventsSource implements RunningSource {
           this.#malformed(r, message.issue.code);
           continue;
         }
-        this.#run(r, r.sequencer.live(message.value.seq, message.value.payload));
+        r.pipeline.live(message.value.seq, message.value.publisherId, message.value.payload);
       }
     } catch (err) {
       if (!this.#stopped)
@@ -215,111 +263,17 @@ export class ZmqEventsSource implements RunningSource {
     }
   }
 
-  #run(r: RankStream, actions: readonly SequencerAction<Uint8Array>[]): void {
-    for (const a of actions) {
-      switch (a.type) {
-        case 'deliver':
-          this.#deliver(r, a.seq, a.item, a.replayed);
-          break;
-        case 'replay':
-          this.#replay(r, a.fromSeq);
-          break;
-        case 'gap':
-          this.#gap(r, a.lost, a.filled, a.history);
-          break;
-        case 'reset':
-          r.counters.resets++;
-          this.#converter.resetRank(r.rank);
-          this.#deps.logger.warn(
-            `${this.name} rank ${r.rank}: seq went back ${a.fromSeq} -> ${a.toSeq}: the publisher restarted; its table starts over`,
-            { server: this.spec.id },
-          );
-          this.#deps.sink.apply({
-            kind: 'stream-sequence',
-            ts: this.#deps.clock(),
-            server: this.spec.id,
-            rank: r.rank,
-            change: 'reset',
-            lost: 0,
-            filled: 0,
-          });
-          break;
-      }
-    }
-  }
-
-  #deliver(r: RankStream, seq: bigint, payload: Uint8Array, replayed: boolean): void {
-    r.counters.batches++;
-    if (replayed) r.counters.replayedBatches++;
-    const decoded = decodeStreamBatch(payload);
-    for (const i of decoded.issues) this.#deps.status.badInput(this.rankSource(r.rank), i.code);
-    if (decoded.batch === null) {
-      r.counters.malformed++;
-      if (r.counters.malformed <= 3)
-        this.#deps.logger.warn(
-          `${this.name} rank ${r.rank}: batch seq ${seq} skipped: ${decoded.issues[0]?.message ?? 'unreadable'}`,
-        );
-      return;
-    }
-    this.#deps.status.ok(this.rankSource(r.rank));
-    // a worker without attention DP: its events say no rank (as on the pull path), whatever the batch states
-    const stated =
-      this.spec.ranks > 1 ? r.rank : decoded.batch.rank !== null && decoded.batch.rank > 0 ? decoded.batch.rank : null;
-    const converted = this.#converter.convert(decoded.batch, r.rank, stated, `seq ${seq}`);
-    for (const i of converted.issues) this.#deps.status.badInput(this.rankSource(r.rank), i.code);
-    r.counters.unresolvedBlocks += converted.unresolvedBlocks;
-    r.counters.unmatchedRemovals += converted.unknownRemovals;
-    if (converted.events.length === 0) return;
-    this.#deps.sink.apply({
-      kind: 'worker-events',
-      ts: this.#deps.clock(),
-      server: this.spec.id,
-      firstSeq: 0,
-      events: converted.events,
-      stream: this.#origin,
-      ...(converted.engineChecks !== null ? { engineChecks: converted.engineChecks } : {}),
-    });
-  }
-
   #malformed(r: RankStream, code: string): void {
     r.counters.malformed++;
     this.#deps.status.badInput(this.rankSource(r.rank), code);
   }
 
-  #gap(r: RankStream, lost: number, filled: number, history: boolean): void {
-    if (history) {
-      if (lost > 0)
-        this.#deps.logger.info(
-          `${this.name} rank ${r.rank}: subscribed mid-stream; ${lost} earlier batches were not replayable`,
-        );
-      return;
-    }
-    if (lost > 0) {
-      r.counters.gaps++;
-      r.counters.lostBatches += lost;
-      this.#deps.logger.warn(
-        `${this.name} rank ${r.rank}: ${lost} batches lost in a seq gap${filled > 0 ? ` (${filled} replayed)` : ''}`,
-        { server: this.spec.id },
-      );
-    }
-    this.#deps.sink.apply({
-      kind: 'stream-sequence',
-      ts: this.#deps.clock(),
-      server: this.spec.id,
-      rank: r.rank,
-      change: 'gap',
-      lost,
-      filled,
-    });
-  }
-
   #replay(r: RankStream, fromSeq: bigint): void {
     const endpoint = r.replayEndpoint;
     if (endpoint === null || this.#stopped) {
-      this.#run(r, r.sequencer.replayEnded());
+      r.pipeline.replayEnded();
       return;
     }
-    r.counters.replayRequests++;
     const generation = ++r.replayGeneration;
     if (r.dealer === null) {
       r.dealer = new Dealer({ linger: 0 });
@@ -327,10 +281,10 @@ export class ZmqEventsSource implements RunningSource {
       this.#loops.push(this.#receiveReplies(r, r.dealer));
     }
     const end = (): void => {
-      if (r.replayGeneration !== generation || !r.sequencer.replaying) return;
+      if (r.replayGeneration !== generation || !r.pipeline.sequencer.replaying) return;
       if (r.replayTimer !== null) clearTimeout(r.replayTimer);
       r.replayTimer = null;
-      this.#run(r, r.sequencer.replayEnded());
+      r.pipeline.replayEnded();
     };
     r.replayTimer = setTimeout(() => {
       this.#deps.logger.warn(
@@ -359,7 +313,7 @@ export class ZmqEventsSource implements RunningSource {
           continue;
         }
         if (reply.value === null) r.currentEnd?.();
-        else this.#run(r, r.sequencer.replayed(reply.value.seq, reply.value.payload));
+        else r.pipeline.replayed(reply.value.seq, reply.value.payload);
       }
     } catch (err) {
       if (!this.#stopped && r.dealer === dealer)

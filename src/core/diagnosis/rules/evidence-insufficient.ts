@@ -1,6 +1,9 @@
 // evidence-insufficient: no all-clear without evidence. Neither cache-signal-inert holds nor does the window show
 // routing following prefixes (routing-evidence.ts), so a quiet report would be a guess. Names what is missing and
-// how to provide it; the verdict is then `unknown`, never `healthy`.
+// how to provide it; the verdict is then `unknown`, never `healthy`. A ZMQ stream joined after more than its replay
+// buffer held is missing evidence too, whatever routing shows: worker truth lacks the blocks stored before, so the
+// oracle cannot credit them and a router that misses them would pass, until the table has turned over. When that
+// is the only reason (routing follows what the table shows), `history_only` lets another warning still read degraded.
 import { REQUEST_UNREADABLE_REASONS, type RequestUnreadableReason } from '../../relay/request-unreadable.js';
 import type { DiagnosisInput, Rule } from '../rule.js';
 import { inertReasons } from './cache-signal-inert.js';
@@ -90,6 +93,7 @@ function missing(input: DiagnosisInput, unjudgeable: readonly string[]): Missing
       provide: 'audit for longer, or under more load (more requests in flight)',
     });
   }
+  for (const h of incompleteHistory(input)) out.push(h);
   for (const u of unjudgeable)
     out.push({
       what: u,
@@ -103,11 +107,32 @@ function missing(input: DiagnosisInput, unjudgeable: readonly string[]): Missing
   return out;
 }
 
+function incompleteHistory(input: DiagnosisInput): Missing[] {
+  return input.servers.flatMap((s) =>
+    s.historyIncomplete.map((h) => ({
+      what:
+        `${s.server} rank ${h.rank}: KV history incomplete since ${new Date(h.since).toISOString()} ` +
+        `(joined after ${h.missingBatches} batches it could not replay; what they stored is unknown)`,
+      provide:
+        s.kvCapacity === null || s.kvCapacity.from === 'observed peak residency'
+          ? `state ${s.server}'s kv_capacity_blocks (vLLM logs its GPU blocks at start) so kvsentinel can tell when the table has turned over, or wait for a cache clear or restart; raise the publisher's buffer_steps so a restarted kvsentinel can replay what it missed`
+          : `wait until ${s.server} has removed ${Math.ceil(s.kvCapacity.blocks / Math.max(1, s.ranks.length))} blocks since (removed ${h.removedSince}) and its table has turned over; raise the publisher's buffer_steps so a restarted kvsentinel can replay what it missed`,
+    })),
+  );
+}
+
+const historyEvidence = (input: DiagnosisInput): string =>
+  input.servers
+    .flatMap((s) => s.historyIncomplete.map((h) => `${s.server}/rank${h.rank}:${new Date(h.since).toISOString()}`))
+    .join(' ');
+
 export const evidenceInsufficient: Rule = {
   id: 'evidence-insufficient',
   evaluate(input) {
     const routing = routingEvidence(input);
-    if (followsPrefixes(routing) || inertReasons(input) !== null) return null;
+    if (inertReasons(input) !== null) return null;
+    const history = historyEvidence(input);
+    if (followsPrefixes(routing) && history === '') return null;
     const gaps = missing(input, routing.chanceUnjudgeable);
     const dead = deadEventPath(input);
     return {
@@ -124,6 +149,10 @@ export const evidenceInsufficient: Rule = {
         followup_turns: input.decisions.followups,
         missing: gaps.length,
         router_profile: input.router.profile ?? 'unknown',
+        ...(history !== '' ? { history_incomplete_since: history } : {}),
+        // routing shows it follows the prefixes it can see: only the missing history withholds the all-clear, so a
+        // warning elsewhere still makes the verdict degraded (the state reads this)
+        ...(history !== '' && followsPrefixes(routing) ? { history_only: true } : {}),
         ...windowEvidence(input.window),
       },
       cause:

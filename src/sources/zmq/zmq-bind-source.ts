@@ -1,0 +1,197 @@
+// Binds one SUB socket per rank that KV-event publishers connect to: vLLM and SGLang publishers connect unless
+// their endpoint has a wildcard, and llm-d's central mode points every pod at one bound socket in its scheduler.
+// A connecting publisher offsets its port by its data-parallel rank as a binding one does, so the socket bound at
+// port + r hears rank r. Frames carry no sender: the server is the one the topic names (publisher-topic.ts), and
+// each (server, rank) gets its own RankPipeline (seq, new lives by vLLM's publisher id or a seq that went back,
+// tables). There is no replay (each publisher's replay ROUTER is on its own host, unnamed here): an unfilled gap is
+// lost. A publisher disconnecting is not attributable to a server, so every stream of that socket checks its next
+// batch for a new life. Health: `zmq-bind:ENDPOINT` for the socket, `zmq:SERVER` (`/rankR`) per publisher.
+import { Subscriber } from 'zeromq';
+import { serverFromTopic } from '../../core/stream/publisher-topic.js';
+import type { StreamEngine, StreamOrigin } from '../../core/stream/stream-engine.js';
+import { decodeLiveMessage } from '../../core/stream/stream-frames.js';
+import type { StreamEventConverter } from '../../core/stream/to-kv-events.js';
+import type { VllmHashing } from '../../core/stream/vllm-hash-checker.js';
+import type { RunningSource } from '../ports.js';
+import { RankPipeline } from './rank-pipeline.js';
+import type { StreamRankCounters } from './stream-counters.js';
+import { streamConverter, streamOrigin } from './stream-origin.js';
+import { DEFAULT_ZMQ_OPTIONS, type ZmqSourceDeps, type ZmqSourceOptions } from './zmq-events-source.js';
+import { rankEndpoint } from './zmq-endpoints.js';
+
+export interface ZmqBindSpec {
+  /** the address to bind for rank 0 (tcp://*:5557, tcp://0.0.0.0:5557, ipc://PATH); rank r at port + r */
+  readonly endpoint: string;
+  readonly engine: StreamEngine;
+  readonly ranks: number;
+  /** ZMQ subscription prefix ('' = everything; llm-d's indexer subscribes to "kv@") */
+  readonly topic: string;
+  readonly vllmHashing?: VllmHashing;
+}
+
+/** publishers (server × rank) one bound source follows; past it messages are counted, not followed */
+export const MAX_BOUND_PUBLISHERS = 1_024;
+const HEARTBEAT_CHECK_MS = 1_000;
+
+interface BoundSocket {
+  readonly rank: number;
+  readonly endpoint: string;
+  readonly sub: Subscriber;
+}
+
+interface ServerStreams {
+  readonly converter: StreamEventConverter;
+  readonly ranks: Map<number, RankPipeline>;
+}
+
+export class ZmqBindSource implements RunningSource {
+  readonly name: string;
+  readonly spec: ZmqBindSpec;
+  readonly #deps: ZmqSourceDeps;
+  readonly #options: ZmqSourceOptions;
+  readonly #origin: StreamOrigin;
+  readonly #sockets: BoundSocket[] = [];
+  readonly #servers = new Map<string, ServerStreams>();
+  readonly #loops: Promise<void>[] = [];
+  #publishers = 0;
+  #heartbeat: NodeJS.Timeout | null = null;
+  #started = false;
+  #stopped = false;
+
+  constructor(spec: ZmqBindSpec, deps: ZmqSourceDeps, options: Partial<ZmqSourceOptions> = {}) {
+    this.name = `zmq-bind:${spec.endpoint}`;
+    this.spec = spec;
+    this.#deps = deps;
+    this.#options = { ...DEFAULT_ZMQ_OPTIONS, ...options };
+    this.#origin = streamOrigin(spec.engine, spec.vllmHashing);
+  }
+
+  /** the socket's health name, then one per publisher heard so far */
+  get sourceNames(): string[] {
+    const names = [this.name];
+    for (const [server, s] of this.#servers) for (const rank of s.ranks.keys()) names.push(this.#source(server, rank));
+    return names;
+  }
+
+  /** the addresses bound (rank r at index r), once started */
+  get endpoints(): string[] {
+    return this.#sockets.map((s) => s.endpoint);
+  }
+
+  counters(): StreamRankCounters[] {
+    const out: StreamRankCounters[] = [];
+    for (const [server, s] of this.#servers) for (const [rank, p] of s.ranks) out.push({ server, rank, ...p.counters });
+    return out;
+  }
+
+  async start(): Promise<void> {
+    if (this.#started) return;
+    this.#started = true;
+    for (let rank = 0; rank < this.spec.ranks; rank++) {
+      const endpoint = rankEndpoint(this.spec.endpoint, rank);
+      const sub = new Subscriber({ receiveHighWaterMark: this.#options.receiveHighWaterMark, linger: 0 });
+      try {
+        await sub.bind(endpoint);
+      } catch (err) {
+        sub.close();
+        this.#deps.status.fail(this.name, 'connect', `cannot bind ${endpoint}: ${String(err)}`);
+        this.#deps.logger.error(`${this.name}: cannot bind ${endpoint}`, { error: String(err) });
+        continue;
+      }
+      sub.subscribe(this.spec.topic);
+      const socket: BoundSocket = { rank, endpoint: sub.lastEndpoint ?? endpoint, sub };
+      this.#sockets.push(socket);
+      this.#deps.status.ok(this.name);
+      // a publisher left: it may come back as a new life, and nothing says which server it was
+      sub.events.on('disconnect', () => {
+        for (const s of this.#servers.values()) s.ranks.get(rank)?.reconnected();
+      });
+      this.#loops.push(this.#receive(socket));
+    }
+    this.#heartbeat = setInterval(() => {
+      const now = this.#deps.clock();
+      for (const s of this.#servers.values())
+        for (const p of s.ranks.values()) p.checkHeartbeat(now, this.#options.heartbeatTimeoutMs);
+    }, HEARTBEAT_CHECK_MS);
+    this.#heartbeat.unref();
+  }
+
+  async stop(): Promise<void> {
+    if (this.#stopped) return;
+    this.#stopped = true;
+    if (this.#heartbeat !== null) clearInterval(this.#heartbeat);
+    for (const s of this.#sockets) s.sub.close();
+    await Promise.allSettled(this.#loops);
+  }
+
+  #source(server: string, rank: number): string {
+    return this.spec.ranks > 1 ? `zmq:${server}/rank${rank}` : `zmq:${server}`;
+  }
+
+  async #receive(socket: BoundSocket): Promise<void> {
+    try {
+      for await (const frames of socket.sub) {
+        if (this.#stopped) return;
+        const message = decodeLiveMessage(frames);
+        if (!message.ok) {
+          this.#deps.status.badInput(this.name, message.issue.code);
+          continue;
+        }
+        const named = serverFromTopic(message.value.topic);
+        if (named === null) {
+          this.#deps.status.badInput(this.name, 'stream-unnamed-publisher');
+          continue;
+        }
+        const pipeline = this.#pipeline(named.server, socket.rank);
+        if (pipeline === null) {
+          this.#deps.status.badInput(this.name, 'stream-too-many-publishers');
+          continue;
+        }
+        pipeline.live(message.value.seq, message.value.publisherId, message.value.payload);
+      }
+    } catch (err) {
+      if (!this.#stopped) this.#deps.logger.error(`${this.name}: receive failed`, { error: String(err) });
+    }
+  }
+
+  #pipeline(server: string, rank: number): RankPipeline | null {
+    let streams = this.#servers.get(server);
+    const known = streams?.ranks.get(rank);
+    if (known !== undefined) return known;
+    if (this.#publishers >= MAX_BOUND_PUBLISHERS) return null;
+    if (streams === undefined) {
+      streams = { converter: streamConverter(this.spec.engine, this.spec.vllmHashing), ranks: new Map() };
+      this.#servers.set(server, streams);
+    }
+    const ranks = this.spec.ranks;
+    const pipeline = new RankPipeline({
+      server,
+      rank,
+      source: this.#source(server, rank),
+      name: `${this.name} ${server} rank ${rank}`,
+      sink: this.#deps.sink,
+      status: this.#deps.status,
+      clock: this.#deps.clock,
+      logger: this.#deps.logger,
+      converter: streams.converter,
+      origin: this.#origin,
+      statedRank: (batchRank) => (ranks > 1 ? rank : batchRank !== null && batchRank > 0 ? batchRank : null),
+      replay: null,
+      maxHeldBatches: this.#options.maxHeldBatches,
+      silenceIsDown: false,
+    });
+    streams.ranks.set(rank, pipeline);
+    this.#publishers++;
+    this.#deps.logger.info(`${this.name}: ${server} rank ${rank} connected (topic names it)`, { server });
+    this.#deps.sink.apply({
+      kind: 'stream-sequence',
+      ts: this.#deps.clock(),
+      server,
+      rank,
+      change: 'subscribed',
+      lost: 0,
+      filled: 0,
+    });
+    return pipeline;
+  }
+}
