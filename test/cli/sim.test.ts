@@ -68,7 +68,10 @@ describe('kvsentinel sim run', () => {
       correlation_id: expect.stringMatching(/^traj-/) as string,
       ctx_server: expect.stringMatching(/^ctx[012]$/) as string,
     });
-    expect(readFileSync(orchestrator, 'utf8')).toMatch(/\[TRT-LLM\] \[I\] BlockHashMixin: tokens_per_block=128\n/);
+    // TensorRT-LLM's logger: Python logging's time prefix, then the severity and the module padded to 8
+    expect(readFileSync(orchestrator, 'utf8')).toMatch(
+      /^\[\d\d\/\d\d\/\d{4}-\d\d:\d\d:\d\d\] \[TRT-LLM\] \[I\] \[serve {3}\] BlockHashMixin: tokens_per_block=128, /m,
+    );
   });
 
   it.each([
