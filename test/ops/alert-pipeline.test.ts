@@ -130,10 +130,17 @@ async function panelValues(stack: PromStack, file: string, title: string): Promi
 }
 
 async function waitForRecordedRatio(stack: PromStack): Promise<void> {
-  await stack.waitFor('the recorded realised-hit ratio', async () => {
-    const r = await stack.query('instance:kvsentinel_cached_tokens_per_prompt_tokens:ratio_rate5m');
-    return r.length > 0 ? r : undefined;
-  });
+  // the fleet group reads the per-sidecar group's series, so its first results come an evaluation later
+  for (const series of [
+    'instance:kvsentinel_cached_tokens_per_prompt_tokens:ratio_rate5m',
+    'job:kvsentinel_cached_tokens_per_prompt_tokens:ratio_rate5m',
+    'instance:kvsentinel_servers:count',
+  ]) {
+    await stack.waitFor(`the recorded ${series}`, async () => {
+      const r = await stack.query(series);
+      return r.length > 0 ? r : undefined;
+    });
+  }
 }
 
 alertPipelineSuite('synthetic exporter generated from the metric catalog', syntheticTargetFactory);
