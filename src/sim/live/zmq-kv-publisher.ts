@@ -328,21 +328,9 @@ export class ZmqKvPublisher {
     }
     const hashes = full.map((b) => this.#hash(b.blockHash as bigint));
     const parent = typeof d.parentHash === 'bigint' ? this.#hash(d.parentHash) : null;
-    if (this.options.format === 'sglang')
-      return {
-        type: 'BlockStored',
-        block_hashes: hashes,
-        parent_block_hash: parent,
-        token_ids: tokens,
-        block_size: this.options.blockSize,
-        lora_id: null,
-        medium: 'GPU',
-        cache_salt: null,
-        session_id: null,
-        lora_name: null,
-      };
     if (arrays) return ['BlockStored', hashes, parent, tokens, this.options.blockSize, null, 'GPU'];
-    return {
+    // the map form both engines share; SGLang adds its salt and session, both name the LoRA
+    const stored = {
       type: 'BlockStored',
       block_hashes: hashes,
       parent_block_hash: parent,
@@ -350,7 +338,8 @@ export class ZmqKvPublisher {
       block_size: this.options.blockSize,
       lora_id: null,
       medium: 'GPU',
-      lora_name: null,
     };
+    if (this.options.format === 'sglang') return { ...stored, cache_salt: null, session_id: null, lora_name: null };
+    return { ...stored, lora_name: null };
   }
 }
