@@ -7,7 +7,9 @@ import type { Observation } from '../../src/core/observe/observation.js';
 import { createSentinelState, type SentinelState } from '../../src/core/state/sentinel-state.js';
 import { silentLogger } from '../../src/sources/ports.js';
 import { SourceStatusBoard } from '../../src/sources/source-status.js';
-import { ZmqBindSource } from '../../src/sources/zmq/zmq-bind-source.js';
+import { ZmqBindSource, type ZmqBindSpec } from '../../src/sources/zmq/zmq-bind-source.js';
+import { decode } from '@msgpack/msgpack';
+import { Subscriber } from 'zeromq';
 import { blockHash, LifecyclePublisher, type LifecyclePublisherOptions } from '../helpers/lifecycle-publisher.js';
 import { eventually } from '../helpers/recording-sink.js';
 
@@ -41,13 +43,13 @@ interface Harness {
   readonly seen: Observation[];
 }
 
-async function bound(port: number, ranks = 1): Promise<Harness> {
+async function bound(port: number, ranks = 1, more: Partial<ZmqBindSpec> = {}): Promise<Harness> {
   const state = createSentinelState({ mode: 'auto' });
   const seen: Observation[] = [];
   const sink = { apply: (o: Observation) => (seen.push(o), state.apply(o)) };
   const status = new SourceStatusBoard({ sink, clock: Date.now });
   const source = new ZmqBindSource(
-    { endpoint: `tcp://127.0.0.1:${port}`, engine: 'vllm', ranks, topic: '' },
+    { endpoint: `tcp://127.0.0.1:${port}`, engine: 'vllm', ranks, topic: '', ...more },
     { sink, status, clock: Date.now, logger: silentLogger },
   );
   await source.start();
@@ -155,5 +157,56 @@ describe('--zmq-bind: publishers connect to kvsentinel', () => {
     expect(status.up).toBe(false);
     expect(status.lastError).toContain('cannot bind');
     expect(h.source.endpoints).toHaveLength(1);
+  });
+
+  it('forward= passes every message on unchanged to the consumer whose socket it took, and still reads its own', async () => {
+    const port = await freePorts(2);
+    // the displaced consumer (llm-d's scheduler in central mode) binds a port of its own, subscribed to "kv@"
+    const scheduler = new Subscriber({ linger: 0 });
+    await scheduler.bind(`tcp://127.0.0.1:${port + 1}`);
+    scheduler.subscribe('kv@');
+    cleanups.push(() => Promise.resolve(scheduler.close()));
+    const received: Buffer[][] = [];
+    void (async () => {
+      try {
+        for await (const frames of scheduler) received.push(frames);
+      } catch {
+        // closed at the end of the test
+      }
+    })();
+    const h = await bound(port, 1, { topic: 'kv@', forward: `tcp://127.0.0.1:${port + 1}` });
+    const pod = await publisher({ endpoint: `tcp://127.0.0.1:${port}`, topic: `kv@pod-a@${MODEL}` });
+    const other = await publisher({ endpoint: `tcp://127.0.0.1:${port}`, topic: 'metrics' });
+    await joined(h, pod, 'pod-a');
+    // the forwarding PUB's subscription handshake may land after the first messages: wait until one arrives
+    await eventually(
+      () => {
+        void pod.send({ op: 'empty' });
+        return received.length > 0;
+      },
+      10_000,
+      'the scheduler hears the pod through kvsentinel',
+    );
+    await storeRoots(pod, 7, 3);
+    await other.send({ op: 'empty' });
+    await eventually(() => truth(h, 'pod-a') === 3, 5_000, "kvsentinel's own table");
+    // vLLM's batch [ts, events], its events maps tagged by type (the newest builds)
+    type Event = { type: string; block_hashes: Uint8Array[] };
+    const eventsOf = (frames: Buffer[]) => (decode(frames[2]!) as [number, Event[]])[1];
+    const stores = () => received.filter((f) => eventsOf(f).some((e) => e.type === 'BlockStored'));
+    await eventually(() => stores().length === 3, 5_000, 'three stores passed on');
+    const seqs = received.map((f) => f[1]!.readBigUInt64BE(0));
+    for (let i = 1; i < seqs.length; i++) expect(seqs[i]).toBe(seqs[i - 1]! + 1n);
+    for (const [i, frames] of stores().entries()) {
+      expect(frames).toHaveLength(3);
+      expect(frames[0]!.toString()).toBe(`kv@pod-a@${MODEL}`);
+      // the block hash is the pod's own, byte for byte
+      expect(eventsOf(frames)[0]!.block_hashes.map((b) => Buffer.from(b).toString('hex'))).toEqual([blockHash(7, i)]);
+    }
+    // a topic kvsentinel does not read still goes on (the scheduler's own subscription filters it out)
+    const counts = h.source.forwardCounters();
+    expect(counts).toEqual([expect.objectContaining({ to: `tcp://127.0.0.1:${port + 1}`, failed: 0 })]);
+    await eventually(() => h.source.forwardCounters()[0]!.forwarded >= received.length + 1, 5_000, 'all forwarded');
+    expect(h.source.counters().map((c) => c.server)).toEqual(['pod-a']);
   });
 });

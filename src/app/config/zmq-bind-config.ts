@@ -1,16 +1,18 @@
 // The `--zmq-bind` flag and the `zmq_bind:` list of the configuration file: sockets kvsentinel binds for KV-event
 // publishers that connect (vLLM and SGLang without a wildcard endpoint, llm-d's central mode):
-//   --zmq-bind tcp://*:5557,engine=vllm,ranks=2,topic=kv@,hash=sha256_cbor,seed=0
+//   --zmq-bind tcp://*:5557,engine=vllm,ranks=2,topic=kv@,hash=sha256_cbor,seed=0[,forward=tcp://127.0.0.1:5558]
 //   zmq_bind: [{endpoint: "tcp://*:5557", engine: vllm, ranks: 2, topic: "kv@", hash_algo: sha256_cbor, python_hash_seed: "0"}]
 // The endpoint is rank 0's bind address; rank r binds port + r (a connecting publisher offsets its port by its DP
-// rank). Servers are named by each message's topic (llm-d's kv@<pod>@<model>, else the whole topic).
+// rank). Servers are named by each message's topic (llm-d's kv@<pod>@<model>, else the whole topic). `forward` is
+// rank 0's address of the consumer whose socket kvsentinel took (rank r at port + r); every message goes on to it.
 import { STREAM_ENGINES, isStreamEngine } from '../../core/stream/stream-engine.js';
 import type { ZmqBindSpec } from '../../sources/zmq/zmq-bind-source.js';
 import { ConfigError } from './config-error.js';
 import { vllmHashing } from './zmq-config.js';
+import { endpointProblem } from '../../sources/zmq/zmq-endpoints.js';
 
-const KEYS = ['endpoint', 'engine', 'ranks', 'topic', 'hash_algo', 'python_hash_seed'] as const;
-const FLAG_KEYS = ['engine', 'ranks', 'topic', 'hash', 'seed'] as const;
+const KEYS = ['endpoint', 'engine', 'ranks', 'topic', 'hash_algo', 'python_hash_seed', 'forward'] as const;
+const FLAG_KEYS = ['engine', 'ranks', 'topic', 'hash', 'seed', 'forward'] as const;
 const MAX_RANKS = 256;
 
 function fail(where: string, message: string): never {
@@ -28,9 +30,25 @@ function bindEndpoint(where: string, v: unknown, ranks: number): string {
   return v;
 }
 
+function forwardEndpoint(where: string, v: unknown, ranks: number): string {
+  if (typeof v !== 'string') return fail(where, `${JSON.stringify(v)} is not an address to connect to`);
+  if (/^tcp:\/\/(\*|0\.0\.0\.0|\[::\]):/.test(v))
+    fail(where, `'${v}' is a bind address; give the host of the consumer to pass messages on to`);
+  const problem = endpointProblem(v, ranks);
+  return problem === null ? v : fail(where, `'${v}': ${problem}`);
+}
+
 function spec(
   where: string,
-  raw: { endpoint: unknown; engine?: unknown; ranks?: unknown; topic?: unknown; hash?: unknown; seed?: unknown },
+  raw: {
+    endpoint: unknown;
+    engine?: unknown;
+    ranks?: unknown;
+    topic?: unknown;
+    hash?: unknown;
+    seed?: unknown;
+    forward?: unknown;
+  },
 ): ZmqBindSpec {
   const engine = raw.engine ?? 'vllm';
   if (!isStreamEngine(engine))
@@ -41,16 +59,20 @@ function spec(
   const topic = raw.topic ?? '';
   if (typeof topic !== 'string') fail(`${where} topic`, `${JSON.stringify(topic)} is not a string`);
   const hashing = vllmHashing(where, engine, raw.hash, raw.seed);
+  const endpoint = bindEndpoint(`${where} endpoint`, raw.endpoint, ranks);
+  const forward = raw.forward === undefined ? undefined : forwardEndpoint(`${where} forward`, raw.forward, ranks);
+  if (forward === endpoint) fail(`${where} forward`, `'${forward}' is the address kvsentinel binds`);
   return {
-    endpoint: bindEndpoint(`${where} endpoint`, raw.endpoint, ranks),
+    endpoint,
     engine,
     ranks,
     topic,
     ...(hashing !== null ? { vllmHashing: hashing } : {}),
+    ...(forward !== undefined ? { forward } : {}),
   };
 }
 
-/** `ENDPOINT[,engine=trtllm|vllm|sglang][,ranks=N][,topic=T][,hash=ALGO][,seed=PYTHONHASHSEED]` */
+/** `ENDPOINT[,engine=trtllm|vllm|sglang][,ranks=N][,topic=T][,hash=ALGO][,seed=PYTHONHASHSEED][,forward=ADDRESS]` */
 export function parseZmqBindFlag(text: string): ZmqBindSpec {
   const where = `--zmq-bind '${text}'`;
   const [first, ...options] = text.split(',');
@@ -59,7 +81,7 @@ export function parseZmqBindFlag(text: string): ZmqBindSpec {
     const i = option.indexOf('=');
     const key = i > 0 ? option.slice(0, i) : option;
     if (!(FLAG_KEYS as readonly string[]).includes(key) || i <= 0)
-      fail(where, `'${option}' is not engine=, ranks=, topic=, hash= or seed=`);
+      fail(where, `'${option}' is not engine=, ranks=, topic=, hash=, seed= or forward=`);
     if (key in raw) fail(where, `${key}= given twice`);
     raw[key] = option.slice(i + 1);
   }
@@ -82,6 +104,7 @@ export function parseZmqBindList(where: string, list: readonly unknown[]): ZmqBi
       topic: r['topic'],
       hash: r['hash_algo'],
       seed: r['python_hash_seed'],
+      forward: r['forward'],
     });
   });
 }

@@ -28,8 +28,8 @@ export function addSourceOptions(command: Command): Command {
       collect,
     )
     .option(
-      '--zmq-bind <ENDPOINT[,engine=E][,ranks=N][,topic=T][,hash=ALGO][,seed=S]>',
-      'bind a socket KV-event publishers connect to (vLLM/SGLang without a wildcard endpoint, llm-d central mode); each message names its server by topic (kv@POD@MODEL, else the whole topic); rank r binds port + r (repeatable)',
+      '--zmq-bind <ENDPOINT[,engine=E][,ranks=N][,topic=T][,hash=ALGO][,seed=S][,forward=ADDRESS]>',
+      "bind a socket KV-event publishers connect to (vLLM/SGLang without a wildcard endpoint, llm-d central mode); each message names its server by topic (kv@POD@MODEL, else the whole topic); rank r binds port + r; forward=tcp://HOST:PORT passes every message on, unchanged, to the consumer that bound it before (llm-d's scheduler) (repeatable)",
       collect,
     )
     .option(

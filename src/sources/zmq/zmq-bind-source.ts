@@ -6,7 +6,10 @@
 // tables). There is no replay (each publisher's replay ROUTER is on its own host, unnamed here): an unfilled gap is
 // lost. A publisher disconnecting is not attributable to a server, so every stream of that socket checks its next
 // batch for a new life. Health: `zmq-bind:ENDPOINT` for the socket, `zmq:SERVER` (`/rankR`) per publisher.
-import { Subscriber } from 'zeromq';
+// With `forward`, every message the socket receives goes on unchanged (all frames, whatever its topic, read or not)
+// to a PUB that connects to the consumer kvsentinel displaced (llm-d's scheduler, which then binds a port of its
+// own): one socket can be bound once, and a vLLM or SGLang publisher connects to one endpoint only.
+import { Publisher, Subscriber } from 'zeromq';
 import { serverFromTopic } from '../../core/stream/publisher-topic.js';
 import type { StreamEngine, StreamOrigin } from '../../core/stream/stream-engine.js';
 import { decodeLiveMessage } from '../../core/stream/stream-frames.js';
@@ -27,6 +30,8 @@ export interface ZmqBindSpec {
   /** ZMQ subscription prefix ('' = everything; llm-d's indexer subscribes to "kv@") */
   readonly topic: string;
   readonly vllmHashing?: VllmHashing;
+  /** where to pass every received message on (tcp://HOST:PORT or ipc://PATH; rank r at port + r), if anywhere */
+  readonly forward?: string;
 }
 
 /** publishers (server × rank) one bound source follows; past it messages are counted, not followed */
@@ -37,6 +42,16 @@ interface BoundSocket {
   readonly rank: number;
   readonly endpoint: string;
   readonly sub: Subscriber;
+  /** the PUB that passes each message on (spec.forward), or null */
+  readonly forward: Publisher | null;
+}
+
+/** Messages a bound socket received and passed on (`forward`). */
+export interface ForwardCounters {
+  readonly endpoint: string;
+  readonly to: string;
+  readonly forwarded: number;
+  readonly failed: number;
 }
 
 interface ServerStreams {
@@ -50,10 +65,12 @@ export class ZmqBindSource implements RunningSource {
   readonly #deps: ZmqSourceDeps;
   readonly #options: ZmqSourceOptions;
   readonly #origin: StreamOrigin;
+  readonly #topicPrefix: Uint8Array;
   readonly #sockets: BoundSocket[] = [];
   readonly #servers = new Map<string, ServerStreams>();
   readonly #loops: Promise<void>[] = [];
   #publishers = 0;
+  readonly #forwardCounts = new Map<number, { forwarded: number; failed: number }>();
   #heartbeat: NodeJS.Timeout | null = null;
   #started = false;
   #stopped = false;
@@ -64,6 +81,7 @@ export class ZmqBindSource implements RunningSource {
     this.#deps = deps;
     this.#options = { ...DEFAULT_ZMQ_OPTIONS, ...options };
     this.#origin = streamOrigin(spec.engine, spec.vllmHashing);
+    this.#topicPrefix = new TextEncoder().encode(spec.topic);
   }
 
   /** the socket's health name, then one per publisher heard so far */
@@ -84,6 +102,17 @@ export class ZmqBindSource implements RunningSource {
     return out;
   }
 
+  /** per bound rank socket with `forward`: what it passed on */
+  forwardCounters(): ForwardCounters[] {
+    const forward = this.spec.forward;
+    if (forward === undefined) return [];
+    return this.#sockets.map((s) => ({
+      endpoint: s.endpoint,
+      to: rankEndpoint(forward, s.rank),
+      ...(this.#forwardCounts.get(s.rank) ?? { forwarded: 0, failed: 0 }),
+    }));
+  }
+
   async start(): Promise<void> {
     if (this.#started) return;
     this.#started = true;
@@ -98,8 +127,9 @@ export class ZmqBindSource implements RunningSource {
         this.#deps.logger.error(`${this.name}: cannot bind ${endpoint}`, { error: String(err) });
         continue;
       }
-      sub.subscribe(this.spec.topic);
-      const socket: BoundSocket = { rank, endpoint: sub.lastEndpoint ?? endpoint, sub };
+      // a forwarding socket takes every topic: the consumer behind it filters for itself
+      sub.subscribe(this.spec.forward !== undefined ? '' : this.spec.topic);
+      const socket: BoundSocket = { rank, endpoint: sub.lastEndpoint ?? endpoint, sub, forward: this.#forwarder(rank) };
       this.#sockets.push(socket);
       this.#deps.status.ok(this.name);
       // a publisher left: it may come back as a new life, and nothing says which server it was
@@ -122,6 +152,40 @@ export class ZmqBindSource implements RunningSource {
     if (this.#heartbeat !== null) clearInterval(this.#heartbeat);
     for (const s of this.#sockets) s.sub.close();
     await Promise.allSettled(this.#loops);
+    for (const s of this.#sockets) s.forward?.close();
+  }
+
+  #forwarder(rank: number): Publisher | null {
+    if (this.spec.forward === undefined) return null;
+    const to = rankEndpoint(this.spec.forward, rank);
+    // as deep a queue as the receiving side's: a consumer that is slow for a moment loses nothing
+    const pub = new Publisher({ sendHighWaterMark: this.#options.receiveHighWaterMark, linger: 0 });
+    pub.connect(to);
+    pub.events.on('handshake', () => this.#deps.logger.info(`${this.name}: forwarding to ${to}`));
+    pub.events.on('disconnect', () =>
+      this.#deps.logger.warn(`${this.name}: ${to} disconnected; messages are dropped until it is back`),
+    );
+    this.#forwardCounts.set(rank, { forwarded: 0, failed: 0 });
+    return pub;
+  }
+
+  async #pass(socket: BoundSocket, frames: Buffer[]): Promise<void> {
+    const counts = this.#forwardCounts.get(socket.rank)!;
+    try {
+      await socket.forward!.send(frames);
+      counts.forwarded++;
+    } catch (err) {
+      if (this.#stopped) return;
+      if (counts.failed++ === 0)
+        this.#deps.logger.error(`${this.name}: cannot forward to ${this.spec.forward}`, { error: String(err) });
+    }
+  }
+
+  #topicWanted(topic: Uint8Array): boolean {
+    const want = this.#topicPrefix;
+    if (topic.length < want.length) return false;
+    for (let i = 0; i < want.length; i++) if (topic[i] !== want[i]) return false;
+    return true;
   }
 
   #source(server: string, rank: number): string {
@@ -132,6 +196,11 @@ export class ZmqBindSource implements RunningSource {
     try {
       for await (const frames of socket.sub) {
         if (this.#stopped) return;
+        if (socket.forward !== null) {
+          await this.#pass(socket, frames);
+          // ZMQ's prefix match, as the socket would have applied it without forwarding
+          if (frames.length > 0 && !this.#topicWanted(frames[0]!)) continue;
+        }
         const message = decodeLiveMessage(frames);
         if (!message.ok) {
           this.#deps.status.badInput(this.name, message.issue.code);
