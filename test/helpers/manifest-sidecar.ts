@@ -15,7 +15,7 @@ export interface RunningSidecar {
   stderr(): string;
 }
 
-/** The manifest's args with every port moved: --web.listen-address and each relay's listen port. */
+/** The manifest's args with every port moved: --web.listen-address, each relay's listen port, each bound socket. */
 export async function withFreePorts(args: readonly string[]): Promise<{ args: string[]; web: string }> {
   const out = [...args];
   let web = '';
@@ -26,6 +26,9 @@ export async function withFreePorts(args: readonly string[]): Promise<{ args: st
     } else if (out[i] === '--relay') {
       const at = out[i + 1]!.lastIndexOf('@');
       out[i + 1] = `${out[i + 1]!.slice(0, at)}@127.0.0.1:${await freePort()}`;
+    } else if (out[i] === '--zmq-bind') {
+      // rank 0's address; these manifests bind one rank per socket
+      out[i + 1] = out[i + 1]!.replace(/^tcp:\/\/[^,]+:\d+/, `tcp://127.0.0.1:${await freePort()}`);
     }
   }
   if (web === '') throw new Error(`no --web.listen-address in ${args.join(' ')}`);

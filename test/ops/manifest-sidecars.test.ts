@@ -15,7 +15,7 @@ describe('the manifests’ sidecar args, run by the CLI', () => {
 
   it("there is a sidecar in every engine's kustomization", () => {
     const dirs = new Set(all.map((s) => (s.file.includes('/') ? s.file.slice(0, s.file.indexOf('/')) : '.')));
-    expect([...dirs].sort()).toEqual(['.', 'sglang', 'vllm']);
+    expect([...dirs].sort()).toEqual(['.', 'llm-d', 'sglang', 'vllm']);
   });
 
   for (const s of all) {
