@@ -20,6 +20,7 @@ import type { KvEventType } from '../core/wire/kv-event.js';
 import type { Logger } from '../sources/ports.js';
 import type { RelayCounters } from '../sources/relay/worker-relay.js';
 import type { StreamRankCounters } from '../sources/zmq/stream-counters.js';
+import type { ForwardCounters } from '../sources/zmq/zmq-bind-source.js';
 import type { SourceStatus } from '../sources/source-status.js';
 import { CACHE_DROPS, METRICS, type CacheDropKey, type MetricSpec } from './metric-catalog.js';
 
@@ -54,6 +55,8 @@ export interface ExporterDeps {
   readonly relays?: () => readonly RelayCounters[];
   /** per ZMQ stream rank: batches, replays, losses, malformed input */
   readonly streams?: () => readonly StreamRankCounters[];
+  /** per bound socket that forwards (--zmq-bind forward=): messages passed on, failures, the consumer's link */
+  readonly forwards?: () => readonly ForwardCounters[];
   /** the live feed's drops */
   readonly feed?: () => { readonly droppedFrames: number; readonly refusedClients: number };
 }
@@ -201,6 +204,15 @@ export function createExporter(deps: ExporterDeps): Exporter {
   perStream(METRICS.streamMalformed, (c) => c.malformed);
   perStream(METRICS.streamBlocksUnresolved, (c) => c.unresolvedBlocks);
   perStream(METRICS.streamUnmatchedRemovals, (c) => c.unmatchedRemovals);
+  counter(METRICS.streamForwarded, (set) => {
+    for (const f of deps.forwards?.() ?? []) set({ endpoint: f.endpoint, to: f.to }, f.forwarded);
+  });
+  counter(METRICS.streamForwardFailures, (set) => {
+    for (const f of deps.forwards?.() ?? []) set({ endpoint: f.endpoint, to: f.to }, f.failed);
+  });
+  gauge(METRICS.streamForwardConnected, (set) => {
+    for (const f of deps.forwards?.() ?? []) set({ endpoint: f.endpoint, to: f.to }, f.connected ? 1 : 0);
+  });
   gauge(METRICS.streamHistoryIncompleteSince, (set) => {
     for (const s of view().snapshot?.servers ?? [])
       for (const h of s.historyIncomplete) set({ server: s.server, rank: String(h.rank) }, h.since / 1000);

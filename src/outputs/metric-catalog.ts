@@ -99,6 +99,24 @@ export const METRICS = {
     ['server', 'rank'],
     'Since when (Unix seconds) a ZMQ rank lacks history: kvsentinel subscribed after more batches than the publisher buffers for replay; present until the table has turned over.',
   ),
+  streamForwarded: spec(
+    'stream_forwarded_total',
+    'counter',
+    ['endpoint', 'to'],
+    "Messages a bound socket (--zmq-bind forward=) passed on unchanged to the consumer whose endpoint kvsentinel took (llm-d's scheduler).",
+  ),
+  streamForwardFailures: spec(
+    'stream_forward_failures_total',
+    'counter',
+    ['endpoint', 'to'],
+    'Messages a bound socket could not pass on to its forward= consumer (a send that failed).',
+  ),
+  streamForwardConnected: spec(
+    'stream_forward_connected',
+    'gauge',
+    ['endpoint', 'to'],
+    '1 while the forward= consumer of a bound socket is connected; 0 while messages to it are dropped.',
+  ),
   relayEventsDropped: spec(
     'relay_events_dropped_total',
     'counter',

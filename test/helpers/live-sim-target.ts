@@ -59,6 +59,7 @@ export const liveSimTargetFactory: TargetFactory = async (scenario: Scenario): P
         'Stream history incomplete (joined after the replay buffer)',
         'a relay-mode deployment subscribes to no ZMQ stream',
       ],
+      ['Stream forwarding (--zmq-bind forward=)', 'a relay-mode deployment binds no socket to forward from'],
     ]),
     // the statistical rules need 60 decisions (40 follow-ups) in their window; 300 leaves them several evaluations
     minRequests: 300,

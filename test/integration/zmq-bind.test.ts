@@ -10,6 +10,8 @@ import { SourceStatusBoard } from '../../src/sources/source-status.js';
 import { ZmqBindSource, type ZmqBindSpec } from '../../src/sources/zmq/zmq-bind-source.js';
 import { decode } from '@msgpack/msgpack';
 import { Subscriber } from 'zeromq';
+import { buildConfig } from '../../src/app/config/serve-config.js';
+import { createDaemon } from '../../src/app/daemon/daemon.js';
 import { blockHash, LifecyclePublisher, type LifecyclePublisherOptions } from '../helpers/lifecycle-publisher.js';
 import { eventually } from '../helpers/recording-sink.js';
 
@@ -208,5 +210,48 @@ describe('--zmq-bind: publishers connect to kvsentinel', () => {
     expect(counts).toEqual([expect.objectContaining({ to: `tcp://127.0.0.1:${port + 1}`, failed: 0 })]);
     await eventually(() => h.source.forwardCounters()[0]!.forwarded >= received.length + 1, 5_000, 'all forwarded');
     expect(h.source.counters().map((c) => c.server)).toEqual(['pod-a']);
+  });
+
+  it("a daemon's /metrics counts what it forwarded and says whether the consumer is connected", async () => {
+    const port = await freePorts(2);
+    const to = `tcp://127.0.0.1:${port + 1}`;
+    const config = buildConfig(
+      { web: { listen_address: '127.0.0.1:0' } },
+      { zmqBind: [`tcp://127.0.0.1:${port},engine=vllm,topic=kv@,forward=${to}`] },
+    );
+    const daemon = createDaemon(config);
+    await daemon.start();
+    cleanups.push(() => daemon.stop());
+    const metrics = async (): Promise<string> =>
+      (await fetch(`http://127.0.0.1:${daemon.webAddress().port}/metrics`)).text();
+    const labels = `endpoint="tcp://127.0.0.1:${port}",to="${to}"`;
+    // nothing listens at the consumer's address yet: not connected, and what arrives is dropped
+    expect(await metrics()).toContain(`kvsentinel_stream_forward_connected{${labels}} 0`);
+    const scheduler = new Subscriber({ linger: 0 });
+    await scheduler.bind(to);
+    scheduler.subscribe('');
+    cleanups.push(() => Promise.resolve(scheduler.close()));
+    let heard = 0;
+    void (async () => {
+      try {
+        for await (const _ of scheduler) heard++;
+      } catch {
+        // closed at the end of the test
+      }
+    })();
+    const pod = await publisher({ endpoint: `tcp://127.0.0.1:${port}`, topic: `kv@pod-a@${MODEL}` });
+    await eventually(
+      () => {
+        void pod.send({ op: 'empty' });
+        return heard >= 3;
+      },
+      10_000,
+      'the consumer hears the pod',
+    );
+    const text = await metrics();
+    expect(text).toContain(`kvsentinel_stream_forward_connected{${labels}} 1`);
+    const forwarded = Number(new RegExp(`kvsentinel_stream_forwarded_total\\{${labels}\\} (\\d+)`).exec(text)?.[1]);
+    expect(forwarded).toBeGreaterThanOrEqual(3);
+    expect(text).toContain(`kvsentinel_stream_forward_failures_total{${labels}} 0`);
   });
 });

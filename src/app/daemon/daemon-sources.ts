@@ -17,7 +17,7 @@ import { createPrometheusScrapeSource } from '../../sources/watch/prometheus-scr
 import { createRouterDebugSource } from '../../sources/watch/router-debug-source.js';
 import { createServerInfoSource } from '../../sources/watch/server-info-source.js';
 import type { StreamRankCounters } from '../../sources/zmq/stream-counters.js';
-import { ZmqBindSource } from '../../sources/zmq/zmq-bind-source.js';
+import { ZmqBindSource, type ForwardCounters } from '../../sources/zmq/zmq-bind-source.js';
 import { ZmqEventsSource } from '../../sources/zmq/zmq-events-source.js';
 import { relayHost, type ServeConfig } from '../config/serve-config.js';
 import type { WorkerBlockSizes } from './worker-block-sizes.js';
@@ -44,6 +44,8 @@ export interface RelayEndpoint extends RunningSource {
 export interface StreamEndpoint extends RunningSource {
   readonly sourceNames: readonly string[];
   counters(): StreamRankCounters[];
+  /** a bound socket's forward= consumer: what it passed on */
+  forwardCounters?(): ForwardCounters[];
 }
 
 export type DaemonSource =

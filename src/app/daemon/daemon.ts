@@ -32,6 +32,7 @@ import { SourceStatusBoard } from '../../sources/source-status.js';
 import { ModelTokenizer } from '../../sources/tokenizer/model-tokenizer.js';
 import { RenderPool } from '../../sources/tokenizer/render-pool.js';
 import type { StreamRankCounters } from '../../sources/zmq/stream-counters.js';
+import type { ForwardCounters } from '../../sources/zmq/zmq-bind-source.js';
 import { relayHost, type ServeConfig } from '../config/serve-config.js';
 import { stateOptionsFor } from '../state-presets.js';
 import { malformedInputs } from '../audit/audit-run.js';
@@ -147,9 +148,12 @@ export function createDaemon(initial: ServeConfig, deps: DaemonDeps = {}): Daemo
     relayTotals.totals(relays().map((r) => ({ server: r.target.id, counters: r.counters() })));
   const streamCounters = (): StreamRankCounters[] =>
     [...running.values()].flatMap((s) => (s.kind === 'stream' ? s.source.counters() : []));
+  const forwardCounters = (): ForwardCounters[] =>
+    [...running.values()].flatMap((s) => (s.kind === 'stream' ? (s.source.forwardCounters?.() ?? []) : []));
   const exporter = createExporter({
     relays: relayCounters,
     streams: streamCounters,
+    forwards: forwardCounters,
     feed: () => ({ droppedFrames: feed?.droppedFrames ?? 0, refusedClients: feed?.refusedClients ?? 0 }),
     registry: new Registry(),
     sources: () => status.list(),

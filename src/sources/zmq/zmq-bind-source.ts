@@ -52,6 +52,8 @@ export interface ForwardCounters {
   readonly to: string;
   readonly forwarded: number;
   readonly failed: number;
+  /** the consumer's connection is up (a ZMTP handshake and no disconnect since) */
+  readonly connected: boolean;
 }
 
 interface ServerStreams {
@@ -70,7 +72,7 @@ export class ZmqBindSource implements RunningSource {
   readonly #servers = new Map<string, ServerStreams>();
   readonly #loops: Promise<void>[] = [];
   #publishers = 0;
-  readonly #forwardCounts = new Map<number, { forwarded: number; failed: number }>();
+  readonly #forwardCounts = new Map<number, { forwarded: number; failed: number; connected: boolean }>();
   #heartbeat: NodeJS.Timeout | null = null;
   #started = false;
   #stopped = false;
@@ -109,7 +111,7 @@ export class ZmqBindSource implements RunningSource {
     return this.#sockets.map((s) => ({
       endpoint: s.endpoint,
       to: rankEndpoint(forward, s.rank),
-      ...(this.#forwardCounts.get(s.rank) ?? { forwarded: 0, failed: 0 }),
+      ...(this.#forwardCounts.get(s.rank) ?? { forwarded: 0, failed: 0, connected: false }),
     }));
   }
 
@@ -161,11 +163,16 @@ export class ZmqBindSource implements RunningSource {
     // as deep a queue as the receiving side's: a consumer that is slow for a moment loses nothing
     const pub = new Publisher({ sendHighWaterMark: this.#options.receiveHighWaterMark, linger: 0 });
     pub.connect(to);
-    pub.events.on('handshake', () => this.#deps.logger.info(`${this.name}: forwarding to ${to}`));
-    pub.events.on('disconnect', () =>
-      this.#deps.logger.warn(`${this.name}: ${to} disconnected; messages are dropped until it is back`),
-    );
-    this.#forwardCounts.set(rank, { forwarded: 0, failed: 0 });
+    const counts = { forwarded: 0, failed: 0, connected: false };
+    this.#forwardCounts.set(rank, counts);
+    pub.events.on('handshake', () => {
+      counts.connected = true;
+      this.#deps.logger.info(`${this.name}: forwarding to ${to}`);
+    });
+    pub.events.on('disconnect', () => {
+      counts.connected = false;
+      this.#deps.logger.warn(`${this.name}: ${to} disconnected; messages are dropped until it is back`);
+    });
     return pub;
   }
 
