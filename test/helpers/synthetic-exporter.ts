@@ -22,6 +22,8 @@ const LABEL_VALUES: Record<string, readonly string[]> = {
   outcome: ['oracle_best', 'not_oracle_best', 'no_prefix'],
   table: ['worker', 'router'],
   cache: ['trajectories', 'relay_events'],
+  endpoint: ['tcp://*:5557'],
+  to: ['tcp://scheduler-epp:5557'],
 };
 
 export interface SyntheticScenario {
