@@ -20,11 +20,11 @@ interface DemoMeasurement {
   readonly runs: number;
 }
 
-/** `kvsentinel demo` as a user runs it (the full 75 s; quick mode a few seconds of a small cluster), peak RSS. */
+/** `kvsentinel demo` as a user runs it (the full 90 s, warm-up included; quick mode a few seconds of a small cluster), peak RSS. */
 async function measureDemo(config: RunConfig): Promise<DemoMeasurement> {
   const quickSet = ['workload.concurrency=16', 'workload.trajectories=64'].flatMap((kv) => ['--set', kv]);
   const args = [cliPath, 'demo', '--json', '--no-progress', ...(config.quick ? ['--duration', '3s', ...quickSet] : [])];
-  // each run drives 75 s of traffic: one run unless the section repeats slow runs anyway
+  // each run drives 90 s of traffic: one run unless the section repeats slow runs anyway
   const runs = config.quick ? 1 : Math.min(config.slowRuns, 2);
   const rss: number[] = [];
   const walls: number[] = [];
@@ -38,7 +38,7 @@ async function measureDemo(config: RunConfig): Promise<DemoMeasurement> {
     if (r.maxRssBytes !== null) rss.push(r.maxRssBytes);
   }
   return {
-    traffic: config.quick ? '3 s of a small workload' : '75 s of traffic, preset seed',
+    traffic: config.quick ? '3 s of a small workload' : '90 s of traffic, preset seed, the demo workload',
     rss: rss.length > 0 ? median(rss) : null,
     wallMs: median(walls),
     requests,
@@ -129,7 +129,7 @@ export async function simulatorSection(config: RunConfig): Promise<SectionReport
     ],
     notes: [
       `Per run wall time: ${walls.map((w) => fmtMs(w)).join(', ')}. The seed preset reported cache_hit_ratio ${result!.cache_hit_ratio}, turn_scatter_ratio ${result!.turn_scatter_ratio}.`,
-      `\`kvsentinel demo --json\` (one process: the live simulator at c = 384, a relay per CTX worker, the sidecar's state and web server) ran ${demo.runs} time(s), ${fmtMs(demo.wallMs)} wall, ${demo.requests.toLocaleString('en-US')} requests; the peak RSS is the median over runs.`,
+      `\`kvsentinel demo --json\` (one process: the live simulator with the demo workload (c = 48), a relay per CTX worker, the sidecar's state and web server) ran ${demo.runs} time(s), ${fmtMs(demo.wallMs)} wall, ${demo.requests.toLocaleString('en-US')} requests; the peak RSS is the median over runs.`,
     ],
   };
 }

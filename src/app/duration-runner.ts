@@ -8,6 +8,8 @@ export interface RunForOptions {
   readonly progressEveryMs?: number;
   /** what ends the run early; default: the process's next SIGINT. Returns how to stop listening. */
   readonly interrupt?: (stop: () => void) => () => void;
+  /** what completes the run before the duration is up (not an interruption). Returns how to stop listening. */
+  readonly completion?: (complete: () => void) => () => void;
 }
 
 export interface RunForResult {
@@ -30,13 +32,23 @@ export function runFor(options: RunForOptions): Promise<RunForResult> {
             options.progressEveryMs ?? 5_000,
           )
         : undefined;
+    let finished = false;
+    let unlistenCompletion = (): void => undefined;
     const done = (interrupted: boolean): void => {
+      if (finished) return;
+      finished = true;
       clearInterval(tick);
       clearTimeout(timer);
       unlisten();
+      unlistenCompletion();
       resolve({ interrupted });
     };
     const timer = setTimeout(() => done(false), options.durationMs);
     const unlisten = (options.interrupt ?? onSigint)(() => done(true));
+    if (options.completion !== undefined) {
+      const unlistenNow = options.completion(() => done(false));
+      if (finished) unlistenNow();
+      else unlistenCompletion = unlistenNow;
+    }
   });
 }

@@ -70,6 +70,25 @@ describe('time in the outputs', () => {
     expect(renderText(report, plain, NOW)).toContain('since: 2026-12-02 14:00:12 +01:00 (3 minutes ago)');
   });
 
+  it("the text report's steady-state line (the demo's): the window's hit, its length and the warm-up's", () => {
+    expect(renderText(report, plain, NOW)).not.toContain('Steady:');
+    const steady: AuditReport = {
+      ...report,
+      steady_state: {
+        warmup_target_requests: 1200,
+        warmup_requests: 1204,
+        warmup_seconds: 38.4,
+        requests: 1512,
+        seconds: 61.2,
+        cache_hit_ratio: 0.9012,
+        stickiness: 0.4,
+      },
+    };
+    expect(renderText(steady, plain, NOW)).toContain(
+      'Steady:  cache hit 90.1% · stickiness 40.0% over the 1,512 requests of the last 1 minute 1 second, after a warm-up of 1,204 requests (38 seconds; the stats above include it)',
+    );
+  });
+
   it('tail: local clock times, the zone once, recent changes with how long ago', () => {
     expect(formatLiveFrame({ type: 'hello', ts: NOW, version: '0.1.0' }, plain)).toBe(
       '14:03:12.042 connected to kvsentinel 0.1.0 (times are local, UTC+01:00)',

@@ -6,6 +6,7 @@
 import { Option, type Command } from 'commander';
 import { auditExitCode, type AuditReport } from '../../core/diagnosis/audit-report.js';
 import { SEVERITIES, type Severity } from '../../core/diagnosis/finding-catalog.js';
+import { counterMark, steadyStateStats } from '../../core/report/steady-window.js';
 import type { SentinelSnapshot } from '../../core/state/snapshot.js';
 import { activeFaults } from '../../sim/sim-config.js';
 import { CliError } from '../cli-error.js';
@@ -13,7 +14,13 @@ import { colorFor } from '../reporters/color.js';
 import { renderJson } from '../reporters/json.js';
 import { renderText } from '../reporters/text.js';
 import { parseDuration } from '../../app/config/serve-config.js';
-import { DEFAULT_DEMO_DURATION, demoSimConfig, startDemo } from '../../app/demo/demo-run.js';
+import {
+  DEFAULT_DEMO_DURATION,
+  DEFAULT_WARMUP_REQUESTS,
+  demoSimConfig,
+  startDemo,
+  type WarmupStatus,
+} from '../../app/demo/demo-run.js';
 import { runFor } from '../../app/duration-runner.js';
 import { createStderrLogger } from '../serve/logger.js';
 import { DEFAULT_TIME_SCALE } from './sim-serve.js';
@@ -23,6 +30,8 @@ interface DemoOptions {
   engine: string;
   set: string[];
   duration: string;
+  warmup: string;
+  measure?: string;
   'web.listenAddress': string;
   timeScale: string;
   json?: boolean;
@@ -33,6 +42,8 @@ interface DemoOptions {
 }
 
 const PROGRESS_EVERY_MS = 5_000;
+/** how often --measure checks the steady-state window's request count */
+const MEASURE_CHECK_MS = 500;
 
 const collect = (value: string, previous: string[]): string[] => [...previous, value];
 
@@ -40,9 +51,19 @@ function pct(value: number | null): string {
   return value === null ? 'n/a' : `${(value * 100).toFixed(1)}%`;
 }
 
-export function progressLine(elapsedS: number, s: SentinelSnapshot): string {
+const int = (n: number): string => n.toLocaleString('en-US');
+
+/** While the warm-up lasts, how far it is; after it, the hit ratio of the steady-state window so far. */
+function warmupPart(s: SentinelSnapshot, w: WarmupStatus | null): string {
+  if (w === null || w.targetRequests === 0 || w.startedAt === null) return '';
+  if (w.warmedUp === null) return `  warm-up ${int(Math.min(s.requests, w.targetRequests))}/${int(w.targetRequests)}`;
+  const st = steadyStateStats({ targetRequests: w.targetRequests, startedAt: w.startedAt }, w.warmedUp, counterMark(s));
+  return `  steady-state hit ${pct(st.cache_hit_ratio)}`;
+}
+
+export function progressLine(elapsedS: number, s: SentinelSnapshot, warmup: WarmupStatus | null = null): string {
   const active = s.findings.filter((f) => f.severity !== 'info').map((f) => f.id);
-  return `  ${elapsedS.toFixed(0).padStart(3)} s  requests ${s.requests.toLocaleString('en-US')}  cache hit ${pct(s.cacheHitRatio)}  verdict ${s.verdict}  findings: ${active.length > 0 ? active.join(', ') : 'none'}`;
+  return `  ${elapsedS.toFixed(0).padStart(3)} s  requests ${int(s.requests)}  cache hit ${pct(s.cacheHitRatio)}${warmupPart(s, warmup)}  verdict ${s.verdict}  findings: ${active.length > 0 ? active.join(', ') : 'none'}`;
 }
 
 export function registerDemoCommand(program: Command): void {
@@ -63,7 +84,20 @@ export function registerDemoCommand(program: Command): void {
       collect,
       [],
     )
-    .option('--duration <duration>', 'how long to drive traffic before the audit (e.g. 60s, 2m)', DEFAULT_DEMO_DURATION)
+    .option(
+      '--duration <duration>',
+      'how long to drive traffic before the audit, warm-up included (e.g. 60s, 2m)',
+      DEFAULT_DEMO_DURATION,
+    )
+    .option(
+      '--warmup <requests>',
+      "requests the cluster serves from its cold start before the steady-state window opens (the report's steady-state hit ratio counts what follows; 0: no window)",
+      String(DEFAULT_WARMUP_REQUESTS),
+    )
+    .option(
+      '--measure <requests>',
+      'end the traffic once the steady-state window holds this many requests (--duration still caps the run)',
+    )
     .option(
       '--web.listen-address <host:port>',
       'the sidecar web server: /metrics, /ws, landing page (port 0: a free port)',
@@ -100,6 +134,14 @@ export function registerDemoCommand(program: Command): void {
       if (m === null || Number(m[2]) > 65_535)
         throw new CliError(`--web.listen-address '${options['web.listenAddress']}': expected HOST:PORT`);
       const listen = { host: m[1] === '' ? '127.0.0.1' : m[1]!, port: Number(m[2]) };
+      const warmupRequests = Number(options.warmup);
+      if (!/^\d+$/.test(options.warmup) || !Number.isSafeInteger(warmupRequests))
+        throw new CliError(`--warmup '${options.warmup}': expected a number of requests (0: no warm-up)`);
+      const measureRequests = options.measure === undefined ? null : Number(options.measure);
+      if (options.measure !== undefined && (!/^\d+$/.test(options.measure) || !(measureRequests! > 0)))
+        throw new CliError(`--measure '${options.measure}': expected a positive number of requests`);
+      if (measureRequests !== null && warmupRequests === 0)
+        throw new CliError('--measure needs a warm-up (--warmup > 0): it counts the steady-state window');
       const timeScale = Number(options.timeScale);
       if (!Number.isFinite(timeScale) || timeScale <= 0)
         throw new CliError(`--time-scale ${options.timeScale}: expected a positive number`);
@@ -125,16 +167,28 @@ export function registerDemoCommand(program: Command): void {
       say(
         `  landing page ${urls.landing}   metrics ${urls.metrics}   live feed ${urls.ws} (kvsentinel tail ${urls.ws})`,
       );
-      say(`  driving traffic for ${(durationMs / 1000).toFixed(0)} s …`);
+      say(
+        `  driving traffic for ${(durationMs / 1000).toFixed(0)} s${warmupRequests > 0 ? `; the first ${int(warmupRequests)} requests warm the cold cluster up, the steady-state window follows` : ''} …`,
+      );
 
-      const workload = run.startTraffic();
       const started = Date.now();
       let lastWidth = 0;
+      const workload = run.startTraffic({
+        warmupRequests,
+        onWarmedUp: (mark) => {
+          if (options.progress === false) return;
+          const line = `  warm-up done: ${int(mark.requests)} requests in ${((mark.at - started) / 1000).toFixed(0)} s (cache hit since the cold start ${pct(mark.promptTokens > 0 ? mark.cachedTokens / mark.promptTokens : null)}); the steady-state window starts`;
+          if (tty) {
+            info.write(`\r${line.padEnd(lastWidth)}\n`);
+            lastWidth = 0;
+          } else say(line);
+        },
+      });
       const showProgress = (final: boolean): void => {
         if (options.progress === false) return;
         let line: string;
         try {
-          line = progressLine((Date.now() - started) / 1000, run.snapshot());
+          line = progressLine((Date.now() - started) / 1000, run.snapshot(), run.warmup());
         } catch {
           return;
         }
@@ -148,6 +202,17 @@ export function registerDemoCommand(program: Command): void {
         durationMs,
         onProgress: () => showProgress(false),
         progressEveryMs: PROGRESS_EVERY_MS,
+        ...(measureRequests !== null
+          ? {
+              completion: (complete: () => void) => {
+                const check = setInterval(() => {
+                  const mark = run.warmup().warmedUp;
+                  if (mark !== null && run.snapshot().requests - mark.requests >= measureRequests) complete();
+                }, MEASURE_CHECK_MS);
+                return () => clearInterval(check);
+              },
+            }
+          : {}),
       });
       showProgress(true);
       if (!options.keepRunning) await workload.stop();
@@ -163,6 +228,11 @@ export function registerDemoCommand(program: Command): void {
       }
       process.stdout.write(json ? renderJson(report) : renderText(report, colorFor(process.stdout)));
       if (options.report !== undefined) say(`HTML report written to ${options.report}`);
+      const warm = run.warmup();
+      if (warm.targetRequests > 0 && warm.warmedUp === null)
+        say(
+          `\nThe warm-up (${int(warm.targetRequests)} requests) had not ended when the traffic stopped: the hit ratio above is a cold start's. A longer --duration measures the steady state.`,
+        );
       process.exitCode = options.failOn !== undefined ? auditExitCode(report, options.failOn) : 0;
 
       if (options.keepRunning === true && !interrupted) {

@@ -78,6 +78,13 @@ export function renderText(report: AuditReport, c: ChalkInstance, now: number = 
   ];
   if (s.tokens_lost_per_second !== null) headline.push(`lost ${int(s.tokens_lost_per_second)} prompt tokens/s`);
   lines.push(`Stats:   ${headline.join(c.dim(' · '))}`);
+  const st = report.steady_state;
+  if (st !== undefined)
+    lines.push(
+      `Steady:  ${[`cache hit ${c.bold(pct(st.cache_hit_ratio))}`, `stickiness ${pct(st.stickiness)}`].join(c.dim(' · '))}` +
+        ` over the ${int(st.requests)} requests of the last ${formatElapsed(st.seconds * 1000)}, after a warm-up of ` +
+        `${int(st.warmup_requests)} requests (${formatElapsed(st.warmup_seconds * 1000)}; the stats above include it)`,
+    );
   if (report.source.malformed > 0)
     lines.push(c.yellow(`         ${int(report.source.malformed)} malformed input lines skipped`));
   if (report.rule_errors > 0)

@@ -3,6 +3,7 @@
 import { severityRank, type Severity } from './finding-catalog.js';
 import type { SentinelStateSnapshot } from '../state/sentinel-state.js';
 import type { Finding, Verdict } from '../state/snapshot.js';
+import type { SteadyStateStats } from '../report/steady-window.js';
 
 export interface AuditServerRow {
   readonly server: string;
@@ -54,6 +55,8 @@ export interface AuditReport {
   readonly rule_errors: number;
   /** what the audit could not check and why, each said once */
   readonly notes: readonly string[];
+  /** a run that started cold (the demo): the window after its warm-up; absent when none was measured */
+  readonly steady_state?: SteadyStateStats;
 }
 
 function round(value: number | null, digits = 4): number | null {
@@ -62,7 +65,11 @@ function round(value: number | null, digits = 4): number | null {
   return Math.round(value * f) / f;
 }
 
-export function buildAuditReport(snapshot: SentinelStateSnapshot, source: AuditSource): AuditReport {
+export function buildAuditReport(
+  snapshot: SentinelStateSnapshot,
+  source: AuditSource,
+  steadyState: SteadyStateStats | null = null,
+): AuditReport {
   // most severe first, catalog order within a severity
   const findings = [...snapshot.findings]
     .map((f, i) => ({ f, i }))
@@ -113,6 +120,7 @@ export function buildAuditReport(snapshot: SentinelStateSnapshot, source: AuditS
     source,
     rule_errors: snapshot.ruleErrors,
     notes: auditNotes(snapshot),
+    ...(steadyState !== null ? { steady_state: steadyState } : {}),
   };
 }
 

@@ -67,6 +67,26 @@ describe('HTML report', () => {
     expect(html).toContain('<span class="dim">requests</span> <b>120</b>');
   });
 
+  it("a run that started cold (the demo) shows its steady-state hit and what the warm-up took; others don't", () => {
+    const model = (a: AuditReport): string =>
+      renderReportDocument(buildReportModel({ version: 't', generatedAt: 0, audit: a, samples, input: null }));
+    expect(model(audit([]))).not.toContain('steady-state hit');
+    const html = model({
+      ...audit([]),
+      steady_state: {
+        warmup_target_requests: 1200,
+        warmup_requests: 1210,
+        warmup_seconds: 41,
+        requests: 1500,
+        seconds: 60,
+        cache_hit_ratio: 0.9634,
+        stickiness: 1,
+      },
+    });
+    expect(html).toContain('<div><span class="dim">steady-state hit</span><b>96.3%</b></div>');
+    expect(html).toMatch(/<span class="dim">after a warm-up of<\/span><b>1,210 requests, [^<]+<\/b>/);
+  });
+
   it('escapes every string it shows', () => {
     const hostile = '<script>alert(1)</script>"\'&';
     const html = renderReportDocument(

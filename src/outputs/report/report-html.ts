@@ -52,6 +52,16 @@ function renderVerdict(model: ReportModel): string {
   const headline = [
     cell('requests', int(s.requests)),
     cell('cache hit', pct(s.cache_hit_ratio)),
+    // a run that started cold (the demo): the hit after its warm-up, and what the warm-up took
+    ...(a.steady_state !== undefined
+      ? [
+          cell('steady-state hit', pct(a.steady_state.cache_hit_ratio)),
+          cell(
+            'after a warm-up of',
+            `${int(a.steady_state.warmup_requests)} requests, ${formatElapsedShort(a.steady_state.warmup_seconds * 1000)}`,
+          ),
+        ]
+      : []),
     cell(s.oracle_basis === 'sticky-ideal' ? 'oracle (sticky ideal)' : 'oracle', pct(s.oracle_hit_ratio)),
     cell('stickiness', pct(s.stickiness)),
     cell('turn scatter', pct(s.turn_scatter_ratio)),

@@ -4,7 +4,7 @@ import type { Readable } from 'node:stream';
 import type { Agent } from 'undici';
 import { request as httpRequest } from 'undici';
 import { parseUsage } from '../../core/wire/parse-usage.js';
-import { ctxRequestIdOf } from './ctx-request-body.js';
+import { ctxRequestIdOf, withoutPromptIds } from './ctx-request-body.js';
 
 /** the context_only request, ready to send once */
 export interface CtxRequest {
@@ -54,12 +54,13 @@ export async function sendCtx(
     });
     const text = await res.body.text();
     if (res.statusCode !== 200) return { ok: false, error: `${res.statusCode} ${text.slice(0, 200)}` };
-    const usage = parseUsage(text).value;
+    const slim = withoutPromptIds(text);
+    const usage = parseUsage(slim).value;
     return {
       ok: true,
       promptTokens: usage?.promptTokens ?? promptTokens,
       cachedTokens: usage?.cachedTokens ?? 0,
-      ctxRequestId: ctxRequestIdOf(text),
+      ctxRequestId: ctxRequestIdOf(slim),
     };
   } catch (err) {
     return { ok: false, error: errorText(err, server) };

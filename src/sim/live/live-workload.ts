@@ -63,22 +63,27 @@ const TOKEN_IDS_HEAD = Buffer.from('{"model":"kvsentinel-sim","prompt":[');
 export function tokenIdsBody(tokens: Uint32Array, maxTokens: number): Buffer {
   const tail = Buffer.from(`],"max_tokens":${maxTokens}}`);
   let digits = Math.max(tokens.length - 1, 0); // the commas
-  for (const id of tokens)
-    digits += id < 10 ? 1 : id < 100 ? 2 : id < 1000 ? 3 : id < 10_000 ? 4 : id < 100_000 ? 5 : String(id).length;
+  for (const id of tokens) digits += digitCount(id);
   const out = Buffer.allocUnsafe(TOKEN_IDS_HEAD.length + digits + tail.length);
   let at = TOKEN_IDS_HEAD.copy(out, 0);
   for (let i = 0; i < tokens.length; i++) {
     if (i > 0) out[at++] = 44;
     let id = tokens[i]!;
-    const start = at;
+    // least significant digit last: write from the id's end (no view or reversal per id; prompts hold ~20k of them)
+    at += digitCount(id);
+    let d = at;
     do {
-      out[at++] = 48 + (id % 10);
-      id = Math.floor(id / 10);
+      out[--d] = 48 + (id % 10);
+      id = (id / 10) >>> 0;
     } while (id > 0);
-    out.subarray(start, at).reverse();
   }
   tail.copy(out, at);
   return out;
+}
+
+/** decimal digits of a token id (uint32) */
+function digitCount(id: number): number {
+  return id < 10 ? 1 : id < 100 ? 2 : id < 1000 ? 3 : id < 10_000 ? 4 : id < 100_000 ? 5 : String(id).length;
 }
 
 export interface LiveWorkloadSummary extends TurnStatsSnapshot {
