@@ -1,6 +1,6 @@
 // The HTML report in a real browser (Debian chromium + playwright-core): it opens with no console error and no
 // network request, the verdict and every finding are visible, every plot has data and the plots tell the story
-// (seed: stickiness at chance, oracle far above realised; healthy: sticky, realised at the oracle); it prints to A4
+// (seed: stickiness near chance, oracle far above realised; healthy: sticky, realised at the oracle); it prints to A4
 // with a page per section. Offline from simulator bundles (`audit --bundle --report`), and on the real demo path
 // (`demo --report`), whose live page at `/` updates from /ws while the demo runs.
 import { spawn } from 'node:child_process';
@@ -80,7 +80,10 @@ async function expectCompleteReport(opened: OpenedPage, verdict: string, finding
 async function expectInertStory(page: Page): Promise<void> {
   const stickiness = await seriesMean(page, 'stickiness', 'stickiness');
   const chance = await seriesMean(page, 'stickiness', 'chance (Σ share²)');
-  expect(Math.abs(stickiness - chance), `stickiness ${stickiness} at chance ${chance}`).toBeLessThan(0.1);
+  // a cache-blind (least-loaded) router returns a turn to its last server a little above chance (the server that
+  // just finished the turn is often the idlest: 0.12–0.16 above it in the demo's steady state), far below a router
+  // that follows the cache (more than 0.3 above: expectHealthyStory)
+  expect(Math.abs(stickiness - chance), `stickiness ${stickiness} near chance ${chance}`).toBeLessThan(0.2);
   // tokens per second over all servers: the oracle could have served far more from cache than the servers did
   const realised = await seriesMean(page, 'predicted-tokens', 'realised cached');
   const oracle = await seriesMean(page, 'predicted-tokens', 'oracle');
