@@ -27,6 +27,8 @@ const CPU_TARGET_MS = 10;
 const RENDER_TARGET_MS = 50;
 /** two evaluations a second apart (hysteresis on after 2) and the poll that brings the gap */
 const LATENCY_TARGET_MS = 3000;
+/** the relay event buffer's default byte bound (DEFAULT_EVENT_BUFFER_OPTIONS.maxBytes) */
+const RELAY_BOUND = 64 * 2 ** 20;
 
 /** what bench/task.ts adds to every result: the child's peak RSS (getrusage) */
 type TaskResult = FleetResult & { readonly taskMaxRssBytes: number };
@@ -119,7 +121,7 @@ export async function fleetSection(config: RunConfig): Promise<SectionReport> {
       status: 'info',
     },
     {
-      measurement: `CPU per 1,000 events, ${label} (process, all threads; evaluations and scrapes included)`,
+      measurement: `CPU per 1,000 events, ${label} (process, all threads; evaluations included, scrapes not)`,
       result: `${fleet.cpuPer1000.toFixed(1)} ms`,
       baseline: `${unitLabel} ${u((d) => d.cpuPer1000).toFixed(1)} ms`,
       ratio: fmtRatio(fleet.cpuPer1000 / u((d) => d.cpuPer1000)),
@@ -164,11 +166,15 @@ export async function fleetSection(config: RunConfig): Promise<SectionReport> {
     },
   ];
   const notes = [sizing(fleet, units, big), samples(fleet, units, big, load0, load1)];
-  if (prof !== null) {
-    const note = profileNote(prof.dir);
-    rmSync(prof.dir, { recursive: true, force: true });
-    if (rows.some((row) => row.status === 'missed')) notes.push(note);
+  notes.push(limits(fleet, units, big));
+  if (prof !== null && rows.some((row) => row.status === 'missed')) {
+    // the same churn at 1 server, profiled too: what grows with the fleet shows as a share that moves
+    const unitProf = profileDir();
+    await runNodeTask<TaskResult>('fleet', { ...unit, measureSeconds: 1, profileDir: unitProf.dir }, { nodeFlags });
+    notes.push(profileNote(prof.dir, unitProf.dir));
+    rmSync(unitProf.dir, { recursive: true, force: true });
   }
+  if (prof !== null) rmSync(prof.dir, { recursive: true, force: true });
   if (r.hashMismatches > 0 || units.some((d) => d.r.hashMismatches > 0))
     throw new Error('fleet: the hash verifier found mismatches in the generated events');
   return { id: 'fleet', title: TITLE, method: method(big, unit, r.blocks), rows, notes };
@@ -185,7 +191,7 @@ function method(p: FleetParams, unit: FleetParams, blocks: number): string {
     `${p.blocksPerRank.toLocaleString('en-US')} blocks, removes its oldest batch. Fill: the fleet's first steps handed to the state as event objects ` +
     `(the JSON parse of ${blocks.toLocaleString('en-US')} blocks of tokens would take hours; placeholder items keep the relays numbering them). ` +
     `Churn: from TensorRT-LLM's compact \`/kv_cache_events\` JSON (bench/lib/fleet-workload.ts, checked byte for byte against the project's serializer), one poll of every relay per ${p.pollMs} ms of fleet time, ` +
-    `${p.warmupSeconds} s of warm-up (the relays keep read events 10 s), then ${p.measureSeconds} s measured; an evaluation per second of fleet time (the daemon's timeline sampler) and a scrape after it. ` +
+    `${p.warmupSeconds} s of warm-up (the relays keep read events 10 s), then ${p.measureSeconds} s measured; an evaluation per second of fleet time (the daemon's timeline sampler) and three scrapes after it (timed; their CPU is counted apart, as it follows the scrape interval). ` +
     "The clock is the fleet's, so windows and retention see what a sidecar that keeps up would see; the body generation is timed apart and left out of the sidecar's wall and CPU time. " +
     "Fault: another consumer drains one server's queue once (every rank's next events never reach the relay); latency runs until the evaluation that has the finding on. " +
     `The ${p.servers}-server run is one process, once (its fill and warm-up take minutes); the 1-server baseline is the median of fresh runs, ${unit.measureSeconds} s measured.`
@@ -221,7 +227,7 @@ function samples(f: Derived, units: readonly Derived[], p: FleetParams, load0: n
     `${p.servers}-server run: fill of ${r.blocks.toLocaleString('en-US')} blocks per table in ${r.fillSeconds.toFixed(0)} s (${r.fillCpuSeconds.toFixed(0)} s CPU); ` +
     `RSS ${fmtBytes(r.rssBeforeBytes)} before, ${fmtBytes(r.rssAfterFillBytes)} after the fill, ${fmtBytes(r.churnPeakRssBytes)} at most during churn; ` +
     `measured ${r.measuredBatches.toLocaleString('en-US')} batches (${r.measuredEvents.toLocaleString('en-US')} events, ${fmtBytes(r.measuredBodyBytes)} of bodies) in ` +
-    `${r.sidecarWallSeconds.toFixed(1)} s wall and ${r.sidecarCpuSeconds.toFixed(1)} s CPU of the sidecar (the generator took ${r.generatorCpuSeconds.toFixed(1)} s CPU, left out); ` +
+    `${r.sidecarWallSeconds.toFixed(1)} s wall and ${r.sidecarCpuSeconds.toFixed(1)} s CPU of the sidecar (the generator took ${r.generatorCpuSeconds.toFixed(1)} s CPU and the scrapes ${r.scrapeCpuSeconds.toFixed(1)} s, left out); ` +
     `/metrics ${fmtBytes(r.scrapeBytes)}, ${r.scrapeSamples.toLocaleString('en-US')} samples, render ms ${r.scrapeMs.map((v) => v.toFixed(0)).join('/')}; ` +
     `evaluation ms ${r.evaluationMs.map((v) => v.toFixed(0)).join('/')}; verdict ${r.verdictBefore} before the fault (${r.findingsBefore.join(', ') || 'no findings'}: no requests flow in this benchmark, ` +
     `so the verdict stays ${r.verdictAfter}; the latency is the finding's, which is what turns a verdict with traffic to degraded); load average ${load(load0)} at start, ${load(load1)} at end. ` +
@@ -230,11 +236,42 @@ function samples(f: Derived, units: readonly Derived[], p: FleetParams, load0: n
   );
 }
 
-function profileNote(dir: string): string {
+function profileNote(dir: string, unitDir: string): string {
   const churn = topSelfTime(`${dir}/churn`, 12);
   const scrape = topSelfTime(`${dir}/scrape`, 8);
+  const unit = topSelfTime(`${unitDir}/churn`, 8);
   return (
-    `**Targets missed — profiles** (V8 CPU profiler in the measured process, after the measurement): one second of fleet churn, ` +
-    `self time of ${churn.totalMs.toFixed(0)} ms: ${formatTop(churn.entries)}. Five scrapes, self time of ${scrape.totalMs.toFixed(0)} ms: ${formatTop(scrape.entries)}.`
+    `**Targets missed — profiles** (V8 CPU profiler in the measured process, after the measurement; on this loaded machine its ` +
+    `milliseconds are wall time on the thread, the shares are what counts): one second of fleet churn, self time of ${churn.totalMs.toFixed(0)} ms: ` +
+    `${formatTop(churn.entries)}. The same second at 1 server × 8 ranks (a run of its own), ${unit.totalMs.toFixed(0)} ms: ${formatTop(unit.entries)}. ` +
+    `Five scrapes, self time of ${scrape.totalMs.toFixed(0)} ms: ${formatTop(scrape.entries)}.`
+  );
+}
+
+/** The smallest power-of-two slot count holding `n` keys at the hash set's 3/4 load, in bytes per key (9 B/slot). */
+function hashSetBytesPerKey(n: number): number {
+  return (9 * 2 ** Math.ceil(Math.log2(n / 0.75))) / n;
+}
+
+function limits(f: Derived, units: readonly Derived[], p: FleetParams): string {
+  const r = f.r;
+  const perServer = p.ranks * p.blocksPerRank;
+  const unitCpu = median(units.map((d) => d.cpuPer1000));
+  const serverBytesPerSecond = (r.measuredBodyBytes / r.measuredEvents) * p.ranks * STEPS_PER_SECOND * 2;
+  const cpuRate = r.measuredBatches / r.sidecarCpuSeconds;
+  return (
+    `What limits it. Memory: the relays' event buffers are ${fmtBytes(r.retainedRelayBytes)} of the ${fmtBytes(f.peakRss)}: a relay keeps the events its ` +
+    'router has read for 10 s (for a router replica that joins late) up to `relay.buffer_max_bytes` (64 MiB by default), and a server of this fleet ' +
+    `drains ${fmtBytes(serverBytesPerSecond)} of events per second, ${10 * serverBytesPerSecond >= RELAY_BOUND ? 'so every relay sits at its bound' : 'so 10 s of it stays below the bound'}; ` +
+    'a smaller bound lowers that part in proportion (at the cost of history for late-joining replicas). The tables: worker truth keeps a hash set per rank ' +
+    `(${p.blocksPerRank.toLocaleString('en-US')} blocks) and the replica one per server (${perServer.toLocaleString('en-US')}); at the load their power-of-two ` +
+    `sizes give (3/4 at most, then they double) the sets alone take ${hashSetBytesPerKey(p.blocksPerRank).toFixed(1)} and ${hashSetBytesPerKey(perServer).toFixed(1)} B per block ` +
+    `(9 B per slot); the rest of the ${f.perEntry.toFixed(1)} B is per-server and per-rank state. CPU: ${f.cpuPer1000.toFixed(1)} ms per 1,000 events at ` +
+    `${p.servers} servers against ${unitCpu.toFixed(1)} ms at one, with the same bodies per poll; the profiles below compare the two runs (at fleet size the heap also holds the buffers' item copies, one ArrayBuffer per event, ` +
+    `and ${(2 * r.blocks).toLocaleString('en-US')} table entries; \`splitJsonArrayBytes\` copies every item out of its body, so the byte bound counts what is retained). ` +
+    (f.rate < cpuRate
+      ? `On this shared machine the wall rate (${fmtRate(f.rate, 'batches/s')}) is below what the CPU alone allows (${fmtRate(cpuRate, 'batches')} per CPU-second): the process waited for a core. `
+      : '') +
+    `One event loop ingests ${fmtRatio(f.rate / f.fleetRate)} of the fleet's rate (${fmtRatio(cpuRate / f.fleetRate)} per CPU-second).`
   );
 }
