@@ -33,8 +33,10 @@ export interface FleetParams extends FleetShape {
   /** churn before the measured window (the relays' retention reaches its steady size), fleet seconds */
   readonly warmupSeconds: number;
   readonly measureSeconds: number;
-  /** after the measurement: CPU profiles of a second of churn (`churn/`) and of scrapes (`scrape/`) under it */
+  /** after the measurement: CPU profiles of a second of churn (`churn/`) and of 20 scrapes (`scrape/`) */
   readonly profileDir?: string;
+  /** fleet seconds of churn under the profiler (default 1) */
+  readonly profileSeconds?: number;
 }
 
 export interface FleetResult {
@@ -77,6 +79,7 @@ export interface FleetResult {
 
 const FAULT_FINDING = 'event-queue-shared';
 const SCRAPES_PER_EVALUATION = 3;
+const PROFILED_SCRAPES = 20;
 
 function gc(): void {
   const g = (globalThis as { gc?: () => void }).gc;
@@ -302,13 +305,13 @@ export async function runFleet(params: FleetParams): Promise<FleetResult> {
   // profiles after the measurement, so they cost it nothing: a second of churn, then scrapes alone
   if (params.profileDir !== undefined) {
     await profiled(join(params.profileDir, 'churn'), async () => {
-      for (let i = 0; i < roundsOf(1); i++) {
+      for (let i = 0; i < roundsOf(params.profileSeconds ?? 1); i++) {
         await round(null);
         await maybeEvaluate(false);
       }
     });
     await profiled(join(params.profileDir, 'scrape'), async () => {
-      for (let i = 0; i < 5; i++) await exporter.metrics();
+      for (let i = 0; i < PROFILED_SCRAPES; i++) await exporter.metrics();
     });
   }
   return {
