@@ -177,7 +177,7 @@ export async function fleetSection(config: RunConfig): Promise<SectionReport> {
       { ...unit, measureSeconds: 1, profileDir: unitProf.dir, profileSeconds },
       { nodeFlags },
     );
-    notes.push(profileNote(prof.dir, unitProf.dir, profileSeconds));
+    notes.push(profileNote(prof.dir, unitProf.dir, profileSeconds, big.servers));
     rmSync(unitProf.dir, { recursive: true, force: true });
   }
   if (prof !== null) rmSync(prof.dir, { recursive: true, force: true });
@@ -243,18 +243,22 @@ function samples(f: Derived, units: readonly Derived[], p: FleetParams, load0: n
 }
 
 /** The top entries of a profile without the inspector's `dispatch` (the profiler's own stop call), shares renormalised. */
-function top(dir: string, count: number): { text: string; totalMs: number } {
-  const { entries, totalMs } = topSelfTime(dir, count + 1);
+function top(dir: string, count: number): { text: string; totalMs: number; share: (fn: string) => number } {
+  const { entries, totalMs } = topSelfTime(dir, 40);
   const own = entries.find((e) => e.fn === 'dispatch')?.selfMs ?? 0;
   const rest = totalMs - own;
   const kept = entries
     .filter((e) => e.fn !== 'dispatch')
     .slice(0, count)
     .map((e) => ({ ...e, share: rest === 0 ? 0 : e.selfMs / rest }));
-  return { text: formatTop(kept), totalMs: rest };
+  const all = entries.filter((e) => e.fn !== 'dispatch');
+  const share = (fn: string): number => (all.find((e) => e.fn.startsWith(fn))?.selfMs ?? 0) / (rest || 1);
+  return { text: formatTop(kept), totalMs: rest, share };
 }
 
-function profileNote(dir: string, unitDir: string, unitSeconds: number): string {
+const pct = (share: number): string => `${(100 * share).toFixed(1)}%`;
+
+function profileNote(dir: string, unitDir: string, unitSeconds: number, servers: number): string {
   const churn = top(`${dir}/churn`, 12);
   const scrape = top(`${dir}/scrape`, 8);
   const unit = top(`${unitDir}/churn`, 10);
@@ -262,7 +266,12 @@ function profileNote(dir: string, unitDir: string, unitSeconds: number): string 
     `**Targets missed — profiles** (V8 CPU profiler in the measured process, after the measurement, the profiler's own \`dispatch\` left out; ` +
     `on this loaded machine its milliseconds include waiting for a core, the shares are what counts): one second of fleet churn, self time of ${churn.totalMs.toFixed(0)} ms: ` +
     `${churn.text}. The same number of events at 1 server × 8 ranks (${unitSeconds} s of its churn, a run of its own), ${unit.totalMs.toFixed(0)} ms: ${unit.text}. ` +
-    `Twenty scrapes at fleet size, self time of ${scrape.totalMs.toFixed(0)} ms: ${scrape.text}.`
+    `Twenty scrapes at fleet size, self time of ${scrape.totalMs.toFixed(0)} ms: ${scrape.text}. ` +
+    "(`round`, `encodeUtf8String`, `encode`, `cpuUsage` and `fleet-workload` frames are the benchmark's workers writing bodies, which the figures above leave out.) " +
+    `Per event, what moves with the fleet's size is the collector (${pct(churn.share('(garbage collector)'))} of the churn at ${servers} servers, ${pct(unit.share('(garbage collector)'))} at one) ` +
+    `and \`splitJsonArrayBytes\` (${pct(churn.share('splitJsonArrayBytes'))} against ${pct(unit.share('splitJsonArrayBytes'))}), whose per-item copies are the ArrayBuffers the event buffers retain. ` +
+    'Next steps: the items of one drain copied into one buffer of their own (one allocation per drain, released as a whole), a smaller event-buffer bound for fleets, ' +
+    'and the ingest of a fleet spread over sidecars (one per subset of servers) until one event loop keeps up with more.'
   );
 }
 
