@@ -13,6 +13,7 @@ const tasks: Record<string, () => Promise<(params: never) => unknown>> = {
   'jsonl-read': async () => (await import('./tasks/jsonl-read.js')).runJsonlRead,
   render: async () => (await import('./tasks/render.js')).runRender,
   'scan-cost': async () => (await import('./tasks/scan-cost.js')).runScanCost,
+  fleet: async () => (await import('./tasks/fleet.js')).runFleet,
 };
 
 async function main(): Promise<void> {

@@ -16,6 +16,7 @@ const SECTIONS = [
   '5. Offline audit',
   '6. Scrape',
   '7. Simulator',
+  '9. Fleet size',
 ];
 
 describe('npm run bench -- --quick', () => {
