@@ -40,7 +40,7 @@
 // | watch + prompt_token_ids: like logs only (seed inert, healthy quiet)                                                          |
 // | logs only, parsed by kvsentinel: seed | tokens-per-block-mismatch, cache-signal-inert                         | turn-scatter-high                 |
 // | logs only, parsed by kvsentinel: ok   | —                                                                     | — (verdict healthy)               |
-import { buildAuditReport, type AuditReport } from '../../src/core/diagnosis/audit-report.js';
+import { buildAuditReport, type AuditReport } from '../../src/core/report/audit-report.js';
 import type { Observation } from '../../src/core/observe/observation.js';
 import { createSentinelState } from '../../src/core/state/sentinel-state.js';
 import { parseOrchestratorLogLine } from '../../src/core/watch/orchestrator-log.js';

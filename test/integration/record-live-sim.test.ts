@@ -9,7 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { auditBundle } from '../../src/app/audit/bundle-audit.js';
 import { loadConfig, type ServeFlags } from '../../src/app/config/serve-config.js';
 import { createDaemon, type Daemon } from '../../src/app/daemon/daemon.js';
-import { buildAuditReport } from '../../src/core/diagnosis/audit-report.js';
+import { buildAuditReport } from '../../src/core/report/audit-report.js';
 import { createSentinelState } from '../../src/core/state/sentinel-state.js';
 import { BundleWriter } from '../../src/outputs/bundle-writer.js';
 import { startLiveCluster, type LiveCluster } from '../../src/sim/live/index.js';

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { request } from 'undici';
 import { describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
-import { buildAuditReport } from '../../src/core/diagnosis/audit-report.js';
+import { buildAuditReport } from '../../src/core/report/audit-report.js';
 import { createSentinelState } from '../../src/core/state/sentinel-state.js';
 import { ConfigError } from '../../src/app/config/config-error.js';
 import { buildConfig } from '../../src/app/config/serve-config.js';

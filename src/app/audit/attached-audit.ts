@@ -4,7 +4,7 @@
 import { decodeObservation } from '../../core/bundle/bundle-observation.js';
 import { DecodeError, type JsonObject } from '../../core/bundle/bundle-fields.js';
 import { KeyHistory } from '../../core/bundle/bundle-keys.js';
-import { buildAuditReport } from '../../core/diagnosis/audit-report.js';
+import { buildAuditReport } from '../../core/report/audit-report.js';
 import { sampleOf, Timeline } from '../../core/report/timeline.js';
 import { createSentinelState } from '../../core/state/sentinel-state.js';
 import { ObservationFeed, type ObservationFeedTick } from '../../sources/attach/observation-feed.js';

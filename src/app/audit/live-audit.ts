@@ -1,6 +1,6 @@
 // The live audit: run the daemon's sources (relay ports included) for a duration into a one-shot state (counters
 // since the start, findings without hysteresis), then report like an offline audit.
-import { buildAuditReport } from '../../core/diagnosis/audit-report.js';
+import { buildAuditReport } from '../../core/report/audit-report.js';
 import { errorMessage, KvsentinelError } from '../../core/errors.js';
 import { createSentinelState } from '../../core/state/sentinel-state.js';
 import type { Logger } from '../../sources/ports.js';

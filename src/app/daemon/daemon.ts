@@ -4,7 +4,7 @@
 // consumers' cursors), removed ones stop, new ones start. An invalid new config changes nothing.
 import { Registry } from 'prom-client';
 import type { Observation } from '../../core/observe/observation.js';
-import { buildAuditReport } from '../../core/diagnosis/audit-report.js';
+import { buildAuditReport } from '../../core/report/audit-report.js';
 import type { DiagnosisInput } from '../../core/diagnosis/rule.js';
 import { buildReportModel, type ReportModel } from '../../core/report/report-model.js';
 import type { Timeline } from '../../core/report/timeline.js';

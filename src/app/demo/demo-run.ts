@@ -3,7 +3,7 @@
 // one state for the web server, the progress and the report. The CLI (`kvsentinel demo`) parses flags, prints
 // progress and the report this returns.
 import { createServer } from 'node:net';
-import { buildAuditReport, type AuditReport } from '../../core/diagnosis/audit-report.js';
+import { buildAuditReport, type AuditReport } from '../../core/report/audit-report.js';
 import { errorMessage, KvsentinelError } from '../../core/errors.js';
 import { sampleOf } from '../../core/report/timeline.js';
 import { createSentinelState, type SentinelStateSnapshot } from '../../core/state/sentinel-state.js';

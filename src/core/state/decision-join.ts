@@ -1,16 +1,10 @@
 // The per-decision join of docs/design.md §4: for one hashed prompt, what each server's router table (our replica)
 // matches, what each worker really holds (worker truth), and the router's score of each, counted for the rules.
+import { DEFAULT_ROUTER_MAX_BATCH_SIZE, NEWEST_LOAD_WEIGHT } from '../diagnosis/router-defaults.js';
 import type { DecisionObservation } from '../observe/observation.js';
 import { counterKeys } from './counter-key.js';
 import type { JoinCandidate } from './joined-events.js';
-import {
-  DEFAULT_ROUTER_MAX_BATCH_SIZE,
-  keysAtBlockSize,
-  NEWEST_LOAD_WEIGHT,
-  workerKeyId,
-  workerKeySizes,
-  type DecisionKeys,
-} from './observation-digester.js';
+import { keysAtBlockSize, workerKeyId, workerKeySizes, type DecisionKeys } from './observation-digester.js';
 import type { StateModel } from './state-model.js';
 
 /** The counters of the join, each with the labels it is kept by (counter-key.ts). */

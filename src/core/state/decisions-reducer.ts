@@ -8,7 +8,8 @@ import { counterKeys } from './counter-key.js';
 import { joinDecision } from './decision-join.js';
 import type { DecisionJoin, JoinCandidate } from './joined-events.js';
 import { LruMap } from './lru-map.js';
-import { DEFAULT_ROUTER_MAX_BATCH_SIZE, keysAtBlockSize, type DecisionKeys } from './observation-digester.js';
+import { DEFAULT_ROUTER_MAX_BATCH_SIZE } from '../diagnosis/router-defaults.js';
+import { keysAtBlockSize, type DecisionKeys } from './observation-digester.js';
 import type { StateModel } from './state-model.js';
 
 /** The counters of the decisions (the join's own are in decision-join.ts), each with the labels it is kept by (counter-key.ts). */

@@ -10,7 +10,7 @@ import type {
 } from '../diagnosis/rule.js';
 import { REQUEST_UNREADABLE_REASONS, type RequestUnreadableReason } from '../relay/request-unreadable.js';
 import { counterKey, type CounterKey } from './counter-schema.js';
-import { NEWEST_LOAD_WEIGHT } from './observation-digester.js';
+import { NEWEST_LOAD_WEIGHT } from '../diagnosis/router-defaults.js';
 import type { RenderParity } from './render-parity.js';
 import type { SidecarLagSummary } from './sidecar-load-ledger.js';
 import type { SourceHealthBoard } from './source-health-board.js';

@@ -11,12 +11,8 @@ import { HASH_ALGOS, type HashAlgo, type KvEvent } from '../wire/kv-event.js';
 import { HashVerifier, type StoredEventCheck } from './hash-verifier.js';
 import { extendKeyChain, fingerprintsFit, prefixFingerprints, sharedPrefixTokens } from './incremental-keys.js';
 import { LruMap } from './lru-map.js';
+import { DEFAULT_ROUTER_TOKENS_PER_BLOCK } from '../diagnosis/router-defaults.js';
 
-/** TensorRT-LLM's defaults when the router's settings were never observed (docs/trtllm-wire.md §1.4). */
-export const DEFAULT_ROUTER_TOKENS_PER_BLOCK = 32;
-export const DEFAULT_ROUTER_MAX_BATCH_SIZE = 64;
-/** the newest router's load_weight default (score = matches/tokens_per_block − load_weight·active) */
-export const NEWEST_LOAD_WEIGHT = 0.25;
 export const DEFAULT_HASH_ALGO: HashAlgo = 'v1_block_key';
 
 export interface DecisionKeys {

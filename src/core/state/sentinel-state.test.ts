@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { RULES } from '../diagnosis/rules/index.js';
 import { miniCluster, type MiniOptions } from '../../../test/helpers/mini-cluster.js';
-import { buildAuditReport } from '../diagnosis/audit-report.js';
+import { buildAuditReport } from '../report/audit-report.js';
 import type { DecisionJoin, OutcomeJoin } from './joined-events.js';
 import { createSentinelState, type SentinelOptions } from './sentinel-state.js';
 

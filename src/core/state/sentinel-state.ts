@@ -19,11 +19,12 @@ import { RenderParity } from './render-parity.js';
 import { RouterDeliveriesReducer } from './router-deliveries-reducer.js';
 import { DEFAULT_LIMITS, type SentinelOptions } from './sentinel-options.js';
 import { ServerAdmission } from './server-admission.js';
-import type { Finding, SentinelStateSnapshot } from './snapshot.js';
+import type { SentinelStateSnapshot } from './snapshot.js';
 import { projectSnapshot, type SnapshotSources } from './snapshot-projection.js';
 import { SourceHealthBoard } from './source-health-board.js';
 import { StateModel } from './state-model.js';
 import { WorkerEventsReducer } from './worker-events-reducer.js';
+import type { Finding } from '../diagnosis/finding.js';
 
 export { type SentinelLimits, type SentinelMode, type SentinelOptions } from './sentinel-options.js';
 export type { SentinelStateSnapshot } from './snapshot.js';

@@ -1,47 +1,16 @@
 // What the outputs read (SentinelStateSnapshot), projected from the state's counters since start, its tables, the
 // rules' input and the findings that hold. Pure: reading changes nothing.
-import { severityRank } from '../diagnosis/finding-catalog.js';
 import type { DiagnosisInput } from '../diagnosis/rule.js';
 import { REQUEST_UNREADABLE_REASONS } from '../relay/request-unreadable.js';
 import { counterKey, type CounterKey } from './counter-schema.js';
 import type { DecisionsReducer } from './decisions-reducer.js';
 import type { OutcomesReducer } from './outcomes-reducer.js';
 import type { ServerAdmission } from './server-admission.js';
-import type {
-  DecisionStats,
-  Finding,
-  RankStats,
-  SentinelDropCounters,
-  SentinelStateSnapshot,
-  ServerStats,
-  Verdict,
-} from './snapshot.js';
+import type { DecisionStats, RankStats, SentinelDropCounters, SentinelStateSnapshot, ServerStats } from './snapshot.js';
 import type { SourceHealthBoard } from './source-health-board.js';
 import type { StateModel } from './state-model.js';
-
-/**
- * `pending`: warnings and criticals that hold in the latest evaluation but have not turned on yet (hysteresis).
- * While inert or insufficient evidence is pending, or anything is pending on an otherwise clean slate, the verdict
- * is `unknown`: neither "routing follows prefixes" (degraded) nor an all-clear is shown yet. So is it while the
- * sidecar's own lag (sidecar-lagging) leaves its tables short: that is no finding about the deployment.
- */
-export function verdictOf(findings: readonly Finding[], pending: ReadonlySet<string>): Verdict {
-  if (findings.some((f) => f.id === 'cache-signal-inert')) return 'inert';
-  const insufficient = findings.filter((f) => f.id === 'evidence-insufficient');
-  // a stream's missing history alone (routing follows what the table shows) withholds the all-clear only
-  const historyOnly = insufficient.length > 0 && insufficient.every((f) => f.evidence['history_only'] === true);
-  // no all-clear (and no "the cache signal works") without evidence
-  if (
-    (insufficient.length > 0 && !historyOnly) ||
-    // nor from a sidecar whose tables fell behind
-    findings.some((f) => f.id === 'sidecar-lagging') ||
-    pending.has('cache-signal-inert') ||
-    pending.has('evidence-insufficient')
-  )
-    return 'unknown';
-  if (findings.some((f) => severityRank(f.severity) >= severityRank('warning'))) return 'degraded';
-  return pending.size > 0 || historyOnly ? 'unknown' : 'healthy';
-}
+import type { Finding } from '../diagnosis/finding.js';
+import { verdictOf } from '../diagnosis/verdict.js';
 
 export interface SnapshotSources {
   readonly model: StateModel;

@@ -1,9 +1,9 @@
 // Runs a one-shot audit over a stream of recorded observations (a bundle, or anything producing BundleRecords):
 // one state, every record applied in order, one evaluation at the end.
 import type { BundleRecord } from '../bundle/bundle-codec.js';
-import { sampleOf, type Timeline } from '../report/timeline.js';
+import { sampleOf, type Timeline } from './timeline.js';
 import { createSentinelState, type SentinelOptions, type SentinelStateSnapshot } from '../state/sentinel-state.js';
-import type { DiagnosisInput } from './rule.js';
+import type { DiagnosisInput } from '../diagnosis/rule.js';
 
 export interface AuditRecordsOptions extends SentinelOptions {
   /** called every `progressEvery` records with the count so far and the latest observation time */
