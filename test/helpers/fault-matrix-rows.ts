@@ -557,7 +557,7 @@ function auditLogs(row: Row): AuditReport {
       feed(parsed.observations);
     },
   });
-  return buildAuditReport(state.snapshot(last), {
+  return buildAuditReport(state.evaluate(last), {
     kind: 'live',
     description: `logs ${row.name}`,
     observations,
@@ -626,7 +626,7 @@ export function auditRow(row: Row): AuditReport {
       state.apply(obs);
     },
   });
-  return buildAuditReport(state.snapshot(last), {
+  return buildAuditReport(state.evaluate(last), {
     kind: 'live',
     description: `virtual ${row.name}`,
     observations,

@@ -12,7 +12,7 @@ async function recordAndAudit(mini: MiniOptions, includePrompts = false) {
   const observations = miniCluster(mini);
   const live = createSentinelState({ mode: 'relay' });
   for (const obs of observations) live.apply(obs);
-  const liveReport = buildAuditReport(live.snapshot(observations.at(-1)!.ts), {
+  const liveReport = buildAuditReport(live.evaluate(observations.at(-1)!.ts), {
     kind: 'live',
     description: 'test',
     observations: observations.length,

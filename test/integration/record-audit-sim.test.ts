@@ -33,7 +33,7 @@ describe('record → audit --bundle on a simulated run', () => {
       },
     });
     await writer.close();
-    const liveReport = buildAuditReport(live.snapshot(last), {
+    const liveReport = buildAuditReport(live.evaluate(last), {
       kind: 'live',
       description: 'live',
       observations,

@@ -47,7 +47,9 @@ describe('record → audit --bundle on a live simulator run (relay sidecar)', ()
               live.apply(o);
               writer.write(o);
             },
+            evaluate: (now) => live.evaluate(now),
             snapshot: (now) => live.snapshot(now),
+            lastEvaluation: () => live.lastEvaluation(),
             subscribe: (listener) => live.subscribe(listener),
           }),
         });
@@ -70,7 +72,7 @@ describe('record → audit --bundle on a live simulator run (relay sidecar)', ()
     await sidecar.stop();
     await writer.close();
 
-    const liveReport = buildAuditReport(live.snapshot(last), {
+    const liveReport = buildAuditReport(live.evaluate(last), {
       kind: 'live',
       description: 'live',
       observations,

@@ -40,7 +40,7 @@ function verdictsOverTime(
           : o,
       );
       while (o.ts >= next) {
-        const snap = state.snapshot(next);
+        const snap = state.evaluate(next);
         const critical = snap.findings.filter((f) => f.severity === 'critical').map((f) => f.id);
         out.push({
           ts: next,

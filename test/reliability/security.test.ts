@@ -149,7 +149,9 @@ describe('security', () => {
               state.apply(o);
               live.apply(o);
             },
+            evaluate: (now) => live.evaluate(now),
             snapshot: (now) => live.snapshot(now),
+            lastEvaluation: () => live.lastEvaluation(),
             subscribe: (listener) => live.subscribe(listener),
           };
         },
@@ -223,7 +225,7 @@ describe('security', () => {
     const reportPage = reportFrames.join('\n');
     expect(reportPage).toContain('data-verdict');
     const audit = JSON.stringify(
-      buildAuditReport(state.snapshot(Date.now()), {
+      buildAuditReport(state.evaluate(Date.now()), {
         kind: 'live',
         description: 'security test',
         observations: 0,

@@ -44,7 +44,7 @@ export async function runLiveAudit(config: ServeConfig, options: LiveAuditOption
   }
   const owned = relayOwnershipNotices('audit', config, daemon, options.durationMs);
   if (owned !== null) options.notice(owned.start);
-  const sampler = startTimelineSampler(() => state.peek(Date.now()), Date.now);
+  const sampler = startTimelineSampler(() => state.rulesAt(Date.now()), Date.now);
   // Ctrl-C ends the window early and still reports
   await runFor({
     durationMs: options.durationMs,
@@ -55,7 +55,7 @@ export async function runLiveAudit(config: ServeConfig, options: LiveAuditOption
   });
   // the report is what the window saw, taken at its end: stopping the sources afterwards (in-flight relay requests
   // finish, reads in flight are aborted) neither delays it nor changes it
-  const snapshot = state.snapshot(Date.now());
+  const snapshot = state.evaluate(Date.now());
   sampler.sampleNow();
   sampler.stop();
   const sources = daemon.status.list();

@@ -128,6 +128,7 @@ export async function startDemo(options: DemoOptions): Promise<DemoRun> {
     daemon = createDaemon(demoTimeouts(await loadConfig(flags)), {
       logger,
       reportDescription: description,
+      evaluateEveryMs: STATE_PRESETS.demo.evaluateEveryMs,
       loadConfig: async () => demoTimeouts(await loadConfig(flags)),
       createState: () =>
         tappedStatePort(state, (o) => {
@@ -182,8 +183,8 @@ export async function startDemo(options: DemoOptions): Promise<DemoRun> {
       return cluster.startWorkload();
     },
     async report({ interrupted, reportFile }) {
-      // one fresh evaluation for everything the report shows: its headline, its findings, the last plotted interval
-      const final = state.snapshot(Date.now(), { fresh: true });
+      // one evaluation at the end for everything the report shows: its headline, its findings, the last plotted interval
+      const final = state.evaluate(Date.now());
       const report = buildAuditReport(final, {
         kind: 'live',
         description: `${description()}${interrupted ? ' (interrupted)' : ''}`,

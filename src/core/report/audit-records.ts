@@ -32,10 +32,10 @@ export async function auditRecords(
     state.apply(record.observation, record.digest);
     count++;
     if (record.observation.ts > lastTs) lastTs = record.observation.ts;
-    options.timeline?.offer(lastTs, () => state.peek(lastTs));
+    options.timeline?.offer(lastTs, () => state.rulesAt(lastTs));
     if (options.onProgress !== undefined && count % every === 0) options.onProgress(count, lastTs);
   }
-  const snapshot = state.snapshot(lastTs);
+  const snapshot = state.evaluate(lastTs);
   options.timeline?.add(sampleOf(snapshot));
   return { snapshot, records: count, input: state.diagnosisInput(lastTs) };
 }

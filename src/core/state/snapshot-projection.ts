@@ -9,8 +9,7 @@ import type { ServerAdmission } from './server-admission.js';
 import type { DecisionStats, RankStats, SentinelDropCounters, SentinelStateSnapshot, ServerStats } from './snapshot.js';
 import type { SourceHealthBoard } from './source-health-board.js';
 import type { StateModel } from './state-model.js';
-import type { Finding } from '../diagnosis/finding.js';
-import { verdictOf } from '../diagnosis/verdict.js';
+import type { Evaluation } from '../diagnosis/rule-evaluator.js';
 
 export interface SnapshotSources {
   readonly model: StateModel;
@@ -18,13 +17,6 @@ export interface SnapshotSources {
   readonly outcomes: OutcomesReducer;
   readonly sources: SourceHealthBoard;
   readonly admission: ServerAdmission;
-}
-
-export interface SnapshotFindings {
-  readonly findings: readonly Finding[];
-  /** warnings and criticals that hold but have not passed hysteresis yet */
-  readonly pending: ReadonlySet<string>;
-  readonly ruleErrors: number;
 }
 
 function serverStats(m: StateModel, server: string, now: number): ServerStats {
@@ -98,7 +90,7 @@ export function projectSnapshot(
   parts: SnapshotSources,
   now: number,
   input: DiagnosisInput,
-  held: SnapshotFindings,
+  held: Omit<Evaluation, 'at'>,
 ): SentinelStateSnapshot {
   const m = parts.model;
   const total = (key: CounterKey): number => m.counters.total(key, now);
@@ -145,7 +137,7 @@ export function projectSnapshot(
   const cached = servers.reduce((n, s) => n + s.cachedTokens, 0);
   return {
     now,
-    verdict: verdictOf(held.findings, held.pending),
+    verdict: held.verdict,
     findings: held.findings,
     servers,
     decisions,
