@@ -39,7 +39,9 @@ export interface DecisionJoinResult {
   /** per server (only when wanted: the joined-event stream has listeners) */
   readonly candidates: readonly JoinCandidate[];
   readonly oracleBestServers: string[];
+  /** the router chunk sizes predicted with: the known one, or the candidates while it is unknown */
   readonly routerTokensPerBlock: readonly number[];
+  readonly routerTokensPerBlockKnown: boolean;
 }
 
 /**
@@ -57,7 +59,6 @@ function routerBlockSizes(
     keys.routerTokensPerBlock,
     ...workerKeySizes(keys).filter((size) => size !== keys.routerTokensPerBlock),
   ];
-  m.tpbCandidates = candidates;
   return { known: false, candidates };
 }
 
@@ -174,5 +175,6 @@ export function joinDecision(
       : [],
     oracleBestServers: maxOracle > 0 ? servers.filter((_, i) => oracle[i] === maxOracle) : [],
     routerTokensPerBlock: sizes.candidates,
+    routerTokensPerBlockKnown: sizes.known,
   };
 }

@@ -68,13 +68,24 @@ export interface Trajectory {
   turns: number;
 }
 
-export class DecisionsReducer {
+/** What the projections read of the decisions beyond their counters. */
+export interface DecisionsView {
+  /** servers the router chooses among: those it lists, or those decisions chose */
+  serverCount(): number;
+  /** the router chunk sizes the last decision considered while the router's was unknown (none yet: empty) */
+  readonly tokensPerBlockCandidates: readonly number[];
+}
+
+export class DecisionsReducer implements DecisionsView {
   readonly trajectories: LruMap<string, Trajectory>;
   readonly pending: LruMap<string, PendingDecision>;
   /** requestId → our replica predicted a match somewhere / the router reported one (joins router-score) */
   readonly #predictions: LruMap<string, boolean>;
   readonly #reportedScores: LruMap<string, boolean>;
   #pendingExpired = 0;
+  /** servers chosen by a decision */
+  readonly #servers = new Set<string>();
+  #tpbCandidates: readonly number[] = [];
 
   readonly model: StateModel;
 
@@ -84,6 +95,15 @@ export class DecisionsReducer {
     this.pending = new LruMap(model.limits.pendingDecisions);
     this.#predictions = new LruMap(model.limits.pendingDecisions);
     this.#reportedScores = new LruMap(model.limits.pendingDecisions);
+  }
+
+  serverCount(): number {
+    const listed = this.model.digester.router.servers?.length ?? 0;
+    return Math.max(listed, this.#servers.size);
+  }
+
+  get tokensPerBlockCandidates(): readonly number[] {
+    return this.#tpbCandidates;
   }
 
   get pendingExpired(): number {
@@ -111,7 +131,7 @@ export class DecisionsReducer {
     const m = this.model;
     const c = m.counters;
     const { server, ts } = obs;
-    m.decisionServers.add(server);
+    this.#servers.add(server);
     c.add(ts, counterKey('requests', server));
     if (obs.unreadable !== undefined && obs.unreadable !== null)
       c.add(ts, counterKey('unreadableRequests', server, obs.unreadable));
@@ -164,6 +184,7 @@ export class DecisionsReducer {
       oracleBestTokens = joined.oracleBest;
       oracleChosenTokens = joined.oracleChosen;
       blockSize = joined.blockSize;
+      if (!joined.routerTokensPerBlockKnown) this.#tpbCandidates = joined.routerTokensPerBlock;
       c.add(ts, counterKey('predictedRouterCachedTokens', server), joined.predictedChosen);
       this.#predictions.set(obs.requestId, joined.predictedAny);
       const reported = this.#reportedScores.peek(obs.requestId);
@@ -175,7 +196,7 @@ export class DecisionsReducer {
           .filter((k) => k !== undefined);
       }
     }
-    const serverCount = m.serverCount();
+    const serverCount = this.serverCount();
     this.#countPreference(ts, 'truth', classifyPreference(server, oracleBest, obs.inflight, serverCount));
     if (prevServer !== null)
       this.#countPreference(ts, 'turn', classifyPreference(server, [prevServer], obs.inflight, serverCount));
@@ -215,7 +236,6 @@ export class DecisionsReducer {
   routerScore(obs: RouterScoreObservation): void {
     const m = this.model;
     const c = m.counters;
-    m.sawRouterDebug = true;
     c.add(obs.ts, counterKey('routerScores'));
     const anyMatch = obs.candidates.some((x) => x.matchedTokens > 0);
     if (anyMatch) c.add(obs.ts, counterKey('routerScoresAnyMatch'));

@@ -15,17 +15,21 @@ import type { RenderParity } from './render-parity.js';
 import type { SidecarLagSummary } from './sidecar-load-ledger.js';
 import type { SourceHealthBoard } from './source-health-board.js';
 import { pullPathServed, routerEventRead } from './router-event-read.js';
+import type { DecisionsView } from './decisions-reducer.js';
+import type { RouterDeliveriesView } from './router-deliveries-reducer.js';
 import type { StateModel } from './state-model.js';
 
 export interface DiagnosisSources {
   readonly model: StateModel;
+  readonly decisions: DecisionsView;
+  readonly router: RouterDeliveriesView;
   readonly sources: SourceHealthBoard;
   readonly render: RenderParity;
 }
 
 /** a vLLM stream's stated hashing, when kvsentinel recomputes its blocks (sha256_cbor) */
 function vllmHashingOf(m: StateModel, server: string): ServerDiagnosis['vllmHashing'] {
-  const hashing = m.streamOrigins.get(server)?.vllmHashing;
+  const hashing = m.paths.streamOrigin(server)?.vllmHashing;
   return hashing !== undefined && hashing.algo === 'sha256_cbor'
     ? { algo: hashing.algo, seedKnown: hashing.seedKnown }
     : null;
@@ -56,8 +60,8 @@ function serverDiagnosis(m: StateModel, server: string, now: number, lag: Sideca
     emptyDrains: sum(counterKey('emptyDrains', server)),
     events: sum(counterKey('events', server)),
     eventsTotal: m.counters.total(counterKey('events', server), now),
-    streamed: m.streamServers.has(server),
-    streamEngine: m.streamOrigins.get(server)?.engine ?? null,
+    streamed: m.paths.streamed(server),
+    streamEngine: m.paths.streamOrigin(server)?.engine ?? null,
     streamEvents: sum(counterKey('streamEvents', server)),
     streamBatchesFilled: sum(counterKey('streamBatchesFilled', server)),
     storedEvents: sum(counterKey('storedEvents', server)),
@@ -110,6 +114,7 @@ function serverDiagnosis(m: StateModel, server: string, now: number, lag: Sideca
 
 function decisionDiagnosis(
   m: StateModel,
+  serverCount: number,
   serverIds: readonly string[],
   servers: readonly ServerDiagnosis[],
   now: number,
@@ -129,7 +134,7 @@ function decisionDiagnosis(
   let topServer: string | null = null;
   for (const sv of serverIds) if (share(sv) > 0 && (topServer === null || share(sv) > share(topServer))) topServer = sv;
   return {
-    serverCount: m.serverCount(),
+    serverCount,
     decisions,
     withKeys: sum(counterKey('withKeys')),
     withWorkerTokens: sum(counterKey('withWorkerTokens')),
@@ -179,14 +184,18 @@ function decisionDiagnosis(
   };
 }
 
-function routerDiagnosis(m: StateModel, servers: readonly ServerDiagnosis[]): RouterDiagnosis {
+function routerDiagnosis(
+  m: StateModel,
+  servers: readonly ServerDiagnosis[],
+  tpbCandidates: readonly number[],
+): RouterDiagnosis {
   const router = m.digester.router;
   const read = routerEventRead(m, servers);
   return {
     ...read,
     type: router.routerType,
     source: router.source,
-    ...m.routerTokensPerBlock(),
+    ...m.routerTokensPerBlock(tpbCandidates),
     maxBatchSize: router.maxBatchSize,
     backfillBlockHashesOnFinish: router.backfillBlockHashesOnFinish,
     consumesEvents: read.readsEvents !== 'none',
@@ -200,13 +209,16 @@ function routerDiagnosis(m: StateModel, servers: readonly ServerDiagnosis[]): Ro
   };
 }
 
-export function projectDiagnosisInput({ model: m, sources, render }: DiagnosisSources, now: number): DiagnosisInput {
+export function projectDiagnosisInput(
+  { model: m, decisions, router: deliveries, sources, render }: DiagnosisSources,
+  now: number,
+): DiagnosisInput {
   const sum = (key: CounterKey): number => m.counters.windowed(key, now);
   const serverIds = m.digester.serverIds();
   const window = m.counters.span(now);
   const lag = m.sidecarLoad.summary(window?.from ?? null);
   const servers = serverIds.map((server) => serverDiagnosis(m, server, now, lag));
-  const router = routerDiagnosis(m, servers);
+  const router = routerDiagnosis(m, servers, decisions.tokensPerBlockCandidates);
   return {
     now,
     sidecar: {
@@ -221,12 +233,12 @@ export function projectDiagnosisInput({ model: m, sources, render }: DiagnosisSo
     thresholds: m.thresholds,
     router,
     seesWorkerEvents: m.seesWorkerEvents,
-    seesRouterPolls: m.sawRouterPoll,
+    seesRouterPolls: m.paths.seesRouterPolls,
     // the router's kind says whether polls are due; unknown: a pull endpoint some server serves
     routerPollsExpected: router.readsEvents === 'pull' || (router.readsEvents === null && servers.some(pullPathServed)),
-    seesRouterDebug: m.sawRouterDebug,
+    seesRouterDebug: deliveries.seesRouterDebug,
     servers,
-    decisions: decisionDiagnosis(m, serverIds, servers, now),
+    decisions: decisionDiagnosis(m, decisions.serverCount(), serverIds, servers, now),
     routerScores: {
       decisions: sum(counterKey('routerScores')),
       anyMatch: sum(counterKey('routerScoresAnyMatch')),

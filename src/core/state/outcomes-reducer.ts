@@ -8,6 +8,7 @@ import type { DecisionsReducer, PendingDecision } from './decisions-reducer.js';
 import type { OutcomeJoin } from './joined-events.js';
 import type { DecisionKeys } from './observation-digester.js';
 import type { StateModel } from './state-model.js';
+import type { WorkerTruthSeen } from './worker-events-reducer.js';
 import { workerTokenOracle } from './worker-token-oracle.js';
 
 /** The counters of the outcomes, each with the labels it is kept by (counter-key.ts). */
@@ -43,10 +44,13 @@ export class OutcomesReducer {
 
   readonly model: StateModel;
   readonly decisions: DecisionsReducer;
+  /** whether worker truth can say where a prefix was (the worker-events reducer knows) */
+  readonly truth: WorkerTruthSeen;
 
-  constructor(model: StateModel, decisions: DecisionsReducer) {
+  constructor(model: StateModel, decisions: DecisionsReducer, truth: WorkerTruthSeen) {
     this.model = model;
     this.decisions = decisions;
+    this.truth = truth;
   }
 
   /** outcomes whose decision was unknown (never seen, or already dropped) */
@@ -113,7 +117,7 @@ export class OutcomesReducer {
     const workerBest =
       !pending.hasKeys && workerKeys !== null ? this.#workerTokenJoin(ts, server, cached, workerKeys) : null;
     const joined = pending.hasKeys || workerBest !== null;
-    const truthOracle = joined && m.seesWorkerEvents && m.truthSeen;
+    const truthOracle = joined && m.seesWorkerEvents && this.truth.truthSeen;
     // the best achievable never trails what was achieved: the chosen server held at least what it reused
     const oracleBest = Math.max(Math.min(workerBest ?? pending.oracleBestTokens, prompt), cached);
     const turnOracle = truthOracle ? oracleBest : ideal;

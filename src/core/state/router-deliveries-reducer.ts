@@ -21,20 +21,34 @@ export interface RouterDeliveryCounters {
 
 const counterKey = counterKeys<RouterDeliveryCounters>();
 
-export class RouterDeliveriesReducer {
+/** What the projections read of the router's deliveries beyond counters and facts. */
+export interface RouterDeliveriesView {
+  /** the router's debug endpoint delivered (its state or its scores) */
+  readonly seesRouterDebug: boolean;
+}
+
+export class RouterDeliveriesReducer implements RouterDeliveriesView {
   readonly model: StateModel;
+  #sawDebug = false;
 
   constructor(model: StateModel) {
     this.model = model;
   }
 
+  get seesRouterDebug(): boolean {
+    return this.#sawDebug;
+  }
+
+  /** The debug endpoint's scores of a decision arrived (the decisions reducer joins them). */
+  routerScore(): void {
+    this.#sawDebug = true;
+  }
+
   routerPoll(obs: RouterPollObservation): void {
     const m = this.model;
     const { server, ts } = obs;
-    m.sawRouterPoll = true;
-    m.pullServers.add(server);
     // the router polls this server's pull path: what its stream put in the replica is not the router's view
-    if (m.replicaStreamed.delete(server)) m.replica.clearServer(server);
+    if (m.paths.routerPolled(server)) m.replica.clearServer(server);
     m.counters.add(ts, counterKey('routerPolls', server));
     m.counters.add(ts, counterKey('eventsDeliveredToRouter', server), Math.max(0, obs.toSeq - obs.fromSeq));
     m.counters.add(ts, counterKey('eventsDroppedForConsumers', server), obs.dropped);
@@ -47,7 +61,7 @@ export class RouterDeliveriesReducer {
   }
 
   routerState(obs: RouterStateObservation): void {
-    this.model.sawRouterDebug = true;
+    this.#sawDebug = true;
     this.model.facts(obs.server).routerState = {
       ts: obs.ts,
       blockTableSize: obs.blockTableSize,

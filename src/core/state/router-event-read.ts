@@ -25,7 +25,7 @@ export function routerEventRead(
   const router = m.digester.router;
   if (router.readsEvents !== null) return { readsEvents: router.readsEvents, readsEventsFrom: 'stated' };
   if (readsNoEvents(router.routerType)) return { readsEvents: 'none', readsEventsFrom: 'router type' };
-  if (m.sawRouterPoll) return { readsEvents: 'pull', readsEventsFrom: 'its polls' };
+  if (m.paths.seesRouterPolls) return { readsEvents: 'pull', readsEventsFrom: 'its polls' };
   const kvAware = router.profile !== null || router.routerType?.toLowerCase().includes('kv_cache_aware') === true;
   if (!kvAware) return { readsEvents: null, readsEventsFrom: null };
   if (servers.some(pullPathServed)) return { readsEvents: 'pull', readsEventsFrom: 'the event path' };

@@ -97,7 +97,7 @@ class Sentinel implements SentinelState {
     this.#workerEvents = new WorkerEventsReducer(this.#model, this.#sources);
     this.#router = new RouterDeliveriesReducer(this.#model);
     this.#decisions = new DecisionsReducer(this.#model);
-    this.#outcomes = new OutcomesReducer(this.#model, this.#decisions);
+    this.#outcomes = new OutcomesReducer(this.#model, this.#decisions, this.#workerEvents);
     this.#render = new RenderParity(windowMs);
     this.#parts = {
       model: this.#model,
@@ -151,6 +151,7 @@ class Sentinel implements SentinelState {
         return;
       }
       case 'router-score':
+        this.#router.routerScore();
         this.#decisions.routerScore(obs);
         return;
       case 'render-check':
@@ -185,7 +186,16 @@ class Sentinel implements SentinelState {
   }
 
   diagnosisInput(now: number): DiagnosisInput {
-    return projectDiagnosisInput({ model: this.#model, sources: this.#sources, render: this.#render }, now);
+    return projectDiagnosisInput(
+      {
+        model: this.#model,
+        decisions: this.#decisions,
+        router: this.#router,
+        sources: this.#sources,
+        render: this.#render,
+      },
+      now,
+    );
   }
 
   evaluate(now: number): SentinelStateSnapshot {

@@ -155,8 +155,8 @@ export function projectSnapshot(
     },
     stickiness: followups > 0 ? sticky / followups : null,
     ruleErrors: held.ruleErrors,
-    eventStreams: [...m.streamOrigins]
-      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+    eventStreams: m.paths
+      .streamOrigins()
       .map(([server, o]) => ({ server, engine: o.engine, hashes: o.hashes, vllmHashing: o.vllmHashing ?? null })),
     dropped: dropCounters(parts),
   };

@@ -3,11 +3,11 @@
 // projections read it; nothing here runs a rule or knows an output.
 import type { DiagnosisInput, RouterStateView, ServerDiagnosis } from '../diagnosis/rule.js';
 import type { DiagnosisThresholds } from '../diagnosis/thresholds.js';
-import type { WorkerEventsObservation } from '../observe/observation.js';
 import { EventSequenceTracker, RouterReplicaTable, WorkerTruthTable } from '../tables/index.js';
 import type { HashAlgo } from '../wire/kv-event.js';
 import { DEFAULT_ROUTER_TOKENS_PER_BLOCK } from '../diagnosis/router-defaults.js';
 import { ObservationDigester } from './observation-digester.js';
+import { EventPaths } from './event-paths.js';
 import { RelayBuffer } from './relay-buffer.js';
 import { RouterBlockSizeInference } from './router-block-size-inference.js';
 import type { SentinelLimits, SentinelMode } from './sentinel-options.js';
@@ -59,27 +59,11 @@ export class StateModel {
   readonly history = new StreamHistory();
   /** the router's tokens_per_block from its behaviour, while no source states it */
   readonly tpbInference = new RouterBlockSizeInference();
-  /** the chunk sizes last considered while the router's is unknown */
-  tpbCandidates: readonly number[] = [];
   /** relay events per server awaiting the router's poll, to enter the replica as the router reads them */
   readonly #relay = new Map<string, RelayBuffer>();
   readonly #facts = new Map<string, ServerFacts>();
-  /** servers chosen by a decision */
-  readonly decisionServers = new Set<string>();
-  /** servers whose ZMQ stream is subscribed, and the engine and hashes of those that delivered */
-  readonly streamServers = new Set<string>();
-  readonly streamOrigins = new Map<string, NonNullable<WorkerEventsObservation['stream']>>();
-  /** servers whose replica was filled from their stream (no pull path seen yet) */
-  readonly replicaStreamed = new Set<string>();
-  /** servers whose pull path the sidecar drains or the router polls: the router's table comes from there */
-  readonly pullServers = new Set<string>();
-  sawDrain = false;
-  /** a ZMQ stream source is subscribed (or delivered): worker events are seen without drains */
-  sawStream = false;
-  sawRouterPoll = false;
-  sawRouterDebug = false;
-  /** a stored event was seen: worker truth can say where a prefix was */
-  truthSeen = false;
+  /** by which path each server's events come: streams, the pull path */
+  readonly paths = new EventPaths();
 
   readonly mode: SentinelMode;
   readonly thresholds: DiagnosisThresholds;
@@ -123,18 +107,7 @@ export class StateModel {
   }
 
   get seesWorkerEvents(): boolean {
-    // a relay reports the router's polls even when every drain was empty
-    return (
-      this.mode === 'relay' ||
-      this.mode === 'exclusive' ||
-      (this.mode === 'auto' && (this.sawDrain || this.sawRouterPoll || this.sawStream))
-    );
-  }
-
-  /** servers the router chooses among */
-  serverCount(): number {
-    const listed = this.digester.router.servers?.length ?? 0;
-    return Math.max(listed, this.decisionServers.size);
+    return this.paths.seesWorkerEvents(this.mode);
   }
 
   /** The router's chunk size as far as known: stated, else inferred, else the default. */
@@ -142,10 +115,10 @@ export class StateModel {
     return this.digester.router.tokensPerBlock ?? this.tpbInference.inferred ?? DEFAULT_ROUTER_TOKENS_PER_BLOCK;
   }
 
-  routerTokensPerBlock(): Pick<
-    DiagnosisInput['router'],
-    'tokensPerBlock' | 'tokensPerBlockFrom' | 'tokensPerBlockCandidates'
-  > {
+  /** `candidates`: the chunk sizes the decisions considered while the router's is unknown */
+  routerTokensPerBlock(
+    candidates: readonly number[],
+  ): Pick<DiagnosisInput['router'], 'tokensPerBlock' | 'tokensPerBlockFrom' | 'tokensPerBlockCandidates'> {
     const router = this.digester.router;
     if (router.tokensPerBlock !== null)
       return {
@@ -156,11 +129,11 @@ export class StateModel {
     const inferred = this.tpbInference.inferred;
     if (inferred !== null)
       return { tokensPerBlock: inferred, tokensPerBlockFrom: 'inferred', tokensPerBlockCandidates: [] };
-    const candidates = this.tpbCandidates.length > 0 ? this.tpbCandidates : [DEFAULT_ROUTER_TOKENS_PER_BLOCK];
+    const considered = candidates.length > 0 ? candidates : [DEFAULT_ROUTER_TOKENS_PER_BLOCK];
     return {
       tokensPerBlock: null,
       tokensPerBlockFrom: null,
-      tokensPerBlockCandidates: [...candidates].sort((a, b) => a - b),
+      tokensPerBlockCandidates: [...considered].sort((a, b) => a - b),
     };
   }
 

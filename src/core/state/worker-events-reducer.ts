@@ -33,13 +33,24 @@ export interface WorkerEventCounters {
 
 const counterKey = counterKeys<WorkerEventCounters>();
 
-export class WorkerEventsReducer {
+/** What the other reducers read of worker truth's progress. */
+export interface WorkerTruthSeen {
+  /** a stored event was seen: worker truth can say where a prefix was */
+  readonly truthSeen: boolean;
+}
+
+export class WorkerEventsReducer implements WorkerTruthSeen {
   readonly model: StateModel;
   readonly sources: SourceHealthBoard;
+  #truthSeen = false;
 
   constructor(model: StateModel, sources: SourceHealthBoard) {
     this.model = model;
     this.sources = sources;
+  }
+
+  get truthSeen(): boolean {
+    return this.#truthSeen;
   }
 
   workerEvents(obs: WorkerEventsObservation, checks: readonly (StoredEventCheck | null)[] | null): void {
@@ -47,12 +58,10 @@ export class WorkerEventsReducer {
     const c = m.counters;
     const { server, ts } = obs;
     const streamed = obs.stream !== undefined;
-    if (streamed) {
-      m.sawStream = true;
-      if (!m.streamOrigins.has(server)) m.streamOrigins.set(server, obs.stream);
-      c.add(ts, counterKey('streamEvents', server), obs.events.length);
-    } else {
-      m.sawDrain = true;
+    // a stream reaches every subscriber: a router that reads it (rather than a pull path it polls) holds the same
+    const replicaFromStream = m.paths.workerEvents(server, obs.stream ?? null);
+    if (streamed) c.add(ts, counterKey('streamEvents', server), obs.events.length);
+    else {
       // a drain proves the relay reads its worker again, even from a source that reports only its failures
       const relaySource = `relay:${server}`;
       if (this.sources.get(relaySource)?.up === false) this.sources.report(ts, relaySource, true, null);
@@ -64,13 +73,9 @@ export class WorkerEventsReducer {
         facts.newBlockOutcomesSincePullEvent = 0;
       }
     }
-    // a stream reaches every subscriber: a router that reads it (rather than a pull path it polls) holds the same
-    if (!streamed) m.pullServers.add(server);
-    const replicaFromStream = streamed && !m.pullServers.has(server);
     const firstEvent = obs.events[0];
-    if (replicaFromStream && firstEvent !== undefined && !m.replicaStreamed.has(server)) {
+    if (replicaFromStream && firstEvent !== undefined && m.paths.fillReplicaFromStream(server)) {
       // a stream has no `created` event: name the algorithm the replica's block count reads
-      m.replicaStreamed.add(server);
       m.replica.apply(server, { ...firstEvent, data: { type: 'created', numBlocksPerCacheLevel: [] } });
     }
     const relay = m.relayOf(server);
@@ -95,7 +100,7 @@ export class WorkerEventsReducer {
       if (streamed) m.history.observeEvent(server, rank, event);
       perRank.set(rank, (perRank.get(rank) ?? 0) + 1);
       if (event.data.type === 'stored') {
-        m.truthSeen = true;
+        this.#truthSeen = true;
         stored++;
         if (streamed) {
           streamStored += event.data.blocks.length;
@@ -135,11 +140,8 @@ export class WorkerEventsReducer {
   streamSequence(obs: StreamSequenceObservation): void {
     const m = this.model;
     const { server, rank, ts } = obs;
-    m.sawStream = true;
-    if (obs.change === 'subscribed') {
-      m.streamServers.add(server);
-      return;
-    }
+    m.paths.streamSeen(server, obs.change === 'subscribed');
+    if (obs.change === 'subscribed') return;
     if (obs.change === 'reset') {
       m.sequence.noteStreamReset(server, rank);
       m.history.reset(server, rank);
