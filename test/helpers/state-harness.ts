@@ -8,6 +8,7 @@ import type { DecisionKeys } from '../../src/core/state/observation-digester.js'
 import { DEFAULT_LIMITS, type SentinelLimits } from '../../src/core/state/sentinel-options.js';
 import { StateModel } from '../../src/core/state/state-model.js';
 import type { KvEvent } from '../../src/core/wire/kv-event.js';
+import { kvEvent, storedBlock } from './kv-event-builders.js';
 
 export const BLOCK = 4;
 
@@ -53,27 +54,8 @@ export function prompt(blocks: number, shared = 0, own = 1_000): Uint32Array {
 /** The stored event of every block of `tokens` (a worker that served the prompt). */
 export function storedEvent(tokens: Uint32Array, eventId = 0): KvEvent {
   const keys = wireHashChain(tokens, BLOCK, 'v1_block_key');
-  return {
-    eventId,
-    data: {
-      type: 'stored',
-      parentHash: null,
-      blocks: keys.map((blockHash, j) => ({
-        blockHash,
-        tokens: tokens.slice(j * BLOCK, (j + 1) * BLOCK),
-        tokenExtraIds: null,
-        cacheLevel: 0,
-        priority: 35,
-        mmKeys: [],
-        cacheSalt: null,
-        loraId: null,
-      })),
-    },
-    windowSize: 4096,
-    attentionDpRank: null,
-    hashAlgo: null,
-    layerGroupId: null,
-  };
+  const blocks = keys.map((key, j) => storedBlock(key, 0, [...tokens.subarray(j * BLOCK, (j + 1) * BLOCK)]));
+  return kvEvent({ type: 'stored', parentHash: null, blocks }, { eventId });
 }
 
 export function decisionOf(

@@ -3,7 +3,8 @@ import { RULES } from '../diagnosis/rules/index.js';
 import { miniCluster, type MiniOptions } from '../../../test/helpers/mini-cluster.js';
 import { buildAuditReport } from '../report/audit-report.js';
 import type { DecisionJoin, OutcomeJoin } from './joined-events.js';
-import { createSentinelState, type SentinelOptions } from './sentinel-state.js';
+import type { HysteresisOptions } from '../diagnosis/finding-hysteresis.js';
+import { createSentinelState, type SentinelOptions, type SentinelState } from './sentinel-state.js';
 
 function audit(mini: MiniOptions, options: SentinelOptions = {}) {
   const state = createSentinelState({
@@ -14,6 +15,17 @@ function audit(mini: MiniOptions, options: SentinelOptions = {}) {
   for (const obs of observations) state.apply(obs);
   const now = observations.at(-1)!.ts;
   return { state, snapshot: state.evaluate(now), input: state.diagnosisInput(now) };
+}
+
+/** A relay source down from t = 0, judged by the source rule alone (with no traffic evidence-insufficient would hold too). */
+function sourceDown(hysteresis: HysteresisOptions): SentinelState {
+  const state = createSentinelState({
+    hysteresis,
+    thresholds: { sourceDownMs: 0 },
+    rules: RULES.filter((r) => r.id === 'source-unreachable'),
+  });
+  state.apply({ kind: 'source-health', ts: 0, source: 'relay:ctx0', up: false, error: 'ECONNREFUSED' });
+  return state;
 }
 
 describe('sentinel state joins', () => {
@@ -191,13 +203,7 @@ describe('sentinel state joins', () => {
   });
 
   it('hysteresis: a finding needs onAfter evaluations to turn on and offAfter to turn off', () => {
-    // the source rule alone: with no traffic at all, evidence-insufficient would hold too
-    const state = createSentinelState({
-      hysteresis: { onAfter: 2, offAfter: 2 },
-      thresholds: { sourceDownMs: 0 },
-      rules: RULES.filter((r) => r.id === 'source-unreachable'),
-    });
-    state.apply({ kind: 'source-health', ts: 0, source: 'relay:ctx0', up: false, error: 'ECONNREFUSED' });
+    const state = sourceDown({ onAfter: 2, offAfter: 2 });
     expect(state.evaluate(1).findings).toEqual([]);
     const on = state.evaluate(2).findings;
     expect(on.map((f) => f.id)).toEqual(['source-unreachable']);
@@ -208,20 +214,11 @@ describe('sentinel state joins', () => {
   });
 
   it('reads never evaluate: any number of snapshots between evaluations leave findings and hysteresis as they were', () => {
-    const make = () => {
-      const state = createSentinelState({
-        hysteresis: { onAfter: 3, offAfter: 2 },
-        thresholds: { sourceDownMs: 0 },
-        rules: RULES.filter((r) => r.id === 'source-unreachable'),
-      });
-      state.apply({ kind: 'source-health', ts: 0, source: 'relay:ctx0', up: false, error: 'ECONNREFUSED' });
-      return state;
-    };
-    const quiet = make();
-    const scraped = make();
+    const quiet = sourceDown({ onAfter: 3, offAfter: 2 });
+    const scraped = sourceDown({ onAfter: 3, offAfter: 2 });
     // before the first evaluation: nothing found, and no all-clear either
     expect(scraped.snapshot(0)).toMatchObject({ findings: [], verdict: 'unknown' });
-    const seen = (state: ReturnType<typeof make>, t: number): string[] => state.evaluate(t).findings.map((f) => f.id);
+    const seen = (state: SentinelState, t: number): string[] => state.evaluate(t).findings.map((f) => f.id);
     for (let t = 1; t <= 4; t++) {
       // one scraper against many: the many read 50 times between evaluations, the rules have held all along
       for (let i = 0; i < 50; i++) expect(scraped.snapshot(t - 0.5).findings).toEqual(quiet.snapshot(t - 0.5).findings);
@@ -234,12 +231,7 @@ describe('sentinel state joins', () => {
   });
 
   it('rulesAt says what the rules hold now without hysteresis, and changes nothing', () => {
-    const state = createSentinelState({
-      hysteresis: { onAfter: 2, offAfter: 2 },
-      thresholds: { sourceDownMs: 0 },
-      rules: RULES.filter((r) => r.id === 'source-unreachable'),
-    });
-    state.apply({ kind: 'source-health', ts: 0, source: 'relay:ctx0', up: false, error: 'ECONNREFUSED' });
+    const state = sourceDown({ onAfter: 2, offAfter: 2 });
     const now = state.rulesAt(1);
     expect(now.findings.map((f) => [f.id, f.since])).toEqual([['source-unreachable', 1]]);
     expect(now.verdict).toBe('degraded');
