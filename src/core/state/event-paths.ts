@@ -2,10 +2,8 @@
 // engine and hashes of those that delivered), the pull path (drained by a relay or polled by the router), and
 // whether the router's replica was filled from a stream while no pull path was seen. The worker-events and
 // router-deliveries reducers report what they see through its methods; projections read it through EventPathsView.
-import type { WorkerEventsObservation } from '../observe/observation.js';
+import type { StreamOrigin } from '../stream/stream-engine.js';
 import type { SentinelMode } from './sentinel-options.js';
-
-export type StreamOrigin = NonNullable<WorkerEventsObservation['stream']>;
 
 /** What the projections read of the event paths. */
 export interface EventPathsView {
