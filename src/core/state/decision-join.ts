@@ -52,7 +52,7 @@ function routerBlockSizes(
   m: StateModel,
   keys: DecisionKeys,
 ): { readonly known: boolean; readonly candidates: readonly number[] } {
-  if (m.digester.router.tokensPerBlock !== null) return { known: true, candidates: [keys.routerTokensPerBlock] };
+  if (m.deployment.router.tokensPerBlock !== null) return { known: true, candidates: [keys.routerTokensPerBlock] };
   const inferred = m.tpbInference.inferred;
   if (inferred !== null) return { known: true, candidates: [inferred] };
   const candidates = [
@@ -64,7 +64,7 @@ function routerBlockSizes(
 
 /** The router's score of one server, with the profile's formula (2026-06 when unknown). */
 function routerScore(m: StateModel, matchedTokens: number, promptBlocks: number, tpb: number, active: number): number {
-  const r = m.digester.router;
+  const r = m.deployment.router;
   if (r.profile === 'newest') return matchedTokens / tpb - (r.loadWeight ?? NEWEST_LOAD_WEIGHT) * active;
   return matchedTokens / Math.max(promptBlocks * tpb, 1) - active / (r.maxBatchSize ?? DEFAULT_ROUTER_MAX_BATCH_SIZE);
 }
@@ -79,10 +79,10 @@ export function joinDecision(
 ): DecisionJoinResult {
   const ts = obs.ts;
   const c = m.counters;
-  const servers = m.digester.serverIds();
+  const servers = m.deployment.serverIds();
   if (!servers.includes(obs.server)) servers.push(obs.server);
   const n = servers.length;
-  const algos = servers.map((s) => m.digester.hashAlgoOf(s));
+  const algos = servers.map((s) => m.deployment.hashAlgoOf(s));
   const chosenIndex = servers.indexOf(obs.server);
   // predicted router matches under each chunk size the router may use
   const sizes = routerBlockSizes(m, keys);
@@ -114,7 +114,7 @@ export function joinDecision(
     const s = servers[i]!;
     const algo = algos[i]!;
     cacheTerms[i] = predicted[i]! / Math.max(blocks[i]! * tpb, 1);
-    const size = m.digester.blockSizeOf(s);
+    const size = m.deployment.blockSizeOf(s);
     const workerKeys = size === null ? undefined : keys.worker.get(workerKeyId(algo, size));
     if (size !== null && workerKeys !== undefined && workerKeys.length > 0) {
       const match = m.truth.bestPrefix(s, workerKeys);

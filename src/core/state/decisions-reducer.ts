@@ -98,7 +98,7 @@ export class DecisionsReducer implements DecisionsView {
   }
 
   serverCount(): number {
-    const listed = this.model.digester.router.servers?.length ?? 0;
+    const listed = this.model.deployment.router.servers?.length ?? 0;
     return Math.max(listed, this.#servers.size);
   }
 
@@ -170,9 +170,9 @@ export class DecisionsReducer implements DecisionsView {
 
     let oracleBestTokens = 0;
     let oracleChosenTokens = 0;
-    let blockSize = m.digester.blockSizeOf(server) ?? 0;
+    let blockSize = m.deployment.blockSizeOf(server) ?? 0;
     let backfillKeys: BigUint64Array[] | null = null;
-    const backfillAlgo = m.digester.hashAlgoOf(server);
+    const backfillAlgo = m.deployment.hashAlgoOf(server);
     let candidates: readonly JoinCandidate[] = [];
     let oracleBest: string[] = [];
     // router-side ids from kvsentinel's render predict the router; the oracle is the worker's, from its own ids
@@ -239,7 +239,7 @@ export class DecisionsReducer implements DecisionsView {
     c.add(obs.ts, counterKey('routerScores'));
     const anyMatch = obs.candidates.some((x) => x.matchedTokens > 0);
     if (anyMatch) c.add(obs.ts, counterKey('routerScoresAnyMatch'));
-    const mbs = m.digester.router.maxBatchSize ?? DEFAULT_ROUTER_MAX_BATCH_SIZE;
+    const mbs = m.deployment.router.maxBatchSize ?? DEFAULT_ROUTER_MAX_BATCH_SIZE;
     const chosen = obs.candidates.find((x) => x.server === obs.chosen);
     if (chosen !== undefined) {
       const term = (x: { score: number; activeRequests: number }): number => x.score + x.activeRequests / mbs;
@@ -269,7 +269,7 @@ export class DecisionsReducer implements DecisionsView {
     const counts = Object.values(inflight);
     const spread =
       counts.length > 1
-        ? (busiest - Math.min(...counts)) / (m.digester.router.maxBatchSize ?? DEFAULT_ROUTER_MAX_BATCH_SIZE)
+        ? (busiest - Math.min(...counts)) / (m.deployment.router.maxBatchSize ?? DEFAULT_ROUTER_MAX_BATCH_SIZE)
         : 0;
     if (spread >= m.thresholds.sentAwayCacheDelta) c.add(ts, counterKey('loadSpreadOverCacheDelta'));
     c.max(ts, counterKey('peakInflight'), busiest);

@@ -38,7 +38,7 @@ function vllmHashingOf(m: StateModel, server: string): ServerDiagnosis['vllmHash
 function serverDiagnosis(m: StateModel, server: string, now: number, lag: SidecarLagSummary): ServerDiagnosis {
   const sum = (key: CounterKey): number => m.counters.windowed(key, now);
   const facts = m.factsOf(server);
-  const digester = m.digester;
+  const deployment = m.deployment;
   const ranks: RankDiagnosis[] = m.sequence.ranks(server).map((r) => ({
     rank: r.attentionDpRank,
     stated: r.rankStated,
@@ -84,10 +84,10 @@ function serverDiagnosis(m: StateModel, server: string, now: number, lag: Sideca
     },
     alternativeHashAlgo: facts.alternativeAlgo,
     vllmHashing: vllmHashingOf(m, server),
-    advertisedHashAlgo: digester.advertisedHashAlgo(server),
-    hashAlgo: digester.hashAlgoOf(server),
-    advertisedBlockSize: digester.advertisedBlockSize(server),
-    inferredBlockSize: digester.inferredBlockSize(server),
+    advertisedHashAlgo: deployment.advertisedHashAlgo(server),
+    hashAlgo: deployment.hashAlgoOf(server),
+    advertisedBlockSize: deployment.advertisedBlockSize(server),
+    inferredBlockSize: deployment.inferredBlockSize(server),
     truthBlocks: m.truth.blockCount(server),
     streamStoredBlocks: sum(counterKey('streamStoredBlocks', server)),
     streamScopedBlocks: sum(counterKey('streamScopedBlocks', server)),
@@ -189,7 +189,7 @@ function routerDiagnosis(
   servers: readonly ServerDiagnosis[],
   tpbCandidates: readonly number[],
 ): RouterDiagnosis {
-  const router = m.digester.router;
+  const router = m.deployment.router;
   const read = routerEventRead(m, servers);
   return {
     ...read,
@@ -214,7 +214,7 @@ export function projectDiagnosisInput(
   now: number,
 ): DiagnosisInput {
   const sum = (key: CounterKey): number => m.counters.windowed(key, now);
-  const serverIds = m.digester.serverIds();
+  const serverIds = m.deployment.serverIds();
   const window = m.counters.span(now);
   const lag = m.sidecarLoad.summary(window?.from ?? null);
   const servers = serverIds.map((server) => serverDiagnosis(m, server, now, lag));

@@ -73,7 +73,7 @@ export class OutcomesReducer {
       m.capacity.observeServed(server, prompt, cached);
       // a request that computed a whole new block stored it: its events are due on the pull path (event-queue-shared)
       const facts = m.factsOf(server);
-      if (facts.lastPullEventTs !== null && prompt - cached >= Math.max(m.digester.blockSizeOf(server) ?? 1, 1))
+      if (facts.lastPullEventTs !== null && prompt - cached >= Math.max(m.deployment.blockSizeOf(server) ?? 1, 1))
         m.facts(server).newBlockOutcomesSincePullEvent++;
     }
     const pending = this.decisions.pending.peek(obs.requestId);
@@ -165,7 +165,7 @@ export class OutcomesReducer {
     const c = m.counters;
     c.add(ts, counterKey('stickyIdealMovedTurns'));
     const capacity = m.capacity.of(pending.prevServer);
-    const blockSize = m.digester.blockSizeOf(pending.prevServer);
+    const blockSize = m.deployment.blockSizeOf(pending.prevServer);
     if (capacity === null || blockSize === null || pending.prevAllocatedTokens === null) {
       c.add(ts, counterKey('stickyIdealUnboundedTurns'));
     } else if (
@@ -183,13 +183,13 @@ export class OutcomesReducer {
     const m = this.model;
     const c = m.counters;
     const join = workerTokenOracle({
-      servers: m.digester.serverIds(),
+      servers: m.deployment.serverIds(),
       chosen: server,
       cachedTokens: cached,
       keys,
       truth: m.truth,
-      blockSizeOf: (s) => m.digester.blockSizeOf(s),
-      hashAlgoOf: (s) => m.digester.hashAlgoOf(s),
+      blockSizeOf: (s) => m.deployment.blockSizeOf(s),
+      hashAlgoOf: (s) => m.deployment.hashAlgoOf(s),
     });
     c.add(ts, counterKey('withWorkerTokens'));
     if (join.best > 0) c.add(ts, counterKey('oracleAnyMatch'));

@@ -22,7 +22,7 @@ export function routerEventRead(
   m: StateModel,
   servers: readonly ServerDiagnosis[],
 ): Pick<RouterDiagnosis, 'readsEvents' | 'readsEventsFrom'> {
-  const router = m.digester.router;
+  const router = m.deployment.router;
   if (router.readsEvents !== null) return { readsEvents: router.readsEvents, readsEventsFrom: 'stated' };
   if (readsNoEvents(router.routerType)) return { readsEvents: 'none', readsEventsFrom: 'router type' };
   if (m.paths.seesRouterPolls) return { readsEvents: 'pull', readsEventsFrom: 'its polls' };

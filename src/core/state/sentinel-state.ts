@@ -164,12 +164,12 @@ class Sentinel implements SentinelState {
         this.#model.sidecarLoad.load(obs);
         return;
       case 'server-info':
-        // the digester keeps what it states of hashing; the capacity bounds the sticky ideal
+        // the deployment's facts keep what it states of hashing; the capacity bounds the sticky ideal
         if (obs.kvCapacityBlocks !== undefined && obs.kvCapacityBlocks !== null)
           this.#model.capacity.configure(obs.server, obs.kvCapacityBlocks);
         return;
       case 'router-config':
-        // the digester keeps what it states
+        // the deployment's facts keep what it states
         return;
     }
   }

@@ -94,7 +94,7 @@ export function projectSnapshot(
 ): SentinelStateSnapshot {
   const m = parts.model;
   const total = (key: CounterKey): number => m.counters.total(key, now);
-  const servers = m.digester.serverIds().map((server) => serverStats(m, server, now));
+  const servers = m.deployment.serverIds().map((server) => serverStats(m, server, now));
   const d = input.decisions;
   let oracleHitRatio: number | null = null;
   let oracleBasis: SentinelStateSnapshot['oracleBasis'] = null;

@@ -6,7 +6,8 @@ import type { DiagnosisThresholds } from '../diagnosis/thresholds.js';
 import { EventSequenceTracker, RouterReplicaTable, WorkerTruthTable } from '../tables/index.js';
 import type { HashAlgo } from '../wire/kv-event.js';
 import { DEFAULT_ROUTER_TOKENS_PER_BLOCK } from '../diagnosis/router-defaults.js';
-import { ObservationDigester } from './observation-digester.js';
+import { DeploymentFacts } from './deployment-facts.js';
+import { DEFAULT_INCREMENTAL_TRAJECTORIES, ObservationDigester } from './observation-digester.js';
 import { EventPaths } from './event-paths.js';
 import { RelayBuffer } from './relay-buffer.js';
 import { RouterBlockSizeInference } from './router-block-size-inference.js';
@@ -46,7 +47,10 @@ const NO_FACTS: Readonly<ServerFacts> = {
 };
 
 export class StateModel {
-  readonly digester = new ObservationDigester();
+  /** the router's settings and the servers' hashing, as the deployment states or shows them */
+  readonly deployment = new DeploymentFacts();
+  /** block keys and hash checks from the observations' tokens, with the deployment's facts */
+  readonly digester = new ObservationDigester(DEFAULT_INCREMENTAL_TRAJECTORIES, this.deployment);
   readonly counters: StateCounters;
   readonly truth: WorkerTruthTable;
   readonly replica: RouterReplicaTable;
@@ -112,14 +116,14 @@ export class StateModel {
 
   /** The router's chunk size as far as known: stated, else inferred, else the default. */
   routerChunkSize(): number {
-    return this.digester.router.tokensPerBlock ?? this.tpbInference.inferred ?? DEFAULT_ROUTER_TOKENS_PER_BLOCK;
+    return this.deployment.router.tokensPerBlock ?? this.tpbInference.inferred ?? DEFAULT_ROUTER_TOKENS_PER_BLOCK;
   }
 
   /** `candidates`: the chunk sizes the decisions considered while the router's is unknown */
   routerTokensPerBlock(
     candidates: readonly number[],
   ): Pick<DiagnosisInput['router'], 'tokensPerBlock' | 'tokensPerBlockFrom' | 'tokensPerBlockCandidates'> {
-    const router = this.digester.router;
+    const router = this.deployment.router;
     if (router.tokensPerBlock !== null)
       return {
         tokensPerBlock: router.tokensPerBlock,
@@ -142,7 +146,7 @@ export class StateModel {
    * track_routed_blocks (on unless stated off). Null while neither is known.
    */
   fillsOwnTable(): boolean | null {
-    const r = this.digester.router;
+    const r = this.deployment.router;
     // the newest router has no backfill (tracking replaced it); the 2026-06 one's is opt-in
     const backfill = r.backfillBlockHashesOnFinish ?? (r.profile !== null ? false : null);
     const tracking = r.trackRoutedBlocks ?? (r.profile === 'newest' ? true : r.profile === '2026-06' ? false : null);
