@@ -91,12 +91,12 @@ describe('DecisionsReducer', () => {
 
   it('records the load at decision time: in-flight per server, the peak, and a spread the load term alone decides', () => {
     // max_batch_size 8: a spread of 2 requests is a load term of 0.25, the sent-away threshold
-    const { model, decide } = reducer({ maxBatchSize: 8 });
+    const { model, decisions, decide } = reducer({ maxBatchSize: 8 });
     decide(decisionOf('r1', 'ctx0', { inflight: { ctx0: 1, ctx1: 2, ctx2: 1 } }));
     expect(totalOf(model, counterKey('loadSpreadOverCacheDelta'))).toBe(0);
     decide(decisionOf('r2', 'ctx0', { inflight: { ctx0: 1, ctx1: 3, ctx2: 2 } }));
     expect(totalOf(model, counterKey('loadSpreadOverCacheDelta'))).toBe(1);
-    expect(model.factsOf('ctx1').inflight).toBe(3);
+    expect(decisions.inflightOf('ctx1')).toBe(3);
     expect(totalOf(model, counterKey('inflightSum', 'ctx1'))).toBe(5);
     expect(totalOf(model, counterKey('inflightReports', 'ctx1'))).toBe(2);
     expect(totalOf(model, counterKey('maxInflightSum'))).toBe(5);

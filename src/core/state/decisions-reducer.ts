@@ -74,6 +74,8 @@ export interface DecisionsView {
   serverCount(): number;
   /** the router chunk sizes the last decision considered while the router's was unknown (none yet: empty) */
   readonly tokensPerBlockCandidates: readonly number[];
+  /** in-flight requests at the latest decision that reported the server's */
+  inflightOf(server: string): number;
 }
 
 export class DecisionsReducer implements DecisionsView {
@@ -86,6 +88,7 @@ export class DecisionsReducer implements DecisionsView {
   /** servers chosen by a decision */
   readonly #servers = new Set<string>();
   #tpbCandidates: readonly number[] = [];
+  readonly #inflight = new Map<string, number>();
 
   readonly model: StateModel;
 
@@ -104,6 +107,10 @@ export class DecisionsReducer implements DecisionsView {
 
   get tokensPerBlockCandidates(): readonly number[] {
     return this.#tpbCandidates;
+  }
+
+  inflightOf(server: string): number {
+    return this.#inflight.get(server) ?? 0;
   }
 
   get pendingExpired(): number {
@@ -261,7 +268,7 @@ export class DecisionsReducer implements DecisionsView {
       busiest = Math.max(busiest, n);
       c.add(ts, counterKey('inflightSum', s), n);
       c.add(ts, counterKey('inflightReports', s));
-      m.facts(s).inflight = n;
+      this.#inflight.set(s, n);
     }
     c.add(ts, counterKey('maxInflightSum'), busiest);
     c.add(ts, counterKey('maxInflightReports'));

@@ -17,10 +17,12 @@ import type { SourceHealthBoard } from './source-health-board.js';
 import { pullPathServed, routerEventRead } from './router-event-read.js';
 import type { DecisionsView } from './decisions-reducer.js';
 import type { RouterDeliveriesView } from './router-deliveries-reducer.js';
+import type { WorkerEventsView } from './worker-events-reducer.js';
 import type { StateModel } from './state-model.js';
 
 export interface DiagnosisSources {
   readonly model: StateModel;
+  readonly workerEvents: WorkerEventsView;
   readonly decisions: DecisionsView;
   readonly router: RouterDeliveriesView;
   readonly sources: SourceHealthBoard;
@@ -35,9 +37,15 @@ function vllmHashingOf(m: StateModel, server: string): ServerDiagnosis['vllmHash
     : null;
 }
 
-function serverDiagnosis(m: StateModel, server: string, now: number, lag: SidecarLagSummary): ServerDiagnosis {
+function serverDiagnosis(
+  { model: m, workerEvents, router }: DiagnosisSources,
+  server: string,
+  now: number,
+  lag: SidecarLagSummary,
+): ServerDiagnosis {
   const sum = (key: CounterKey): number => m.counters.windowed(key, now);
-  const facts = m.factsOf(server);
+  const facts = router.factsOf(server);
+  const pull = m.pullEvents.of(server);
   const deployment = m.deployment;
   const ranks: RankDiagnosis[] = m.sequence.ranks(server).map((r) => ({
     rank: r.attentionDpRank,
@@ -69,8 +77,8 @@ function serverDiagnosis(m: StateModel, server: string, now: number, lag: Sideca
     missedEvents: sum(counterKey('missedEvents', server)),
     sidecarGaps: lag.byServer.get(server)?.gaps ?? 0,
     sidecarMissed: lag.byServer.get(server)?.missed ?? 0,
-    lastPullEventTs: facts.lastPullEventTs,
-    newBlockOutcomesSincePullEvent: facts.newBlockOutcomesSincePullEvent,
+    lastPullEventTs: pull.lastPullEventTs,
+    newBlockOutcomesSincePullEvent: pull.newBlockOutcomesSincePullEvent,
     resets: sum(counterKey('resets', server)),
     ranks,
     routerPolls: sum(counterKey('routerPolls', server)),
@@ -82,7 +90,7 @@ function serverDiagnosis(m: StateModel, server: string, now: number, lag: Sideca
       mismatch: sum(counterKey('hashMismatch', server)),
       unverifiable: sum(counterKey('hashUnverifiable', server)),
     },
-    alternativeHashAlgo: facts.alternativeAlgo,
+    alternativeHashAlgo: workerEvents.alternativeAlgoOf(server),
     vllmHashing: vllmHashingOf(m, server),
     advertisedHashAlgo: deployment.advertisedHashAlgo(server),
     hashAlgo: deployment.hashAlgoOf(server),
@@ -209,15 +217,13 @@ function routerDiagnosis(
   };
 }
 
-export function projectDiagnosisInput(
-  { model: m, decisions, router: deliveries, sources, render }: DiagnosisSources,
-  now: number,
-): DiagnosisInput {
+export function projectDiagnosisInput(parts: DiagnosisSources, now: number): DiagnosisInput {
+  const { model: m, decisions, router: deliveries, sources, render } = parts;
   const sum = (key: CounterKey): number => m.counters.windowed(key, now);
   const serverIds = m.deployment.serverIds();
   const window = m.counters.span(now);
   const lag = m.sidecarLoad.summary(window?.from ?? null);
-  const servers = serverIds.map((server) => serverDiagnosis(m, server, now, lag));
+  const servers = serverIds.map((server) => serverDiagnosis(parts, server, now, lag));
   const router = routerDiagnosis(m, servers, decisions.tokensPerBlockCandidates);
   return {
     now,

@@ -27,6 +27,18 @@ function reducers(truthSeen = true) {
 }
 
 describe('OutcomesReducer', () => {
+  it('a served request that computed a new block counts against its pull path once that brought events', () => {
+    const { model, finish } = reducers();
+    finish(outcomeOf('a', 'ctx0', { promptTokens: 16, cachedTokens: 0 }));
+    expect(model.pullEvents.of('ctx0').newBlockOutcomesSincePullEvent).toBe(0);
+    model.pullEvents.pullEvents('ctx0', 1_000);
+    finish(outcomeOf('b', 'ctx0', { promptTokens: 16, cachedTokens: 0 }));
+    // everything reused but a partial block: nothing new stored
+    finish(outcomeOf('c', 'ctx0', { promptTokens: 16, cachedTokens: 13 }));
+    finish(outcomeOf('d', 'ctx0', { promptTokens: 16, cachedTokens: 12 }));
+    expect(model.pullEvents.of('ctx0').newBlockOutcomesSincePullEvent).toBe(2);
+  });
+
   it('an outcome without its decision is counted by its server and as such, and joins nothing', () => {
     const { model, outcomes, finish } = reducers();
     expect(finish(outcomeOf('nobody', 'ctx0', { promptTokens: 16, cachedTokens: 4 }))).toBeNull();

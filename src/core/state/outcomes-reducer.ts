@@ -72,9 +72,8 @@ export class OutcomesReducer {
       c.add(ts, counterKey('cachedTokens', server), cached);
       m.capacity.observeServed(server, prompt, cached);
       // a request that computed a whole new block stored it: its events are due on the pull path (event-queue-shared)
-      const facts = m.factsOf(server);
-      if (facts.lastPullEventTs !== null && prompt - cached >= Math.max(m.deployment.blockSizeOf(server) ?? 1, 1))
-        m.facts(server).newBlockOutcomesSincePullEvent++;
+      if (m.pullEvents.watching(server) && prompt - cached >= Math.max(m.deployment.blockSizeOf(server) ?? 1, 1))
+        m.pullEvents.servedNewBlocks(server);
     }
     const pending = this.decisions.pending.peek(obs.requestId);
     if (pending === undefined) {

@@ -54,7 +54,7 @@ describe('RouterDeliveriesReducer', () => {
       hashAlgo: null,
     });
     expect(byState.seesRouterDebug).toBe(true);
-    expect(byState.model.factsOf('ctx0').routerState).toMatchObject({ blockTableSize: 7, polls: 3 });
+    expect(byState.factsOf('ctx0').routerState).toMatchObject({ blockTableSize: 7, polls: 3 });
     const byScore = new RouterDeliveriesReducer(harnessModel());
     byScore.routerScore();
     expect(byScore.seesRouterDebug).toBe(true);
@@ -72,7 +72,7 @@ describe('RouterDeliveriesReducer', () => {
       workerTokensPerBlock: 4,
       divisible: true,
     });
-    expect(model.factsOf('ctx0').pollingSkipped).toEqual({
+    expect(router.factsOf('ctx0').pollingSkipped).toEqual({
       routerTokensPerBlock: 32,
       workerTokensPerBlock: 4,
       divisible: true,
@@ -94,6 +94,6 @@ describe('RouterDeliveriesReducer', () => {
     expect(totalOf(model, counterKey('eventMatchDiagCalls', 'ctx0'))).toBe(2);
     expect(totalOf(model, counterKey('eventMatchDiagTotalMatched', 'ctx0'))).toBe(2);
     expect(totalOf(model, counterKey('eventMatchDiagEventMatched', 'ctx0'))).toBe(1);
-    expect(model.factsOf('ctx0')).toMatchObject({ eventBlocks: 20, totalBlocks: 20 });
+    expect(router.factsOf('ctx0')).toMatchObject({ eventBlocks: 20, totalBlocks: 20 });
   });
 });

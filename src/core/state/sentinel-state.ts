@@ -189,6 +189,7 @@ class Sentinel implements SentinelState {
     return projectDiagnosisInput(
       {
         model: this.#model,
+        workerEvents: this.#workerEvents,
         decisions: this.#decisions,
         router: this.#router,
         sources: this.#sources,

@@ -3,7 +3,7 @@
 import type { DiagnosisInput } from '../diagnosis/rule.js';
 import { REQUEST_UNREADABLE_REASONS } from '../relay/request-unreadable.js';
 import { counterKey, type CounterKey } from './counter-schema.js';
-import type { DecisionsReducer } from './decisions-reducer.js';
+import type { DecisionsReducer, DecisionsView } from './decisions-reducer.js';
 import type { OutcomesReducer } from './outcomes-reducer.js';
 import type { ServerAdmission } from './server-admission.js';
 import type { DecisionStats, RankStats, SentinelDropCounters, SentinelStateSnapshot, ServerStats } from './snapshot.js';
@@ -19,7 +19,7 @@ export interface SnapshotSources {
   readonly admission: ServerAdmission;
 }
 
-function serverStats(m: StateModel, server: string, now: number): ServerStats {
+function serverStats(m: StateModel, decisions: DecisionsView, server: string, now: number): ServerStats {
   const total = (key: CounterKey): number => m.counters.total(key, now);
   const streams = m.truth.streams(server);
   const ranks: RankStats[] = m.sequence.ranks(server).map((r) => {
@@ -65,7 +65,7 @@ function serverStats(m: StateModel, server: string, now: number): ServerStats {
     cachedTokens: total(counterKey('cachedTokens', server)),
     oracleCachedTokens: total(counterKey('oracleCachedTokens', server)),
     predictedRouterCachedTokens: total(counterKey('predictedRouterCachedTokens', server)),
-    inflight: m.factsOf(server).inflight,
+    inflight: decisions.inflightOf(server),
   };
 }
 
@@ -94,7 +94,7 @@ export function projectSnapshot(
 ): SentinelStateSnapshot {
   const m = parts.model;
   const total = (key: CounterKey): number => m.counters.total(key, now);
-  const servers = m.deployment.serverIds().map((server) => serverStats(m, server, now));
+  const servers = m.deployment.serverIds().map((server) => serverStats(m, parts.decisions, server, now));
   const d = input.decisions;
   let oracleHitRatio: number | null = null;
   let oracleBasis: SentinelStateSnapshot['oracleBasis'] = null;

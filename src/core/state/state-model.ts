@@ -1,14 +1,14 @@
 // What the state's reducers share: the counters, worker truth and the router replica, the event-sequence trackers,
-// the per-server facts that are not counts, and what the sidecar has seen of its vantage point. Reducers write it,
-// projections read it; nothing here runs a rule or knows an output.
-import type { DiagnosisInput, RouterStateView, ServerDiagnosis } from '../diagnosis/rule.js';
+// the deployment's facts and the event paths, each a component with its own methods. What one reducer alone keeps
+// it owns itself; projections read both; nothing here runs a rule or knows an output.
+import type { DiagnosisInput } from '../diagnosis/rule.js';
 import type { DiagnosisThresholds } from '../diagnosis/thresholds.js';
 import { EventSequenceTracker, RouterReplicaTable, WorkerTruthTable } from '../tables/index.js';
-import type { HashAlgo } from '../wire/kv-event.js';
 import { DEFAULT_ROUTER_TOKENS_PER_BLOCK } from '../diagnosis/router-defaults.js';
 import { DeploymentFacts } from './deployment-facts.js';
 import { DEFAULT_INCREMENTAL_TRAJECTORIES, ObservationDigester } from './observation-digester.js';
 import { EventPaths } from './event-paths.js';
+import { PullEventWatch } from './pull-event-watch.js';
 import { RelayBuffer } from './relay-buffer.js';
 import { RouterBlockSizeInference } from './router-block-size-inference.js';
 import type { SentinelLimits, SentinelMode } from './sentinel-options.js';
@@ -16,35 +16,6 @@ import { SidecarLoadLedger } from './sidecar-load-ledger.js';
 import { StateCounters } from './state-counters.js';
 import { StreamHistory } from './stream-history.js';
 import { WorkerCapacity } from './worker-capacity.js';
-
-/** What the state knows of a server beyond its counters: the latest value of each, not a sum. */
-export interface ServerFacts {
-  /** in-flight requests at the latest decision that reported them */
-  inflight: number;
-  /** another algorithm that reproduces mismatching root blocks */
-  alternativeAlgo: HashAlgo | null;
-  routerState: RouterStateView | null;
-  /** the newest router logged that it skips polling this server (tokens_per_block mismatch) */
-  pollingSkipped: ServerDiagnosis['pollingSkipped'];
-  /** the last EVENT_MATCH_DIAG block counts */
-  eventBlocks: number | null;
-  totalBlocks: number | null;
-  /** when the last drain of the pull path brought events (null: never) */
-  lastPullEventTs: number | null;
-  /** served requests that computed at least one new block since then: each stored blocks the drains never brought */
-  newBlockOutcomesSincePullEvent: number;
-}
-
-const NO_FACTS: Readonly<ServerFacts> = {
-  inflight: 0,
-  alternativeAlgo: null,
-  routerState: null,
-  pollingSkipped: null,
-  eventBlocks: null,
-  totalBlocks: null,
-  lastPullEventTs: null,
-  newBlockOutcomesSincePullEvent: 0,
-};
 
 export class StateModel {
   /** the router's settings and the servers' hashing, as the deployment states or shows them */
@@ -57,6 +28,8 @@ export class StateModel {
   readonly sequence = new EventSequenceTracker();
   /** what each worker can hold and what it stored: the sticky ideal's bound */
   readonly capacity = new WorkerCapacity();
+  /** whether each server's pull path still brings its events */
+  readonly pullEvents = new PullEventWatch();
   /** the sidecar's own lag and the gaps it explains */
   readonly sidecarLoad = new SidecarLoadLedger();
   /** history ZMQ subscriptions joined too late to replay, until each table has turned over */
@@ -65,7 +38,6 @@ export class StateModel {
   readonly tpbInference = new RouterBlockSizeInference();
   /** relay events per server awaiting the router's poll, to enter the replica as the router reads them */
   readonly #relay = new Map<string, RelayBuffer>();
-  readonly #facts = new Map<string, ServerFacts>();
   /** by which path each server's events come: streams, the pull path */
   readonly paths = new EventPaths();
 
@@ -80,21 +52,6 @@ export class StateModel {
     this.counters = new StateCounters(windowMs);
     this.truth = new WorkerTruthTable({ maxBlocksPerServer: limits.tableBlocksPerServer });
     this.replica = new RouterReplicaTable({ maxBlocksPerServer: limits.tableBlocksPerServer });
-  }
-
-  /** The server's facts to update. */
-  facts(server: string): ServerFacts {
-    let facts = this.#facts.get(server);
-    if (facts === undefined) {
-      facts = { ...NO_FACTS };
-      this.#facts.set(server, facts);
-    }
-    return facts;
-  }
-
-  /** The server's facts to read (none known: the defaults). */
-  factsOf(server: string): Readonly<ServerFacts> {
-    return this.#facts.get(server) ?? NO_FACTS;
   }
 
   relayOf(server: string): RelayBuffer {

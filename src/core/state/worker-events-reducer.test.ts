@@ -33,6 +33,8 @@ describe('WorkerEventsReducer', () => {
     expect(totalOf(model, counterKey('drains', 'ctx0'))).toBe(1);
     expect(totalOf(model, counterKey('storedEvents', 'ctx0'))).toBe(1);
     expect(totalOf(model, counterKey('events', 'ctx0'))).toBe(1);
+    // the pull path brings events: served requests count against it from now on
+    expect(model.pullEvents.of('ctx0')).toEqual({ lastPullEventTs: 2_000, newBlockOutcomesSincePullEvent: 0 });
   });
 
   it('truth is seen only once a stored event arrived; an empty drain is counted as such', () => {
@@ -40,6 +42,7 @@ describe('WorkerEventsReducer', () => {
     events.workerEvents(drain('ctx0', 0), null);
     expect(events.truthSeen).toBe(false);
     expect(totalOf(model, counterKey('emptyDrains', 'ctx0'))).toBe(1);
+    expect(model.pullEvents.watching('ctx0')).toBe(false);
     events.workerEvents(drain('ctx0', 0, storedEvent(prompt(1), 0)), null);
     expect(events.truthSeen).toBe(true);
   });

@@ -2,6 +2,7 @@
 // count gaps, resets and hash checks, and reach the router's replica as the router reads them (relay buffer) or,
 // for a stream the router subscribes to itself, at once.
 import type { StreamSequenceObservation, WorkerEventsObservation } from '../observe/observation.js';
+import type { HashAlgo } from '../wire/kv-event.js';
 import { counterKeys } from './counter-key.js';
 import type { StoredEventCheck } from './hash-verifier.js';
 import type { SourceHealthBoard } from './source-health-board.js';
@@ -39,10 +40,17 @@ export interface WorkerTruthSeen {
   readonly truthSeen: boolean;
 }
 
-export class WorkerEventsReducer implements WorkerTruthSeen {
+/** What the projections read of the worker events beyond counters and tables. */
+export interface WorkerEventsView extends WorkerTruthSeen {
+  /** another algorithm that reproduces the server's mismatching root blocks (the latest found) */
+  alternativeAlgoOf(server: string): HashAlgo | null;
+}
+
+export class WorkerEventsReducer implements WorkerEventsView {
   readonly model: StateModel;
   readonly sources: SourceHealthBoard;
   #truthSeen = false;
+  readonly #alternativeAlgo = new Map<string, HashAlgo>();
 
   constructor(model: StateModel, sources: SourceHealthBoard) {
     this.model = model;
@@ -51,6 +59,10 @@ export class WorkerEventsReducer implements WorkerTruthSeen {
 
   get truthSeen(): boolean {
     return this.#truthSeen;
+  }
+
+  alternativeAlgoOf(server: string): HashAlgo | null {
+    return this.#alternativeAlgo.get(server) ?? null;
   }
 
   workerEvents(obs: WorkerEventsObservation, checks: readonly (StoredEventCheck | null)[] | null): void {
@@ -67,11 +79,7 @@ export class WorkerEventsReducer implements WorkerTruthSeen {
       if (this.sources.get(relaySource)?.up === false) this.sources.report(ts, relaySource, true, null);
       c.add(ts, counterKey('drains', server));
       if (obs.events.length === 0) c.add(ts, counterKey('emptyDrains', server));
-      else {
-        const facts = m.facts(server);
-        facts.lastPullEventTs = ts;
-        facts.newBlockOutcomesSincePullEvent = 0;
-      }
+      else m.pullEvents.pullEvents(server, ts);
     }
     const firstEvent = obs.events[0];
     if (replicaFromStream && firstEvent !== undefined && m.paths.fillReplicaFromStream(server)) {
@@ -113,7 +121,7 @@ export class WorkerEventsReducer implements WorkerTruthSeen {
             else if (result === 'mismatch') mismatch++;
             else unverifiable++;
           }
-          if (check.alternative !== null) m.facts(server).alternativeAlgo = check.alternative;
+          if (check.alternative !== null) this.#alternativeAlgo.set(server, check.alternative);
         }
       }
       if (replicaFromStream) m.replica.apply(server, event);
