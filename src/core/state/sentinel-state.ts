@@ -13,7 +13,7 @@ import type { Observation } from '../observe/observation.js';
 import { DecisionsReducer } from './decisions-reducer.js';
 import { projectDiagnosisInput } from './diagnosis-projection.js';
 import { JoinedEventStream, type JoinedEventListener } from './joined-events.js';
-import type { ObservationDigest, ObservationDigester } from './observation-digester.js';
+import type { ObservationDigest } from './observation-digester.js';
 import { OutcomesReducer } from './outcomes-reducer.js';
 import { RenderParity } from './render-parity.js';
 import { RouterDeliveriesReducer } from './router-deliveries-reducer.js';
@@ -58,7 +58,6 @@ export interface SentinelState {
    * one-shot audit attaches to: it replays them as a bundle's records); returns the unsubscribe.
    */
   onApplied(listener: AppliedListener): () => void;
-  readonly digester: ObservationDigester;
 }
 
 export type AppliedListener = (observation: Observation, digest: ObservationDigest | null) => void;
@@ -107,10 +106,6 @@ class Sentinel implements SentinelState {
       admission: this.#admission,
     };
     this.#evaluator = new RuleEvaluator(options.rules ?? RULES, options.hysteresis ?? { onAfter: 1, offAfter: 1 });
-  }
-
-  get digester(): ObservationDigester {
-    return this.#model.digester;
   }
 
   apply(observation: Observation, digest?: ObservationDigest | null): void {
