@@ -148,7 +148,7 @@ export async function fleetSection(config: RunConfig): Promise<SectionReport> {
       status: statusOf(renderP50 < RENDER_TARGET_MS),
     },
     {
-      measurement: '… one evaluation of the rules (snapshot when due), p50',
+      measurement: '… one evaluation of the rules (evaluate), p50',
       result: fmtMs(evalP50),
       baseline: `${unitLabel} ${fmtMs(u((d) => median(d.r.evaluationMs)))}`,
       ratio: fmtRatio(evalP50 / u((d) => median(d.r.evaluationMs))),

@@ -200,7 +200,7 @@ export async function runFleet(params: FleetParams): Promise<FleetResult> {
   }
   const fillSeconds = (performance.now() - fillWall0) / 1000;
   const fillCpuSeconds = cpuSeconds() - fillCpu0;
-  const filled = state.snapshot(clock(), { fresh: true });
+  const filled = state.evaluate(clock());
   const truthBlocks = sum(filled, (s) => s.ranks.reduce((n, r) => n + (r.blocksByLevel[0] ?? 0), 0));
   const replicaBlocks = sum(filled, (s) => s.routerTableBlocks);
   const blocks = servers * ranks * params.blocksPerRank;
@@ -239,9 +239,9 @@ export async function runFleet(params: FleetParams): Promise<FleetResult> {
     if (now - lastEval < 1000) return null;
     lastEval = now;
     const t0 = performance.now();
-    const snap = state.snapshot(clock());
+    const snap = state.evaluate(clock());
     if (measure) evaluationMs.push(performance.now() - t0);
-    // scrapes between evaluations (the snapshot not due: projection and exposition); their CPU is kept apart,
+    // scrapes between evaluations (snapshots only read: projection and exposition); their CPU is kept apart,
     // since it follows the scrape interval, not the events
     const c0 = cpuSeconds();
     for (let i = 0; i < (measure ? SCRAPES_PER_EVALUATION : 1); i++) {

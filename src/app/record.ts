@@ -51,7 +51,9 @@ export async function recordBundle(config: ServeConfig, options: RecordOptions):
           writeError = err instanceof Error ? err : new Error(String(err));
         }
       },
+      evaluate: (now) => state.evaluate(now),
       snapshot: (now) => state.snapshot(now),
+      lastEvaluation: () => state.lastEvaluation(),
       subscribe: (listener) => state.subscribe(listener),
     }),
   });

@@ -10,7 +10,9 @@ export function tappedStatePort(state: SentinelState, tap: (observation: Observa
       tap(observation);
       state.apply(observation);
     },
-    snapshot: (now, options) => state.snapshot(now, options),
+    evaluate: (now) => state.evaluate(now),
+    snapshot: (now) => state.snapshot(now),
+    lastEvaluation: () => state.lastEvaluation(),
     diagnosisInput: (now) => state.diagnosisInput(now),
     subscribe: (listener) => state.subscribe(listener),
     onApplied: (listener) => state.onApplied(listener),

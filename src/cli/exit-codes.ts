@@ -1,5 +1,5 @@
 // The CLI's exit codes, and the one place a known error's code becomes one. An audit's own codes (1 findings,
-// 3 evidence insufficient) come from its report (core/diagnosis/audit-report.ts).
+// 3 evidence insufficient) come from its report (core/report/audit-report.ts).
 import type { ErrorCode } from '../core/errors.js';
 
 export const EXIT_USAGE = 2;

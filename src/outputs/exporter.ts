@@ -14,7 +14,7 @@ import {
   SEVERITIES,
   severityRank,
 } from '../core/diagnosis/finding-catalog.js';
-import type { SentinelSnapshot, ServerStats, Verdict } from '../core/state/snapshot.js';
+import type { SentinelSnapshot, ServerStats } from '../core/state/snapshot.js';
 import { SCAN_FALLBACK_REASONS } from '../core/relay/scan-fallback.js';
 import type { KvEventType } from '../core/wire/kv-event.js';
 import type { Logger } from '../sources/ports.js';
@@ -23,6 +23,7 @@ import type { StreamRankCounters } from '../sources/zmq/stream-counters.js';
 import type { ForwardCounters } from '../sources/zmq/zmq-bind-source.js';
 import type { SourceStatus } from '../sources/source-status.js';
 import { CACHE_DROPS, METRICS, type CacheDropKey, type MetricSpec } from './metric-catalog.js';
+import type { Verdict } from '../core/diagnosis/verdict.js';
 
 /** default process metrics that are gauges with a counter's suffix (see collectDefaultMetrics below) */
 const NON_COUNTER_TOTALS = [

@@ -1,7 +1,8 @@
 // The HTML page at `/`: what the sidecar watches, whether each source is up, and the findings that hold now.
-import type { Finding, Verdict } from '../core/state/snapshot.js';
 import { LANDING_REFRESH_SECONDS, tailCommand } from './landing-self.js';
 import type { SourceStatus } from '../sources/source-status.js';
+import type { Finding } from '../core/diagnosis/finding.js';
+import type { Verdict } from '../core/diagnosis/verdict.js';
 
 export interface LandingInfo {
   readonly version: string;

@@ -6,7 +6,7 @@ import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocket, WebSocketServer } from 'ws';
 import type { Observation } from '../core/observe/observation.js';
-import type { Finding, SentinelSnapshot } from '../core/state/snapshot.js';
+import type { SentinelSnapshot } from '../core/state/snapshot.js';
 import type { Clock, Logger, ObservationSink } from '../sources/ports.js';
 import type { JoinedEvent } from '../core/state/joined-events.js';
 import { formatClock, formatZone } from './time-text.js';
@@ -20,6 +20,7 @@ import {
   withOutcomeJoin,
   type LiveFrame,
 } from './live-frames.js';
+import type { Finding } from '../core/diagnosis/finding.js';
 
 export interface LiveFeedOptions {
   readonly snapshotIntervalMs: number;

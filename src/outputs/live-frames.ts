@@ -2,7 +2,8 @@
 // prompt token ids or text. Finding frames are changes (raised / cleared); stats frames summarise the tables.
 import type { DecisionObservation, Observation, OutcomeObservation } from '../core/observe/observation.js';
 import type { DecisionJoin, OutcomeJoin } from '../core/state/joined-events.js';
-import type { Finding, SentinelSnapshot } from '../core/state/snapshot.js';
+import type { SentinelSnapshot } from '../core/state/snapshot.js';
+import type { Finding } from '../core/diagnosis/finding.js';
 
 export interface DecisionFrame {
   readonly type: 'decision';

@@ -2,7 +2,7 @@
 // (requests, router polls, drains, routing decisions), the two are the same number; and a summary that says every
 // drain came back [] never stands beside `drains: 0` (the relay records only drains that return events).
 import { expect } from 'vitest';
-import type { Finding } from '../../src/core/state/snapshot.js';
+import type { Finding } from '../../src/core/diagnosis/finding.js';
 
 const STATED: readonly { readonly pattern: RegExp; readonly key: string }[] = [
   { pattern: /\bserved (\d+) requests\b/g, key: 'requests' },

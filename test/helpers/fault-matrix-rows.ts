@@ -40,7 +40,7 @@
 // | watch + prompt_token_ids: like logs only (seed inert, healthy quiet)                                                          |
 // | logs only, parsed by kvsentinel: seed | tokens-per-block-mismatch, cache-signal-inert                         | turn-scatter-high                 |
 // | logs only, parsed by kvsentinel: ok   | —                                                                     | — (verdict healthy)               |
-import { buildAuditReport, type AuditReport } from '../../src/core/diagnosis/audit-report.js';
+import { buildAuditReport, type AuditReport } from '../../src/core/report/audit-report.js';
 import type { Observation } from '../../src/core/observe/observation.js';
 import { createSentinelState } from '../../src/core/state/sentinel-state.js';
 import { parseOrchestratorLogLine } from '../../src/core/watch/orchestrator-log.js';
@@ -557,7 +557,7 @@ function auditLogs(row: Row): AuditReport {
       feed(parsed.observations);
     },
   });
-  return buildAuditReport(state.snapshot(last), {
+  return buildAuditReport(state.evaluate(last), {
     kind: 'live',
     description: `logs ${row.name}`,
     observations,
@@ -626,7 +626,7 @@ export function auditRow(row: Row): AuditReport {
       state.apply(obs);
     },
   });
-  return buildAuditReport(state.snapshot(last), {
+  return buildAuditReport(state.evaluate(last), {
     kind: 'live',
     description: `virtual ${row.name}`,
     observations,

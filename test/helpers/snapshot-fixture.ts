@@ -1,5 +1,6 @@
 // Hand-built snapshots for output tests (the real state builds them from observations).
-import type { Finding, SentinelSnapshot, ServerStats } from '../../src/core/state/snapshot.js';
+import type { SentinelSnapshot, ServerStats } from '../../src/core/state/snapshot.js';
+import type { Finding } from '../../src/core/diagnosis/finding.js';
 
 export function serverStats(server: string, overrides: Partial<ServerStats> = {}): ServerStats {
   return {

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { auditBundle } from '../../src/app/audit/bundle-audit.js';
-import { buildAuditReport } from '../../src/core/diagnosis/audit-report.js';
+import { buildAuditReport } from '../../src/core/report/audit-report.js';
 import { createSentinelState } from '../../src/core/state/sentinel-state.js';
 import { BundleWriter } from '../../src/outputs/bundle-writer.js';
 import { miniCluster, type MiniOptions } from '../helpers/mini-cluster.js';
@@ -12,7 +12,7 @@ async function recordAndAudit(mini: MiniOptions, includePrompts = false) {
   const observations = miniCluster(mini);
   const live = createSentinelState({ mode: 'relay' });
   for (const obs of observations) live.apply(obs);
-  const liveReport = buildAuditReport(live.snapshot(observations.at(-1)!.ts), {
+  const liveReport = buildAuditReport(live.evaluate(observations.at(-1)!.ts), {
     kind: 'live',
     description: 'test',
     observations: observations.length,

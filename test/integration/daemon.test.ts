@@ -6,6 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
 import { buildConfig, type ServeConfig } from '../../src/app/config/serve-config.js';
 import { createDaemon, type Daemon } from '../../src/app/daemon/daemon.js';
+import { createSentinelState } from '../../src/core/state/sentinel-state.js';
 import { startFakeCtxWorker, type FakeCtxWorker } from '../helpers/fake-ctx-worker.js';
 import { pollEvents, runFakeOrchestrator } from '../helpers/fake-orchestrator.js';
 import { promtoolProblems } from '../helpers/promtool.js';
@@ -87,6 +88,46 @@ describe('kvsentinel serve (in process)', () => {
     expect((await get(`${base}/nope`)).status).toBe(404);
     const reloadGet = await get(`${base}/-/reload`);
     expect(reloadGet.status).toBe(405);
+  });
+
+  it('reads only read: scrapes, the landing page and the report evaluate nothing; the daemon evaluates on its clock', async () => {
+    const ws = await workers(1);
+    const state = createSentinelState({ mode: 'auto', windowMs: null, hysteresis: { onAfter: 2, offAfter: 5 } });
+    const evaluatedAt: number[] = [];
+    let reads = 0;
+    const config = buildConfig(
+      {
+        web: { listen_address: '127.0.0.1:0' },
+        relays: [{ id: 'ctx0', upstream: ws[0]!.url, listen: '127.0.0.1:0' }],
+        relay: { drain_interval: '50ms', drain_timeout: '500ms' },
+      },
+      {},
+    );
+    const daemon = createDaemon(config, {
+      evaluateEveryMs: 400,
+      createState: () => ({
+        apply: (o) => state.apply(o),
+        evaluate: (now) => (evaluatedAt.push(now), state.evaluate(now)),
+        snapshot: (now) => (reads++, state.snapshot(now)),
+        lastEvaluation: () => state.lastEvaluation(),
+        subscribe: (listener) => state.subscribe(listener),
+      }),
+    });
+    const started = Date.now();
+    await daemon.start();
+    cleanups.push(() => daemon.stop());
+    const a = daemon.webAddress();
+    const base = `http://${a.host}:${a.port}`;
+    for (let i = 0; i < 40; i++) expect((await get(`${base}/metrics`)).status).toBe(200);
+    for (let i = 0; i < 3; i++) expect((await get(`${base}/`)).status).toBe(200);
+    const elapsed = Date.now() - started;
+    expect(reads).toBeGreaterThanOrEqual(40);
+    // one evaluation on start and one per 400 ms of the clock, however many reads came between
+    expect(evaluatedAt.length).toBeGreaterThanOrEqual(1);
+    expect(evaluatedAt.length).toBeLessThanOrEqual(Math.floor(elapsed / 400) + 1);
+    for (const [i, t] of evaluatedAt.entries()) if (i > 0) expect(t - evaluatedAt[i - 1]!).toBeGreaterThanOrEqual(400);
+    // what a scrape shows is the last evaluation's
+    expect(daemon.snapshot().findings).toEqual(state.lastEvaluation()!.findings);
   });
 
   it('streams decisions and finding changes to a real ws client, never token ids or prompt text', async () => {

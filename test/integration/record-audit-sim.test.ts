@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { auditBundle } from '../../src/app/audit/bundle-audit.js';
-import { buildAuditReport } from '../../src/core/diagnosis/audit-report.js';
+import { buildAuditReport } from '../../src/core/report/audit-report.js';
 import { createSentinelState } from '../../src/core/state/sentinel-state.js';
 import { BundleWriter } from '../../src/outputs/bundle-writer.js';
 import { runVirtual } from '../../src/sim/run-virtual.js';
@@ -33,7 +33,7 @@ describe('record → audit --bundle on a simulated run', () => {
       },
     });
     await writer.close();
-    const liveReport = buildAuditReport(live.snapshot(last), {
+    const liveReport = buildAuditReport(live.evaluate(last), {
       kind: 'live',
       description: 'live',
       observations,

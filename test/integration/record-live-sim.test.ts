@@ -9,7 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { auditBundle } from '../../src/app/audit/bundle-audit.js';
 import { loadConfig, type ServeFlags } from '../../src/app/config/serve-config.js';
 import { createDaemon, type Daemon } from '../../src/app/daemon/daemon.js';
-import { buildAuditReport } from '../../src/core/diagnosis/audit-report.js';
+import { buildAuditReport } from '../../src/core/report/audit-report.js';
 import { createSentinelState } from '../../src/core/state/sentinel-state.js';
 import { BundleWriter } from '../../src/outputs/bundle-writer.js';
 import { startLiveCluster, type LiveCluster } from '../../src/sim/live/index.js';
@@ -47,7 +47,9 @@ describe('record → audit --bundle on a live simulator run (relay sidecar)', ()
               live.apply(o);
               writer.write(o);
             },
+            evaluate: (now) => live.evaluate(now),
             snapshot: (now) => live.snapshot(now),
+            lastEvaluation: () => live.lastEvaluation(),
             subscribe: (listener) => live.subscribe(listener),
           }),
         });
@@ -70,7 +72,7 @@ describe('record → audit --bundle on a live simulator run (relay sidecar)', ()
     await sidecar.stop();
     await writer.close();
 
-    const liveReport = buildAuditReport(live.snapshot(last), {
+    const liveReport = buildAuditReport(live.evaluate(last), {
       kind: 'live',
       description: 'live',
       observations,

@@ -94,7 +94,7 @@ async function floodedState(stallMs: number, monitored = true) {
   const lost = seen
     .filter((o) => o.kind === 'stream-sequence' && o.change === 'gap')
     .reduce((n, o) => n + (o.kind === 'stream-sequence' ? o.lost : 0), 0);
-  return { snapshot: state.snapshot(Date.now()), sent, lost, received: source.counters()[0]!.batches };
+  return { snapshot: state.evaluate(Date.now()), sent, lost, received: source.counters()[0]!.batches };
 }
 
 describe('a sidecar that falls behind', () => {

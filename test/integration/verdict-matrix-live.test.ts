@@ -112,7 +112,7 @@ async function runRow(row: LiveRow): Promise<RowResult> {
       'the orchestrator log read',
     );
   const now = Date.now();
-  return { snap: state.snapshot(now), input: state.diagnosisInput(now) };
+  return { snap: state.evaluate(now), input: state.diagnosisInput(now) };
 }
 
 const NEWEST = ['router.profile=newest'];

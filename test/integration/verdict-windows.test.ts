@@ -3,7 +3,7 @@
 // cache signal works while events are absent — and once `inert` it stays `inert`, one-shot (audit) and in the daemon's
 // windowed state with hysteresis (serve's preset, and a slower one) alike.
 import { describe, expect, it } from 'vitest';
-import { verdictMeaning } from '../../src/core/diagnosis/audit-report.js';
+import { verdictMeaning } from '../../src/core/report/audit-report.js';
 import type { Observation } from '../../src/core/observe/observation.js';
 import { STATE_PRESETS } from '../../src/app/state-presets.js';
 import { createSentinelState, type SentinelOptions } from '../../src/core/state/sentinel-state.js';
@@ -40,7 +40,7 @@ function verdictsOverTime(
           : o,
       );
       while (o.ts >= next) {
-        const snap = state.snapshot(next);
+        const snap = state.evaluate(next);
         const critical = snap.findings.filter((f) => f.severity === 'critical').map((f) => f.id);
         out.push({
           ts: next,

@@ -171,7 +171,7 @@ describe('publisher restarts at the same address', () => {
 });
 
 describe('joining after more than the replay buffer holds', () => {
-  const finding = (h: Harness) => h.state.snapshot(Date.now()).findings.find((f) => f.id === 'evidence-insufficient');
+  const finding = (h: Harness) => h.state.evaluate(Date.now()).findings.find((f) => f.id === 'evidence-insufficient');
   const gaps = (h: Harness) =>
     h.state.diagnosisInput(Date.now()).servers.find((s) => s.server === 'ctx0')?.historyIncomplete ?? [];
 
@@ -195,7 +195,7 @@ describe('joining after more than the replay buffer holds', () => {
     const f = finding(h);
     expect(f?.summary).toContain('ctx0 rank 0: KV history incomplete since');
     expect(f?.evidence['history_incomplete_since']).toMatch(/^ctx0\/rank0:/);
-    expect(h.state.snapshot(Date.now()).verdict).not.toBe('healthy');
+    expect(h.state.evaluate(Date.now()).verdict).not.toBe('healthy');
     expect(h.state.snapshot(Date.now()).servers.find((s) => s.server === 'ctx0')?.historyIncomplete).toHaveLength(1);
     // the replayed roots are the known table; the operator states a capacity of as many blocks
     const known = Array.from({ length: 30 - missing }, (_, k) => blockHash(41, missing - 20 + k));

@@ -175,7 +175,7 @@ describe('ZMQ KV-event source, live sockets', () => {
     expect([after.replayRequests - before.replayRequests, after.replayedBatches - before.replayedBatches]).toEqual([
       3, 0,
     ]);
-    const shared = h.state.snapshot(Date.now()).findings.find((f) => f.id === 'event-queue-shared');
+    const shared = h.state.evaluate(Date.now()).findings.find((f) => f.id === 'event-queue-shared');
     expect(shared?.summary).toMatch(/^stream gaps: 3 seq gaps on the ZMQ KV-event streams of ctx0 lost 6 batches/);
     expect(shared?.fix).toContain('replay');
   });
@@ -197,7 +197,7 @@ describe('ZMQ KV-event source, live sockets', () => {
       'reset',
     );
     await eventually(() => truth(h) === 2, 5_000, 'table rebuilt from the new life');
-    expect(h.state.snapshot(Date.now()).findings.map((f) => f.id)).toContain('event-stream-reset');
+    expect(h.state.evaluate(Date.now()).findings.map((f) => f.id)).toContain('event-stream-reset');
     expect(h.source.counters()[1]!.resets).toBe(1);
   });
 
@@ -256,7 +256,7 @@ describe('ZMQ KV-event source, live sockets', () => {
     cleanups.push(() => source.stop());
     await eventually(() => (status.list()[0]?.errors.connect ?? 0) >= 3, 10_000, 'connect retries');
     expect(status.list()[0]).toMatchObject({ source: 'zmq:ctx9', up: false });
-    expect(state.snapshot(Date.now()).findings.map((f) => f.id)).toContain('source-unreachable');
+    expect(state.evaluate(Date.now()).findings.map((f) => f.id)).toContain('source-unreachable');
   });
 
   it('a rank whose publisher never binds is unreachable on its own while rank 0 delivers (attention DP, rank 0 only)', async () => {
@@ -297,7 +297,7 @@ describe('ZMQ KV-event source, live sockets', () => {
       ['zmq:ctx0/rank0', true],
       ['zmq:ctx0/rank1', false],
     ]);
-    const unreachable = state.snapshot(Date.now()).findings.find((f) => f.id === 'source-unreachable');
+    const unreachable = state.evaluate(Date.now()).findings.find((f) => f.id === 'source-unreachable');
     expect(unreachable?.summary).toMatch(/zmq:ctx0\/rank1: .*rank 1 .*nothing accepts connections/);
   });
 });

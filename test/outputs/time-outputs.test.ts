@@ -8,7 +8,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { formatLiveFrame } from '../../src/cli/reporters/live-frame-text.js';
 import { TailSummary } from '../../src/cli/reporters/tail-view.js';
 import { renderText } from '../../src/cli/reporters/text.js';
-import type { AuditReport } from '../../src/core/diagnosis/audit-report.js';
+import type { AuditReport } from '../../src/core/report/audit-report.js';
 import { buildReportModel } from '../../src/core/report/report-model.js';
 import { renderLiveReportPage } from '../../src/outputs/report/live-report-page.js';
 import { renderReportDocument } from '../../src/outputs/report/report-html.js';

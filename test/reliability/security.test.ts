@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { request } from 'undici';
 import { describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
-import { buildAuditReport } from '../../src/core/diagnosis/audit-report.js';
+import { buildAuditReport } from '../../src/core/report/audit-report.js';
 import { createSentinelState } from '../../src/core/state/sentinel-state.js';
 import { ConfigError } from '../../src/app/config/config-error.js';
 import { buildConfig } from '../../src/app/config/serve-config.js';
@@ -149,7 +149,9 @@ describe('security', () => {
               state.apply(o);
               live.apply(o);
             },
+            evaluate: (now) => live.evaluate(now),
             snapshot: (now) => live.snapshot(now),
+            lastEvaluation: () => live.lastEvaluation(),
             subscribe: (listener) => live.subscribe(listener),
           };
         },
@@ -223,7 +225,7 @@ describe('security', () => {
     const reportPage = reportFrames.join('\n');
     expect(reportPage).toContain('data-verdict');
     const audit = JSON.stringify(
-      buildAuditReport(state.snapshot(Date.now()), {
+      buildAuditReport(state.evaluate(Date.now()), {
         kind: 'live',
         description: 'security test',
         observations: 0,

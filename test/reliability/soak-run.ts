@@ -47,7 +47,7 @@ function hashOf(n: number): bigint {
 }
 
 export function runSoak(o: SoakOptions): SoakResult {
-  const state = createSentinelState({ mode: 'relay', windowMs: 300_000, evaluateEveryMs: 5_000, limits: o.limits });
+  const state = createSentinelState({ mode: 'relay', windowMs: 300_000, limits: o.limits });
   const buffer = new EventBuffer({ maxEvents: o.bufferMaxEvents, consumerIdleMs: 60_000, retainReadMs: 1_000 });
   const samples: SoakSample[] = [];
   const held = SERVERS.map(() => [] as bigint[][]);
@@ -139,5 +139,5 @@ export function runSoak(o: SoakOptions): SoakResult {
     if (events % sampleEvery === 0) sample();
   }
   sample();
-  return { samples, snapshot: state.snapshot(now), buffer: buffer.stats(), maxRetainedEvents: maxRetained };
+  return { samples, snapshot: state.evaluate(now), buffer: buffer.stats(), maxRetainedEvents: maxRetained };
 }

@@ -37,7 +37,7 @@ describe('state under malformed but parseable input', () => {
       cachedTokens: 0,
       latencyMs: 1,
     });
-    const s = state.snapshot(4);
+    const s = state.evaluate(4);
     expect(s.requests).toBe(1);
     expect(s.servers.find((x) => x.server === 'ctx0')?.requests).toBe(1);
   });

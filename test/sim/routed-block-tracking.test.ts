@@ -38,7 +38,7 @@ function replicate(preset: 'healthy' | 'seed', set: readonly string[], stated: r
   for (const o of stated) state.apply(o);
   for (const line of logLines) for (const o of parseOrchestratorLogLine(line, 0, resolve)) state.apply(o);
   for (const o of observations) state.apply(o);
-  const snapshot = state.snapshot(observations.at(-1)!.ts);
+  const snapshot = state.evaluate(observations.at(-1)!.ts);
   let compared = 0;
   let differing = 0;
   for (const score of scores) {

@@ -4,7 +4,7 @@
 import { decodeObservation } from '../../core/bundle/bundle-observation.js';
 import { DecodeError, type JsonObject } from '../../core/bundle/bundle-fields.js';
 import { KeyHistory } from '../../core/bundle/bundle-keys.js';
-import { buildAuditReport } from '../../core/diagnosis/audit-report.js';
+import { buildAuditReport } from '../../core/report/audit-report.js';
 import { sampleOf, Timeline } from '../../core/report/timeline.js';
 import { createSentinelState } from '../../core/state/sentinel-state.js';
 import { ObservationFeed, type ObservationFeedTick } from '../../sources/attach/observation-feed.js';
@@ -54,12 +54,12 @@ export async function runAttachedAudit(target: string, options: AttachedAuditOpt
       state.apply(record.observation, record.digest);
       observations++;
       if (record.observation.ts > now) now = record.observation.ts;
-      timeline.offer(now, () => state.peek(now));
+      timeline.offer(now, () => state.rulesAt(now));
     },
     tick(tick) {
       lastTick = tick;
       if (tick.ts > now) now = tick.ts;
-      timeline.offer(now, () => state.peek(now));
+      timeline.offer(now, () => state.rulesAt(now));
     },
   });
   options.notice(
@@ -90,7 +90,7 @@ export async function runAttachedAudit(target: string, options: AttachedAuditOpt
   });
   await feed.close();
   const seconds = (Date.now() - started) / 1000;
-  const snapshot = state.snapshot(now);
+  const snapshot = state.evaluate(now);
   timeline.add(sampleOf(snapshot));
   const built = buildAuditReport(snapshot, {
     kind: 'live',

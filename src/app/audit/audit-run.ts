@@ -1,6 +1,6 @@
 // What an audit returns to whoever shows it: the report, and what the HTML report plots (the timeline over the
 // window and the state's final diagnosis input).
-import type { AuditReport } from '../../core/diagnosis/audit-report.js';
+import type { AuditReport } from '../../core/report/audit-report.js';
 import type { DiagnosisInput } from '../../core/diagnosis/rule.js';
 import { errorMessage, KvsentinelError } from '../../core/errors.js';
 import { buildReportModel } from '../../core/report/report-model.js';

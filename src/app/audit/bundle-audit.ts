@@ -1,6 +1,6 @@
 // The offline audit: replays a recorded bundle into a one-shot state and reports what it saw.
-import { buildAuditReport, type AuditReport } from '../../core/diagnosis/audit-report.js';
-import { auditRecords } from '../../core/diagnosis/audit-records.js';
+import { buildAuditReport, type AuditReport } from '../../core/report/audit-report.js';
+import { auditRecords } from '../../core/report/audit-records.js';
 import { Timeline } from '../../core/report/timeline.js';
 import type { WireIssue } from '../../core/wire/wire-issue.js';
 import { BundleError, readBundleManifest, readBundleRecords } from '../../sources/bundle-reader.js';

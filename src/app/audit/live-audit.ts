@@ -1,6 +1,6 @@
 // The live audit: run the daemon's sources (relay ports included) for a duration into a one-shot state (counters
 // since the start, findings without hysteresis), then report like an offline audit.
-import { buildAuditReport } from '../../core/diagnosis/audit-report.js';
+import { buildAuditReport } from '../../core/report/audit-report.js';
 import { errorMessage, KvsentinelError } from '../../core/errors.js';
 import { createSentinelState } from '../../core/state/sentinel-state.js';
 import type { Logger } from '../../sources/ports.js';
@@ -44,7 +44,7 @@ export async function runLiveAudit(config: ServeConfig, options: LiveAuditOption
   }
   const owned = relayOwnershipNotices('audit', config, daemon, options.durationMs);
   if (owned !== null) options.notice(owned.start);
-  const sampler = startTimelineSampler(() => state.peek(Date.now()), Date.now);
+  const sampler = startTimelineSampler(() => state.rulesAt(Date.now()), Date.now);
   // Ctrl-C ends the window early and still reports
   await runFor({
     durationMs: options.durationMs,
@@ -55,7 +55,7 @@ export async function runLiveAudit(config: ServeConfig, options: LiveAuditOption
   });
   // the report is what the window saw, taken at its end: stopping the sources afterwards (in-flight relay requests
   // finish, reads in flight are aborted) neither delays it nor changes it
-  const snapshot = state.snapshot(Date.now());
+  const snapshot = state.evaluate(Date.now());
   sampler.sampleNow();
   sampler.stop();
   const sources = daemon.status.list();

@@ -1,10 +1,11 @@
 // The composition root of `kvsentinel serve`: one state fed by every source (relay ports, watch pollers, log
 // followers, exclusive drainers); the exporter, the live feed and the landing page read the same snapshots.
+// The daemon evaluates the rules on its own clock (evaluation-timer.ts); every reader only reads.
 // Sources are reconciled by spec on reload: unchanged ones keep running (a relay keeps its event buffer and its
 // consumers' cursors), removed ones stop, new ones start. An invalid new config changes nothing.
 import { Registry } from 'prom-client';
 import type { Observation } from '../../core/observe/observation.js';
-import { buildAuditReport } from '../../core/diagnosis/audit-report.js';
+import { buildAuditReport } from '../../core/report/audit-report.js';
 import type { DiagnosisInput } from '../../core/diagnosis/rule.js';
 import { buildReportModel, type ReportModel } from '../../core/report/report-model.js';
 import type { Timeline } from '../../core/report/timeline.js';
@@ -14,7 +15,6 @@ import {
   type AppliedListener,
   type SentinelState,
   type SentinelStateSnapshot,
-  type SnapshotOptions,
 } from '../../core/state/sentinel-state.js';
 import { createServerResolver, type ServerResolver } from '../../core/watch/server-resolver.js';
 import { parseKvEvents } from '../../core/wire/parse-kv-events.js';
@@ -34,7 +34,7 @@ import { RenderPool } from '../../sources/tokenizer/render-pool.js';
 import type { StreamRankCounters } from '../../sources/zmq/stream-counters.js';
 import type { ForwardCounters } from '../../sources/zmq/zmq-bind-source.js';
 import { relayHost, type ServeConfig } from '../config/serve-config.js';
-import { stateOptionsFor } from '../state-presets.js';
+import { STATE_PRESETS, stateOptionsFor } from '../state-presets.js';
 import { malformedInputs } from '../audit/audit-run.js';
 import { VERSION } from '../version.js';
 import {
@@ -47,14 +47,19 @@ import {
 import { RelayCounterTotals } from './relay-counter-totals.js';
 import { WorkerBlockSizes } from './worker-block-sizes.js';
 import { createObservationStream } from './observation-stream-wiring.js';
+import { startEvaluationTimer, type EvaluationTimer } from './evaluation-timer.js';
 import { startTimelineSampler, type TimelineSampler } from './timeline-sampler.js';
 import { startSidecarLoadMonitor, type SidecarLoadMonitor } from '../../sources/self/sidecar-load-monitor.js';
 
 /** What the daemon needs from the state (createSentinelState satisfies it). */
 export interface StatePort {
   apply(observation: Observation): void;
-  /** `whole`: counters and findings of one evaluation (a report); see SentinelState.snapshot */
-  snapshot(now: number, options?: SnapshotOptions): SentinelStateSnapshot;
+  /** runs the rules (the daemon's evaluation timer); see SentinelState.evaluate */
+  evaluate(now: number): SentinelStateSnapshot;
+  /** reads, changing nothing: the latest counters, the last evaluation's findings */
+  snapshot(now: number): SentinelStateSnapshot;
+  /** counters and findings of the last evaluation, from one input (a report); null before one */
+  lastEvaluation(): SentinelStateSnapshot | null;
   /** the joined decisions and outcomes: the live feed shows them */
   subscribe(listener: JoinedEventListener): () => void;
   /** what the rules read (the report's inferred configuration); optional */
@@ -75,6 +80,8 @@ export interface DaemonDeps {
   readonly web?: boolean;
   /** what the live report at `/` says it watches (default: the daemon's sources since it started) */
   readonly reportDescription?: () => string;
+  /** how often the daemon evaluates the rules while it serves readers, ms (default: the daemon preset's) */
+  readonly evaluateEveryMs?: number;
 }
 
 export interface Daemon {
@@ -139,6 +146,7 @@ export function createDaemon(initial: ServeConfig, deps: DaemonDeps = {}): Daemo
   const status = new SourceStatusBoard({ sink, clock, logger });
   const snapshot = (): SentinelStateSnapshot => state.snapshot(clock());
   let sampler: TimelineSampler | null = null;
+  let evaluations: EvaluationTimer | null = null;
   let loadMonitor: SidecarLoadMonitor | null = null;
   let reloadStatus: ReloadStatus = { successful: true, lastSuccessAt: clock() };
   const running = new Map<string, DaemonSource>();
@@ -164,8 +172,8 @@ export function createDaemon(initial: ServeConfig, deps: DaemonDeps = {}): Daemo
   });
   const reportModel = (): ReportModel => {
     const now = clock();
-    // one snapshot for the whole page: headline, findings and the inferred configuration
-    const snap = state.snapshot(now, { whole: true });
+    // one evaluation for the whole page: headline, findings and the inferred configuration
+    const snap = state.lastEvaluation() ?? state.snapshot(now);
     const audit = buildAuditReport(snap, {
       kind: 'live',
       description:
@@ -354,6 +362,13 @@ export function createDaemon(initial: ServeConfig, deps: DaemonDeps = {}): Daemo
       loadMonitor = startSidecarLoadMonitor({ sink, clock });
       const serveWeb = deps.web !== false;
       if (serveWeb) {
+        // without a web server nothing reads the daemon's evaluations: a one-shot caller evaluates at its end
+        evaluations = startEvaluationTimer(
+          (now) => void state.evaluate(now),
+          clock,
+          deps.evaluateEveryMs ?? STATE_PRESETS.daemon.evaluateEveryMs,
+          (err) => logger.error('evaluating the rules failed', { error: String(err) }),
+        );
         await web.listen(config.listen.host, config.listen.port);
         feed?.start();
         observationStream?.start();
@@ -426,6 +441,7 @@ export function createDaemon(initial: ServeConfig, deps: DaemonDeps = {}): Daemo
         running.clear();
         loadMonitor?.stop();
         sampler?.stop();
+        evaluations?.stop();
         await feed?.stop();
         await observationStream?.stop();
         await render?.close();

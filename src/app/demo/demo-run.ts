@@ -3,7 +3,7 @@
 // one state for the web server, the progress and the report. The CLI (`kvsentinel demo`) parses flags, prints
 // progress and the report this returns.
 import { createServer } from 'node:net';
-import { buildAuditReport, type AuditReport } from '../../core/diagnosis/audit-report.js';
+import { buildAuditReport, type AuditReport } from '../../core/report/audit-report.js';
 import { errorMessage, KvsentinelError } from '../../core/errors.js';
 import { counterMark, steadyStateStats, type CounterMark } from '../../core/report/steady-window.js';
 import { sampleOf } from '../../core/report/timeline.js';
@@ -173,6 +173,7 @@ export async function startDemo(options: DemoOptions): Promise<DemoRun> {
     daemon = createDaemon(demoTimeouts(await loadConfig(flags)), {
       logger,
       reportDescription: description,
+      evaluateEveryMs: STATE_PRESETS.demo.evaluateEveryMs,
       loadConfig: async () => demoTimeouts(await loadConfig(flags)),
       createState: () =>
         tappedStatePort(state, (o) => {
@@ -243,8 +244,8 @@ export async function startDemo(options: DemoOptions): Promise<DemoRun> {
     },
     warmup: () => ({ targetRequests: warmupTarget, startedAt: trafficStarted, warmedUp }),
     async report({ interrupted, reportFile }) {
-      // one fresh evaluation for everything the report shows: its headline, its findings, the last plotted interval
-      const final = state.snapshot(Date.now(), { fresh: true });
+      // one evaluation at the end for everything the report shows: its headline, its findings, the last plotted interval
+      const final = state.evaluate(Date.now());
       const report = buildAuditReport(
         final,
         {

@@ -7,7 +7,7 @@ import { runAttachedAudit } from '../../app/audit/attached-audit.js';
 import { auditBundleRun } from '../../app/audit/bundle-audit.js';
 import { parseDuration } from '../../app/config/serve-config.js';
 import { writeHtmlReport, type AuditRun } from '../../app/audit/audit-run.js';
-import { auditExitCode, type AuditReport } from '../../core/diagnosis/audit-report.js';
+import { auditExitCode, type AuditReport } from '../../core/report/audit-report.js';
 import { SEVERITIES, type Severity } from '../../core/diagnosis/finding-catalog.js';
 import { CliError } from '../cli-error.js';
 import { colorFor } from '../reporters/color.js';

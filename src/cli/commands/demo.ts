@@ -4,7 +4,7 @@
 // sidecar's web server (/metrics, /ws, landing page), the workload driven for --duration, live progress, then the
 // same audit report as `kvsentinel audit`. Exit 0 when the demo ran (findings are its point), unless --fail-on.
 import { Option, type Command } from 'commander';
-import { auditExitCode, type AuditReport } from '../../core/diagnosis/audit-report.js';
+import { auditExitCode, type AuditReport } from '../../core/report/audit-report.js';
 import { SEVERITIES, type Severity } from '../../core/diagnosis/finding-catalog.js';
 import { counterMark, steadyStateStats } from '../../core/report/steady-window.js';
 import type { SentinelSnapshot } from '../../core/state/snapshot.js';

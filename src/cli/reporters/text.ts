@@ -1,11 +1,11 @@
 // The human audit report: verdict, headline numbers, findings (what, cause, fix), an evidence table, per-server
 // numbers and the fixes to apply, in order.
 import type { ChalkInstance } from 'chalk';
-import { verdictMeaning, type AuditReport } from '../../core/diagnosis/audit-report.js';
-import type { Finding } from '../../core/state/snapshot.js';
+import { verdictMeaning, type AuditReport } from '../../core/report/audit-report.js';
 import type { Severity } from '../../core/diagnosis/finding-catalog.js';
 import { evidenceLabel, evidenceValueText } from '../../outputs/evidence-text.js';
 import { formatElapsed, formatHeldSince } from '../../outputs/time-text.js';
+import type { Finding } from '../../core/diagnosis/finding.js';
 
 function pct(value: number | null): string {
   return value === null ? 'n/a' : `${(value * 100).toFixed(1)}%`;

@@ -4,7 +4,7 @@
 // onAfter = offAfter = 1.
 import { FINDING_CATALOG, FINDING_IDS, type FindingId } from './finding-catalog.js';
 import type { RuleHit } from './rule.js';
-import type { Finding } from '../state/snapshot.js';
+import type { Finding } from './finding.js';
 
 export interface HysteresisOptions {
   readonly onAfter: number;

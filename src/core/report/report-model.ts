@@ -1,6 +1,6 @@
 // Everything the HTML report shows, as data: the audit (verdict, findings, stats, servers), the plots over the
 // window, the configuration kvsentinel inferred. Built from the state the audit ran on; counts and ids only.
-import type { AuditReport } from '../diagnosis/audit-report.js';
+import type { AuditReport } from './audit-report.js';
 import type { DiagnosisInput } from '../diagnosis/rule.js';
 import { inferredConfiguration, type InferredConfiguration } from './inferred-configuration.js';
 import { reportCharts, type ChartData } from './report-charts.js';

@@ -2,7 +2,8 @@
 // plot what happened when (hit ratios, stickiness, decisions, events, score terms per interval). Counts and server
 // ids only: nothing of prompts. Memory is bounded: at `maxSamples` every other sample goes and the sampling interval
 // doubles, so the whole window stays covered at a coarser step (counters are cumulative, so no count is lost).
-import type { SentinelSnapshot, Verdict } from '../state/snapshot.js';
+import type { SentinelSnapshot } from '../state/snapshot.js';
+import type { Verdict } from '../diagnosis/verdict.js';
 
 export interface RankSample {
   readonly rank: number;

@@ -1,16 +1,10 @@
 // The per-decision join of docs/design.md §4: for one hashed prompt, what each server's router table (our replica)
 // matches, what each worker really holds (worker truth), and the router's score of each, counted for the rules.
+import { DEFAULT_ROUTER_MAX_BATCH_SIZE, NEWEST_LOAD_WEIGHT } from '../diagnosis/router-defaults.js';
 import type { DecisionObservation } from '../observe/observation.js';
 import { counterKeys } from './counter-key.js';
 import type { JoinCandidate } from './joined-events.js';
-import {
-  DEFAULT_ROUTER_MAX_BATCH_SIZE,
-  keysAtBlockSize,
-  NEWEST_LOAD_WEIGHT,
-  workerKeyId,
-  workerKeySizes,
-  type DecisionKeys,
-} from './observation-digester.js';
+import { keysAtBlockSize, workerKeyId, workerKeySizes, type DecisionKeys } from './observation-digester.js';
 import type { StateModel } from './state-model.js';
 
 /** The counters of the join, each with the labels it is kept by (counter-key.ts). */
@@ -45,7 +39,9 @@ export interface DecisionJoinResult {
   /** per server (only when wanted: the joined-event stream has listeners) */
   readonly candidates: readonly JoinCandidate[];
   readonly oracleBestServers: string[];
+  /** the router chunk sizes predicted with: the known one, or the candidates while it is unknown */
   readonly routerTokensPerBlock: readonly number[];
+  readonly routerTokensPerBlockKnown: boolean;
 }
 
 /**
@@ -56,20 +52,19 @@ function routerBlockSizes(
   m: StateModel,
   keys: DecisionKeys,
 ): { readonly known: boolean; readonly candidates: readonly number[] } {
-  if (m.digester.router.tokensPerBlock !== null) return { known: true, candidates: [keys.routerTokensPerBlock] };
+  if (m.deployment.router.tokensPerBlock !== null) return { known: true, candidates: [keys.routerTokensPerBlock] };
   const inferred = m.tpbInference.inferred;
   if (inferred !== null) return { known: true, candidates: [inferred] };
   const candidates = [
     keys.routerTokensPerBlock,
     ...workerKeySizes(keys).filter((size) => size !== keys.routerTokensPerBlock),
   ];
-  m.tpbCandidates = candidates;
   return { known: false, candidates };
 }
 
 /** The router's score of one server, with the profile's formula (2026-06 when unknown). */
 function routerScore(m: StateModel, matchedTokens: number, promptBlocks: number, tpb: number, active: number): number {
-  const r = m.digester.router;
+  const r = m.deployment.router;
   if (r.profile === 'newest') return matchedTokens / tpb - (r.loadWeight ?? NEWEST_LOAD_WEIGHT) * active;
   return matchedTokens / Math.max(promptBlocks * tpb, 1) - active / (r.maxBatchSize ?? DEFAULT_ROUTER_MAX_BATCH_SIZE);
 }
@@ -84,10 +79,10 @@ export function joinDecision(
 ): DecisionJoinResult {
   const ts = obs.ts;
   const c = m.counters;
-  const servers = m.digester.serverIds();
+  const servers = m.deployment.serverIds();
   if (!servers.includes(obs.server)) servers.push(obs.server);
   const n = servers.length;
-  const algos = servers.map((s) => m.digester.hashAlgoOf(s));
+  const algos = servers.map((s) => m.deployment.hashAlgoOf(s));
   const chosenIndex = servers.indexOf(obs.server);
   // predicted router matches under each chunk size the router may use
   const sizes = routerBlockSizes(m, keys);
@@ -119,7 +114,7 @@ export function joinDecision(
     const s = servers[i]!;
     const algo = algos[i]!;
     cacheTerms[i] = predicted[i]! / Math.max(blocks[i]! * tpb, 1);
-    const size = m.digester.blockSizeOf(s);
+    const size = m.deployment.blockSizeOf(s);
     const workerKeys = size === null ? undefined : keys.worker.get(workerKeyId(algo, size));
     if (size !== null && workerKeys !== undefined && workerKeys.length > 0) {
       const match = m.truth.bestPrefix(s, workerKeys);
@@ -180,5 +175,6 @@ export function joinDecision(
       : [],
     oracleBestServers: maxOracle > 0 ? servers.filter((_, i) => oracle[i] === maxOracle) : [],
     routerTokensPerBlock: sizes.candidates,
+    routerTokensPerBlockKnown: sizes.known,
   };
 }

@@ -8,7 +8,8 @@ import { counterKeys } from './counter-key.js';
 import { joinDecision } from './decision-join.js';
 import type { DecisionJoin, JoinCandidate } from './joined-events.js';
 import { LruMap } from './lru-map.js';
-import { DEFAULT_ROUTER_MAX_BATCH_SIZE, keysAtBlockSize, type DecisionKeys } from './observation-digester.js';
+import { DEFAULT_ROUTER_MAX_BATCH_SIZE } from '../diagnosis/router-defaults.js';
+import { keysAtBlockSize, type DecisionKeys } from './observation-digester.js';
 import type { StateModel } from './state-model.js';
 
 /** The counters of the decisions (the join's own are in decision-join.ts), each with the labels it is kept by (counter-key.ts). */
@@ -67,13 +68,27 @@ export interface Trajectory {
   turns: number;
 }
 
-export class DecisionsReducer {
+/** What the projections read of the decisions beyond their counters. */
+export interface DecisionsView {
+  /** servers the router chooses among: those it lists, or those decisions chose */
+  serverCount(): number;
+  /** the router chunk sizes the last decision considered while the router's was unknown (none yet: empty) */
+  readonly tokensPerBlockCandidates: readonly number[];
+  /** in-flight requests at the latest decision that reported the server's */
+  inflightOf(server: string): number;
+}
+
+export class DecisionsReducer implements DecisionsView {
   readonly trajectories: LruMap<string, Trajectory>;
   readonly pending: LruMap<string, PendingDecision>;
   /** requestId → our replica predicted a match somewhere / the router reported one (joins router-score) */
   readonly #predictions: LruMap<string, boolean>;
   readonly #reportedScores: LruMap<string, boolean>;
   #pendingExpired = 0;
+  /** servers chosen by a decision */
+  readonly #servers = new Set<string>();
+  #tpbCandidates: readonly number[] = [];
+  readonly #inflight = new Map<string, number>();
 
   readonly model: StateModel;
 
@@ -83,6 +98,19 @@ export class DecisionsReducer {
     this.pending = new LruMap(model.limits.pendingDecisions);
     this.#predictions = new LruMap(model.limits.pendingDecisions);
     this.#reportedScores = new LruMap(model.limits.pendingDecisions);
+  }
+
+  serverCount(): number {
+    const listed = this.model.deployment.router.servers?.length ?? 0;
+    return Math.max(listed, this.#servers.size);
+  }
+
+  get tokensPerBlockCandidates(): readonly number[] {
+    return this.#tpbCandidates;
+  }
+
+  inflightOf(server: string): number {
+    return this.#inflight.get(server) ?? 0;
   }
 
   get pendingExpired(): number {
@@ -110,7 +138,7 @@ export class DecisionsReducer {
     const m = this.model;
     const c = m.counters;
     const { server, ts } = obs;
-    m.decisionServers.add(server);
+    this.#servers.add(server);
     c.add(ts, counterKey('requests', server));
     if (obs.unreadable !== undefined && obs.unreadable !== null)
       c.add(ts, counterKey('unreadableRequests', server, obs.unreadable));
@@ -149,9 +177,9 @@ export class DecisionsReducer {
 
     let oracleBestTokens = 0;
     let oracleChosenTokens = 0;
-    let blockSize = m.digester.blockSizeOf(server) ?? 0;
+    let blockSize = m.deployment.blockSizeOf(server) ?? 0;
     let backfillKeys: BigUint64Array[] | null = null;
-    const backfillAlgo = m.digester.hashAlgoOf(server);
+    const backfillAlgo = m.deployment.hashAlgoOf(server);
     let candidates: readonly JoinCandidate[] = [];
     let oracleBest: string[] = [];
     // router-side ids from kvsentinel's render predict the router; the oracle is the worker's, from its own ids
@@ -163,6 +191,7 @@ export class DecisionsReducer {
       oracleBestTokens = joined.oracleBest;
       oracleChosenTokens = joined.oracleChosen;
       blockSize = joined.blockSize;
+      if (!joined.routerTokensPerBlockKnown) this.#tpbCandidates = joined.routerTokensPerBlock;
       c.add(ts, counterKey('predictedRouterCachedTokens', server), joined.predictedChosen);
       this.#predictions.set(obs.requestId, joined.predictedAny);
       const reported = this.#reportedScores.peek(obs.requestId);
@@ -174,7 +203,7 @@ export class DecisionsReducer {
           .filter((k) => k !== undefined);
       }
     }
-    const serverCount = m.serverCount();
+    const serverCount = this.serverCount();
     this.#countPreference(ts, 'truth', classifyPreference(server, oracleBest, obs.inflight, serverCount));
     if (prevServer !== null)
       this.#countPreference(ts, 'turn', classifyPreference(server, [prevServer], obs.inflight, serverCount));
@@ -214,11 +243,10 @@ export class DecisionsReducer {
   routerScore(obs: RouterScoreObservation): void {
     const m = this.model;
     const c = m.counters;
-    m.sawRouterDebug = true;
     c.add(obs.ts, counterKey('routerScores'));
     const anyMatch = obs.candidates.some((x) => x.matchedTokens > 0);
     if (anyMatch) c.add(obs.ts, counterKey('routerScoresAnyMatch'));
-    const mbs = m.digester.router.maxBatchSize ?? DEFAULT_ROUTER_MAX_BATCH_SIZE;
+    const mbs = m.deployment.router.maxBatchSize ?? DEFAULT_ROUTER_MAX_BATCH_SIZE;
     const chosen = obs.candidates.find((x) => x.server === obs.chosen);
     if (chosen !== undefined) {
       const term = (x: { score: number; activeRequests: number }): number => x.score + x.activeRequests / mbs;
@@ -240,7 +268,7 @@ export class DecisionsReducer {
       busiest = Math.max(busiest, n);
       c.add(ts, counterKey('inflightSum', s), n);
       c.add(ts, counterKey('inflightReports', s));
-      m.facts(s).inflight = n;
+      this.#inflight.set(s, n);
     }
     c.add(ts, counterKey('maxInflightSum'), busiest);
     c.add(ts, counterKey('maxInflightReports'));
@@ -248,7 +276,7 @@ export class DecisionsReducer {
     const counts = Object.values(inflight);
     const spread =
       counts.length > 1
-        ? (busiest - Math.min(...counts)) / (m.digester.router.maxBatchSize ?? DEFAULT_ROUTER_MAX_BATCH_SIZE)
+        ? (busiest - Math.min(...counts)) / (m.deployment.router.maxBatchSize ?? DEFAULT_ROUTER_MAX_BATCH_SIZE)
         : 0;
     if (spread >= m.thresholds.sentAwayCacheDelta) c.add(ts, counterKey('loadSpreadOverCacheDelta'));
     c.max(ts, counterKey('peakInflight'), busiest);

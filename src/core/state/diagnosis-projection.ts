@@ -10,31 +10,43 @@ import type {
 } from '../diagnosis/rule.js';
 import { REQUEST_UNREADABLE_REASONS, type RequestUnreadableReason } from '../relay/request-unreadable.js';
 import { counterKey, type CounterKey } from './counter-schema.js';
-import { NEWEST_LOAD_WEIGHT } from './observation-digester.js';
+import { NEWEST_LOAD_WEIGHT } from '../diagnosis/router-defaults.js';
 import type { RenderParity } from './render-parity.js';
 import type { SidecarLagSummary } from './sidecar-load-ledger.js';
 import type { SourceHealthBoard } from './source-health-board.js';
 import { pullPathServed, routerEventRead } from './router-event-read.js';
+import type { DecisionsView } from './decisions-reducer.js';
+import type { RouterDeliveriesView } from './router-deliveries-reducer.js';
+import type { WorkerEventsView } from './worker-events-reducer.js';
 import type { StateModel } from './state-model.js';
 
 export interface DiagnosisSources {
   readonly model: StateModel;
+  readonly workerEvents: WorkerEventsView;
+  readonly decisions: DecisionsView;
+  readonly router: RouterDeliveriesView;
   readonly sources: SourceHealthBoard;
   readonly render: RenderParity;
 }
 
 /** a vLLM stream's stated hashing, when kvsentinel recomputes its blocks (sha256_cbor) */
 function vllmHashingOf(m: StateModel, server: string): ServerDiagnosis['vllmHashing'] {
-  const hashing = m.streamOrigins.get(server)?.vllmHashing;
+  const hashing = m.paths.streamOrigin(server)?.vllmHashing;
   return hashing !== undefined && hashing.algo === 'sha256_cbor'
     ? { algo: hashing.algo, seedKnown: hashing.seedKnown }
     : null;
 }
 
-function serverDiagnosis(m: StateModel, server: string, now: number, lag: SidecarLagSummary): ServerDiagnosis {
+function serverDiagnosis(
+  { model: m, workerEvents, router }: DiagnosisSources,
+  server: string,
+  now: number,
+  lag: SidecarLagSummary,
+): ServerDiagnosis {
   const sum = (key: CounterKey): number => m.counters.windowed(key, now);
-  const facts = m.factsOf(server);
-  const digester = m.digester;
+  const facts = router.factsOf(server);
+  const pull = m.pullEvents.of(server);
+  const deployment = m.deployment;
   const ranks: RankDiagnosis[] = m.sequence.ranks(server).map((r) => ({
     rank: r.attentionDpRank,
     stated: r.rankStated,
@@ -56,8 +68,8 @@ function serverDiagnosis(m: StateModel, server: string, now: number, lag: Sideca
     emptyDrains: sum(counterKey('emptyDrains', server)),
     events: sum(counterKey('events', server)),
     eventsTotal: m.counters.total(counterKey('events', server), now),
-    streamed: m.streamServers.has(server),
-    streamEngine: m.streamOrigins.get(server)?.engine ?? null,
+    streamed: m.paths.streamed(server),
+    streamEngine: m.paths.streamOrigin(server)?.engine ?? null,
     streamEvents: sum(counterKey('streamEvents', server)),
     streamBatchesFilled: sum(counterKey('streamBatchesFilled', server)),
     storedEvents: sum(counterKey('storedEvents', server)),
@@ -65,8 +77,8 @@ function serverDiagnosis(m: StateModel, server: string, now: number, lag: Sideca
     missedEvents: sum(counterKey('missedEvents', server)),
     sidecarGaps: lag.byServer.get(server)?.gaps ?? 0,
     sidecarMissed: lag.byServer.get(server)?.missed ?? 0,
-    lastPullEventTs: facts.lastPullEventTs,
-    newBlockOutcomesSincePullEvent: facts.newBlockOutcomesSincePullEvent,
+    lastPullEventTs: pull.lastPullEventTs,
+    newBlockOutcomesSincePullEvent: pull.newBlockOutcomesSincePullEvent,
     resets: sum(counterKey('resets', server)),
     ranks,
     routerPolls: sum(counterKey('routerPolls', server)),
@@ -78,12 +90,12 @@ function serverDiagnosis(m: StateModel, server: string, now: number, lag: Sideca
       mismatch: sum(counterKey('hashMismatch', server)),
       unverifiable: sum(counterKey('hashUnverifiable', server)),
     },
-    alternativeHashAlgo: facts.alternativeAlgo,
+    alternativeHashAlgo: workerEvents.alternativeAlgoOf(server),
     vllmHashing: vllmHashingOf(m, server),
-    advertisedHashAlgo: digester.advertisedHashAlgo(server),
-    hashAlgo: digester.hashAlgoOf(server),
-    advertisedBlockSize: digester.advertisedBlockSize(server),
-    inferredBlockSize: digester.inferredBlockSize(server),
+    advertisedHashAlgo: deployment.advertisedHashAlgo(server),
+    hashAlgo: deployment.hashAlgoOf(server),
+    advertisedBlockSize: deployment.advertisedBlockSize(server),
+    inferredBlockSize: deployment.inferredBlockSize(server),
     truthBlocks: m.truth.blockCount(server),
     streamStoredBlocks: sum(counterKey('streamStoredBlocks', server)),
     streamScopedBlocks: sum(counterKey('streamScopedBlocks', server)),
@@ -110,6 +122,7 @@ function serverDiagnosis(m: StateModel, server: string, now: number, lag: Sideca
 
 function decisionDiagnosis(
   m: StateModel,
+  serverCount: number,
   serverIds: readonly string[],
   servers: readonly ServerDiagnosis[],
   now: number,
@@ -129,7 +142,7 @@ function decisionDiagnosis(
   let topServer: string | null = null;
   for (const sv of serverIds) if (share(sv) > 0 && (topServer === null || share(sv) > share(topServer))) topServer = sv;
   return {
-    serverCount: m.serverCount(),
+    serverCount,
     decisions,
     withKeys: sum(counterKey('withKeys')),
     withWorkerTokens: sum(counterKey('withWorkerTokens')),
@@ -179,14 +192,18 @@ function decisionDiagnosis(
   };
 }
 
-function routerDiagnosis(m: StateModel, servers: readonly ServerDiagnosis[]): RouterDiagnosis {
-  const router = m.digester.router;
+function routerDiagnosis(
+  m: StateModel,
+  servers: readonly ServerDiagnosis[],
+  tpbCandidates: readonly number[],
+): RouterDiagnosis {
+  const router = m.deployment.router;
   const read = routerEventRead(m, servers);
   return {
     ...read,
     type: router.routerType,
     source: router.source,
-    ...m.routerTokensPerBlock(),
+    ...m.routerTokensPerBlock(tpbCandidates),
     maxBatchSize: router.maxBatchSize,
     backfillBlockHashesOnFinish: router.backfillBlockHashesOnFinish,
     consumesEvents: read.readsEvents !== 'none',
@@ -200,13 +217,14 @@ function routerDiagnosis(m: StateModel, servers: readonly ServerDiagnosis[]): Ro
   };
 }
 
-export function projectDiagnosisInput({ model: m, sources, render }: DiagnosisSources, now: number): DiagnosisInput {
+export function projectDiagnosisInput(parts: DiagnosisSources, now: number): DiagnosisInput {
+  const { model: m, decisions, router: deliveries, sources, render } = parts;
   const sum = (key: CounterKey): number => m.counters.windowed(key, now);
-  const serverIds = m.digester.serverIds();
+  const serverIds = m.deployment.serverIds();
   const window = m.counters.span(now);
   const lag = m.sidecarLoad.summary(window?.from ?? null);
-  const servers = serverIds.map((server) => serverDiagnosis(m, server, now, lag));
-  const router = routerDiagnosis(m, servers);
+  const servers = serverIds.map((server) => serverDiagnosis(parts, server, now, lag));
+  const router = routerDiagnosis(m, servers, decisions.tokensPerBlockCandidates);
   return {
     now,
     sidecar: {
@@ -221,12 +239,12 @@ export function projectDiagnosisInput({ model: m, sources, render }: DiagnosisSo
     thresholds: m.thresholds,
     router,
     seesWorkerEvents: m.seesWorkerEvents,
-    seesRouterPolls: m.sawRouterPoll,
+    seesRouterPolls: m.paths.seesRouterPolls,
     // the router's kind says whether polls are due; unknown: a pull endpoint some server serves
     routerPollsExpected: router.readsEvents === 'pull' || (router.readsEvents === null && servers.some(pullPathServed)),
-    seesRouterDebug: m.sawRouterDebug,
+    seesRouterDebug: deliveries.seesRouterDebug,
     servers,
-    decisions: decisionDiagnosis(m, serverIds, servers, now),
+    decisions: decisionDiagnosis(m, decisions.serverCount(), serverIds, servers, now),
     routerScores: {
       decisions: sum(counterKey('routerScores')),
       anyMatch: sum(counterKey('routerScoresAnyMatch')),

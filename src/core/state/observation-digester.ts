@@ -3,21 +3,15 @@
 // excluded, partial tail) and the worker-style keys (worker block size), per stored event the hash checks and block
 // token counts. The state computes digests itself from live observations; `kvsentinel record` computes the same
 // digests at record time and writes them to the bundle instead of token ids. Both feed this class the same
-// observation sequence, so the context (router settings, server algorithms, block sizes) — and therefore the
-// digests — are identical.
+// observation sequence, so the context it keeps in its DeploymentFacts (router settings, server algorithms, block
+// sizes; deployment-facts.ts) — and therefore the digests — are identical.
 import { routerHashedTokens } from '../hashing/router-chunking.js';
-import type { Observation, RouterEventRead, RouterProfile } from '../observe/observation.js';
+import type { Observation } from '../observe/observation.js';
 import { HASH_ALGOS, type HashAlgo, type KvEvent } from '../wire/kv-event.js';
 import { HashVerifier, type StoredEventCheck } from './hash-verifier.js';
 import { extendKeyChain, fingerprintsFit, prefixFingerprints, sharedPrefixTokens } from './incremental-keys.js';
 import { LruMap } from './lru-map.js';
-
-/** TensorRT-LLM's defaults when the router's settings were never observed (docs/trtllm-wire.md §1.4). */
-export const DEFAULT_ROUTER_TOKENS_PER_BLOCK = 32;
-export const DEFAULT_ROUTER_MAX_BATCH_SIZE = 64;
-/** the newest router's load_weight default (score = matches/tokens_per_block − load_weight·active) */
-export const NEWEST_LOAD_WEIGHT = 0.25;
-export const DEFAULT_HASH_ALGO: HashAlgo = 'v1_block_key';
+import { DEFAULT_HASH_ALGO, DeploymentFacts } from './deployment-facts.js';
 
 export interface DecisionKeys {
   /** prompt tokens the router hashes (prompt length − 1) */
@@ -85,32 +79,6 @@ export function keysAtBlockSize(
   return keys.worker.get(workerKeyId(algo, tokensPerBlock));
 }
 
-export interface RouterSettings {
-  readonly routerType: string | null;
-  readonly tokensPerBlock: number | null;
-  /** the source that stated tokensPerBlock (null while none did) */
-  readonly tokensPerBlockFrom: string | null;
-  readonly maxBatchSize: number | null;
-  readonly backfillBlockHashesOnFinish: boolean | null;
-  readonly servers: readonly string[] | null;
-  readonly source: string | null;
-  /** which router.py runs, and the source that said so (null while none did) */
-  readonly profile: RouterProfile | null;
-  readonly profileFrom: string | null;
-  readonly trackRoutedBlocks: boolean | null;
-  readonly loadWeight: number | null;
-  readonly loadCap: number | null;
-  readonly readsEvents: RouterEventRead | null;
-}
-
-interface ServerContext {
-  advertisedAlgo: HashAlgo | null;
-  eventAlgo: HashAlgo | null;
-  advertisedBlockSize: number | null;
-  /** longest stored block seen: the block size (partial tails are shorter) */
-  inferredBlockSize: number | null;
-}
-
 interface TrajectoryKeys {
   readonly fingerprints: Uint32Array;
   readonly routerTokensPerBlock: number;
@@ -122,34 +90,14 @@ interface TrajectoryKeys {
 export const DEFAULT_INCREMENTAL_TRAJECTORIES = 1024;
 
 export class ObservationDigester {
-  #router: RouterSettings = {
-    routerType: null,
-    tokensPerBlock: null,
-    tokensPerBlockFrom: null,
-    maxBatchSize: null,
-    backfillBlockHashesOnFinish: null,
-    servers: null,
-    source: null,
-    profile: null,
-    profileFrom: null,
-    trackRoutedBlocks: null,
-    loadWeight: null,
-    loadCap: null,
-    readsEvents: null,
-  };
-  readonly #servers = new Map<string, ServerContext>();
-  #serverIds: string[] | null = null;
-  /** the router's server list serverIds was computed with */
-  #serverIdsListed: readonly string[] | null = null;
+  /** the router's and the servers' facts the keys depend on, kept as the observations state them */
+  readonly facts: DeploymentFacts;
   readonly #verifier = new HashVerifier();
   readonly #trajectories: LruMap<string, TrajectoryKeys>;
 
-  constructor(incrementalTrajectories = DEFAULT_INCREMENTAL_TRAJECTORIES) {
+  constructor(incrementalTrajectories = DEFAULT_INCREMENTAL_TRAJECTORIES, facts = new DeploymentFacts()) {
     this.#trajectories = new LruMap(incrementalTrajectories);
-  }
-
-  get router(): RouterSettings {
-    return this.#router;
+    this.facts = facts;
   }
 
   /** entries its bounded caches dropped: trajectories' last keys (LRU), full v2 keys of the hash verifier (LRU) */
@@ -157,52 +105,11 @@ export class ObservationDigester {
     return { incrementalKeys: this.#trajectories.dropped, v2Keys: this.#verifier.v2KeysEvicted };
   }
 
-  routerTokensPerBlock(): number {
-    return this.#router.tokensPerBlock ?? DEFAULT_ROUTER_TOKENS_PER_BLOCK;
-  }
-
-  /** Servers in stable order: the router's list first, then every other server seen. */
-  serverIds(): string[] {
-    // asked on every decision: cached until a server appears or the router's list changes
-    if (this.#serverIds === null || this.#serverIdsListed !== this.#router.servers) {
-      const listed = this.#router.servers ?? [];
-      const rest = [...this.#servers.keys()].filter((s) => !listed.includes(s)).sort();
-      this.#serverIds = [...listed, ...rest];
-      this.#serverIdsListed = this.#router.servers;
-    }
-    return this.#serverIds.slice();
-  }
-
-  /** The algorithm the router hashes with for the server: /server_info, else its events, else v1_block_key. */
-  hashAlgoOf(server: string): HashAlgo {
-    const ctx = this.#servers.get(server);
-    return ctx?.advertisedAlgo ?? ctx?.eventAlgo ?? DEFAULT_HASH_ALGO;
-  }
-
-  /** The algorithm /server_info states, null when it never did. */
-  advertisedHashAlgo(server: string): HashAlgo | null {
-    return this.#servers.get(server)?.advertisedAlgo ?? null;
-  }
-
-  advertisedBlockSize(server: string): number | null {
-    return this.#servers.get(server)?.advertisedBlockSize ?? null;
-  }
-
-  inferredBlockSize(server: string): number | null {
-    return this.#servers.get(server)?.inferredBlockSize ?? null;
-  }
-
-  /** The worker's KV block size: /server_info, else inferred from stored blocks, else null. */
-  blockSizeOf(server: string): number | null {
-    const ctx = this.#servers.get(server);
-    return ctx?.advertisedBlockSize ?? ctx?.inferredBlockSize ?? null;
-  }
-
   /** Computes the digest of an observation from its tokens (null when it has none to digest). */
   digest(obs: Observation): ObservationDigest | null {
     if (obs.kind === 'decision') {
       if (obs.promptTokens === null) return null;
-      this.#server(obs.server);
+      this.facts.touch(obs.server);
       return {
         kind: 'decision',
         keys: this.#decisionKeys(obs.promptTokens, obs.correlationId, obs.promptFingerprints),
@@ -211,7 +118,7 @@ export class ObservationDigester {
     if (obs.kind === 'outcome') {
       const tokens = obs.workerPromptTokens;
       if (tokens === null || tokens === undefined || tokens.length === 0) return null;
-      this.#server(obs.server);
+      this.facts.touch(obs.server);
       return { kind: 'outcome', keys: this.#decisionKeys(tokens, null, undefined) };
     }
     if (obs.kind === 'worker-events') {
@@ -240,76 +147,26 @@ export class ObservationDigester {
     return null;
   }
 
-  /** Updates the context from an observation (after digesting it). */
+  /** Updates the facts from an observation (after digesting it). */
   observe(obs: Observation, digest: ObservationDigest | null): void {
-    switch (obs.kind) {
-      case 'router-config':
-        this.#router = {
-          routerType: obs.routerType ?? this.#router.routerType,
-          tokensPerBlock: obs.tokensPerBlock ?? this.#router.tokensPerBlock,
-          tokensPerBlockFrom: obs.tokensPerBlock !== null ? obs.source : this.#router.tokensPerBlockFrom,
-          maxBatchSize: obs.maxBatchSize ?? this.#router.maxBatchSize,
-          backfillBlockHashesOnFinish: obs.backfillBlockHashesOnFinish ?? this.#router.backfillBlockHashesOnFinish,
-          servers: obs.servers ?? this.#router.servers,
-          source: obs.source,
-          profile: obs.profile ?? this.#router.profile,
-          profileFrom: obs.profile !== undefined && obs.profile !== null ? obs.source : this.#router.profileFrom,
-          trackRoutedBlocks: obs.trackRoutedBlocks ?? this.#router.trackRoutedBlocks,
-          loadWeight: obs.loadWeight ?? this.#router.loadWeight,
-          loadCap: obs.loadCap ?? this.#router.loadCap,
-          readsEvents: obs.readsEvents ?? this.#router.readsEvents,
-        };
-        for (const s of obs.servers ?? []) this.#server(s);
-        return;
-      case 'server-info': {
-        const ctx = this.#server(obs.server);
-        if (obs.hashAlgo !== null) ctx.advertisedAlgo = obs.hashAlgo;
-        if (obs.tokensPerBlock !== null && obs.tokensPerBlock > 0) ctx.advertisedBlockSize = obs.tokensPerBlock;
-        return;
-      }
-      case 'worker-events': {
-        const ctx = this.#server(obs.server);
-        const stored = digest?.kind === 'worker-events' ? digest.digest.stored : null;
-        obs.events.forEach((event, i) => {
-          if (event.hashAlgo !== null) ctx.eventAlgo = event.hashAlgo;
-          if (event.data.type !== 'stored') return;
-          const counts = stored?.[i]?.tokenCounts ?? event.data.blocks.map((b) => b.tokens.length);
-          for (const n of counts)
-            if (n > 0 && (ctx.inferredBlockSize === null || n > ctx.inferredBlockSize)) ctx.inferredBlockSize = n; // a block without tokens says nothing about the size
-        });
-        return;
-      }
-      case 'stream-sequence':
-      case 'decision':
-      case 'outcome':
-      case 'render-check':
-      case 'router-state':
-      case 'router-poll':
-      case 'router-score':
-      case 'poll-failure':
-      case 'source-health':
-      case 'router-server-fact':
-        if ('server' in obs) this.#server(obs.server);
-        return;
-      case 'sidecar-load':
-        return;
-    }
+    this.facts.observe(obs, digest?.kind === 'worker-events' ? digest.digest.stored : null);
   }
 
   #checkStored(server: string, event: KvEvent): StoredEventCheck | null {
     if (event.data.type !== 'stored') return null;
-    const algo = event.hashAlgo ?? this.#servers.get(server)?.advertisedAlgo ?? DEFAULT_HASH_ALGO;
+    const algo = event.hashAlgo ?? this.facts.advertisedHashAlgo(server) ?? DEFAULT_HASH_ALGO;
     return this.#verifier.check(event.data.parentHash, event.data.blocks, algo);
   }
 
   #decisionKeys(prompt: Uint32Array, correlationId: string | null, carried: Uint32Array | undefined): DecisionKeys {
-    const tpb = this.routerTokensPerBlock();
+    const facts = this.facts;
+    const tpb = facts.routerTokensPerBlock();
     const algos = new Set<HashAlgo>();
     const workerSpecs = new Map<string, { algo: HashAlgo; size: number }>();
-    for (const server of this.serverIds()) {
-      const algo = this.hashAlgoOf(server);
+    for (const server of facts.serverIds()) {
+      const algo = facts.hashAlgoOf(server);
       algos.add(algo);
-      const size = this.blockSizeOf(server);
+      const size = facts.blockSizeOf(server);
       if (size !== null) workerSpecs.set(workerKeyId(algo, size), { algo, size });
     }
     if (algos.size === 0) algos.add(DEFAULT_HASH_ALGO);
@@ -342,15 +199,5 @@ export class ObservationDigester {
     if (correlationId !== null && fingerprints !== null)
       this.#trajectories.set(correlationId, { fingerprints, routerTokensPerBlock: tpb, router, worker });
     return { hashedTokens: hashed.length, routerTokensPerBlock: tpb, router, worker };
-  }
-
-  #server(server: string): ServerContext {
-    let ctx = this.#servers.get(server);
-    if (!ctx) {
-      ctx = { advertisedAlgo: null, eventAlgo: null, advertisedBlockSize: null, inferredBlockSize: null };
-      this.#servers.set(server, ctx);
-      this.#serverIds = null;
-    }
-    return ctx;
   }
 }

@@ -8,6 +8,7 @@ import type { DecisionsReducer, PendingDecision } from './decisions-reducer.js';
 import type { OutcomeJoin } from './joined-events.js';
 import type { DecisionKeys } from './observation-digester.js';
 import type { StateModel } from './state-model.js';
+import type { WorkerTruthSeen } from './worker-events-reducer.js';
 import { workerTokenOracle } from './worker-token-oracle.js';
 
 /** The counters of the outcomes, each with the labels it is kept by (counter-key.ts). */
@@ -43,10 +44,13 @@ export class OutcomesReducer {
 
   readonly model: StateModel;
   readonly decisions: DecisionsReducer;
+  /** whether worker truth can say where a prefix was (the worker-events reducer knows) */
+  readonly truth: WorkerTruthSeen;
 
-  constructor(model: StateModel, decisions: DecisionsReducer) {
+  constructor(model: StateModel, decisions: DecisionsReducer, truth: WorkerTruthSeen) {
     this.model = model;
     this.decisions = decisions;
+    this.truth = truth;
   }
 
   /** outcomes whose decision was unknown (never seen, or already dropped) */
@@ -68,9 +72,8 @@ export class OutcomesReducer {
       c.add(ts, counterKey('cachedTokens', server), cached);
       m.capacity.observeServed(server, prompt, cached);
       // a request that computed a whole new block stored it: its events are due on the pull path (event-queue-shared)
-      const facts = m.factsOf(server);
-      if (facts.lastPullEventTs !== null && prompt - cached >= Math.max(m.digester.blockSizeOf(server) ?? 1, 1))
-        m.facts(server).newBlockOutcomesSincePullEvent++;
+      if (m.pullEvents.watching(server) && prompt - cached >= Math.max(m.deployment.blockSizeOf(server) ?? 1, 1))
+        m.pullEvents.servedNewBlocks(server);
     }
     const pending = this.decisions.pending.peek(obs.requestId);
     if (pending === undefined) {
@@ -113,7 +116,7 @@ export class OutcomesReducer {
     const workerBest =
       !pending.hasKeys && workerKeys !== null ? this.#workerTokenJoin(ts, server, cached, workerKeys) : null;
     const joined = pending.hasKeys || workerBest !== null;
-    const truthOracle = joined && m.seesWorkerEvents && m.truthSeen;
+    const truthOracle = joined && m.seesWorkerEvents && this.truth.truthSeen;
     // the best achievable never trails what was achieved: the chosen server held at least what it reused
     const oracleBest = Math.max(Math.min(workerBest ?? pending.oracleBestTokens, prompt), cached);
     const turnOracle = truthOracle ? oracleBest : ideal;
@@ -161,7 +164,7 @@ export class OutcomesReducer {
     const c = m.counters;
     c.add(ts, counterKey('stickyIdealMovedTurns'));
     const capacity = m.capacity.of(pending.prevServer);
-    const blockSize = m.digester.blockSizeOf(pending.prevServer);
+    const blockSize = m.deployment.blockSizeOf(pending.prevServer);
     if (capacity === null || blockSize === null || pending.prevAllocatedTokens === null) {
       c.add(ts, counterKey('stickyIdealUnboundedTurns'));
     } else if (
@@ -179,13 +182,13 @@ export class OutcomesReducer {
     const m = this.model;
     const c = m.counters;
     const join = workerTokenOracle({
-      servers: m.digester.serverIds(),
+      servers: m.deployment.serverIds(),
       chosen: server,
       cachedTokens: cached,
       keys,
       truth: m.truth,
-      blockSizeOf: (s) => m.digester.blockSizeOf(s),
-      hashAlgoOf: (s) => m.digester.hashAlgoOf(s),
+      blockSizeOf: (s) => m.deployment.blockSizeOf(s),
+      hashAlgoOf: (s) => m.deployment.hashAlgoOf(s),
     });
     c.add(ts, counterKey('withWorkerTokens'));
     if (join.best > 0) c.add(ts, counterKey('oracleAnyMatch'));

@@ -9,7 +9,7 @@ function audit(mini: MiniOptions) {
   const observations = miniCluster(mini);
   for (const obs of observations) state.apply(obs);
   const now = observations.at(-1)!.ts + 1;
-  return { snapshot: state.snapshot(now), input: state.diagnosisInput(now) };
+  return { snapshot: state.evaluate(now), input: state.diagnosisInput(now) };
 }
 
 describe('render parity in the state', () => {

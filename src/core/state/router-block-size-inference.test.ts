@@ -11,7 +11,7 @@ function audit(mini: MiniOptions, options: SentinelOptions = {}) {
   const observations = miniCluster(mini);
   for (const obs of observations) state.apply(obs);
   const now = observations.at(-1)!.ts;
-  return { state, snapshot: state.snapshot(now), input: state.diagnosisInput(now) };
+  return { state, snapshot: state.evaluate(now), input: state.diagnosisInput(now) };
 }
 
 describe('RouterBlockSizeInference', () => {
@@ -105,7 +105,7 @@ describe('router tokens_per_block inferred from routing (no source states it)', 
     observations.forEach((obs, i) => {
       state.apply(obs);
       if (i % 10 !== 0) return;
-      const snapshot = state.snapshot(obs.ts);
+      const snapshot = state.evaluate(obs.ts);
       seen.push(snapshot.routerTokensPerBlock.value);
       // before enough decisions the audit says so (evidence-insufficient), never anything else
       expect(snapshot.findings.filter((f) => f.id !== 'evidence-insufficient').map((f) => f.summary)).toEqual([]);
@@ -114,7 +114,7 @@ describe('router tokens_per_block inferred from routing (no source states it)', 
     expect(seen[0]).toBeNull();
     expect(seen.at(-1)).toBe(128);
     // and with the whole run, routing visibly follows prefixes: no finding at all
-    expect(state.snapshot(observations.at(-1)!.ts).findings.map((f) => f.summary)).toEqual([]);
+    expect(state.evaluate(observations.at(-1)!.ts).findings.map((f) => f.summary)).toEqual([]);
   });
 
   it('a router chunking 32 tokens over 128-token worker blocks: inert, but no tokens-per-block-mismatch on a guess', () => {

@@ -22,10 +22,10 @@ export function routerEventRead(
   m: StateModel,
   servers: readonly ServerDiagnosis[],
 ): Pick<RouterDiagnosis, 'readsEvents' | 'readsEventsFrom'> {
-  const router = m.digester.router;
+  const router = m.deployment.router;
   if (router.readsEvents !== null) return { readsEvents: router.readsEvents, readsEventsFrom: 'stated' };
   if (readsNoEvents(router.routerType)) return { readsEvents: 'none', readsEventsFrom: 'router type' };
-  if (m.sawRouterPoll) return { readsEvents: 'pull', readsEventsFrom: 'its polls' };
+  if (m.paths.seesRouterPolls) return { readsEvents: 'pull', readsEventsFrom: 'its polls' };
   const kvAware = router.profile !== null || router.routerType?.toLowerCase().includes('kv_cache_aware') === true;
   if (!kvAware) return { readsEvents: null, readsEventsFrom: null };
   if (servers.some(pullPathServed)) return { readsEvents: 'pull', readsEventsFrom: 'the event path' };

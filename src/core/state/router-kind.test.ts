@@ -26,7 +26,7 @@ function run(observations: readonly Observation[], mode: SentinelOptions['mode']
   const state = createSentinelState({ thresholds: THRESHOLDS, mode });
   for (const obs of observations) state.apply(obs);
   const now = observations.at(-1)!.ts;
-  const snapshot = state.snapshot(now);
+  const snapshot = state.evaluate(now);
   return {
     input: state.diagnosisInput(now),
     snapshot,

@@ -44,8 +44,6 @@ export interface SentinelOptions {
   readonly windowMs?: number | null;
   /** daemon: a finding turns on after onAfter evaluations and off after offAfter; default 1/1 (one-shot) */
   readonly hysteresis?: HysteresisOptions;
-  /** snapshot() re-evaluates the rules at most this often, ms; default 0 (every snapshot) */
-  readonly evaluateEveryMs?: number;
   readonly thresholds?: Partial<DiagnosisThresholds>;
   readonly limits?: Partial<SentinelLimits>;
   /** override the rule set (tests) */

@@ -1,9 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { RULES } from '../diagnosis/rules/index.js';
 import { miniCluster, type MiniOptions } from '../../../test/helpers/mini-cluster.js';
-import { buildAuditReport } from '../diagnosis/audit-report.js';
+import { buildAuditReport } from '../report/audit-report.js';
 import type { DecisionJoin, OutcomeJoin } from './joined-events.js';
-import { createSentinelState, type SentinelOptions } from './sentinel-state.js';
+import type { HysteresisOptions } from '../diagnosis/finding-hysteresis.js';
+import { createSentinelState, type SentinelOptions, type SentinelState } from './sentinel-state.js';
 
 function audit(mini: MiniOptions, options: SentinelOptions = {}) {
   const state = createSentinelState({
@@ -13,7 +14,18 @@ function audit(mini: MiniOptions, options: SentinelOptions = {}) {
   const observations = miniCluster(mini);
   for (const obs of observations) state.apply(obs);
   const now = observations.at(-1)!.ts;
-  return { state, snapshot: state.snapshot(now), input: state.diagnosisInput(now) };
+  return { state, snapshot: state.evaluate(now), input: state.diagnosisInput(now) };
+}
+
+/** A relay source down from t = 0, judged by the source rule alone (with no traffic evidence-insufficient would hold too). */
+function sourceDown(hysteresis: HysteresisOptions): SentinelState {
+  const state = createSentinelState({
+    hysteresis,
+    thresholds: { sourceDownMs: 0 },
+    rules: RULES.filter((r) => r.id === 'source-unreachable'),
+  });
+  state.apply({ kind: 'source-health', ts: 0, source: 'relay:ctx0', up: false, error: 'ECONNREFUSED' });
+  return state;
 }
 
 describe('sentinel state joins', () => {
@@ -147,7 +159,7 @@ describe('sentinel state joins', () => {
       cachedTokens: 0,
       latencyMs: 1,
     });
-    const snap = state.snapshot(3);
+    const snap = state.evaluate(3);
     expect(snap.servers.map((s) => s.server).sort()).toEqual(['ctx0', 'ctx1']);
     expect(snap.requests).toBe(2);
     expect(snap.dropped.serverObservationsIgnored).toBe(2);
@@ -185,33 +197,56 @@ describe('sentinel state joins', () => {
       cachedTokens: 0,
       latencyMs: 1,
     });
-    const snap = state.snapshot(5001);
+    const snap = state.evaluate(5001);
     expect(snap.dropped.pendingDecisionsExpired).toBe(1);
     expect(snap.dropped.outcomesWithoutDecision).toBe(1);
   });
 
   it('hysteresis: a finding needs onAfter evaluations to turn on and offAfter to turn off', () => {
-    // the source rule alone: with no traffic at all, evidence-insufficient would hold too
-    const state = createSentinelState({
-      hysteresis: { onAfter: 2, offAfter: 2 },
-      thresholds: { sourceDownMs: 0 },
-      rules: RULES.filter((r) => r.id === 'source-unreachable'),
-    });
-    state.apply({ kind: 'source-health', ts: 0, source: 'relay:ctx0', up: false, error: 'ECONNREFUSED' });
-    expect(state.snapshot(1).findings).toEqual([]);
-    const on = state.snapshot(2).findings;
+    const state = sourceDown({ onAfter: 2, offAfter: 2 });
+    expect(state.evaluate(1).findings).toEqual([]);
+    const on = state.evaluate(2).findings;
     expect(on.map((f) => f.id)).toEqual(['source-unreachable']);
     expect(on[0]!.since).toBe(1);
     state.apply({ kind: 'source-health', ts: 3, source: 'relay:ctx0', up: true, error: null });
-    expect(state.snapshot(4).findings.map((f) => f.id)).toEqual(['source-unreachable']);
-    expect(state.snapshot(5).findings).toEqual([]);
+    expect(state.evaluate(4).findings.map((f) => f.id)).toEqual(['source-unreachable']);
+    expect(state.evaluate(5).findings).toEqual([]);
+  });
+
+  it('reads never evaluate: any number of snapshots between evaluations leave findings and hysteresis as they were', () => {
+    const quiet = sourceDown({ onAfter: 3, offAfter: 2 });
+    const scraped = sourceDown({ onAfter: 3, offAfter: 2 });
+    // before the first evaluation: nothing found, and no all-clear either
+    expect(scraped.snapshot(0)).toMatchObject({ findings: [], verdict: 'unknown' });
+    const seen = (state: SentinelState, t: number): string[] => state.evaluate(t).findings.map((f) => f.id);
+    for (let t = 1; t <= 4; t++) {
+      // one scraper against many: the many read 50 times between evaluations, the rules have held all along
+      for (let i = 0; i < 50; i++) expect(scraped.snapshot(t - 0.5).findings).toEqual(quiet.snapshot(t - 0.5).findings);
+      expect(seen(scraped, t)).toEqual(seen(quiet, t));
+    }
+    // three evaluations turned it on (at 3), however many reads came between them
+    expect(scraped.snapshot(5).findings.map((f) => [f.id, f.since])).toEqual([['source-unreachable', 1]]);
+    expect(scraped.snapshot(5)).toEqual(quiet.snapshot(5));
+    expect(scraped.lastEvaluation()).toEqual(quiet.lastEvaluation());
+  });
+
+  it('rulesAt says what the rules hold now without hysteresis, and changes nothing', () => {
+    const state = sourceDown({ onAfter: 2, offAfter: 2 });
+    const now = state.rulesAt(1);
+    expect(now.findings.map((f) => [f.id, f.since])).toEqual([['source-unreachable', 1]]);
+    expect(now.verdict).toBe('degraded');
+    for (let i = 0; i < 5; i++) state.rulesAt(2 + i);
+    expect(state.lastEvaluation()).toBeNull();
+    // the first evaluation is still the first: not on yet
+    expect(state.evaluate(10).findings).toEqual([]);
+    expect(state.evaluate(11).findings.map((f) => [f.id, f.since])).toEqual([['source-unreachable', 10]]);
   });
 
   it('a windowed state forgets old evidence', () => {
     const state = createSentinelState({ windowMs: 10_000, thresholds: { minServerRequests: 5 } });
     for (const obs of miniCluster({ routing: 'random', events: false, trajectories: 10, turns: 2 })) state.apply(obs);
-    expect(state.snapshot(2100).findings.map((f) => f.id)).toContain('events-absent');
-    expect(state.snapshot(60_000).findings.map((f) => f.id)).not.toContain('events-absent');
+    expect(state.evaluate(2100).findings.map((f) => f.id)).toContain('events-absent');
+    expect(state.evaluate(60_000).findings.map((f) => f.id)).not.toContain('events-absent');
   });
 });
 
@@ -336,7 +371,7 @@ describe("sentinel state: text and chat requests (no ids in the request, the wor
     } as const;
     state.apply({ ...base, ts: 10_000_000, requestId: 'u1', server: 'ctx0', unreadable: 'unknown_encoding' });
     state.apply({ ...base, ts: 10_000_001, requestId: 'u2', server: 'ctx0', unreadable: 'malformed' });
-    const snapshot = state.snapshot(10_000_002);
+    const snapshot = state.evaluate(10_000_002);
     expect(snapshot.servers.find((s) => s.server === 'ctx0')?.unreadableRequests).toBe(2);
     const report = buildAuditReport(snapshot, { kind: 'live', description: 'test', observations: 0, malformed: 0 });
     expect(report.findings.filter((f) => f.severity === 'critical')).toEqual([]);
@@ -353,29 +388,30 @@ describe("sentinel state: text and chat requests (no ids in the request, the wor
 });
 
 describe('one report, one set of numbers', () => {
-  // the demo's state re-evaluates its rules at most once a second; its final report read the headline from the
-  // counters of the moment and the findings from the evaluation a second before (6,471 against 6,454 requests)
+  // the demo's daemon evaluates once a second; its final report read the headline from the counters of the moment
+  // and the findings from the evaluation a second before (6,471 against 6,454 requests)
   const observations = miniCluster({ routing: 'random', events: false, trajectories: 60 });
   const half = Math.floor(observations.length / 2);
-  const options: SentinelOptions = {
-    evaluateEveryMs: 1_000,
-    thresholds: { minDecisions: 40, minFollowups: 30, minServerRequests: 10 },
-  };
+  const options: SentinelOptions = { thresholds: { minDecisions: 40, minFollowups: 30, minServerRequests: 10 } };
 
-  it('between evaluations a whole snapshot is the last evaluation: headline and evidence agree', () => {
+  it('the last evaluation is one set of numbers; a read after more traffic mixes them; evaluate takes a new one', () => {
     const state = createSentinelState(options);
+    expect(state.lastEvaluation()).toBeNull();
     for (const obs of observations.slice(0, half)) state.apply(obs);
     const t = observations[half - 1]!.ts;
-    const first = state.snapshot(t);
+    const first = state.evaluate(t);
     for (const obs of observations.slice(half)) state.apply(obs);
     // the counters of the moment next to the findings of a second ago: what a report must not show
-    expect(state.snapshot(t + 500).requests).toBeGreaterThan(first.requests);
-    const again = state.snapshot(t + 500, { whole: true });
+    const read = state.snapshot(t + 500);
+    expect(read.requests).toBeGreaterThan(first.requests);
+    expect(read.findings).toBe(first.findings);
+    const again = state.lastEvaluation()!;
     expect(again).toBe(first);
     const absent = again.findings.find((f) => f.id === 'events-absent')!;
     expect(absent.evidence['requests']).toBe(again.requests);
-    // fresh: a new evaluation over everything applied, still one set of numbers
-    const final = state.snapshot(t + 500, { fresh: true });
+    // a new evaluation over everything applied, still one set of numbers
+    const final = state.evaluate(t + 500);
+    expect(state.lastEvaluation()).toBe(final);
     expect(final.requests).toBeGreaterThan(first.requests);
     expect(final.findings.find((f) => f.id === 'events-absent')!.evidence['requests']).toBe(final.requests);
     const report = buildAuditReport(final, { kind: 'live', description: 'test', observations: 0, malformed: 0 });

@@ -1,25 +1,25 @@
-// The sidecar's one state: fed observations (apply), read through snapshots (snapshot). Each observation goes to
-// the reducer of its concern — admission (server cap), worker events, router deliveries, decisions and outcomes,
-// source health — which count into one typed counter schema (counter-schema.ts) and update the tables; pure
-// projections give the rules' input (DiagnosisInput) and the outputs' snapshot. The rules (docs/design.md §5) run
-// here with hysteresis. Pure: `now` is a parameter, no I/O. Joined decisions and outcomes stream to subscribers.
-import { FINDING_CATALOG, severityRank } from '../diagnosis/finding-catalog.js';
-import { FindingHysteresis } from '../diagnosis/finding-hysteresis.js';
-import type { DiagnosisInput, Rule } from '../diagnosis/rule.js';
+// The sidecar's one state: fed observations (apply), evaluated by one clock (evaluate), read through snapshots
+// (snapshot). Each observation goes to the reducer of its concern — admission (server cap), worker events, router
+// deliveries, decisions and outcomes, source health — which count into one typed counter schema (counter-schema.ts)
+// and update the tables; pure projections give the rules' input (DiagnosisInput) and the outputs' snapshot. The
+// rules (docs/design.md §5) run with hysteresis only when evaluate() is called: reading never advances them, so
+// any number of readers see the same findings. Pure: `now` is a parameter, no I/O. Joined decisions and outcomes
+// stream to subscribers.
+import type { DiagnosisInput } from '../diagnosis/rule.js';
+import { NOT_EVALUATED, RuleEvaluator, type Evaluation } from '../diagnosis/rule-evaluator.js';
 import { RULES } from '../diagnosis/rules/index.js';
-import { runRules } from '../diagnosis/run-rules.js';
 import { DEFAULT_THRESHOLDS } from '../diagnosis/thresholds.js';
 import type { Observation } from '../observe/observation.js';
 import { DecisionsReducer } from './decisions-reducer.js';
 import { projectDiagnosisInput } from './diagnosis-projection.js';
 import { JoinedEventStream, type JoinedEventListener } from './joined-events.js';
-import type { ObservationDigest, ObservationDigester } from './observation-digester.js';
+import type { ObservationDigest } from './observation-digester.js';
 import { OutcomesReducer } from './outcomes-reducer.js';
 import { RenderParity } from './render-parity.js';
 import { RouterDeliveriesReducer } from './router-deliveries-reducer.js';
 import { DEFAULT_LIMITS, type SentinelOptions } from './sentinel-options.js';
 import { ServerAdmission } from './server-admission.js';
-import type { Finding, SentinelStateSnapshot } from './snapshot.js';
+import type { SentinelStateSnapshot } from './snapshot.js';
 import { projectSnapshot, type SnapshotSources } from './snapshot-projection.js';
 import { SourceHealthBoard } from './source-health-board.js';
 import { StateModel } from './state-model.js';
@@ -32,17 +32,23 @@ export interface SentinelState {
   /** Applies one observation; `digest` is given when it was computed at record time (bundles). */
   apply(obs: Observation, digest?: ObservationDigest | null): void;
   /**
-   * The state at `now` as the outputs read it. Evaluations of the rules are throttled (evaluateEveryMs): between
-   * them the counters are the latest and the findings the last evaluation's, unless `whole` (the last evaluation's
-   * snapshot, counters included) or `fresh` (evaluate now) asks for one set of numbers, as a report does.
+   * Runs the rules over the state at `now` and steps their hysteresis: the one call that changes the findings. The
+   * daemon calls it from its evaluation timer, a one-shot run once at its end. Returns the evaluation's snapshot.
    */
-  snapshot(now: number, options?: SnapshotOptions): SentinelStateSnapshot;
+  evaluate(now: number): SentinelStateSnapshot;
   /**
-   * The snapshot as the rules read the state at `now`, without changing it: no hysteresis step, no evaluation
-   * recorded, no rule error counted; findings are the rules' hits (since = now). The report's timeline samples
-   * it, so sampling a one-shot audit cannot change its result.
+   * The state at `now` as the outputs read it, changing nothing: the latest counters, the last evaluation's findings
+   * and verdict (before the first: none, verdict unknown).
    */
-  peek(now: number): SentinelStateSnapshot;
+  snapshot(now: number): SentinelStateSnapshot;
+  /** The last evaluation's snapshot whole (counters and findings from one input, as a report wants); null before one. */
+  lastEvaluation(): SentinelStateSnapshot | null;
+  /**
+   * The snapshot with what the rules say at `now` as they stand, changing nothing: no hysteresis, no evaluation
+   * recorded, no rule error counted; every hit is a finding (since = now). A one-shot audit's timeline samples it
+   * between observations, so sampling cannot change the audit's result.
+   */
+  rulesAt(now: number): SentinelStateSnapshot;
   /** What the rules would read at `now` (tests, debugging). */
   diagnosisInput(now: number): DiagnosisInput;
   /** Every decision and outcome applied from now on, joined (the live feed); returns the unsubscribe. */
@@ -52,17 +58,9 @@ export interface SentinelState {
    * one-shot audit attaches to: it replays them as a bundle's records); returns the unsubscribe.
    */
   onApplied(listener: AppliedListener): () => void;
-  readonly digester: ObservationDigester;
 }
 
 export type AppliedListener = (observation: Observation, digest: ObservationDigest | null) => void;
-
-export interface SnapshotOptions {
-  /** evaluate now even when the last evaluation is recent (a one-shot run's final report) */
-  readonly fresh?: boolean;
-  /** between evaluations, the last evaluation's snapshot whole (a live report, without an extra hysteresis step) */
-  readonly whole?: boolean;
-}
 
 export function createSentinelState(options: SentinelOptions = {}): SentinelState {
   return new Sentinel(options);
@@ -80,16 +78,9 @@ class Sentinel implements SentinelState {
   readonly #joined = new JoinedEventStream();
   readonly #applied = new Set<{ readonly listener: AppliedListener }>();
   readonly #parts: SnapshotSources;
-  readonly #rules: readonly Rule[];
-  readonly #hysteresis: FindingHysteresis;
-  readonly #evaluateEveryMs: number;
-  #ruleErrors = 0;
-  #lastEvaluation: number | null = null;
-  /** the snapshot of the last evaluation (returned until the next one is due) */
-  #last: SentinelStateSnapshot | null = null;
-  #findings: Finding[] = [];
-  /** warnings and criticals that hold in the latest evaluation but have not turned on yet (hysteresis) */
-  #pendingFindings: ReadonlySet<string> = new Set();
+  readonly #evaluator: RuleEvaluator;
+  /** the snapshot of the last evaluation */
+  #lastEvaluation: SentinelStateSnapshot | null = null;
 
   constructor(options: SentinelOptions) {
     const limits = { ...DEFAULT_LIMITS, ...options.limits };
@@ -105,7 +96,7 @@ class Sentinel implements SentinelState {
     this.#workerEvents = new WorkerEventsReducer(this.#model, this.#sources);
     this.#router = new RouterDeliveriesReducer(this.#model);
     this.#decisions = new DecisionsReducer(this.#model);
-    this.#outcomes = new OutcomesReducer(this.#model, this.#decisions);
+    this.#outcomes = new OutcomesReducer(this.#model, this.#decisions, this.#workerEvents);
     this.#render = new RenderParity(windowMs);
     this.#parts = {
       model: this.#model,
@@ -114,13 +105,7 @@ class Sentinel implements SentinelState {
       sources: this.#sources,
       admission: this.#admission,
     };
-    this.#rules = options.rules ?? RULES;
-    this.#hysteresis = new FindingHysteresis(options.hysteresis ?? { onAfter: 1, offAfter: 1 });
-    this.#evaluateEveryMs = options.evaluateEveryMs ?? 0;
-  }
-
-  get digester(): ObservationDigester {
-    return this.#model.digester;
+    this.#evaluator = new RuleEvaluator(options.rules ?? RULES, options.hysteresis ?? { onAfter: 1, offAfter: 1 });
   }
 
   apply(observation: Observation, digest?: ObservationDigest | null): void {
@@ -161,6 +146,7 @@ class Sentinel implements SentinelState {
         return;
       }
       case 'router-score':
+        this.#router.routerScore();
         this.#decisions.routerScore(obs);
         return;
       case 'render-check':
@@ -173,12 +159,12 @@ class Sentinel implements SentinelState {
         this.#model.sidecarLoad.load(obs);
         return;
       case 'server-info':
-        // the digester keeps what it states of hashing; the capacity bounds the sticky ideal
+        // the deployment's facts keep what it states of hashing; the capacity bounds the sticky ideal
         if (obs.kvCapacityBlocks !== undefined && obs.kvCapacityBlocks !== null)
           this.#model.capacity.configure(obs.server, obs.kvCapacityBlocks);
         return;
       case 'router-config':
-        // the digester keeps what it states
+        // the deployment's facts keep what it states
         return;
     }
   }
@@ -195,51 +181,39 @@ class Sentinel implements SentinelState {
   }
 
   diagnosisInput(now: number): DiagnosisInput {
-    return projectDiagnosisInput({ model: this.#model, sources: this.#sources, render: this.#render }, now);
+    return projectDiagnosisInput(
+      {
+        model: this.#model,
+        workerEvents: this.#workerEvents,
+        decisions: this.#decisions,
+        router: this.#router,
+        sources: this.#sources,
+        render: this.#render,
+      },
+      now,
+    );
   }
 
-  snapshot(now: number, options: SnapshotOptions = {}): SentinelStateSnapshot {
-    const due =
-      options.fresh === true ||
-      this.#lastEvaluation === null ||
-      now < this.#lastEvaluation ||
-      now - this.#lastEvaluation >= this.#evaluateEveryMs;
-    // a report's headline and its findings' evidence from one input (they disagreed by a second of traffic)
-    if (!due && options.whole === true && this.#last !== null) return this.#last;
+  evaluate(now: number): SentinelStateSnapshot {
     const input = this.diagnosisInput(now);
-    if (due) {
-      const run = runRules(this.#rules, input);
-      this.#ruleErrors += run.errors.length;
-      this.#findings = this.#hysteresis.update(now, run.hits);
-      // a finding that holds but has not passed hysteresis yet: no all-clear meanwhile
-      this.#pendingFindings = new Set(
-        [...run.hits.entries()]
-          .filter(
-            ([id, hit]) =>
-              severityRank(hit.severity ?? FINDING_CATALOG[id]) >= severityRank('warning') &&
-              !this.#findings.some((f) => f.id === id),
-          )
-          .map(([id]) => id),
-      );
-      this.#lastEvaluation = now;
-    }
-    const snapshot = projectSnapshot(this.#parts, now, input, {
-      findings: this.#findings,
-      pending: this.#pendingFindings,
-      ruleErrors: this.#ruleErrors,
-    });
-    if (due) this.#last = snapshot;
-    return snapshot;
+    this.#lastEvaluation = this.#project(now, input, this.#evaluator.evaluate(input));
+    return this.#lastEvaluation;
   }
 
-  peek(now: number): SentinelStateSnapshot {
+  snapshot(now: number): SentinelStateSnapshot {
+    return this.#project(now, this.diagnosisInput(now), this.#evaluator.last ?? NOT_EVALUATED);
+  }
+
+  lastEvaluation(): SentinelStateSnapshot | null {
+    return this.#lastEvaluation;
+  }
+
+  rulesAt(now: number): SentinelStateSnapshot {
     const input = this.diagnosisInput(now);
-    const findings = [...runRules(this.#rules, input).hits].map(([id, hit]): Finding => ({
-      id,
-      severity: FINDING_CATALOG[id],
-      since: now,
-      ...hit,
-    }));
-    return projectSnapshot(this.#parts, now, input, { findings, pending: new Set(), ruleErrors: this.#ruleErrors });
+    return this.#project(now, input, this.#evaluator.rulesOf(input));
+  }
+
+  #project(now: number, input: DiagnosisInput, evaluation: Omit<Evaluation, 'at'>): SentinelStateSnapshot {
+    return projectSnapshot(this.#parts, now, input, evaluation);
   }
 }

@@ -1,47 +1,15 @@
 // What the outputs read (SentinelStateSnapshot), projected from the state's counters since start, its tables, the
 // rules' input and the findings that hold. Pure: reading changes nothing.
-import { severityRank } from '../diagnosis/finding-catalog.js';
 import type { DiagnosisInput } from '../diagnosis/rule.js';
 import { REQUEST_UNREADABLE_REASONS } from '../relay/request-unreadable.js';
 import { counterKey, type CounterKey } from './counter-schema.js';
-import type { DecisionsReducer } from './decisions-reducer.js';
+import type { DecisionsReducer, DecisionsView } from './decisions-reducer.js';
 import type { OutcomesReducer } from './outcomes-reducer.js';
 import type { ServerAdmission } from './server-admission.js';
-import type {
-  DecisionStats,
-  Finding,
-  RankStats,
-  SentinelDropCounters,
-  SentinelStateSnapshot,
-  ServerStats,
-  Verdict,
-} from './snapshot.js';
+import type { DecisionStats, RankStats, SentinelDropCounters, SentinelStateSnapshot, ServerStats } from './snapshot.js';
 import type { SourceHealthBoard } from './source-health-board.js';
 import type { StateModel } from './state-model.js';
-
-/**
- * `pending`: warnings and criticals that hold in the latest evaluation but have not turned on yet (hysteresis).
- * While inert or insufficient evidence is pending, or anything is pending on an otherwise clean slate, the verdict
- * is `unknown`: neither "routing follows prefixes" (degraded) nor an all-clear is shown yet. So is it while the
- * sidecar's own lag (sidecar-lagging) leaves its tables short: that is no finding about the deployment.
- */
-export function verdictOf(findings: readonly Finding[], pending: ReadonlySet<string>): Verdict {
-  if (findings.some((f) => f.id === 'cache-signal-inert')) return 'inert';
-  const insufficient = findings.filter((f) => f.id === 'evidence-insufficient');
-  // a stream's missing history alone (routing follows what the table shows) withholds the all-clear only
-  const historyOnly = insufficient.length > 0 && insufficient.every((f) => f.evidence['history_only'] === true);
-  // no all-clear (and no "the cache signal works") without evidence
-  if (
-    (insufficient.length > 0 && !historyOnly) ||
-    // nor from a sidecar whose tables fell behind
-    findings.some((f) => f.id === 'sidecar-lagging') ||
-    pending.has('cache-signal-inert') ||
-    pending.has('evidence-insufficient')
-  )
-    return 'unknown';
-  if (findings.some((f) => severityRank(f.severity) >= severityRank('warning'))) return 'degraded';
-  return pending.size > 0 || historyOnly ? 'unknown' : 'healthy';
-}
+import type { Evaluation } from '../diagnosis/rule-evaluator.js';
 
 export interface SnapshotSources {
   readonly model: StateModel;
@@ -51,14 +19,7 @@ export interface SnapshotSources {
   readonly admission: ServerAdmission;
 }
 
-export interface SnapshotFindings {
-  readonly findings: readonly Finding[];
-  /** warnings and criticals that hold but have not passed hysteresis yet */
-  readonly pending: ReadonlySet<string>;
-  readonly ruleErrors: number;
-}
-
-function serverStats(m: StateModel, server: string, now: number): ServerStats {
+function serverStats(m: StateModel, decisions: DecisionsView, server: string, now: number): ServerStats {
   const total = (key: CounterKey): number => m.counters.total(key, now);
   const streams = m.truth.streams(server);
   const ranks: RankStats[] = m.sequence.ranks(server).map((r) => {
@@ -104,7 +65,7 @@ function serverStats(m: StateModel, server: string, now: number): ServerStats {
     cachedTokens: total(counterKey('cachedTokens', server)),
     oracleCachedTokens: total(counterKey('oracleCachedTokens', server)),
     predictedRouterCachedTokens: total(counterKey('predictedRouterCachedTokens', server)),
-    inflight: m.factsOf(server).inflight,
+    inflight: decisions.inflightOf(server),
   };
 }
 
@@ -129,11 +90,11 @@ export function projectSnapshot(
   parts: SnapshotSources,
   now: number,
   input: DiagnosisInput,
-  held: SnapshotFindings,
+  held: Omit<Evaluation, 'at'>,
 ): SentinelStateSnapshot {
   const m = parts.model;
   const total = (key: CounterKey): number => m.counters.total(key, now);
-  const servers = m.digester.serverIds().map((server) => serverStats(m, server, now));
+  const servers = m.deployment.serverIds().map((server) => serverStats(m, parts.decisions, server, now));
   const d = input.decisions;
   let oracleHitRatio: number | null = null;
   let oracleBasis: SentinelStateSnapshot['oracleBasis'] = null;
@@ -176,7 +137,7 @@ export function projectSnapshot(
   const cached = servers.reduce((n, s) => n + s.cachedTokens, 0);
   return {
     now,
-    verdict: verdictOf(held.findings, held.pending),
+    verdict: held.verdict,
     findings: held.findings,
     servers,
     decisions,
@@ -194,8 +155,8 @@ export function projectSnapshot(
     },
     stickiness: followups > 0 ? sticky / followups : null,
     ruleErrors: held.ruleErrors,
-    eventStreams: [...m.streamOrigins]
-      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+    eventStreams: m.paths
+      .streamOrigins()
       .map(([server, o]) => ({ server, engine: o.engine, hashes: o.hashes, vllmHashing: o.vllmHashing ?? null })),
     dropped: dropCounters(parts),
   };

@@ -1,28 +1,9 @@
 // The read side of the sidecar's one state. The exporter, the live feed, the landing page and the audit all
 // read these snapshots; only the state (fed by observations) writes. Counters are cumulative since start.
-import type { FindingId, Severity } from '../diagnosis/finding-catalog.js';
+import type { Finding } from '../diagnosis/finding.js';
+import type { Verdict } from '../diagnosis/verdict.js';
 import type { StreamOrigin } from '../stream/stream-engine.js';
 import type { KvEventType } from '../wire/kv-event.js';
-
-/** unknown: evidence-insufficient holds — the window cannot show whether routing follows the prefix cache */
-export type Verdict = 'healthy' | 'degraded' | 'unknown' | 'inert';
-
-export interface Finding {
-  readonly id: FindingId;
-  readonly severity: Severity;
-  /** servers the finding is about (empty for cluster-wide findings) */
-  readonly servers: readonly string[];
-  /** one line a person reads first */
-  readonly summary: string;
-  /** numbers behind the finding, e.g. { requests: 1200, drains_empty: 40 }; never prompt content */
-  readonly evidence: Readonly<Record<string, number | string | boolean>>;
-  /** the cause it points to (docs/trtllm-wire.md §7), e.g. "§7.1 pull path returns [] by construction" */
-  readonly cause: string;
-  /** the configuration change that fixes it, as exact keys and values */
-  readonly fix: string;
-  /** first time the finding held, ms */
-  readonly since: number;
-}
 
 export interface RankStats {
   readonly rank: number;

@@ -1,12 +1,14 @@
 // What the state's reducers share: the counters, worker truth and the router replica, the event-sequence trackers,
-// the per-server facts that are not counts, and what the sidecar has seen of its vantage point. Reducers write it,
-// projections read it; nothing here runs a rule or knows an output.
-import type { DiagnosisInput, RouterStateView, ServerDiagnosis } from '../diagnosis/rule.js';
+// the deployment's facts and the event paths, each a component with its own methods. What one reducer alone keeps
+// it owns itself; projections read both; nothing here runs a rule or knows an output.
+import type { DiagnosisInput } from '../diagnosis/rule.js';
 import type { DiagnosisThresholds } from '../diagnosis/thresholds.js';
-import type { WorkerEventsObservation } from '../observe/observation.js';
 import { EventSequenceTracker, RouterReplicaTable, WorkerTruthTable } from '../tables/index.js';
-import type { HashAlgo } from '../wire/kv-event.js';
-import { DEFAULT_ROUTER_TOKENS_PER_BLOCK, ObservationDigester } from './observation-digester.js';
+import { DEFAULT_ROUTER_TOKENS_PER_BLOCK } from '../diagnosis/router-defaults.js';
+import { DeploymentFacts } from './deployment-facts.js';
+import { DEFAULT_INCREMENTAL_TRAJECTORIES, ObservationDigester } from './observation-digester.js';
+import { EventPaths } from './event-paths.js';
+import { PullEventWatch } from './pull-event-watch.js';
 import { RelayBuffer } from './relay-buffer.js';
 import { RouterBlockSizeInference } from './router-block-size-inference.js';
 import type { SentinelLimits, SentinelMode } from './sentinel-options.js';
@@ -15,70 +17,29 @@ import { StateCounters } from './state-counters.js';
 import { StreamHistory } from './stream-history.js';
 import { WorkerCapacity } from './worker-capacity.js';
 
-/** What the state knows of a server beyond its counters: the latest value of each, not a sum. */
-export interface ServerFacts {
-  /** in-flight requests at the latest decision that reported them */
-  inflight: number;
-  /** another algorithm that reproduces mismatching root blocks */
-  alternativeAlgo: HashAlgo | null;
-  routerState: RouterStateView | null;
-  /** the newest router logged that it skips polling this server (tokens_per_block mismatch) */
-  pollingSkipped: ServerDiagnosis['pollingSkipped'];
-  /** the last EVENT_MATCH_DIAG block counts */
-  eventBlocks: number | null;
-  totalBlocks: number | null;
-  /** when the last drain of the pull path brought events (null: never) */
-  lastPullEventTs: number | null;
-  /** served requests that computed at least one new block since then: each stored blocks the drains never brought */
-  newBlockOutcomesSincePullEvent: number;
-}
-
-const NO_FACTS: Readonly<ServerFacts> = {
-  inflight: 0,
-  alternativeAlgo: null,
-  routerState: null,
-  pollingSkipped: null,
-  eventBlocks: null,
-  totalBlocks: null,
-  lastPullEventTs: null,
-  newBlockOutcomesSincePullEvent: 0,
-};
-
 export class StateModel {
-  readonly digester = new ObservationDigester();
+  /** the router's settings and the servers' hashing, as the deployment states or shows them */
+  readonly deployment = new DeploymentFacts();
+  /** block keys and hash checks from the observations' tokens, with the deployment's facts */
+  readonly digester = new ObservationDigester(DEFAULT_INCREMENTAL_TRAJECTORIES, this.deployment);
   readonly counters: StateCounters;
   readonly truth: WorkerTruthTable;
   readonly replica: RouterReplicaTable;
   readonly sequence = new EventSequenceTracker();
   /** what each worker can hold and what it stored: the sticky ideal's bound */
   readonly capacity = new WorkerCapacity();
+  /** whether each server's pull path still brings its events */
+  readonly pullEvents = new PullEventWatch();
   /** the sidecar's own lag and the gaps it explains */
   readonly sidecarLoad = new SidecarLoadLedger();
   /** history ZMQ subscriptions joined too late to replay, until each table has turned over */
   readonly history = new StreamHistory();
   /** the router's tokens_per_block from its behaviour, while no source states it */
   readonly tpbInference = new RouterBlockSizeInference();
-  /** the chunk sizes last considered while the router's is unknown */
-  tpbCandidates: readonly number[] = [];
   /** relay events per server awaiting the router's poll, to enter the replica as the router reads them */
   readonly #relay = new Map<string, RelayBuffer>();
-  readonly #facts = new Map<string, ServerFacts>();
-  /** servers chosen by a decision */
-  readonly decisionServers = new Set<string>();
-  /** servers whose ZMQ stream is subscribed, and the engine and hashes of those that delivered */
-  readonly streamServers = new Set<string>();
-  readonly streamOrigins = new Map<string, NonNullable<WorkerEventsObservation['stream']>>();
-  /** servers whose replica was filled from their stream (no pull path seen yet) */
-  readonly replicaStreamed = new Set<string>();
-  /** servers whose pull path the sidecar drains or the router polls: the router's table comes from there */
-  readonly pullServers = new Set<string>();
-  sawDrain = false;
-  /** a ZMQ stream source is subscribed (or delivered): worker events are seen without drains */
-  sawStream = false;
-  sawRouterPoll = false;
-  sawRouterDebug = false;
-  /** a stored event was seen: worker truth can say where a prefix was */
-  truthSeen = false;
+  /** by which path each server's events come: streams, the pull path */
+  readonly paths = new EventPaths();
 
   readonly mode: SentinelMode;
   readonly thresholds: DiagnosisThresholds;
@@ -91,21 +52,6 @@ export class StateModel {
     this.counters = new StateCounters(windowMs);
     this.truth = new WorkerTruthTable({ maxBlocksPerServer: limits.tableBlocksPerServer });
     this.replica = new RouterReplicaTable({ maxBlocksPerServer: limits.tableBlocksPerServer });
-  }
-
-  /** The server's facts to update. */
-  facts(server: string): ServerFacts {
-    let facts = this.#facts.get(server);
-    if (facts === undefined) {
-      facts = { ...NO_FACTS };
-      this.#facts.set(server, facts);
-    }
-    return facts;
-  }
-
-  /** The server's facts to read (none known: the defaults). */
-  factsOf(server: string): Readonly<ServerFacts> {
-    return this.#facts.get(server) ?? NO_FACTS;
   }
 
   relayOf(server: string): RelayBuffer {
@@ -122,30 +68,19 @@ export class StateModel {
   }
 
   get seesWorkerEvents(): boolean {
-    // a relay reports the router's polls even when every drain was empty
-    return (
-      this.mode === 'relay' ||
-      this.mode === 'exclusive' ||
-      (this.mode === 'auto' && (this.sawDrain || this.sawRouterPoll || this.sawStream))
-    );
-  }
-
-  /** servers the router chooses among */
-  serverCount(): number {
-    const listed = this.digester.router.servers?.length ?? 0;
-    return Math.max(listed, this.decisionServers.size);
+    return this.paths.seesWorkerEvents(this.mode);
   }
 
   /** The router's chunk size as far as known: stated, else inferred, else the default. */
   routerChunkSize(): number {
-    return this.digester.router.tokensPerBlock ?? this.tpbInference.inferred ?? DEFAULT_ROUTER_TOKENS_PER_BLOCK;
+    return this.deployment.router.tokensPerBlock ?? this.tpbInference.inferred ?? DEFAULT_ROUTER_TOKENS_PER_BLOCK;
   }
 
-  routerTokensPerBlock(): Pick<
-    DiagnosisInput['router'],
-    'tokensPerBlock' | 'tokensPerBlockFrom' | 'tokensPerBlockCandidates'
-  > {
-    const router = this.digester.router;
+  /** `candidates`: the chunk sizes the decisions considered while the router's is unknown */
+  routerTokensPerBlock(
+    candidates: readonly number[],
+  ): Pick<DiagnosisInput['router'], 'tokensPerBlock' | 'tokensPerBlockFrom' | 'tokensPerBlockCandidates'> {
+    const router = this.deployment.router;
     if (router.tokensPerBlock !== null)
       return {
         tokensPerBlock: router.tokensPerBlock,
@@ -155,11 +90,11 @@ export class StateModel {
     const inferred = this.tpbInference.inferred;
     if (inferred !== null)
       return { tokensPerBlock: inferred, tokensPerBlockFrom: 'inferred', tokensPerBlockCandidates: [] };
-    const candidates = this.tpbCandidates.length > 0 ? this.tpbCandidates : [DEFAULT_ROUTER_TOKENS_PER_BLOCK];
+    const considered = candidates.length > 0 ? candidates : [DEFAULT_ROUTER_TOKENS_PER_BLOCK];
     return {
       tokensPerBlock: null,
       tokensPerBlockFrom: null,
-      tokensPerBlockCandidates: [...candidates].sort((a, b) => a - b),
+      tokensPerBlockCandidates: [...considered].sort((a, b) => a - b),
     };
   }
 
@@ -168,7 +103,7 @@ export class StateModel {
    * track_routed_blocks (on unless stated off). Null while neither is known.
    */
   fillsOwnTable(): boolean | null {
-    const r = this.digester.router;
+    const r = this.deployment.router;
     // the newest router has no backfill (tracking replaced it); the 2026-06 one's is opt-in
     const backfill = r.backfillBlockHashesOnFinish ?? (r.profile !== null ? false : null);
     const tracking = r.trackRoutedBlocks ?? (r.profile === 'newest' ? true : r.profile === '2026-06' ? false : null);

@@ -2,6 +2,7 @@
 // count gaps, resets and hash checks, and reach the router's replica as the router reads them (relay buffer) or,
 // for a stream the router subscribes to itself, at once.
 import type { StreamSequenceObservation, WorkerEventsObservation } from '../observe/observation.js';
+import type { HashAlgo } from '../wire/kv-event.js';
 import { counterKeys } from './counter-key.js';
 import type { StoredEventCheck } from './hash-verifier.js';
 import type { SourceHealthBoard } from './source-health-board.js';
@@ -33,13 +34,35 @@ export interface WorkerEventCounters {
 
 const counterKey = counterKeys<WorkerEventCounters>();
 
-export class WorkerEventsReducer {
+/** What the other reducers read of worker truth's progress. */
+export interface WorkerTruthSeen {
+  /** a stored event was seen: worker truth can say where a prefix was */
+  readonly truthSeen: boolean;
+}
+
+/** What the projections read of the worker events beyond counters and tables. */
+export interface WorkerEventsView extends WorkerTruthSeen {
+  /** another algorithm that reproduces the server's mismatching root blocks (the latest found) */
+  alternativeAlgoOf(server: string): HashAlgo | null;
+}
+
+export class WorkerEventsReducer implements WorkerEventsView {
   readonly model: StateModel;
   readonly sources: SourceHealthBoard;
+  #truthSeen = false;
+  readonly #alternativeAlgo = new Map<string, HashAlgo>();
 
   constructor(model: StateModel, sources: SourceHealthBoard) {
     this.model = model;
     this.sources = sources;
+  }
+
+  get truthSeen(): boolean {
+    return this.#truthSeen;
+  }
+
+  alternativeAlgoOf(server: string): HashAlgo | null {
+    return this.#alternativeAlgo.get(server) ?? null;
   }
 
   workerEvents(obs: WorkerEventsObservation, checks: readonly (StoredEventCheck | null)[] | null): void {
@@ -47,30 +70,20 @@ export class WorkerEventsReducer {
     const c = m.counters;
     const { server, ts } = obs;
     const streamed = obs.stream !== undefined;
-    if (streamed) {
-      m.sawStream = true;
-      if (!m.streamOrigins.has(server)) m.streamOrigins.set(server, obs.stream);
-      c.add(ts, counterKey('streamEvents', server), obs.events.length);
-    } else {
-      m.sawDrain = true;
+    // a stream reaches every subscriber: a router that reads it (rather than a pull path it polls) holds the same
+    const replicaFromStream = m.paths.workerEvents(server, obs.stream ?? null);
+    if (streamed) c.add(ts, counterKey('streamEvents', server), obs.events.length);
+    else {
       // a drain proves the relay reads its worker again, even from a source that reports only its failures
       const relaySource = `relay:${server}`;
       if (this.sources.get(relaySource)?.up === false) this.sources.report(ts, relaySource, true, null);
       c.add(ts, counterKey('drains', server));
       if (obs.events.length === 0) c.add(ts, counterKey('emptyDrains', server));
-      else {
-        const facts = m.facts(server);
-        facts.lastPullEventTs = ts;
-        facts.newBlockOutcomesSincePullEvent = 0;
-      }
+      else m.pullEvents.pullEvents(server, ts);
     }
-    // a stream reaches every subscriber: a router that reads it (rather than a pull path it polls) holds the same
-    if (!streamed) m.pullServers.add(server);
-    const replicaFromStream = streamed && !m.pullServers.has(server);
     const firstEvent = obs.events[0];
-    if (replicaFromStream && firstEvent !== undefined && !m.replicaStreamed.has(server)) {
+    if (replicaFromStream && firstEvent !== undefined && m.paths.fillReplicaFromStream(server)) {
       // a stream has no `created` event: name the algorithm the replica's block count reads
-      m.replicaStreamed.add(server);
       m.replica.apply(server, { ...firstEvent, data: { type: 'created', numBlocksPerCacheLevel: [] } });
     }
     const relay = m.relayOf(server);
@@ -95,7 +108,7 @@ export class WorkerEventsReducer {
       if (streamed) m.history.observeEvent(server, rank, event);
       perRank.set(rank, (perRank.get(rank) ?? 0) + 1);
       if (event.data.type === 'stored') {
-        m.truthSeen = true;
+        this.#truthSeen = true;
         stored++;
         if (streamed) {
           streamStored += event.data.blocks.length;
@@ -108,7 +121,7 @@ export class WorkerEventsReducer {
             else if (result === 'mismatch') mismatch++;
             else unverifiable++;
           }
-          if (check.alternative !== null) m.facts(server).alternativeAlgo = check.alternative;
+          if (check.alternative !== null) this.#alternativeAlgo.set(server, check.alternative);
         }
       }
       if (replicaFromStream) m.replica.apply(server, event);
@@ -135,11 +148,8 @@ export class WorkerEventsReducer {
   streamSequence(obs: StreamSequenceObservation): void {
     const m = this.model;
     const { server, rank, ts } = obs;
-    m.sawStream = true;
-    if (obs.change === 'subscribed') {
-      m.streamServers.add(server);
-      return;
-    }
+    m.paths.streamSeen(server, obs.change === 'subscribed');
+    if (obs.change === 'subscribed') return;
     if (obs.change === 'reset') {
       m.sequence.noteStreamReset(server, rank);
       m.history.reset(server, rank);

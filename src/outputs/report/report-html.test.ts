@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import type { AuditReport } from '../../core/diagnosis/audit-report.js';
+import type { AuditReport } from '../../core/report/audit-report.js';
 import type { FindingId } from '../../core/diagnosis/finding-catalog.js';
 import { buildReportModel } from '../../core/report/report-model.js';
-import type { Finding } from '../../core/state/snapshot.js';
 import { sample } from '../../../test/helpers/timeline-samples.js';
 import { renderLiveReportPage } from './live-report-page.js';
 import { renderReportDocument } from './report-html.js';
+import type { Finding } from '../../core/diagnosis/finding.js';
 
 function finding(id: string, extra: Partial<Finding> = {}): Finding {
   return {

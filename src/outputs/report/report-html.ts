@@ -2,16 +2,16 @@
 // no network) with the verdict, every finding with its evidence, cause and fix, the plots over the window, the
 // per-server table and the configuration kvsentinel inferred. Findings render from their data alone, so a new rule
 // appears without a change here. Live (`/` of serve and demo) the same body is swapped in from /ws frames.
-import { verdictMeaning } from '../../core/diagnosis/audit-report.js';
+import { verdictMeaning } from '../../core/report/audit-report.js';
 import type { ChartData } from '../../core/report/report-charts.js';
 import type { ConfigurationFact } from '../../core/report/inferred-configuration.js';
 import type { ReportModel } from '../../core/report/report-model.js';
-import type { Finding } from '../../core/state/snapshot.js';
 import { evidenceLabel, evidenceValueText } from '../evidence-text.js';
 import { formatDateTime, formatElapsed, formatElapsedShort, formatHeldSince } from '../time-text.js';
 import { escapeHtml as esc } from './html-escape.js';
 import { REPORT_CSS } from './report-style.js';
 import { plottedValues, renderChartSvg, renderLegend } from './svg-chart.js';
+import type { Finding } from '../../core/diagnosis/finding.js';
 
 function pct(value: number | null): string {
   return value === null ? 'n/a' : `${(value * 100).toFixed(1)}%`;

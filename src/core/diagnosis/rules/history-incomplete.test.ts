@@ -3,9 +3,9 @@
 // see, until the table has turned over.
 import { describe, expect, it } from 'vitest';
 import { firing, quietInput, quietServer } from '../../../../test/helpers/diagnosis-input.js';
-import type { Finding } from '../../state/snapshot.js';
-import { verdictOf } from '../../state/snapshot-projection.js';
 import { evidenceInsufficient } from './evidence-insufficient.js';
+import type { Finding } from '../finding.js';
+import { verdictOf } from '../verdict.js';
 
 const since = Date.UTC(2026, 11, 2, 7, 0, 0);
 const joinedLate = quietInput({

@@ -5,7 +5,7 @@ import type { Rule } from '../rule.js';
 import { preferenceExcess } from '../holder-preference.js';
 import type { DiagnosisInput } from '../rule.js';
 import { ratio, round3, roundUpTo, windowEvidence } from './rule-math.js';
-import { DEFAULT_ROUTER_MAX_BATCH_SIZE } from '../../state/observation-digester.js';
+import { DEFAULT_ROUTER_MAX_BATCH_SIZE } from '../router-defaults.js';
 
 export const loadTermDominates: Rule = {
   id: 'load-term-dominates',

@@ -1,9 +1,9 @@
 // Runs a one-shot audit over a stream of recorded observations (a bundle, or anything producing BundleRecords):
 // one state, every record applied in order, one evaluation at the end.
 import type { BundleRecord } from '../bundle/bundle-codec.js';
-import { sampleOf, type Timeline } from '../report/timeline.js';
+import { sampleOf, type Timeline } from './timeline.js';
 import { createSentinelState, type SentinelOptions, type SentinelStateSnapshot } from '../state/sentinel-state.js';
-import type { DiagnosisInput } from './rule.js';
+import type { DiagnosisInput } from '../diagnosis/rule.js';
 
 export interface AuditRecordsOptions extends SentinelOptions {
   /** called every `progressEvery` records with the count so far and the latest observation time */
@@ -32,10 +32,10 @@ export async function auditRecords(
     state.apply(record.observation, record.digest);
     count++;
     if (record.observation.ts > lastTs) lastTs = record.observation.ts;
-    options.timeline?.offer(lastTs, () => state.peek(lastTs));
+    options.timeline?.offer(lastTs, () => state.rulesAt(lastTs));
     if (options.onProgress !== undefined && count % every === 0) options.onProgress(count, lastTs);
   }
-  const snapshot = state.snapshot(lastTs);
+  const snapshot = state.evaluate(lastTs);
   options.timeline?.add(sampleOf(snapshot));
   return { snapshot, records: count, input: state.diagnosisInput(lastTs) };
 }

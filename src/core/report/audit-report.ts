@@ -1,9 +1,10 @@
 // The one-shot audit's result (docs/design.md §7 `audit --json`): verdict, findings with evidence and fixes, headline
 // stats and a per-server table, built from a state snapshot. Reporters (text, JSON) only format it.
-import { severityRank, type Severity } from './finding-catalog.js';
+import { severityRank, type Severity } from '../diagnosis/finding-catalog.js';
 import type { SentinelStateSnapshot } from '../state/sentinel-state.js';
-import type { Finding, Verdict } from '../state/snapshot.js';
-import type { SteadyStateStats } from '../report/steady-window.js';
+import type { Finding } from '../diagnosis/finding.js';
+import type { Verdict } from '../diagnosis/verdict.js';
+import type { SteadyStateStats } from './steady-window.js';
 
 export interface AuditServerRow {
   readonly server: string;
