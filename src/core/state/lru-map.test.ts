@@ -6,7 +6,10 @@ import { LruMap } from './lru-map.js';
 class ModelLru {
   entries: [number, number][] = [];
   dropped = 0;
-  constructor(readonly cap: number) {}
+  readonly cap: number;
+  constructor(cap: number) {
+    this.cap = cap;
+  }
   #at(key: number): number {
     return this.entries.findIndex(([k]) => k === key);
   }
