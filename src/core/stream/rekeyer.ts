@@ -10,6 +10,7 @@
 // was stored before it subscribed, its tokens are unreadable or absent) is still held, under a key derived from its
 // engine hash: it counts as resident and its removal matches, though no prompt key can find it.
 import { sha256 } from '@noble/hashes/sha2.js';
+import { BlockSha256 } from '../hashing/block-sha256.js';
 import { truncateKeyToU64, v2BlockKey, v2RootKey } from '../hashing/v2-sha256.js';
 import { LruMap } from '../state/lru-map.js';
 
@@ -90,6 +91,7 @@ export class StreamRekeyer {
   readonly #ranks = new Map<number, LruMap<bigint, Resident>>();
   readonly #forgotten = new Map<number, LruMap<bigint, Resident>>();
   readonly #forgottenCap: number;
+  readonly #hasher = new BlockSha256();
   #evicted = 0;
 
   constructor(cap = DEFAULT_REKEY_CAP, forgottenCap = DEFAULT_FORGOTTEN_CAP) {
@@ -124,7 +126,7 @@ export class StreamRekeyer {
       let entry: Resident;
       if (known !== undefined) entry = known;
       else if (tokens !== null && tokens.length > 0 && chain !== null) {
-        const next = scoped(v2BlockKey(chain, tokens), input.scopes[i] ?? null);
+        const next = scoped(v2BlockKey(chain, tokens, 0, tokens.length, this.#hasher), input.scopes[i] ?? null);
         entry = { chain: next, tableKey: truncateKeyToU64(next), copies: 0 };
       } else entry = { chain: null, tableKey: engineHashKey(hash), copies: 0 };
       if (entry.chain === null) unchained++;
