@@ -16,6 +16,7 @@ import { auditSection } from './sections/audit.js';
 import { scrapeSection } from './sections/scrape.js';
 import { renderSection } from './sections/render.js';
 import { simulatorSection } from './sections/simulator.js';
+import { zmqSection } from './sections/zmq.js';
 
 interface Section {
   readonly id: string;
@@ -32,6 +33,7 @@ const sections: readonly Section[] = [
   { id: 'scrape', title: '6. Scrape', run: scrapeSection },
   { id: 'simulator', title: '7. Simulator', run: simulatorSection },
   { id: 'render', title: '8. Render parity', run: renderSection },
+  { id: 'zmq', title: '9. ZMQ ingest', run: zmqSection },
 ];
 
 function parseArgs(argv: readonly string[]): { quick: boolean; out: string; only: Set<string> | null } {
