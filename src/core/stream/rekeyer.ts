@@ -92,6 +92,7 @@ export class StreamRekeyer {
   readonly #forgotten = new Map<number, LruMap<bigint, Resident>>();
   readonly #forgottenCap: number;
   readonly #hasher = new BlockSha256();
+  #plainRoot: Uint8Array | null = null;
   #evicted = 0;
 
   constructor(cap = DEFAULT_REKEY_CAP, forgottenCap = DEFAULT_FORGOTTEN_CAP) {
@@ -113,8 +114,7 @@ export class StreamRekeyer {
   stored(rank: number, input: StoredInput): RekeyedBlocks {
     const map = this.#map(rank);
     const parentEntry = input.parent === null ? undefined : map.get(input.parent);
-    let chain: Uint8Array | null =
-      input.parent === null ? v2RootKey({ loraId: input.loraId }) : (parentEntry?.chain ?? null);
+    let chain: Uint8Array | null = input.parent === null ? this.#rootKey(input.loraId) : (parentEntry?.chain ?? null);
     const parentKey = input.parent === null ? null : (parentEntry?.tableKey ?? engineHashKey(input.parent));
     const keys: bigint[] = [];
     const dropped: DroppedCopies[] = [];
@@ -191,6 +191,12 @@ export class StreamRekeyer {
     if (old === undefined) return undefined;
     this.#forgotten.get(rank)!.delete(hash);
     return { chain: old.chain, tableKey: old.tableKey, copies: 0 };
+  }
+
+  /** the chain's root for a LoRA id (one SHA-256 each, kept: nearly every stored event of a stream asks) */
+  #rootKey(loraId: bigint | null): Uint8Array {
+    if (loraId === null) return (this.#plainRoot ??= v2RootKey({ loraId: null }));
+    return v2RootKey({ loraId });
   }
 
   #map(rank: number): LruMap<bigint, Resident> {

@@ -118,11 +118,15 @@ export class StreamEventConverter {
 
   #removed(base: Base, rank: number, event: StreamRemoved, out: Conversion): void {
     const level = mediumLevel(event.medium);
-    let hashes: bigint[] = [...event.blockHashes];
-    if (this.#rekeyer !== null) {
-      const keys = hashes.map((h) => this.#rekeyer!.removed(rank, h, level));
-      out.unknownRemovals += keys.filter((k) => k === null).length;
-      hashes = keys.filter((k): k is bigint => k !== null);
+    let hashes: bigint[];
+    if (this.#rekeyer === null) hashes = [...event.blockHashes];
+    else {
+      hashes = [];
+      for (const h of event.blockHashes) {
+        const key = this.#rekeyer.removed(rank, h, level);
+        if (key === null) out.unknownRemovals++;
+        else hashes.push(key);
+      }
     }
     if (hashes.length === 0) return;
     const data =
