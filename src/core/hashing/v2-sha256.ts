@@ -67,6 +67,9 @@ export function keyToHex(key: Uint8Array): string {
 
 /** `v2_sha256_64` wire form: first 8 bytes big-endian, unsigned. */
 export function truncateKeyToU64(key: Uint8Array): bigint {
-  // one BigInt, not one per byte: every re-keyed stream block takes this
-  return new DataView(key.buffer, key.byteOffset, 8).getBigUint64(0, false);
+  // two 32-bit halves, not a BigInt per byte nor a DataView (reading a small array's .buffer moves it off the
+  // heap): every re-keyed stream block takes this
+  const hi = ((key[0]! << 24) | (key[1]! << 16) | (key[2]! << 8) | key[3]!) >>> 0;
+  const lo = ((key[4]! << 24) | (key[5]! << 16) | (key[6]! << 8) | key[7]!) >>> 0;
+  return (BigInt(hi) << 32n) | BigInt(lo);
 }

@@ -52,11 +52,14 @@ export class LruMap<K, V> {
 
   /** Inserts or replaces; returns the evicted entry, if one had to go. */
   set(key: K, value: V): [K, V] | undefined {
-    if (this.#map.has(key)) {
+    const size = this.#map.size;
+    this.#map.set(key, value);
+    if (this.#map.size === size) {
+      // it was there (and stays where it was): move it to the newest end; a new key costs one lookup, not two
       this.#touch(key);
       this.#map.delete(key);
+      this.#map.set(key, value);
     }
-    this.#map.set(key, value);
     if (this.#map.size <= this.#cap) return undefined;
     const oldest = this.oldest()!;
     this.delete(oldest[0]);
