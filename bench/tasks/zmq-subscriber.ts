@@ -53,6 +53,14 @@ async function sidecar(endpoint: string): Promise<Probe> {
       { web: { listen_address: '127.0.0.1:0' }, zmq: [{ id: 'ctx0', endpoint, engine: 'vllm', ranks: 1 }] },
       {},
     ),
+    {
+      // its errors on stderr: a receive loop that died would otherwise look like loss
+      logger: {
+        info: () => undefined,
+        warn: () => undefined,
+        error: (message, fields) => process.stderr.write(`${message} ${JSON.stringify(fields ?? {})}\n`),
+      },
+    },
   );
   await daemon.start();
   return {
