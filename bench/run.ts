@@ -17,6 +17,7 @@ import { scrapeSection } from './sections/scrape.js';
 import { renderSection } from './sections/render.js';
 import { simulatorSection } from './sections/simulator.js';
 import { fleetSection } from './sections/fleet.js';
+import { zmqSection } from './sections/zmq.js';
 
 interface Section {
   readonly id: string;
@@ -34,6 +35,7 @@ const sections: readonly Section[] = [
   { id: 'simulator', title: '7. Simulator', run: simulatorSection },
   { id: 'render', title: '8. Render parity', run: renderSection },
   { id: 'fleet', title: '9. Fleet size', run: fleetSection },
+  { id: 'zmq', title: '10. ZMQ ingest', run: zmqSection },
 ];
 
 function parseArgs(argv: readonly string[]): { quick: boolean; out: string; only: Set<string> | null } {

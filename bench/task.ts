@@ -14,6 +14,7 @@ const tasks: Record<string, () => Promise<(params: never) => unknown>> = {
   render: async () => (await import('./tasks/render.js')).runRender,
   'scan-cost': async () => (await import('./tasks/scan-cost.js')).runScanCost,
   fleet: async () => (await import('./tasks/fleet.js')).runFleet,
+  'zmq-subscriber': async () => (await import('./tasks/zmq-subscriber.js')).runZmqSubscriber,
 };
 
 async function main(): Promise<void> {
@@ -25,6 +26,8 @@ async function main(): Promise<void> {
   const result = await task(JSON.parse(paramsJson ?? '{}'));
   const usage = process.resourceUsage();
   process.stdout.write(`${JSON.stringify({ ...(result as object), taskMaxRssBytes: usage.maxRSS * 1024 })}\n`);
+  // a task whose sockets or timers outlive it still ends (and writes its --cpu-prof profile on the way out)
+  setTimeout(() => process.exit(0), 1_000).unref();
 }
 
 main().catch((e: unknown) => {

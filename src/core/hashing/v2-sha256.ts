@@ -1,6 +1,7 @@
 // TensorRT-LLM KV-cache-manager V2 block keys (`_block_radix_tree.py`), docs/trtllm-wire.md §1.3.
 // key(block) = SHA-256(parent key ‖ tokens as uint32 little-endian); root = SHA-256(scope bytes).
 import { sha256 } from '@noble/hashes/sha2.js';
+import { BlockSha256 } from './block-sha256.js';
 
 export interface V2Scope {
   readonly loraId?: bigint | null;
@@ -30,13 +31,18 @@ export function v2RootKey(scope: V2Scope = {}): Uint8Array {
   return sha256(bytes);
 }
 
-/** Key of one block: SHA-256(parent (32 bytes) ‖ tokens[start, end) as uint32 LE). */
-export function v2BlockKey(parent: Uint8Array, tokens: ArrayLike<number>, start = 0, end = tokens.length): Uint8Array {
-  const message = new Uint8Array(32 + 4 * (end - start));
-  message.set(parent, 0);
-  const view = new DataView(message.buffer);
-  for (let i = start; i < end; i++) view.setUint32(32 + 4 * (i - start), tokens[i]! >>> 0, true);
-  return sha256(message);
+/**
+ * Key of one block: SHA-256(parent (32 bytes) ‖ tokens[start, end) as uint32 LE). A caller that keys many blocks
+ * passes its own `hasher` (its scratch is reused); without one each call makes its own.
+ */
+export function v2BlockKey(
+  parent: Uint8Array,
+  tokens: ArrayLike<number>,
+  start = 0,
+  end = tokens.length,
+  hasher: BlockSha256 = new BlockSha256(),
+): Uint8Array {
+  return hasher.hash(parent, tokens, start, end);
 }
 
 /** Chained keys of tokens in blocks of `blockSize` (last block may be partial). */
@@ -61,7 +67,9 @@ export function keyToHex(key: Uint8Array): string {
 
 /** `v2_sha256_64` wire form: first 8 bytes big-endian, unsigned. */
 export function truncateKeyToU64(key: Uint8Array): bigint {
-  let value = 0n;
-  for (let i = 0; i < 8; i++) value = (value << 8n) | BigInt(key[i]!);
-  return value;
+  // two 32-bit halves, not a BigInt per byte nor a DataView (reading a small array's .buffer moves it off the
+  // heap): every re-keyed stream block takes this
+  const hi = ((key[0]! << 24) | (key[1]! << 16) | (key[2]! << 8) | key[3]!) >>> 0;
+  const lo = ((key[4]! << 24) | (key[5]! << 16) | (key[6]! << 8) | key[7]!) >>> 0;
+  return (BigInt(hi) << 32n) | BigInt(lo);
 }

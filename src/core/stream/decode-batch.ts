@@ -9,7 +9,10 @@
 // signed int64 (negative above 2^63) and vLLM's unsigned values land on the same u64 the pull path uses; a bytes
 // hash (vLLM without VLLM_KV_EVENTS_USE_INT_BLOCK_HASHES) becomes its low 8 bytes big-endian, as vLLM's own int
 // conversion does. A bad event is skipped with an issue naming its position; a bad envelope rejects the batch.
+// Batches in the usual shapes are read straight from their bytes (batch-reader.ts); the rest, and every batch with a
+// problem, by decoding the document first (the reference, which names the problem).
 import { decode } from '@msgpack/msgpack';
+import { readStreamBatch } from './batch-reader.js';
 import { isVllmExtraKey, type VllmExtraKey } from '../hashing/vllm-block-hash.js';
 import type { WireIssue } from '../wire/wire-issue.js';
 import type { WireIssueCode } from '../wire/wire-issue-codes.js';
@@ -261,6 +264,11 @@ function toTs(v: unknown): number | null {
 
 /** Decodes a batch payload; never throws. */
 export function decodeStreamBatch(payload: Uint8Array): StreamBatchDecode {
+  return readStreamBatch(payload) ?? decodeStreamBatchReference(payload);
+}
+
+/** The reference decode: the whole document first, then its batch (every shape, every problem named). */
+export function decodeStreamBatchReference(payload: Uint8Array): StreamBatchDecode {
   let doc: unknown;
   try {
     doc = decode(payload, { useBigInt64: true });

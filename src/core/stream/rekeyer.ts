@@ -10,8 +10,10 @@
 // was stored before it subscribed, its tokens are unreadable or absent) is still held, under a key derived from its
 // engine hash: it counts as resident and its removal matches, though no prompt key can find it.
 import { sha256 } from '@noble/hashes/sha2.js';
+import { BlockSha256 } from '../hashing/block-sha256.js';
 import { truncateKeyToU64, v2BlockKey, v2RootKey } from '../hashing/v2-sha256.js';
 import { LruMap } from '../state/lru-map.js';
+import { U64HashSet } from '../tables/u64-hash-set.js';
 
 /** Resident engine hashes remembered per rank: above a rank's GPU plus host block pools in the deployments we know. */
 export const DEFAULT_REKEY_CAP = 524_288;
@@ -88,8 +90,10 @@ function scoped(key: Uint8Array, scope: Uint8Array | null): Uint8Array {
 export class StreamRekeyer {
   readonly #cap: number;
   readonly #ranks = new Map<number, LruMap<bigint, Resident>>();
-  readonly #forgotten = new Map<number, LruMap<bigint, Resident>>();
+  readonly #forgotten = new Map<number, Forgotten>();
   readonly #forgottenCap: number;
+  readonly #hasher = new BlockSha256();
+  #plainRoot: Uint8Array | null = null;
   #evicted = 0;
 
   constructor(cap = DEFAULT_REKEY_CAP, forgottenCap = DEFAULT_FORGOTTEN_CAP) {
@@ -111,8 +115,7 @@ export class StreamRekeyer {
   stored(rank: number, input: StoredInput): RekeyedBlocks {
     const map = this.#map(rank);
     const parentEntry = input.parent === null ? undefined : map.get(input.parent);
-    let chain: Uint8Array | null =
-      input.parent === null ? v2RootKey({ loraId: input.loraId }) : (parentEntry?.chain ?? null);
+    let chain: Uint8Array | null = input.parent === null ? this.#rootKey(input.loraId) : (parentEntry?.chain ?? null);
     const parentKey = input.parent === null ? null : (parentEntry?.tableKey ?? engineHashKey(input.parent));
     const keys: bigint[] = [];
     const dropped: DroppedCopies[] = [];
@@ -124,7 +127,7 @@ export class StreamRekeyer {
       let entry: Resident;
       if (known !== undefined) entry = known;
       else if (tokens !== null && tokens.length > 0 && chain !== null) {
-        const next = scoped(v2BlockKey(chain, tokens), input.scopes[i] ?? null);
+        const next = scoped(v2BlockKey(chain, tokens, 0, tokens.length, this.#hasher), input.scopes[i] ?? null);
         entry = { chain: next, tableKey: truncateKeyToU64(next), copies: 0 };
       } else entry = { chain: null, tableKey: engineHashKey(hash), copies: 0 };
       if (entry.chain === null) unchained++;
@@ -177,7 +180,7 @@ export class StreamRekeyer {
     map.delete(hash);
     let forgotten = this.#forgotten.get(rank);
     if (forgotten === undefined) {
-      forgotten = new LruMap(this.#forgottenCap);
+      forgotten = new Forgotten(this.#forgottenCap);
       this.#forgotten.set(rank, forgotten);
     }
     forgotten.set(hash, entry);
@@ -185,10 +188,15 @@ export class StreamRekeyer {
 
   /** A hash stored again after its last copy went: its old key, with no copies. */
   #revive(rank: number, hash: bigint): Resident | undefined {
-    const old = this.#forgotten.get(rank)?.peek(hash);
+    const old = this.#forgotten.get(rank)?.take(hash);
     if (old === undefined) return undefined;
-    this.#forgotten.get(rank)!.delete(hash);
     return { chain: old.chain, tableKey: old.tableKey, copies: 0 };
+  }
+
+  /** the chain's root for a LoRA id (one SHA-256 each, kept: nearly every stored event of a stream asks) */
+  #rootKey(loraId: bigint | null): Uint8Array {
+    if (loraId === null) return (this.#plainRoot ??= v2RootKey({ loraId: null }));
+    return v2RootKey({ loraId });
   }
 
   #map(rank: number): LruMap<bigint, Resident> {
@@ -198,5 +206,34 @@ export class StreamRekeyer {
       this.#ranks.set(rank, map);
     }
     return map;
+  }
+}
+
+/**
+ * One rank's forgotten hashes: their entries in an LRU, and the hashes themselves in a U64HashSet in front of it.
+ * Nearly every stored hash is new and misses; the set answers that with a probe of its flat arrays, where a Map of
+ * 131,072 BigInt keys costs several cache misses per lookup (a third of a stream's apply time went there).
+ */
+class Forgotten {
+  readonly #entries: LruMap<bigint, Resident>;
+  readonly #hashes = new U64HashSet();
+
+  constructor(cap: number) {
+    this.#entries = new LruMap(cap);
+  }
+
+  set(hash: bigint, entry: Resident): void {
+    const out = this.#entries.set(hash, entry);
+    this.#hashes.add(hash);
+    if (out !== undefined) this.#hashes.delete(out[0]);
+  }
+
+  /** The hash's entry, forgotten no more; undefined when it is not held. */
+  take(hash: bigint): Resident | undefined {
+    if (!this.#hashes.has(hash)) return undefined;
+    const entry = this.#entries.peek(hash);
+    this.#entries.delete(hash);
+    this.#hashes.delete(hash);
+    return entry;
   }
 }

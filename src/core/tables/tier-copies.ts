@@ -65,7 +65,7 @@ export class TierCopies {
   /** Forgets every copy of a key (the table's cap evicted it). */
   deleteHalves(hi: number, lo: number): void {
     this.#levels.forEach((set, level) => {
-      if (set.deleteHalves(hi, lo)) this.#overflow.delete(halvesKey(level, hi, lo));
+      if (set.deleteHalves(hi, lo) && this.#overflow.size > 0) this.#overflow.delete(halvesKey(level, hi, lo));
     });
   }
 
@@ -104,14 +104,14 @@ export class TierCopies {
 
   #set(level: number, hi: number, lo: number, n: number): void {
     const set = this.#level(level);
-    const key = halvesKey(level, hi, lo);
+    // the overflow's key is a string: built only when some count ever passed 254 (never, in practice)
     if (n === 0) {
       set.deleteHalves(hi, lo);
-      this.#overflow.delete(key);
+      if (this.#overflow.size > 0) this.#overflow.delete(halvesKey(level, hi, lo));
     } else if (n < OVERFLOW) {
       set.setPayloadHalves(hi, lo, n);
-      this.#overflow.delete(key);
-    } else this.#overflow.set(key, n);
+      if (this.#overflow.size > 0) this.#overflow.delete(halvesKey(level, hi, lo));
+    } else this.#overflow.set(halvesKey(level, hi, lo), n);
   }
 
   #level(level: number): U64HashSet {

@@ -191,15 +191,21 @@ export class RankPipeline {
     this.counters.unresolvedBlocks += converted.unresolvedBlocks;
     this.counters.unmatchedRemovals += converted.unknownRemovals;
     if (converted.events.length === 0) return;
-    d.sink.apply({
-      kind: 'worker-events',
-      ts: d.clock(),
-      server: d.server,
-      firstSeq: 0,
-      events: converted.events,
-      stream: d.origin,
-      ...(converted.engineChecks !== null ? { engineChecks: converted.engineChecks } : {}),
-    });
+    const ts = d.clock();
+    // one literal per shape, not a conditional spread: this runs once per batch
+    d.sink.apply(
+      converted.engineChecks === null
+        ? { kind: 'worker-events', ts, server: d.server, firstSeq: 0, events: converted.events, stream: d.origin }
+        : {
+            kind: 'worker-events',
+            ts,
+            server: d.server,
+            firstSeq: 0,
+            events: converted.events,
+            stream: d.origin,
+            engineChecks: converted.engineChecks,
+          },
+    );
   }
 
   #gap(lost: number, filled: number, history: boolean): void {

@@ -248,7 +248,9 @@ export class ZmqEventsSource implements RunningSource {
 
   async #receive(r: RankStream): Promise<void> {
     try {
-      for await (const frames of r.sub) {
+      // receive() itself rather than the socket's async iterator: one promise per message, no {value, done} wrapper
+      while (!this.#stopped && !r.sub.closed) {
+        const frames = await r.sub.receive();
         if (this.#stopped) return;
         const message = decodeLiveMessage(frames);
         if (!message.ok) {
