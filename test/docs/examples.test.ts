@@ -157,7 +157,7 @@ describe('the docs match the code', () => {
     const followUp = row('40k-token chat request, follow-up turn: render, p50');
     const thread = row('… through the render thread (relay path), p50');
     const cold = /cold ([\d.]+ ms)/.exec(bench)?.[1];
-    const demoPeak = row('demo peak RSS (75 s of traffic, preset seed)');
+    const demoPeak = row('demo peak RSS (90 s of traffic, preset seed, the demo workload)');
     for (const figure of [followUp, thread, cold!, demoPeak]) {
       expect(figure).toMatch(/^[\d.,]+ (ms|MiB)$/);
       expect(readme, `README quotes ${figure}`).toContain(figure);

@@ -131,7 +131,12 @@ describe('ZMQ tables equal the engine truth, against a publisher written from vL
     await r.pub.send({ op: 'offload', refs });
     await r.pub.send({ op: 'remove', refs });
     const t2 = await r.pub.truth();
-    await eventually(() => levels(r)[1] === 3, 5_000, 'CPU copies');
+    // the offload's stores and the GPU removal arrive as separate batches: wait for the removal too
+    await eventually(
+      () => levels(r)[1] === 3 && levels(r)[0] === (t2.per_medium.GPU ?? 0),
+      5_000,
+      'CPU copies, GPU copies removed',
+    );
     expect(held(r)).toBe(t2.blocks);
     expect(levels(r)[1]).toBe(t2.per_medium.CPU);
     // GPU is the hit tier by default: CPU-only blocks are resident but not a hit
