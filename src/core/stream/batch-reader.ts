@@ -126,13 +126,8 @@ function event(r: Reader): StreamEvent {
     for (let i = 0; i < n; i++) arrayField(r, s, i);
   } else {
     for (let i = 0; i < fields; i++) {
-      const len = r.strLength();
-      if (len < 0) throw OTHER;
-      r.need(len);
-      const start = r.pos;
-      if (r.keyIs(start, len, PROTO)) throw OTHER;
-      r.pos += len;
-      mapField(r, s, start, len);
+      const start = mapKey(r);
+      mapField(r, s, start, r.pos - start);
     }
   }
   if (s.tag === TAGS.cleared) return { type: 'all_cleared' };
@@ -163,6 +158,17 @@ function event(r: Reader): StreamEvent {
   };
 }
 
+/** Reads a map's key (refusing `__proto__`) and returns where it starts; the reader is left after it. */
+function mapKey(r: Reader): number {
+  const len = r.strLength();
+  if (len < 0) throw OTHER;
+  r.need(len);
+  const start = r.pos;
+  if (r.keyIs(start, len, PROTO)) throw OTHER;
+  r.pos += len;
+  return start;
+}
+
 function events(r: Reader): StreamEvent[] {
   const n = r.arrayLength();
   if (n < 0) throw OTHER;
@@ -181,12 +187,8 @@ function envelope(r: Reader): StreamBatch {
     let dp: number | null = null;
     let attn: number | null = null;
     for (let i = 0; i < size; i++) {
-      const len = r.strLength();
-      if (len < 0) throw OTHER;
-      r.need(len);
-      const start = r.pos;
-      if (r.keyIs(start, len, PROTO)) throw OTHER;
-      r.pos += len;
+      const start = mapKey(r);
+      const len = r.pos - start;
       if (r.keyIs(start, len, K.ts)) ts = r.ts();
       else if (r.keyIs(start, len, K.events)) list = events(r);
       else if (r.keyIs(start, len, K.data_parallel_rank)) dp = r.optCount();
