@@ -1,6 +1,7 @@
 // Safe defaults of `kvsentinel serve`: a relay port without a host binds loopback only (the CTX data path is not
 // exposed by accident) while the web listener keeps its own address; `@0.0.0.0:PORT` exposes a relay deliberately;
-// --log.level debug and --log.format json give one JSON object per line, debug lines included.
+// --log.level debug and --log.format json give one JSON object per line, debug lines included. `demo` reads its
+// --web.listen-address with serve's grammar, but an empty host is loopback there (a demo is not for the network).
 import { spawn } from 'node:child_process';
 import { connect } from 'node:net';
 import { networkInterfaces } from 'node:os';
@@ -98,4 +99,13 @@ describe('safe defaults', () => {
       "kvsentinel serve: --log.level 'trace': expected debug, info, warn, error (see 'kvsentinel serve --help')",
     );
   });
+
+  it("demo: ':PORT' binds loopback and '[::1]:PORT' serves on IPv6 loopback, with the URLs written in brackets", async () => {
+    const empty = await runCli(['demo', '--web.listen-address', `:${await freePort()}`, '--duration', '3s']);
+    expect(empty.code, empty.stderr).toBe(0);
+    expect(empty.stdout).toMatch(/landing page http:\/\/127\.0\.0\.1:\d+\//);
+    const v6 = await runCli(['demo', '--web.listen-address', '[::1]:0', '--duration', '3s']);
+    expect(v6.code, v6.stderr).toBe(0);
+    expect(v6.stdout).toMatch(/landing page http:\/\/\[::1\]:\d+\/ {3}metrics http:\/\/\[::1\]:\d+\/metrics/);
+  }, 60_000);
 });

@@ -48,6 +48,11 @@ describe('usage errors', () => {
     expect(oneLine(bare.stderr)).toBe(
       "kvsentinel audit: --duration: '30' has no unit: write 30s, 30m or 30ms (see 'kvsentinel audit --help')",
     );
+    const listen = await runCli(['demo', '--web.listen-address', '9464']);
+    expect(listen.code).toBe(2);
+    expect(oneLine(listen.stderr)).toBe(
+      "kvsentinel demo: --web.listen-address: '9464' is not HOST:PORT (see 'kvsentinel demo --help')",
+    );
     const engine = await runCli(['demo', '--engine', 'tgi']);
     expect(engine.code).toBe(2);
     expect(oneLine(engine.stderr)).toBe(

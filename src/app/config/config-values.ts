@@ -112,13 +112,18 @@ function port(text: string): number {
 }
 
 /** `HOST:PORT`, `[v6]:PORT` or `:PORT` (all interfaces). */
-export const hostPort: ValueReader<HostPort> = (v) => {
-  if (typeof v !== 'string') return problem(`${describe(v)} is not HOST:PORT`);
-  const m = /^(?:\[([^\]]+)\]|([^:]*)):(\d+)$/.exec(v.trim());
-  if (m === null) return problem(`'${v}' is not HOST:PORT`);
-  const host = m[1] ?? m[2] ?? '';
-  return { host: host === '' ? '0.0.0.0' : host, port: port(m[3] as string) };
-};
+/** HOST:PORT, [IPV6]:PORT or :PORT, whose empty host is `emptyHost` (serve: every interface; demo: loopback). */
+export function hostPortOr(emptyHost: string): ValueReader<HostPort> {
+  return (v) => {
+    if (typeof v !== 'string') return problem(`${describe(v)} is not HOST:PORT`);
+    const m = /^(?:\[([^\]]+)\]|([^:]*)):(\d+)$/.exec(v.trim());
+    if (m === null) return problem(`'${v}' is not HOST:PORT`);
+    const host = m[1] ?? m[2] ?? '';
+    return { host: host === '' ? emptyHost : host, port: port(m[3] as string) };
+  };
+}
+
+export const hostPort: ValueReader<HostPort> = hostPortOr('0.0.0.0');
 
 /**
  * `[HOST:]PORT[,PORT…]` of a relay's listeners (or a YAML list of ports): one port per consumer, i.e. per

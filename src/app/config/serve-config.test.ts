@@ -83,6 +83,12 @@ describe('serve config', () => {
     expect(relayHost(c.relays[1]!)).toBe('0.0.0.0');
     expect(c.relay.drainIntervalMs).toBe(250);
     expect(parseHostPort('x', ':9100')).toEqual({ host: '0.0.0.0', port: 9100 });
+    // one grammar for serve and demo: the demo's empty host is loopback; IPv6 in brackets either way
+    expect(parseHostPort('x', ':9100', '127.0.0.1')).toEqual({ host: '127.0.0.1', port: 9100 });
+    expect(parseHostPort('x', '[::1]:9100', '127.0.0.1')).toEqual({ host: '::1', port: 9100 });
+    expect(() => parseHostPort('--web.listen-address', 'localhost', '127.0.0.1')).toThrow(
+      /--web.listen-address: 'localhost' is not HOST:PORT/,
+    );
   });
 
   it('bounds the block tables per server (state.max_table_blocks, --state.max-table-blocks) and the relay consumers', () => {

@@ -139,8 +139,9 @@ export function parseDuration(where: string, v: unknown): number {
   return readAt(where, values.durationMs, v);
 }
 
-export function parseHostPort(where: string, v: unknown): HostPort {
-  return readAt(where, values.hostPort, v);
+/** `--web.listen-address` and the like; an empty host (`:9464`) is every interface unless `emptyHost` says otherwise. */
+export function parseHostPort(where: string, v: unknown, emptyHost = '0.0.0.0'): HostPort {
+  return readAt(where, values.hostPortOr(emptyHost), v);
 }
 
 /** `ID=URL@[HOST:]PORT[,PORT…]` (docs/design.md §7; one port per orchestrator replica). */

@@ -167,7 +167,8 @@ export async function startDemo(options: DemoOptions): Promise<DemoRun> {
               `${w.id}=${w.zmq.endpoint},engine=vllm,ranks=${w.zmq.ranks}${w.zmq.replay !== null ? `,replay=${w.zmq.replay}` : ''}${vllmHashFlags}`,
             ],
       ),
-      listenAddress: `${options.listen.host}:${options.listen.port}`,
+      // an IPv6 host goes back in brackets, the form the serve grammar reads
+      listenAddress: `${options.listen.host.includes(':') ? `[${options.listen.host}]` : options.listen.host}:${options.listen.port}`,
       // --set router.tokenizer / ctx.tokenizer: the sidecar renders text and chat with the router's tokenizer
       ...(tokenizer != null ? { tokenizer } : {}),
     };

@@ -13,7 +13,7 @@ import { CliError } from '../cli-error.js';
 import { colorFor } from '../reporters/color.js';
 import { renderJson } from '../reporters/json.js';
 import { renderText } from '../reporters/text.js';
-import { parseDuration } from '../../app/config/serve-config.js';
+import { parseDuration, parseHostPort } from '../../app/config/serve-config.js';
 import {
   DEFAULT_DEMO_DURATION,
   DEFAULT_WARMUP_REQUESTS,
@@ -130,10 +130,8 @@ export function registerDemoCommand(program: Command): void {
       const engine = options.engine === 'vllm' ? 'vllm' : 'trtllm';
       const config = demoSimConfig(options.fixed === true, engine, options.set);
       const durationMs = parseDuration('--duration', options.duration);
-      const m = /^(.*):(\d{1,5})$/.exec(options['web.listenAddress']);
-      if (m === null || Number(m[2]) > 65_535)
-        throw new CliError(`--web.listen-address '${options['web.listenAddress']}': expected HOST:PORT`);
-      const listen = { host: m[1] === '' ? '127.0.0.1' : m[1]!, port: Number(m[2]) };
+      // serve's grammar ([IPV6]:PORT included); the demo's empty host is loopback, not every interface
+      const listen = parseHostPort('--web.listen-address', options['web.listenAddress'], '127.0.0.1');
       const warmupRequests = Number(options.warmup);
       if (!/^\d+$/.test(options.warmup) || !Number.isSafeInteger(warmupRequests))
         throw new CliError(`--warmup '${options.warmup}': expected a number of requests (0: no warm-up)`);
