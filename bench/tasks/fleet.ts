@@ -24,6 +24,7 @@ import { silentLogger } from '../../src/sources/ports.js';
 import { RelayEventPath, type ParsedEventsLike } from '../../src/sources/relay/relay-event-path.js';
 import { SourceStatusBoard } from '../../src/sources/source-status.js';
 import { checkItemsMatchSerializer, FleetWorkload, type FleetShape } from '../lib/fleet-workload.js';
+import { gc, retained } from '../lib/heap.js';
 
 export interface FleetParams extends FleetShape {
   /** fleet steps per rank per second */
@@ -80,18 +81,6 @@ export interface FleetResult {
 const FAULT_FINDING = 'event-queue-shared';
 const SCRAPES_PER_EVALUATION = 3;
 const PROFILED_SCRAPES = 20;
-
-function gc(): void {
-  const g = (globalThis as { gc?: () => void }).gc;
-  if (g === undefined) throw new Error('run node with --expose-gc');
-  g();
-  g();
-}
-
-function retained(): number {
-  const m = process.memoryUsage();
-  return m.heapUsed + m.arrayBuffers;
-}
 
 function cpuSeconds(): number {
   const u = process.cpuUsage();

@@ -2,6 +2,7 @@
 // after a full GC, and RSS growth), so each structure is measured alone in a fresh process.
 import { RouterReplicaTable, U64HashSet, WorkerTruthTable } from '../../src/core/tables/index.js';
 import type { KvEvent, StoredBlock } from '../../src/core/wire/kv-event.js';
+import { gc, retained } from '../lib/heap.js';
 
 export type MemoryStructure = 'u64-hash-set' | 'router-replica' | 'worker-truth' | 'js-set-bigint';
 
@@ -17,18 +18,6 @@ export interface MemoryResult {
   /** growth of RSS, per block */
   readonly rssBytesPerBlock: number;
   readonly buildSeconds: number;
-}
-
-function gc(): void {
-  const g = (globalThis as { gc?: () => void }).gc;
-  if (g === undefined) throw new Error('run node with --expose-gc');
-  g();
-  g();
-}
-
-function retained(): number {
-  const m = process.memoryUsage();
-  return m.heapUsed + m.arrayBuffers;
 }
 
 /** xorshift128 over 32-bit halves: well-spread distinct-enough keys without allocating BigInts. */
