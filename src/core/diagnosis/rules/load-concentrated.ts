@@ -21,6 +21,9 @@ export const loadConcentrated: Rule = {
     const meanOthers =
       othersInflight.length > 0 ? othersInflight.reduce((a, b) => a + b, 0) / othersInflight.length : null;
     const topInflight = top?.meanInflight ?? null;
+    // a server that takes more requests yet holds fewer in flight than the others finishes them faster (cache hits
+    // prefill quickly): a load-aware router sending it more is balancing, and there is no queue to warn about
+    if (topInflight !== null && meanOthers !== null && topInflight <= meanOthers) return null;
     const queue =
       topInflight !== null && meanOthers !== null
         ? `: ${topInflight.toFixed(1)} requests in flight there on average, ${meanOthers.toFixed(1)} on the others`

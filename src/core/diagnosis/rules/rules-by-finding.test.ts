@@ -110,6 +110,7 @@ describe('cache-signal-inert from behaviour', () => {
       seesWorkerEvents: false,
       routerPollsExpected: false,
       decisions: { ...concentrated, withKeys: 0, oracleBest: 0, notOracleBest: 0, preference: NO_PREFERENCE },
+      servers: ['ctx0', 'ctx1', 'ctx2'].map((s) => quietServer(s, { meanInflight: null })),
     });
     expect(firing(logs)).not.toContain('cache-signal-inert');
     expect(firing(logs)).toContain('load-concentrated');
@@ -141,6 +142,16 @@ describe('cache-signal-inert from behaviour', () => {
 describe('load-concentrated', () => {
   it('stays quiet at uneven but spread load (a load-only router on servers of different speed)', () => {
     expect(firing(quietInput({ decisions: quietDecisions({ topServerShare: 0.57 }) }))).toEqual([]);
+  });
+  it('stays quiet when the server taking most requests holds fewer in flight than the others (it finishes faster)', () => {
+    const skewed = quietDecisions({ topServer: 'ctx1', topServerShare: 0.675 });
+    const servers = (top: number) => [
+      quietServer('ctx0', { meanInflight: 9.7 }),
+      quietServer('ctx1', { meanInflight: top }),
+      quietServer('ctx2', { meanInflight: 9.7 }),
+    ];
+    expect(firing(quietInput({ decisions: skewed, servers: servers(0.8) }))).toEqual([]);
+    expect(firing(quietInput({ decisions: skewed, servers: servers(20) }))).toEqual(['load-concentrated']);
   });
 });
 
