@@ -13,6 +13,19 @@ import type { DiagnosisInput, Rule } from '../rule.js';
 import { runRules } from '../run-rules.js';
 import { RULES } from './index.js';
 
+/** ranks 0–3 each stating 200 events without a gap: a server whose every rank reports */
+function fourRanksWithEvents(): DiagnosisInput['servers'][number]['ranks'] {
+  return [0, 1, 2, 3].map((rank) => ({
+    rank,
+    stated: true,
+    events: 200,
+    gaps: 0,
+    missedEvents: 0,
+    resets: 0,
+    lastEventId: 199,
+  }));
+}
+
 describe('rules', () => {
   it('has exactly one rule per catalog id, in catalog order', () => {
     expect(RULES.map((r) => r.id)).toEqual(FINDING_IDS);
@@ -86,15 +99,7 @@ describe('rules', () => {
           }),
           ...['ctx1', 'ctx2'].map((s) =>
             quietServer(s, {
-              ranks: [0, 1, 2, 3].map((rank) => ({
-                rank,
-                stated: true,
-                events: 200,
-                gaps: 0,
-                missedEvents: 0,
-                resets: 0,
-                lastEventId: 199,
-              })),
+              ranks: fourRanksWithEvents(),
             }),
           ),
         ],
@@ -115,15 +120,7 @@ describe('rules', () => {
       name: 'events-partial-ranks: every rank shows events; requests reusing unannounced blocks (late drains) are no lost rank',
       input: quietInput({
         servers: servers({
-          ranks: [0, 1, 2, 3].map((rank) => ({
-            rank,
-            stated: true,
-            events: 200,
-            gaps: 0,
-            missedEvents: 0,
-            resets: 0,
-            lastEventId: 199,
-          })),
+          ranks: fourRanksWithEvents(),
           realisedAboveOracle: 150,
         }),
       }),
