@@ -142,6 +142,7 @@ export function decodeObservation(o: JsonObject, history: KeyHistory): BundleRec
           o.promptTokens === null || o.promptTokens === undefined ? null : tokens(o.promptTokens, '$.promptTokens'),
         promptTokenCount: numOrNull(o.promptTokenCount, '$.promptTokenCount'),
         inflight,
+        ...(o.promptBlocks !== undefined ? { promptBlocks: numOrNull(o.promptBlocks, '$.promptBlocks') } : {}),
         // optional fields appear only when the line has them (a bundle round-trips to the same observation)
         ...(o.promptForm !== undefined ? { promptForm: oneOfOrNull(o.promptForm, PROMPT_FORMS, '$.promptForm') } : {}),
         ...(o.promptTokensFrom !== undefined
@@ -201,6 +202,8 @@ export function decodeObservation(o: JsonObject, history: KeyHistory): BundleRec
         ok: boolOrNull(o.ok, '$.ok') ?? false,
         promptTokens: numOrNull(o.promptTokens, '$.promptTokens'),
         cachedTokens: numOrNull(o.cachedTokens, '$.cachedTokens'),
+        ...(o.promptBlocks !== undefined ? { promptBlocks: numOrNull(o.promptBlocks, '$.promptBlocks') } : {}),
+        ...(o.cachedBlocks !== undefined ? { cachedBlocks: numOrNull(o.cachedBlocks, '$.cachedBlocks') } : {}),
         latencyMs: numOrNull(o.latencyMs, '$.latencyMs'),
         ...(o.workerPromptTokens !== undefined && o.workerPromptTokens !== null
           ? { workerPromptTokens: tokens(o.workerPromptTokens, '$.workerPromptTokens') }
@@ -241,6 +244,7 @@ export function decodeObservation(o: JsonObject, history: KeyHistory): BundleRec
           source,
           routerType: strOrNull(o.routerType, '$.routerType'),
           tokensPerBlock: numOrNull(o.tokensPerBlock, '$.tokensPerBlock'),
+          ...(o.tokensPerBlockAdopted === true ? { tokensPerBlockAdopted: true } : {}),
           maxBatchSize: numOrNull(o.maxBatchSize, '$.maxBatchSize'),
           backfillBlockHashesOnFinish: boolOrNull(o.backfillBlockHashesOnFinish, '$.backfillBlockHashesOnFinish'),
           servers:
