@@ -143,7 +143,9 @@ describe('rules', () => {
     },
     {
       name: 'tokens-per-block-mismatch: router 32 vs workers 128',
-      input: quietInput({ router: { ...quietInput().router, tokensPerBlock: 32 } }),
+      input: quietInput({
+        router: { ...quietInput().router, blockSize: { tokens: 32, basis: 'logged', from: 'simulator' } },
+      }),
       // the quiet input's router still follows prefixes: a dead event path under it is masked
       expected: ['tokens-per-block-mismatch', 'event-signal-masked'],
     },
@@ -312,8 +314,7 @@ describe('rules', () => {
       router: {
         type: 'conversation',
         source: 'simulator',
-        tokensPerBlock: 128,
-        tokensPerBlockFrom: 'simulator',
+        blockSize: { tokens: 128, basis: 'logged', from: 'simulator' },
         tokensPerBlockCandidates: [],
         maxBatchSize: null,
         backfillBlockHashesOnFinish: null,
@@ -355,7 +356,9 @@ describe('rules', () => {
   });
 
   it("tokens-per-block-mismatch names the workers' block size as the fix", () => {
-    const input = quietInput({ router: { ...quietInput().router, tokensPerBlock: 32 } });
+    const input = quietInput({
+      router: { ...quietInput().router, blockSize: { tokens: 32, basis: 'logged', from: 'simulator' } },
+    });
     expect(runRules(RULES, input).hits.get('tokens-per-block-mismatch')!.fix).toContain(
       'router_args.tokens_per_block: 128',
     );
