@@ -1,37 +1,27 @@
 import { describe, expect, it } from 'vitest';
-import type { RouterConfigObservation } from '../observe/observation.js';
+import { routerConfig } from '../../../test/helpers/router-config.js';
 import { DeploymentFacts } from '../state/deployment-facts.js';
 import { parseOrchestratorLogLine } from '../watch/orchestrator-log.js';
 import { inferredRouterBlockSize, routerChunkSize, statedRouterBlockSize } from './router-block-size.js';
 
-function config(fields: Partial<RouterConfigObservation>): RouterConfigObservation {
-  return {
-    kind: 'router-config',
-    ts: 0,
-    source: 'orchestrator-log',
-    routerType: null,
-    tokensPerBlock: null,
-    maxBatchSize: null,
-    backfillBlockHashesOnFinish: null,
-    servers: null,
-    ...fields,
-  };
-}
-
 describe('RouterBlockSize', () => {
   it('records how the size is known: declared in config, logged by the router, adopted from a worker', () => {
-    expect(statedRouterBlockSize(config({ source: 'config', tokensPerBlock: 64 }))).toEqual({
+    expect(statedRouterBlockSize(routerConfig({ source: 'config', tokensPerBlock: 64 }))).toEqual({
       tokens: 64,
       basis: 'declared',
       from: 'config',
     });
-    expect(statedRouterBlockSize(config({ source: 'debug-endpoint', tokensPerBlock: 32 }))?.basis).toBe('logged');
-    expect(statedRouterBlockSize(config({ tokensPerBlock: 128, tokensPerBlockAdopted: true }))).toEqual({
+    expect(statedRouterBlockSize(routerConfig({ source: 'debug-endpoint', tokensPerBlock: 32 }))?.basis).toBe('logged');
+    expect(
+      statedRouterBlockSize(
+        routerConfig({ source: 'orchestrator-log', tokensPerBlock: 128, tokensPerBlockAdopted: true }),
+      ),
+    ).toEqual({
       tokens: 128,
       basis: 'adopted',
       from: 'orchestrator-log',
     });
-    expect(statedRouterBlockSize(config({ tokensPerBlock: null }))).toBeNull();
+    expect(statedRouterBlockSize(routerConfig({ source: 'orchestrator-log' }))).toBeNull();
   });
 
   it('inferred from the routing, and the chunk size falls back to the default while unknown', () => {

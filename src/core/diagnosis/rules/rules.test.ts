@@ -13,6 +13,19 @@ import type { DiagnosisInput, Rule } from '../rule.js';
 import { runRules } from '../run-rules.js';
 import { RULES } from './index.js';
 
+/** decisions whose router keys no server holds, while the workers reuse prefixes */
+function routerKeysNeverFound(): DiagnosisInput['decisions'] {
+  return quietDecisions({
+    firstBlockHeld: 0,
+    oracleAnyMatch: 0,
+    predictedAnyMatch: 0,
+    oracleBest: 0,
+    notOracleBest: 0,
+    noPrefix: 600,
+    joinedOracleCachedTokens: 0,
+  });
+}
+
 /** ranks 0–3 each stating 200 events without a gap: a server whose every rank reports */
 function fourRanksWithEvents(): DiagnosisInput['servers'][number]['ranks'] {
   return [0, 1, 2, 3].map((rank) => ({
@@ -152,15 +165,7 @@ describe('rules', () => {
     {
       name: 'router-hash-divergence: workers reuse, router keys never found',
       input: quietInput({
-        decisions: quietDecisions({
-          firstBlockHeld: 0,
-          oracleAnyMatch: 0,
-          predictedAnyMatch: 0,
-          oracleBest: 0,
-          notOracleBest: 0,
-          noPrefix: 600,
-          joinedOracleCachedTokens: 0,
-        }),
+        decisions: routerKeysNeverFound(),
       }),
       expected: ['router-hash-divergence'],
     },
@@ -169,15 +174,7 @@ describe('rules', () => {
       name: 'no router-hash-divergence when most stored blocks are scoped by salts the prompts do not show',
       input: quietInput({
         servers: servers({ streamStoredBlocks: 1000, streamScopedBlocks: 900 }),
-        decisions: quietDecisions({
-          firstBlockHeld: 0,
-          oracleAnyMatch: 0,
-          predictedAnyMatch: 0,
-          oracleBest: 0,
-          notOracleBest: 0,
-          noPrefix: 600,
-          joinedOracleCachedTokens: 0,
-        }),
+        decisions: routerKeysNeverFound(),
       }),
       expected: [],
     },
