@@ -350,7 +350,9 @@ export async function loadConfig(flags: ServeFlags): Promise<ServeConfig> {
   try {
     text = await readFile(flags.configFile, 'utf8');
   } catch (err) {
-    throw new ConfigError(`--config.file ${flags.configFile}: cannot read it: ${fileErrorText(err)}`);
+    throw new ConfigError(`--config.file ${flags.configFile}: cannot read it: ${fileErrorText(err)}`, {
+      code: 'config-invalid',
+    });
   }
   return buildConfig(parseConfigDocument(flags.configFile, text), flags, flags.configFile);
 }
