@@ -16,13 +16,14 @@ import {
   readConfigFile,
   WATCH_DEFAULTS,
   REQUEST_LOG_FORMATS,
+  routerProfile,
   type ConfigFile,
   type RequestLogFormat,
 } from './config-schema.js';
 import * as values from './config-values.js';
 import { readAt, type HostPort } from './config-values.js';
-import { checkZmqBindUnique, parseZmqBindFlag, parseZmqBindList } from './zmq-bind-config.js';
-import { checkZmqUnique, parseZmqFlag, parseZmqList } from './zmq-config.js';
+import { checkZmqBindUnique, parseZmqBindFlag } from './zmq-bind-config.js';
+import { checkZmqUnique, parseZmqFlag } from './zmq-config.js';
 
 export type { HostPort } from './config-values.js';
 
@@ -187,11 +188,7 @@ function routerFacts(file: ConfigFile['router'], flags: ServeFlags): RouterFacts
     readsEvents: file.reads_events ?? null,
     profile:
       flags.routerProfile !== undefined
-        ? readAt(
-            '--router.profile',
-            values.oneOf(['2026-06', 'newest'] as const, (v) => JSON.stringify(v)),
-            flags.routerProfile,
-          )
+        ? readAt('--router.profile', routerProfile, flags.routerProfile)
         : (file.profile ?? null),
     tokensPerBlock:
       flags.routerTokensPerBlock !== undefined
@@ -238,12 +235,9 @@ export function buildConfig(doc: unknown, flags: ServeFlags, source = 'config'):
   const ctx: CtxSpec[] = [...file.ctx, ...(flags.ctx ?? []).map((t) => parseCtxFlag(t, flags.events ?? 'none'))];
   if (flags.events === 'exclusive' && (flags.ctx ?? []).length === 0)
     throw new ConfigError('--events exclusive: needs at least one --ctx ID=URL to drain');
-  const zmq = [...parseZmqList(`${source}: zmq`, file.zmq), ...(flags.zmq ?? []).map(parseZmqFlag)];
+  const zmq = [...file.zmq, ...(flags.zmq ?? []).map(parseZmqFlag)];
   checkZmqUnique(zmq);
-  const zmqBind = [
-    ...parseZmqBindList(`${source}: zmq_bind`, file.zmq_bind),
-    ...(flags.zmqBind ?? []).map(parseZmqBindFlag),
-  ];
+  const zmqBind = [...file.zmq_bind, ...(flags.zmqBind ?? []).map(parseZmqBindFlag)];
   checkZmqBindUnique(zmqBind);
   const debug = file.router_debug;
   let routerDebug: ServeConfig['routerDebug'] =
