@@ -1,7 +1,7 @@
 // The value grammars both ZMQ schemas share (zmq-config.ts: streams to subscribe to, zmq-bind-config.ts: sockets to
 // bind), and the reading of a ZMQ flag's `,key=value` options into the file's keys.
-import { VLLM_HASH_ALGOS } from '../../core/hashing/vllm-block-hash.js';
-import { STREAM_ENGINES, type StreamEngine } from '../../core/stream/stream-engine.js';
+import { VLLM_HASH_ALGOS, isVllmHashAlgo, type VllmHashAlgo } from '../../core/hashing/vllm-block-hash.js';
+import { STREAM_ENGINES, isStreamEngine, type StreamEngine } from '../../core/stream/stream-engine.js';
 import type { VllmHashing } from '../../core/stream/vllm-hash-checker.js';
 import { ConfigError } from './config-error.js';
 import * as values from './config-values.js';
@@ -20,7 +20,8 @@ export function text(notText: (v: unknown) => string): ValueReader<string> {
   return (v) => (typeof v === 'string' ? v : values.problem(notText(v)));
 }
 
-export const engine: ValueReader<StreamEngine> = values.oneOf(STREAM_ENGINES, (v) => JSON.stringify(v));
+export const engine: ValueReader<StreamEngine> = (v) =>
+  isStreamEngine(v) ? v : values.problem(`${JSON.stringify(v)} is not one of ${STREAM_ENGINES.join(', ')}`);
 
 export const rankCount: ValueReader<number> = (v) => {
   const n = typeof v === 'string' && /^\d+$/.test(v) ? Number(v) : v;
@@ -31,9 +32,9 @@ export const rankCount: ValueReader<number> = (v) => {
 
 export const topic: ValueReader<string> = text((v) => `${JSON.stringify(v)} is not a string`);
 
-export const vllmHashAlgo: ValueReader<(typeof VLLM_HASH_ALGOS)[number]> = (v) =>
-  (VLLM_HASH_ALGOS as readonly unknown[]).includes(v)
-    ? (v as (typeof VLLM_HASH_ALGOS)[number])
+export const vllmHashAlgo: ValueReader<VllmHashAlgo> = (v) =>
+  isVllmHashAlgo(v)
+    ? v
     : values.problem(
         `${JSON.stringify(v)} is not one of ${VLLM_HASH_ALGOS.join(', ')} (vLLM's --prefix-caching-hash-algo)`,
       );
