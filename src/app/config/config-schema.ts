@@ -113,7 +113,8 @@ export const configFileSchema = mapping(
     ),
     relays: list(relayEntry),
     relay: section(relaySection),
-    state: section(mapping({ max_table_blocks: value(values.positiveInt, DEFAULT_MAX_TABLE_BLOCKS_PER_SERVER) })),
+    // the grammar --state.max-table-blocks reads too
+    state: section(mapping({ max_table_blocks: value(values.positiveIntText, DEFAULT_MAX_TABLE_BLOCKS_PER_SERVER) })),
     ctx: list(ctxEntry),
     // ZMQ streams to subscribe to, and sockets to bind for publishers that connect: the --zmq / --zmq-bind schemas
     zmq: list(zmqEntry),

@@ -177,9 +177,10 @@ function parseRequestLogFlag(text: string): RequestLogSpec {
   // FILE or FORMAT:FILE (e.g. perf-metrics:/var/log/perf.jsonl)
   const colon = text.indexOf(':');
   const prefix = colon > 0 ? text.slice(0, colon) : '';
+  const where = `--requests '${text}'`;
   if ((REQUEST_LOG_FORMATS as readonly string[]).includes(prefix))
-    return { path: text.slice(colon + 1), format: prefix as RequestLogFormat };
-  return { path: text, format: 'auto' };
+    return { path: readAt(where, values.filePath, text.slice(colon + 1)), format: prefix as RequestLogFormat };
+  return { path: readAt(where, values.filePath, text), format: 'auto' };
 }
 
 function routerFacts(file: ConfigFile['router'], flags: ServeFlags): RouterFacts {
@@ -206,7 +207,7 @@ function kvCapacityBlocks(file: ConfigFile['kv_capacity_blocks'], flags: readonl
   const out: Record<string, number> = {};
   for (const [id, blocks] of Object.entries(file)) {
     const where = `${source}: kv_capacity_blocks.${id}`;
-    out[readAt(where, values.serverId, id)] = readAt(where, values.positiveInt, blocks);
+    out[readAt(where, values.serverId, id)] = readAt(where, values.positiveIntText, blocks);
   }
   for (const text of flags) {
     const where = `--kv-capacity '${text}'`;
@@ -283,7 +284,10 @@ export function buildConfig(doc: unknown, flags: ServeFlags, source = 'config'):
     routerDebug,
     router: routerFacts(file.router, flags),
     kvCapacityBlocks: kvCapacityBlocks(file.kv_capacity_blocks, flags.kvCapacity ?? [], source),
-    orchestratorLog: flags.orchestratorLog ?? file.orchestrator_log ?? null,
+    orchestratorLog:
+      flags.orchestratorLog !== undefined
+        ? readAt('--orchestrator-log', values.filePath, flags.orchestratorLog)
+        : (file.orchestrator_log ?? null),
     requestLogs: [...file.requests, ...(flags.requests ?? []).map(parseRequestLogFlag)],
     pollIntervalMs: file.poll_interval,
     serverInfoIntervalMs: file.server_info_interval,
