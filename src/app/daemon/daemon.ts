@@ -34,6 +34,7 @@ import { ModelTokenizer } from '../../sources/tokenizer/model-tokenizer.js';
 import { RenderPool } from '../../sources/tokenizer/render-pool.js';
 import type { StreamRankCounters } from '../../sources/zmq/stream-counters.js';
 import type { ForwardCounters } from '../../sources/zmq/zmq-bind-source.js';
+import { ConfigError } from '../config/config-error.js';
 import { relayHost, type ServeConfig } from '../config/serve-config.js';
 import { STATE_PRESETS, stateOptionsFor } from '../state-presets.js';
 import { malformedInputs } from '../audit/audit-run.js';
@@ -398,14 +399,12 @@ export function createDaemon(initial: ServeConfig, deps: DaemonDeps = {}): Daemo
       try {
         next = deps.loadConfig !== undefined ? await deps.loadConfig() : config;
         if (next.listen.host !== config.listen.host || next.listen.port !== config.listen.port) {
-          throw new KvsentinelError(
-            'config-invalid',
+          throw new ConfigError(
             `web.listen_address cannot change on reload (${config.listen.host}:${config.listen.port} -> ${next.listen.host}:${next.listen.port}); restart instead`,
           );
         }
         if (next.tokenizer !== config.tokenizer)
-          throw new KvsentinelError(
-            'config-invalid',
+          throw new ConfigError(
             `tokenizer.path cannot change on reload (${config.tokenizer ?? 'none'} -> ${next.tokenizer ?? 'none'}); restart instead`,
           );
       } catch (err) {
