@@ -1,12 +1,14 @@
-// One exit-code table: every known error's code is one the --help epilog and docs/design.md §7 list, and the two
+// One exit-code table (src/cli/exit-codes.ts): every known error's code is one the --help epilog and docs/design.md §7 list, and the two
 // list the same codes (an internal error has none: it is rethrown with its stack).
 import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ERROR_CODES } from '../core/errors.js';
-import { EXIT_CODES_HELP, EXIT_USAGE, exitCodeFor } from './exit-codes.js';
+import { ERROR_CODES } from '../../src/core/errors.js';
+import { EXIT_CODES_HELP, EXIT_USAGE, exitCodeFor } from '../../src/cli/exit-codes.js';
+import { repoRoot } from '../helpers/paths.js';
 
 const helpCodes = [...EXIT_CODES_HELP.matchAll(/^ {2}(\d) {2}/gm)].map((m) => Number(m[1]));
-const design = readFileSync(new URL('../../docs/design.md', import.meta.url), 'utf8');
+const design = readFileSync(join(repoRoot, 'docs/design.md'), 'utf8');
 const designCodes = [...design.matchAll(/^\| (\d) \| /gm)].map((m) => Number(m[1]));
 
 describe('exit codes', () => {
