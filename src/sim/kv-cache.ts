@@ -3,6 +3,7 @@
 // reuse of the longest cached prefix of whole blocks, and storage of every block of the prompt including the
 // partial tail (V1 behaviour, docs/trtllm-wire.md §1.4). Within a chain the deepest block is evicted first, so a
 // cached suffix never outlives its prefix.
+import { KvsentinelError } from '../core/errors.js';
 import type { KvEventData, StoredBlock, WireBlockHash } from '../core/wire/kv-event.js';
 import { fingerprint } from './block-key-set.js';
 import type { PromptBlocks } from './prompt.js';
@@ -70,7 +71,7 @@ export class RankCache {
   #removed: WireBlockHash[] = [];
 
   constructor(options: RankCacheOptions) {
-    if (options.gpuBlocks < 1) throw new Error('RankCache: gpuBlocks must be at least 1');
+    if (options.gpuBlocks < 1) throw new KvsentinelError('internal', 'RankCache: gpuBlocks must be at least 1');
     this.gpuBlocks = options.gpuBlocks;
     this.hostBlocks = options.hostBlocks;
     this.#emit = options.emit;

@@ -191,8 +191,9 @@ export const PRESETS: Readonly<Record<string, SimConfig>> = { seed: SEED_PRESET,
 export class SimConfigError extends KvsentinelError {
   override readonly name = 'SimConfigError';
 
-  constructor(message: string, options?: { cause?: unknown }) {
-    super('sim-config-invalid', message, options);
+  /** a setting's own value is the command line's (`sim-config-invalid`, exit 2); a file it names can say otherwise */
+  constructor(message: string, code: 'sim-config-invalid' | 'tokenizer-invalid' = 'sim-config-invalid') {
+    super(code, message);
   }
 }
 

@@ -79,12 +79,12 @@ describe('usage errors', () => {
     const dir = await mkdtemp(join(tmpdir(), 'kvs-usage-'));
     cleanups.push(() => rm(dir, { recursive: true, force: true }));
     const missingConfig = await runCli(['serve', '--config.file', join(dir, 'nope.yaml')]);
-    expect(missingConfig.code).toBe(2);
+    expect(missingConfig.code).toBe(4); // an invalid input file, not the command line
     expect(oneLine(missingConfig.stderr)).toBe(
       `kvsentinel serve: --config.file ${join(dir, 'nope.yaml')}: cannot read it: no such file or directory (see 'kvsentinel serve --help')`,
     );
     const missingBundle = await runCli(['audit', '--bundle', join(dir, 'rec')]);
-    expect(missingBundle.code).toBe(2);
+    expect(missingBundle.code).toBe(4);
     expect(oneLine(missingBundle.stderr)).toMatch(
       new RegExp(`^kvsentinel audit: --bundle ${join(dir, 'rec')}: no such directory`),
     );
@@ -94,7 +94,7 @@ describe('usage errors', () => {
       'relays:\n  - {id: ctx0, upstream: "http://127.0.0.1:8001", listen: 9401}\nrelay:\n  drain_intervall: 1s\n',
     );
     const typo = await runCli(['serve', '--config.file', file, '--config.check']);
-    expect(typo.code).toBe(2);
+    expect(typo.code).toBe(4);
     expect(oneLine(typo.stderr)).toContain(
       `${file}: relay.drain_intervall: unknown key (did you mean drain_interval?)`,
     );

@@ -129,7 +129,7 @@ async function freePort(host: string): Promise<number> {
   });
   const address = srv.address();
   await new Promise<void>((resolve) => srv.close(() => resolve()));
-  if (address === null || typeof address === 'string') throw new Error('no free port');
+  if (address === null || typeof address === 'string') throw new KvsentinelError('start-failed', 'no free port');
   return address.port;
 }
 

@@ -6,6 +6,7 @@ import { Option, type Command } from 'commander';
 import { startLiveCluster, type LiveCluster } from '../../sim/live/index.js';
 import { activeFaults, presetConfig, type SimConfig } from '../../sim/sim-config.js';
 import { readDuration } from '../../core/units.js';
+import { errorMessage, isKvsentinelError, KvsentinelError } from '../../core/errors.js';
 import { CliError } from '../cli-error.js';
 
 interface SimServeOptions {
@@ -196,7 +197,8 @@ export function registerSimServeCommand(program: Command): void {
         });
       } catch (e) {
         await Promise.all([requestLog.close(), orchestratorLog.close()]);
-        throw new CliError(e instanceof Error ? e.message : String(e));
+        // a known failure keeps its code (an unknown --ctx-urls worker 2, a CTX address that never answered 5)
+        throw isKvsentinelError(e) ? e : new KvsentinelError('start-failed', errorMessage(e), { cause: e });
       } finally {
         if (waitTimer !== null) clearInterval(waitTimer);
       }

@@ -124,6 +124,7 @@ export async function loadCliConfig(flags: ServeFlags): Promise<ServeConfig> {
       if (err instanceof TokenizerFileError)
         throw new ConfigError(`${flags.tokenizer !== undefined ? '--tokenizer' : 'tokenizer.path'}: ${err.message}`, {
           cause: err,
+          code: 'tokenizer-invalid',
         });
       throw err;
     }

@@ -1,5 +1,6 @@
 // The live HTTP driver: a SimConfig's CTX workers and orchestrator on real ports, one LiveScheduler (the model's
 // clock on real time, sped up by `timeScale`), the workload on demand, the fault knobs wired to the wire.
+import { KvsentinelError } from '../../core/errors.js';
 import { Rng } from '../rng.js';
 import { serverIds } from '../run-virtual.js';
 import { ctxWorkerConfig, type SimConfig } from '../sim-config.js';
@@ -139,7 +140,8 @@ export async function startLiveCluster(config: SimConfig, options: LiveClusterOp
     }));
     const overrides = typeof options.ctxUrls === 'function' ? await options.ctxUrls(infos) : (options.ctxUrls ?? {});
     for (const key of Object.keys(overrides)) {
-      if (!byId.has(key)) throw new Error(`ctx url for ${key}: no such worker (workers: ${ids.join(', ')})`);
+      if (!byId.has(key))
+        throw new KvsentinelError('usage', `ctx url for ${key}: no such worker (workers: ${ids.join(', ')})`);
     }
     const targets: CtxTarget[] = workers.map((w) => ({ id: w.id, address: stripScheme(overrides[w.id] ?? w.address) }));
     const byAddress = new Map(targets.map((t) => [t.address, byId.get(t.id)!]));
@@ -200,11 +202,11 @@ export async function startLiveCluster(config: SimConfig, options: LiveClusterOp
       orchestrator: orch,
       worker: (id) => {
         const w = byId.get(id);
-        if (w === undefined) throw new Error(`no worker ${id} (workers: ${ids.join(', ')})`);
+        if (w === undefined) throw new KvsentinelError('internal', `no worker ${id} (workers: ${ids.join(', ')})`);
         return w;
       },
       startWorkload: (opts = {}) => {
-        if (stopped) throw new Error('the cluster is stopped');
+        if (stopped) throw new KvsentinelError('internal', 'the cluster is stopped');
         armFaults();
         const workload = new LiveWorkload(scheduler, {
           url: orch.url,
@@ -226,7 +228,7 @@ export async function startLiveCluster(config: SimConfig, options: LiveClusterOp
       armFaults,
       restartWorker: async (id) => {
         const w = byId.get(id);
-        if (w === undefined) throw new Error(`no worker ${id} (workers: ${ids.join(', ')})`);
+        if (w === undefined) throw new KvsentinelError('internal', `no worker ${id} (workers: ${ids.join(', ')})`);
         await w.restart();
       },
       stop,

@@ -3,6 +3,7 @@
 // then finish_request: `POST {ctx}/kv_cache_events` per the router's poll policy, parsed losslessly and applied to the
 // router's table (the router's synchronous poll reads the body fetched just before), then the GEN step in-process.
 // Serves /v1/completions, /v1/chat/completions, /health, /debug/router?since=SEQ and /debug/applied-events.
+import { KvsentinelError } from '../../core/errors.js';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Agent, request as httpRequest } from 'undici';
 import type { HashAlgo, KvEvent } from '../../core/wire/kv-event.js';
@@ -152,7 +153,7 @@ export class LiveOrchestrator {
   }
 
   get router(): Router {
-    if (this.#router === null) throw new Error('the orchestrator has not started');
+    if (this.#router === null) throw new KvsentinelError('internal', 'the orchestrator has not started');
     return this.#router;
   }
 
@@ -219,11 +220,16 @@ export class LiveOrchestrator {
         }
       } catch (err) {
         if (performance.now() > deadline)
-          throw new Error(`CTX server ${address}: /server_info unreachable (${errorText(err, address)})`, {
-            cause: err,
-          });
+          throw new KvsentinelError(
+            'source-unreachable',
+            `CTX server ${address}: /server_info unreachable (${errorText(err, address)})`,
+            {
+              cause: err,
+            },
+          );
       }
-      if (performance.now() > deadline) throw new Error(`CTX server ${address}: /server_info did not answer 200`);
+      if (performance.now() > deadline)
+        throw new KvsentinelError('source-unreachable', `CTX server ${address}: /server_info did not answer 200`);
       await new Promise((r) => setTimeout(r, 200));
     }
   }
@@ -231,7 +237,7 @@ export class LiveOrchestrator {
   #takePolled(server: string): KvEvent[] {
     const outcome = this.#prefetched.get(server);
     if (outcome === undefined) return [];
-    if ('error' in outcome) throw new Error(outcome.error);
+    if ('error' in outcome) throw new KvsentinelError('source-read-failed', outcome.error);
     return outcome.events;
   }
 

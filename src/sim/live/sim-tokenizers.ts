@@ -24,7 +24,8 @@ export function loadSimTokenizers(config: SimConfig): SimTokenizers {
       loaded.set(path, t);
       return t;
     } catch (err) {
-      if (err instanceof TokenizerFileError) throw new SimConfigError(`--set ${key}=${path}: ${err.message}`);
+      if (err instanceof TokenizerFileError)
+        throw new SimConfigError(`--set ${key}=${path}: ${err.message}`, 'tokenizer-invalid');
       throw err;
     }
   };
