@@ -5,7 +5,7 @@ import type { HashAlgo } from '../core/wire/kv-event.js';
 import type { CtxWorkerConfig, RankAssignment } from './ctx-worker.js';
 import type { KvEventsPublisher, VllmSimHashes } from './publisher-format.js';
 import type { OrchestratorLogFormat } from './log-lines.js';
-import type { RouterType, SimRouterProfile } from './routers/router.js';
+import type { RouterProfile, RouterTypeName } from '../core/observe/observation.js';
 import type { WorkloadConfig } from './workload.js';
 import { KvsentinelError } from '../core/errors.js';
 import { formatDuration, readDuration } from '../core/units.js';
@@ -54,9 +54,9 @@ export interface CtxConfig {
 }
 
 export interface RouterConfig {
-  readonly type: RouterType;
+  readonly type: RouterTypeName;
   /** '2026-06' (default) or 'newest': score, tokens_per_block adoption, routed-block tracking, log lines */
-  readonly profile?: SimRouterProfile;
+  readonly profile?: RouterProfile;
   /** 0 = unset: the 2026-06 router uses 32, the newest adopts the worker's block size */
   readonly tokensPerBlock: number;
   /** newest: add the routed hashes on a successful finish (default true) */

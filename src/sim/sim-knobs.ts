@@ -1,8 +1,8 @@
 // Every `--set` key of the simulator: its type, the config field it sets, when a value is a fault, and its help.
+import { ROUTER_PROFILES, ROUTER_TYPE_NAMES } from '../core/observe/observation.js';
 import { HASH_ALGOS } from '../core/wire/kv-event.js';
 import { ORCHESTRATOR_LOG_FORMATS } from './log-lines.js';
 import { PUBLISHER_FORMATS, VLLM_SIM_HASHES } from './publisher-format.js';
-import { ROUTER_PROFILES, ROUTER_TYPES } from './routers/router.js';
 import { REQUEST_FORMATS } from './workload.js';
 
 export type Kind =
@@ -238,7 +238,7 @@ export const KNOBS: Readonly<Record<string, Knob>> = {
     field: 'tokenizer',
     help: 'live: workers tokenize text/chat with this model folder (none = code points); the workload then sends chat',
   },
-  'router.type': { kind: { oneOf: ROUTER_TYPES }, section: 'router', field: 'type', help: 'CTX router' },
+  'router.type': { kind: { oneOf: ROUTER_TYPE_NAMES }, section: 'router', field: 'type', help: 'CTX router' },
   'router.profile': {
     kind: { oneOf: ROUTER_PROFILES },
     section: 'router',
