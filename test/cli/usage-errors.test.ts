@@ -65,6 +65,21 @@ describe('usage errors', () => {
     );
   });
 
+  it('--time-scale: sim serve and demo read it with one parser and refuse the same values in the same words', async () => {
+    for (const value of ['0', '-2', 'fast', ' ']) {
+      const [serve, demo] = await Promise.all([
+        runCli(['sim', 'serve', '--time-scale', value]),
+        runCli(['demo', '--time-scale', value]),
+      ]);
+      const message = `--time-scale ${value}: expected a positive number (virtual seconds per real second)`;
+      expect(serve.code, value).toBe(2);
+      expect(demo.code, value).toBe(2);
+      // sim serve reads it while commander parses (before its action names the command), demo in its action
+      expect(oneLine(serve.stderr)).toBe(`kvsentinel: ${message} (see 'kvsentinel --help')`);
+      expect(oneLine(demo.stderr)).toBe(`kvsentinel demo: ${message} (see 'kvsentinel demo --help')`);
+    }
+  });
+
   it('--config.check with no source says what serve would say', async () => {
     const check = await runCli(['serve', '--config.check']);
     const serve = await runCli(['serve']);

@@ -23,7 +23,8 @@ import {
 } from '../../app/demo/demo-run.js';
 import { runFor } from '../../app/duration-runner.js';
 import { createStderrLogger } from '../serve/logger.js';
-import { DEFAULT_TIME_SCALE } from './sim-serve.js';
+import { collect } from '../collect-option.js';
+import { DEFAULT_TIME_SCALE, parseTimeScale } from './time-scale-flag.js';
 
 interface DemoOptions {
   fixed?: boolean;
@@ -44,8 +45,6 @@ interface DemoOptions {
 const PROGRESS_EVERY_MS = 5_000;
 /** how often --measure checks the steady-state window's request count */
 const MEASURE_CHECK_MS = 500;
-
-const collect = (value: string, previous: string[]): string[] => [...previous, value];
 
 function pct(value: number | null): string {
   return value === null ? 'n/a' : `${(value * 100).toFixed(1)}%`;
@@ -140,9 +139,7 @@ export function registerDemoCommand(program: Command): void {
         throw new CliError(`--measure '${options.measure}': expected a positive number of requests`);
       if (measureRequests !== null && warmupRequests === 0)
         throw new CliError('--measure needs a warm-up (--warmup > 0): it counts the steady-state window');
-      const timeScale = Number(options.timeScale);
-      if (!Number.isFinite(timeScale) || timeScale <= 0)
-        throw new CliError(`--time-scale ${options.timeScale}: expected a positive number`);
+      const timeScale = parseTimeScale(options.timeScale);
 
       const json = options.json === true;
       const info = json ? process.stderr : process.stdout;

@@ -7,6 +7,8 @@ import { startLiveCluster, type LiveCluster } from '../../sim/live/index.js';
 import { activeFaults, presetConfig, type SimConfig } from '../../sim/sim-config.js';
 import { readDuration } from '../../core/units.js';
 import { CliError } from '../cli-error.js';
+import { collect } from '../collect-option.js';
+import { DEFAULT_TIME_SCALE, parseTimeScale } from './time-scale-flag.js';
 
 interface SimServeOptions {
   preset: string;
@@ -29,24 +31,10 @@ const DEFAULT_CTX_WAIT_MS = 120_000;
 /** while waiting for CTX addresses (e.g. relay ports of a sidecar still starting), say so this often */
 const WAIT_PROGRESS_MS = 5_000;
 
-/** the seed preset's workload produces meaningful traffic in ~30–60 s at this speed */
-export const DEFAULT_TIME_SCALE = 10;
-
-function collect(value: string, previous: string[]): string[] {
-  return [...previous, value];
-}
-
 function parsePort(value: string): number {
   if (!/^\d+$/.test(value) || Number(value) < 1 || Number(value) > 65_535)
     throw new CliError(`--port-base ${value}: expected a port number 1..65535`);
   return Number(value);
-}
-
-function parseScale(value: string): number {
-  const n = Number(value);
-  if (value.trim() === '' || !Number.isFinite(n) || n <= 0)
-    throw new CliError(`--time-scale ${value}: expected a positive number (virtual seconds per real second)`);
-  return n;
 }
 
 function parseDuration(flag: string): (value: string) => number {
@@ -141,7 +129,7 @@ export function registerSimServeCommand(program: Command): void {
     .option('--host <host>', 'listen host of every server', '127.0.0.1')
     .option('--port-base <n>', 'workers on N, N+1 …, the orchestrator after them (default: free ports)', parsePort)
     .option('--workload', 'drive the closed-loop multi-turn workload through the orchestrator')
-    .option('--time-scale <x>', 'virtual seconds per real second for model timings', parseScale, DEFAULT_TIME_SCALE)
+    .option('--time-scale <x>', 'virtual seconds per real second for model timings', parseTimeScale, DEFAULT_TIME_SCALE)
     .option(
       '--ctx-urls <list>',
       "the orchestrator's CTX list: ID=HOST:PORT,… (e.g. relay ports); others stay the workers",

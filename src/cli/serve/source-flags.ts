@@ -1,12 +1,11 @@
 // The source flags `serve`, `audit` (live) and `record` share (docs/design.md §7: "same source flags as serve").
 import type { Command } from 'commander';
 import { CliError } from '../cli-error.js';
+import { collect } from '../collect-option.js';
 import { ModelTokenizer } from '../../sources/tokenizer/model-tokenizer.js';
 import { TokenizerFileError } from '../../sources/tokenizer/tokenizer-files.js';
 import { ConfigError } from '../../app/config/config-error.js';
 import { loadConfig, type ServeConfig, type ServeFlags } from '../../app/config/serve-config.js';
-
-const collect = (value: string, previous: string[] = []): string[] => [...previous, value];
 
 export function addSourceOptions(command: Command): Command {
   return command
