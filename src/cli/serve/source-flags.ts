@@ -3,7 +3,6 @@ import type { Command } from 'commander';
 import { CliError } from '../cli-error.js';
 import { collect } from '../collect-option.js';
 import { ModelTokenizer } from '../../sources/tokenizer/model-tokenizer.js';
-import { TokenizerFileError } from '../../sources/tokenizer/tokenizer-files.js';
 import { ConfigError } from '../../app/config/config-error.js';
 import { loadConfig, type ServeConfig, type ServeFlags } from '../../app/config/serve-config.js';
 
@@ -117,15 +116,8 @@ export function sourceFlags(options: SourceOptionValues): ServeFlags {
 export async function loadCliConfig(flags: ServeFlags): Promise<ServeConfig> {
   const config = await loadConfig(flags);
   if (config.tokenizer !== null) {
-    try {
-      ModelTokenizer.load(config.tokenizer);
-    } catch (err) {
-      if (err instanceof TokenizerFileError)
-        throw new ConfigError(`${flags.tokenizer !== undefined ? '--tokenizer' : 'tokenizer.path'}: ${err.message}`, {
-          cause: err,
-        });
-      throw err;
-    }
+    const named = flags.tokenizer !== undefined ? '--tokenizer' : 'tokenizer.path';
+    ModelTokenizer.loadOrRefuse(config.tokenizer, (err) => new ConfigError(`${named}: ${err.message}`, { cause: err }));
   }
   return config;
 }
