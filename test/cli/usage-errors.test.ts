@@ -80,6 +80,27 @@ describe('usage errors', () => {
     }
   });
 
+  it('--set: sim run, sim serve and demo read it with one parser and refuse a bad value in the same words', async () => {
+    for (const set of ['ctx.servers=0', 'router.type=magic', 'ctx.restart_at=5', 'bogus.key=1']) {
+      const runs = await Promise.all(
+        [['sim', 'run'], ['sim', 'serve'], ['demo']].map(async (command) => ({
+          command: command.join(' '),
+          run: await runCli([...command, '--set', set]),
+        })),
+      );
+      const messages = runs.map(({ command, run }) => {
+        expect(run.code, `${command} --set ${set}`).toBe(2);
+        const line = oneLine(run.stderr);
+        const prefix = `kvsentinel ${command}: `;
+        const suffix = ` (see 'kvsentinel ${command} --help')`;
+        expect(line.startsWith(prefix) && line.endsWith(suffix), line).toBe(true);
+        return line.slice(prefix.length, line.length - suffix.length);
+      });
+      expect(messages[0]!.startsWith(`--set ${set.split('=')[0]}`), messages[0]).toBe(true);
+      expect(new Set(messages).size, messages.join(' | ')).toBe(1);
+    }
+  });
+
   it('--config.check with no source says what serve would say', async () => {
     const check = await runCli(['serve', '--config.check']);
     const serve = await runCli(['serve']);
