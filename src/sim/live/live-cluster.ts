@@ -179,14 +179,14 @@ function createOrchestrator(
 interface ClusterParts {
   readonly config: SimConfig;
   readonly scheduler: LiveScheduler;
-  readonly tokenizers: SimTokenizers;
+  /** a tokenizer on either side only means something for text: the workload then sends chat messages */
+  readonly chat: boolean;
   readonly workers: readonly LiveCtxWorker[];
   readonly infos: readonly LiveWorkerInfo[];
   readonly targets: readonly CtxTarget[];
   readonly orchestrator: LiveOrchestrator;
-  readonly workloads: LiveWorkload[];
-  readonly stopped: () => boolean;
-  readonly stop: () => Promise<void>;
+  /** the workloads started so far (stop ends them), whether the cluster stopped, and stop */
+  readonly lifecycle: { readonly workloads: LiveWorkload[]; stopped(): boolean; stop(): Promise<void> };
 }
 
 function clusterHandle(parts: ClusterParts): LiveCluster {
@@ -205,7 +205,7 @@ function clusterHandle(parts: ClusterParts): LiveCluster {
     if (at !== null) scheduler.at(scheduler.now() + at, () => void workers[0]!.restart());
   };
   const startWorkload = (opts: StartWorkloadOptions = {}): LiveWorkload => {
-    if (parts.stopped()) throw new Error('the cluster is stopped');
+    if (parts.lifecycle.stopped()) throw new Error('the cluster is stopped');
     armFaults();
     const workload = new LiveWorkload(scheduler, {
       url: orch.url,
@@ -214,12 +214,11 @@ function clusterHandle(parts: ClusterParts): LiveCluster {
         ...(opts.trajectories !== undefined ? { trajectories: opts.trajectories } : {}),
         ...(opts.concurrency !== undefined ? { concurrency: opts.concurrency } : {}),
       },
-      // a tokenizer on either side only means something for text: the workload then sends chat messages
-      chat: parts.tokenizers.ctx !== null || parts.tokenizers.router !== null,
+      chat: parts.chat,
       ...(opts.onTurn !== undefined ? { onTurn: opts.onTurn } : {}),
       ...(opts.onTrajectoryDone !== undefined ? { onTrajectoryDone: opts.onTrajectoryDone } : {}),
     });
-    parts.workloads.push(workload);
+    parts.lifecycle.workloads.push(workload);
     workload.start();
     // ctx.stall_every: each server stalls now and then while a workload runs (seeded like the virtual driver)
     let running = true;
@@ -249,7 +248,7 @@ function clusterHandle(parts: ClusterParts): LiveCluster {
     restartWorker: async (id) => {
       await workerById(id).restart();
     },
-    stop: parts.stop,
+    stop: () => parts.lifecycle.stop(),
   };
 }
 
@@ -280,14 +279,12 @@ export async function startLiveCluster(config: SimConfig, options: LiveClusterOp
     return clusterHandle({
       config,
       scheduler,
-      tokenizers,
+      chat: tokenizers.ctx !== null || tokenizers.router !== null,
       workers,
       infos,
       targets,
       orchestrator: orch,
-      workloads,
-      stopped: () => stopped,
-      stop,
+      lifecycle: { workloads, stopped: () => stopped, stop },
     });
   } catch (err) {
     await stop();
