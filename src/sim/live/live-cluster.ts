@@ -175,22 +175,33 @@ function createOrchestrator(
   });
 }
 
-/** What the running cluster offers its caller: its addresses, the workload, the faults, stop. */
-interface ClusterParts {
-  readonly config: SimConfig;
-  readonly scheduler: LiveScheduler;
-  /** a tokenizer on either side only means something for text: the workload then sends chat messages */
-  readonly chat: boolean;
+/** The started servers: the workers (as themselves and as their callers see them), the CTX list, the orchestrator. */
+interface StartedServers {
   readonly workers: readonly LiveCtxWorker[];
   readonly infos: readonly LiveWorkerInfo[];
   readonly targets: readonly CtxTarget[];
   readonly orchestrator: LiveOrchestrator;
-  /** the workloads started so far (stop ends them), whether the cluster stopped, and stop */
-  readonly lifecycle: { readonly workloads: LiveWorkload[]; stopped(): boolean; stop(): Promise<void> };
 }
 
-function clusterHandle(parts: ClusterParts): LiveCluster {
-  const { config, scheduler, workers, orchestrator: orch } = parts;
+/** The workloads started so far (stop ends them), whether the cluster stopped, and stop. */
+interface Lifecycle {
+  readonly workloads: LiveWorkload[];
+  stopped(): boolean;
+  stop(): Promise<void>;
+}
+
+/**
+ * What the running cluster offers its caller: its addresses, the workload, the faults, stop. `chat`: a tokenizer on
+ * either side only means something for text, so the workload then sends chat messages.
+ */
+function clusterHandle(
+  config: SimConfig,
+  scheduler: LiveScheduler,
+  chat: boolean,
+  servers: StartedServers,
+  lifecycle: Lifecycle,
+): LiveCluster {
+  const { workers, orchestrator: orch } = servers;
   const byId = new Map(workers.map((w) => [w.id, w]));
   const workerById = (id: string): LiveCtxWorker => {
     const w = byId.get(id);
@@ -205,7 +216,7 @@ function clusterHandle(parts: ClusterParts): LiveCluster {
     if (at !== null) scheduler.at(scheduler.now() + at, () => void workers[0]!.restart());
   };
   const startWorkload = (opts: StartWorkloadOptions = {}): LiveWorkload => {
-    if (parts.lifecycle.stopped()) throw new Error('the cluster is stopped');
+    if (lifecycle.stopped()) throw new Error('the cluster is stopped');
     armFaults();
     const workload = new LiveWorkload(scheduler, {
       url: orch.url,
@@ -214,11 +225,11 @@ function clusterHandle(parts: ClusterParts): LiveCluster {
         ...(opts.trajectories !== undefined ? { trajectories: opts.trajectories } : {}),
         ...(opts.concurrency !== undefined ? { concurrency: opts.concurrency } : {}),
       },
-      chat: parts.chat,
+      chat,
       ...(opts.onTurn !== undefined ? { onTurn: opts.onTurn } : {}),
       ...(opts.onTrajectoryDone !== undefined ? { onTrajectoryDone: opts.onTrajectoryDone } : {}),
     });
-    parts.lifecycle.workloads.push(workload);
+    lifecycle.workloads.push(workload);
     workload.start();
     // ctx.stall_every: each server stalls now and then while a workload runs (seeded like the virtual driver)
     let running = true;
@@ -236,11 +247,11 @@ function clusterHandle(parts: ClusterParts): LiveCluster {
   return {
     config,
     scheduler,
-    workers: parts.infos,
+    workers: servers.infos,
     orchestratorUrl: orch.url,
     debugUrl: `${orch.url}/debug/router`,
     appliedEventsUrl: `${orch.url}/debug/applied-events`,
-    ctxAddresses: Object.fromEntries(parts.targets.map((t) => [t.id, t.address])),
+    ctxAddresses: Object.fromEntries(servers.targets.map((t) => [t.id, t.address])),
     orchestrator: orch,
     worker: workerById,
     startWorkload,
@@ -248,7 +259,7 @@ function clusterHandle(parts: ClusterParts): LiveCluster {
     restartWorker: async (id) => {
       await workerById(id).restart();
     },
-    stop: () => parts.lifecycle.stop(),
+    stop: () => lifecycle.stop(),
   };
 }
 
@@ -276,16 +287,13 @@ export async function startLiveCluster(config: SimConfig, options: LiveClusterOp
     const orch = createOrchestrator(config, options, scheduler, tokenizers, workers, targets);
     orchestrator = orch;
     await orch.start();
-    return clusterHandle({
+    return clusterHandle(
       config,
       scheduler,
-      chat: tokenizers.ctx !== null || tokenizers.router !== null,
-      workers,
-      infos,
-      targets,
-      orchestrator: orch,
-      lifecycle: { workloads, stopped: () => stopped, stop },
-    });
+      tokenizers.ctx !== null || tokenizers.router !== null,
+      { workers, infos, targets, orchestrator: orch },
+      { workloads, stopped: () => stopped, stop },
+    );
   } catch (err) {
     await stop();
     throw err;
