@@ -221,11 +221,16 @@ export class RankCache {
     this.#makeGpuRoom(this.gpuBlocks - 1);
     node.level = 0;
     this.#gpu.pushTail(node);
+    this.#levelChanged(node, 1);
+  }
+
+  /** an `updated` event for a block that moved from `oldLevel` to its level now (removals before it go first) */
+  #levelChanged(node: Node, oldLevel: 0 | 1): void {
     this.#flushRemoved();
     this.#emit?.({
       type: 'updated',
       blockHash: node.wire,
-      cacheLevel: { newValue: 0, oldValue: 1 },
+      cacheLevel: { newValue: node.level, oldValue: oldLevel },
       priority: { newValue: DEFAULT_PRIORITY, oldValue: DEFAULT_PRIORITY },
     });
   }
@@ -239,13 +244,7 @@ export class RankCache {
         while (this.#host.size >= this.hostBlocks) this.#evict(this.#host.head!, this.#host);
         victim.level = 1;
         this.#host.pushTail(victim);
-        this.#flushRemoved();
-        this.#emit?.({
-          type: 'updated',
-          blockHash: victim.wire,
-          cacheLevel: { newValue: 1, oldValue: 0 },
-          priority: { newValue: DEFAULT_PRIORITY, oldValue: DEFAULT_PRIORITY },
-        });
+        this.#levelChanged(victim, 0);
       } else {
         this.#delete(victim);
         if (this.#emit !== null) this.#removed.push(victim.wire);

@@ -65,6 +65,42 @@ describe('usage errors', () => {
     );
   });
 
+  it('--time-scale: sim serve and demo read it with one parser and refuse the same values in the same words', async () => {
+    for (const value of ['0', '-2', 'fast', ' ']) {
+      const [serve, demo] = await Promise.all([
+        runCli(['sim', 'serve', '--time-scale', value]),
+        runCli(['demo', '--time-scale', value]),
+      ]);
+      const message = `--time-scale ${value}: expected a positive number (virtual seconds per real second)`;
+      expect(serve.code, value).toBe(2);
+      expect(demo.code, value).toBe(2);
+      // sim serve reads it while commander parses (before its action names the command), demo in its action
+      expect(oneLine(serve.stderr)).toBe(`kvsentinel: ${message} (see 'kvsentinel --help')`);
+      expect(oneLine(demo.stderr)).toBe(`kvsentinel demo: ${message} (see 'kvsentinel demo --help')`);
+    }
+  });
+
+  it('--set: sim run, sim serve and demo read it with one parser and refuse a bad value in the same words', async () => {
+    for (const set of ['ctx.servers=0', 'router.type=magic', 'ctx.restart_at=5', 'bogus.key=1']) {
+      const runs = await Promise.all(
+        [['sim', 'run'], ['sim', 'serve'], ['demo']].map(async (command) => ({
+          command: command.join(' '),
+          run: await runCli([...command, '--set', set]),
+        })),
+      );
+      const messages = runs.map(({ command, run }) => {
+        expect(run.code, `${command} --set ${set}`).toBe(2);
+        const line = oneLine(run.stderr);
+        const prefix = `kvsentinel ${command}: `;
+        const suffix = ` (see 'kvsentinel ${command} --help')`;
+        expect(line.startsWith(prefix) && line.endsWith(suffix), line).toBe(true);
+        return line.slice(prefix.length, line.length - suffix.length);
+      });
+      expect(messages[0]!.startsWith(`--set ${set.split('=')[0]}`), messages[0]).toBe(true);
+      expect(new Set(messages).size, messages.join(' | ')).toBe(1);
+    }
+  });
+
   it('--config.check with no source says what serve would say', async () => {
     const check = await runCli(['serve', '--config.check']);
     const serve = await runCli(['serve']);
