@@ -85,6 +85,20 @@ export default tseslint.config(
     },
   },
   {
+    // Every failure carries a code (src/core/errors.ts) the CLI maps to an exit code and callers branch on.
+    files: ['src/**/*.ts'],
+    ignores: ['src/**/*.test.ts'],
+    rules: {
+      'no-restricted-syntax': [
+        'error',
+        {
+          selector: "NewExpression[callee.name='Error']",
+          message: 'Throw a coded error (KvsentinelError or a subclass, src/core/errors.ts), not a plain Error.',
+        },
+      ],
+    },
+  },
+  {
     // Printing belongs to the CLI and its reporters; tests, benches and the simulator's CLI driver may print.
     files: ['src/cli/**/*.ts', 'bench/**/*.ts', 'test/**/*.ts', 'src/**/*.test.ts'],
     rules: { 'no-console': 'off' },

@@ -37,7 +37,7 @@ export async function recordAttached(target: string, options: RecordAttachedOpti
       try {
         writer.writeEncoded(text, String(parsed['kind']), typeof parsed['ts'] === 'number' ? parsed['ts'] : 0);
       } catch (err) {
-        writeError = err instanceof Error ? err : new Error(String(err));
+        writeError = err instanceof Error ? err : new KvsentinelError('write-failed', String(err));
       }
     },
     tick: () => undefined,
@@ -69,5 +69,6 @@ export async function recordAttached(target: string, options: RecordAttachedOpti
   const manifest = await writer.close();
   if (writeError !== null)
     throw new KvsentinelError('write-failed', `--out ${options.out}: ${(writeError as Error).message}`);
-  return { observations: manifest.observations ?? writer.observations };
+  // the sidecar's own sources are its to report (its /metrics, the bundle's source-health lines)
+  return { observations: manifest.observations ?? writer.observations, unreachable: null };
 }

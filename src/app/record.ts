@@ -23,6 +23,8 @@ export interface RecordOptions {
 
 export interface RecordResult {
   readonly observations: number;
+  /** the audit's source-unreachable summary when the recording ended with a source down (the CLI exits 5), else null */
+  readonly unreachable: string | null;
 }
 
 export async function recordBundle(config: ServeConfig, options: RecordOptions): Promise<RecordResult> {
@@ -36,7 +38,7 @@ export async function recordBundle(config: ServeConfig, options: RecordOptions):
   } catch (err) {
     throw new KvsentinelError('write-failed', `--out ${options.out}: ${errorMessage(err)}`, { cause: err });
   }
-  // the daemon's landing info reads a state; the recording itself only writes
+  // the daemon's landing info reads a state; the recording itself only writes (and feeds it the sources' health)
   const state = createSentinelState(stateOptionsFor('oneShot', config));
   let writeError: Error | null = null;
   const daemon = createDaemon(config, {
@@ -44,11 +46,13 @@ export async function recordBundle(config: ServeConfig, options: RecordOptions):
     logger: options.logger,
     createState: () => ({
       apply(o) {
+        // the sources' health, for the audit's own source-unreachable rule at the end
+        if (o.kind === 'source-health') state.apply(o);
         if (writeError !== null) return;
         try {
           writer.write(o);
         } catch (err) {
-          writeError = err instanceof Error ? err : new Error(String(err));
+          writeError = err instanceof Error ? err : new KvsentinelError('write-failed', String(err));
         }
       },
       evaluate: (now) => state.evaluate(now),
@@ -73,5 +77,6 @@ export async function recordBundle(config: ServeConfig, options: RecordOptions):
   const manifest = await writer.close();
   if (writeError !== null)
     throw new KvsentinelError('write-failed', `--out ${options.out}: ${(writeError as Error).message}`);
-  return { observations: manifest.observations ?? writer.observations };
+  const unreachable = state.evaluate(Date.now()).findings.find((f) => f.id === 'source-unreachable')?.summary ?? null;
+  return { observations: manifest.observations ?? writer.observations, unreachable };
 }

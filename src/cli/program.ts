@@ -1,6 +1,6 @@
 import { Command, CommanderError } from 'commander';
-import { isKvsentinelError } from '../core/errors.js';
-import { EXIT_USAGE, exitCodeFor } from './exit-codes.js';
+import { errorMessage, isKvsentinelError } from '../core/errors.js';
+import { EXIT_CODES_HELP, EXIT_USAGE, exitCodeFor } from './exit-codes.js';
 import { registerAuditCommand } from './commands/audit.js';
 import { registerDemoCommand } from './commands/demo.js';
 import { registerHashCommand } from './commands/hash.js';
@@ -17,6 +17,7 @@ export function buildProgram(): Command {
   const program = new Command('kvsentinel')
     .description('Diagnose a KV-cache-aware LLM router (TensorRT-LLM disaggregated serving) from the outside.')
     .version(VERSION)
+    .addHelpText('after', EXIT_CODES_HELP)
     .exitOverride();
   registerDemoCommand(program);
   registerHashCommand(program);
@@ -60,12 +61,12 @@ export async function runCli(argv: readonly string[]): Promise<number> {
       // --help and --version exit through here with code 0
       return err.exitCode === 0 ? 0 : EXIT_USAGE;
     }
-    if (isKvsentinelError(err)) {
-      // an error about a flag is a usage error: say where the usage is
-      const hint = err.message.startsWith('--') ? ` (see '${where} --help')` : '';
-      process.stderr.write(`${where}: ${err.message}${hint}\n`);
-      return exitCodeFor(err.code);
-    }
-    throw err;
+    const exitCode = isKvsentinelError(err) ? exitCodeFor(err.code) : null;
+    if (exitCode === null) throw err;
+    // an error about a flag is a usage error: say where the usage is
+    const message = errorMessage(err);
+    const hint = message.startsWith('--') ? ` (see '${where} --help')` : '';
+    process.stderr.write(`${where}: ${message}${hint}\n`);
+    return exitCode;
   }
 }

@@ -4,7 +4,7 @@
 export const ERROR_CODES = [
   /** a flag or argument the CLI cannot use */
   'usage',
-  /** the serve configuration (file or flags) is invalid */
+  /** the serve configuration file is invalid (a flag's value is `usage`) */
   'config-invalid',
   /** a simulator setting (--preset, --set) is invalid */
   'sim-config-invalid',
@@ -20,6 +20,14 @@ export const ERROR_CODES = [
   'start-failed',
   /** an output file could not be written */
   'write-failed',
+  /** a URL the command needs at start did not answer (a sidecar to attach to, a CTX server's /server_info) */
+  'source-unreachable',
+  /** an operation stopped on purpose (a relay exchange cancelled, its scan thread gone): never to the CLI */
+  'cancelled',
+  /** the stream's fast-path reader does not take this batch (the reference decoder decides): never to the CLI */
+  'fast-path-declined',
+  /** a caller broke an internal contract (a bug, not the user's input): the CLI rethrows it with its stack */
+  'internal',
 ] as const;
 
 export type ErrorCode = (typeof ERROR_CODES)[number];

@@ -1,6 +1,7 @@
 // Writes a bundle (DIR/manifest.json + DIR/observations.jsonl) from a stream of observations, computing at record
 // time the digests the joins need so that prompts stay in the process (unless includePrompts). A provisional
 // manifest is written first, so a bundle cut short by a crash is still readable (complete: false).
+import { KvsentinelError } from '../core/errors.js';
 import { createWriteStream, type WriteStream } from 'node:fs';
 import { mkdir, readdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -52,7 +53,8 @@ export class BundleWriter {
   static async create(dir: string, options: BundleWriterOptions): Promise<BundleWriter> {
     await mkdir(dir, { recursive: true });
     const existing = await readdir(dir);
-    if (existing.length > 0) throw new Error(`${dir} is not empty: a bundle needs a fresh directory`);
+    if (existing.length > 0)
+      throw new KvsentinelError('write-failed', `${dir} is not empty: a bundle needs a fresh directory`);
     const writer = new BundleWriter(dir, options, createWriteStream(join(dir, OBSERVATIONS_FILE), { flags: 'wx' }));
     await writer.#writeManifest(false);
     return writer;
@@ -64,7 +66,7 @@ export class BundleWriter {
 
   /** Appends one observation (digest computed here, from the same context the state would have). */
   write(obs: Observation): void {
-    if (this.#closed) throw new Error('bundle writer is closed');
+    if (this.#closed) throw new KvsentinelError('internal', 'bundle writer is closed');
     if (this.#error !== null) throw this.#error;
     const digest = this.#digester.digest(obs);
     this.#digester.observe(obs, digest);
@@ -82,7 +84,7 @@ export class BundleWriter {
    * same key history as this bundle's: the writer must be created with the stream's key_history).
    */
   writeEncoded(line: string, kind: string, ts: number): void {
-    if (this.#closed) throw new Error('bundle writer is closed');
+    if (this.#closed) throw new KvsentinelError('internal', 'bundle writer is closed');
     if (this.#error !== null) throw this.#error;
     this.#chunk += `${line}\n`;
     this.#count++;
@@ -99,7 +101,7 @@ export class BundleWriter {
   }
 
   async close(): Promise<BundleManifest> {
-    if (this.#closed) throw new Error('bundle writer is already closed');
+    if (this.#closed) throw new KvsentinelError('internal', 'bundle writer is already closed');
     this.#closed = true;
     this.#flush();
     await new Promise<void>((resolve, reject) => {

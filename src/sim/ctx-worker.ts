@@ -7,7 +7,8 @@ import { RankCache } from './kv-cache.js';
 import type { Prompt } from './prompt.js';
 import type { Scheduler } from './scheduler.js';
 
-export type RankAssignment = 'affinity' | 'least_loaded';
+export const RANK_ASSIGNMENTS = ['affinity', 'least_loaded'] as const;
+export type RankAssignment = (typeof RANK_ASSIGNMENTS)[number];
 
 export interface CtxWorkerConfig {
   readonly id: string;

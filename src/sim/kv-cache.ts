@@ -3,6 +3,7 @@
 // reuse of the longest cached prefix of whole blocks, and storage of every block of the prompt including the
 // partial tail (V1 behaviour, docs/trtllm-wire.md §1.4). Within a chain the deepest block is evicted first, so a
 // cached suffix never outlives its prefix.
+import { KvsentinelError } from '../core/errors.js';
 import type { KvEventData, StoredBlock, WireBlockHash } from '../core/wire/kv-event.js';
 import { fingerprint } from './block-key-set.js';
 import type { PromptBlocks } from './prompt.js';
@@ -70,7 +71,7 @@ export class RankCache {
   #removed: WireBlockHash[] = [];
 
   constructor(options: RankCacheOptions) {
-    if (options.gpuBlocks < 1) throw new Error('RankCache: gpuBlocks must be at least 1');
+    if (options.gpuBlocks < 1) throw new KvsentinelError('internal', 'RankCache: gpuBlocks must be at least 1');
     this.gpuBlocks = options.gpuBlocks;
     this.hostBlocks = options.hostBlocks;
     this.#emit = options.emit;
@@ -220,11 +221,16 @@ export class RankCache {
     this.#makeGpuRoom(this.gpuBlocks - 1);
     node.level = 0;
     this.#gpu.pushTail(node);
+    this.#levelChanged(node, 1);
+  }
+
+  /** an `updated` event for a block that moved from `oldLevel` to its level now (removals before it go first) */
+  #levelChanged(node: Node, oldLevel: 0 | 1): void {
     this.#flushRemoved();
     this.#emit?.({
       type: 'updated',
       blockHash: node.wire,
-      cacheLevel: { newValue: 0, oldValue: 1 },
+      cacheLevel: { newValue: node.level, oldValue: oldLevel },
       priority: { newValue: DEFAULT_PRIORITY, oldValue: DEFAULT_PRIORITY },
     });
   }
@@ -238,13 +244,7 @@ export class RankCache {
         while (this.#host.size >= this.hostBlocks) this.#evict(this.#host.head!, this.#host);
         victim.level = 1;
         this.#host.pushTail(victim);
-        this.#flushRemoved();
-        this.#emit?.({
-          type: 'updated',
-          blockHash: victim.wire,
-          cacheLevel: { newValue: 1, oldValue: 0 },
-          priority: { newValue: DEFAULT_PRIORITY, oldValue: DEFAULT_PRIORITY },
-        });
+        this.#levelChanged(victim, 0);
       } else {
         this.#delete(victim);
         if (this.#emit !== null) this.#removed.push(victim.wire);

@@ -2,7 +2,6 @@
 // live/zmq-kv-publisher.ts says what each is. 'none' keeps events on the pull path only.
 export const PUBLISHER_FORMATS = ['trtllm', 'vllm', 'vllm-array', 'sglang'] as const;
 export type PublisherFormat = (typeof PUBLISHER_FORMATS)[number];
-export type KvEventsPublisher = 'none' | PublisherFormat;
 
 /** What a vllm-format publisher puts in block_hashes: the simulator's own hashes, or vLLM's sha256_cbor (seed 0). */
 export const VLLM_SIM_HASHES = ['sim', 'sha256_cbor', 'sha256_cbor_int'] as const;

@@ -4,18 +4,33 @@
 import type { Observation } from '../core/observe/observation.js';
 import type { KvEvent } from '../core/wire/kv-event.js';
 import { ClosedLoopClient } from './client.js';
+import { scheduleCtxStalls } from './ctx-stalls.js';
 import { CtxWorker } from './ctx-worker.js';
-import { orchestratorLine, pollFailureLine, requestLogLine, routerConfigLines, serverReadyLine } from './log-lines.js';
-import { Orchestrator, type RouterDecisionRecord } from './orchestrator.js';
+import {
+  orchestratorLine,
+  pollFailureLine,
+  requestLogLine,
+  routerConfigLines,
+  serverReadyLine,
+  type LogLevel,
+} from './log-lines.js';
+import { Orchestrator } from './orchestrator.js';
 import { RelayModel } from './relay-model.js';
-import { Rng } from './rng.js';
 import { createRouter, routerStartupLines } from './routers/create-router.js';
-import type { RouterSettings } from './routers/router.js';
+import type { Router, RouterSettings } from './routers/router.js';
 import { VirtualScheduler } from './scheduler.js';
 import { activeFaults, ctxWorkerConfig, SimConfigError, type SimConfig } from './sim-config.js';
-import { TurnStats } from './turn-stats.js';
+import { InflightStats, TurnTally } from './turn-stats.js';
+import {
+  emitCtxResult,
+  emitDecision,
+  emitRouterState,
+  emitStartup,
+  type TapMode,
+  type VirtualTapOptions,
+} from './virtual-tap.js';
 
-export type TapMode = 'relay' | 'watch';
+export type { TapMode } from './virtual-tap.js';
 
 export interface RunVirtualOptions {
   /** receives the sidecar's view of the run */
@@ -93,124 +108,94 @@ export function assertVirtualConfig(config: SimConfig): void {
   }
 }
 
-export function runVirtual(config: SimConfig, options: RunVirtualOptions = {}): SimResult {
-  assertVirtualConfig(config);
+/** The cluster of one virtual run: its clock, workers, the relays in front of them and the orchestrator's log. */
+interface VirtualCluster {
+  readonly config: SimConfig;
+  readonly scheduler: VirtualScheduler;
+  readonly ids: readonly string[];
+  readonly workers: readonly CtxWorker[];
+  readonly byId: ReadonlyMap<string, CtxWorker>;
+  /** relay tap only: one per worker, the sole consumer of its events */
+  readonly relays: ReadonlyMap<string, RelayModel>;
+  /** the sidecar's view; null without onObservation */
+  readonly tap: VirtualTapOptions | null;
+  /** one orchestrator log line at virtual time `ts` (nothing without orchestratorLog) */
+  log(ts: number, level: LogLevel, message: string, args?: readonly (string | number)[]): void;
+}
+
+function buildCluster(config: SimConfig, options: RunVirtualOptions): VirtualCluster {
   const scheduler = new VirtualScheduler();
   const emit = options.onObservation;
-  const tap: TapMode | null = emit === undefined ? null : (options.tap ?? 'relay');
-  const stateIntervalMs = options.stateIntervalMs ?? 1000;
-  const log = options.orchestratorLog;
-  const logFormat = config.router.logFormat ?? 'trtllm';
+  const tapMode: TapMode | null = emit === undefined ? null : (options.tap ?? 'relay');
   const ids = serverIds(config.ctx.servers);
-  const c = config.ctx;
   const workers = ids.map((id) => new CtxWorker(scheduler, ctxWorkerConfig(config, id)));
-  const byId = new Map(workers.map((w) => [w.id, w]));
   const relays = new Map<string, RelayModel>();
-  if (tap === 'relay' && emit !== undefined) {
-    for (const worker of workers) {
-      relays.set(worker.id, new RelayModel(worker, scheduler, emit));
-    }
+  if (tapMode === 'relay' && emit !== undefined) {
+    for (const worker of workers) relays.set(worker.id, new RelayModel(worker, scheduler, emit));
   }
+  const logFormat = config.router.logFormat ?? 'trtllm';
+  const orchestratorLog = options.orchestratorLog;
+  return {
+    config,
+    scheduler,
+    ids,
+    workers,
+    byId: new Map(workers.map((w) => [w.id, w])),
+    relays,
+    tap:
+      emit === undefined || tapMode === null
+        ? null
+        : {
+            emit,
+            tap: tapMode,
+            debugVisible: tapMode === 'relay' || options.watchDebugEndpoint !== false,
+            watchPromptTokenIds: options.watchPromptTokenIds === true,
+          },
+    log: (ts, level, message, args = []) => orchestratorLog?.(orchestratorLine(ts, level, message, args, logFormat)),
+  };
+}
 
+/** The orchestrator's router: it polls through the relay when there is one, else drains the worker itself. */
+function buildRouter(cluster: VirtualCluster): Router {
+  const { scheduler, byId, relays, tap } = cluster;
   const pollEvents = (server: string): readonly KvEvent[] => {
     const relay = relays.get(server);
     return relay !== undefined ? relay.serve('router') : byId.get(server)!.drainEvents();
   };
-  const router = createRouter(config.router, ids, {
+  return createRouter(cluster.config.router, cluster.ids, {
     hashAlgo: (server) => byId.get(server)!.serverInfo().kv_cache_hash_algo,
     workerTokensPerBlock: (server) => byId.get(server)!.serverInfo().tokens_per_block ?? null,
-    log: (level, message) => log?.(orchestratorLine(scheduler.now(), level, message, [], logFormat)),
+    log: (level, message) => cluster.log(scheduler.now(), level, message),
     pollEvents,
     onPollFailure: (server, message) => {
-      log?.(orchestratorLine(scheduler.now(), 'W', pollFailureLine(server, message), [], logFormat));
-      if (tap === 'watch') emit?.({ kind: 'poll-failure', ts: scheduler.now(), server, message });
+      cluster.log(scheduler.now(), 'W', pollFailureLine(server, message));
+      if (tap?.tap === 'watch') tap.emit({ kind: 'poll-failure', ts: scheduler.now(), server, message });
     },
   });
+}
 
-  // start-up: what the orchestrator logs and what the sidecar learns
+/** Start-up: what the orchestrator logs and what the sidecar learns. */
+function announceStartup(cluster: VirtualCluster, router: Router): void {
+  const { config, ids, workers } = cluster;
+  const logFormat = config.router.logFormat ?? 'trtllm';
   const configuredTpb = config.router.tokensPerBlock === 0 ? null : config.router.tokensPerBlock;
-  for (const line of routerConfigLines(router.settings, ids, configuredTpb, logFormat))
-    log?.(orchestratorLine(0, 'I', line, [], logFormat));
-  for (const worker of workers)
-    log?.(orchestratorLine(0, 'I', serverReadyLine(worker.id, worker.serverInfo(), logFormat), [], logFormat));
-  for (const line of routerStartupLines(router))
-    log?.(orchestratorLine(0, line.level, line.message, line.args, logFormat));
-  if (emit !== undefined) {
-    for (const worker of workers) {
-      const info = worker.serverInfo();
-      emit({
-        kind: 'server-info',
-        ts: 0,
-        server: worker.id,
-        hashAlgo: info.kv_cache_hash_algo,
-        tokensPerBlock: info.tokens_per_block,
-      });
-    }
-    emit({
-      kind: 'router-config',
-      ts: 0,
-      source: tap === 'watch' ? 'orchestrator-log' : 'simulator',
-      routerType: router.settings.type,
-      tokensPerBlock: router.settings.tokensPerBlock,
-      maxBatchSize: router.settings.maxBatchSize,
-      backfillBlockHashesOnFinish: router.settings.backfillBlockHashesOnFinish,
-      servers: ids,
-      ...(router.settings.profile !== undefined
-        ? {
-            profile: router.settings.profile,
-            trackRoutedBlocks: router.settings.trackRoutedBlocks ?? null,
-            loadWeight: router.settings.loadWeight ?? null,
-          }
-        : {}),
-    });
-  }
-  const debugVisible = tap === 'relay' || (tap === 'watch' && options.watchDebugEndpoint !== false);
+  for (const line of routerConfigLines(router.settings, ids, configuredTpb, logFormat)) cluster.log(0, 'I', line);
+  for (const worker of workers) cluster.log(0, 'I', serverReadyLine(worker.id, worker.serverInfo(), logFormat));
+  for (const line of routerStartupLines(router)) cluster.log(0, line.level, line.message, line.args);
+  if (cluster.tap !== null) emitStartup(cluster.tap, workers, router, ids);
+}
 
-  const stats = new TurnStats();
-  let failed = 0;
-  let outputTokens = 0;
-  let inflightSum = 0;
-  let spreadSum = 0;
-  let decisions = 0;
-  const onDecision = (d: RouterDecisionRecord): void => {
-    let lo = Number.POSITIVE_INFINITY;
-    let hi = 0;
-    for (const id of ids) {
-      const n = d.inflight[id]!;
-      inflightSum += n;
-      lo = Math.min(lo, n);
-      hi = Math.max(hi, n);
-    }
-    spreadSum += hi - lo;
-    decisions++;
-    if (emit === undefined) return;
-    if (tap === 'relay') {
-      emit({
-        kind: 'decision',
-        ts: d.ts,
-        requestId: d.requestId,
-        correlationId: d.correlationId,
-        server: d.chosen,
-        promptTokens: d.prompt.tokens,
-        promptTokenCount: d.prompt.tokens.length,
-        inflight: d.inflight,
-      });
-    }
-    if (debugVisible && d.candidates !== null) {
-      emit({
-        kind: 'router-score',
-        ts: d.ts,
-        seq: d.seq,
-        requestId: d.requestId,
-        correlationId: d.correlationId,
-        chosen: d.chosen,
-        candidates: d.candidates,
-      });
-    }
-  };
-  const orchestrator = new Orchestrator(
+function buildOrchestrator(
+  cluster: VirtualCluster,
+  router: Router,
+  options: RunVirtualOptions,
+  inflight: InflightStats,
+  failures: { count: number },
+): Orchestrator {
+  const { config, scheduler, tap } = cluster;
+  return new Orchestrator(
     scheduler,
-    workers,
+    cluster.workers,
     router,
     {
       tokenDrift: config.router.tokenDrift,
@@ -219,9 +204,12 @@ export function runVirtual(config: SimConfig, options: RunVirtualOptions = {}): 
       decisionHistory: 16,
     },
     {
-      onDecision,
+      onDecision: (d) => {
+        inflight.add(d);
+        if (tap !== null) emitDecision(tap, d);
+      },
       onCtxResult: (d, r) => {
-        if (!r.ok) failed++;
+        if (!r.ok) failures.count++;
         const ts = scheduler.now();
         if (r.ok && options.requestLog !== undefined) {
           options.requestLog(
@@ -236,51 +224,21 @@ export function runVirtual(config: SimConfig, options: RunVirtualOptions = {}): 
             }),
           );
         }
-        if (emit === undefined) return;
-        if (tap === 'watch' && r.ok) {
-          // the request log is written when the response is back: decision and outcome arrive together
-          emit({
-            kind: 'decision',
-            ts: d.ts,
-            requestId: d.requestId,
-            correlationId: d.correlationId,
-            server: d.chosen,
-            promptTokens: options.watchPromptTokenIds === true ? d.prompt.tokens : null,
-            promptTokenCount: r.promptTokens,
-            inflight: null,
-          });
-        }
-        if (tap === 'relay' || r.ok) {
-          emit({
-            kind: 'outcome',
-            ts,
-            requestId: d.requestId,
-            server: d.chosen,
-            ok: r.ok,
-            promptTokens: r.ok ? r.promptTokens : null,
-            cachedTokens: r.ok ? r.cachedTokens : null,
-            latencyMs: ts - d.ts,
-          });
-        }
+        if (tap !== null) emitCtxResult(tap, d, r, ts);
       },
     },
   );
+}
 
-  const lastServer = new Map<number, string>();
-  let movedTurns = 0;
-  const client = new ClosedLoopClient(scheduler, config.workload, orchestrator, {
-    onTurn: ({ turn, result, trajectory }) => {
-      stats.add(result.promptTokens, result.cachedTokens, turn > 0);
-      const previous = lastServer.get(trajectory.index);
-      if (previous !== undefined && previous !== result.server) movedTurns++;
-      if (turn + 1 >= trajectory.turns.length) lastServer.delete(trajectory.index);
-      else lastServer.set(trajectory.index, result.server);
-      outputTokens += trajectory.turns[turn]!.outputTokens;
-    },
-    onTrajectoryDone: (done, total) => options.onProgress?.(done, total, scheduler.now()),
-  });
-
-  // periodic work that lives only while the workload runs
+/** Periodic work that lives only while the workload runs, and the faults on the clock. */
+function scheduleBackground(
+  cluster: VirtualCluster,
+  router: Router,
+  client: ClosedLoopClient,
+  stateIntervalMs: number,
+): void {
+  const { config, scheduler, workers, relays, tap } = cluster;
+  const c = config.ctx;
   const every = (periodMs: number, task: () => void): void => {
     const tick = (): void => {
       if (client.finished) return;
@@ -305,78 +263,51 @@ export function runVirtual(config: SimConfig, options: RunVirtualOptions = {}): 
       for (const relay of relays.values()) relay.pull();
     });
   }
-  if (emit !== undefined && debugVisible) {
-    every(stateIntervalMs, () => {
-      for (const s of router.state()) {
-        emit({
-          kind: 'router-state',
-          ts: scheduler.now(),
-          server: s.server,
-          activeRequests: s.activeRequests,
-          hashAlgo: s.hashAlgo,
-          blockTableSize: s.blockTableSize,
-          polls: s.polls,
-          pollFailures: s.pollFailures,
-        });
-      }
-    });
-  }
-  if (c.stallEveryMs > 0) {
-    // each server stalls now and then (seeded, identical in every row of a seed)
-    workers.forEach((worker, index) => {
-      const rng = new Rng(config.workload.seed, 0x57a11 + index);
-      const next = (): void => {
-        if (client.finished) return;
-        worker.stall(rng.exponential(c.stallMs));
-        scheduler.at(scheduler.now() + rng.exponential(c.stallEveryMs), next);
-      };
-      scheduler.at(rng.exponential(c.stallEveryMs), next);
-    });
-  }
+  if (tap !== null && tap.debugVisible) every(stateIntervalMs, () => emitRouterState(tap, router, scheduler.now()));
+  scheduleCtxStalls(scheduler, workers, config, () => !client.finished);
   if (c.restartAtMs !== null) {
+    const logFormat = config.router.logFormat ?? 'trtllm';
     const target = workers[0]!;
     scheduler.at(c.restartAtMs, () => {
-      log?.(orchestratorLine(scheduler.now(), 'W', `Server ${target.id} disconnected; restarting`, [], logFormat));
+      cluster.log(scheduler.now(), 'W', `Server ${target.id} disconnected; restarting`);
       target.restart();
       scheduler.at(scheduler.now() + c.restartDowntimeMs, () =>
-        log?.(
-          orchestratorLine(
-            scheduler.now(),
-            'I',
-            serverReadyLine(target.id, target.serverInfo(), logFormat),
-            [],
-            logFormat,
-          ),
-        ),
+        cluster.log(scheduler.now(), 'I', serverReadyLine(target.id, target.serverInfo(), logFormat)),
       );
     });
   }
+}
 
-  client.start();
-  scheduler.run();
-
-  const snapshot = stats.snapshot();
+function summarize(
+  cluster: VirtualCluster,
+  router: Router,
+  client: ClosedLoopClient,
+  tally: TurnTally,
+  inflight: InflightStats,
+  failed: number,
+): SimResult {
+  const snapshot = tally.stats.snapshot();
   const routerState = new Map(router.state().map((s) => [s.server, s]));
   return {
-    preset: config.preset,
+    preset: cluster.config.preset,
     requests: snapshot.requests,
     trajectories: client.completedTrajectories,
     cache_hit_ratio: snapshot.cacheHitRatio,
     turn_scatter_ratio: snapshot.turnScatterRatio,
     router: router.settings,
-    faults: activeFaults(config),
+    faults: activeFaults(cluster.config),
     prompt_tokens: snapshot.promptTokens,
     cached_tokens: snapshot.cachedTokens,
     follow_up_turns: snapshot.followUpTurns,
     scattered_turns: snapshot.scatteredTurns,
     failed_requests: failed,
     mean_input_tokens: snapshot.requests === 0 ? 0 : snapshot.promptTokens / snapshot.requests,
-    mean_output_tokens: snapshot.requests === 0 ? 0 : outputTokens / snapshot.requests,
-    virtual_seconds: scheduler.now() / 1000,
-    mean_ctx_inflight: decisions === 0 ? 0 : inflightSum / decisions / ids.length,
-    mean_inflight_spread: decisions === 0 ? 0 : spreadSum / decisions,
-    moved_turn_ratio: snapshot.followUpTurns === 0 ? 0 : movedTurns / snapshot.followUpTurns,
-    servers: workers.map((w) => {
+    mean_output_tokens: snapshot.requests === 0 ? 0 : tally.outputTokens / snapshot.requests,
+    virtual_seconds: cluster.scheduler.now() / 1000,
+    mean_ctx_inflight: inflight.meanInflight,
+    mean_inflight_spread: inflight.meanSpread,
+    moved_turn_ratio: snapshot.followUpTurns === 0 ? 0 : tally.movedTurns / snapshot.followUpTurns,
+    servers: cluster.workers.map((w) => {
       const rs = routerState.get(w.id);
       return {
         server: w.id,
@@ -393,4 +324,23 @@ export function runVirtual(config: SimConfig, options: RunVirtualOptions = {}): 
       };
     }),
   };
+}
+
+export function runVirtual(config: SimConfig, options: RunVirtualOptions = {}): SimResult {
+  assertVirtualConfig(config);
+  const cluster = buildCluster(config, options);
+  const router = buildRouter(cluster);
+  announceStartup(cluster, router);
+  const inflight = new InflightStats(cluster.ids);
+  const failures = { count: 0 };
+  const orchestrator = buildOrchestrator(cluster, router, options, inflight, failures);
+  const tally = new TurnTally();
+  const client = new ClosedLoopClient(cluster.scheduler, config.workload, orchestrator, {
+    onTurn: (record) => tally.add(record),
+    onTrajectoryDone: (done, total) => options.onProgress?.(done, total, cluster.scheduler.now()),
+  });
+  scheduleBackground(cluster, router, client, options.stateIntervalMs ?? 1000);
+  client.start();
+  cluster.scheduler.run();
+  return summarize(cluster, router, client, tally, inflight, failures.count);
 }

@@ -1,97 +1,16 @@
-// Simulator configuration, presets and `--set key=value` overrides. One workload and one set of model
-// parameters serve every row of the calibration table; a row changes only the settings it names.
+// Simulator configuration (its sections' shapes come from the knob tables, sim-knobs.ts), presets and `--set
+// key=value` overrides. One workload and one set of model parameters serve every row of the calibration table; a
+// row changes only the settings it names.
 import { closestName } from '../core/closest-name.js';
-import type { HashAlgo } from '../core/wire/kv-event.js';
-import type { CtxWorkerConfig, RankAssignment } from './ctx-worker.js';
-import type { KvEventsPublisher, VllmSimHashes } from './publisher-format.js';
-import type { OrchestratorLogFormat } from './log-lines.js';
-import type { RouterType, SimRouterProfile } from './routers/router.js';
+import type { CtxWorkerConfig } from './ctx-worker.js';
 import type { WorkloadConfig } from './workload.js';
 import { KvsentinelError } from '../core/errors.js';
 import { formatDuration, readDuration } from '../core/units.js';
-import { KNOBS, type Kind } from './sim-knobs.js';
+import { KNOBS, type CTX_KNOBS, type GEN_KNOBS, type Kind, type ROUTER_KNOBS, type SectionOf } from './sim-knobs.js';
 
-export interface CtxConfig {
-  readonly servers: number;
-  readonly attentionDp: number;
-  readonly tokensPerBlock: number;
-  readonly gpuBlocksPerRank: number;
-  readonly hostBlocksPerRank: number;
-  readonly maxConcurrency: number;
-  readonly prefillTokensPerSecond: number;
-  readonly overheadMs: number;
-  readonly rankAssignment: RankAssignment;
-  readonly hashAlgo: HashAlgo;
-  readonly eventBufferMaxSize: number;
-  readonly kvEventsPush: boolean;
-  /** live driver: publish KV events over ZMQ in this engine's format (implies the push path: pull returns []) */
-  readonly kvEventsPublisher: KvEventsPublisher;
-  /** with a publisher: a replay ROUTER per rank */
-  readonly kvEventsReplay: boolean;
-  /**
-   * publisher vllm: the block hashes it publishes — the simulator's own ('sim'), or vLLM's sha256_cbor under
-   * PYTHONHASHSEED=0 as bytes or as VLLM_KV_EVENTS_USE_INT_BLOCK_HASHES ints (kvsentinel then verifies them)
-   */
-  readonly vllmHashes: VllmSimHashes;
-  readonly competingConsumer: boolean;
-  readonly competitorPeriodMs: number;
-  /** from this virtual time on a pump (KvEventFanout-style) takes every event as it is queued; null = never */
-  readonly competitorPumpFromMs: number | null;
-  readonly adpGatherDrop: boolean;
-  readonly gatherPeriodMs: number;
-  readonly windowSize: number;
-  /** ctx0 restarts at this virtual time (ms); null = never */
-  readonly restartAtMs: number | null;
-  readonly restartDowntimeMs: number;
-  /** mean time between stalls of one CTX server (0 = never) */
-  readonly stallEveryMs: number;
-  /** mean stall duration (exponential) */
-  readonly stallMs: number;
-  /** live workers close idle keep-alive connections after this (real ms; trtllm-serve TIMEOUT_KEEP_ALIVE = 5 s) */
-  readonly keepAliveTimeoutMs: number;
-  /** live only: the workers tokenize text and chat requests with this tokenizer (a model folder); null = code points */
-  readonly tokenizer?: string | null;
-}
-
-export interface RouterConfig {
-  readonly type: RouterType;
-  /** '2026-06' (default) or 'newest': score, tokens_per_block adoption, routed-block tracking, log lines */
-  readonly profile?: SimRouterProfile;
-  /** 0 = unset: the 2026-06 router uses 32, the newest adopts the worker's block size */
-  readonly tokensPerBlock: number;
-  /** newest: add the routed hashes on a successful finish (default true) */
-  readonly trackRoutedBlocks?: boolean;
-  /** newest: the intermediate router.py build that logs EVENT_MATCH_DIAG (default false: the newest does not) */
-  readonly eventMatchDiag?: boolean;
-  /** how the orchestrator's logger prints (default 'trtllm': the newest logger's form; log-lines.ts) */
-  readonly logFormat?: OrchestratorLogFormat;
-  /** newest: score = matches/tokens_per_block − load_weight·active (default 0.25) */
-  readonly loadWeight?: number;
-  /** newest: servers with active/max_batch_size ≥ load_cap are left out; 0 = no cap (default) */
-  readonly loadCap?: number;
-  readonly maxBatchSize: number;
-  readonly backfillBlockHashesOnFinish: boolean;
-  readonly pollOnFinish: boolean;
-  readonly tokenDrift: boolean;
-  /**
-   * the orchestrator's CTX request bodies (live): JSON with X-Correlation-ID forwarded (older clients), or msgpack
-   * flagged X-TRTLLM-Msgpack: 1 without it (newest, TRTLLM_SERVE_ENABLE_MSGSPEC=1)
-   */
-  readonly ctxBody: 'json' | 'msgpack';
-  /** ask context workers for prompt_token_ids_b64 (disaggregated_params.return_prompt_token_ids_b64) */
-  readonly returnPromptTokenIdsB64: boolean;
-  /** the router writes its own token ids into text and chat CTX requests (prompt_token_ids, as newest routers do) */
-  readonly writeTokenIds: boolean;
-  /** each event poll on a new connection (a client pool reconnecting from a new port every time) */
-  readonly pollNewConnection: boolean;
-  /** live only: the router tokenizes text and chat requests itself with this tokenizer; null = as the workers */
-  readonly tokenizer?: string | null;
-}
-
-export interface GenConfig {
-  readonly overheadMs: number;
-  readonly msPerToken: number;
-}
+export type CtxConfig = SectionOf<typeof CTX_KNOBS>;
+export type RouterConfig = SectionOf<typeof ROUTER_KNOBS>;
+export type GenConfig = SectionOf<typeof GEN_KNOBS>;
 
 export interface SimConfig {
   readonly preset: string;
@@ -191,8 +110,9 @@ export const PRESETS: Readonly<Record<string, SimConfig>> = { seed: SEED_PRESET,
 export class SimConfigError extends KvsentinelError {
   override readonly name = 'SimConfigError';
 
-  constructor(message: string, options?: { cause?: unknown }) {
-    super('sim-config-invalid', message, options);
+  /** a setting's own value is the command line's (`sim-config-invalid`, exit 2); a file it names can say otherwise */
+  constructor(message: string, code: 'sim-config-invalid' | 'tokenizer-invalid' = 'sim-config-invalid') {
+    super(code, message);
   }
 }
 

@@ -6,47 +6,12 @@
 import type { HashAlgo } from '../core/wire/kv-event.js';
 import { ChainBuilder, driftToken, type Prompt, type PromptBlocks } from './prompt.js';
 import { Rng } from './rng.js';
+import type { SectionOf, WORKLOAD_KNOBS } from './sim-knobs.js';
 
-export interface WorkloadConfig {
-  readonly seed: number;
-  /** trajectories in flight at once (closed loop) */
-  readonly concurrency: number;
-  /** trajectories in the run */
-  readonly trajectories: number;
-  readonly systemPrefixTokens: number;
-  /** first user message (task + repository context): log-normal */
-  readonly taskTokensMedian: number;
-  readonly taskTokensSigma: number;
-  /** turns per trajectory: uniform in [turnsMin, turnsMax] */
-  readonly turnsMin: number;
-  readonly turnsMax: number;
-  /** model output per turn (tool calls, edits): log-normal */
-  readonly outputTokensMedian: number;
-  readonly outputTokensSigma: number;
-  /** tool result appended after each turn: log-normal, capped */
-  readonly toolTokensMedian: number;
-  readonly toolTokensSigma: number;
-  readonly toolTokensMax: number;
-  /** share of tool results that are large dumps (whole files, test logs): a second log-normal */
-  readonly toolBigProbability: number;
-  readonly toolBigMedian: number;
-  readonly toolBigSigma: number;
-  /** client-side tool execution time between turns (exponential mean) */
-  readonly toolLatencyMs: number;
-  /** trajectory slots start uniformly within this window */
-  readonly rampMs: number;
-  readonly vocabSize: number;
-  /**
-   * how the live workload sends prompts: token ids in `prompt`, text in `prompt` (/v1/completions), or chat
-   * `messages` (/v1/chat/completions); text is the ids as code points, which every simulated server tokenizes back.
-   * `chat` sends the whole context as one user message; `chat-turns` as a multi-turn client does: the system prefix,
-   * the first task, then the rest, so the first two messages (the newest router's pin key) stay fixed per conversation
-   */
-  readonly requestFormat: RequestFormat;
-}
+/** the workload's knobs (sim-knobs.ts) and the vocabulary its token ids are drawn from */
+export type WorkloadConfig = SectionOf<typeof WORKLOAD_KNOBS> & { readonly vocabSize: number };
 
 export const REQUEST_FORMATS = ['token-ids', 'text', 'chat', 'chat-turns'] as const;
-export type RequestFormat = (typeof REQUEST_FORMATS)[number];
 
 export interface TurnPlan {
   readonly outputTokens: number;

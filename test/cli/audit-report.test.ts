@@ -53,11 +53,11 @@ describe('audit --report', () => {
     expect(html).not.toContain('<script');
   });
 
-  it('a file it cannot write is a usage error naming --report, after the audit ran', async () => {
+  it('a file it cannot write is exit 6 naming --report, after the audit ran', async () => {
     const dir = join(mkdtempSync(join(tmpdir(), 'kvs-audit-report-')), 'bundle');
     await writeSimBundle(dir, 'healthy', ['workload.trajectories=20']);
     const run = await runCli(['audit', '--bundle', dir, '--report', join(dir, 'no-such-dir', 'r.html')]);
-    expect(run.code).toBe(2);
+    expect(run.code).toBe(6);
     expect(run.stderr.trim().split('\n')).toHaveLength(1);
     expect(run.stderr).toMatch(/^kvsentinel( audit)?: --report .*no-such-dir\/r\.html: cannot write the report: /);
   });

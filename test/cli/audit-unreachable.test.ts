@@ -1,6 +1,9 @@
 // `audit --ctx` against a worker nothing listens on: the audit ends with a source-unreachable finding naming it, and
-// evidence-insufficient points at that source before "send traffic".
+// evidence-insufficient points at that source before "send traffic"; both it and `record` exit 5 (unreachable).
+import { mkdtempSync, readdirSync } from 'node:fs';
 import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runCli } from '../helpers/run-cli.js';
 
@@ -22,6 +25,17 @@ describe('audit of an unreachable --ctx', () => {
     expect(report.findings.find((f) => f.id === 'source-unreachable')?.summary).toContain('server-info:ctx0');
     const insufficient = report.findings.find((f) => f.id === 'evidence-insufficient');
     expect(insufficient?.fix).toMatch(/^make server-info:ctx0 reachable/);
-    expect(run.code).toBe(1);
+    // nothing about the router at --fail-on: the audit could not see, and says so in its exit code
+    expect(run.code).toBe(5);
+  });
+
+  it('record: the bundle is written, the partial recording said, exit 5', async () => {
+    const port = await closedPort();
+    const out = join(mkdtempSync(join(tmpdir(), 'kvs-rec-unreachable-')), 'bundle');
+    const run = await runCli(['record', '--ctx', `ctx0=http://127.0.0.1:${port}`, '--duration', '5s', '--out', out]);
+    expect(run.stderr).toMatch(/recorded \d+ observations/);
+    expect(run.stderr).toMatch(/the bundle is partial: cannot read server-info:ctx0/);
+    expect(readdirSync(out)).toContain('manifest.json');
+    expect(run.code).toBe(5);
   });
 });

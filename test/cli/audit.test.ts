@@ -73,14 +73,14 @@ describe('kvsentinel audit --bundle', () => {
     expect(onCritical.code).toBe(0);
     const onWarning = await runCli(['audit', '--bundle', warningOnly]);
     expect(onWarning.stdout).toContain('Verdict: DEGRADED');
-    expect(onWarning.code).toBe(1);
+    expect(onWarning.code).toBe(5); // the one finding at --fail-on: a source unreachable
     const onInfo = await runCli(['audit', '--bundle', healthy, '--fail-on', 'info']);
     expect(onInfo.code).toBe(0);
   });
 
-  it('usage and known errors exit 2 with one line', async () => {
+  it('usage errors exit 2, a missing bundle 4, with one line', async () => {
     const missing = await runCli(['audit', '--bundle', join(tmpdir(), 'no-such-bundle-kvs')]);
-    expect(missing.code).toBe(2);
+    expect(missing.code).toBe(4);
     expect(missing.stderr).toMatch(/--bundle .*no-such-bundle-kvs: no such directory/);
     const badSeverity = await runCli(['audit', '--bundle', inert, '--fail-on', 'fatal']);
     expect(badSeverity.code).toBe(2);

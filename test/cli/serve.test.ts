@@ -46,7 +46,7 @@ async function text(url: string): Promise<string> {
 }
 
 describe('kvsentinel serve (CLI)', () => {
-  it('rejects bad flags and config keys with exit 2 and a message naming them', async () => {
+  it('rejects bad flags (exit 2) and config keys (exit 4) with a message naming them', async () => {
     const bad = await runCli(['serve', '--relay', 'ctx0=http://10.0.0.5:8001']);
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain("--relay 'ctx0=http://10.0.0.5:8001': expected ID=URL@[HOST:]PORT");
@@ -58,14 +58,14 @@ describe('kvsentinel serve (CLI)', () => {
       'relays:\n  - id: ctx0\n    upstream: http://127.0.0.1:8001\n    listen: 9401\nrelay:\n  drain_intervall: 1s\n',
     );
     const unknown = await runCli(['serve', '--config.file', file]);
-    expect(unknown.code).toBe(2);
+    expect(unknown.code).toBe(4);
     expect(unknown.stderr).toContain(`${file}: relay.drain_intervall: unknown key`);
     await writeFile(
       file,
       '{"relays": [{"id": "ctx0", "upstream": "http://127.0.0.1:8001", "listen": "127.0.0.1:99999"}]}',
     );
     const port = await runCli(['serve', '--config', file, '--config.check']);
-    expect(port.code).toBe(2);
+    expect(port.code).toBe(4);
     expect(port.stderr).toContain("relays[0].listen: '99999' is not a port");
     const none = await runCli(['serve']);
     expect(none.code).toBe(2);
@@ -115,10 +115,10 @@ describe('kvsentinel serve (CLI)', () => {
     expect(await tail.exited).toBe(0);
   }, 60_000);
 
-  it('tail: an unreachable sidecar is exit 2 with one line', async () => {
+  it('tail: an unreachable sidecar is exit 5 with one line', async () => {
     const port = await freePort();
     const r = await runCli(['tail', `http://127.0.0.1:${port}`]);
-    expect(r.code).toBe(2);
+    expect(r.code).toBe(5);
     expect(r.stderr).toMatch(/cannot connect to ws:\/\/127\.0\.0\.1:\d+\/ws/);
   });
 
@@ -190,7 +190,7 @@ describe('kvsentinel serve (CLI)', () => {
     expect(report.stats.requests).toBe(6);
     expect(report.stats.cache_hit_ratio).toBeCloseTo(320 / 600);
     const again = await runCli(['record', '--requests', log, '--duration', '1s', '--out', out]);
-    expect(again.code).toBe(2);
+    expect(again.code).toBe(6); // the output is not available
     expect(again.stderr).toContain('is not empty');
   }, 60_000);
 });

@@ -42,7 +42,7 @@ describe('kvsentinel serve --tokenizer', () => {
     for (const [path, message] of cases) {
       const r = await runCli(['serve', ...relay, '--tokenizer', path]);
       expect(r.stderr, path).toMatch(message);
-      expect(r.code, path).toBe(2);
+      expect(r.code, path).toBe(4); // the file the flag names is invalid
     }
   });
 
@@ -55,7 +55,7 @@ describe('kvsentinel serve --tokenizer', () => {
     );
     const r = await runCli(['serve', '--config', file, '--config.check']);
     expect(r.stderr).toMatch(/tokenizer\.path: .*nope: no such file or folder/);
-    expect(r.code).toBe(2);
+    expect(r.code).toBe(4);
   });
 });
 
@@ -72,7 +72,7 @@ describe('kvsentinel sim --set ctx.tokenizer / router.tokenizer', () => {
       '1s',
     ]);
     expect(r.stderr).toMatch(/--set router\.tokenizer=\/nonexistent\/tok: \/nonexistent\/tok: no such file or folder/);
-    expect(r.code).toBe(2);
+    expect(r.code).toBe(4);
   });
 
   it('sim run (virtual time) says real tokenizers are live only', async () => {

@@ -65,6 +65,42 @@ describe('usage errors', () => {
     );
   });
 
+  it('--time-scale: sim serve and demo read it with one parser and refuse the same values in the same words', async () => {
+    for (const value of ['0', '-2', 'fast', ' ']) {
+      const [serve, demo] = await Promise.all([
+        runCli(['sim', 'serve', '--time-scale', value]),
+        runCli(['demo', '--time-scale', value]),
+      ]);
+      const message = `--time-scale ${value}: expected a positive number (virtual seconds per real second)`;
+      expect(serve.code, value).toBe(2);
+      expect(demo.code, value).toBe(2);
+      // sim serve reads it while commander parses (before its action names the command), demo in its action
+      expect(oneLine(serve.stderr)).toBe(`kvsentinel: ${message} (see 'kvsentinel --help')`);
+      expect(oneLine(demo.stderr)).toBe(`kvsentinel demo: ${message} (see 'kvsentinel demo --help')`);
+    }
+  });
+
+  it('--set: sim run, sim serve and demo read it with one parser and refuse a bad value in the same words', async () => {
+    for (const set of ['ctx.servers=0', 'router.type=magic', 'ctx.restart_at=5', 'bogus.key=1']) {
+      const runs = await Promise.all(
+        [['sim', 'run'], ['sim', 'serve'], ['demo']].map(async (command) => ({
+          command: command.join(' '),
+          run: await runCli([...command, '--set', set]),
+        })),
+      );
+      const messages = runs.map(({ command, run }) => {
+        expect(run.code, `${command} --set ${set}`).toBe(2);
+        const line = oneLine(run.stderr);
+        const prefix = `kvsentinel ${command}: `;
+        const suffix = ` (see 'kvsentinel ${command} --help')`;
+        expect(line.startsWith(prefix) && line.endsWith(suffix), line).toBe(true);
+        return line.slice(prefix.length, line.length - suffix.length);
+      });
+      expect(messages[0]!.startsWith(`--set ${set.split('=')[0]}`), messages[0]).toBe(true);
+      expect(new Set(messages).size, messages.join(' | ')).toBe(1);
+    }
+  });
+
   it('--config.check with no source says what serve would say', async () => {
     const check = await runCli(['serve', '--config.check']);
     const serve = await runCli(['serve']);
@@ -79,12 +115,12 @@ describe('usage errors', () => {
     const dir = await mkdtemp(join(tmpdir(), 'kvs-usage-'));
     cleanups.push(() => rm(dir, { recursive: true, force: true }));
     const missingConfig = await runCli(['serve', '--config.file', join(dir, 'nope.yaml')]);
-    expect(missingConfig.code).toBe(2);
+    expect(missingConfig.code).toBe(4); // an invalid input file, not the command line
     expect(oneLine(missingConfig.stderr)).toBe(
       `kvsentinel serve: --config.file ${join(dir, 'nope.yaml')}: cannot read it: no such file or directory (see 'kvsentinel serve --help')`,
     );
     const missingBundle = await runCli(['audit', '--bundle', join(dir, 'rec')]);
-    expect(missingBundle.code).toBe(2);
+    expect(missingBundle.code).toBe(4);
     expect(oneLine(missingBundle.stderr)).toMatch(
       new RegExp(`^kvsentinel audit: --bundle ${join(dir, 'rec')}: no such directory`),
     );
@@ -94,7 +130,7 @@ describe('usage errors', () => {
       'relays:\n  - {id: ctx0, upstream: "http://127.0.0.1:8001", listen: 9401}\nrelay:\n  drain_intervall: 1s\n',
     );
     const typo = await runCli(['serve', '--config.file', file, '--config.check']);
-    expect(typo.code).toBe(2);
+    expect(typo.code).toBe(4);
     expect(oneLine(typo.stderr)).toContain(
       `${file}: relay.drain_intervall: unknown key (did you mean drain_interval?)`,
     );

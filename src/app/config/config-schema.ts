@@ -2,14 +2,15 @@
 // their defaults, which the modules they configure own (the relay's, its event buffer's, the block tables').
 // Every mapping is strict: an unknown key is an error naming its path, with the closest known key.
 import { z } from 'zod';
-import { closestName } from '../../core/closest-name.js';
 import { ROUTER_EVENT_READS, ROUTER_PROFILES, ROUTER_TYPE_NAMES } from '../../core/observe/observation.js';
 import { DEFAULT_EVENT_BUFFER_OPTIONS } from '../../core/relay/event-buffer.js';
 import { DEFAULT_MAX_TABLE_BLOCKS_PER_SERVER } from '../../core/tables/index.js';
 import { DEFAULT_RELAY_OPTIONS } from '../../sources/relay/relay-options.js';
 import { ConfigError } from './config-error.js';
 import * as values from './config-values.js';
-import { ValueProblem, type ValueReader } from './config-values.js';
+import { list, mapping, pathText, required, section, shorthand, value } from './schema-kit.js';
+import { zmqBindEntry } from './zmq-bind-config.js';
+import { zmqEntry } from './zmq-config.js';
 
 export const REQUEST_LOG_FORMATS = ['auto', 'canonical', 'perf-metrics', 'openai', 'relay'] as const;
 export type RequestLogFormat = (typeof REQUEST_LOG_FORMATS)[number];
@@ -26,64 +27,6 @@ export const WATCH_DEFAULTS = {
   followIntervalMs: 500,
   routerDebugIntervalMs: 1_000,
 } as const;
-
-/** Reads `v` with a grammar; its problem becomes an issue at the key's path. */
-function readInto<T>(read: ValueReader<T>, v: unknown, ctx: z.RefinementCtx): T {
-  try {
-    return read(v);
-  } catch (err) {
-    if (!(err instanceof ValueProblem)) throw err;
-    ctx.addIssue({ code: 'custom', message: err.message });
-    return z.NEVER;
-  }
-}
-
-/** A value read by a grammar; an absent key is undefined, or the default given. */
-function value<T>(read: ValueReader<T>): z.ZodType<T | undefined>;
-function value<T>(read: ValueReader<T>, fallback: T): z.ZodType<T>;
-function value<T>(read: ValueReader<T>, ...fallback: [T?]): z.ZodType<T | undefined> {
-  return z
-    .unknown()
-    .optional()
-    .transform((v, ctx) => (v === undefined ? fallback[0] : readInto(read, v, ctx)));
-}
-
-/** A required value: an absent key is read too, so its grammar says what is missing. */
-function required<T>(read: ValueReader<T>): z.ZodType<T> {
-  return z
-    .unknown()
-    .optional()
-    .transform((v, ctx) => readInto(read, v, ctx));
-}
-
-function mapping<S extends z.ZodRawShape>(shape: S, expected = 'expected a mapping') {
-  const known = Object.keys(shape);
-  return z.strictObject(shape, {
-    error: (issue) => {
-      if (issue.code === 'unrecognized_keys') {
-        const key = issue.keys[0] ?? '';
-        const near = closestName(key, known);
-        return `unknown key${near !== null ? ` (did you mean ${near}?)` : ''}; expected one of ${known.join(', ')}`;
-      }
-      return issue.code === 'invalid_type' ? expected : undefined;
-    },
-  });
-}
-
-/** absent or null: the section's defaults */
-function section<T extends z.ZodType>(schema: T) {
-  return z.preprocess((v) => v ?? {}, schema);
-}
-
-/** absent or null: an empty list */
-function list<T extends z.ZodType>(item: T) {
-  return z.preprocess((v) => v ?? [], z.array(item, { error: 'expected a list' }));
-}
-
-/** a mapping that may also be written as its one main value (`router_debug: URL`, `tokenizer: PATH`) */
-function shorthand<T extends z.ZodType>(key: string, schema: T) {
-  return z.preprocess((v) => (typeof v === 'string' ? { [key]: v } : v), schema);
-}
 
 const buffer = DEFAULT_EVENT_BUFFER_OPTIONS;
 const relayDefaults = DEFAULT_RELAY_OPTIONS;
@@ -118,11 +61,14 @@ const relaySection = mapping({
   shutdown_grace: value(values.durationMs, relayDefaults.shutdownGraceMs),
 });
 
+/** router.profile and --router.profile */
+export const routerProfile = values.oneOf(ROUTER_PROFILES, (v) => JSON.stringify(v));
+
 const routerSection = mapping({
   // the router's kind, so it is judged by what it is meant to do (docs/orchestrator-log.md, "router kinds")
   type: value(values.oneOf(ROUTER_TYPE_NAMES, (v) => JSON.stringify(v))),
   reads_events: value(values.oneOf(ROUTER_EVENT_READS, (v) => JSON.stringify(v))),
-  profile: value(values.oneOf(ROUTER_PROFILES, (v) => JSON.stringify(v))),
+  profile: value(routerProfile),
   tokens_per_block: value(values.positiveIntText),
   max_batch_size: value(values.positiveIntText),
   load_weight: value((v) =>
@@ -167,12 +113,12 @@ export const configFileSchema = mapping(
     ),
     relays: list(relayEntry),
     relay: section(relaySection),
-    state: section(mapping({ max_table_blocks: value(values.positiveInt, DEFAULT_MAX_TABLE_BLOCKS_PER_SERVER) })),
+    // the grammar --state.max-table-blocks reads too
+    state: section(mapping({ max_table_blocks: value(values.positiveIntText, DEFAULT_MAX_TABLE_BLOCKS_PER_SERVER) })),
     ctx: list(ctxEntry),
-    // each stream is read by zmq-config.ts, the grammar the --zmq flag shares
-    zmq: list(z.unknown()),
-    // sockets kvsentinel binds for publishers that connect, read by zmq-bind-config.ts (the --zmq-bind grammar)
-    zmq_bind: list(z.unknown()),
+    // ZMQ streams to subscribe to, and sockets to bind for publishers that connect: the --zmq / --zmq-bind schemas
+    zmq: list(zmqEntry),
+    zmq_bind: list(zmqBindEntry),
     router: section(routerSection),
     // server id → its KV capacity in blocks (every cache level and rank): the bound of the sticky ideal
     kv_capacity_blocks: z.preprocess(
@@ -206,10 +152,6 @@ export const configFileSchema = mapping(
 );
 
 export type ConfigFile = z.output<typeof configFileSchema>;
-
-function pathText(path: readonly PropertyKey[]): string {
-  return path.map((p, i) => (typeof p === 'number' ? `[${p}]` : `${i === 0 ? '' : '.'}${String(p)}`)).join('');
-}
 
 /** The file's document validated, or the first problem as a ConfigError naming the file and key path. */
 export function readConfigFile(doc: unknown, source: string): ConfigFile {

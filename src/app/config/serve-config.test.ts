@@ -238,6 +238,26 @@ describe('serve config', () => {
     );
   });
 
+  it('reads a flag with the grammar of the key it stands for', () => {
+    // the same text accepted, and the same value refused, by the key and by its flag
+    expect(buildConfig({ state: { max_table_blocks: '4096' } }, {}).state.maxTableBlocks).toBe(4096);
+    expect(buildConfig(undefined, { maxTableBlocks: '4096' }).state.maxTableBlocks).toBe(4096);
+    expect(() => buildConfig({ state: { max_table_blocks: 0 } }, {}, 'kvs.yaml')).toThrow(
+      'kvs.yaml: state.max_table_blocks: 0 is not a positive integer',
+    );
+    expect(() => buildConfig(undefined, { maxTableBlocks: '0' })).toThrow(
+      '--state.max-table-blocks: 0 is not a positive integer',
+    );
+    expect(buildConfig({ kv_capacity_blocks: { ctx0: '65536' } }, {}).kvCapacityBlocks).toEqual({ ctx0: 65536 });
+    expect(() => buildConfig({ orchestrator_log: '' }, {}, 'kvs.yaml')).toThrow(
+      "kvs.yaml: orchestrator_log: '' is not a file path",
+    );
+    expect(() => buildConfig(undefined, { orchestratorLog: '' })).toThrow("--orchestrator-log: '' is not a file path");
+    expect(() => buildConfig(undefined, { requests: ['perf-metrics:'] })).toThrow(
+      "--requests 'perf-metrics:': '' is not a file path",
+    );
+  });
+
   it('needs --ctx for --events exclusive', () => {
     expect(() => buildConfig(undefined, { events: 'exclusive' })).toThrow('--events exclusive');
     expect(buildConfig(undefined, { events: 'exclusive', ctx: ['c=http://w:1'] }).ctx[0]?.events).toBe('exclusive');

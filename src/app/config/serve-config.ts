@@ -16,13 +16,14 @@ import {
   readConfigFile,
   WATCH_DEFAULTS,
   REQUEST_LOG_FORMATS,
+  routerProfile,
   type ConfigFile,
   type RequestLogFormat,
 } from './config-schema.js';
 import * as values from './config-values.js';
 import { readAt, type HostPort } from './config-values.js';
-import { checkZmqBindUnique, parseZmqBindFlag, parseZmqBindList } from './zmq-bind-config.js';
-import { checkZmqUnique, parseZmqFlag, parseZmqList } from './zmq-config.js';
+import { checkZmqBindUnique, parseZmqBindFlag } from './zmq-bind-config.js';
+import { checkZmqUnique, parseZmqFlag } from './zmq-config.js';
 
 export type { HostPort } from './config-values.js';
 
@@ -176,9 +177,10 @@ function parseRequestLogFlag(text: string): RequestLogSpec {
   // FILE or FORMAT:FILE (e.g. perf-metrics:/var/log/perf.jsonl)
   const colon = text.indexOf(':');
   const prefix = colon > 0 ? text.slice(0, colon) : '';
+  const where = `--requests '${text}'`;
   if ((REQUEST_LOG_FORMATS as readonly string[]).includes(prefix))
-    return { path: text.slice(colon + 1), format: prefix as RequestLogFormat };
-  return { path: text, format: 'auto' };
+    return { path: readAt(where, values.filePath, text.slice(colon + 1)), format: prefix as RequestLogFormat };
+  return { path: readAt(where, values.filePath, text), format: 'auto' };
 }
 
 function routerFacts(file: ConfigFile['router'], flags: ServeFlags): RouterFacts {
@@ -187,11 +189,7 @@ function routerFacts(file: ConfigFile['router'], flags: ServeFlags): RouterFacts
     readsEvents: file.reads_events ?? null,
     profile:
       flags.routerProfile !== undefined
-        ? readAt(
-            '--router.profile',
-            values.oneOf(['2026-06', 'newest'] as const, (v) => JSON.stringify(v)),
-            flags.routerProfile,
-          )
+        ? readAt('--router.profile', routerProfile, flags.routerProfile)
         : (file.profile ?? null),
     tokensPerBlock:
       flags.routerTokensPerBlock !== undefined
@@ -209,7 +207,7 @@ function kvCapacityBlocks(file: ConfigFile['kv_capacity_blocks'], flags: readonl
   const out: Record<string, number> = {};
   for (const [id, blocks] of Object.entries(file)) {
     const where = `${source}: kv_capacity_blocks.${id}`;
-    out[readAt(where, values.serverId, id)] = readAt(where, values.positiveInt, blocks);
+    out[readAt(where, values.serverId, id)] = readAt(where, values.positiveIntText, blocks);
   }
   for (const text of flags) {
     const where = `--kv-capacity '${text}'`;
@@ -238,12 +236,9 @@ export function buildConfig(doc: unknown, flags: ServeFlags, source = 'config'):
   const ctx: CtxSpec[] = [...file.ctx, ...(flags.ctx ?? []).map((t) => parseCtxFlag(t, flags.events ?? 'none'))];
   if (flags.events === 'exclusive' && (flags.ctx ?? []).length === 0)
     throw new ConfigError('--events exclusive: needs at least one --ctx ID=URL to drain');
-  const zmq = [...parseZmqList(`${source}: zmq`, file.zmq), ...(flags.zmq ?? []).map(parseZmqFlag)];
+  const zmq = [...file.zmq, ...(flags.zmq ?? []).map(parseZmqFlag)];
   checkZmqUnique(zmq);
-  const zmqBind = [
-    ...parseZmqBindList(`${source}: zmq_bind`, file.zmq_bind),
-    ...(flags.zmqBind ?? []).map(parseZmqBindFlag),
-  ];
+  const zmqBind = [...file.zmq_bind, ...(flags.zmqBind ?? []).map(parseZmqBindFlag)];
   checkZmqBindUnique(zmqBind);
   const debug = file.router_debug;
   let routerDebug: ServeConfig['routerDebug'] =
@@ -289,7 +284,10 @@ export function buildConfig(doc: unknown, flags: ServeFlags, source = 'config'):
     routerDebug,
     router: routerFacts(file.router, flags),
     kvCapacityBlocks: kvCapacityBlocks(file.kv_capacity_blocks, flags.kvCapacity ?? [], source),
-    orchestratorLog: flags.orchestratorLog ?? file.orchestrator_log ?? null,
+    orchestratorLog:
+      flags.orchestratorLog !== undefined
+        ? readAt('--orchestrator-log', values.filePath, flags.orchestratorLog)
+        : (file.orchestrator_log ?? null),
     requestLogs: [...file.requests, ...(flags.requests ?? []).map(parseRequestLogFlag)],
     pollIntervalMs: file.poll_interval,
     serverInfoIntervalMs: file.server_info_interval,
@@ -350,7 +348,9 @@ export async function loadConfig(flags: ServeFlags): Promise<ServeConfig> {
   try {
     text = await readFile(flags.configFile, 'utf8');
   } catch (err) {
-    throw new ConfigError(`--config.file ${flags.configFile}: cannot read it: ${fileErrorText(err)}`);
+    throw new ConfigError(`--config.file ${flags.configFile}: cannot read it: ${fileErrorText(err)}`, {
+      code: 'config-invalid',
+    });
   }
   return buildConfig(parseConfigDocument(flags.configFile, text), flags, flags.configFile);
 }

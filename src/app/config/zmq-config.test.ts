@@ -92,7 +92,43 @@ describe('--zmq and zmq: configuration', () => {
     );
     expect(() =>
       buildConfig({ zmq: [{ id: 'v', endpoint: 'tcp://h:1', engine: 'vllm', python_hash_seed: -1 }] }, {}),
-    ).toThrow(/zmq\[0\] seed: -1 is not a PYTHONHASHSEED value/);
+    ).toThrow(/zmq\[0\]\.python_hash_seed: -1 is not a PYTHONHASHSEED value/);
+  });
+
+  it('one grammar per key: the flag and the file refuse a value alike, the file naming its key, the flag its option', () => {
+    const file = (entry: Record<string, unknown>): string => {
+      try {
+        buildConfig({ zmq: [{ id: 'a', endpoint: 'tcp://h:1', ...entry }] }, {}, 'kvs.yaml');
+      } catch (err) {
+        return (err as Error).message;
+      }
+      return 'accepted';
+    };
+    const flag = (options: string): string => {
+      try {
+        buildConfig(undefined, { zmq: [`a=tcp://h:1,${options}`] });
+      } catch (err) {
+        return (err as Error).message;
+      }
+      return 'accepted';
+    };
+    expect(file({ ranks: 300 })).toBe('kvs.yaml: zmq[0].ranks: 300 is not a rank count (1..256)');
+    expect(flag('ranks=300')).toBe('--zmq \'a=tcp://h:1,ranks=300\' ranks: "300" is not a rank count (1..256)');
+    expect(file({ engine: 'vllm', hash_algo: 'md5' })).toMatch(/^kvs\.yaml: zmq\[0\]\.hash_algo: "md5" is not one of/);
+    expect(flag('engine=vllm,hash=md5')).toMatch(/^--zmq '.*' hash: "md5" is not one of/);
+    expect(file({ replay_endpoint: 'tcp://*:2' })).toMatch(
+      /^kvs\.yaml: zmq\[0\]\.replay_endpoint: 'tcp:\/\/\*:2': \* is/,
+    );
+    expect(flag('replay=tcp://*:2')).toMatch(/^--zmq '.*' replay: 'tcp:\/\/\*:2': \* is/);
+    expect(file({ hit_tier: 'cpu' })).toMatch(/^kvs\.yaml: zmq\[0\]\.hit_tier: TensorRT-LLM's tables/);
+    expect(flag('hit=cpu')).toMatch(/^--zmq '.*' hit_tier: TensorRT-LLM's tables/);
+    // the same values read the same way
+    const fromFile = buildConfig(
+      { zmq: [{ id: 'a', endpoint: 'tcp://h:1', engine: 'vllm', ranks: '2', topic: 'kv', python_hash_seed: 7 }] },
+      {},
+    ).zmq[0];
+    const fromFlag = buildConfig(undefined, { zmq: ['a=tcp://h:1,engine=vllm,ranks=2,topic=kv,seed=7'] }).zmq[0];
+    expect(fromFlag).toEqual(fromFile);
   });
 
   it('hit_tier / hit= name the slowest medium a reused block loads from (vLLM, SGLang only)', () => {

@@ -3,6 +3,7 @@
 // The daemon evaluates the rules on its own clock (evaluation-timer.ts); every reader only reads.
 // Sources are reconciled by spec on reload: unchanged ones keep running (a relay keeps its event buffer and its
 // consumers' cursors), removed ones stop, new ones start. An invalid new config changes nothing.
+import { KvsentinelError } from '../../core/errors.js';
 import { Registry } from 'prom-client';
 import type { Observation } from '../../core/observe/observation.js';
 import { buildAuditReport } from '../../core/report/audit-report.js';
@@ -33,6 +34,7 @@ import { ModelTokenizer } from '../../sources/tokenizer/model-tokenizer.js';
 import { RenderPool } from '../../sources/tokenizer/render-pool.js';
 import type { StreamRankCounters } from '../../sources/zmq/stream-counters.js';
 import type { ForwardCounters } from '../../sources/zmq/zmq-bind-source.js';
+import { ConfigError } from '../config/config-error.js';
 import { relayHost, type ServeConfig } from '../config/serve-config.js';
 import { STATE_PRESETS, stateOptionsFor } from '../state-presets.js';
 import { malformedInputs } from '../audit/audit-run.js';
@@ -338,7 +340,7 @@ export function createDaemon(initial: ServeConfig, deps: DaemonDeps = {}): Daemo
         tokensPerBlock: null,
         kvCapacityBlocks: blocks,
       });
-    if (failures.length > 0) throw new Error(failures.join('; '));
+    if (failures.length > 0) throw new KvsentinelError('start-failed', failures.join('; '));
   }
 
   const daemon: Daemon = {
@@ -393,12 +395,12 @@ export function createDaemon(initial: ServeConfig, deps: DaemonDeps = {}): Daemo
       try {
         next = deps.loadConfig !== undefined ? await deps.loadConfig() : config;
         if (next.listen.host !== config.listen.host || next.listen.port !== config.listen.port) {
-          throw new Error(
+          throw new ConfigError(
             `web.listen_address cannot change on reload (${config.listen.host}:${config.listen.port} -> ${next.listen.host}:${next.listen.port}); restart instead`,
           );
         }
         if (next.tokenizer !== config.tokenizer)
-          throw new Error(
+          throw new ConfigError(
             `tokenizer.path cannot change on reload (${config.tokenizer ?? 'none'} -> ${next.tokenizer ?? 'none'}); restart instead`,
           );
       } catch (err) {

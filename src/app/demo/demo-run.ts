@@ -7,7 +7,11 @@ import { buildAuditReport, type AuditReport } from '../../core/report/audit-repo
 import { errorMessage, KvsentinelError } from '../../core/errors.js';
 import { counterMark, steadyStateStats, type CounterMark } from '../../core/report/steady-window.js';
 import { sampleOf } from '../../core/report/timeline.js';
-import { createSentinelState, type SentinelStateSnapshot } from '../../core/state/sentinel-state.js';
+import {
+  createSentinelState,
+  type SentinelState,
+  type SentinelStateSnapshot,
+} from '../../core/state/sentinel-state.js';
 import type { Observation } from '../../core/observe/observation.js';
 import { startLiveCluster, type LiveCluster, type LiveWorkerInfo, type LiveWorkload } from '../../sim/live/index.js';
 import { SIM_PYTHONHASHSEED } from '../../sim/publisher-format.js';
@@ -129,7 +133,7 @@ async function freePort(host: string): Promise<number> {
   });
   const address = srv.address();
   await new Promise<void>((resolve) => srv.close(() => resolve()));
-  if (address === null || typeof address === 'string') throw new Error('no free port');
+  if (address === null || typeof address === 'string') throw new KvsentinelError('start-failed', 'no free port');
   return address.port;
 }
 
@@ -137,141 +141,208 @@ const RELAY_HOST = '127.0.0.1';
 /** how often the warm-up's end is checked against the sidecar's request count */
 const WARMUP_CHECK_MS = 500;
 
+/** The sidecar's flags for the started workers: a relay per worker on `ports`, their ZMQ streams, the web server. */
+function sidecarFlags(
+  config: SimConfig,
+  options: DemoOptions,
+  workers: readonly LiveWorkerInfo[],
+  ports: readonly number[],
+): ServeFlags {
+  const vllmHashFlags = config.ctx.vllmHashes === 'sim' ? '' : `,hash=sha256_cbor,seed=${SIM_PYTHONHASHSEED}`;
+  const tokenizer = config.router.tokenizer ?? config.ctx.tokenizer;
+  return {
+    relay: workers.map((w, i) => `${w.id}=${w.url}@${RELAY_HOST}:${ports[i]!}`),
+    // the workers' ZMQ publishers (vLLM engine): one --zmq per worker, rank r at port + r
+    zmq: workers.flatMap((w) =>
+      w.zmq === null
+        ? []
+        : [
+            `${w.id}=${w.zmq.endpoint},engine=vllm,ranks=${w.zmq.ranks}${w.zmq.replay !== null ? `,replay=${w.zmq.replay}` : ''}${vllmHashFlags}`,
+          ],
+    ),
+    // an IPv6 host goes back in brackets, the form the serve grammar reads
+    listenAddress: `${options.listen.host.includes(':') ? `[${options.listen.host}]` : options.listen.host}:${options.listen.port}`,
+    // --set router.tokenizer / ctx.tokenizer: the sidecar renders text and chat with the router's tokenizer
+    ...(tokenizer != null ? { tokenizer } : {}),
+  };
+}
+
+/** The sidecar of a demo: started once the workers listen (its relays go in front of them), then told the router. */
+class DemoSidecar {
+  daemon: Daemon | null = null;
+  observations = 0;
+  #flags: ServeFlags = {};
+  readonly #options: DemoOptions;
+  readonly #state: SentinelState;
+  readonly #logger: Logger;
+  readonly #description: () => string;
+
+  constructor(options: DemoOptions, state: SentinelState, logger: Logger, description: () => string) {
+    this.#options = options;
+    this.#state = state;
+    this.#logger = logger;
+    this.#description = description;
+  }
+
+  /** starts the daemon relaying `workers`; returns the orchestrator's CTX list (the relay ports) */
+  async start(workers: readonly LiveWorkerInfo[]): Promise<Record<string, string>> {
+    const ports = await Promise.all(workers.map(() => freePort(RELAY_HOST)));
+    this.#flags = sidecarFlags(this.#options.config, this.#options, workers, ports);
+    this.daemon = createDaemon(demoTimeouts(await loadConfig(this.#flags)), {
+      logger: this.#logger,
+      reportDescription: this.#description,
+      evaluateEveryMs: STATE_PRESETS.demo.evaluateEveryMs,
+      loadConfig: async () => demoTimeouts(await loadConfig(this.#flags)),
+      createState: () =>
+        tappedStatePort(this.#state, (o) => {
+          this.observations++;
+          this.#options.onObservation?.(o);
+        }),
+    });
+    await this.daemon.start();
+    return Object.fromEntries(workers.map((w, i) => [w.id, `${RELAY_HOST}:${ports[i]!}`]));
+  }
+
+  /** the router's debug endpoint exists once the orchestrator runs: add it (the relays keep running) */
+  async watchRouter(debugUrl: string): Promise<void> {
+    this.#flags = { ...this.#flags, routerDebug: debugUrl };
+    await this.daemon!.reload();
+  }
+}
+
+function demoUrls(web: { readonly host: string; readonly port: number }): DemoUrls {
+  const webHost =
+    web.host === '0.0.0.0' || web.host === '::' ? '127.0.0.1' : web.host.includes(':') ? `[${web.host}]` : web.host;
+  return {
+    landing: `http://${webHost}:${web.port}/`,
+    metrics: `http://${webHost}:${web.port}/metrics`,
+    ws: `ws://${webHost}:${web.port}/ws`,
+  };
+}
+
+function startFailed(err: unknown): KvsentinelError {
+  return new KvsentinelError('start-failed', `cannot start the demo: ${errorMessage(err)}`, { cause: err });
+}
+
+/** The warm-up: the steady-state window opens once the sidecar has counted the target (its count, not the client's). */
+class DemoWarmup {
+  target = 0;
+  trafficStarted: number | null = null;
+  warmedUp: CounterMark | null = null;
+  #timer: NodeJS.Timeout | undefined;
+
+  start(state: SentinelState, warmupRequests: number, onWarmedUp?: (w: CounterMark) => void): void {
+    this.trafficStarted = Date.now();
+    this.target = warmupRequests;
+    if (warmupRequests <= 0) return;
+    this.#timer = setInterval(() => {
+      const s = state.snapshot(Date.now());
+      if (s.requests < warmupRequests) return;
+      clearInterval(this.#timer);
+      this.warmedUp = counterMark(s);
+      onWarmedUp?.(this.warmedUp);
+    }, WARMUP_CHECK_MS);
+  }
+
+  stop(): void {
+    clearInterval(this.#timer);
+  }
+
+  status(): WarmupStatus {
+    return { targetRequests: this.target, startedAt: this.trafficStarted, warmedUp: this.warmedUp };
+  }
+}
+
+/** The audit of what the state saw so far, and the HTML report when `reportFile` is given. */
+async function demoReport(
+  state: SentinelState,
+  sidecar: DemoSidecar,
+  warmup: DemoWarmup,
+  description: string,
+  reportFile: string | undefined,
+): Promise<AuditReport> {
+  const daemon = sidecar.daemon!;
+  // one evaluation at the end for everything the report shows: its headline, its findings, the last plotted interval
+  const final = state.evaluate(Date.now());
+  const report = buildAuditReport(
+    final,
+    {
+      kind: 'live',
+      description,
+      observations: sidecar.observations,
+      malformed: malformedInputs(daemon.status.list()),
+    },
+    warmup.warmedUp !== null && warmup.trafficStarted !== null
+      ? steadyStateStats(
+          { targetRequests: warmup.target, startedAt: warmup.trafficStarted },
+          warmup.warmedUp,
+          counterMark(final),
+        )
+      : null,
+  );
+  if (reportFile !== undefined) {
+    const timeline = daemon.timeline();
+    timeline?.add(sampleOf(final));
+    await writeHtmlReport(reportFile, {
+      report,
+      samples: timeline?.samples ?? [],
+      sampleIntervalMs: timeline?.intervalMs ?? null,
+      input: state.diagnosisInput(final.now),
+    });
+  }
+  return report;
+}
+
 export async function startDemo(options: DemoOptions): Promise<DemoRun> {
   const { config } = options;
   // counters since the start, findings without hysteresis (what `audit` computes over its window)
   const state = createSentinelState({ ...STATE_PRESETS.demo, mode: 'relay' });
-  let observations = 0;
   let quiet = false;
   const logger: Logger = {
     info: () => undefined,
     warn: (m, f) => void (quiet || options.logger.warn(m, f)),
     error: (m, f) => void (quiet || options.logger.error(m, f)),
   };
-  let daemon: Daemon | null = null;
-  let flags: ServeFlags = {};
-  let trafficStarted: number | null = null;
+  const warmup = new DemoWarmup();
   const description = (): string =>
-    `kvsentinel demo: simulator preset ${config.preset} behind relays, ${trafficStarted === null ? 'starting' : `${((Date.now() - trafficStarted) / 1000).toFixed(0)} s of traffic`}`;
-  const vllmHashFlags = config.ctx.vllmHashes === 'sim' ? '' : `,hash=sha256_cbor,seed=${SIM_PYTHONHASHSEED}`;
-  const tokenizer = config.router.tokenizer ?? config.ctx.tokenizer;
-  const startSidecar = async (workers: readonly LiveWorkerInfo[]): Promise<Record<string, string>> => {
-    const ports = await Promise.all(workers.map(() => freePort(RELAY_HOST)));
-    flags = {
-      relay: workers.map((w, i) => `${w.id}=${w.url}@${RELAY_HOST}:${ports[i]!}`),
-      // the workers' ZMQ publishers (vLLM engine): one --zmq per worker, rank r at port + r
-      zmq: workers.flatMap((w) =>
-        w.zmq === null
-          ? []
-          : [
-              `${w.id}=${w.zmq.endpoint},engine=vllm,ranks=${w.zmq.ranks}${w.zmq.replay !== null ? `,replay=${w.zmq.replay}` : ''}${vllmHashFlags}`,
-            ],
-      ),
-      // an IPv6 host goes back in brackets, the form the serve grammar reads
-      listenAddress: `${options.listen.host.includes(':') ? `[${options.listen.host}]` : options.listen.host}:${options.listen.port}`,
-      // --set router.tokenizer / ctx.tokenizer: the sidecar renders text and chat with the router's tokenizer
-      ...(tokenizer != null ? { tokenizer } : {}),
-    };
-    daemon = createDaemon(demoTimeouts(await loadConfig(flags)), {
-      logger,
-      reportDescription: description,
-      evaluateEveryMs: STATE_PRESETS.demo.evaluateEveryMs,
-      loadConfig: async () => demoTimeouts(await loadConfig(flags)),
-      createState: () =>
-        tappedStatePort(state, (o) => {
-          observations++;
-          options.onObservation?.(o);
-        }),
-    });
-    await daemon.start();
-    return Object.fromEntries(workers.map((w, i) => [w.id, `${RELAY_HOST}:${ports[i]!}`]));
-  };
+    `kvsentinel demo: simulator preset ${config.preset} behind relays, ${warmup.trafficStarted === null ? 'starting' : `${((Date.now() - warmup.trafficStarted) / 1000).toFixed(0)} s of traffic`}`;
+  const sidecar = new DemoSidecar(options, state, logger, description);
 
   let cluster: LiveCluster;
   try {
     cluster = await startLiveCluster(config, {
       timeScale: options.timeScale,
-      ctxUrls: startSidecar,
+      ctxUrls: (workers) => sidecar.start(workers),
       ctxWaitMs: 30_000,
     });
   } catch (err) {
-    await (daemon as Daemon | null)?.stop();
-    throw new KvsentinelError('start-failed', `cannot start the demo: ${errorMessage(err)}`, { cause: err });
+    await sidecar.daemon?.stop();
+    throw startFailed(err);
   }
-  const sidecar = daemon as unknown as Daemon;
-  let warmupTarget = 0;
-  let warmedUp: CounterMark | null = null;
-  let warmupTimer: NodeJS.Timeout | undefined;
   const stop = async (): Promise<void> => {
     quiet = true;
-    clearInterval(warmupTimer);
+    warmup.stop();
     await cluster.stop();
-    await sidecar.stop();
+    await sidecar.daemon!.stop();
   };
   try {
-    // the router's debug endpoint exists once the orchestrator runs: add it (the relays keep running)
-    flags = { ...flags, routerDebug: cluster.debugUrl };
-    await sidecar.reload();
+    await sidecar.watchRouter(cluster.debugUrl);
   } catch (err) {
     await stop();
-    throw new KvsentinelError('start-failed', `cannot start the demo: ${errorMessage(err)}`, { cause: err });
+    throw startFailed(err);
   }
 
-  const web = sidecar.webAddress();
-  const webHost =
-    web.host === '0.0.0.0' || web.host === '::' ? '127.0.0.1' : web.host.includes(':') ? `[${web.host}]` : web.host;
-  const urls: DemoUrls = {
-    landing: `http://${webHost}:${web.port}/`,
-    metrics: `http://${webHost}:${web.port}/metrics`,
-    ws: `ws://${webHost}:${web.port}/ws`,
-  };
   return {
     cluster,
-    urls,
+    urls: demoUrls(sidecar.daemon!.webAddress()),
     snapshot: () => state.snapshot(Date.now()),
     startTraffic: ({ warmupRequests = 0, onWarmedUp } = {}) => {
-      trafficStarted = Date.now();
-      warmupTarget = warmupRequests;
-      if (warmupRequests > 0) {
-        // the sidecar's own count decides: the window opens on what it observed, not on what the client sent
-        warmupTimer = setInterval(() => {
-          const s = state.snapshot(Date.now());
-          if (s.requests < warmupRequests) return;
-          clearInterval(warmupTimer);
-          warmedUp = counterMark(s);
-          onWarmedUp?.(warmedUp);
-        }, WARMUP_CHECK_MS);
-      }
+      warmup.start(state, warmupRequests, onWarmedUp);
       return cluster.startWorkload();
     },
-    warmup: () => ({ targetRequests: warmupTarget, startedAt: trafficStarted, warmedUp }),
-    async report({ interrupted, reportFile }) {
-      // one evaluation at the end for everything the report shows: its headline, its findings, the last plotted interval
-      const final = state.evaluate(Date.now());
-      const report = buildAuditReport(
-        final,
-        {
-          kind: 'live',
-          description: `${description()}${interrupted ? ' (interrupted)' : ''}`,
-          observations,
-          malformed: malformedInputs(sidecar.status.list()),
-        },
-        warmedUp !== null && trafficStarted !== null
-          ? steadyStateStats({ targetRequests: warmupTarget, startedAt: trafficStarted }, warmedUp, counterMark(final))
-          : null,
-      );
-      if (reportFile !== undefined) {
-        const timeline = sidecar.timeline();
-        timeline?.add(sampleOf(final));
-        await writeHtmlReport(reportFile, {
-          report,
-          samples: timeline?.samples ?? [],
-          sampleIntervalMs: timeline?.intervalMs ?? null,
-          input: state.diagnosisInput(final.now),
-        });
-      }
-      return report;
-    },
+    warmup: () => warmup.status(),
+    report: ({ interrupted, reportFile }) =>
+      demoReport(state, sidecar, warmup, `${description()}${interrupted ? ' (interrupted)' : ''}`, reportFile),
     stop,
   };
 }

@@ -1,7 +1,8 @@
 // `kvsentinel audit`: one-shot diagnosis, offline from a recorded bundle (--bundle DIR), attached to a running
 // sidecar (--attach URL: it keeps relaying when the audit ends) or live from the daemon's own sources (their flags
-// plug in through `liveAudit`; relay ports it opens close when it ends, and it says so). Prints the text report or --json; exit 0 healthy, 1 findings at
-// or above --fail-on, 2 usage or known errors.
+// plug in through `liveAudit`; relay ports it opens close when it ends, and it says so). Prints the text report or
+// --json; exit 0 healthy, 1 findings at or above --fail-on, 3 evidence insufficient, 5 a source unreachable, and the
+// CLI's codes for errors (docs/design.md §7).
 import { Option, type Command } from 'commander';
 import { runAttachedAudit } from '../../app/audit/attached-audit.js';
 import { auditBundleRun } from '../../app/audit/bundle-audit.js';
@@ -51,7 +52,7 @@ export function registerAuditCommand(
     .addOption(
       new Option(
         '--fail-on <severity>',
-        'exit 1 when a finding is at or above this severity (exit 3: none is, but the evidence is insufficient for an all-clear)',
+        'exit 1 when a finding is at or above this severity (exit 3: none is, but the evidence is insufficient for an all-clear; 5: a source was unreachable)',
       )
         .choices(SEVERITIES)
         .default('warning'),

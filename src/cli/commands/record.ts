@@ -5,6 +5,7 @@ import { parseDuration } from '../../app/config/serve-config.js';
 import { recordBundle, type RecordResult } from '../../app/record.js';
 import { recordAttached } from '../../app/record-attached.js';
 import { CliError } from '../cli-error.js';
+import { EXIT_UNREACHABLE } from '../exit-codes.js';
 import { addAttachOptions, attachTarget, type AttachOptionValues } from '../serve/attach-flags.js';
 import { createStderrLogger } from '../serve/logger.js';
 import {
@@ -60,5 +61,9 @@ export function registerRecordCommand(program: Command): void {
         });
       }
       process.stderr.write(`kvsentinel: recorded ${result.observations} observations to ${options.out}\n`);
+      if (result.unreachable !== null) {
+        process.stderr.write(`kvsentinel: the bundle is partial: ${result.unreachable}\n`);
+        process.exitCode = EXIT_UNREACHABLE;
+      }
     });
 }

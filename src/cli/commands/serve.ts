@@ -25,7 +25,7 @@ export function registerServeCommand(program: Command): void {
     .command('serve')
     .description('run the sidecar: relay ports, watch sources, /metrics, /ws live feed, landing page at /');
   addSourceOptions(command)
-    .option('--config.check', 'validate the configuration and exit (0 valid, 2 invalid)')
+    .option('--config.check', 'validate the configuration and exit (0 valid, 4 an invalid file, 2 an invalid flag)')
     .option(
       '--web.listen-address <host:port>',
       'metrics, health, live feed and landing page (default 0.0.0.0:9464: Prometheus scrapes the pod IP)',

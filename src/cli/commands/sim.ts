@@ -6,6 +6,7 @@ import { presetConfig } from '../../sim/sim-config.js';
 import { fileErrorText } from '../../sources/file-error-text.js';
 import { CliError } from '../cli-error.js';
 import { snakeCaseKeys } from '../reporters/snake-case.js';
+import { collect } from '../collect-option.js';
 
 interface RunOptions {
   preset: string;
@@ -14,10 +15,6 @@ interface RunOptions {
   requestLog?: string;
   requestLogTokenIds?: boolean;
   orchestratorLog?: string;
-}
-
-function collect(value: string, previous: string[]): string[] {
-  return [...previous, value];
 }
 
 function percent(ratio: number): string {

@@ -2,6 +2,7 @@
 // timestamp order, filtered by --only and --server, or with --summary one screen redrawn every second.
 import type { Command } from 'commander';
 import { WebSocket } from 'ws';
+import { KvsentinelError } from '../../core/errors.js';
 import { CliError } from '../cli-error.js';
 import { colorFor } from '../reporters/color.js';
 import { formatLiveFrame } from '../reporters/live-frame-text.js';
@@ -93,7 +94,8 @@ export function registerTailCommand(program: Command): void {
             if (kept !== null) order.push(kept, Date.now());
           });
           ws.on('error', (err) => {
-            if (!opened) reject(new CliError(`cannot connect to ${target}: ${err.message}`));
+            if (!opened)
+              reject(new KvsentinelError('source-unreachable', `cannot connect to ${target}: ${err.message}`));
           });
           ws.on('close', () => resolve());
           const stop = (): void => ws.close(1000);

@@ -1,12 +1,10 @@
 // The source flags `serve`, `audit` (live) and `record` share (docs/design.md §7: "same source flags as serve").
 import type { Command } from 'commander';
 import { CliError } from '../cli-error.js';
+import { collect } from '../collect-option.js';
 import { ModelTokenizer } from '../../sources/tokenizer/model-tokenizer.js';
-import { TokenizerFileError } from '../../sources/tokenizer/tokenizer-files.js';
 import { ConfigError } from '../../app/config/config-error.js';
 import { loadConfig, type ServeConfig, type ServeFlags } from '../../app/config/serve-config.js';
-
-const collect = (value: string, previous: string[] = []): string[] => [...previous, value];
 
 export function addSourceOptions(command: Command): Command {
   return command
@@ -118,15 +116,11 @@ export function sourceFlags(options: SourceOptionValues): ServeFlags {
 export async function loadCliConfig(flags: ServeFlags): Promise<ServeConfig> {
   const config = await loadConfig(flags);
   if (config.tokenizer !== null) {
-    try {
-      ModelTokenizer.load(config.tokenizer);
-    } catch (err) {
-      if (err instanceof TokenizerFileError)
-        throw new ConfigError(`${flags.tokenizer !== undefined ? '--tokenizer' : 'tokenizer.path'}: ${err.message}`, {
-          cause: err,
-        });
-      throw err;
-    }
+    const named = flags.tokenizer !== undefined ? '--tokenizer' : 'tokenizer.path';
+    ModelTokenizer.loadOrRefuse(
+      config.tokenizer,
+      (err) => new ConfigError(`${named}: ${err.message}`, { cause: err, code: 'tokenizer-invalid' }),
+    );
   }
   return config;
 }

@@ -1,5 +1,6 @@
 // The bundle decoder's field readers: each checks one JSON value and throws DecodeError naming its path, which
 // decodeBundleRecord turns into an issue for the line.
+import { KvsentinelError } from '../errors.js';
 import { ROUTER_PROFILES, type RouterProfile } from '../observe/observation.js';
 import { isHashAlgo, type HashAlgo, type WireBlockHash } from '../wire/kv-event.js';
 import { decimalFitsU64 } from '../wire/u64-decimal.js';
@@ -7,11 +8,11 @@ import { decimalFitsU64 } from '../wire/u64-decimal.js';
 export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 export type JsonObject = { [key: string]: Json };
 
-export class DecodeError extends Error {
+export class DecodeError extends KvsentinelError {
   readonly path: string;
 
   constructor(path: string, message: string) {
-    super(message);
+    super('bundle-invalid', message);
     this.path = path;
   }
 }

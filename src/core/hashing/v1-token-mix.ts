@@ -77,53 +77,48 @@ export const mixTokensJs: TokenMixer = (tokens, start, end, seedHi, seedLo, out)
 /** Tokens are copied to this byte offset of the module's memory; the resulting seed is stored at offset 0. */
 const TOKENS_AT = 16;
 
-/**
- * mix(len: i32, seedHi: i32, seedLo: i32): the loop over `len` u32 tokens at TOKENS_AT; seed (i64) → memory[0]. Its
- * text is v1-token-mix.wat, checked against these bytes by test/core/wasm-kernel-sources.test.ts.
- */
-export function mixModuleBytes(): Uint8Array {
-  // params 0 len, 1 hi, 2 lo; locals 3 seed (i64), 4 p, 5 end, 6 v (i32)
-  const [len, hi, lo, seed, p, end, v] = [0, 1, 2, 3, 4, 5, 6];
-  const mixStep = (add: number): number[] => [
-    // v = ((v >>> 16) ^ v) * C32, or + G for the last step
+// mix's params 0 len, 1 hi, 2 lo; locals 3 seed (i64), 4 p, 5 end, 6 v (i32)
+const [LEN, HI, LO, SEED, P, END, V] = [0, 1, 2, 3, 4, 5, 6];
+
+/** v = ((v >>> 16) ^ v) * C32, or + G for the last step */
+function mixStep(add: number): number[] {
+  return [
     op.localGet,
-    v,
+    V,
     op.i32Const,
     16,
     op.i32ShrU,
     op.localGet,
-    v,
+    V,
     op.i32Xor,
     ...i32Const(add === G ? G : C32),
     add === G ? op.i32Add : op.i32Mul,
     op.localSet,
-    v,
+    V,
   ];
-  const code = [
-    ...vec([
-      [1, I64],
-      [3, I32],
-    ]),
-    // seed = (u64(hi) << 32) | u64(lo)
+}
+
+/** seed = (u64(hi) << 32) | u64(lo); p = TOKENS_AT; end = TOKENS_AT + len * 4 */
+function prologue(): number[] {
+  return [
     op.localGet,
-    hi,
+    HI,
     op.i64ExtendI32U,
     op.i64Const,
     32,
     op.i64Shl,
     op.localGet,
-    lo,
+    LO,
     op.i64ExtendI32U,
     op.i64Or,
     op.localSet,
-    seed,
-    // p = TOKENS_AT; end = TOKENS_AT + len * 4
+    SEED,
     op.i32Const,
     TOKENS_AT,
     op.localSet,
-    p,
+    P,
     op.localGet,
-    len,
+    LEN,
     op.i32Const,
     2,
     op.i32Shl,
@@ -131,73 +126,73 @@ export function mixModuleBytes(): Uint8Array {
     TOKENS_AT,
     op.i32Add,
     op.localSet,
-    end,
-    op.block,
-    op.void,
-    op.loop,
-    op.void,
-    // if p >= end: break
+    END,
+  ];
+}
+
+/** if p >= end: break; v = memory.u32[p] (align 2^2, offset 0) */
+function loadToken(): number[] {
+  return [op.localGet, P, op.localGet, END, op.i32GeU, op.brIf, 1, op.localGet, P, op.i32Load, 2, 0, op.localSet, V];
+}
+
+/** seed ^= u64(v) + (seed << 6) + (seed >> 2) */
+function seedUpdate(): number[] {
+  return [
     op.localGet,
-    p,
+    SEED,
     op.localGet,
-    end,
-    op.i32GeU,
-    op.brIf,
-    1,
-    // v = memory.u32[p] (align 2^2, offset 0)
-    op.localGet,
-    p,
-    op.i32Load,
-    2,
-    0,
-    op.localSet,
-    v,
-    ...mixStep(C32),
-    ...mixStep(C32),
-    ...mixStep(G),
-    // seed ^= u64(v) + (seed << 6) + (seed >> 2)
-    op.localGet,
-    seed,
-    op.localGet,
-    v,
+    V,
     op.i64ExtendI32U,
     op.localGet,
-    seed,
+    SEED,
     op.i64Const,
     6,
     op.i64Shl,
     op.i64Add,
     op.localGet,
-    seed,
+    SEED,
     op.i64Const,
     2,
     op.i64ShrU,
     op.i64Add,
     op.i64Xor,
     op.localSet,
-    seed,
-    // p += 4; continue
-    op.localGet,
-    p,
-    op.i32Const,
-    4,
-    op.i32Add,
-    op.localSet,
-    p,
-    op.br,
-    0,
+    SEED,
+  ];
+}
+
+/** p += 4; continue */
+function nextToken(): number[] {
+  return [op.localGet, P, op.i32Const, 4, op.i32Add, op.localSet, P, op.br, 0];
+}
+
+/** mix's body: its locals, the prologue, the loop over the tokens, memory.u64[0] = seed (align 2^3, offset 0) */
+function mixCode(): number[] {
+  const loopBody = [...loadToken(), ...mixStep(C32), ...mixStep(C32), ...mixStep(G), ...seedUpdate(), ...nextToken()];
+  return [
+    ...vec([
+      [1, I64],
+      [3, I32],
+    ]),
+    ...prologue(),
+    op.block,
+    op.void,
+    op.loop,
+    op.void,
+    ...loopBody,
     op.end,
     op.end,
-    // memory.u64[0] = seed (align 2^3, offset 0)
-    op.i32Const,
-    0,
-    op.localGet,
-    seed,
-    op.i64Store,
-    3,
-    0,
+    ...[op.i32Const, 0, op.localGet, SEED, op.i64Store, 3, 0],
     op.end,
   ];
+}
+
+/**
+ * mix(len: i32, seedHi: i32, seedLo: i32): the loop over `len` u32 tokens at TOKENS_AT; seed (i64) → memory[0]. Its
+ * text is v1-token-mix.wat, checked against these bytes by test/core/wasm-kernel-sources.test.ts.
+ */
+export function mixModuleBytes(): Uint8Array {
+  const code = mixCode();
   return new Uint8Array([
     ...WASM_HEADER,
     ...section(1, vec([[0x60, ...vec([[I32], [I32], [I32]]), ...vec([])]])), // type 0: (i32 i32 i32) -> ()

@@ -171,8 +171,9 @@ export type RouterEventRead = 'pull' | 'stream' | 'none';
 
 export const ROUTER_EVENT_READS: readonly RouterEventRead[] = ['pull', 'stream', 'none'];
 
-/** TensorRT-LLM's router types (router.py create_router) */
-export const ROUTER_TYPE_NAMES = ['kv_cache_aware', 'conversation', 'round_robin', 'load_balancing'] as const;
+/** TensorRT-LLM's router types, in router.py create_router's order (the simulator runs each of them) */
+export const ROUTER_TYPE_NAMES = ['round_robin', 'load_balancing', 'kv_cache_aware', 'conversation'] as const;
+export type RouterTypeName = (typeof ROUTER_TYPE_NAMES)[number];
 
 /** Per-server facts the newest router logs: event polling skipped by design, and its EVENT_MATCH_DIAG counters. */
 export type RouterServerFactObservation =

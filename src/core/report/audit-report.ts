@@ -228,13 +228,19 @@ export function verdictMeaning(verdict: Verdict, hasCritical = false): string {
 
 /** Exit code when nothing is at or above --fail-on, yet the evidence does not support an all-clear (verdict unknown). */
 export const EXIT_EVIDENCE_INSUFFICIENT = 3;
+/** Exit code when the one finding at or above --fail-on is that a source the audit reads could not be reached. */
+export const EXIT_SOURCE_UNREACHABLE = 5;
 
 /**
- * Exit code of docs/design.md §6: 1 when a finding other than evidence-insufficient is at or above `failOn`; else 3
- * when the verdict is unknown (evidence-insufficient: no all-clear without evidence, whatever --fail-on says); else 0.
+ * Exit code of docs/design.md §7: 1 when a finding about the router is at or above `failOn`; else 5 when
+ * source-unreachable is (the audit could not see, which is not the router's fault); else 3 when the verdict is
+ * unknown (evidence-insufficient: no all-clear without evidence, whatever --fail-on says); else 0.
  */
-export function auditExitCode(report: AuditReport, failOn: Severity): 0 | 1 | 3 {
-  if (report.findings.some((f) => f.id !== 'evidence-insufficient' && severityRank(f.severity) >= severityRank(failOn)))
-    return 1;
+export function auditExitCode(report: AuditReport, failOn: Severity): 0 | 1 | 3 | 5 {
+  const failing = report.findings.filter(
+    (f) => f.id !== 'evidence-insufficient' && severityRank(f.severity) >= severityRank(failOn),
+  );
+  if (failing.some((f) => f.id !== 'source-unreachable')) return 1;
+  if (failing.length > 0) return EXIT_SOURCE_UNREACHABLE;
   return report.verdict === 'unknown' ? EXIT_EVIDENCE_INSUFFICIENT : 0;
 }

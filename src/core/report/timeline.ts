@@ -2,6 +2,7 @@
 // plot what happened when (hit ratios, stickiness, decisions, events, score terms per interval). Counts and server
 // ids only: nothing of prompts. Memory is bounded: at `maxSamples` every other sample goes and the sampling interval
 // doubles, so the whole window stays covered at a coarser step (counters are cumulative, so no count is lost).
+import { KvsentinelError } from '../errors.js';
 import type { SentinelSnapshot } from '../state/snapshot.js';
 import type { Verdict } from '../diagnosis/verdict.js';
 
@@ -83,7 +84,10 @@ export class Timeline {
   constructor(options: Partial<TimelineOptions> = {}) {
     const o = { ...DEFAULT_TIMELINE_OPTIONS, ...options };
     if (!(o.maxSamples >= 4) || !(o.intervalMs > 0))
-      throw new Error(`timeline: maxSamples ≥ 4 and intervalMs > 0 (got ${o.maxSamples}, ${o.intervalMs})`);
+      throw new KvsentinelError(
+        'internal',
+        `timeline: maxSamples ≥ 4 and intervalMs > 0 (got ${o.maxSamples}, ${o.intervalMs})`,
+      );
     this.#maxSamples = Math.floor(o.maxSamples);
     this.#intervalMs = o.intervalMs;
   }

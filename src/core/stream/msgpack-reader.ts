@@ -2,10 +2,11 @@
 // as u64, token ids into a Uint32Array, and a walk over values nothing reads. It accepts only what @msgpack/msgpack
 // decodes without an error and as plain values (no ext types, string map keys only): anything else throws OTHER
 // and the caller decodes the batch the reference way.
+import { KvsentinelError } from '../errors.js';
 import { decode } from '@msgpack/msgpack';
 
 /** thrown by the reader: not a shape it takes (the reference decoder decides) */
-export const OTHER = new Error('not a fast-path batch');
+export const OTHER = new KvsentinelError('fast-path-declined', 'not a fast-path batch');
 const MAX_DEPTH = 32;
 /** the key @msgpack/msgpack refuses */
 export const PROTO = new TextEncoder().encode('__proto__');

@@ -1,6 +1,7 @@
 // The `tokens` array of a stored block, TensorRT-LLM's biggest field: token ids straight from the bytes into the
 // scanner's token arena, through a fast path for the compact spelling and a general path that reports every issue
 // precisely.
+import { KvsentinelError } from '../errors.js';
 import { StringTable, asciiBytes, type JsonScanner } from './json-scanner.js';
 import {
   MAX_U32,
@@ -183,5 +184,5 @@ if (
   TOKEN_BETWEEN.length !== BETWEEN_LENGTH ||
   TOKEN_EXTRA_KEY.length !== EXTRA_KEY_LENGTH
 ) {
-  throw new Error('kv-event-tokens: template lengths changed');
+  throw new KvsentinelError('internal', 'kv-event-tokens: template lengths changed');
 }

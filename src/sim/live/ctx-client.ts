@@ -1,9 +1,15 @@
-// The live orchestrator's client side towards CTX workers: the context_only request, its outcome, and errors worded
-// as TensorRT-LLM's aiohttp client words them (the router's log lines quote them).
+// The live orchestrator's client side towards CTX workers: /server_info at start-up, the context_only request and its
+// outcome, the event polls, /perf_metrics; errors worded as TensorRT-LLM's aiohttp client words them (the router's log
+// lines quote them).
+import { KvsentinelError } from '../../core/errors.js';
 import type { Readable } from 'node:stream';
 import type { Agent } from 'undici';
 import { request as httpRequest } from 'undici';
+import type { KvEvent } from '../../core/wire/kv-event.js';
+import { parseKvEvents } from '../../core/wire/parse-kv-events.js';
+import { parseServerInfo, type ServerInfo } from '../../core/wire/parse-server-info.js';
 import { parseUsage } from '../../core/wire/parse-usage.js';
+import type { WireIssue } from '../../core/wire/wire-issue.js';
 import { ctxRequestIdOf, withoutPromptIds } from './ctx-request-body.js';
 
 /** the context_only request, ready to send once */
@@ -65,4 +71,75 @@ export async function sendCtx(
   } catch (err) {
     return { ok: false, error: errorText(err, server) };
   }
+}
+
+/** GET {address}/server_info until it answers 200 with a server info, or `timeoutMs` (real ms) has passed. */
+export async function fetchServerInfo(agent: Agent, address: string, timeoutMs: number): Promise<ServerInfo> {
+  const deadline = performance.now() + timeoutMs;
+  for (;;) {
+    try {
+      const res = await httpRequest(`http://${address}/server_info`, {
+        dispatcher: agent,
+        headersTimeout: 5000,
+        bodyTimeout: 5000,
+      });
+      const text = await res.body.text();
+      const parsed = parseServerInfo(text).value;
+      if (res.statusCode === 200 && parsed !== null) return parsed;
+    } catch (err) {
+      if (performance.now() > deadline)
+        throw new KvsentinelError(
+          'source-unreachable',
+          `CTX server ${address}: /server_info unreachable (${errorText(err, address)})`,
+          {
+            cause: err,
+          },
+        );
+    }
+    if (performance.now() > deadline)
+      throw new KvsentinelError('source-unreachable', `CTX server ${address}: /server_info did not answer 200`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+export type PollOutcome = { readonly events: KvEvent[] } | { readonly error: string };
+
+/**
+ * POST {server}/kv_cache_events, parsed losslessly (the issues go to `onIssues`); `reset` closes the connection
+ * after it (router.poll_new_connection: the next poll comes from a new port).
+ */
+export async function pollKvEvents(
+  agent: Agent,
+  server: string,
+  reset: boolean,
+  onIssues: (issues: readonly WireIssue[]) => void,
+): Promise<PollOutcome> {
+  try {
+    const res = await httpRequest(`http://${server}/kv_cache_events`, {
+      method: 'POST',
+      dispatcher: agent,
+      headersTimeout: 30_000,
+      bodyTimeout: 30_000,
+      reset,
+    });
+    const text = await res.body.text();
+    if (res.statusCode !== 200)
+      return { error: `${res.statusCode}, message='${text.slice(0, 200)}', url='http://${server}/kv_cache_events'` };
+    const parsed = parseKvEvents(text);
+    if (parsed.issues.length > 0) onIssues(parsed.issues);
+    return { events: parsed.events.map((p) => p.event) };
+  } catch (err) {
+    return { error: errorText(err, server) };
+  }
+}
+
+/** GET {server}/perf_metrics: its body, or null when it does not answer 200 */
+export async function fetchPerfMetrics(agent: Agent, server: string): Promise<string | null> {
+  const res = await httpRequest(`http://${server}/perf_metrics`, {
+    dispatcher: agent,
+    headersTimeout: 10_000,
+    bodyTimeout: 10_000,
+  });
+  const text = await res.body.text();
+  return res.statusCode === 200 ? text : null;
 }

@@ -81,6 +81,18 @@ export function sseData(res: ServerResponse, data: string): void {
 
 export type Handler = (req: IncomingMessage, res: ServerResponse, url: URL) => Promise<void> | void;
 
+/** Routes are keyed `METHOD /path`; anything else answers 404 naming the route. */
+export function dispatch(
+  routes: Readonly<Record<string, Handler>>,
+  req: IncomingMessage,
+  res: ServerResponse,
+  url: URL,
+): Promise<void> | void {
+  const route = `${req.method ?? 'GET'} ${url.pathname}`;
+  const handler = Object.hasOwn(routes, route) ? routes[route] : undefined;
+  return handler !== undefined ? handler(req, res, url) : sendError(res, 404, `${route}: not found`);
+}
+
 /** A node:http server that knows its open sockets, can stop and start listening again on the same port. */
 export class LiveHttpServer {
   readonly host: string;

@@ -1,13 +1,14 @@
 // The live HTTP driver: a SimConfig's CTX workers and orchestrator on real ports, one LiveScheduler (the model's
 // clock on real time, sped up by `timeScale`), the workload on demand, the fault knobs wired to the wire.
-import { Rng } from '../rng.js';
+import { KvsentinelError } from '../../core/errors.js';
+import { scheduleCtxStalls } from '../ctx-stalls.js';
 import { serverIds } from '../run-virtual.js';
 import { ctxWorkerConfig, type SimConfig } from '../sim-config.js';
 import { LiveCtxWorker } from './live-ctx-worker.js';
 import { LiveOrchestrator, type CtxTarget } from './live-orchestrator.js';
 import { LiveScheduler } from './live-scheduler.js';
 import { LiveWorkload, type LiveTurnRecord } from './live-workload.js';
-import { loadSimTokenizers } from './sim-tokenizers.js';
+import { loadSimTokenizers, type SimTokenizers } from './sim-tokenizers.js';
 
 export interface LiveWorkerInfo {
   readonly id: string;
@@ -78,37 +79,200 @@ export interface LiveCluster {
   stop(): Promise<void>;
 }
 
+/**
+ * Routers in front of vLLM / SGLang (llm-d, Dynamo, the SGLang gateway) subscribe to the workers' streams; the
+ * in-tree TensorRT-LLM router only polls /kv_cache_events, which the streaming publisher leaves empty.
+ */
+function routerReadsStream(config: SimConfig): boolean {
+  return config.ctx.kvEventsPublisher !== 'none' && config.ctx.kvEventsPublisher !== 'trtllm';
+}
+
+/** the listen port of the server at `offset` (workers from 0, the orchestrator after them); 0 = a free port */
+function portAt(options: LiveClusterOptions, offset: number): number {
+  return options.portBase === undefined ? 0 : options.portBase + offset;
+}
+
+function createWorkers(
+  config: SimConfig,
+  options: LiveClusterOptions,
+  scheduler: LiveScheduler,
+  tokenizers: SimTokenizers,
+): LiveCtxWorker[] {
+  const c = config.ctx;
+  return serverIds(c.servers).map(
+    (id, i) =>
+      new LiveCtxWorker(scheduler, ctxWorkerConfig(config, id), {
+        host: options.host ?? '127.0.0.1',
+        port: portAt(options, i),
+        competitorPeriodMs: c.competingConsumer ? c.competitorPeriodMs : null,
+        perfMetricsMaxRequests: options.perfMetricsMaxRequests ?? 1000,
+        keepAliveTimeoutMs: c.keepAliveTimeoutMs,
+        tokenizer: tokenizers.ctx,
+        kvEventsPublisher:
+          c.kvEventsPublisher === 'none'
+            ? null
+            : { format: c.kvEventsPublisher, replay: c.kvEventsReplay, vllmHashes: c.vllmHashes },
+        streamCopy: routerReadsStream(config),
+      }),
+  );
+}
+
+function workerInfo(w: LiveCtxWorker): LiveWorkerInfo {
+  return {
+    id: w.id,
+    url: w.url,
+    address: w.address,
+    zmq:
+      w.publisher === null
+        ? null
+        : {
+            endpoint: w.publisher.endpoint,
+            replay: w.publisher.replayEndpoint,
+            format: w.publisher.options.format,
+            ranks: w.worker.config.ranks,
+          },
+  };
+}
+
+/** The orchestrator's CTX list: each worker's own address unless options.ctxUrls names another for it. */
+async function ctxTargets(
+  workers: readonly LiveCtxWorker[],
+  infos: readonly LiveWorkerInfo[],
+  options: LiveClusterOptions,
+): Promise<CtxTarget[]> {
+  const overrides = typeof options.ctxUrls === 'function' ? await options.ctxUrls(infos) : (options.ctxUrls ?? {});
+  for (const key of Object.keys(overrides)) {
+    if (!workers.some((w) => w.id === key))
+      throw new KvsentinelError(
+        'usage',
+        `ctx url for ${key}: no such worker (workers: ${workers.map((w) => w.id).join(', ')})`,
+      );
+  }
+  return workers.map((w) => ({ id: w.id, address: stripScheme(overrides[w.id] ?? w.address) }));
+}
+
+function createOrchestrator(
+  config: SimConfig,
+  options: LiveClusterOptions,
+  scheduler: LiveScheduler,
+  tokenizers: SimTokenizers,
+  workers: readonly LiveCtxWorker[],
+  targets: readonly CtxTarget[],
+): LiveOrchestrator {
+  const byAddress = new Map(targets.map((t, i) => [t.address, workers[i]!]));
+  return new LiveOrchestrator(scheduler, {
+    host: options.host ?? '127.0.0.1',
+    port: portAt(options, workers.length),
+    targets,
+    router: config.router,
+    gen: config.gen,
+    routerTokenizer: tokenizers.router,
+    ...(routerReadsStream(config)
+      ? { streamEvents: (address: string) => byAddress.get(address)?.takeStreamEvents() ?? [] }
+      : {}),
+    serverInfoTimeoutMs: options.ctxWaitMs ?? 30_000,
+    ...(options.requestLog !== undefined ? { requestLog: options.requestLog } : {}),
+    ...(options.requestLogPromptTokenIds !== undefined
+      ? { requestLogPromptTokenIds: options.requestLogPromptTokenIds }
+      : {}),
+    ...(options.orchestratorLog !== undefined ? { orchestratorLog: options.orchestratorLog } : {}),
+  });
+}
+
+/** The started servers: the workers (as themselves and as their callers see them), the CTX list, the orchestrator. */
+interface StartedServers {
+  readonly workers: readonly LiveCtxWorker[];
+  readonly infos: readonly LiveWorkerInfo[];
+  readonly targets: readonly CtxTarget[];
+  readonly orchestrator: LiveOrchestrator;
+}
+
+/** The workloads started so far (stop ends them), whether the cluster stopped, and stop. */
+interface Lifecycle {
+  readonly workloads: LiveWorkload[];
+  stopped(): boolean;
+  stop(): Promise<void>;
+}
+
+/**
+ * What the running cluster offers its caller: its addresses, the workload, the faults, stop. `chat`: a tokenizer on
+ * either side only means something for text, so the workload then sends chat messages.
+ */
+function clusterHandle(
+  config: SimConfig,
+  scheduler: LiveScheduler,
+  chat: boolean,
+  servers: StartedServers,
+  lifecycle: Lifecycle,
+): LiveCluster {
+  const { workers, orchestrator: orch } = servers;
+  const byId = new Map(workers.map((w) => [w.id, w]));
+  const workerById = (id: string): LiveCtxWorker => {
+    const w = byId.get(id);
+    if (w === undefined)
+      throw new KvsentinelError('internal', `no worker ${id} (workers: ${[...byId.keys()].join(', ')})`);
+    return w;
+  };
+  let armed = false;
+  const armFaults = (): void => {
+    if (armed) return;
+    armed = true;
+    const at = config.ctx.restartAtMs;
+    if (at !== null) scheduler.at(scheduler.now() + at, () => void workers[0]!.restart());
+  };
+  const startWorkload = (opts: StartWorkloadOptions = {}): LiveWorkload => {
+    if (lifecycle.stopped()) throw new KvsentinelError('internal', 'the cluster is stopped');
+    armFaults();
+    const workload = new LiveWorkload(scheduler, {
+      url: orch.url,
+      workload: {
+        ...config.workload,
+        ...(opts.trajectories !== undefined ? { trajectories: opts.trajectories } : {}),
+        ...(opts.concurrency !== undefined ? { concurrency: opts.concurrency } : {}),
+      },
+      chat,
+      ...(opts.onTurn !== undefined ? { onTurn: opts.onTurn } : {}),
+      ...(opts.onTrajectoryDone !== undefined ? { onTrajectoryDone: opts.onTrajectoryDone } : {}),
+    });
+    lifecycle.workloads.push(workload);
+    workload.start();
+    // ctx.stall_every: each server stalls now and then while a workload runs (seeded like the virtual driver)
+    let running = true;
+    void workload.done.then(() => {
+      running = false;
+    });
+    scheduleCtxStalls(
+      scheduler,
+      workers.map((w) => w.worker),
+      config,
+      () => running,
+    );
+    return workload;
+  };
+  return {
+    config,
+    scheduler,
+    workers: servers.infos,
+    orchestratorUrl: orch.url,
+    debugUrl: `${orch.url}/debug/router`,
+    appliedEventsUrl: `${orch.url}/debug/applied-events`,
+    ctxAddresses: Object.fromEntries(servers.targets.map((t) => [t.id, t.address])),
+    orchestrator: orch,
+    worker: workerById,
+    startWorkload,
+    armFaults,
+    restartWorker: async (id) => {
+      await workerById(id).restart();
+    },
+    stop: () => lifecycle.stop(),
+  };
+}
+
 export async function startLiveCluster(config: SimConfig, options: LiveClusterOptions = {}): Promise<LiveCluster> {
-  const host = options.host ?? '127.0.0.1';
   // before any port opens: a bad tokenizer folder is a configuration error
   const tokenizers = loadSimTokenizers(config);
   const scheduler = new LiveScheduler(options.timeScale ?? 1);
-  const ids = serverIds(config.ctx.servers);
-  // routers in front of vLLM / SGLang (llm-d, Dynamo, the SGLang gateway) subscribe to the workers' streams; the
-  // in-tree TensorRT-LLM router only polls /kv_cache_events, which the streaming publisher leaves empty
-  const routerReadsStream = config.ctx.kvEventsPublisher !== 'none' && config.ctx.kvEventsPublisher !== 'trtllm';
-  const port = (offset: number): number => (options.portBase === undefined ? 0 : options.portBase + offset);
-  const workers = ids.map(
-    (id, i) =>
-      new LiveCtxWorker(scheduler, ctxWorkerConfig(config, id), {
-        host,
-        port: port(i),
-        competitorPeriodMs: config.ctx.competingConsumer ? config.ctx.competitorPeriodMs : null,
-        perfMetricsMaxRequests: options.perfMetricsMaxRequests ?? 1000,
-        keepAliveTimeoutMs: config.ctx.keepAliveTimeoutMs,
-        tokenizer: tokenizers.ctx,
-        kvEventsPublisher:
-          config.ctx.kvEventsPublisher === 'none'
-            ? null
-            : {
-                format: config.ctx.kvEventsPublisher,
-                replay: config.ctx.kvEventsReplay,
-                vllmHashes: config.ctx.vllmHashes,
-              },
-        streamCopy: routerReadsStream,
-      }),
-  );
-  const byId = new Map(workers.map((w) => [w.id, w]));
+  const workers = createWorkers(config, options, scheduler, tokenizers);
   const workloads: LiveWorkload[] = [];
   let orchestrator: LiveOrchestrator | null = null;
   let stopped = false;
@@ -123,114 +287,18 @@ export async function startLiveCluster(config: SimConfig, options: LiveClusterOp
 
   try {
     await Promise.all(workers.map((w) => w.start()));
-    const infos: LiveWorkerInfo[] = workers.map((w) => ({
-      id: w.id,
-      url: w.url,
-      address: w.address,
-      zmq:
-        w.publisher === null
-          ? null
-          : {
-              endpoint: w.publisher.endpoint,
-              replay: w.publisher.replayEndpoint,
-              format: w.publisher.options.format,
-              ranks: w.worker.config.ranks,
-            },
-    }));
-    const overrides = typeof options.ctxUrls === 'function' ? await options.ctxUrls(infos) : (options.ctxUrls ?? {});
-    for (const key of Object.keys(overrides)) {
-      if (!byId.has(key)) throw new Error(`ctx url for ${key}: no such worker (workers: ${ids.join(', ')})`);
-    }
-    const targets: CtxTarget[] = workers.map((w) => ({ id: w.id, address: stripScheme(overrides[w.id] ?? w.address) }));
-    const byAddress = new Map(targets.map((t) => [t.address, byId.get(t.id)!]));
-    const orch = new LiveOrchestrator(scheduler, {
-      host,
-      port: port(ids.length),
-      targets,
-      router: config.router,
-      gen: config.gen,
-      routerTokenizer: tokenizers.router,
-      ...(routerReadsStream
-        ? { streamEvents: (address: string) => byAddress.get(address)?.takeStreamEvents() ?? [] }
-        : {}),
-      serverInfoTimeoutMs: options.ctxWaitMs ?? 30_000,
-      ...(options.requestLog !== undefined ? { requestLog: options.requestLog } : {}),
-      ...(options.requestLogPromptTokenIds !== undefined
-        ? { requestLogPromptTokenIds: options.requestLogPromptTokenIds }
-        : {}),
-      ...(options.orchestratorLog !== undefined ? { orchestratorLog: options.orchestratorLog } : {}),
-    });
+    const infos = workers.map(workerInfo);
+    const targets = await ctxTargets(workers, infos, options);
+    const orch = createOrchestrator(config, options, scheduler, tokenizers, workers, targets);
     orchestrator = orch;
     await orch.start();
-
-    // ctx.stall_every: each server stalls now and then while a workload runs (seeded like the virtual driver)
-    const startStalls = (workload: LiveWorkload): void => {
-      const c = config.ctx;
-      if (c.stallEveryMs <= 0) return;
-      let running = true;
-      void workload.done.then(() => {
-        running = false;
-      });
-      workers.forEach((w, index) => {
-        const rng = new Rng(config.workload.seed, 0x57a11 + index);
-        const next = (): void => {
-          if (!running) return;
-          w.worker.stall(rng.exponential(c.stallMs));
-          scheduler.at(scheduler.now() + rng.exponential(c.stallEveryMs), next);
-        };
-        scheduler.at(scheduler.now() + rng.exponential(c.stallEveryMs), next);
-      });
-    };
-
-    let armed = false;
-    const armFaults = (): void => {
-      if (armed) return;
-      armed = true;
-      const at = config.ctx.restartAtMs;
-      if (at !== null) scheduler.at(scheduler.now() + at, () => void workers[0]!.restart());
-    };
-    return {
+    return clusterHandle(
       config,
       scheduler,
-      workers: infos,
-      orchestratorUrl: orch.url,
-      debugUrl: `${orch.url}/debug/router`,
-      appliedEventsUrl: `${orch.url}/debug/applied-events`,
-      ctxAddresses: Object.fromEntries(targets.map((t) => [t.id, t.address])),
-      orchestrator: orch,
-      worker: (id) => {
-        const w = byId.get(id);
-        if (w === undefined) throw new Error(`no worker ${id} (workers: ${ids.join(', ')})`);
-        return w;
-      },
-      startWorkload: (opts = {}) => {
-        if (stopped) throw new Error('the cluster is stopped');
-        armFaults();
-        const workload = new LiveWorkload(scheduler, {
-          url: orch.url,
-          workload: {
-            ...config.workload,
-            ...(opts.trajectories !== undefined ? { trajectories: opts.trajectories } : {}),
-            ...(opts.concurrency !== undefined ? { concurrency: opts.concurrency } : {}),
-          },
-          // a tokenizer on either side only means something for text: the workload then sends chat messages
-          chat: tokenizers.ctx !== null || tokenizers.router !== null,
-          ...(opts.onTurn !== undefined ? { onTurn: opts.onTurn } : {}),
-          ...(opts.onTrajectoryDone !== undefined ? { onTrajectoryDone: opts.onTrajectoryDone } : {}),
-        });
-        workloads.push(workload);
-        workload.start();
-        startStalls(workload);
-        return workload;
-      },
-      armFaults,
-      restartWorker: async (id) => {
-        const w = byId.get(id);
-        if (w === undefined) throw new Error(`no worker ${id} (workers: ${ids.join(', ')})`);
-        await w.restart();
-      },
-      stop,
-    };
+      tokenizers.ctx !== null || tokenizers.router !== null,
+      { workers, infos, targets, orchestrator: orch },
+      { workloads, stopped: () => stopped, stop },
+    );
   } catch (err) {
     await stop();
     throw err;

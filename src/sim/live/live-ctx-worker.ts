@@ -8,13 +8,15 @@ import { serializeKvEvents } from '../../core/wire/serialize-kv-events.js';
 import { CtxWorker, WorkerDownError, type CtxResult, type CtxWorkerConfig } from '../ctx-worker.js';
 import { StaticPrompt, type Prompt, type PromptBlocks } from '../prompt.js';
 import type { HashAlgo } from '../../core/wire/kv-event.js';
+import { PerfLog, prometheusText } from './ctx-worker-metrics.js';
 import { DigestLog } from './event-digest.js';
 import {
+  dispatch,
   HttpError,
   LiveHttpServer,
+  type Handler,
   readBody,
   readBodyBytes,
-  sendError,
   sendJsonText,
   sendText,
   sseData,
@@ -57,14 +59,6 @@ export interface LiveCtxWorkerStats {
   eventsServed: number;
   /** events taken by the competing consumer */
   eventsStolen: number;
-}
-
-interface PerfEntry {
-  readonly ctxRequestId: number;
-  readonly result: CtxResult;
-  readonly arrivalS: number;
-  readonly scheduledS: number;
-  readonly firstTokenS: number;
 }
 
 const NO_TOKENS = new Uint32Array(0);
@@ -116,7 +110,7 @@ export class LiveCtxWorker {
   readonly stats: LiveCtxWorkerStats = { httpRequests: 0, drainsServed: 0, eventsServed: 0, eventsStolen: 0 };
   readonly #scheduler: LiveScheduler;
   readonly #options: LiveCtxWorkerOptions;
-  readonly #perf: PerfEntry[] = [];
+  readonly #perf: PerfLog;
   #ctxRequestSeq = 0;
   #cancelCompetitor: (() => void) | null = null;
   #restarting: Promise<void> | null = null;
@@ -128,6 +122,7 @@ export class LiveCtxWorker {
   constructor(scheduler: LiveScheduler, config: CtxWorkerConfig, options: LiveCtxWorkerOptions) {
     this.#scheduler = scheduler;
     this.#options = options;
+    this.#perf = new PerfLog(options.perfMetricsMaxRequests);
     this.worker = new CtxWorker(scheduler, config);
     this.http = new LiveHttpServer(
       options.host,
@@ -232,27 +227,20 @@ export class LiveCtxWorker {
     await this.publisher?.stop();
   }
 
-  async #handle(req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> {
+  readonly #routes: Readonly<Record<string, Handler>> = {
+    'POST /v1/completions': (req, res) => this.#completion('completions', req, res),
+    'POST /v1/chat/completions': (req, res) => this.#completion('chat', req, res),
+    'POST /kv_cache_events': (req, res) => this.#kvCacheEvents(req, res),
+    'GET /server_info': (_req, res) => sendJsonText(res, 200, JSON.stringify(this.worker.serverInfo())),
+    'GET /health': (_req, res) => sendText(res, this.worker.isUp() ? 200 : 503, '', 'text/plain'),
+    'GET /perf_metrics': (_req, res) => sendJsonText(res, 200, this.#perf.drain(this.worker.config.blockSize)),
+    'GET /prometheus/metrics': (_req, res) =>
+      sendText(res, 200, prometheusText(this.worker, this.id), 'text/plain; version=0.0.4; charset=utf-8'),
+  };
+
+  #handle(req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> | void {
     this.stats.httpRequests++;
-    const route = `${req.method ?? 'GET'} ${url.pathname}`;
-    switch (route) {
-      case 'POST /v1/completions':
-        return this.#completion('completions', req, res);
-      case 'POST /v1/chat/completions':
-        return this.#completion('chat', req, res);
-      case 'POST /kv_cache_events':
-        return this.#kvCacheEvents(req, res);
-      case 'GET /server_info':
-        return sendJsonText(res, 200, JSON.stringify(this.worker.serverInfo()));
-      case 'GET /health':
-        return sendText(res, this.worker.isUp() ? 200 : 503, '', 'text/plain');
-      case 'GET /perf_metrics':
-        return sendJsonText(res, 200, this.#drainPerfMetrics());
-      case 'GET /prometheus/metrics':
-        return sendText(res, 200, this.#prometheus(), 'text/plain; version=0.0.4; charset=utf-8');
-      default:
-        return sendError(res, 404, `${route}: not found`);
-    }
+    return dispatch(this.#routes, req, res, url);
   }
 
   async #kvCacheEvents(req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -286,7 +274,7 @@ export class LiveCtxWorker {
     }
     const nowS = performance.now() / 1000;
     const queuedS = (result.startedAt - result.arrivedAt) / this.#scheduler.speed / 1000;
-    this.#recordPerf({ ctxRequestId, result, arrivalS, scheduledS: arrivalS + queuedS, firstTokenS: nowS });
+    this.#perf.record({ ctxRequestId, result, arrivalS, scheduledS: arrivalS + queuedS, firstTokenS: nowS });
     this.#respond(request, res, requestId, ctxRequestId, result);
   }
 
@@ -350,86 +338,5 @@ export class LiveCtxWorker {
     sseData(res, chunkBody(head, '', 'length', usage));
     sseData(res, '[DONE]');
     res.end();
-  }
-
-  #recordPerf(entry: PerfEntry): void {
-    const max = this.#options.perfMetricsMaxRequests;
-    if (max <= 0) return;
-    this.#perf.push(entry);
-    if (this.#perf.length > max) this.#perf.splice(0, this.#perf.length - max);
-  }
-
-  #drainPerfMetrics(): string {
-    const entries = this.#perf.splice(0, this.#perf.length);
-    const bs = this.worker.config.blockSize;
-    return JSON.stringify(
-      entries.map((e) => {
-        const total = Math.ceil(Math.max(e.result.promptTokens - 1, 0) / bs);
-        const reused = Math.floor(e.result.cachedTokens / bs);
-        return {
-          request_id: e.ctxRequestId,
-          perf_metrics: {
-            first_iter: e.ctxRequestId,
-            last_iter: e.ctxRequestId,
-            timing_metrics: {
-              server_arrival_time: e.arrivalS,
-              arrival_time: e.arrivalS,
-              first_scheduled_time: e.scheduledS,
-              first_token_time: e.firstTokenS,
-              server_first_token_time: e.firstTokenS,
-              last_token_time: e.firstTokenS,
-            },
-            kv_cache_metrics: {
-              num_total_allocated_blocks: total,
-              num_new_allocated_blocks: total - reused,
-              num_reused_blocks: reused,
-              num_missed_blocks: total - reused,
-            },
-          },
-          ctx_request_id: e.ctxRequestId,
-        };
-      }),
-    );
-  }
-
-  #prometheus(): string {
-    const w = this.worker;
-    const labels = `{model_name="kvsentinel-sim",engine_type="trtllm",server="${this.id}"}`;
-    let used = 0;
-    for (let r = 0; r < w.config.ranks; r++) used += w.rankCache(r).gpuSize;
-    const capacity = w.config.ranks * w.config.gpuBlocksPerRank;
-    const lines: string[] = [];
-    const metric = (name: string, type: 'counter' | 'gauge', help: string, value: number): void => {
-      lines.push(
-        `# HELP ${name} ${help}`,
-        `# TYPE ${name} ${type}`,
-        `${name}${labels} ${Number.isFinite(value) ? value : 0}`,
-      );
-    };
-    metric('trtllm_request_success_total', 'counter', 'Count of successfully processed requests.', w.stats.requests);
-    metric('trtllm_prompt_tokens_total', 'counter', 'Prompt tokens processed.', w.stats.promptTokens);
-    metric(
-      'trtllm_prompt_cached_tokens_total',
-      'counter',
-      'Prompt tokens served from the KV cache.',
-      w.stats.cachedTokens,
-    );
-    metric(
-      'trtllm_kv_cache_hit_rate',
-      'gauge',
-      'KV cache hit rate (cached / prompt tokens).',
-      w.stats.promptTokens === 0 ? 0 : w.stats.cachedTokens / w.stats.promptTokens,
-    );
-    metric(
-      'trtllm_kv_cache_utilization',
-      'gauge',
-      'Used fraction of the GPU KV cache blocks.',
-      capacity === 0 ? 0 : used / capacity,
-    );
-    metric('trtllm_kv_cache_used_blocks', 'gauge', 'Used GPU KV cache blocks.', used);
-    metric('trtllm_kv_cache_free_blocks', 'gauge', 'Free GPU KV cache blocks.', capacity - used);
-    metric('trtllm_num_requests_running', 'gauge', 'Requests in prefill.', w.running);
-    metric('trtllm_num_requests_waiting', 'gauge', 'Requests queued.', w.inflight - w.running);
-    return `${lines.join('\n')}\n`;
   }
 }

@@ -3,11 +3,10 @@
 // then finish_request: `POST {ctx}/kv_cache_events` per the router's poll policy, parsed losslessly and applied to the
 // router's table (the router's synchronous poll reads the body fetched just before), then the GEN step in-process.
 // Serves /v1/completions, /v1/chat/completions, /health, /debug/router?since=SEQ and /debug/applied-events.
+import { KvsentinelError } from '../../core/errors.js';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { Agent, request as httpRequest } from 'undici';
+import { Agent } from 'undici';
 import type { HashAlgo, KvEvent } from '../../core/wire/kv-event.js';
-import { parseKvEvents } from '../../core/wire/parse-kv-events.js';
-import { parseServerInfo } from '../../core/wire/parse-server-info.js';
 import type { WireIssue } from '../../core/wire/wire-issue.js';
 import {
   orchestratorLine,
@@ -25,25 +24,31 @@ import type { GenConfig, RouterConfig } from '../sim-config.js';
 import { contextOnlyRequest } from './ctx-request-body.js';
 import { DigestLog } from './event-digest.js';
 import {
+  dispatch,
   HttpError,
   LiveHttpServer,
   readBody,
-  sendError,
   sendOnce,
   sendJsonText,
   sendText,
-  sseData,
-  startSse,
+  type Handler,
 } from './http-kit.js';
 import type { LiveScheduler } from './live-scheduler.js';
-import { parseOpenAiRequest, type OpenAiEndpoint, type OpenAiRequest } from './openai-request.js';
-import { chunkBody, fillerText, responseBody, type ResponseHead } from './openai-response.js';
+import { parseOpenAiRequest, type OpenAiEndpoint } from './openai-request.js';
+import { generate, type GenRequest } from './gen-step.js';
 import { PerfMetricsJoin } from './perf-metrics-join.js';
 import { DecisionHistory } from './router-debug-view.js';
 import type { ModelTokenizer } from '../../sources/tokenizer/model-tokenizer.js';
 import { tokenizeRequest } from './sim-tokenizers.js';
 import { contentAffinityKey } from '../routers/route-affinity.js';
-import { errorText, sendCtx, type CtxRequest } from './ctx-client.js';
+import {
+  fetchPerfMetrics,
+  fetchServerInfo,
+  pollKvEvents,
+  sendCtx,
+  type CtxRequest,
+  type PollOutcome,
+} from './ctx-client.js';
 
 /** One CTX server in the orchestrator's context_servers list. */
 export interface CtxTarget {
@@ -88,9 +93,6 @@ export interface LiveOrchestratorStats {
   parseIssues: number;
 }
 
-/** what the GEN step needs of the client's request */
-type GenRequest = Pick<OpenAiRequest, 'endpoint' | 'model' | 'maxTokens' | 'stream'>;
-
 /** a routed request, as far as the rest of its life needs it: its ids and hashes, not its text */
 interface Admitted {
   readonly requestId: string;
@@ -103,8 +105,6 @@ interface Admitted {
   readonly conversationId: string | null;
   readonly tokens: Uint32Array;
 }
-
-type PollOutcome = { readonly events: KvEvent[] } | { readonly error: string };
 
 /** epoch-based `ts` for the model's log-line helpers (they add VIRTUAL_EPOCH_MS) */
 function wallTs(): number {
@@ -144,7 +144,9 @@ export class LiveOrchestrator {
     for (const t of options.targets) {
       this.applied.set(t.address, new DigestLog());
     }
-    this.http = new LiveHttpServer(options.host, options.port, (req, res, url) => this.#handle(req, res, url));
+    this.http = new LiveHttpServer(options.host, options.port, (req, res, url) =>
+      dispatch(this.#routes, req, res, url),
+    );
   }
 
   get url(): string {
@@ -152,7 +154,7 @@ export class LiveOrchestrator {
   }
 
   get router(): Router {
-    if (this.#router === null) throw new Error('the orchestrator has not started');
+    if (this.#router === null) throw new KvsentinelError('internal', 'the orchestrator has not started');
     return this.#router;
   }
 
@@ -202,65 +204,26 @@ export class LiveOrchestrator {
   }
 
   async #serverInfo(address: string): Promise<unknown> {
-    const deadline = performance.now() + (this.#options.serverInfoTimeoutMs ?? 30_000);
-    for (;;) {
-      try {
-        const res = await httpRequest(`http://${address}/server_info`, {
-          dispatcher: this.#agent,
-          headersTimeout: 5000,
-          bodyTimeout: 5000,
-        });
-        const text = await res.body.text();
-        const parsed = parseServerInfo(text).value;
-        if (res.statusCode === 200 && parsed !== null) {
-          this.#algos.set(address, parsed.kvCacheHashAlgo ?? 'v1_block_key');
-          if (parsed.tokensPerBlock !== null) this.#workerTpb.set(address, parsed.tokensPerBlock);
-          return parsed.raw;
-        }
-      } catch (err) {
-        if (performance.now() > deadline)
-          throw new Error(`CTX server ${address}: /server_info unreachable (${errorText(err, address)})`, {
-            cause: err,
-          });
-      }
-      if (performance.now() > deadline) throw new Error(`CTX server ${address}: /server_info did not answer 200`);
-      await new Promise((r) => setTimeout(r, 200));
-    }
+    const info = await fetchServerInfo(this.#agent, address, this.#options.serverInfoTimeoutMs ?? 30_000);
+    this.#algos.set(address, info.kvCacheHashAlgo ?? 'v1_block_key');
+    if (info.tokensPerBlock !== null) this.#workerTpb.set(address, info.tokensPerBlock);
+    return info.raw;
   }
 
   #takePolled(server: string): KvEvent[] {
     const outcome = this.#prefetched.get(server);
     if (outcome === undefined) return [];
-    if ('error' in outcome) throw new Error(outcome.error);
+    if ('error' in outcome) throw new KvsentinelError('source-read-failed', outcome.error);
     return outcome.events;
   }
 
   /** POST {server}/kv_cache_events and parse it losslessly */
-  async #poll(server: string): Promise<PollOutcome> {
+  #poll(server: string): Promise<PollOutcome> {
     this.stats.polls++;
-    try {
-      // router.poll_new_connection: the connection closes after the poll, so the next comes from a new port
-      const reset = this.#options.router.pollNewConnection;
-      const res = await httpRequest(`http://${server}/kv_cache_events`, {
-        method: 'POST',
-        dispatcher: this.#agent,
-        headersTimeout: 30_000,
-        bodyTimeout: 30_000,
-        reset,
-      });
-      const text = await res.body.text();
-      if (res.statusCode !== 200)
-        return { error: `${res.statusCode}, message='${text.slice(0, 200)}', url='http://${server}/kv_cache_events'` };
-      const parsed = parseKvEvents(text);
-      if (parsed.issues.length > 0) {
-        this.stats.parseIssues += parsed.issues.length;
-        if (this.parseIssues.length < 100)
-          this.parseIssues.push(...parsed.issues.slice(0, 100 - this.parseIssues.length));
-      }
-      return { events: parsed.events.map((p) => p.event) };
-    } catch (err) {
-      return { error: errorText(err, server) };
-    }
+    return pollKvEvents(this.#agent, server, this.#options.router.pollNewConnection, (issues) => {
+      this.stats.parseIssues += issues.length;
+      if (this.parseIssues.length < 100) this.parseIssues.push(...issues.slice(0, 100 - this.parseIssues.length));
+    });
   }
 
   /** finish_request: (poll over HTTP first, then) decrement, backfill and apply the polled events */
@@ -278,29 +241,20 @@ export class LiveOrchestrator {
     }
   }
 
-  async #handle(req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> {
-    const route = `${req.method ?? 'GET'} ${url.pathname}`;
-    switch (route) {
-      case 'POST /v1/completions':
-        return this.#serve('completions', req, res);
-      case 'POST /v1/chat/completions':
-        return this.#serve('chat', req, res);
-      case 'GET /health':
-        return sendText(res, 200, '', 'text/plain');
-      case 'GET /debug/router':
-        return sendJsonText(res, 200, this.#history.debugRouter(this.router, url.searchParams.get('since')));
-      case 'GET /perf_metrics':
-        return sendJsonText(res, 200, await this.#perfMetrics());
-      case 'GET /debug/applied-events':
-        return sendJsonText(res, 200, this.#appliedEvents(url.searchParams.get('server')));
-      default:
-        return sendError(res, 404, `${route}: not found`);
-    }
-  }
+  readonly #routes: Readonly<Record<string, Handler>> = {
+    'POST /v1/completions': (req, res) => this.#serve('completions', req, res),
+    'POST /v1/chat/completions': (req, res) => this.#serve('chat', req, res),
+    'GET /health': (_req, res) => sendText(res, 200, '', 'text/plain'),
+    'GET /debug/router': (_req, res, url) =>
+      sendJsonText(res, 200, this.#history.debugRouter(this.router, url.searchParams.get('since'))),
+    'GET /perf_metrics': async (_req, res) => sendJsonText(res, 200, await this.#perfMetrics()),
+    'GET /debug/applied-events': (_req, res, url) =>
+      sendJsonText(res, 200, this.#appliedEvents(url.searchParams.get('server'))),
+  };
 
   async #serve(endpoint: OpenAiEndpoint, req: IncomingMessage, res: ServerResponse): Promise<void> {
     const answer = await this.#context(endpoint, req);
-    await this.#generate(answer.gen, res, answer.requestId, answer.usage);
+    await generate(this.#scheduler, this.#options.gen, answer.gen, res, answer.requestId, answer.usage);
   }
 
   /** route, the context_only request, finish_request; what the GEN step needs, and nothing of the prompt, comes back */
@@ -421,48 +375,7 @@ export class LiveOrchestrator {
 
   /** GET /perf_metrics: drains each CTX server's /perf_metrics and joins it with the requests served */
   #perfMetrics(): Promise<string> {
-    return this.#perfJoin.drain(async (server) => {
-      const res = await httpRequest(`http://${server}/perf_metrics`, {
-        dispatcher: this.#agent,
-        headersTimeout: 10_000,
-        bodyTimeout: 10_000,
-      });
-      const text = await res.body.text();
-      return res.statusCode === 200 ? text : null;
-    });
-  }
-
-  /** the GEN step: decode time on the model's clock; usage rewritten from the CTX response */
-  async #generate(
-    request: GenRequest,
-    res: ServerResponse,
-    requestId: string,
-    ctx: { promptTokens: number; cachedTokens: number },
-  ): Promise<void> {
-    const outputTokens = request.maxTokens ?? 16;
-    const head: ResponseHead = {
-      endpoint: request.endpoint,
-      id: requestId,
-      created: Math.floor(Date.now() / 1000),
-      model: request.model,
-    };
-    const usage = { promptTokens: ctx.promptTokens, completionTokens: outputTokens, cachedTokens: ctx.cachedTokens };
-    const genMs = this.#options.gen.overheadMs + outputTokens * this.#options.gen.msPerToken;
-    if (request.stream) {
-      startSse(res);
-      sseData(res, chunkBody(head, fillerText(1), null, null));
-    }
-    await new Promise<void>((resolve) => {
-      this.#scheduler.at(this.#scheduler.now() + genMs, resolve);
-      if (this.#scheduler.stopped) resolve();
-    });
-    if (!request.stream) {
-      sendJsonText(res, 200, responseBody(head, fillerText(outputTokens), usage, null));
-      return;
-    }
-    sseData(res, chunkBody(head, fillerText(outputTokens - 1), 'length', usage));
-    sseData(res, '[DONE]');
-    res.end();
+    return this.#perfJoin.drain((server) => fetchPerfMetrics(this.#agent, server));
   }
 
   #appliedEvents(server: string | null): string {

@@ -96,6 +96,20 @@ export interface LiveWorkloadSummary extends TurnStatsSnapshot {
   readonly wallSeconds: number;
 }
 
+/** a /v1/chat/completions request of these messages */
+function chatRequest(
+  messages: readonly { role: string; content: string }[],
+  maxTokens: number,
+): {
+  path: string;
+  body: string;
+} {
+  return {
+    path: '/v1/chat/completions',
+    body: JSON.stringify({ model: 'kvsentinel-sim', messages, max_tokens: maxTokens }),
+  };
+}
+
 export class LiveWorkload {
   readonly #scheduler: LiveScheduler;
   readonly #options: LiveWorkloadOptions;
@@ -207,17 +221,13 @@ export class LiveWorkload {
     const maxTokens = trajectory.turns[turn]!.outputTokens;
     if (this.#options.chat === true) {
       const chat = this.#chatText(trajectory);
-      return {
-        path: '/v1/chat/completions',
-        body: JSON.stringify({
-          model: 'kvsentinel-sim',
-          messages: [
-            { role: 'system', content: chat.system },
-            { role: 'user', content: chat.user },
-          ],
-          max_tokens: maxTokens,
-        }),
-      };
+      return chatRequest(
+        [
+          { role: 'system', content: chat.system },
+          { role: 'user', content: chat.user },
+        ],
+        maxTokens,
+      );
     }
     switch (this.#config.requestFormat) {
       case 'token-ids':
@@ -235,23 +245,9 @@ export class LiveWorkload {
           }),
         };
       case 'chat':
-        return {
-          path: '/v1/chat/completions',
-          body: JSON.stringify({
-            model: 'kvsentinel-sim',
-            messages: [{ role: 'user', content: this.#promptString(trajectory) }],
-            max_tokens: maxTokens,
-          }),
-        };
+        return chatRequest([{ role: 'user', content: this.#promptString(trajectory) }], maxTokens);
       case 'chat-turns':
-        return {
-          path: '/v1/chat/completions',
-          body: JSON.stringify({
-            model: 'kvsentinel-sim',
-            messages: this.#turnMessages(trajectory),
-            max_tokens: maxTokens,
-          }),
-        };
+        return chatRequest(this.#turnMessages(trajectory), maxTokens);
     }
   }
 

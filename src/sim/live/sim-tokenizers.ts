@@ -4,7 +4,6 @@
 // One tokenizer per folder, loaded before any server starts; a bad folder is refused naming the key and the file.
 import { renderInputOf } from '../../core/render/render-input.js';
 import { ModelTokenizer } from '../../sources/tokenizer/model-tokenizer.js';
-import { TokenizerFileError } from '../../sources/tokenizer/tokenizer-files.js';
 import { SimConfigError, type SimConfig } from '../sim-config.js';
 import type { OpenAiRequest } from './openai-request.js';
 
@@ -19,14 +18,12 @@ export function loadSimTokenizers(config: SimConfig): SimTokenizers {
     if (path === null || path === undefined) return null;
     const known = loaded.get(path);
     if (known !== undefined) return known;
-    try {
-      const t = ModelTokenizer.load(path);
-      loaded.set(path, t);
-      return t;
-    } catch (err) {
-      if (err instanceof TokenizerFileError) throw new SimConfigError(`--set ${key}=${path}: ${err.message}`);
-      throw err;
-    }
+    const t = ModelTokenizer.loadOrRefuse(
+      path,
+      (err) => new SimConfigError(`--set ${key}=${path}: ${err.message}`, 'tokenizer-invalid'),
+    );
+    loaded.set(path, t);
+    return t;
   };
   // one side set: the other uses the same tokenizer (a router and workers of one model), drift needs both stated
   const ctx = load('ctx.tokenizer', config.ctx.tokenizer);

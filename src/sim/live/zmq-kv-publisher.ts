@@ -13,6 +13,7 @@
 // `vllmHashes` (format vllm): the blocks carry the hashes a vLLM worker with --prefix-caching-hash-algo sha256_cbor
 // and PYTHONHASHSEED=seed computes (bytes, or VLLM_KV_EVENTS_USE_INT_BLOCK_HASHES's 64-bit ints) and extra_keys
 // [None, …], as newer vLLM publishes them; the simulator's own hashes only say which block is which.
+import { KvsentinelError } from '../../core/errors.js';
 import { Encoder } from '@msgpack/msgpack';
 import { Publisher, Router } from 'zeromq';
 import { vllmBlockHash, vllmIntBlockHash, vllmNoneHash } from '../../core/hashing/vllm-block-hash.js';
@@ -79,7 +80,7 @@ async function bindConsecutive(
       for (const s of sockets) s.close();
     }
   }
-  throw new Error(`no ${count} consecutive free ports on ${host}`);
+  throw new KvsentinelError('start-failed', `no ${count} consecutive free ports on ${host}`);
 }
 
 export class ZmqKvPublisher {
@@ -104,7 +105,7 @@ export class ZmqKvPublisher {
       ...options,
     };
     if (this.options.vllmHashes !== null && this.options.format !== 'vllm')
-      throw new Error(`vllmHashes needs format vllm, not ${this.options.format}`);
+      throw new KvsentinelError('internal', `vllmHashes needs format vllm, not ${this.options.format}`);
   }
 
   /** rank 0's PUB endpoint (rank r at port + r) */

@@ -1,6 +1,7 @@
 // The per-server block tables both KvCacheAwareRouter versions keep (docs/trtllm-wire.md §1.4, §5): a set of block
 // hashes per server filled from its polled KV events, plus the router's own hashes of a routed request, added when
 // it finishes successfully (backfill in the 2026-06 router, routed-block tracking in the newest).
+import { KvsentinelError } from '../../core/errors.js';
 import { blockKey64 } from '../../core/hashing/index.js';
 import type { HashAlgo, KvEvent } from '../../core/wire/kv-event.js';
 import { BlockKeySet } from '../block-key-set.js';
@@ -49,7 +50,7 @@ export class RouterServerTables {
   /** the table of a configured server */
   of(server: string): ServerTable {
     const table = this.#tables.get(server);
-    if (table === undefined) throw new Error(`router has no table for server ${server}`);
+    if (table === undefined) throw new KvsentinelError('internal', `router has no table for server ${server}`);
     return table;
   }
 

@@ -1,10 +1,8 @@
 // The orchestrator's CTX router (tensorrt_llm/serve/router.py): picks a server per request, is told when the
 // request finished. Each implementation keeps its own per-server state.
+import type { RouterProfile, RouterTypeName } from '../../core/observe/observation.js';
 import type { HashAlgo } from '../../core/wire/kv-event.js';
 import type { Prompt } from '../prompt.js';
-
-export const ROUTER_TYPES = ['round_robin', 'load_balancing', 'kv_cache_aware', 'conversation'] as const;
-export type RouterType = (typeof ROUTER_TYPES)[number];
 
 export interface RouteRequest {
   readonly requestId: string;
@@ -37,14 +35,10 @@ export interface RouterServerState {
   readonly pollFailures: number;
 }
 
-/** Which router.py the simulated orchestrator runs (docs/trtllm-wire.md §5; kvsentinel's RouterProfile). */
-export const ROUTER_PROFILES = ['2026-06', 'newest'] as const;
-export type SimRouterProfile = (typeof ROUTER_PROFILES)[number];
-
 export interface RouterSettings {
-  readonly type: RouterType;
-  /** kv_cache_aware only; null for the other routers */
-  readonly profile?: SimRouterProfile | null;
+  readonly type: RouterTypeName;
+  /** which router.py the simulated orchestrator runs (docs/trtllm-wire.md §5); kv_cache_aware only, null for the others */
+  readonly profile?: RouterProfile | null;
   readonly trackRoutedBlocks?: boolean | null;
   readonly loadWeight?: number | null;
   readonly tokensPerBlock: number | null;

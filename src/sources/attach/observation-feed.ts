@@ -84,7 +84,7 @@ export class ObservationFeed {
 
   /**
    * Connects and waits for the hello; lines that arrive before `read()` is called are held. Throws a
-   * KvsentinelError (start-failed) when the sidecar cannot be reached or does not serve the stream.
+   * KvsentinelError (source-unreachable) when the sidecar cannot be reached or does not serve the stream.
    */
   static async connect(
     target: string,
@@ -104,7 +104,7 @@ export class ObservationFeed {
     const hello = await new Promise<ObservationFeedHello>((resolve, reject) => {
       const fail = (why: string): void => {
         ws.terminate();
-        reject(new KvsentinelError('start-failed', `cannot attach to ${shown}: ${why}`));
+        reject(new KvsentinelError('source-unreachable', `cannot attach to ${shown}: ${why}`));
       };
       ws.on('unexpected-response', (_req, res) =>
         fail(

@@ -13,6 +13,7 @@
 // runner, or the thread died) scanning happens inline with the same scanner: same answers, on the event loop.
 // Every slow path taken (inline, a copy past the ring, ids past the id ring, a kernel that copies or is missing, the
 // text path) is counted in `fallbacks` (kvsentinel_relay_scan_fallbacks_total).
+import { KvsentinelError } from '../../core/errors.js';
 import { Buffer } from 'node:buffer';
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -143,12 +144,12 @@ export class CtxScanPool {
         new Promise((resolve, reject) => {
           // a thread that died: the relay rescans from its capture
           if (this.#failed) {
-            reject(new Error('scan thread stopped'));
+            reject(new KvsentinelError('cancelled', 'scan thread stopped'));
             return;
           }
           this.#pending.set(id, (reply) => {
             if (reply?.kind !== 'request') {
-              reject(new Error('scan thread stopped'));
+              reject(new KvsentinelError('cancelled', 'scan thread stopped'));
               return;
             }
             if (encoding === 'json') this.#countKernel();

@@ -1,4 +1,5 @@
 // One proxied request's upstream side (see the class).
+import { KvsentinelError } from '../../core/errors.js';
 import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
 import type { Dispatcher } from 'undici';
 import { downstreamResponseHeaders } from './http-headers.js';
@@ -54,8 +55,8 @@ export class UpstreamExchange implements Dispatcher.DispatchHandler {
   cancel(): void {
     if (this.#cancelled) return;
     this.#cancelled = true;
-    this.#controller?.abort(new Error(CANCELLED));
-    this.#fail(new Error(CANCELLED));
+    this.#controller?.abort(new KvsentinelError('cancelled', CANCELLED));
+    this.#fail(new KvsentinelError('cancelled', CANCELLED));
   }
 
   /** Forwards the request (`onChunk` sees each response chunk handed to the client); resolves with the upstream head once the whole response was handed to the client. Once per exchange. */
@@ -81,7 +82,7 @@ export class UpstreamExchange implements Dispatcher.DispatchHandler {
 
   onRequestStart(controller: Dispatcher.DispatchController): void {
     this.#controller = controller;
-    if (this.#cancelled) controller.abort(new Error(CANCELLED));
+    if (this.#cancelled) controller.abort(new KvsentinelError('cancelled', CANCELLED));
   }
 
   onResponseStart(_controller: Dispatcher.DispatchController, statusCode: number, headers: IncomingHttpHeaders): void {

@@ -14,6 +14,7 @@
 //   recorder looks at it.
 // - A request body over maxRequestBytes is refused with 413 (JSON error, connection closed) and counted: at once when
 //   Content-Length declares it, else when the streamed body crosses the limit (the upstream request is aborted).
+import { KvsentinelError } from '../../core/errors.js';
 import { once } from 'node:events';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -145,7 +146,7 @@ export class WorkerRelay implements RunningSource {
   addresses(): { host: string; port: number }[] {
     return this.#servers.map((server) => {
       const a = server.address() as AddressInfo | null;
-      if (a === null) throw new Error(`${this.name} is not listening`);
+      if (a === null) throw new KvsentinelError('internal', `${this.name} is not listening`);
       return { host: a.address, port: a.port };
     });
   }

@@ -75,6 +75,19 @@ export class ModelTokenizer {
     return new ModelTokenizer(files, tokenizer);
   }
 
+  /**
+   * load, with a bad folder or file refused as the caller's configuration error (`refuse` names the flag or key
+   * that gave PATH); anything else still throws as it is.
+   */
+  static loadOrRefuse(path: string, refuse: (err: TokenizerFileError) => Error): ModelTokenizer {
+    try {
+      return ModelTokenizer.load(path);
+    } catch (err) {
+      if (err instanceof TokenizerFileError) throw refuse(err);
+      throw err;
+    }
+  }
+
   get hasChatTemplate(): boolean {
     return this.#templates !== null;
   }
