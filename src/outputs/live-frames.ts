@@ -2,6 +2,7 @@
 // prompt token ids or text. Finding frames are changes (raised / cleared); stats frames summarise the tables.
 import type { DecisionObservation, Observation, OutcomeObservation } from '../core/observe/observation.js';
 import type { DecisionJoin, OutcomeJoin } from '../core/state/joined-events.js';
+import { serverTotals } from '../core/state/server-totals.js';
 import type { SentinelSnapshot } from '../core/state/snapshot.js';
 import type { Finding } from '../core/diagnosis/finding.js';
 
@@ -209,15 +210,18 @@ export function statsFrame(s: SentinelSnapshot): StatsFrame {
     oracle_hit_ratio: s.oracleHitRatio,
     turn_scatter_ratio: s.turnScatterRatio,
     active_findings: s.findings.map((f) => f.id),
-    servers: s.servers.map((v) => ({
-      server: v.server,
-      worker_blocks: v.ranks.reduce((n, r) => n + Object.values(r.blocksByLevel).reduce((a, b) => a + b, 0), 0),
-      router_table_blocks: v.routerTableBlocks,
-      requests: v.requests,
-      inflight: v.inflight,
-      router_polls: v.routerPolls,
-      events: v.ranks.reduce((n, r) => n + Object.values(r.eventsByType).reduce((a, b) => a + b, 0), 0),
-      gaps: v.ranks.reduce((n, r) => n + r.gaps, 0),
-    })),
+    servers: s.servers.map((v) => {
+      const totals = serverTotals(v);
+      return {
+        server: v.server,
+        worker_blocks: totals.workerBlocks,
+        router_table_blocks: v.routerTableBlocks,
+        requests: v.requests,
+        inflight: v.inflight,
+        router_polls: v.routerPolls,
+        events: totals.events,
+        gaps: totals.gaps,
+      };
+    }),
   };
 }

@@ -169,8 +169,7 @@ export function quietInput(over: Partial<DiagnosisInput> = {}): DiagnosisInput {
     router: {
       type: 'kv_cache_aware',
       source: 'simulator',
-      tokensPerBlock: 128,
-      tokensPerBlockFrom: 'simulator',
+      blockSize: { tokens: 128, basis: 'logged', from: 'simulator' },
       tokensPerBlockCandidates: [],
       maxBatchSize: 512,
       backfillBlockHashesOnFinish: false,

@@ -548,11 +548,7 @@ function auditLogs(row: Row): AuditReport {
   runVirtual(presetConfig(row.preset, [...REDUCED_SCALE, ...row.set]), {
     orchestratorLog: (line) => feed(parseOrchestratorLogLine(line, last, resolve)),
     requestLog: (line) => {
-      const parsed = parseRequestLogLine(line, ++lineNo, 'canonical', {
-        now: last,
-        resolve,
-        tokensPerBlock: () => null,
-      });
+      const parsed = parseRequestLogLine(line, ++lineNo, 'canonical', { now: last, resolve });
       if (parsed.issue !== null) throw new Error(parsed.issue.message);
       feed(parsed.observations);
     },

@@ -1,4 +1,5 @@
 // Builders for KvEvent domain values in tests, with TensorRT-LLM's defaults (rank absent = non-ADP, priority 35).
+import type { StreamStored } from '../../src/core/stream/decode-batch.js';
 import type { HashAlgo, KvEvent, KvEventData, StoredBlock, WireBlockHash } from '../../src/core/wire/kv-event.js';
 
 export interface EventScope {
@@ -54,4 +55,26 @@ export function updatedLevel(hash: WireBlockHash, oldValue: number, newValue: nu
 
 export function allCleared(scope: EventScope = {}): KvEvent {
   return kvEvent({ type: 'all_cleared' }, scope);
+}
+
+/** A stream's (vLLM, SGLang) stored event as decoded: no LoRA, salt, group or extra keys unless the test says. */
+export function streamStored(
+  fields: Pick<StreamStored, 'blockHashes' | 'blockSize'> & Partial<StreamStored>,
+): StreamStored {
+  return {
+    type: 'stored',
+    parentHash: null,
+    tokens: null,
+    loraId: null,
+    loraName: null,
+    cacheSalt: null,
+    medium: 'GPU',
+    groupIdx: null,
+    slidingWindow: null,
+    extraKeys: false,
+    blockHashBytes: null,
+    parentHashBytes: null,
+    blockExtraKeys: null,
+    ...fields,
+  };
 }

@@ -20,7 +20,6 @@ import type { StreamRankCounters } from '../../sources/zmq/stream-counters.js';
 import { ZmqBindSource, type ForwardCounters } from '../../sources/zmq/zmq-bind-source.js';
 import { ZmqEventsSource } from '../../sources/zmq/zmq-events-source.js';
 import { relayHost, type ServeConfig } from '../config/serve-config.js';
-import type { WorkerBlockSizes } from './worker-block-sizes.js';
 
 export interface HostPort {
   readonly host: string;
@@ -75,8 +74,6 @@ export interface SourceContext {
   readonly render: RenderPool | undefined;
   /** names in logs and router answers → server ids (rebuilt when the relays' ports are known) */
   readonly resolve: ServerResolver;
-  /** the workers' tokens_per_block as the observations state it (request logs count blocks) */
-  readonly blockSizes: WorkerBlockSizes;
   /**
    * one DecisionGate per server for the daemon's life: its relay's decisions and every source of its events (the
    * relay's drains, its ZMQ stream) pass the same gate, so no event overtakes the decision taken without it
@@ -237,13 +234,12 @@ function watchSpecs(c: ServeConfig, x: SourceContext): SourceSpec[] {
     });
   }
   c.requestLogs.forEach((r, index) => {
-    const tokensPerBlock = (server: string): number | null => x.blockSizes.tokensPerBlock(server);
     specs.push({
       key: `requests ${JSON.stringify([r, index, c.followIntervalMs])}`,
       make: () =>
         poller(
           createRequestLogSource(
-            { sink, status, clock, logger, resolve, tokensPerBlock },
+            { sink, status, clock, logger, resolve },
             { path: r.path, format: r.format, intervalMs: c.followIntervalMs, index },
           ),
         ),

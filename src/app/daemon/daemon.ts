@@ -47,7 +47,6 @@ import {
   type SourceContext,
 } from './daemon-sources.js';
 import { RelayCounterTotals } from './relay-counter-totals.js';
-import { WorkerBlockSizes } from './worker-block-sizes.js';
 import { createObservationStream } from './observation-stream-wiring.js';
 import { startEvaluationTimer, type EvaluationTimer } from './evaluation-timer.js';
 import { startTimelineSampler, type TimelineSampler } from './timeline-sampler.js';
@@ -126,11 +125,9 @@ export function createDaemon(initial: ServeConfig, deps: DaemonDeps = {}): Daemo
   let observations = 0;
   const startedAt = clock();
 
-  const blockSizes = new WorkerBlockSizes();
   const sink: ObservationSink = {
     apply(o) {
       observations++;
-      blockSizes.observe(o);
       try {
         state.apply(o);
       } catch (err) {
@@ -280,7 +277,6 @@ export function createDaemon(initial: ServeConfig, deps: DaemonDeps = {}): Daemo
     inflight,
     render,
     resolve: (name) => resolver(name),
-    blockSizes,
     gates: new Map(),
   };
 

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import type { Observation } from '../observe/observation.js';
 import { miniCluster } from '../../../test/helpers/mini-cluster.js';
 import { ObservationDigester } from '../state/observation-digester.js';
 import { decodeBundleRecord, encodeBundleRecord, type BundleRecord } from './bundle-codec.js';
@@ -47,6 +48,56 @@ describe('bundle codec', () => {
     // follow-up turns share their prefix keys with the previous turn instead of repeating them
     expect(lines.some((l) => l.includes('"p":'))).toBe(true);
     expect(lines.join('\n')).not.toMatch(/"tokens":\[/);
+  });
+
+  it("round-trips counts in the worker's blocks (perf-metrics request logs) and an adopted router block size", () => {
+    const observations: Observation[] = [
+      {
+        kind: 'router-config',
+        ts: 1,
+        source: 'orchestrator-log',
+        routerType: null,
+        tokensPerBlock: 64,
+        tokensPerBlockAdopted: true,
+        maxBatchSize: null,
+        backfillBlockHashesOnFinish: null,
+        servers: null,
+      },
+      {
+        kind: 'decision',
+        ts: 2,
+        requestId: 'r',
+        correlationId: null,
+        server: 'ctx0',
+        promptTokens: null,
+        promptTokenCount: null,
+        inflight: null,
+        promptBlocks: 10,
+      },
+      {
+        kind: 'outcome',
+        ts: 2,
+        requestId: 'r',
+        server: 'ctx0',
+        ok: true,
+        promptTokens: null,
+        cachedTokens: null,
+        promptBlocks: 10,
+        cachedBlocks: 8,
+        latencyMs: null,
+      },
+    ];
+    const history = new KeyHistory(64);
+    const decodeHistory = new KeyHistory(64);
+    observations.forEach((observation, i) => {
+      const decoded = decodeBundleRecord(
+        encodeBundleRecord({ observation, digest: null }, history, false),
+        i + 1,
+        decodeHistory,
+      );
+      if (!decoded.ok) throw new Error(decoded.issue.message);
+      expect(decoded.record.observation).toEqual(observation);
+    });
   });
 
   it('with --include-prompts the tokens survive exactly', () => {

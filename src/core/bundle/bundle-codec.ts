@@ -51,6 +51,7 @@ export function encodeBundleRecord(record: BundleRecord, history: KeyHistory, in
       promptTokenCount: obs.promptTokenCount ?? obs.promptTokens?.length ?? null,
       inflight: obs.inflight === null ? null : { ...obs.inflight },
     };
+    if (obs.promptBlocks !== undefined) out.promptBlocks = obs.promptBlocks;
     if (obs.promptForm !== undefined) out.promptForm = obs.promptForm;
     if (obs.promptTokensFrom !== undefined) out.promptTokensFrom = obs.promptTokensFrom;
     if (obs.unreadable !== undefined) out.unreadable = obs.unreadable;

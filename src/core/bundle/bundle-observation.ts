@@ -120,6 +120,7 @@ const decisionLine = lineReader<DecisionObservation>('decision', {
   promptTokenCount: numOrNull,
   inflight: nullable(inflightCounts),
   // optional fields appear only when the line has them (a bundle round-trips to the same observation)
+  promptBlocks: optional(numOrNull),
   promptForm: optional(oneOf(PROMPT_FORMS)),
   promptTokensFrom: optional(orElse(oneOf(['request', 'tokenizer'] as const), 'request')),
   unreadable: optional(oneOf(REQUEST_UNREADABLE_REASONS)),
@@ -143,6 +144,8 @@ const outcomeLine = lineReader<OutcomeObservation>('outcome', {
   promptTokens: numOrNull,
   cachedTokens: numOrNull,
   latencyMs: numOrNull,
+  promptBlocks: optional(numOrNull),
+  cachedBlocks: optional(numOrNull),
   workerPromptTokens: optional(tokens, 'nullish'),
 });
 
@@ -238,6 +241,7 @@ const DECODERS: { readonly [K in ObservationKind]: KindDecoder } = {
       ),
       routerType: strOrNull,
       tokensPerBlock: numOrNull,
+      tokensPerBlockAdopted: optional(orElse(boolOrNull, false)),
       maxBatchSize: numOrNull,
       backfillBlockHashesOnFinish: boolOrNull,
       servers: nullable(arrayOf(str)),

@@ -1,6 +1,7 @@
 // render-check observations in a bundle: positions and cause always, the id windows only with --include-prompts;
 // a bad record names its field.
 import { describe, expect, it } from 'vitest';
+import { DOUBLED_BOS_DIFF } from '../../../test/helpers/render-diffs.js';
 import type { RenderCheckObservation } from '../observe/observation.js';
 import { decodeBundleRecord, encodeBundleRecord } from './bundle-codec.js';
 import { KeyHistory } from './bundle-keys.js';
@@ -12,19 +13,7 @@ const check: RenderCheckObservation = {
   server: 'ctx0',
   routerIds: 'tokenizer',
   promptTokens: 4001,
-  diff: {
-    position: 1,
-    routerLength: 4001,
-    workerLength: 4000,
-    commonSuffix: 3999,
-    routerSpan: 1,
-    workerSpan: 0,
-    windowFrom: 0,
-    routerWindow: [0, 0, 9],
-    workerWindow: [0, 9, 8],
-    cause: 'doubled-bos',
-    side: 'router',
-  },
+  diff: DOUBLED_BOS_DIFF,
 };
 
 function roundTrip(includePrompts: boolean): unknown {

@@ -7,6 +7,7 @@ import type { FindingId, Severity } from './finding-catalog.js';
 import type { PreferenceTally } from './holder-preference.js';
 import type { RouterEventRead, RouterProfile } from '../observe/observation.js';
 import type { StreamEngine } from '../stream/stream-engine.js';
+import type { RouterBlockSize } from './router-block-size.js';
 import type { DiagnosisThresholds } from './thresholds.js';
 
 export interface RankDiagnosis {
@@ -232,10 +233,8 @@ export interface RouterDiagnosis {
   readonly type: string | null;
   readonly source: string | null;
   /** the router's chunk size: stated by a source, or inferred from its routing; null while unknown */
-  readonly tokensPerBlock: number | null;
-  /** where tokensPerBlock comes from: the stating source (e.g. 'orchestrator-log', 'debug-endpoint') or 'inferred' */
-  readonly tokensPerBlockFrom: string | null;
-  /** while tokensPerBlock is unknown: the chunk sizes the router may use (32 and the worker block sizes), else [] */
+  readonly blockSize: RouterBlockSize | null;
+  /** while blockSize is unknown: the chunk sizes the router may use (32 and the worker block sizes), else [] */
   readonly tokensPerBlockCandidates: readonly number[];
   readonly maxBatchSize: number | null;
   readonly backfillBlockHashesOnFinish: boolean | null;

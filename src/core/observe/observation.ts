@@ -81,6 +81,12 @@ export interface DecisionObservation {
   readonly promptTokensFrom?: 'request' | 'tokenizer';
   readonly promptTokenCount: number | null;
   /**
+   * the prompt in the worker's KV blocks, when that is how the source counts it (a perf-metrics request log's
+   * num_total_allocated_blocks): the state turns it into promptTokenCount with the server's block size as it knows
+   * it then, and applies the decision in tokens; absent/null: promptTokenCount says it
+   */
+  readonly promptBlocks?: number | null;
+  /**
    * promptFingerprints(promptTokens) (state/incremental-keys.ts), when the relay computed them off its event loop
    * where it read the prompt; the digest computes them itself otherwise. In memory only, never exported.
    */
@@ -102,6 +108,12 @@ export interface OutcomeObservation {
   readonly ok: boolean;
   readonly promptTokens: number | null;
   readonly cachedTokens: number | null;
+  /**
+   * prompt and reused blocks in the worker's KV blocks, when that is how the source counts them (a perf-metrics
+   * request log): the state turns them into promptTokens and cachedTokens as for DecisionObservation.promptBlocks
+   */
+  readonly promptBlocks?: number | null;
+  readonly cachedBlocks?: number | null;
   readonly latencyMs: number | null;
   /**
    * The worker's own token ids of the prompt, from the CTX response (`prompt_token_ids`, first list of several, or
@@ -194,6 +206,8 @@ export interface RouterConfigObservation {
   readonly source: 'debug-endpoint' | 'orchestrator-log' | 'config' | 'simulator';
   readonly routerType: string | null;
   readonly tokensPerBlock: number | null;
+  /** the router logged it adopted tokensPerBlock from a worker (the newest router, unset); absent: stated as its own */
+  readonly tokensPerBlockAdopted?: boolean;
   readonly maxBatchSize: number | null;
   readonly backfillBlockHashesOnFinish: boolean | null;
   /** the CTX servers the router routes to, by the ids the sidecar uses */

@@ -2,6 +2,8 @@
 // stats and a per-server table, built from a state snapshot. Reporters (text, JSON) only format it.
 import { severityRank, type Severity } from '../diagnosis/finding-catalog.js';
 import type { SentinelStateSnapshot } from '../state/sentinel-state.js';
+import { serverTotals } from '../state/server-totals.js';
+import type { ServerStats } from '../state/snapshot.js';
 import type { Finding } from '../diagnosis/finding.js';
 import type { Verdict } from '../diagnosis/verdict.js';
 import type { SteadyStateStats } from './steady-window.js';
@@ -101,27 +103,32 @@ export function buildAuditReport(
       router_tokens_per_block: snapshot.routerTokensPerBlock.value,
       router_tokens_per_block_from: snapshot.routerTokensPerBlock.from,
     },
-    servers: snapshot.servers.map((s) => ({
-      server: s.server,
-      requests: s.requests,
-      prompt_tokens: s.promptTokens,
-      cached_tokens: s.cachedTokens,
-      cache_hit_ratio: s.promptTokens > 0 ? round(s.cachedTokens / s.promptTokens) : null,
-      oracle_cached_tokens: s.oracleCachedTokens,
-      predicted_router_cached_tokens: s.predictedRouterCachedTokens,
-      router_table_blocks: s.routerTableBlocks,
-      router_polls: s.routerPolls,
-      events: s.ranks.reduce((n, r) => n + Object.values(r.eventsByType).reduce((a, b) => a + b, 0), 0),
-      event_gaps: s.ranks.reduce((n, r) => n + r.gaps, 0),
-      event_resets: s.ranks.reduce((n, r) => n + r.resets, 0),
-      hash_mismatches: s.hashChecks.mismatch,
-      hash_matches: s.hashChecks.match,
-      hash_unverifiable: s.hashChecks.unverifiable,
-    })),
+    servers: snapshot.servers.map((s) => serverRow(s)),
     source,
     rule_errors: snapshot.ruleErrors,
     notes: auditNotes(snapshot),
     ...(steadyState !== null ? { steady_state: steadyState } : {}),
+  };
+}
+
+function serverRow(s: ServerStats): AuditServerRow {
+  const totals = serverTotals(s);
+  return {
+    server: s.server,
+    requests: s.requests,
+    prompt_tokens: s.promptTokens,
+    cached_tokens: s.cachedTokens,
+    cache_hit_ratio: s.promptTokens > 0 ? round(s.cachedTokens / s.promptTokens) : null,
+    oracle_cached_tokens: s.oracleCachedTokens,
+    predicted_router_cached_tokens: s.predictedRouterCachedTokens,
+    router_table_blocks: s.routerTableBlocks,
+    router_polls: s.routerPolls,
+    events: totals.events,
+    event_gaps: totals.gaps,
+    event_resets: totals.resets,
+    hash_mismatches: s.hashChecks.mismatch,
+    hash_matches: s.hashChecks.match,
+    hash_unverifiable: s.hashChecks.unverifiable,
   };
 }
 

@@ -28,10 +28,10 @@ function stated(source: string | null): string {
 export function inferredConfiguration(input: DiagnosisInput): InferredConfiguration {
   const r = input.router;
   const tpbFrom =
-    r.tokensPerBlockFrom === 'inferred'
+    r.blockSize?.basis === 'inferred'
       ? "inferred from the routing: the only chunk size whose predicted matches the router's choices follow far above chance"
-      : r.tokensPerBlockFrom !== null
-        ? stated(r.tokensPerBlockFrom)
+      : r.blockSize !== null
+        ? stated(r.blockSize.from)
         : `unknown: candidates ${r.tokensPerBlockCandidates.join(', ')} (32 is TensorRT-LLM's default; newer routers adopt the workers' size) until enough decisions decide`;
   const router: ConfigurationFact[] = [
     {
@@ -39,7 +39,7 @@ export function inferredConfiguration(input: DiagnosisInput): InferredConfigurat
       value: r.type,
       from: r.type === null ? 'no source stated it; assumed kv_cache_aware (reads KV events)' : stated(r.source),
     },
-    { key: 'tokens_per_block', value: r.tokensPerBlock === null ? null : String(r.tokensPerBlock), from: tpbFrom },
+    { key: 'tokens_per_block', value: r.blockSize === null ? null : String(r.blockSize.tokens), from: tpbFrom },
     {
       key: 'max_batch_size',
       value: r.maxBatchSize === null ? null : String(r.maxBatchSize),

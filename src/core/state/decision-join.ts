@@ -52,7 +52,7 @@ function routerBlockSizes(
   m: StateModel,
   keys: DecisionKeys,
 ): { readonly known: boolean; readonly candidates: readonly number[] } {
-  if (m.deployment.router.tokensPerBlock !== null) return { known: true, candidates: [keys.routerTokensPerBlock] };
+  if (m.deployment.router.blockSize !== null) return { known: true, candidates: [keys.routerTokensPerBlock] };
   const inferred = m.tpbInference.inferred;
   if (inferred !== null) return { known: true, candidates: [inferred] };
   const candidates = [

@@ -2,7 +2,7 @@
 // endpoint or log) and each server's hashing context (/server_info, its events: algorithm, block size). The
 // digester reads it to compute keys; the reducers and projections read the router's and servers' facts here.
 // Updated from the observation sequence, the same live and in `kvsentinel record`, so both digest alike.
-import { DEFAULT_ROUTER_TOKENS_PER_BLOCK } from '../diagnosis/router-defaults.js';
+import { routerChunkSize, statedRouterBlockSize, type RouterBlockSize } from '../diagnosis/router-block-size.js';
 import type { Observation, RouterEventRead, RouterProfile } from '../observe/observation.js';
 import type { HashAlgo } from '../wire/kv-event.js';
 import type { StoredEventCheck } from './hash-verifier.js';
@@ -11,9 +11,8 @@ export const DEFAULT_HASH_ALGO: HashAlgo = 'v1_block_key';
 
 export interface RouterSettings {
   readonly routerType: string | null;
-  readonly tokensPerBlock: number | null;
-  /** the source that stated tokensPerBlock (null while none did) */
-  readonly tokensPerBlockFrom: string | null;
+  /** the router's tokens_per_block as the latest source stating it said (null while none did) */
+  readonly blockSize: RouterBlockSize | null;
   readonly maxBatchSize: number | null;
   readonly backfillBlockHashesOnFinish: boolean | null;
   readonly servers: readonly string[] | null;
@@ -37,8 +36,7 @@ interface ServerContext {
 
 const NO_ROUTER_SETTINGS: RouterSettings = {
   routerType: null,
-  tokensPerBlock: null,
-  tokensPerBlockFrom: null,
+  blockSize: null,
   maxBatchSize: null,
   backfillBlockHashesOnFinish: null,
   servers: null,
@@ -63,7 +61,7 @@ export class DeploymentFacts {
   }
 
   routerTokensPerBlock(): number {
-    return this.#router.tokensPerBlock ?? DEFAULT_ROUTER_TOKENS_PER_BLOCK;
+    return routerChunkSize(this.#router.blockSize);
   }
 
   /** Servers in stable order: the router's list first, then every other server seen. */
@@ -117,8 +115,7 @@ export class DeploymentFacts {
       case 'router-config':
         this.#router = {
           routerType: obs.routerType ?? this.#router.routerType,
-          tokensPerBlock: obs.tokensPerBlock ?? this.#router.tokensPerBlock,
-          tokensPerBlockFrom: obs.tokensPerBlock !== null ? obs.source : this.#router.tokensPerBlockFrom,
+          blockSize: statedRouterBlockSize(obs) ?? this.#router.blockSize,
           maxBatchSize: obs.maxBatchSize ?? this.#router.maxBatchSize,
           backfillBlockHashesOnFinish: obs.backfillBlockHashesOnFinish ?? this.#router.backfillBlockHashesOnFinish,
           servers: obs.servers ?? this.#router.servers,

@@ -10,6 +10,7 @@ import type {
 } from '../diagnosis/rule.js';
 import { REQUEST_UNREADABLE_REASONS, type RequestUnreadableReason } from '../relay/request-unreadable.js';
 import { counterKey, type CounterKey } from './counter-schema.js';
+import { hashCheckCounts } from './hash-check-counts.js';
 import { NEWEST_LOAD_WEIGHT } from '../diagnosis/router-defaults.js';
 import type { RenderParity } from './render-parity.js';
 import type { SidecarLagSummary } from './sidecar-load-ledger.js';
@@ -85,11 +86,7 @@ function serverDiagnosis(
     routerPollsTotal: m.counters.total(counterKey('routerPolls', server), now),
     eventsDeliveredToRouter: sum(counterKey('eventsDeliveredToRouter', server)),
     pollFailures: sum(counterKey('pollFailures', server)),
-    hashChecks: {
-      match: sum(counterKey('hashMatch', server)),
-      mismatch: sum(counterKey('hashMismatch', server)),
-      unverifiable: sum(counterKey('hashUnverifiable', server)),
-    },
+    hashChecks: hashCheckCounts(server, sum),
     alternativeHashAlgo: workerEvents.alternativeAlgoOf(server),
     vllmHashing: vllmHashingOf(m, server),
     advertisedHashAlgo: deployment.advertisedHashAlgo(server),

@@ -1,20 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { wireHashBlocks } from '../hashing/block-key.js';
 import type { StoredBlock, WireBlockHash } from '../wire/kv-event.js';
+import { storedBlock } from '../../../test/helpers/kv-event-builders.js';
 import { HashVerifier } from './hash-verifier.js';
 
 function block(blockHash: WireBlockHash, tokens: number[], over: Partial<StoredBlock> = {}): StoredBlock {
-  return {
-    blockHash,
-    tokens: Uint32Array.from(tokens),
-    tokenExtraIds: null,
-    cacheLevel: 0,
-    priority: 35,
-    mmKeys: [],
-    cacheSalt: null,
-    loraId: null,
-    ...over,
-  };
+  return { ...storedBlock(blockHash, 0, tokens), ...over };
 }
 
 describe('HashVerifier', () => {

@@ -29,14 +29,11 @@ export interface DecisionJoin {
   readonly chosenIsOracleBest: boolean | null;
 }
 
-/** A decision's outcome joined with its decision. */
-export interface OutcomeJoin {
-  readonly ts: number;
-  readonly requestId: string;
-  readonly server: string;
-  readonly ok: boolean;
-  readonly promptTokens: number | null;
-  readonly cachedTokens: number | null;
+/** A decision's outcome joined with its decision: the outcome's counts, and what the join adds. */
+export interface OutcomeJoin extends Pick<
+  OutcomeObservation,
+  'ts' | 'requestId' | 'server' | 'ok' | 'promptTokens' | 'cachedTokens'
+> {
   /** what the best server held when the request was routed (null without keys) */
   readonly oracleCachedTokens: number | null;
   /** a follow-up turn that found less than half of its prompt cached */

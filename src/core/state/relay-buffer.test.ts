@@ -1,31 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import type { KvEvent } from '../wire/kv-event.js';
+import { kvEvent, storedBlock } from '../../../test/helpers/kv-event-builders.js';
 import { RelayBuffer } from './relay-buffer.js';
 
 function stored(key: bigint): KvEvent {
-  return {
-    eventId: null,
-    data: {
-      type: 'stored',
-      parentHash: null,
-      blocks: [
-        {
-          blockHash: key,
-          tokens: Uint32Array.from([1, 2]),
-          tokenExtraIds: null,
-          cacheLevel: 0,
-          priority: 35,
-          mmKeys: [],
-          cacheSalt: null,
-          loraId: null,
-        },
-      ],
-    },
-    windowSize: null,
-    attentionDpRank: null,
-    hashAlgo: null,
-    layerGroupId: null,
-  };
+  return kvEvent({ type: 'stored', parentHash: null, blocks: [storedBlock(key, 0, [1, 2])] }, { windowSize: null });
 }
 
 describe('RelayBuffer', () => {

@@ -82,8 +82,7 @@ describe('router tokens_per_block inferred from routing (no source states it)', 
     });
     expect(snapshot.routerTokensPerBlock).toEqual({ value: size, from: 'inferred', candidates: [] });
     expect(input.router).toMatchObject({
-      tokensPerBlock: size,
-      tokensPerBlockFrom: 'inferred',
+      blockSize: { tokens: size, basis: 'inferred', from: 'inferred' },
       tokensPerBlockCandidates: [],
     });
     expect(snapshot.findings.map((f) => f.id)).toEqual([]);

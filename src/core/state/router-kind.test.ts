@@ -3,24 +3,11 @@
 // audit of its bundle (another mode) judge it alike. A router that reads no events is never blamed for not polling.
 import { describe, expect, it } from 'vitest';
 import { miniCluster, type MiniOptions } from '../../../test/helpers/mini-cluster.js';
-import type { Observation, RouterConfigObservation } from '../observe/observation.js';
+import { routerConfig } from '../../../test/helpers/router-config.js';
+import type { Observation } from '../observe/observation.js';
 import { createSentinelState, type SentinelOptions } from './sentinel-state.js';
 
 const THRESHOLDS = { minDecisions: 40, minFollowups: 30, minServerRequests: 10 };
-
-function stated(over: Partial<RouterConfigObservation>): RouterConfigObservation {
-  return {
-    kind: 'router-config',
-    ts: 0,
-    source: 'config',
-    routerType: null,
-    tokensPerBlock: null,
-    maxBatchSize: null,
-    backfillBlockHashesOnFinish: null,
-    servers: null,
-    ...over,
-  };
-}
 
 function run(observations: readonly Observation[], mode: SentinelOptions['mode'] = 'relay') {
   const state = createSentinelState({ thresholds: THRESHOLDS, mode });
@@ -51,7 +38,7 @@ describe("the router's kind", () => {
   });
 
   it('stated to read the pull endpoint: the same run is critical', () => {
-    const obs = [stated({ readsEvents: 'pull' }), ...miniCluster(NEVER_POLLS)];
+    const obs = [routerConfig({ readsEvents: 'pull' }), ...miniCluster(NEVER_POLLS)];
     const { input, finding } = run(obs);
     expect(input.router).toMatchObject({ readsEvents: 'pull', readsEventsFrom: 'stated' });
     expect(finding('router-not-polling')).toMatchObject({ severity: 'critical' });
@@ -66,7 +53,7 @@ describe("the router's kind", () => {
   it.each(['conversation', 'round_robin', 'load_balancing'])(
     '%s (router.type in the configuration): never asked to poll, no finding about its event path',
     (type) => {
-      const obs = [stated({ routerType: type }), ...miniCluster(NEVER_POLLS)];
+      const obs = [routerConfig({ routerType: type }), ...miniCluster(NEVER_POLLS)];
       const { input, finding } = run(obs);
       expect(input.router).toMatchObject({
         readsEvents: 'none',
@@ -80,7 +67,7 @@ describe("the router's kind", () => {
   );
 
   it('router.reads_events: none says the same without a type', () => {
-    const { input, finding } = run([stated({ readsEvents: 'none' }), ...miniCluster(NEVER_POLLS)]);
+    const { input, finding } = run([routerConfig({ readsEvents: 'none' }), ...miniCluster(NEVER_POLLS)]);
     expect(input.router).toMatchObject({ readsEvents: 'none', consumesEvents: false });
     expect(finding('router-not-polling')).toBeUndefined();
   });

@@ -6,6 +6,15 @@ import type { DecisionJoin, OutcomeJoin } from './joined-events.js';
 import type { HysteresisOptions } from '../diagnosis/finding-hysteresis.js';
 import { createSentinelState, type SentinelOptions, type SentinelState } from './sentinel-state.js';
 
+/** a decision without prompt ids: each case adds the time, id and server (and a count or why it is unreadable) */
+const PROMPTLESS_DECISION = {
+  kind: 'decision',
+  correlationId: null,
+  promptTokens: null,
+  promptTokenCount: null,
+  inflight: null,
+} as const;
+
 function audit(mini: MiniOptions, options: SentinelOptions = {}) {
   const state = createSentinelState({
     thresholds: { minDecisions: 40, minFollowups: 30, minServerRequests: 10 },
@@ -167,26 +176,8 @@ describe('sentinel state joins', () => {
 
   it('pending decisions expire after their TTL and are counted', () => {
     const state = createSentinelState({ limits: { pendingTtlMs: 1000 } });
-    state.apply({
-      kind: 'decision',
-      ts: 0,
-      requestId: 'a',
-      correlationId: null,
-      server: 'ctx0',
-      promptTokens: null,
-      promptTokenCount: 10,
-      inflight: null,
-    });
-    state.apply({
-      kind: 'decision',
-      ts: 5000,
-      requestId: 'b',
-      correlationId: null,
-      server: 'ctx0',
-      promptTokens: null,
-      promptTokenCount: 10,
-      inflight: null,
-    });
+    state.apply({ ...PROMPTLESS_DECISION, ts: 0, requestId: 'a', server: 'ctx0', promptTokenCount: 10 });
+    state.apply({ ...PROMPTLESS_DECISION, ts: 5000, requestId: 'b', server: 'ctx0', promptTokenCount: 10 });
     state.apply({
       kind: 'outcome',
       ts: 5001,
@@ -340,16 +331,9 @@ describe("sentinel state: text and chat requests (no ids in the request, the wor
 
   it('counts unreadable requests per server and reason for the diagnosis', () => {
     const state = createSentinelState();
-    const base = {
-      kind: 'decision',
-      correlationId: null,
-      promptTokens: null,
-      promptTokenCount: null,
-      inflight: null,
-    } as const;
-    state.apply({ ...base, ts: 1, requestId: 'a', server: 'ctx0', unreadable: 'unknown_encoding' });
-    state.apply({ ...base, ts: 2, requestId: 'b', server: 'ctx0', unreadable: 'unknown_encoding' });
-    state.apply({ ...base, ts: 3, requestId: 'c', server: 'ctx1', unreadable: 'too_large' });
+    state.apply({ ...PROMPTLESS_DECISION, ts: 1, requestId: 'a', server: 'ctx0', unreadable: 'unknown_encoding' });
+    state.apply({ ...PROMPTLESS_DECISION, ts: 2, requestId: 'b', server: 'ctx0', unreadable: 'unknown_encoding' });
+    state.apply({ ...PROMPTLESS_DECISION, ts: 3, requestId: 'c', server: 'ctx1', unreadable: 'too_large' });
     const servers = state.diagnosisInput(10).servers;
     expect(servers.find((s) => s.server === 'ctx0')?.unreadableRequests).toEqual({
       unknown_encoding: 2,
@@ -362,15 +346,14 @@ describe("sentinel state: text and chat requests (no ids in the request, the wor
 
   it('a healthy audit still says how many CTX bodies the relay could not read (never silent, never a page)', () => {
     const { state } = audit({ routing: 'sticky' });
-    const base = {
-      kind: 'decision',
-      correlationId: null,
-      promptTokens: null,
-      promptTokenCount: null,
-      inflight: null,
-    } as const;
-    state.apply({ ...base, ts: 10_000_000, requestId: 'u1', server: 'ctx0', unreadable: 'unknown_encoding' });
-    state.apply({ ...base, ts: 10_000_001, requestId: 'u2', server: 'ctx0', unreadable: 'malformed' });
+    state.apply({
+      ...PROMPTLESS_DECISION,
+      ts: 10_000_000,
+      requestId: 'u1',
+      server: 'ctx0',
+      unreadable: 'unknown_encoding',
+    });
+    state.apply({ ...PROMPTLESS_DECISION, ts: 10_000_001, requestId: 'u2', server: 'ctx0', unreadable: 'malformed' });
     const snapshot = state.evaluate(10_000_002);
     expect(snapshot.servers.find((s) => s.server === 'ctx0')?.unreadableRequests).toBe(2);
     const report = buildAuditReport(snapshot, { kind: 'live', description: 'test', observations: 0, malformed: 0 });

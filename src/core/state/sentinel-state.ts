@@ -23,6 +23,7 @@ import type { SentinelStateSnapshot } from './snapshot.js';
 import { projectSnapshot, type SnapshotSources } from './snapshot-projection.js';
 import { SourceHealthBoard } from './source-health-board.js';
 import { StateModel } from './state-model.js';
+import { inTokens } from './worker-block-counts.js';
 import { WorkerEventsReducer } from './worker-events-reducer.js';
 
 export { type SentinelLimits, type SentinelMode, type SentinelOptions } from './sentinel-options.js';
@@ -109,8 +110,10 @@ class Sentinel implements SentinelState {
   }
 
   apply(observation: Observation, digest?: ObservationDigest | null): void {
-    const obs = this.#admission.admit(observation);
-    if (obs === null) return;
+    const admitted = this.#admission.admit(observation);
+    if (admitted === null) return;
+    // in tokens from here on: the reducers, the listeners and the joined stream see the counts they always did
+    const obs = inTokens(admitted, this.#model.deployment);
     const digester = this.#model.digester;
     const d = digest !== undefined ? digest : digester.digest(obs);
     digester.observe(obs, d);

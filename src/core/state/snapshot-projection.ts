@@ -3,6 +3,7 @@
 import type { DiagnosisInput } from '../diagnosis/rule.js';
 import { REQUEST_UNREADABLE_REASONS } from '../relay/request-unreadable.js';
 import { counterKey, type CounterKey } from './counter-schema.js';
+import { hashCheckCounts } from './hash-check-counts.js';
 import type { DecisionsReducer, DecisionsView } from './decisions-reducer.js';
 import type { OutcomesReducer } from './outcomes-reducer.js';
 import type { ServerAdmission } from './server-admission.js';
@@ -47,11 +48,7 @@ function serverStats(m: StateModel, decisions: DecisionsView, server: string, no
     routerPolls: total(counterKey('routerPolls', server)),
     eventsDeliveredToRouter: total(counterKey('eventsDeliveredToRouter', server)),
     eventsDroppedForConsumers: total(counterKey('eventsDroppedForConsumers', server)),
-    hashChecks: {
-      match: total(counterKey('hashMatch', server)),
-      mismatch: total(counterKey('hashMismatch', server)),
-      unverifiable: total(counterKey('hashUnverifiable', server)),
-    },
+    hashChecks: hashCheckCounts(server, total),
     workerTableBlocksEvicted: m.truth.evictedBlocks(server),
     historyIncomplete: m.history.of(server).map(({ rank, since, missingBatches }) => ({ rank, since, missingBatches })),
     routerTableBlocksEvicted: m.replica.evictedBlocks(server),
@@ -149,8 +146,8 @@ export function projectSnapshot(
     tokensLostPerSecond: tokensLost === null ? null : tokensLost / seconds,
     oracleBasis,
     routerTokensPerBlock: {
-      value: input.router.tokensPerBlock,
-      from: input.router.tokensPerBlockFrom,
+      value: input.router.blockSize?.tokens ?? null,
+      from: input.router.blockSize?.from ?? null,
       candidates: input.router.tokensPerBlockCandidates,
     },
     stickiness: followups > 0 ? sticky / followups : null,

@@ -4,6 +4,7 @@ import type { Finding } from '../diagnosis/finding.js';
 import type { Verdict } from '../diagnosis/verdict.js';
 import type { StreamOrigin } from '../stream/stream-engine.js';
 import type { KvEventType } from '../wire/kv-event.js';
+import type { HashCheckCounts } from './hash-check-counts.js';
 
 export interface RankStats {
   readonly rank: number;
@@ -23,7 +24,7 @@ export interface ServerStats {
   readonly routerPolls: number;
   readonly eventsDeliveredToRouter: number;
   readonly eventsDroppedForConsumers: number;
-  readonly hashChecks: { readonly match: number; readonly mismatch: number; readonly unverifiable: number };
+  readonly hashChecks: HashCheckCounts;
   /** blocks evicted from kvsentinel's copy of the worker's table by its per-server cap */
   readonly workerTableBlocksEvicted: number;
   /** ZMQ ranks joined after more than their replay buffer held: since when their table lacks earlier blocks */

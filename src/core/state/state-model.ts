@@ -5,6 +5,7 @@ import type { DiagnosisInput } from '../diagnosis/rule.js';
 import type { DiagnosisThresholds } from '../diagnosis/thresholds.js';
 import { EventSequenceTracker, RouterReplicaTable, WorkerTruthTable } from '../tables/index.js';
 import { DEFAULT_ROUTER_TOKENS_PER_BLOCK } from '../diagnosis/router-defaults.js';
+import { inferredRouterBlockSize, routerChunkSize, type RouterBlockSize } from '../diagnosis/router-block-size.js';
 import { DeploymentFacts } from './deployment-facts.js';
 import { DEFAULT_INCREMENTAL_TRAJECTORIES, ObservationDigester } from './observation-digester.js';
 import { EventPaths } from './event-paths.js';
@@ -73,29 +74,23 @@ export class StateModel {
 
   /** The router's chunk size as far as known: stated, else inferred, else the default. */
   routerChunkSize(): number {
-    return this.deployment.router.tokensPerBlock ?? this.tpbInference.inferred ?? DEFAULT_ROUTER_TOKENS_PER_BLOCK;
+    return routerChunkSize(this.routerBlockSize());
+  }
+
+  /** The router's tokens_per_block: stated by a source, else inferred from its routing; null while unknown. */
+  routerBlockSize(): RouterBlockSize | null {
+    const inferred = this.tpbInference.inferred;
+    return this.deployment.router.blockSize ?? (inferred !== null ? inferredRouterBlockSize(inferred) : null);
   }
 
   /** `candidates`: the chunk sizes the decisions considered while the router's is unknown */
   routerTokensPerBlock(
     candidates: readonly number[],
-  ): Pick<DiagnosisInput['router'], 'tokensPerBlock' | 'tokensPerBlockFrom' | 'tokensPerBlockCandidates'> {
-    const router = this.deployment.router;
-    if (router.tokensPerBlock !== null)
-      return {
-        tokensPerBlock: router.tokensPerBlock,
-        tokensPerBlockFrom: router.tokensPerBlockFrom,
-        tokensPerBlockCandidates: [],
-      };
-    const inferred = this.tpbInference.inferred;
-    if (inferred !== null)
-      return { tokensPerBlock: inferred, tokensPerBlockFrom: 'inferred', tokensPerBlockCandidates: [] };
+  ): Pick<DiagnosisInput['router'], 'blockSize' | 'tokensPerBlockCandidates'> {
+    const blockSize = this.routerBlockSize();
+    if (blockSize !== null) return { blockSize, tokensPerBlockCandidates: [] };
     const considered = candidates.length > 0 ? candidates : [DEFAULT_ROUTER_TOKENS_PER_BLOCK];
-    return {
-      tokensPerBlock: null,
-      tokensPerBlockFrom: null,
-      tokensPerBlockCandidates: [...considered].sort((a, b) => a - b),
-    };
+    return { blockSize: null, tokensPerBlockCandidates: [...considered].sort((a, b) => a - b) };
   }
 
   /**

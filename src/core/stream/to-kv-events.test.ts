@@ -4,6 +4,7 @@
 import { describe, expect, it } from 'vitest';
 import { truncateKeyToU64, v2Chain } from '../hashing/v2-sha256.js';
 import { WorkerTruthTable } from '../tables/worker-truth-table.js';
+import { streamStored } from '../../../test/helpers/kv-event-builders.js';
 import type { StreamBatch, StreamEvent, StreamStored } from './decode-batch.js';
 import { StreamRekeyer } from './rekeyer.js';
 import { StreamEventConverter } from './to-kv-events.js';
@@ -13,24 +14,13 @@ const tokensOf = (block: number): number[] => Array.from({ length: BS }, (_, i) 
 
 function stored(hashes: number[], parent: number | null, o: Partial<StreamStored> = {}): StreamStored {
   const tokens = o.tokens ?? Uint32Array.from(hashes.flatMap((_, i) => tokensOf(i)));
-  return {
-    type: 'stored',
+  return streamStored({
     blockHashes: hashes.map(BigInt),
     parentHash: parent === null ? null : BigInt(parent),
     tokens,
     blockSize: BS,
-    loraId: null,
-    loraName: null,
-    cacheSalt: null,
-    medium: 'GPU',
-    groupIdx: null,
-    slidingWindow: null,
-    extraKeys: false,
-    blockHashBytes: null,
-    parentHashBytes: null,
-    blockExtraKeys: null,
     ...o,
-  };
+  });
 }
 const removed = (hashes: number[], medium = 'GPU'): StreamEvent => ({
   type: 'removed',

@@ -1,6 +1,7 @@
 // When vLLM block hashes are verified, and when a miss is a mismatch rather than unverifiable (a mismatch pages).
 import { describe, expect, it } from 'vitest';
 import { vllmBlockHash, vllmIntBlockHash, vllmNoneHash, type VllmExtraKey } from '../hashing/vllm-block-hash.js';
+import { streamStored } from '../../../test/helpers/kv-event-builders.js';
 import type { StreamStored } from './decode-batch.js';
 import { StreamEventConverter } from './to-kv-events.js';
 import { VllmHashChecker } from './vllm-hash-checker.js';
@@ -23,23 +24,15 @@ function stored(
   let p = parent ?? vllmNoneHash(o.seed ?? SEED);
   const hashes = o.hashes ?? blocks.map((b, i) => (p = vllmBlockHash(p, b, o.extra?.[i] ?? null)));
   const ints = o.ints === true;
-  const event: StreamStored = {
-    type: 'stored',
+  const event = streamStored({
     blockHashes: hashes.map(vllmIntBlockHash),
     parentHash: parent === null ? null : vllmIntBlockHash(parent),
-    tokens: null,
     blockSize: blocks[0]!.length,
-    loraId: null,
-    loraName: null,
-    cacheSalt: null,
-    medium: 'GPU',
-    groupIdx: null,
-    slidingWindow: null,
     extraKeys: (o.extra ?? []).some((k) => k !== null),
     blockHashBytes: ints ? null : hashes,
     parentHashBytes: ints || parent === null ? null : parent,
     blockExtraKeys: o.extra === undefined ? blocks.map(() => null) : o.extra,
-  };
+  });
   return { event, blocks, hashes };
 }
 

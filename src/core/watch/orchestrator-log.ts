@@ -36,6 +36,8 @@ const ROUTER_TYPES: Record<string, string> = {
 interface LoggedRouterFields {
   routerType?: string;
   tokensPerBlock?: number;
+  /** tokensPerBlock is a worker's the router adopted */
+  adopted?: boolean;
   maxBatchSize?: number;
   backfill?: boolean;
   profile?: RouterProfile;
@@ -48,6 +50,7 @@ function routerConfig(ts: number, fields: LoggedRouterFields): Observation {
     source: 'orchestrator-log',
     routerType: fields.routerType ?? null,
     tokensPerBlock: fields.tokensPerBlock ?? null,
+    ...(fields.adopted === true ? { tokensPerBlockAdopted: true } : {}),
     maxBatchSize: fields.maxBatchSize ?? null,
     backfillBlockHashesOnFinish: fields.backfill ?? null,
     servers: null,
@@ -62,7 +65,7 @@ function newestRouterLine(line: string, ts: number, resolve: ServerResolver): Ob
     // the worker's size replaces the 32 of the earlier "BlockHashMixin: tokens_per_block=32 (auto, adopts worker)"
     const tpb = Number(adopt[1]);
     return [
-      routerConfig(ts, { tokensPerBlock: tpb, profile: 'newest' }),
+      routerConfig(ts, { tokensPerBlock: tpb, adopted: true, profile: 'newest' }),
       { kind: 'server-info', ts, server: resolve(adopt[2] as string), hashAlgo: null, tokensPerBlock: tpb },
     ];
   }

@@ -1,7 +1,7 @@
 // Request logs, one JSON object per line (docs/design.md §9). Canonical fields: ts, request_id, correlation_id,
 // ctx_server, prompt_tokens, cached_tokens, optional prompt_token_ids (block_hashes are accepted and ignored for
-// now). Presets: TensorRT-LLM disaggregated /perf_metrics entries (ctx_server, cached = num_reused_blocks × the
-// server's block size), OpenAI responses (usage.prompt_tokens_details.cached_tokens; a context-only response's
+// now). Presets: TensorRT-LLM disaggregated /perf_metrics entries (ctx_server; prompt and cached in the worker's
+// blocks, num_total_allocated_blocks and num_reused_blocks, which the state turns into tokens), OpenAI responses (usage.prompt_tokens_details.cached_tokens; a context-only response's
 // prompt_token_ids or prompt_token_ids_b64 are the worker's own ids: outcome.workerPromptTokens), kvsentinel relay
 // records (canonical). `auto` picks the preset per line. Each line yields a decision and its outcome, or one issue.
 import type { Observation } from '../observe/observation.js';
@@ -18,8 +18,6 @@ export type RequestLogPreset = 'canonical' | 'perf-metrics' | 'openai' | 'relay'
 export interface RequestLogContext {
   readonly now: number;
   readonly resolve: ServerResolver;
-  /** the worker block size of a server when known (from /server_info), for the perf-metrics preset */
-  readonly tokensPerBlock: (server: string) => number | null;
 }
 
 export interface RequestLogLine {
@@ -68,6 +66,7 @@ function pair(
   ok: boolean,
   latencyMs: number | null,
   workerIds: Uint32Array | null = null,
+  workerBlocks: { readonly prompt: number | null; readonly cached: number | null } | null = null,
 ): Observation[] {
   return [
     {
@@ -79,6 +78,7 @@ function pair(
       promptTokens: promptIds,
       promptTokenCount: promptIds?.length ?? promptTokens,
       inflight: null,
+      ...(workerBlocks !== null ? { promptBlocks: workerBlocks.prompt } : {}),
     },
     {
       kind: 'outcome',
@@ -89,6 +89,7 @@ function pair(
       promptTokens,
       cachedTokens,
       latencyMs,
+      ...(workerBlocks !== null ? { promptBlocks: workerBlocks.prompt, cachedBlocks: workerBlocks.cached } : {}),
       ...(workerIds !== null ? { workerPromptTokens: workerIds } : {}),
     },
   ];
@@ -168,16 +169,11 @@ export function parseRequestLogLine(
         read.issue('missing-field', 'no request id (disagg_request_id or ctx_perf_metrics.request_id)', []);
         return first();
       }
+      // counted in the worker's blocks, as the entry counts them: the state turns them into tokens
       const kv = entry.ctx?.kvCache ?? null;
-      const tpb = ctx.tokensPerBlock(server);
-      const cached =
-        kv?.numReusedBlocks !== null && kv?.numReusedBlocks !== undefined && tpb !== null
-          ? kv.numReusedBlocks * tpb
-          : null;
-      const prompt =
-        kv !== null && kv.numTotalAllocatedBlocks !== null && tpb !== null ? kv.numTotalAllocatedBlocks * tpb : null;
+      const blocks = { prompt: kv?.numTotalAllocatedBlocks ?? null, cached: kv?.numReusedBlocks ?? null };
       return {
-        observations: pair(ctx.now, String(requestId), null, server, prompt, cached, null, true, null),
+        observations: pair(ctx.now, String(requestId), null, server, null, null, null, true, null, null, blocks),
         issue: null,
       };
     }

@@ -196,7 +196,7 @@ describe('router debug endpoint', () => {
 });
 
 describe('request log lines', () => {
-  const ctx = { now: 50, resolve, tokensPerBlock: (s: string) => (s === 'ctx0' ? 128 : null) };
+  const ctx = { now: 50, resolve };
 
   it('canonical: a decision with exact token ids and its outcome', () => {
     const r = parseRequestLogLine(
@@ -219,11 +219,19 @@ describe('request log lines', () => {
     expect(o).toMatchObject({ kind: 'outcome', ok: true, promptTokens: 3, cachedTokens: 2 });
   });
 
-  it('perf-metrics: cached tokens from reused blocks × the server block size', () => {
+  it("perf-metrics: the prompt and its reuse in the worker's blocks (the state turns them into tokens)", () => {
     const line =
       '{"ctx_server":"10.0.0.5:8001","gen_server":"g:1","disagg_request_id":77,"ctx_perf_metrics":{"request_id":5,"perf_metrics":{"kv_cache_metrics":{"num_total_allocated_blocks":10,"num_new_allocated_blocks":2,"num_reused_blocks":8,"num_missed_blocks":2}}}}';
-    const [, o] = parseRequestLogLine(line, 3, 'auto', ctx).observations;
-    expect(o).toMatchObject({ requestId: '77', server: 'ctx0', cachedTokens: 1024, promptTokens: 1280 });
+    const [d, o] = parseRequestLogLine(line, 3, 'auto', ctx).observations;
+    expect(d).toMatchObject({ kind: 'decision', requestId: '77', promptTokenCount: null, promptBlocks: 10 });
+    expect(o).toMatchObject({
+      requestId: '77',
+      server: 'ctx0',
+      promptTokens: null,
+      cachedTokens: null,
+      promptBlocks: 10,
+      cachedBlocks: 8,
+    });
   });
 
   it('openai: usage.prompt_tokens_details.cached_tokens', () => {

@@ -51,7 +51,7 @@ export function createOrchestratorLogSource(
 }
 
 export function createRequestLogSource(
-  deps: FileSourceDeps & { tokensPerBlock: (server: string) => number | null },
+  deps: FileSourceDeps,
   options: { path: string; format: RequestLogPreset | 'auto'; intervalMs: number; fromStart?: boolean; index: number },
 ): FileFollower {
   const name = `requests:${options.index}`;
@@ -65,7 +65,6 @@ export function createRequestLogSource(
         const r = parseRequestLogLine(line, lineNo, options.format, {
           now: deps.clock(),
           resolve: deps.resolve,
-          tokensPerBlock: deps.tokensPerBlock,
         });
         if (r.issue !== null) {
           deps.status.badInput(name, r.issue.code);

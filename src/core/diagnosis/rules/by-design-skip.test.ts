@@ -12,8 +12,7 @@ function newestSkipping(divisible: boolean) {
   return quietInput({
     router: {
       ...quietInput().router,
-      tokensPerBlock: 32,
-      tokensPerBlockFrom: 'orchestrator-log',
+      blockSize: { tokens: 32, basis: 'logged', from: 'orchestrator-log' },
       profile: 'newest',
       profileFrom: 'orchestrator-log',
       trackRoutedBlocks: true,

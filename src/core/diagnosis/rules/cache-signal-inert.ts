@@ -25,11 +25,12 @@ function modelReasons(input: DiagnosisInput, evidence: Evidence): string[] {
     evidence.oracle_match_share = round3(oracle);
     // with the router's chunk size unknown, predictedAnyMatch counts a match under any size it may use: the
     // criterion then says "no size gives a match", never "the default size gives none"
-    const unknown = input.router.tokensPerBlock === null;
+    const size = input.router.blockSize;
+    const unknown = size === null;
     evidence.router_tokens_per_block = unknown
       ? `unknown (predicted under each of ${input.router.tokensPerBlockCandidates.join('/')})`
-      : input.router.tokensPerBlock;
-    if (!unknown) evidence.router_tokens_per_block_from = input.router.tokensPerBlockFrom ?? 'unknown';
+      : size.tokens;
+    if (!unknown) evidence.router_tokens_per_block_from = size.from;
     if (predicted <= t.predictedMatchMaxShare && oracle >= t.oracleMatchMinShare) {
       const sizes = unknown
         ? ` under every tokens_per_block it may use (${input.router.tokensPerBlockCandidates.join(', ')})`

@@ -59,11 +59,11 @@ export function deadEventPath(input: DiagnosisInput): DeadEventPath | null {
     restore.push("a finish_request that polls (the orchestrator's own session; newer router.py)");
   }
   const sizes = workerBlockSizes(input);
-  const tpb = input.router.tokensPerBlock;
+  const tpb = input.router.blockSize?.tokens ?? null;
   if (
     skipped.length === 0 &&
     tpb !== null &&
-    input.router.tokensPerBlockFrom !== 'inferred' &&
+    input.router.blockSize?.basis !== 'inferred' &&
     sizes.length > 0 &&
     sizes.every((size) => size !== tpb)
   ) {

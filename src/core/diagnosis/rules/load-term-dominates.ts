@@ -86,7 +86,7 @@ export const loadTermDominates: Rule = {
 function knobFix(input: DiagnosisInput, busiest: number | null, mbs: number): string {
   const d = input.decisions;
   if (input.router.profile === 'newest') {
-    const tpb = input.router.tokensPerBlock ?? 128;
+    const tpb = input.router.blockSize?.tokens ?? 128;
     const meanPrompt = d.withOutcome > 0 ? d.promptTokens / d.withOutcome : null;
     const lw = input.router.loadWeight ?? 0.25;
     if (meanPrompt === null || busiest === null || busiest <= 0)

@@ -1,24 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { BLIND_PREFERENCE, quietDecisions, quietInput } from '../../../../test/helpers/diagnosis-input.js';
+import { DOUBLED_BOS_DIFF } from '../../../../test/helpers/render-diffs.js';
 import type { RenderDiff } from '../../render/compare-renders.js';
 import type { DiagnosisInput, RenderDiagnosis } from '../rule.js';
 import { runRules } from '../run-rules.js';
 import { RULES } from './index.js';
 import { renderDrift } from './render-drift.js';
 
-const doubledBos: RenderDiff = {
-  position: 1,
-  routerLength: 4001,
-  workerLength: 4000,
-  commonSuffix: 3999,
-  routerSpan: 1,
-  workerSpan: 0,
-  windowFrom: 0,
-  routerWindow: [0, 0, 3476, 477],
-  workerWindow: [0, 3476, 477, 11502],
-  cause: 'doubled-bos',
-  side: 'router',
-};
+const doubledBos = DOUBLED_BOS_DIFF;
 
 function render(over: Partial<RenderDiagnosis>): RenderDiagnosis {
   return {

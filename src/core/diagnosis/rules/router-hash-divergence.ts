@@ -46,7 +46,7 @@ export const routerHashDivergence: Rule = {
       contradicted &&
       !keyed &&
       !debug &&
-      (input.router.tokensPerBlock === null || input.router.tokensPerBlockFrom === 'inferred');
+      (input.router.blockSize === null || input.router.blockSize.basis === 'inferred');
     const sizes = [
       ...new Set(
         input.servers.map((s) => s.advertisedBlockSize ?? s.inferredBlockSize).filter((v): v is number => v !== null),
@@ -61,7 +61,7 @@ export const routerHashDivergence: Rule = {
           ? `the router reports no matched tokens on ${rs.replicaMatchRouterNone} of ${rs.replicaPredictedMatch} decisions where its own table should have matched`
           : `the router's table should match ${(ratio(d.predictedAnyMatch, d.withKeys) * 100).toFixed(0)}% of requests, yet only ${(ratio(d.agreesWithReplica, d.withKeys) * 100).toFixed(0)}% of its choices follow the score that gives` +
             (sizeUnknown
-              ? ` (no source states the router's tokens_per_block${input.router.tokensPerBlock !== null ? `, ${input.router.tokensPerBlock} was inferred from its earlier routing` : ''}: ` +
+              ? ` (no source states the router's tokens_per_block${input.router.blockSize !== null ? `, ${input.router.blockSize.tokens} was inferred from its earlier routing` : ''}: ` +
                 `two causes fit equally — a router chunk size other than the workers' ${workerSize} (the 2026-06 router defaults to 32), or token ids that differ (tokenizer, chat template); ` +
                 `to tell them apart, state the router's size (--router.tokens-per-block, router.tokens_per_block, or --orchestrator-log at TLLM_LOG_LEVEL=info: "BlockHashMixin: tokens_per_block=N"), ` +
                 `or compare \`kvsentinel hash --prompt --tokens-per-block N\` of a served prompt with the workers' stored hashes)`
@@ -76,7 +76,7 @@ export const routerHashDivergence: Rule = {
         router_reported_none_where_table_matches: rs.replicaMatchRouterNone,
         predicted_match_share: round3(ratio(d.predictedAnyMatch, d.withKeys)),
         choices_following_replicated_score: round3(ratio(d.agreesWithReplica, d.withKeys)),
-        router_tokens_per_block: input.router.tokensPerBlock ?? 'unknown',
+        router_tokens_per_block: input.router.blockSize?.tokens ?? 'unknown',
         ...windowEvidence(input.window),
       },
       cause:

@@ -10,6 +10,7 @@ import {
   quietServer,
   servers,
 } from '../../../../test/helpers/diagnosis-input.js';
+import { inferredRouterBlockSize } from '../router-block-size.js';
 import { runRules } from '../run-rules.js';
 import { RULES } from './index.js';
 
@@ -164,8 +165,7 @@ describe('turn-scatter-high', () => {
 describe('router tokens_per_block unknown or inferred', () => {
   const unknown = {
     ...quietInput().router,
-    tokensPerBlock: null,
-    tokensPerBlockFrom: null,
+    blockSize: null,
     tokensPerBlockCandidates: [32, 128],
   };
   it('tokens-per-block-mismatch never claims a mismatch on an unknown chunk size, and names an inferred one', () => {
@@ -173,7 +173,7 @@ describe('router tokens_per_block unknown or inferred', () => {
     const inferred = runRules(
       RULES,
       quietInput({
-        router: { ...unknown, tokensPerBlock: 32, tokensPerBlockFrom: 'inferred', tokensPerBlockCandidates: [] },
+        router: { ...unknown, blockSize: inferredRouterBlockSize(32), tokensPerBlockCandidates: [] },
       }),
     );
     expect(inferred.hits.get('tokens-per-block-mismatch')!.evidence.router_tokens_per_block_from).toBe(
@@ -204,7 +204,7 @@ describe('router tokens_per_block unknown or inferred', () => {
     const inferred = runRules(
       RULES,
       quietInput({
-        router: { ...unknown, tokensPerBlock: 128, tokensPerBlockFrom: 'inferred', tokensPerBlockCandidates: [] },
+        router: { ...unknown, blockSize: inferredRouterBlockSize(128), tokensPerBlockCandidates: [] },
         decisions: contradicted,
       }),
     ).hits.get('router-hash-divergence');
@@ -316,7 +316,7 @@ describe('a dead event path', () => {
 
 describe('load-term-dominates per router profile', () => {
   it('the newest router: names load_weight with a computed value', () => {
-    const router = { ...quietInput().router, profile: 'newest' as const, loadWeight: 4, tokensPerBlock: 128 };
+    const router = { ...quietInput().router, profile: 'newest' as const, loadWeight: 4 };
     // 600 outcomes of 10 000-token prompts, the busiest server at 24 active: ¼ of 10 000 / 128 = 19.5 blocks / 24
     const hit = runRules(RULES, quietInput({ router, decisions: quietDecisions({ sentAwayByLoad: 40 }) })).hits.get(
       'load-term-dominates',

@@ -13,6 +13,32 @@ import type { DiagnosisInput, Rule } from '../rule.js';
 import { runRules } from '../run-rules.js';
 import { RULES } from './index.js';
 
+/** decisions whose router keys no server holds, while the workers reuse prefixes */
+function routerKeysNeverFound(): DiagnosisInput['decisions'] {
+  return quietDecisions({
+    firstBlockHeld: 0,
+    oracleAnyMatch: 0,
+    predictedAnyMatch: 0,
+    oracleBest: 0,
+    notOracleBest: 0,
+    noPrefix: 600,
+    joinedOracleCachedTokens: 0,
+  });
+}
+
+/** ranks 0–3 each stating 200 events without a gap: a server whose every rank reports */
+function fourRanksWithEvents(): DiagnosisInput['servers'][number]['ranks'] {
+  return [0, 1, 2, 3].map((rank) => ({
+    rank,
+    stated: true,
+    events: 200,
+    gaps: 0,
+    missedEvents: 0,
+    resets: 0,
+    lastEventId: 199,
+  }));
+}
+
 describe('rules', () => {
   it('has exactly one rule per catalog id, in catalog order', () => {
     expect(RULES.map((r) => r.id)).toEqual(FINDING_IDS);
@@ -86,15 +112,7 @@ describe('rules', () => {
           }),
           ...['ctx1', 'ctx2'].map((s) =>
             quietServer(s, {
-              ranks: [0, 1, 2, 3].map((rank) => ({
-                rank,
-                stated: true,
-                events: 200,
-                gaps: 0,
-                missedEvents: 0,
-                resets: 0,
-                lastEventId: 199,
-              })),
+              ranks: fourRanksWithEvents(),
             }),
           ),
         ],
@@ -115,15 +133,7 @@ describe('rules', () => {
       name: 'events-partial-ranks: every rank shows events; requests reusing unannounced blocks (late drains) are no lost rank',
       input: quietInput({
         servers: servers({
-          ranks: [0, 1, 2, 3].map((rank) => ({
-            rank,
-            stated: true,
-            events: 200,
-            gaps: 0,
-            missedEvents: 0,
-            resets: 0,
-            lastEventId: 199,
-          })),
+          ranks: fourRanksWithEvents(),
           realisedAboveOracle: 150,
         }),
       }),
@@ -146,22 +156,16 @@ describe('rules', () => {
     },
     {
       name: 'tokens-per-block-mismatch: router 32 vs workers 128',
-      input: quietInput({ router: { ...quietInput().router, tokensPerBlock: 32 } }),
+      input: quietInput({
+        router: { ...quietInput().router, blockSize: { tokens: 32, basis: 'logged', from: 'simulator' } },
+      }),
       // the quiet input's router still follows prefixes: a dead event path under it is masked
       expected: ['tokens-per-block-mismatch', 'event-signal-masked'],
     },
     {
       name: 'router-hash-divergence: workers reuse, router keys never found',
       input: quietInput({
-        decisions: quietDecisions({
-          firstBlockHeld: 0,
-          oracleAnyMatch: 0,
-          predictedAnyMatch: 0,
-          oracleBest: 0,
-          notOracleBest: 0,
-          noPrefix: 600,
-          joinedOracleCachedTokens: 0,
-        }),
+        decisions: routerKeysNeverFound(),
       }),
       expected: ['router-hash-divergence'],
     },
@@ -170,15 +174,7 @@ describe('rules', () => {
       name: 'no router-hash-divergence when most stored blocks are scoped by salts the prompts do not show',
       input: quietInput({
         servers: servers({ streamStoredBlocks: 1000, streamScopedBlocks: 900 }),
-        decisions: quietDecisions({
-          firstBlockHeld: 0,
-          oracleAnyMatch: 0,
-          predictedAnyMatch: 0,
-          oracleBest: 0,
-          notOracleBest: 0,
-          noPrefix: 600,
-          joinedOracleCachedTokens: 0,
-        }),
+        decisions: routerKeysNeverFound(),
       }),
       expected: [],
     },
@@ -315,8 +311,7 @@ describe('rules', () => {
       router: {
         type: 'conversation',
         source: 'simulator',
-        tokensPerBlock: 128,
-        tokensPerBlockFrom: 'simulator',
+        blockSize: { tokens: 128, basis: 'logged', from: 'simulator' },
         tokensPerBlockCandidates: [],
         maxBatchSize: null,
         backfillBlockHashesOnFinish: null,
@@ -358,7 +353,9 @@ describe('rules', () => {
   });
 
   it("tokens-per-block-mismatch names the workers' block size as the fix", () => {
-    const input = quietInput({ router: { ...quietInput().router, tokensPerBlock: 32 } });
+    const input = quietInput({
+      router: { ...quietInput().router, blockSize: { tokens: 32, basis: 'logged', from: 'simulator' } },
+    });
     expect(runRules(RULES, input).hits.get('tokens-per-block-mismatch')!.fix).toContain(
       'router_args.tokens_per_block: 128',
     );

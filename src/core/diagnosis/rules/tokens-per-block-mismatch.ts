@@ -8,7 +8,7 @@ import { windowEvidence } from './rule-math.js';
 export const tokensPerBlockMismatch: Rule = {
   id: 'tokens-per-block-mismatch',
   evaluate(input) {
-    const tpb = input.router.tokensPerBlock;
+    const tpb = input.router.blockSize?.tokens ?? null;
     if (tpb === null || !input.router.consumesEvents) return null;
     if (input.decisions.decisions < input.thresholds.minServerRequests) return null;
     const hit = input.servers.filter((s) => {
@@ -31,9 +31,9 @@ export const tokensPerBlockMismatch: Rule = {
       evidence: {
         router_tokens_per_block: tpb,
         router_tokens_per_block_from:
-          input.router.tokensPerBlockFrom === 'inferred'
+          input.router.blockSize?.basis === 'inferred'
             ? 'inferred from its routing'
-            : (input.router.tokensPerBlockFrom ?? 'unknown'),
+            : (input.router.blockSize?.from ?? 'unknown'),
         worker_block_size: sizes.join('/'),
         worker_block_size_from: hit.some((s) => s.advertisedBlockSize !== null) ? 'server_info' : 'stored events',
         decisions: input.decisions.decisions,
