@@ -1,6 +1,7 @@
 // Hand-built snapshots for output tests (the real state builds them from observations).
 import type { SentinelSnapshot, ServerStats } from '../../src/core/state/snapshot.js';
 import type { Finding } from '../../src/core/diagnosis/finding.js';
+import { NO_SIDECAR_STATS } from '../../src/core/observe/sidecar-stats.js';
 
 export function serverStats(server: string, overrides: Partial<ServerStats> = {}): ServerStats {
   return {
@@ -27,6 +28,7 @@ export function serverStats(server: string, overrides: Partial<ServerStats> = {}
     requests: 20,
     requestFailures: 1,
     unreadableRequests: 0,
+    unreadableByReason: { unknown_encoding: 0, malformed: 0, too_large: 0, no_prompt: 0 },
     promptTokens: 80_000,
     cachedTokens: 70_000,
     oracleCachedTokens: 76_000,
@@ -79,6 +81,7 @@ export function snapshotFixture(overrides: Partial<SentinelSnapshot> = {}): Sent
       v2KeysEvicted: 0,
       serverObservationsIgnored: 0,
     },
+    sidecar: NO_SIDECAR_STATS,
     ...overrides,
   };
 }

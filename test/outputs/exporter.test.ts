@@ -7,7 +7,8 @@ import { METRICS } from '../../src/outputs/metric-catalog.js';
 import { silentLogger } from '../../src/sources/ports.js';
 import type { SourceStatus } from '../../src/sources/source-status.js';
 import { promtoolProblems } from '../helpers/promtool.js';
-import { snapshotFixture } from '../helpers/snapshot-fixture.js';
+import { serverStats, snapshotFixture } from '../helpers/snapshot-fixture.js';
+import { NO_SIDECAR_STATS } from '../../src/core/observe/sidecar-stats.js';
 
 const sources: SourceStatus[] = [
   {
@@ -126,8 +127,44 @@ describe('exporter', () => {
     );
   });
 
-  it("exports each relay's slow paths by reason, every reason from the start (0 included)", async () => {
-    const counts = { ...noScanFallbacks(), inline: 4, text_path: 1 };
+  it("exports each relay's slow paths by reason from the snapshot's sidecar stats, every reason from the start", async () => {
+    const relay = (counts: Record<string, number>) => ({
+      server: 'ctx0',
+      abandonedPolls: 3,
+      capturesTruncated: 2,
+      eventsEvicted: 0,
+      consumersExpired: 1,
+      consumersEvicted: 0,
+      resumePositionsDiscarded: 0,
+      upstreamRetries: 5,
+      eventsRedelivered: 0,
+      scanFallbacks: { ...noScanFallbacks(), ...counts },
+    });
+    let snapshot = snapshotFixture({ sidecar: { ...NO_SIDECAR_STATS, relays: [relay({ inline: 4, text_path: 1 })] } });
+    const exporter = createExporter({
+      registry: new Registry(),
+      sources: () => sources,
+      snapshot: () => snapshot,
+      reload: () => ({ successful: true, lastSuccessAt: 0 }),
+      build: { version: '0.1.0', revision: 'abc123', nodejsVersion: process.version },
+      logger: silentLogger,
+    });
+    const text = await exporter.metrics();
+    expect(text).toContain('kvsentinel_relay_scan_fallbacks_total{server="ctx0",reason="inline"} 4\n');
+    expect(text).toContain('kvsentinel_relay_scan_fallbacks_total{server="ctx0",reason="text_path"} 1\n');
+    for (const reason of SCAN_FALLBACK_REASONS)
+      expect(text).toContain(`kvsentinel_relay_scan_fallbacks_total{server="ctx0",reason="${reason}"} `);
+    expect(text).toContain('kvsentinel_relay_abandoned_polls_total{server="ctx0"} 3\n');
+    expect(text).toContain('kvsentinel_relay_upstream_retries_total{server="ctx0"} 5\n');
+    expect(text).toContain('kvsentinel_cache_dropped_total{cache="relay_captures",reason="cap"} 2\n');
+    expect(text).toContain('kvsentinel_cache_dropped_total{cache="relay_consumers",reason="idle"} 1\n');
+    snapshot = snapshotFixture({ sidecar: { ...NO_SIDECAR_STATS, relays: [relay({ inline: 9 })] } });
+    expect(await exporter.metrics()).toContain(
+      'kvsentinel_relay_scan_fallbacks_total{server="ctx0",reason="inline"} 9\n',
+    );
+  });
+
+  it("exports a relay's unreadable requests by reason from the state's counts, every reason at 0 first", async () => {
     const relay = {
       server: 'ctx0',
       abandonedPolls: 0,
@@ -138,26 +175,27 @@ describe('exporter', () => {
       resumePositionsDiscarded: 0,
       upstreamRetries: 0,
       eventsRedelivered: 0,
-      scanFallbacks: counts,
+      scanFallbacks: noScanFallbacks(),
     };
+    const byReason = { unknown_encoding: 0, malformed: 2, too_large: 0, no_prompt: 1 };
+    const snapshot = snapshotFixture({
+      servers: [serverStats('ctx0', { unreadableRequests: 3, unreadableByReason: byReason }), serverStats('ctx1')],
+      sidecar: { ...NO_SIDECAR_STATS, relays: [relay] },
+    });
     const exporter = createExporter({
       registry: new Registry(),
       sources: () => sources,
-      snapshot: snapshotFixture,
+      snapshot: () => snapshot,
       reload: () => ({ successful: true, lastSuccessAt: 0 }),
       build: { version: '0.1.0', revision: 'abc123', nodejsVersion: process.version },
       logger: silentLogger,
-      relays: () => [relay],
     });
     const text = await exporter.metrics();
-    expect(text).toContain('kvsentinel_relay_scan_fallbacks_total{server="ctx0",reason="inline"} 4\n');
-    expect(text).toContain('kvsentinel_relay_scan_fallbacks_total{server="ctx0",reason="text_path"} 1\n');
-    for (const reason of SCAN_FALLBACK_REASONS)
-      expect(text).toContain(`kvsentinel_relay_scan_fallbacks_total{server="ctx0",reason="${reason}"} `);
-    counts.inline = 9;
-    expect(await exporter.metrics()).toContain(
-      'kvsentinel_relay_scan_fallbacks_total{server="ctx0",reason="inline"} 9\n',
-    );
+    expect(text).toContain('kvsentinel_relay_requests_unreadable_total{server="ctx0",reason="malformed"} 2\n');
+    expect(text).toContain('kvsentinel_relay_requests_unreadable_total{server="ctx0",reason="no_prompt"} 1\n');
+    expect(text).toContain('kvsentinel_relay_requests_unreadable_total{server="ctx0",reason="too_large"} 0\n');
+    // ctx1 has no relay: no series
+    expect(text).not.toContain('kvsentinel_relay_requests_unreadable_total{server="ctx1"');
   });
 
   it('passes promtool check metrics for every kvsentinel_* family', async () => {

@@ -33,6 +33,7 @@ import {
 } from './bundle-fields.js';
 import { decodeKeys, type KeyHistory } from './bundle-keys.js';
 import type { BundleRecord } from './bundle-codec.js';
+import { decodeSidecarStats } from './bundle-sidecar-stats.js';
 
 const isStreamSequenceChange = (v: string): v is StreamSequenceChange =>
   (STREAM_SEQUENCE_CHANGES as readonly string[]).includes(v);
@@ -335,6 +336,8 @@ export function decodeObservation(o: JsonObject, history: KeyHistory): BundleRec
       };
     case 'render-check':
       return { digest: null, observation: decodeRenderCheck(o, ts) };
+    case 'sidecar-stats':
+      return { digest: null, observation: decodeSidecarStats(o, ts) };
     case 'sidecar-load':
       return {
         digest: null,

@@ -162,6 +162,7 @@ export class DeploymentFacts {
         if ('server' in obs) this.#server(obs.server);
         return;
       case 'sidecar-load':
+      case 'sidecar-stats':
         return;
     }
   }
