@@ -3,7 +3,6 @@
 // The daemon evaluates the rules on its own clock (evaluation-timer.ts); every reader only reads.
 // Sources are reconciled by spec on reload: unchanged ones keep running (a relay keeps its event buffer and its
 // consumers' cursors), removed ones stop, new ones start. An invalid new config changes nothing.
-import { Registry } from 'prom-client';
 import type { Observation } from '../../core/observe/observation.js';
 import type { DiagnosisInput } from '../../core/diagnosis/rule.js';
 import type { ReportModel } from '../../core/report/report-model.js';
@@ -18,11 +17,8 @@ import {
 import { createServerResolver, type ServerResolver } from '../../core/watch/server-resolver.js';
 import { parseKvEvents } from '../../core/wire/parse-kv-events.js';
 import { wasmApi } from '../../core/wasm/wasm-binary.js';
-import { createExporter, type Exporter, type ReloadStatus } from '../../outputs/exporter.js';
-import { renderLandingSections } from '../../outputs/landing-page.js';
-import { LiveFeed } from '../../outputs/live-feed.js';
-import { renderLiveReportBody, renderLiveReportPage } from '../../outputs/report/live-report-page.js';
-import { WebServer } from '../../outputs/web-server.js';
+import type { Exporter, ReloadStatus } from '../../outputs/exporter.js';
+import type { LiveFeed } from '../../outputs/live-feed.js';
 import type { Clock, Logger, ObservationSink } from '../../sources/ports.js';
 import { InflightTracker } from '../../sources/relay/inflight-tracker.js';
 import type { ParseEvents } from '../../sources/relay/worker-relay.js';
@@ -31,13 +27,11 @@ import { ModelTokenizer } from '../../sources/tokenizer/model-tokenizer.js';
 import { RenderPool } from '../../sources/tokenizer/render-pool.js';
 import { relayHost, type ServeConfig } from '../config/serve-config.js';
 import { STATE_PRESETS, stateOptionsFor } from '../state-presets.js';
-import { VERSION } from '../version.js';
 import { configObservations } from './config-observations.js';
-import { createDaemonPages } from './daemon-pages.js';
+import { createDaemonOutputs, type DaemonOutputs } from './daemon-outputs.js';
 import { DaemonSourceSet } from './daemon-source-set.js';
 import { sourceSpecsFor, type RelayEndpoint, type SourceContext } from './daemon-sources.js';
 import { WorkerBlockSizes } from './worker-block-sizes.js';
-import { createObservationStream } from './observation-stream-wiring.js';
 import { startEvaluationTimer, type EvaluationTimer } from './evaluation-timer.js';
 import { startTimelineSampler, type TimelineSampler } from './timeline-sampler.js';
 import { startSidecarLoadMonitor, type SidecarLoadMonitor } from '../../sources/self/sidecar-load-monitor.js';
@@ -151,31 +145,176 @@ function checkReloadable(current: ServeConfig, next: ServeConfig): void {
     );
 }
 
+/** What the daemon holds while it runs, changed by start, reload and stop. */
+interface DaemonRuntime {
+  config: ServeConfig;
+  resolver: ServerResolver;
+  reloadStatus: ReloadStatus;
+  sampler: TimelineSampler | null;
+  evaluations: EvaluationTimer | null;
+  loadMonitor: SidecarLoadMonitor | null;
+  started: boolean;
+  ready: boolean;
+  stopping: Promise<void> | undefined;
+}
+
+/** The daemon's parts, wired once by createDaemon. */
+interface DaemonParts {
+  readonly deps: DaemonDeps;
+  readonly clock: Clock;
+  readonly logger: Logger;
+  readonly serveWeb: boolean;
+  readonly state: StatePort;
+  readonly sink: ObservationSink;
+  readonly status: SourceStatusBoard;
+  readonly sources: DaemonSourceSet;
+  readonly sourceContext: SourceContext;
+  readonly outputs: DaemonOutputs;
+  readonly render: RenderPool | undefined;
+  /** what the relays, streams and the live feed counted of themselves, observed like everything else */
+  readonly observeSidecarStats: () => void;
+  readonly rt: DaemonRuntime;
+}
+
+async function reconcile(p: DaemonParts, c: ServeConfig): Promise<void> {
+  const failures = await p.sources.reconcile(sourceSpecsFor(c, p.sourceContext));
+  // the relays' bound ports are known now
+  p.rt.resolver = resolverFor(c, p.sources.relays());
+  for (const o of configObservations(c, p.clock)) p.sink.apply(o);
+  if (failures.length > 0) throw new Error(failures.join('; '));
+}
+
+async function startDaemon(p: DaemonParts): Promise<void> {
+  const { rt, logger, clock, outputs } = p;
+  if (rt.started) return;
+  rt.started = true;
+  // decided once per process (node --jitless, a big-endian host): the slow kernels, said where operators look
+  if (wasmApi() === null)
+    logger.warn('WebAssembly is not available: v1 block keys are mixed and prompt ids read in JavaScript (slower)');
+  // the sidecar's own lag, so what it loses while behind is blamed on itself (sidecar-lagging)
+  rt.loadMonitor = startSidecarLoadMonitor({ sink: p.sink, clock });
+  // the daemon's clock: the sidecar's counters are observed on each tick; the rules evaluated when someone reads
+  // them (without a web server a one-shot caller evaluates at its end)
+  rt.evaluations = startEvaluationTimer(
+    (now) => {
+      if (p.sources.size > 0) p.observeSidecarStats();
+      if (p.serveWeb) void p.state.evaluate(now);
+    },
+    clock,
+    p.deps.evaluateEveryMs ?? STATE_PRESETS.daemon.evaluateEveryMs,
+    (err) => logger.error('evaluating the rules failed', { error: String(err) }),
+  );
+  if (p.serveWeb) {
+    await outputs.web.listen(rt.config.listen.host, rt.config.listen.port);
+    outputs.feed.start();
+    outputs.observationStream?.start();
+    rt.sampler = startTimelineSampler(() => p.state.snapshot(clock()), clock);
+  }
+  await reconcile(p, rt.config);
+  rt.ready = true;
+  if (p.serveWeb) logServing(p);
+}
+
+async function reloadDaemon(p: DaemonParts): Promise<void> {
+  const { rt, logger } = p;
+  let next: ServeConfig;
+  try {
+    next = p.deps.loadConfig !== undefined ? await p.deps.loadConfig() : rt.config;
+    checkReloadable(rt.config, next);
+  } catch (err) {
+    rt.reloadStatus = { ...rt.reloadStatus, successful: false };
+    logger.error('reload failed; keeping the current configuration', {
+      error: err instanceof Error ? err.message : String(err),
+    });
+    throw err;
+  }
+  rt.config = next;
+  rt.resolver = resolverFor(next, p.sources.relays());
+  try {
+    await reconcile(p, next);
+    rt.reloadStatus = { successful: true, lastSuccessAt: p.clock() };
+    logger.info('configuration reloaded', { sources: p.sources.size });
+  } catch (err) {
+    rt.reloadStatus = { ...rt.reloadStatus, successful: false };
+    throw err;
+  }
+}
+
+async function stopDaemon(p: DaemonParts): Promise<void> {
+  const { rt, outputs } = p;
+  rt.ready = false;
+  // what stopping aborts (a drain, a server_info read) is the shutdown, not a fault of the source
+  p.status.silence();
+  logInFlight(p);
+  // relays first: they finish in-flight requests; pollers stop in parallel
+  const hadSources = p.sources.size > 0;
+  await p.sources.stopAll();
+  // what they counted to the end, so a recorded bundle carries it
+  if (hadSources) p.observeSidecarStats();
+  rt.loadMonitor?.stop();
+  rt.sampler?.stop();
+  rt.evaluations?.stop();
+  await outputs.feed.stop();
+  await outputs.observationStream?.stop();
+  await p.render?.close();
+  if (rt.started && p.serveWeb) await outputs.web.close();
+  p.logger.info('kvsentinel stopped');
+}
+
+function logServing(p: DaemonParts): void {
+  const a = p.outputs.web.address();
+  const listeners = p.sources.relays().map(
+    (r) =>
+      `${r.target.id}=${r
+        .addresses()
+        .map((x) => `${x.host}:${x.port}`)
+        .join(',')}`,
+  );
+  p.logger.info('kvsentinel serving', {
+    listen: `${a.host}:${a.port}`,
+    sources: p.sources.size,
+    ...(listeners.length > 0 ? { relays: listeners.join(' ') } : {}),
+  });
+}
+
+function logInFlight(p: DaemonParts): void {
+  const inFlight = inFlightOf(p.sources.relays());
+  if (inFlight === 0) return;
+  const graceS = p.rt.config.relay.shutdownGraceMs / 1000;
+  p.logger.info(
+    `letting ${inFlight} in-flight relay requests finish (up to relay.shutdown_grace ${graceS}s); signal again to stop now`,
+    { in_flight: inFlight },
+  );
+}
+
+const inFlightOf = (relays: readonly RelayEndpoint[]): number => relays.reduce((n, r) => n + r.inFlight, 0);
+
 export function createDaemon(initial: ServeConfig, deps: DaemonDeps = {}): Daemon {
   const clock = deps.clock ?? Date.now;
   const logger = deps.logger ?? { info: () => undefined, warn: () => undefined, error: () => undefined };
-  const serveWeb = deps.web !== false;
-  let config = initial;
+  const rt: DaemonRuntime = {
+    config: initial,
+    resolver: resolverFor(initial, []),
+    reloadStatus: { successful: true, lastSuccessAt: clock() },
+    sampler: null,
+    evaluations: null,
+    loadMonitor: null,
+    started: false,
+    ready: false,
+    stopping: undefined,
+  };
 
   // the state, and the one sink every source feeds
   let feed: LiveFeed | null = null;
-  const state = (deps.createState ?? defaultState)(config);
+  const state = (deps.createState ?? defaultState)(initial);
   state.subscribe((event) => feed?.show(event));
   const startedAt = clock();
   const blockSizes = new WorkerBlockSizes();
   const sink = stateSink(state, { blockSizes, logger, feed: () => feed });
-  const snapshot = (): SentinelStateSnapshot => state.snapshot(clock());
 
   // the sources
   const status = new SourceStatusBoard({ sink, clock, logger });
   const sources = new DaemonSourceSet({ status, logger });
-  let resolver: ServerResolver = resolverFor(config, []);
-  // the model's tokenizer (loadCliConfig checked it): renders text and chat requests off the event loop
-  const render =
-    initial.tokenizer !== null
-      ? new RenderPool({ tokenizer: ModelTokenizer.load(initial.tokenizer), thread: true })
-      : undefined;
-  // what the relays, streams and the live feed counted of themselves, observed like everything else
   const observeSidecarStats = (): void =>
     sink.apply({
       kind: 'sidecar-stats',
@@ -184,206 +323,76 @@ export function createDaemon(initial: ServeConfig, deps: DaemonDeps = {}): Daemo
       feed: { droppedFrames: feed?.droppedFrames ?? 0, refusedClients: feed?.refusedClients ?? 0 },
     });
 
-  // the outputs: every one reads the state's snapshots
-  let reloadStatus: ReloadStatus = { successful: true, lastSuccessAt: clock() };
-  const exporter = createExporter({
-    registry: new Registry(),
-    sources: () => status.list(),
-    // a scrape sees the sidecar's counters as they are now, as it sees the state's
-    snapshot: () => {
-      observeSidecarStats();
-      return snapshot();
-    },
-    reload: () => reloadStatus,
-    build: { version: VERSION, revision: deps.revision ?? 'unknown', nodejsVersion: process.version },
-    logger,
-  });
-  let sampler: TimelineSampler | null = null;
-  let web: WebServer | null = null;
-  const pages = createDaemonPages({
+  // the outputs
+  const outputs = createDaemonOutputs({
     state,
     status,
     clock,
     logger,
+    config: () => rt.config,
     startedAt,
+    revision: deps.revision,
+    reportDescription: deps.reportDescription,
     observations: sink.applied,
-    timeline: () => sampler?.timeline,
+    observeSidecarStats,
+    reloadStatus: () => rt.reloadStatus,
+    timeline: () => rt.sampler?.timeline,
     relays: () => sources.relays(),
-    selfUrl: () => web?.selfUrl(),
-    ...(deps.reportDescription !== undefined ? { description: deps.reportDescription } : {}),
+    ready: () => rt.ready,
+    reload: () => reloadDaemon(parts),
   });
-  const landingSections = (): string => renderLandingSections(pages.landingInfo());
-  feed = new LiveFeed({
-    snapshot,
-    clock,
-    logger,
-    version: VERSION,
-    report: () => renderLiveReportBody(pages.reportModel(), landingSections()),
-  });
-  // the one-shot audit's way in that owns no port of the data path (`audit --attach`, `record --attach`)
-  const observationStream = createObservationStream(state, { config: () => config, status, clock, logger });
-  const server = new WebServer({
-    exporter,
-    feed,
-    ...(observationStream !== null ? { observations: observationStream } : {}),
-    landing: () => pages.landingInfo(),
-    page: () => renderLiveReportPage(pages.reportModel(), landingSections()),
-    ready: () => ready,
-    reload: () => daemon.reload(),
-    bearerToken: () => config.bearerToken,
-    logger,
-  });
-  web = server;
+  feed = outputs.feed;
 
+  // the model's tokenizer (loadCliConfig checked it): renders text and chat requests off the event loop
+  const render =
+    initial.tokenizer !== null
+      ? new RenderPool({ tokenizer: ModelTokenizer.load(initial.tokenizer), thread: true })
+      : undefined;
   const sourceContext: SourceContext = {
     sink,
     status,
     clock,
     logger,
     parseEvents: deps.parseEvents ?? parseKvEvents,
-    exporter,
+    exporter: outputs.exporter,
     inflight: new InflightTracker(),
     render,
-    resolve: (name) => resolver(name),
+    resolve: (name) => rt.resolver(name),
     blockSizes,
     gates: new Map(),
   };
-
-  async function reconcile(c: ServeConfig): Promise<void> {
-    const failures = await sources.reconcile(sourceSpecsFor(c, sourceContext));
-    // the relays' bound ports are known now
-    resolver = resolverFor(c, sources.relays());
-    for (const o of configObservations(c, clock)) sink.apply(o);
-    if (failures.length > 0) throw new Error(failures.join('; '));
-  }
-
-  let evaluations: EvaluationTimer | null = null;
-  let loadMonitor: SidecarLoadMonitor | null = null;
-  let started = false;
-  let ready = false;
-  let stopping: Promise<void> | undefined;
-  const daemon: Daemon = {
+  const parts: DaemonParts = {
+    deps,
+    clock,
+    logger,
+    serveWeb: deps.web !== false,
+    state,
+    sink,
     status,
-    exporter,
-    config: () => config,
-    snapshot,
-    reportModel: () => pages.reportModel(),
-    timeline: () => sampler?.timeline ?? null,
-    async start() {
-      if (started) return;
-      started = true;
-      // decided once per process (node --jitless, a big-endian host): the slow kernels, said where operators look
-      if (wasmApi() === null)
-        logger.warn('WebAssembly is not available: v1 block keys are mixed and prompt ids read in JavaScript (slower)');
-      // the sidecar's own lag, so what it loses while behind is blamed on itself (sidecar-lagging)
-      loadMonitor = startSidecarLoadMonitor({ sink, clock });
-      // the daemon's clock: the sidecar's counters are observed on each tick; the rules evaluated when someone reads
-      // them (without a web server a one-shot caller evaluates at its end)
-      evaluations = startEvaluationTimer(
-        (now) => {
-          if (sources.size > 0) observeSidecarStats();
-          if (serveWeb) void state.evaluate(now);
-        },
-        clock,
-        deps.evaluateEveryMs ?? STATE_PRESETS.daemon.evaluateEveryMs,
-        (err) => logger.error('evaluating the rules failed', { error: String(err) }),
-      );
-      if (serveWeb) {
-        await server.listen(config.listen.host, config.listen.port);
-        feed?.start();
-        observationStream?.start();
-        sampler = startTimelineSampler(snapshot, clock);
-      }
-      await reconcile(config);
-      ready = true;
-      if (serveWeb) logServing();
-    },
-    async reload() {
-      let next: ServeConfig;
-      try {
-        next = deps.loadConfig !== undefined ? await deps.loadConfig() : config;
-        checkReloadable(config, next);
-      } catch (err) {
-        reloadStatus = { ...reloadStatus, successful: false };
-        logger.error('reload failed; keeping the current configuration', {
-          error: err instanceof Error ? err.message : String(err),
-        });
-        throw err;
-      }
-      config = next;
-      resolver = resolverFor(next, sources.relays());
-      try {
-        await reconcile(next);
-        reloadStatus = { successful: true, lastSuccessAt: clock() };
-        logger.info('configuration reloaded', { sources: sources.size });
-      } catch (err) {
-        reloadStatus = { ...reloadStatus, successful: false };
-        throw err;
-      }
-    },
-    stop() {
-      stopping ??= (async () => {
-        ready = false;
-        // what stopping aborts (a drain, a server_info read) is the shutdown, not a fault of the source
-        status.silence();
-        logInFlight();
-        // relays first: they finish in-flight requests; pollers stop in parallel
-        const hadSources = sources.size > 0;
-        await sources.stopAll();
-        // what they counted to the end, so a recorded bundle carries it
-        if (hadSources) observeSidecarStats();
-        loadMonitor?.stop();
-        sampler?.stop();
-        evaluations?.stop();
-        await feed?.stop();
-        await observationStream?.stop();
-        await render?.close();
-        if (started && serveWeb) await server.close();
-        logger.info('kvsentinel stopped');
-      })();
-      return stopping;
-    },
-    inFlightRelayRequests: () => sources.relays().reduce((n, r) => n + r.inFlight, 0),
+    sources,
+    sourceContext,
+    outputs,
+    render,
+    observeSidecarStats,
+    rt,
+  };
+  const relayOf = (id: string): RelayEndpoint | undefined => sources.relays().find((r) => r.target.id === id);
+  return {
+    status,
+    exporter: outputs.exporter,
+    config: () => rt.config,
+    snapshot: () => state.snapshot(clock()),
+    reportModel: () => outputs.pages.reportModel(),
+    timeline: () => rt.sampler?.timeline ?? null,
+    start: () => startDaemon(parts),
+    reload: () => reloadDaemon(parts),
+    stop: () => (rt.stopping ??= stopDaemon(parts)),
+    inFlightRelayRequests: () => inFlightOf(sources.relays()),
     hurry() {
       for (const r of sources.relays()) r.hurry();
     },
-    webAddress: () => server.address(),
-    relayAddress: (id) =>
-      sources
-        .relays()
-        .find((r) => r.target.id === id)
-        ?.address() ?? null,
-    relayAddresses: (id) =>
-      sources
-        .relays()
-        .find((r) => r.target.id === id)
-        ?.addresses() ?? [],
+    webAddress: () => outputs.web.address(),
+    relayAddress: (id) => relayOf(id)?.address() ?? null,
+    relayAddresses: (id) => relayOf(id)?.addresses() ?? [],
   };
-
-  function logServing(): void {
-    const a = server.address();
-    const listeners = sources.relays().map(
-      (r) =>
-        `${r.target.id}=${r
-          .addresses()
-          .map((x) => `${x.host}:${x.port}`)
-          .join(',')}`,
-    );
-    logger.info('kvsentinel serving', {
-      listen: `${a.host}:${a.port}`,
-      sources: sources.size,
-      ...(listeners.length > 0 ? { relays: listeners.join(' ') } : {}),
-    });
-  }
-
-  function logInFlight(): void {
-    const inFlight = daemon.inFlightRelayRequests();
-    if (inFlight === 0) return;
-    const graceS = config.relay.shutdownGraceMs / 1000;
-    logger.info(
-      `letting ${inFlight} in-flight relay requests finish (up to relay.shutdown_grace ${graceS}s); signal again to stop now`,
-      { in_flight: inFlight },
-    );
-  }
-  return daemon;
 }
