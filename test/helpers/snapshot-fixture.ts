@@ -1,7 +1,8 @@
 // Hand-built snapshots for output tests (the real state builds them from observations).
 import type { SentinelSnapshot, ServerStats } from '../../src/core/state/snapshot.js';
 import type { Finding } from '../../src/core/diagnosis/finding.js';
-import { NO_SIDECAR_STATS } from '../../src/core/observe/sidecar-stats.js';
+import { NO_SIDECAR_STATS, type RelayCounters } from '../../src/core/observe/sidecar-stats.js';
+import { noScanFallbacks } from '../../src/core/relay/scan-fallback.js';
 
 export function serverStats(server: string, overrides: Partial<ServerStats> = {}): ServerStats {
   return {
@@ -82,6 +83,23 @@ export function snapshotFixture(overrides: Partial<SentinelSnapshot> = {}): Sent
       serverObservationsIgnored: 0,
     },
     sidecar: NO_SIDECAR_STATS,
+    ...overrides,
+  };
+}
+
+/** One relay's cumulative counters, 0 unless given. */
+export function relayCounters(server: string, overrides: Partial<RelayCounters> = {}): RelayCounters {
+  return {
+    server,
+    abandonedPolls: 0,
+    capturesTruncated: 0,
+    eventsEvicted: 0,
+    consumersExpired: 0,
+    consumersEvicted: 0,
+    resumePositionsDiscarded: 0,
+    upstreamRetries: 0,
+    eventsRedelivered: 0,
+    scanFallbacks: noScanFallbacks(),
     ...overrides,
   };
 }

@@ -7,7 +7,7 @@ import { METRICS } from '../../src/outputs/metric-catalog.js';
 import { silentLogger } from '../../src/sources/ports.js';
 import type { SourceStatus } from '../../src/sources/source-status.js';
 import { promtoolProblems } from '../helpers/promtool.js';
-import { serverStats, snapshotFixture } from '../helpers/snapshot-fixture.js';
+import { relayCounters, serverStats, snapshotFixture } from '../helpers/snapshot-fixture.js';
 import { NO_SIDECAR_STATS } from '../../src/core/observe/sidecar-stats.js';
 
 const sources: SourceStatus[] = [
@@ -128,27 +128,16 @@ describe('exporter', () => {
   });
 
   it("exports each relay's slow paths by reason from the snapshot's sidecar stats, every reason from the start", async () => {
-    const relay = (counts: Record<string, number>) => ({
-      server: 'ctx0',
-      abandonedPolls: 3,
-      capturesTruncated: 2,
-      eventsEvicted: 0,
-      consumersExpired: 1,
-      consumersEvicted: 0,
-      resumePositionsDiscarded: 0,
-      upstreamRetries: 5,
-      eventsRedelivered: 0,
-      scanFallbacks: { ...noScanFallbacks(), ...counts },
-    });
+    const relay = (counts: Record<string, number>) =>
+      relayCounters('ctx0', {
+        abandonedPolls: 3,
+        capturesTruncated: 2,
+        consumersExpired: 1,
+        upstreamRetries: 5,
+        scanFallbacks: { ...noScanFallbacks(), ...counts },
+      });
     let snapshot = snapshotFixture({ sidecar: { ...NO_SIDECAR_STATS, relays: [relay({ inline: 4, text_path: 1 })] } });
-    const exporter = createExporter({
-      registry: new Registry(),
-      sources: () => sources,
-      snapshot: () => snapshot,
-      reload: () => ({ successful: true, lastSuccessAt: 0 }),
-      build: { version: '0.1.0', revision: 'abc123', nodejsVersion: process.version },
-      logger: silentLogger,
-    });
+    const { exporter } = make(() => snapshot);
     const text = await exporter.metrics();
     expect(text).toContain('kvsentinel_relay_scan_fallbacks_total{server="ctx0",reason="inline"} 4\n');
     expect(text).toContain('kvsentinel_relay_scan_fallbacks_total{server="ctx0",reason="text_path"} 1\n');
@@ -165,32 +154,12 @@ describe('exporter', () => {
   });
 
   it("exports a relay's unreadable requests by reason from the state's counts, every reason at 0 first", async () => {
-    const relay = {
-      server: 'ctx0',
-      abandonedPolls: 0,
-      capturesTruncated: 0,
-      eventsEvicted: 0,
-      consumersExpired: 0,
-      consumersEvicted: 0,
-      resumePositionsDiscarded: 0,
-      upstreamRetries: 0,
-      eventsRedelivered: 0,
-      scanFallbacks: noScanFallbacks(),
-    };
     const byReason = { unknown_encoding: 0, malformed: 2, too_large: 0, no_prompt: 1 };
     const snapshot = snapshotFixture({
       servers: [serverStats('ctx0', { unreadableRequests: 3, unreadableByReason: byReason }), serverStats('ctx1')],
-      sidecar: { ...NO_SIDECAR_STATS, relays: [relay] },
+      sidecar: { ...NO_SIDECAR_STATS, relays: [relayCounters('ctx0')] },
     });
-    const exporter = createExporter({
-      registry: new Registry(),
-      sources: () => sources,
-      snapshot: () => snapshot,
-      reload: () => ({ successful: true, lastSuccessAt: 0 }),
-      build: { version: '0.1.0', revision: 'abc123', nodejsVersion: process.version },
-      logger: silentLogger,
-    });
-    const text = await exporter.metrics();
+    const text = await make(() => snapshot).exporter.metrics();
     expect(text).toContain('kvsentinel_relay_requests_unreadable_total{server="ctx0",reason="malformed"} 2\n');
     expect(text).toContain('kvsentinel_relay_requests_unreadable_total{server="ctx0",reason="no_prompt"} 1\n');
     expect(text).toContain('kvsentinel_relay_requests_unreadable_total{server="ctx0",reason="too_large"} 0\n');

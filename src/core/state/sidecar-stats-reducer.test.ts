@@ -1,21 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import type { SidecarStatsObservation } from '../observe/observation.js';
 import { NO_SIDECAR_STATS } from '../observe/sidecar-stats.js';
-import { noScanFallbacks } from '../relay/scan-fallback.js';
+import { relayCounters } from '../../../test/helpers/snapshot-fixture.js';
 import { createSentinelState } from './sentinel-state.js';
 
-const relay = (server: string, abandonedPolls: number) => ({
-  server,
-  abandonedPolls,
-  capturesTruncated: 0,
-  eventsEvicted: 0,
-  consumersExpired: 0,
-  consumersEvicted: 0,
-  resumePositionsDiscarded: 0,
-  upstreamRetries: 0,
-  eventsRedelivered: 0,
-  scanFallbacks: noScanFallbacks(),
-});
+const relay = (server: string, abandonedPolls: number) => relayCounters(server, { abandonedPolls });
 
 const stats = (ts: number, over: Partial<SidecarStatsObservation> = {}): SidecarStatsObservation => ({
   kind: 'sidecar-stats',
