@@ -84,6 +84,8 @@ export interface Daemon {
   reportModel(): ReportModel;
   /** the state's snapshots sampled while the web server runs (null without it) */
   timeline(): Timeline | null;
+  /** observations the daemon applied since it started (counted once, here: a tap need not count them again) */
+  observations(): number;
   readonly status: SourceStatusBoard;
   readonly exporter: Exporter;
   readonly config: () => ServeConfig;
@@ -382,6 +384,7 @@ export function createDaemon(initial: ServeConfig, deps: DaemonDeps = {}): Daemo
     exporter: outputs.exporter,
     config: () => rt.config,
     snapshot: () => state.snapshot(clock()),
+    observations: sink.applied,
     reportModel: () => outputs.pages.reportModel(),
     timeline: () => rt.sampler?.timeline ?? null,
     start: () => startDaemon(parts),

@@ -141,7 +141,6 @@ export async function startDemo(options: DemoOptions): Promise<DemoRun> {
   const { config } = options;
   // counters since the start, findings without hysteresis (what `audit` computes over its window)
   const state = createSentinelState({ ...STATE_PRESETS.demo, mode: 'relay' });
-  let observations = 0;
   let quiet = false;
   const logger: Logger = {
     info: () => undefined,
@@ -177,11 +176,7 @@ export async function startDemo(options: DemoOptions): Promise<DemoRun> {
       reportDescription: description,
       evaluateEveryMs: STATE_PRESETS.demo.evaluateEveryMs,
       loadConfig: async () => demoTimeouts(await loadConfig(flags)),
-      createState: () =>
-        tappedStatePort(state, (o) => {
-          observations++;
-          options.onObservation?.(o);
-        }),
+      createState: () => tappedStatePort(state, (o) => options.onObservation?.(o)),
     });
     await daemon.start();
     return Object.fromEntries(workers.map((w, i) => [w.id, `${RELAY_HOST}:${ports[i]!}`]));
@@ -253,7 +248,7 @@ export async function startDemo(options: DemoOptions): Promise<DemoRun> {
         {
           kind: 'live',
           description: `${description()}${interrupted ? ' (interrupted)' : ''}`,
-          observations,
+          observations: sidecar.observations(),
           malformed: malformedInputs(sidecar.status.list()),
         },
         warmedUp !== null && trafficStarted !== null
