@@ -68,8 +68,9 @@ export default tseslint.config(
     },
   },
   {
-    // Sources, outputs and the simulator are adapters the application composes: they import neither it nor the CLI.
-    files: ['src/sources/**/*.ts', 'src/outputs/**/*.ts', 'src/sim/**/*.ts'],
+    // The simulator is an adapter the application composes: it imports neither it nor the CLI (sources and outputs
+    // have the same rule below, with the line between them).
+    files: ['src/sim/**/*.ts'],
     rules: {
       'no-restricted-imports': [
         'error',
@@ -94,6 +95,42 @@ export default tseslint.config(
         {
           selector: "NewExpression[callee.name='Error']",
           message: 'Throw a coded error (KvsentinelError or a subclass, src/core/errors.ts), not a plain Error.',
+        },
+      ],
+    },
+  },
+  {
+    // Outputs render the state's snapshots; they read no source (shared ports are the core's, core/observe/ports.ts).
+    files: ['src/outputs/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              group: ['**/app/**', '**/cli/**'],
+              message: 'Adapters are composed by src/app; they import neither it nor the CLI.',
+            },
+            { group: ['**/sources/**'], message: 'Outputs read the state, never a source: sources observe into it.' },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    // Sources observe into the state; they render nothing.
+    files: ['src/sources/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              group: ['**/app/**', '**/cli/**'],
+              message: 'Adapters are composed by src/app; they import neither it nor the CLI.',
+            },
+            { group: ['**/outputs/**'], message: 'Sources observe into the state; outputs read it.' },
+          ],
         },
       ],
     },

@@ -1,6 +1,6 @@
 // The HTML page at `/`: what the sidecar watches, whether each source is up, and the findings that hold now.
 import { LANDING_REFRESH_SECONDS, tailCommand } from './landing-self.js';
-import type { SourceStatus } from '../sources/source-status.js';
+import type { SourceStatus } from '../core/observe/ports.js';
 import type { Finding } from '../core/diagnosis/finding.js';
 import type { Verdict } from '../core/diagnosis/verdict.js';
 

@@ -7,7 +7,7 @@ import type { Duplex } from 'node:stream';
 import { WebSocket, WebSocketServer } from 'ws';
 import type { Observation } from '../core/observe/observation.js';
 import type { SentinelSnapshot } from '../core/state/snapshot.js';
-import type { Clock, Logger, ObservationSink } from '../sources/ports.js';
+import type { Clock, Logger, ObservationSink } from '../core/observe/ports.js';
 import type { JoinedEvent } from '../core/state/joined-events.js';
 import { formatClock, formatZone } from './time-text.js';
 import {

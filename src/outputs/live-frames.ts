@@ -112,6 +112,7 @@ export function observationFrame(o: Observation): LiveFrame | null {
       return { type: 'source', ts: o.ts, source: o.source, up: o.up, error: o.error };
     case 'worker-events':
     case 'sidecar-load':
+    case 'sidecar-stats':
     case 'stream-sequence':
     case 'router-poll':
     case 'render-check':

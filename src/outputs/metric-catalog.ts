@@ -285,5 +285,5 @@ export const CACHE_DROPS = [
   ['ws_clients', 'cap'],
 ] as const;
 
-type DropKey<T> = T extends readonly [infer C extends string, infer R extends string] ? `${C}/${R}` : never;
+type DropKey<T> = T extends readonly [infer C extends string, infer R extends string] ? `${C}:${R}` : never;
 export type CacheDropKey = DropKey<(typeof CACHE_DROPS)[number]>;

@@ -14,7 +14,7 @@ import { KeyHistory } from '../core/bundle/bundle-keys.js';
 import type { Observation } from '../core/observe/observation.js';
 import type { ObservationDigest } from '../core/state/observation-digester.js';
 import type { SentinelMode } from '../core/state/sentinel-state.js';
-import type { Clock, Logger } from '../sources/ports.js';
+import type { Clock, Logger } from '../core/observe/ports.js';
 
 export interface ObservationStreamOptions {
   /** clients at once; more are refused (503) */
@@ -66,6 +66,9 @@ function contextKey(o: Observation): string | null {
       return `router-server-fact|${o.server}|${o.fact}`;
     case 'source-health':
       return `source-health|${o.source}`;
+    // cumulative: the latest says everything counted so far
+    case 'sidecar-stats':
+      return 'sidecar-stats';
     case 'worker-events':
     case 'sidecar-load':
     case 'stream-sequence':

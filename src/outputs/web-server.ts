@@ -4,7 +4,7 @@ import { timingSafeEqual } from 'node:crypto';
 import { once } from 'node:events';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { Logger } from '../sources/ports.js';
+import type { Logger } from '../core/observe/ports.js';
 import type { Exporter } from './exporter.js';
 import { renderLandingPage, type LandingInfo } from './landing-page.js';
 import { selfUrl } from './landing-self.js';

@@ -1,24 +1,9 @@
-// What sources need from the daemon: where observations go, how to report their own health, a clock and a logger.
+// What sources need from the daemon: where observations go, how to report their own health, a clock and a logger
+// (the ports outputs share live in core/observe/ports.ts).
 // Tests pass in-memory versions; the daemon wires the real state and status board.
-import type { Observation } from '../core/observe/observation.js';
+import type { Logger, SourceErrorReason } from '../core/observe/ports.js';
 
-export interface ObservationSink {
-  apply(observation: Observation): void;
-}
-
-export type Clock = () => number;
-
-export interface Logger {
-  /** detail for --log.level debug (every failed read, every source started); optional for small loggers */
-  debug?(message: string, fields?: Record<string, unknown>): void;
-  info(message: string, fields?: Record<string, unknown>): void;
-  warn(message: string, fields?: Record<string, unknown>): void;
-  error(message: string, fields?: Record<string, unknown>): void;
-}
-
-/** Fixed reasons for failed reads (label values of kvsentinel_source_errors_total). */
-export const SOURCE_ERROR_REASONS = ['connect', 'timeout', 'http_status', 'parse', 'oversized', 'io', 'other'] as const;
-export type SourceErrorReason = (typeof SOURCE_ERROR_REASONS)[number];
+export { type Clock, type Logger, type ObservationSink, type SourceErrorReason } from '../core/observe/ports.js';
 
 /** How a source reports its own health; the status board implements it. */
 export interface SourceReporter {

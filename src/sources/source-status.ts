@@ -3,21 +3,10 @@
 // by the `source-health` observations this one sends: every failure, recoveries once), beside it the error and
 // bad-input counts by reason and a note.
 import { SourceHealthBoard } from '../core/state/source-health-board.js';
+import type { SourceStatus } from '../core/observe/ports.js';
 import type { Clock, Logger, ObservationSink, SourceErrorReason, SourceReporter } from './ports.js';
 
-export interface SourceStatus {
-  readonly source: string;
-  readonly up: boolean;
-  /** false until the first read finished */
-  readonly seen: boolean;
-  readonly lastError: string | null;
-  readonly lastOkAt: number | null;
-  readonly lastErrorAt: number | null;
-  readonly errors: Readonly<Partial<Record<SourceErrorReason, number>>>;
-  readonly badInput: Readonly<Record<string, number>>;
-  /** what a source that reads fine lacks (a quiet orchestrator log), null when nothing */
-  readonly note?: string | null;
-}
+export type { SourceStatus } from '../core/observe/ports.js';
 
 /** What the status board keeps beside health. */
 interface SourceCounts {

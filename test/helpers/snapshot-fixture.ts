@@ -1,6 +1,8 @@
 // Hand-built snapshots for output tests (the real state builds them from observations).
 import type { SentinelSnapshot, ServerStats } from '../../src/core/state/snapshot.js';
 import type { Finding } from '../../src/core/diagnosis/finding.js';
+import { NO_SIDECAR_STATS, type RelayCounters } from '../../src/core/observe/sidecar-stats.js';
+import { noScanFallbacks } from '../../src/core/relay/scan-fallback.js';
 
 export function serverStats(server: string, overrides: Partial<ServerStats> = {}): ServerStats {
   return {
@@ -27,6 +29,7 @@ export function serverStats(server: string, overrides: Partial<ServerStats> = {}
     requests: 20,
     requestFailures: 1,
     unreadableRequests: 0,
+    unreadableByReason: { unknown_encoding: 0, malformed: 0, too_large: 0, no_prompt: 0 },
     promptTokens: 80_000,
     cachedTokens: 70_000,
     oracleCachedTokens: 76_000,
@@ -79,6 +82,24 @@ export function snapshotFixture(overrides: Partial<SentinelSnapshot> = {}): Sent
       v2KeysEvicted: 0,
       serverObservationsIgnored: 0,
     },
+    sidecar: NO_SIDECAR_STATS,
+    ...overrides,
+  };
+}
+
+/** One relay's cumulative counters, 0 unless given. */
+export function relayCounters(server: string, overrides: Partial<RelayCounters> = {}): RelayCounters {
+  return {
+    server,
+    abandonedPolls: 0,
+    capturesTruncated: 0,
+    eventsEvicted: 0,
+    consumersExpired: 0,
+    consumersEvicted: 0,
+    resumePositionsDiscarded: 0,
+    upstreamRetries: 0,
+    eventsRedelivered: 0,
+    scanFallbacks: noScanFallbacks(),
     ...overrides,
   };
 }

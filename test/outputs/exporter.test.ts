@@ -7,7 +7,8 @@ import { METRICS } from '../../src/outputs/metric-catalog.js';
 import { silentLogger } from '../../src/sources/ports.js';
 import type { SourceStatus } from '../../src/sources/source-status.js';
 import { promtoolProblems } from '../helpers/promtool.js';
-import { snapshotFixture } from '../helpers/snapshot-fixture.js';
+import { relayCounters, serverStats, snapshotFixture } from '../helpers/snapshot-fixture.js';
+import { NO_SIDECAR_STATS } from '../../src/core/observe/sidecar-stats.js';
 
 const sources: SourceStatus[] = [
   {
@@ -126,38 +127,44 @@ describe('exporter', () => {
     );
   });
 
-  it("exports each relay's slow paths by reason, every reason from the start (0 included)", async () => {
-    const counts = { ...noScanFallbacks(), inline: 4, text_path: 1 };
-    const relay = {
-      server: 'ctx0',
-      abandonedPolls: 0,
-      capturesTruncated: 0,
-      eventsEvicted: 0,
-      consumersExpired: 0,
-      consumersEvicted: 0,
-      resumePositionsDiscarded: 0,
-      upstreamRetries: 0,
-      eventsRedelivered: 0,
-      scanFallbacks: counts,
-    };
-    const exporter = createExporter({
-      registry: new Registry(),
-      sources: () => sources,
-      snapshot: snapshotFixture,
-      reload: () => ({ successful: true, lastSuccessAt: 0 }),
-      build: { version: '0.1.0', revision: 'abc123', nodejsVersion: process.version },
-      logger: silentLogger,
-      relays: () => [relay],
-    });
+  it("exports each relay's slow paths by reason from the snapshot's sidecar stats, every reason from the start", async () => {
+    const relay = (counts: Record<string, number>) =>
+      relayCounters('ctx0', {
+        abandonedPolls: 3,
+        capturesTruncated: 2,
+        consumersExpired: 1,
+        upstreamRetries: 5,
+        scanFallbacks: { ...noScanFallbacks(), ...counts },
+      });
+    let snapshot = snapshotFixture({ sidecar: { ...NO_SIDECAR_STATS, relays: [relay({ inline: 4, text_path: 1 })] } });
+    const { exporter } = make(() => snapshot);
     const text = await exporter.metrics();
     expect(text).toContain('kvsentinel_relay_scan_fallbacks_total{server="ctx0",reason="inline"} 4\n');
     expect(text).toContain('kvsentinel_relay_scan_fallbacks_total{server="ctx0",reason="text_path"} 1\n');
     for (const reason of SCAN_FALLBACK_REASONS)
       expect(text).toContain(`kvsentinel_relay_scan_fallbacks_total{server="ctx0",reason="${reason}"} `);
-    counts.inline = 9;
+    expect(text).toContain('kvsentinel_relay_abandoned_polls_total{server="ctx0"} 3\n');
+    expect(text).toContain('kvsentinel_relay_upstream_retries_total{server="ctx0"} 5\n');
+    expect(text).toContain('kvsentinel_cache_dropped_total{cache="relay_captures",reason="cap"} 2\n');
+    expect(text).toContain('kvsentinel_cache_dropped_total{cache="relay_consumers",reason="idle"} 1\n');
+    snapshot = snapshotFixture({ sidecar: { ...NO_SIDECAR_STATS, relays: [relay({ inline: 9 })] } });
     expect(await exporter.metrics()).toContain(
       'kvsentinel_relay_scan_fallbacks_total{server="ctx0",reason="inline"} 9\n',
     );
+  });
+
+  it("exports a relay's unreadable requests by reason from the state's counts, every reason at 0 first", async () => {
+    const byReason = { unknown_encoding: 0, malformed: 2, too_large: 0, no_prompt: 1 };
+    const snapshot = snapshotFixture({
+      servers: [serverStats('ctx0', { unreadableRequests: 3, unreadableByReason: byReason }), serverStats('ctx1')],
+      sidecar: { ...NO_SIDECAR_STATS, relays: [relayCounters('ctx0')] },
+    });
+    const text = await make(() => snapshot).exporter.metrics();
+    expect(text).toContain('kvsentinel_relay_requests_unreadable_total{server="ctx0",reason="malformed"} 2\n');
+    expect(text).toContain('kvsentinel_relay_requests_unreadable_total{server="ctx0",reason="no_prompt"} 1\n');
+    expect(text).toContain('kvsentinel_relay_requests_unreadable_total{server="ctx0",reason="too_large"} 0\n');
+    // ctx1 has no relay: no series
+    expect(text).not.toContain('kvsentinel_relay_requests_unreadable_total{server="ctx1"');
   });
 
   it('passes promtool check metrics for every kvsentinel_* family', async () => {

@@ -11,7 +11,6 @@ import { formatElapsedShort } from '../../outputs/time-text.js';
 import { runFor } from '../duration-runner.js';
 import { relayOwnershipNotices, stopSaying } from '../relay-ownership.js';
 import { stateOptionsFor } from '../state-presets.js';
-import { tappedStatePort } from '../tapped-state.js';
 import { malformedInputs, type AuditRun } from './audit-run.js';
 
 export interface LiveAuditOptions {
@@ -30,12 +29,7 @@ export interface LiveAuditResult extends AuditRun {
 
 export async function runLiveAudit(config: ServeConfig, options: LiveAuditOptions): Promise<LiveAuditResult> {
   const state = createSentinelState(stateOptionsFor('oneShot', config));
-  let observations = 0;
-  const daemon = createDaemon(config, {
-    web: false,
-    logger: options.logger,
-    createState: () => tappedStatePort(state, () => void observations++),
-  });
+  const daemon = createDaemon(config, { web: false, logger: options.logger, createState: () => state });
   try {
     await daemon.start();
   } catch (err) {
@@ -50,7 +44,7 @@ export async function runLiveAudit(config: ServeConfig, options: LiveAuditOption
     durationMs: options.durationMs,
     onProgress: (leftMs) =>
       options.progress(
-        `kvsentinel: watching live sources: ${observations.toLocaleString('en-US')} observations, ${(leftMs / 1000).toFixed(0)} s left`,
+        `kvsentinel: watching live sources: ${daemon.observations().toLocaleString('en-US')} observations, ${(leftMs / 1000).toFixed(0)} s left`,
       ),
   });
   // the report is what the window saw, taken at its end: stopping the sources afterwards (in-flight relay requests
@@ -62,7 +56,7 @@ export async function runLiveAudit(config: ServeConfig, options: LiveAuditOption
   const built = buildAuditReport(snapshot, {
     kind: 'live',
     description: `live sources for ${formatElapsedShort(options.durationMs)} (${sources.map((s) => s.source).join(', ')})`,
-    observations,
+    observations: daemon.observations(),
     malformed: malformedInputs(sources),
   });
   // what sources that read fine lack (a quiet orchestrator log) goes with the report

@@ -1,23 +1,22 @@
 // The sources a configuration asks for, as specs the daemon reconciles by key: an unchanged spec keeps its running
 // source, a changed or removed one stops. Each made source says what kind it is, so the daemon reads a relay's
 // listeners and counters or a stream's per-rank counters through the interface of its kind.
+import type { ForwardCounters, RelayCounters, StreamRankCounters } from '../../core/observe/sidecar-stats.js';
 import type { EventBufferStats } from '../../core/relay/event-buffer.js';
-import { REQUEST_UNREADABLE_REASONS } from '../../core/relay/request-unreadable.js';
 import type { ServerResolver } from '../../core/watch/server-resolver.js';
 import type { Exporter } from '../../outputs/exporter.js';
 import type { Clock, Logger, ObservationSink, RunningSource, SourceReporter } from '../../sources/ports.js';
 import type { InflightTracker } from '../../sources/relay/inflight-tracker.js';
 import { DecisionGate } from '../../sources/relay/decision-gate.js';
 import type { RenderResult } from '../../sources/relay/router-side-ids.js';
-import { WorkerRelay, type ParseEvents, type RelayCounters } from '../../sources/relay/worker-relay.js';
+import { WorkerRelay, type ParseEvents } from '../../sources/relay/worker-relay.js';
 import type { RenderPool } from '../../sources/tokenizer/render-pool.js';
 import { createExclusiveEventsSource } from '../../sources/watch/exclusive-events-source.js';
 import { createOrchestratorLogSource, createRequestLogSource } from '../../sources/watch/log-sources.js';
 import { createPrometheusScrapeSource } from '../../sources/watch/prometheus-scrape-source.js';
 import { createRouterDebugSource } from '../../sources/watch/router-debug-source.js';
 import { createServerInfoSource } from '../../sources/watch/server-info-source.js';
-import type { StreamRankCounters } from '../../sources/zmq/stream-counters.js';
-import { ZmqBindSource, type ForwardCounters } from '../../sources/zmq/zmq-bind-source.js';
+import { ZmqBindSource } from '../../sources/zmq/zmq-bind-source.js';
 import { ZmqEventsSource } from '../../sources/zmq/zmq-events-source.js';
 import { relayHost, type ServeConfig } from '../config/serve-config.js';
 
@@ -62,7 +61,7 @@ export interface SourceSpec {
   readonly make: () => DaemonSource;
 }
 
-/** What every source shares: where observations go, the status board, the exporter's counters. */
+/** What every source shares: where observations go, the status board, the exporter's event-counted families. */
 export interface SourceContext {
   readonly sink: ObservationSink;
   readonly status: SourceReporter;
@@ -119,8 +118,8 @@ function relaySpecs(c: ServeConfig, x: SourceContext): SourceSpec[] {
       make: () => {
         const { exporter, render } = x;
         // the series exists (at 0) from the start, so rate() and the dashboards see the relay before any refusal
+        // (its unreadable requests are the state's, counted from its decisions)
         exporter.countRelayRejected(target.id, 'body_too_large', 0);
-        for (const reason of REQUEST_UNREADABLE_REASONS) exporter.countRelayUnreadable(target.id, reason, 0);
         // 0 without a tokenizer: the dashboards' render series exists for every relay
         exporter.countRender(target.id, 'rendered', null, 0);
         const relay = new WorkerRelay(
@@ -135,7 +134,6 @@ function relaySpecs(c: ServeConfig, x: SourceContext): SourceSpec[] {
             parseEvents: x.parseEvents,
             onProxied: (s, sec) => exporter.observeRelayDuration(s, sec),
             onRejected: (s, reason) => exporter.countRelayRejected(s, reason),
-            onUnreadable: (s, reason) => exporter.countRelayUnreadable(s, reason),
             ...(render !== undefined
               ? {
                   render,

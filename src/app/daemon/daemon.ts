@@ -4,11 +4,10 @@
 // Sources are reconciled by spec on reload: unchanged ones keep running (a relay keeps its event buffer and its
 // consumers' cursors), removed ones stop, new ones start. An invalid new config changes nothing.
 import { KvsentinelError } from '../../core/errors.js';
-import { Registry } from 'prom-client';
+import { ConfigError } from '../config/config-error.js';
 import type { Observation } from '../../core/observe/observation.js';
-import { buildAuditReport } from '../../core/report/audit-report.js';
 import type { DiagnosisInput } from '../../core/diagnosis/rule.js';
-import { buildReportModel, type ReportModel } from '../../core/report/report-model.js';
+import type { ReportModel } from '../../core/report/report-model.js';
 import type { Timeline } from '../../core/report/timeline.js';
 import type { JoinedEventListener } from '../../core/state/joined-events.js';
 import {
@@ -20,34 +19,20 @@ import {
 import { createServerResolver, type ServerResolver } from '../../core/watch/server-resolver.js';
 import { parseKvEvents } from '../../core/wire/parse-kv-events.js';
 import { wasmApi } from '../../core/wasm/wasm-binary.js';
-import { createExporter, type Exporter, type ReloadStatus } from '../../outputs/exporter.js';
-import { renderLandingSections, type LandingInfo } from '../../outputs/landing-page.js';
-import { LiveFeed } from '../../outputs/live-feed.js';
-import { renderLiveReportBody, renderLiveReportPage } from '../../outputs/report/live-report-page.js';
-import { formatDateTime } from '../../outputs/time-text.js';
-import { WebServer } from '../../outputs/web-server.js';
+import type { Exporter, ReloadStatus } from '../../outputs/exporter.js';
+import type { LiveFeed } from '../../outputs/live-feed.js';
 import type { Clock, Logger, ObservationSink } from '../../sources/ports.js';
 import { InflightTracker } from '../../sources/relay/inflight-tracker.js';
-import type { ParseEvents, RelayCounters } from '../../sources/relay/worker-relay.js';
+import type { ParseEvents } from '../../sources/relay/worker-relay.js';
 import { SourceStatusBoard } from '../../sources/source-status.js';
 import { ModelTokenizer } from '../../sources/tokenizer/model-tokenizer.js';
 import { RenderPool } from '../../sources/tokenizer/render-pool.js';
-import type { StreamRankCounters } from '../../sources/zmq/stream-counters.js';
-import type { ForwardCounters } from '../../sources/zmq/zmq-bind-source.js';
-import { ConfigError } from '../config/config-error.js';
 import { relayHost, type ServeConfig } from '../config/serve-config.js';
 import { STATE_PRESETS, stateOptionsFor } from '../state-presets.js';
-import { malformedInputs } from '../audit/audit-run.js';
-import { VERSION } from '../version.js';
-import {
-  sourceSpecsFor,
-  statusNamesOf,
-  type DaemonSource,
-  type RelayEndpoint,
-  type SourceContext,
-} from './daemon-sources.js';
-import { RelayCounterTotals } from './relay-counter-totals.js';
-import { createObservationStream } from './observation-stream-wiring.js';
+import { configObservations } from './config-observations.js';
+import { createDaemonOutputs, type DaemonOutputs } from './daemon-outputs.js';
+import { DaemonSourceSet } from './daemon-source-set.js';
+import { sourceSpecsFor, type RelayEndpoint, type SourceContext } from './daemon-sources.js';
 import { startEvaluationTimer, type EvaluationTimer } from './evaluation-timer.js';
 import { startTimelineSampler, type TimelineSampler } from './timeline-sampler.js';
 import { startSidecarLoadMonitor, type SidecarLoadMonitor } from '../../sources/self/sidecar-load-monitor.js';
@@ -100,6 +85,8 @@ export interface Daemon {
   reportModel(): ReportModel;
   /** the state's snapshots sampled while the web server runs (null without it) */
   timeline(): Timeline | null;
+  /** observations the daemon applied since it started (counted once, here: a tap need not count them again) */
+  observations(): number;
   readonly status: SourceStatusBoard;
   readonly exporter: Exporter;
   readonly config: () => ServeConfig;
@@ -113,354 +100,300 @@ export function defaultState(config: ServeConfig): SentinelState {
   return createSentinelState(stateOptionsFor('daemon', config));
 }
 
-export function createDaemon(initial: ServeConfig, deps: DaemonDeps = {}): Daemon {
-  const clock = deps.clock ?? Date.now;
-  const logger = deps.logger ?? { info: () => undefined, warn: () => undefined, error: () => undefined };
-  const parseEvents = deps.parseEvents ?? parseKvEvents;
-  let config = initial;
-  let feed: LiveFeed | null = null;
-  const state = (deps.createState ?? defaultState)(config);
-  state.subscribe((event) => feed?.show(event));
+/** What the daemon feeds every observation to: the state (a state bug never takes the data path down), counted. */
+function stateSink(
+  state: StatePort,
+  deps: { readonly logger: Logger; readonly feed: () => LiveFeed | null },
+): ObservationSink & { readonly applied: () => number } {
+  let applied = 0;
   let stateErrors = 0;
-  let observations = 0;
-  const startedAt = clock();
-
-  const sink: ObservationSink = {
+  return {
+    applied: () => applied,
     apply(o) {
-      observations++;
+      applied++;
       try {
         state.apply(o);
       } catch (err) {
-        // a state bug must never take the data path down with it
-        if (stateErrors++ < 20) logger.error('state rejected an observation', { kind: o.kind, error: String(err) });
+        if (stateErrors++ < 20)
+          deps.logger.error('state rejected an observation', { kind: o.kind, error: String(err) });
       }
-      feed?.apply(o);
+      deps.feed()?.apply(o);
     },
   };
+}
+
+/** The server resolver of a configuration: names in logs and router answers (relay ports as bound) → server ids. */
+function resolverFor(c: ServeConfig, relays: readonly RelayEndpoint[]): ServerResolver {
+  const aliases: Record<string, string[]> = {};
+  for (const r of c.relays) {
+    aliases[r.id] = [r.upstream, `${relayHost(r)}:${r.port}`, `:${r.port}`];
+    // port 0: the router (and its log lines) name the port the relay bound
+    for (const s of relays) if (s.target.id === r.id) for (const a of s.addresses()) aliases[r.id]!.push(`:${a.port}`);
+  }
+  for (const x of c.ctx) aliases[x.id] = [x.url];
+  return createServerResolver(aliases);
+}
+
+/** The configuration a reload may switch to: the web listener and the tokenizer stay until a restart. */
+function checkReloadable(current: ServeConfig, next: ServeConfig): void {
+  if (next.listen.host !== current.listen.host || next.listen.port !== current.listen.port) {
+    throw new ConfigError(
+      `web.listen_address cannot change on reload (${current.listen.host}:${current.listen.port} -> ${next.listen.host}:${next.listen.port}); restart instead`,
+    );
+  }
+  if (next.tokenizer !== current.tokenizer)
+    throw new ConfigError(
+      `tokenizer.path cannot change on reload (${current.tokenizer ?? 'none'} -> ${next.tokenizer ?? 'none'}); restart instead`,
+    );
+}
+
+/** What the daemon holds while it runs, changed by start, reload and stop. */
+interface DaemonRuntime {
+  config: ServeConfig;
+  resolver: ServerResolver;
+  reloadStatus: ReloadStatus;
+  sampler: TimelineSampler | null;
+  evaluations: EvaluationTimer | null;
+  loadMonitor: SidecarLoadMonitor | null;
+  started: boolean;
+  ready: boolean;
+  stopping: Promise<void> | undefined;
+}
+
+/** The daemon's parts, wired once by createDaemon. */
+interface DaemonParts {
+  readonly deps: DaemonDeps;
+  readonly clock: Clock;
+  readonly logger: Logger;
+  readonly serveWeb: boolean;
+  readonly state: StatePort;
+  readonly sink: ObservationSink;
+  readonly status: SourceStatusBoard;
+  readonly sources: DaemonSourceSet;
+  readonly sourceContext: SourceContext;
+  readonly outputs: DaemonOutputs;
+  readonly render: RenderPool | undefined;
+  /** what the relays, streams and the live feed counted of themselves, observed like everything else */
+  readonly observeSidecarStats: () => void;
+  readonly rt: DaemonRuntime;
+}
+
+async function reconcile(p: DaemonParts, c: ServeConfig): Promise<void> {
+  const failures = await p.sources.reconcile(sourceSpecsFor(c, p.sourceContext));
+  // the relays' bound ports are known now
+  p.rt.resolver = resolverFor(c, p.sources.relays());
+  for (const o of configObservations(c, p.clock)) p.sink.apply(o);
+  if (failures.length > 0) throw new KvsentinelError('start-failed', failures.join('; '));
+}
+
+async function startDaemon(p: DaemonParts): Promise<void> {
+  const { rt, logger, clock, outputs } = p;
+  if (rt.started) return;
+  rt.started = true;
+  // decided once per process (node --jitless, a big-endian host): the slow kernels, said where operators look
+  if (wasmApi() === null)
+    logger.warn('WebAssembly is not available: v1 block keys are mixed and prompt ids read in JavaScript (slower)');
+  // the sidecar's own lag, so what it loses while behind is blamed on itself (sidecar-lagging)
+  rt.loadMonitor = startSidecarLoadMonitor({ sink: p.sink, clock });
+  // the daemon's clock: the sidecar's counters are observed on each tick; the rules evaluated when someone reads
+  // them (without a web server a one-shot caller evaluates at its end)
+  rt.evaluations = startEvaluationTimer(
+    (now) => {
+      if (p.sources.size > 0) p.observeSidecarStats();
+      if (p.serveWeb) void p.state.evaluate(now);
+    },
+    clock,
+    p.deps.evaluateEveryMs ?? STATE_PRESETS.daemon.evaluateEveryMs,
+    (err) => logger.error('evaluating the rules failed', { error: String(err) }),
+  );
+  if (p.serveWeb) {
+    await outputs.web.listen(rt.config.listen.host, rt.config.listen.port);
+    outputs.feed.start();
+    outputs.observationStream?.start();
+    rt.sampler = startTimelineSampler(() => p.state.snapshot(clock()), clock);
+  }
+  await reconcile(p, rt.config);
+  rt.ready = true;
+  if (p.serveWeb) logServing(p);
+}
+
+async function reloadDaemon(p: DaemonParts): Promise<void> {
+  const { rt, logger } = p;
+  let next: ServeConfig;
+  try {
+    next = p.deps.loadConfig !== undefined ? await p.deps.loadConfig() : rt.config;
+    checkReloadable(rt.config, next);
+  } catch (err) {
+    rt.reloadStatus = { ...rt.reloadStatus, successful: false };
+    logger.error('reload failed; keeping the current configuration', {
+      error: err instanceof Error ? err.message : String(err),
+    });
+    throw err;
+  }
+  rt.config = next;
+  rt.resolver = resolverFor(next, p.sources.relays());
+  try {
+    await reconcile(p, next);
+    rt.reloadStatus = { successful: true, lastSuccessAt: p.clock() };
+    logger.info('configuration reloaded', { sources: p.sources.size });
+  } catch (err) {
+    rt.reloadStatus = { ...rt.reloadStatus, successful: false };
+    throw err;
+  }
+}
+
+async function stopDaemon(p: DaemonParts): Promise<void> {
+  const { rt, outputs } = p;
+  rt.ready = false;
+  // what stopping aborts (a drain, a server_info read) is the shutdown, not a fault of the source
+  p.status.silence();
+  logInFlight(p);
+  // relays first: they finish in-flight requests; pollers stop in parallel
+  const hadSources = p.sources.size > 0;
+  await p.sources.stopAll();
+  // what they counted to the end, so a recorded bundle carries it
+  if (hadSources) p.observeSidecarStats();
+  rt.loadMonitor?.stop();
+  rt.sampler?.stop();
+  rt.evaluations?.stop();
+  await outputs.feed.stop();
+  await outputs.observationStream?.stop();
+  await p.render?.close();
+  if (rt.started && p.serveWeb) await outputs.web.close();
+  p.logger.info('kvsentinel stopped');
+}
+
+function logServing(p: DaemonParts): void {
+  const a = p.outputs.web.address();
+  const listeners = p.sources.relays().map(
+    (r) =>
+      `${r.target.id}=${r
+        .addresses()
+        .map((x) => `${x.host}:${x.port}`)
+        .join(',')}`,
+  );
+  p.logger.info('kvsentinel serving', {
+    listen: `${a.host}:${a.port}`,
+    sources: p.sources.size,
+    ...(listeners.length > 0 ? { relays: listeners.join(' ') } : {}),
+  });
+}
+
+function logInFlight(p: DaemonParts): void {
+  const inFlight = inFlightOf(p.sources.relays());
+  if (inFlight === 0) return;
+  const graceS = p.rt.config.relay.shutdownGraceMs / 1000;
+  p.logger.info(
+    `letting ${inFlight} in-flight relay requests finish (up to relay.shutdown_grace ${graceS}s); signal again to stop now`,
+    { in_flight: inFlight },
+  );
+}
+
+const inFlightOf = (relays: readonly RelayEndpoint[]): number => relays.reduce((n, r) => n + r.inFlight, 0);
+
+export function createDaemon(initial: ServeConfig, deps: DaemonDeps = {}): Daemon {
+  const clock = deps.clock ?? Date.now;
+  const logger = deps.logger ?? { info: () => undefined, warn: () => undefined, error: () => undefined };
+  const rt: DaemonRuntime = {
+    config: initial,
+    resolver: resolverFor(initial, []),
+    reloadStatus: { successful: true, lastSuccessAt: clock() },
+    sampler: null,
+    evaluations: null,
+    loadMonitor: null,
+    started: false,
+    ready: false,
+    stopping: undefined,
+  };
+
+  // the state, and the one sink every source feeds
+  let feed: LiveFeed | null = null;
+  const state = (deps.createState ?? defaultState)(initial);
+  state.subscribe((event) => feed?.show(event));
+  const startedAt = clock();
+  const sink = stateSink(state, { logger, feed: () => feed });
+
+  // the sources
+  const status = new SourceStatusBoard({ sink, clock, logger });
+  const sources = new DaemonSourceSet({ status, logger });
+  const observeSidecarStats = (): void =>
+    sink.apply({
+      kind: 'sidecar-stats',
+      ts: clock(),
+      ...sources.stats(),
+      feed: { droppedFrames: feed?.droppedFrames ?? 0, refusedClients: feed?.refusedClients ?? 0 },
+    });
+
+  // the outputs
+  const outputs = createDaemonOutputs({
+    state,
+    status,
+    clock,
+    logger,
+    config: () => rt.config,
+    startedAt,
+    revision: deps.revision,
+    reportDescription: deps.reportDescription,
+    observations: sink.applied,
+    observeSidecarStats,
+    reloadStatus: () => rt.reloadStatus,
+    timeline: () => rt.sampler?.timeline,
+    relays: () => sources.relays(),
+    ready: () => rt.ready,
+    reload: () => reloadDaemon(parts),
+  });
+  feed = outputs.feed;
+
   // the model's tokenizer (loadCliConfig checked it): renders text and chat requests off the event loop
   const render =
     initial.tokenizer !== null
       ? new RenderPool({ tokenizer: ModelTokenizer.load(initial.tokenizer), thread: true })
       : undefined;
-  const status = new SourceStatusBoard({ sink, clock, logger });
-  const snapshot = (): SentinelStateSnapshot => state.snapshot(clock());
-  let sampler: TimelineSampler | null = null;
-  let evaluations: EvaluationTimer | null = null;
-  let loadMonitor: SidecarLoadMonitor | null = null;
-  let reloadStatus: ReloadStatus = { successful: true, lastSuccessAt: clock() };
-  const running = new Map<string, DaemonSource>();
-  const relayTotals = new RelayCounterTotals();
-  const relays = (): RelayEndpoint[] => [...running.values()].flatMap((s) => (s.kind === 'relay' ? [s.source] : []));
-  const relayCounters = (): RelayCounters[] =>
-    relayTotals.totals(relays().map((r) => ({ server: r.target.id, counters: r.counters() })));
-  const streamCounters = (): StreamRankCounters[] =>
-    [...running.values()].flatMap((s) => (s.kind === 'stream' ? s.source.counters() : []));
-  const forwardCounters = (): ForwardCounters[] =>
-    [...running.values()].flatMap((s) => (s.kind === 'stream' ? (s.source.forwardCounters?.() ?? []) : []));
-  const exporter = createExporter({
-    relays: relayCounters,
-    streams: streamCounters,
-    forwards: forwardCounters,
-    feed: () => ({ droppedFrames: feed?.droppedFrames ?? 0, refusedClients: feed?.refusedClients ?? 0 }),
-    registry: new Registry(),
-    sources: () => status.list(),
-    snapshot,
-    reload: () => reloadStatus,
-    build: { version: VERSION, revision: deps.revision ?? 'unknown', nodejsVersion: process.version },
-    logger,
-  });
-  const reportModel = (): ReportModel => {
-    const now = clock();
-    // one evaluation for the whole page: headline, findings and the inferred configuration
-    const snap = state.lastEvaluation() ?? state.snapshot(now);
-    const audit = buildAuditReport(snap, {
-      kind: 'live',
-      description:
-        deps.reportDescription?.() ??
-        `kvsentinel serve: ${
-          status
-            .list()
-            .map((s) => s.source)
-            .join(', ') || 'no sources'
-        }, since ${formatDateTime(startedAt)}`,
-      observations,
-      malformed: malformedInputs(status.list()),
-    });
-    const timeline = sampler?.timeline;
-    return buildReportModel({
-      version: VERSION,
-      generatedAt: now,
-      audit,
-      samples: timeline?.samples ?? [],
-      sampleIntervalMs: timeline?.intervalMs ?? null,
-      input: state.diagnosisInput?.(snap.now) ?? null,
-    });
-  };
-  feed = new LiveFeed({
-    snapshot,
-    clock,
-    logger,
-    version: VERSION,
-    report: () => renderLiveReportBody(reportModel(), renderLandingSections(landingInfo())),
-  });
-  // the one-shot audit's way in that owns no port of the data path (`audit --attach`, `record --attach`)
-  const observationStream = createObservationStream(state, { config: () => config, status, clock, logger });
-  const inflight = new InflightTracker();
-  let resolver: ServerResolver = resolverFor(config);
-  let started = false;
-  let ready = false;
-  let stopping: Promise<void> | undefined;
-
-  function landingInfo(): LandingInfo {
-    let s: SentinelStateSnapshot | null = null;
-    try {
-      s = snapshot();
-    } catch (err) {
-      logger.error('snapshot failed', { error: String(err) });
-    }
-    let self: string | undefined;
-    try {
-      self = web.selfUrl();
-    } catch {
-      self = undefined; // not listening (a live audit has no web server)
-    }
-    return {
-      version: VERSION,
-      ...(self !== undefined ? { self } : {}),
-      verdict: s?.verdict ?? null,
-      findings: s?.findings ?? [],
-      sources: status.list(),
-      relays: relays().map((r) => {
-        const a = r.address();
-        const consumers = r.bufferStats().consumers.map((c) => ({
-          consumer: c.consumer,
-          backlog: c.backlog,
-          delivered: c.delivered,
-          dropped: c.dropped,
-        }));
-        return { id: r.target.id, listen: `${a.host}:${a.port}`, upstream: r.target.upstream, consumers };
-      }),
-    };
-  }
-
-  const web = new WebServer({
-    exporter,
-    feed,
-    ...(observationStream !== null ? { observations: observationStream } : {}),
-    landing: () => landingInfo(),
-    page: () => renderLiveReportPage(reportModel(), renderLandingSections(landingInfo())),
-    ready: () => ready,
-    reload: () => daemon.reload(),
-    bearerToken: () => config.bearerToken,
-    logger,
-  });
-
-  function resolverFor(c: ServeConfig): ServerResolver {
-    const aliases: Record<string, string[]> = {};
-    for (const r of c.relays) {
-      aliases[r.id] = [r.upstream, `${relayHost(r)}:${r.port}`, `:${r.port}`];
-      // port 0: the router (and its log lines) name the port the relay bound
-      for (const s of relays())
-        if (s.target.id === r.id) for (const a of s.addresses()) aliases[r.id]!.push(`:${a.port}`);
-    }
-    for (const x of c.ctx) aliases[x.id] = [x.url];
-    return createServerResolver(aliases);
-  }
-
   const sourceContext: SourceContext = {
     sink,
     status,
     clock,
     logger,
-    parseEvents,
-    exporter,
-    inflight,
+    parseEvents: deps.parseEvents ?? parseKvEvents,
+    exporter: outputs.exporter,
+    inflight: new InflightTracker(),
     render,
-    resolve: (name) => resolver(name),
+    resolve: (name) => rt.resolver(name),
     gates: new Map(),
   };
-
-  async function reconcile(c: ServeConfig): Promise<void> {
-    const wanted = new Map(sourceSpecsFor(c, sourceContext).map((s) => [s.key, s]));
-    const removed = [...running].filter(([key]) => !wanted.has(key));
-    // stop first: a changed relay frees its port before its replacement binds it
-    await Promise.all(
-      removed.map(async ([key, made]) => {
-        running.delete(key);
-        const { source } = made;
-        status.silence(source.name);
-        await source.stop();
-        if (made.kind === 'relay') relayTotals.retire(made.source.target.id, made.source.counters());
-        status.unregister(source.name);
-        if (made.kind === 'stream') for (const name of made.source.sourceNames) status.unregister(name);
-      }),
-    );
-    const failures: string[] = [];
-    for (const [key, spec] of wanted) {
-      if (running.has(key)) continue;
-      const made = spec.make();
-      const { source } = made;
-      for (const name of statusNamesOf(made)) status.register(name);
-      try {
-        await source.start();
-        running.set(key, made);
-        logger.debug?.('source started', { source: source.name });
-      } catch (err) {
-        const message = `${source.name} did not start: ${err instanceof Error ? err.message : String(err)}`;
-        status.fail(source.name, 'other', message);
-        failures.push(message);
-        status.silence(source.name);
-        await source.stop().catch(() => undefined);
-      }
-    }
-    // the relays' bound ports are known now
-    resolver = resolverFor(c);
-    const facts = c.router;
-    sink.apply({
-      kind: 'router-config',
-      ts: clock(),
-      source: 'config',
-      routerType: facts.type,
-      tokensPerBlock: facts.tokensPerBlock,
-      maxBatchSize: facts.maxBatchSize,
-      backfillBlockHashesOnFinish: facts.backfillBlockHashesOnFinish,
-      servers: [...new Set([...c.relays.map((r) => r.id), ...c.ctx.map((x) => x.id), ...c.zmq.map((z) => z.id)])],
-      profile: facts.profile,
-      trackRoutedBlocks: facts.trackRoutedBlocks,
-      loadWeight: facts.loadWeight,
-      readsEvents: facts.readsEvents,
-    });
-    // what the operator states of the workers' capacity, as an observation a bundle records
-    for (const [server, blocks] of Object.entries(c.kvCapacityBlocks))
-      sink.apply({
-        kind: 'server-info',
-        ts: clock(),
-        server,
-        hashAlgo: null,
-        tokensPerBlock: null,
-        kvCapacityBlocks: blocks,
-      });
-    if (failures.length > 0) throw new KvsentinelError('start-failed', failures.join('; '));
-  }
-
-  const daemon: Daemon = {
+  const parts: DaemonParts = {
+    deps,
+    clock,
+    logger,
+    serveWeb: deps.web !== false,
+    state,
+    sink,
     status,
-    exporter,
-    config: () => config,
-    snapshot,
-    reportModel,
-    timeline: () => sampler?.timeline ?? null,
-    async start() {
-      if (started) return;
-      started = true;
-      // decided once per process (node --jitless, a big-endian host): the slow kernels, said where operators look
-      if (wasmApi() === null)
-        logger.warn('WebAssembly is not available: v1 block keys are mixed and prompt ids read in JavaScript (slower)');
-      // the sidecar's own lag, so what it loses while behind is blamed on itself (sidecar-lagging)
-      loadMonitor = startSidecarLoadMonitor({ sink, clock });
-      const serveWeb = deps.web !== false;
-      if (serveWeb) {
-        // without a web server nothing reads the daemon's evaluations: a one-shot caller evaluates at its end
-        evaluations = startEvaluationTimer(
-          (now) => void state.evaluate(now),
-          clock,
-          deps.evaluateEveryMs ?? STATE_PRESETS.daemon.evaluateEveryMs,
-          (err) => logger.error('evaluating the rules failed', { error: String(err) }),
-        );
-        await web.listen(config.listen.host, config.listen.port);
-        feed?.start();
-        observationStream?.start();
-        sampler = startTimelineSampler(snapshot, clock);
-      }
-      await reconcile(config);
-      ready = true;
-      if (serveWeb) {
-        const a = web.address();
-        const listeners = relays().map(
-          (r) =>
-            `${r.target.id}=${r
-              .addresses()
-              .map((x) => `${x.host}:${x.port}`)
-              .join(',')}`,
-        );
-        logger.info('kvsentinel serving', {
-          listen: `${a.host}:${a.port}`,
-          sources: running.size,
-          ...(listeners.length > 0 ? { relays: listeners.join(' ') } : {}),
-        });
-      }
-    },
-    async reload() {
-      let next: ServeConfig;
-      try {
-        next = deps.loadConfig !== undefined ? await deps.loadConfig() : config;
-        if (next.listen.host !== config.listen.host || next.listen.port !== config.listen.port) {
-          throw new ConfigError(
-            `web.listen_address cannot change on reload (${config.listen.host}:${config.listen.port} -> ${next.listen.host}:${next.listen.port}); restart instead`,
-          );
-        }
-        if (next.tokenizer !== config.tokenizer)
-          throw new ConfigError(
-            `tokenizer.path cannot change on reload (${config.tokenizer ?? 'none'} -> ${next.tokenizer ?? 'none'}); restart instead`,
-          );
-      } catch (err) {
-        reloadStatus = { ...reloadStatus, successful: false };
-        logger.error('reload failed; keeping the current configuration', {
-          error: err instanceof Error ? err.message : String(err),
-        });
-        throw err;
-      }
-      config = next;
-      resolver = resolverFor(next);
-      try {
-        await reconcile(next);
-        reloadStatus = { successful: true, lastSuccessAt: clock() };
-        logger.info('configuration reloaded', { sources: running.size });
-      } catch (err) {
-        reloadStatus = { ...reloadStatus, successful: false };
-        throw err;
-      }
-    },
-    stop() {
-      stopping ??= (async () => {
-        ready = false;
-        // what stopping aborts (a drain, a server_info read) is the shutdown, not a fault of the source
-        status.silence();
-        const inFlight = daemon.inFlightRelayRequests();
-        if (inFlight > 0) {
-          const graceS = config.relay.shutdownGraceMs / 1000;
-          logger.info(
-            `letting ${inFlight} in-flight relay requests finish (up to relay.shutdown_grace ${graceS}s); signal again to stop now`,
-            { in_flight: inFlight },
-          );
-        }
-        // relays first: they finish in-flight requests; pollers stop in parallel
-        await Promise.all([...running.values()].map((s) => s.source.stop()));
-        running.clear();
-        loadMonitor?.stop();
-        sampler?.stop();
-        evaluations?.stop();
-        await feed?.stop();
-        await observationStream?.stop();
-        await render?.close();
-        if (started && deps.web !== false) await web.close();
-        logger.info('kvsentinel stopped');
-      })();
-      return stopping;
-    },
-    inFlightRelayRequests: () => relays().reduce((n, r) => n + r.inFlight, 0),
-    hurry() {
-      for (const r of relays()) r.hurry();
-    },
-    webAddress: () => web.address(),
-    relayAddress: (id) =>
-      relays()
-        .find((r) => r.target.id === id)
-        ?.address() ?? null,
-    relayAddresses: (id) =>
-      relays()
-        .find((r) => r.target.id === id)
-        ?.addresses() ?? [],
+    sources,
+    sourceContext,
+    outputs,
+    render,
+    observeSidecarStats,
+    rt,
   };
-  return daemon;
+  const relayOf = (id: string): RelayEndpoint | undefined => sources.relays().find((r) => r.target.id === id);
+  return {
+    status,
+    exporter: outputs.exporter,
+    config: () => rt.config,
+    snapshot: () => state.snapshot(clock()),
+    observations: sink.applied,
+    reportModel: () => outputs.pages.reportModel(),
+    timeline: () => rt.sampler?.timeline ?? null,
+    start: () => startDaemon(parts),
+    reload: () => reloadDaemon(parts),
+    stop: () => (rt.stopping ??= stopDaemon(parts)),
+    inFlightRelayRequests: () => inFlightOf(sources.relays()),
+    hurry() {
+      for (const r of sources.relays()) r.hurry();
+    },
+    webAddress: () => outputs.web.address(),
+    relayAddress: (id) => relayOf(id)?.address() ?? null,
+    relayAddresses: (id) => relayOf(id)?.addresses() ?? [],
+  };
 }

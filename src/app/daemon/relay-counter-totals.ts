@@ -1,6 +1,6 @@
 // The relays' counters per server id, summed over the relays a reload replaced, so exported counters never go back.
 import { SCAN_FALLBACK_REASONS, type ScanFallbackReason } from '../../core/relay/scan-fallback.js';
-import type { RelayCounters } from '../../sources/relay/worker-relay.js';
+import type { RelayCounters } from '../../core/observe/sidecar-stats.js';
 
 function addCounters(a: RelayCounters | undefined, b: RelayCounters): RelayCounters {
   if (a === undefined) return b;

@@ -170,7 +170,6 @@ function sidecarFlags(
 /** The sidecar of a demo: started once the workers listen (its relays go in front of them), then told the router. */
 class DemoSidecar {
   daemon: Daemon | null = null;
-  observations = 0;
   #flags: ServeFlags = {};
   readonly #options: DemoOptions;
   readonly #state: SentinelState;
@@ -193,11 +192,7 @@ class DemoSidecar {
       reportDescription: this.#description,
       evaluateEveryMs: STATE_PRESETS.demo.evaluateEveryMs,
       loadConfig: async () => demoTimeouts(await loadConfig(this.#flags)),
-      createState: () =>
-        tappedStatePort(this.#state, (o) => {
-          this.observations++;
-          this.#options.onObservation?.(o);
-        }),
+      createState: () => tappedStatePort(this.#state, (o) => this.#options.onObservation?.(o)),
     });
     await this.daemon.start();
     return Object.fromEntries(workers.map((w, i) => [w.id, `${RELAY_HOST}:${ports[i]!}`]));
@@ -269,7 +264,7 @@ async function demoReport(
     {
       kind: 'live',
       description,
-      observations: sidecar.observations,
+      observations: daemon.observations(),
       malformed: malformedInputs(daemon.status.list()),
     },
     warmup.warmedUp !== null && warmup.trafficStarted !== null

@@ -57,6 +57,7 @@ import {
   type Reader,
 } from './bundle-schema.js';
 import type { BundleRecord } from './bundle-codec.js';
+import { decodeSidecarStats } from './bundle-sidecar-stats.js';
 
 /** one kind's line (its `kind` and `ts` already read) */
 type KindDecoder = (o: JsonObject, ts: number, history: KeyHistory) => BundleRecord;
@@ -288,6 +289,7 @@ const DECODERS: { readonly [K in ObservationKind]: KindDecoder } = {
       diff: nullable(renderDiff),
     }),
   ),
+  'sidecar-stats': plain(decodeSidecarStats),
   'sidecar-load': plain(
     lineReader<SidecarLoadObservation>('sidecar-load', { intervalMs: num, eventLoopDelayMs: num, utilization: num }),
   ),

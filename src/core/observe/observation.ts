@@ -6,6 +6,7 @@ import type { RenderDiff } from '../render/compare-renders.js';
 import type { HashCheck } from '../state/hash-verifier.js';
 import type { StreamOrigin } from '../stream/stream-engine.js';
 import type { HashAlgo, KvEvent } from '../wire/kv-event.js';
+import type { SidecarStats } from './sidecar-stats.js';
 
 /**
  * Events drained from a CTX worker's `/kv_cache_events` by the sidecar (relay or exclusive mode), in order; or, with
@@ -284,9 +285,19 @@ export interface SidecarLoadObservation {
   readonly utilization: number;
 }
 
+/**
+ * What the sidecar's relays, streams, forwarding sockets and live feed have counted so far, cumulative (the daemon
+ * observes it on its evaluation clock, before each scrape and once at stop); each replaces the previous whole.
+ */
+export interface SidecarStatsObservation extends SidecarStats {
+  readonly kind: 'sidecar-stats';
+  readonly ts: number;
+}
+
 export type Observation =
   | WorkerEventsObservation
   | SidecarLoadObservation
+  | SidecarStatsObservation
   | StreamSequenceObservation
   | RouterPollObservation
   | DecisionObservation

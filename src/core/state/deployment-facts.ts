@@ -159,6 +159,7 @@ export class DeploymentFacts {
         if ('server' in obs) this.#server(obs.server);
         return;
       case 'sidecar-load':
+      case 'sidecar-stats':
         return;
     }
   }

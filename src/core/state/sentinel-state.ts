@@ -21,6 +21,7 @@ import { DEFAULT_LIMITS, type SentinelOptions } from './sentinel-options.js';
 import { ServerAdmission } from './server-admission.js';
 import type { SentinelStateSnapshot } from './snapshot.js';
 import { projectSnapshot, type SnapshotSources } from './snapshot-projection.js';
+import { SidecarStatsReducer } from './sidecar-stats-reducer.js';
 import { SourceHealthBoard } from './source-health-board.js';
 import { StateModel } from './state-model.js';
 import { inTokens } from './worker-block-counts.js';
@@ -76,6 +77,7 @@ class Sentinel implements SentinelState {
   readonly #decisions: DecisionsReducer;
   readonly #outcomes: OutcomesReducer;
   readonly #render: RenderParity;
+  readonly #sidecar = new SidecarStatsReducer();
   readonly #joined = new JoinedEventStream();
   readonly #applied = new Set<{ readonly listener: AppliedListener }>();
   readonly #parts: SnapshotSources;
@@ -105,6 +107,7 @@ class Sentinel implements SentinelState {
       outcomes: this.#outcomes,
       sources: this.#sources,
       admission: this.#admission,
+      sidecar: this.#sidecar,
     };
     this.#evaluator = new RuleEvaluator(options.rules ?? RULES, options.hysteresis ?? { onAfter: 1, offAfter: 1 });
   }
@@ -160,6 +163,9 @@ class Sentinel implements SentinelState {
         return;
       case 'sidecar-load':
         this.#model.sidecarLoad.load(obs);
+        return;
+      case 'sidecar-stats':
+        this.#sidecar.stats(obs);
         return;
       case 'server-info':
         // the deployment's facts keep what it states of hashing; the capacity bounds the sticky ideal

@@ -34,6 +34,7 @@ export class ServerAdmission {
     switch (obs.kind) {
       case 'source-health':
       case 'sidecar-load':
+      case 'sidecar-stats':
         return obs;
       case 'router-config':
         return obs.servers === null || obs.servers.every((s) => this.#admit(s))

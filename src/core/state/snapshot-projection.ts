@@ -1,7 +1,7 @@
 // What the outputs read (SentinelStateSnapshot), projected from the state's counters since start, its tables, the
 // rules' input and the findings that hold. Pure: reading changes nothing.
 import type { DiagnosisInput } from '../diagnosis/rule.js';
-import { REQUEST_UNREADABLE_REASONS } from '../relay/request-unreadable.js';
+import { REQUEST_UNREADABLE_REASONS, type RequestUnreadableReason } from '../relay/request-unreadable.js';
 import { counterKey, type CounterKey } from './counter-schema.js';
 import { hashCheckCounts } from './hash-check-counts.js';
 import type { DecisionsReducer, DecisionsView } from './decisions-reducer.js';
@@ -11,6 +11,7 @@ import type { DecisionStats, RankStats, SentinelDropCounters, SentinelStateSnaps
 import type { SourceHealthBoard } from './source-health-board.js';
 import type { StateModel } from './state-model.js';
 import type { Evaluation } from '../diagnosis/rule-evaluator.js';
+import type { SidecarStatsReducer } from './sidecar-stats-reducer.js';
 
 export interface SnapshotSources {
   readonly model: StateModel;
@@ -18,11 +19,15 @@ export interface SnapshotSources {
   readonly outcomes: OutcomesReducer;
   readonly sources: SourceHealthBoard;
   readonly admission: ServerAdmission;
+  readonly sidecar: SidecarStatsReducer;
 }
 
 function serverStats(m: StateModel, decisions: DecisionsView, server: string, now: number): ServerStats {
   const total = (key: CounterKey): number => m.counters.total(key, now);
   const streams = m.truth.streams(server);
+  const unreadableByReason = Object.fromEntries(
+    REQUEST_UNREADABLE_REASONS.map((r) => [r, total(counterKey('unreadableRequests', server, r))]),
+  ) as Record<RequestUnreadableReason, number>;
   const ranks: RankStats[] = m.sequence.ranks(server).map((r) => {
     const blocksByLevel: Record<number, number> = {};
     for (const s of streams) {
@@ -54,10 +59,8 @@ function serverStats(m: StateModel, decisions: DecisionsView, server: string, no
     routerTableBlocksEvicted: m.replica.evictedBlocks(server),
     requests: total(counterKey('requests', server)),
     requestFailures: total(counterKey('failures', server)),
-    unreadableRequests: REQUEST_UNREADABLE_REASONS.reduce(
-      (n, r) => n + total(counterKey('unreadableRequests', server, r)),
-      0,
-    ),
+    unreadableRequests: Object.values(unreadableByReason).reduce((n, c) => n + c, 0),
+    unreadableByReason,
     promptTokens: total(counterKey('promptTokens', server)),
     cachedTokens: total(counterKey('cachedTokens', server)),
     oracleCachedTokens: total(counterKey('oracleCachedTokens', server)),
@@ -156,5 +159,6 @@ export function projectSnapshot(
       .streamOrigins()
       .map(([server, o]) => ({ server, engine: o.engine, hashes: o.hashes, vllmHashing: o.vllmHashing ?? null })),
     dropped: dropCounters(parts),
+    sidecar: parts.sidecar.latest,
   };
 }

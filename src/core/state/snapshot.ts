@@ -5,6 +5,8 @@ import type { Verdict } from '../diagnosis/verdict.js';
 import type { StreamOrigin } from '../stream/stream-engine.js';
 import type { KvEventType } from '../wire/kv-event.js';
 import type { HashCheckCounts } from './hash-check-counts.js';
+import type { SidecarStats } from '../observe/sidecar-stats.js';
+import type { RequestUnreadableReason } from '../relay/request-unreadable.js';
 
 export interface RankStats {
   readonly rank: number;
@@ -39,6 +41,8 @@ export interface ServerStats {
   readonly requestFailures: number;
   /** CTX requests whose body the relay could not read (kvsentinel_relay_requests_unreadable_total, summed) */
   readonly unreadableRequests: number;
+  /** the same by reason (kvsentinel_relay_requests_unreadable_total) */
+  readonly unreadableByReason: Readonly<Record<RequestUnreadableReason, number>>;
   readonly promptTokens: number;
   readonly cachedTokens: number;
   readonly oracleCachedTokens: number;
@@ -106,6 +110,8 @@ export interface SentinelSnapshot {
   readonly turnScatterRatio: number | null;
   readonly requests: number;
   readonly dropped: SentinelDropCounters;
+  /** what the sidecar's relays, streams and live feed counted of themselves (the latest sidecar-stats) */
+  readonly sidecar: SidecarStats;
 }
 
 /** The snapshot contract plus what the state alone knows (compatible extension of SentinelSnapshot). */

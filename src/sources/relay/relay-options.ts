@@ -3,7 +3,6 @@
 import type { DecisionGate } from './decision-gate.js';
 import type { EventBufferOptions } from '../../core/relay/event-buffer.js';
 import type { RequestUnreadableReason } from '../../core/relay/request-unreadable.js';
-import type { ScanFallbackCounts } from '../../core/relay/scan-fallback.js';
 import type { Clock, Logger, ObservationSink, SourceReporter } from '../ports.js';
 import type { RenderPool } from '../tokenizer/render-pool.js';
 import type { InflightTracker } from './inflight-tracker.js';
@@ -48,26 +47,6 @@ export interface RelayOptions {
    * their events come from a ZMQ stream), where the relay only proxies and observes requests
    */
   readonly drainEvents: boolean;
-}
-
-/** What a relay dropped or gave up on, cumulative (the exporter's cache and poll counters). */
-export interface RelayCounters {
-  readonly server: string;
-  /** event polls whose consumer hung up before the answer */
-  readonly abandonedPolls: number;
-  /** request or response copies that hit their bound (prompt or usage not read) */
-  readonly capturesTruncated: number;
-  /** events evicted from the event buffer by its bounds (read or not) */
-  readonly eventsEvicted: number;
-  readonly consumersExpired: number;
-  readonly consumersEvicted: number;
-  readonly resumePositionsDiscarded: number;
-  /** requests sent again on a fresh connection after their connection was lost before any response byte */
-  readonly upstreamRetries: number;
-  /** events delivered to a consumer that had already received them (0 by design; counted, never hidden) */
-  readonly eventsRedelivered: number;
-  /** CTX exchanges read on a slow path, by reason (same answers, more CPU) */
-  readonly scanFallbacks: ScanFallbackCounts;
 }
 
 export const DEFAULT_RELAY_OPTIONS: RelayOptions = {

@@ -33,23 +33,12 @@ import { DecisionGate } from './decision-gate.js';
 import { RelayEventPath } from './relay-event-path.js';
 import { RequestBodyFeed } from './request-body-feed.js';
 import { ScanFallbacks } from './scan-fallbacks.js';
-import {
-  DEFAULT_RELAY_OPTIONS,
-  type RelayCounters,
-  type RelayDeps,
-  type RelayOptions,
-  type RelayTarget,
-} from './relay-options.js';
+import { DEFAULT_RELAY_OPTIONS, type RelayDeps, type RelayOptions, type RelayTarget } from './relay-options.js';
+import type { RelayCounters } from '../../core/observe/sidecar-stats.js';
 import { UpstreamExchange } from './upstream-exchange.js';
 
 export type { ParseEvents } from './relay-event-path.js';
-export {
-  type RelayCounters,
-  type RelayDeps,
-  type RelayOptions,
-  type RelayRejectReason,
-  type RelayTarget,
-} from './relay-options.js';
+export { type RelayDeps, type RelayOptions, type RelayRejectReason, type RelayTarget } from './relay-options.js';
 
 function pathOf(url: string | undefined): string {
   const u = url ?? '/';

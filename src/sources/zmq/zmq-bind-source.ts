@@ -17,7 +17,7 @@ import type { StreamEventConverter } from '../../core/stream/to-kv-events.js';
 import type { VllmHashing } from '../../core/stream/vllm-hash-checker.js';
 import type { RunningSource } from '../ports.js';
 import { RankPipeline } from './rank-pipeline.js';
-import type { StreamRankCounters } from './stream-counters.js';
+import type { ForwardCounters, StreamRankCounters } from '../../core/observe/sidecar-stats.js';
 import { streamConverter, streamOrigin } from './stream-origin.js';
 import { DEFAULT_ZMQ_OPTIONS, type ZmqSourceDeps, type ZmqSourceOptions } from './zmq-events-source.js';
 import { rankEndpoint } from './zmq-endpoints.js';
@@ -44,16 +44,6 @@ interface BoundSocket {
   readonly sub: Subscriber;
   /** the PUB that passes each message on (spec.forward), or null */
   readonly forward: Publisher | null;
-}
-
-/** Messages a bound socket received and passed on (`forward`). */
-export interface ForwardCounters {
-  readonly endpoint: string;
-  readonly to: string;
-  readonly forwarded: number;
-  readonly failed: number;
-  /** the consumer's connection is up (a ZMTP handshake and no disconnect since) */
-  readonly connected: boolean;
 }
 
 interface ServerStreams {

@@ -13,7 +13,8 @@ import type { VllmHashing } from '../../core/stream/vllm-hash-checker.js';
 import type { Clock, Logger, ObservationSink, RunningSource, SourceReporter } from '../ports.js';
 import { RankPipeline } from './rank-pipeline.js';
 import { streamConverter, streamOrigin } from './stream-origin.js';
-import type { MutableRankCounters, StreamRankCounters } from './stream-counters.js';
+import type { StreamRankCounters } from '../../core/observe/sidecar-stats.js';
+import type { MutableRankCounters } from './stream-counters.js';
 import { rankEndpoint } from './zmq-endpoints.js';
 
 export interface ZmqStreamSpec {
