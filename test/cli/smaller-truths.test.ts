@@ -113,7 +113,8 @@ describe('smaller truths', () => {
     const sources = ['src/sim/live/live-orchestrator.ts', 'src/sim/live/live-ctx-worker.ts']
       .map((p) => readFileSync(join(repoRoot, p), 'utf8'))
       .join('\n');
-    const routes = [...sources.matchAll(/case '(GET|POST) (\/[^']*)'/g)].map((m) => `${m[1]!} ${m[2]!}`);
+    // each server's route table: `'METHOD /path': handler`
+    const routes = [...sources.matchAll(/^\s+'(GET|POST) (\/[^']*)':/gm)].map((m) => `${m[1]!} ${m[2]!}`);
     expect(routes.length).toBeGreaterThan(10);
     for (const r of routes) expect(section, r).toContain(`\`${r}`);
   });
