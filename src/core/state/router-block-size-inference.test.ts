@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { miniCluster, type MiniOptions } from '../../../test/helpers/mini-cluster.js';
+import { auditMiniCluster } from '../../../test/helpers/mini-cluster-audit.js';
 import { RouterBlockSizeInference } from './router-block-size-inference.js';
 import type { DecisionJoin } from './joined-events.js';
 import { createSentinelState, type SentinelOptions } from './sentinel-state.js';
@@ -7,11 +8,7 @@ import { createSentinelState, type SentinelOptions } from './sentinel-state.js';
 const THRESHOLDS = { minDecisions: 40, minFollowups: 30, minServerRequests: 10 };
 
 function audit(mini: MiniOptions, options: SentinelOptions = {}) {
-  const state = createSentinelState({ mode: 'relay', thresholds: THRESHOLDS, ...options });
-  const observations = miniCluster(mini);
-  for (const obs of observations) state.apply(obs);
-  const now = observations.at(-1)!.ts;
-  return { state, snapshot: state.evaluate(now), input: state.diagnosisInput(now) };
+  return auditMiniCluster(mini, { mode: 'relay', thresholds: THRESHOLDS, ...options });
 }
 
 describe('RouterBlockSizeInference', () => {
