@@ -201,6 +201,14 @@ export function quietInput(over: Partial<DiagnosisInput> = {}): DiagnosisInput {
   };
 }
 
+/** a worker whose KV events never reach the sidecar: none drained or stored, so no worker truth */
+export const EVENTS_OFF = {
+  events: 0,
+  eventsTotal: 0,
+  storedEvents: 0,
+  truthBlocks: 0,
+} as const satisfies Partial<ServerDiagnosis>;
+
 /** every server with the same overrides */
 export function servers(over: Partial<ServerDiagnosis>): ServerDiagnosis[] {
   return ['ctx0', 'ctx1', 'ctx2'].map((s) => quietServer(s, over));

@@ -3,25 +3,22 @@ import { serverStats, snapshotFixture } from '../../../test/helpers/snapshot-fix
 import { counterMark, steadyStateStats } from './steady-window.js';
 
 describe('steady-state window', () => {
+  /** a server's requests, prompt tokens and cached tokens */
+  type Served = readonly [requests: number, promptTokens: number, cachedTokens: number];
+  /** the counters at `now` of ctx0 and ctx1, with the follow-up and sticky turns so far */
+  function countersAt(now: number, ctx0: Served, ctx1: Served, followupTurns: number, stickyTurns: number) {
+    const server = (id: string, [requests, promptTokens, cachedTokens]: Served) =>
+      serverStats(id, { requests, promptTokens, cachedTokens });
+    return snapshotFixture({
+      now,
+      requests: ctx0[0] + ctx1[0],
+      servers: [server('ctx0', ctx0), server('ctx1', ctx1)],
+      decisions: { ...snapshotFixture().decisions, followupTurns, stickyTurns },
+    });
+  }
   // a cold start: 1 000 requests at 70 % hit, then 2 000 more at 90 %
-  const warm = snapshotFixture({
-    now: 40_000,
-    requests: 1_000,
-    servers: [
-      serverStats('ctx0', { requests: 600, promptTokens: 600_000, cachedTokens: 420_000 }),
-      serverStats('ctx1', { requests: 400, promptTokens: 400_000, cachedTokens: 280_000 }),
-    ],
-    decisions: { ...snapshotFixture().decisions, followupTurns: 900, stickyTurns: 300 },
-  });
-  const end = snapshotFixture({
-    now: 100_000,
-    requests: 3_000,
-    servers: [
-      serverStats('ctx0', { requests: 1_800, promptTokens: 3_600_000, cachedTokens: 3_120_000 }),
-      serverStats('ctx1', { requests: 1_200, promptTokens: 2_400_000, cachedTokens: 2_080_000 }),
-    ],
-    decisions: { ...snapshotFixture().decisions, followupTurns: 2_850, stickyTurns: 1_080 },
-  });
+  const warm = countersAt(40_000, [600, 600_000, 420_000], [400, 400_000, 280_000], 900, 300);
+  const end = countersAt(100_000, [1_800, 3_600_000, 3_120_000], [1_200, 2_400_000, 2_080_000], 2_850, 1_080);
 
   it("counts only what follows the warm-up: its hit ratio is the window's, not the cold start's", () => {
     const stats = steadyStateStats({ targetRequests: 1_000, startedAt: 2_000 }, counterMark(warm), counterMark(end));

@@ -1,15 +1,12 @@
 // Text and chat requests rendered with the model's tokenizer: the router-side ids predict the router, the worker's
 // ids (CTX response) give the oracle, and their comparison gives render-drift (numbers from test/helpers/mini-cluster).
 import { describe, expect, it } from 'vitest';
-import { miniCluster, type MiniOptions } from '../../../test/helpers/mini-cluster.js';
-import { createSentinelState } from './sentinel-state.js';
+import type { MiniOptions } from '../../../test/helpers/mini-cluster.js';
+import { auditMiniCluster } from '../../../test/helpers/mini-cluster-audit.js';
 
+/** evaluated a millisecond after the last observation */
 function audit(mini: MiniOptions) {
-  const state = createSentinelState();
-  const observations = miniCluster(mini);
-  for (const obs of observations) state.apply(obs);
-  const now = observations.at(-1)!.ts + 1;
-  return { snapshot: state.evaluate(now), input: state.diagnosisInput(now) };
+  return auditMiniCluster(mini, {}, 1);
 }
 
 describe('render parity in the state', () => {

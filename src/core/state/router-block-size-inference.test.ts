@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { miniCluster, type MiniOptions } from '../../../test/helpers/mini-cluster.js';
+import { auditMiniCluster } from '../../../test/helpers/mini-cluster-audit.js';
 import { RouterBlockSizeInference } from './router-block-size-inference.js';
 import type { DecisionJoin } from './joined-events.js';
 import { createSentinelState, type SentinelOptions } from './sentinel-state.js';
@@ -7,11 +8,12 @@ import { createSentinelState, type SentinelOptions } from './sentinel-state.js';
 const THRESHOLDS = { minDecisions: 40, minFollowups: 30, minServerRequests: 10 };
 
 function audit(mini: MiniOptions, options: SentinelOptions = {}) {
-  const state = createSentinelState({ mode: 'relay', thresholds: THRESHOLDS, ...options });
-  const observations = miniCluster(mini);
-  for (const obs of observations) state.apply(obs);
-  const now = observations.at(-1)!.ts;
-  return { state, snapshot: state.evaluate(now), input: state.diagnosisInput(now) };
+  return auditMiniCluster(mini, { mode: 'relay', thresholds: THRESHOLDS, ...options });
+}
+
+/** a router that states none of its settings (60 trajectories unless told): its tokens_per_block must be inferred */
+function unstatedRouter(mini: MiniOptions) {
+  return audit({ routerSettings: false, trajectories: 60, ...mini });
 }
 
 describe('RouterBlockSizeInference', () => {
@@ -73,9 +75,8 @@ describe('RouterBlockSizeInference', () => {
 
 describe('router tokens_per_block inferred from routing (no source states it)', () => {
   it.each([32, 64, 128])('a healthy router chunking %i-token blocks like its workers: inferred, no finding', (size) => {
-    const { snapshot, input } = audit({
+    const { snapshot, input } = unstatedRouter({
       routing: 'prefix',
-      routerSettings: false,
       blockSize: size,
       routerTokensPerBlock: size,
       trajectories: 30,
@@ -117,13 +118,7 @@ describe('router tokens_per_block inferred from routing (no source states it)', 
   });
 
   it('a router chunking 32 tokens over 128-token worker blocks: inert, but no tokens-per-block-mismatch on a guess', () => {
-    const { snapshot, input } = audit({
-      routing: 'prefix',
-      routerSettings: false,
-      blockSize: 128,
-      routerTokensPerBlock: 32,
-      trajectories: 60,
-    });
+    const { snapshot, input } = unstatedRouter({ routing: 'prefix', blockSize: 128, routerTokensPerBlock: 32 });
     expect(snapshot.routerTokensPerBlock).toEqual({ value: null, from: null, candidates: [32, 128] });
     const ids = snapshot.findings.map((f) => f.id);
     expect(ids).toContain('cache-signal-inert');
@@ -137,14 +132,7 @@ describe('router tokens_per_block inferred from routing (no source states it)', 
   });
 
   it('events off (the seed): inert and events-absent, "predicted ≡ 0" under every candidate named as such', () => {
-    const { snapshot } = audit({
-      routing: 'random',
-      routerSettings: false,
-      blockSize: 128,
-      routerTokensPerBlock: 32,
-      events: false,
-      trajectories: 60,
-    });
+    const { snapshot } = unstatedRouter({ routing: 'random', blockSize: 128, routerTokensPerBlock: 32, events: false });
     const ids = snapshot.findings.map((f) => f.id);
     expect(ids).toContain('cache-signal-inert');
     expect(ids).toContain('events-absent');
@@ -153,13 +141,11 @@ describe('router tokens_per_block inferred from routing (no source states it)', 
   });
 
   it('a router that never polls: its table stays empty, predicted ≡ 0 under every candidate fires', () => {
-    const { snapshot } = audit({
+    const { snapshot } = unstatedRouter({
       routing: 'random',
-      routerSettings: false,
       blockSize: 64,
       routerTokensPerBlock: 64,
       routerPolls: false,
-      trajectories: 60,
     });
     const inert = snapshot.findings.find((f) => f.id === 'cache-signal-inert');
     expect(inert?.summary).toMatch(

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { RULES } from '../diagnosis/rules/index.js';
 import { miniCluster, type MiniOptions } from '../../../test/helpers/mini-cluster.js';
+import { auditMiniCluster } from '../../../test/helpers/mini-cluster-audit.js';
 import { buildAuditReport } from '../report/audit-report.js';
 import type { DecisionJoin, OutcomeJoin } from './joined-events.js';
 import type { HysteresisOptions } from '../diagnosis/finding-hysteresis.js';
@@ -16,14 +17,10 @@ const PROMPTLESS_DECISION = {
 } as const;
 
 function audit(mini: MiniOptions, options: SentinelOptions = {}) {
-  const state = createSentinelState({
+  return auditMiniCluster(mini, {
     thresholds: { minDecisions: 40, minFollowups: 30, minServerRequests: 10 },
     ...options,
   });
-  const observations = miniCluster(mini);
-  for (const obs of observations) state.apply(obs);
-  const now = observations.at(-1)!.ts;
-  return { state, snapshot: state.evaluate(now), input: state.diagnosisInput(now) };
 }
 
 /** A relay source down from t = 0, judged by the source rule alone (with no traffic evidence-insufficient would hold too). */

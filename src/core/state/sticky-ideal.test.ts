@@ -9,16 +9,14 @@ import { createSentinelState, type SentinelState } from './sentinel-state.js';
 
 const BLOCK = 128;
 
-function relayState(): SentinelState {
+/** `kvCapacityBlocks`: the operator's kv_capacity_blocks by server, applied as the daemon applies them */
+function relayState(kvCapacityBlocks: Readonly<Record<string, number>> = {}): SentinelState {
   const state = createSentinelState({ mode: 'relay' });
   for (const server of ['ctx0', 'ctx1'])
     state.apply({ kind: 'server-info', ts: 0, server, hashAlgo: 'v1_block_key', tokensPerBlock: BLOCK });
+  for (const [server, blocks] of Object.entries(kvCapacityBlocks))
+    state.apply({ kind: 'server-info', ts: 0, server, hashAlgo: null, tokensPerBlock: null, kvCapacityBlocks: blocks });
   return state;
-}
-
-/** the operator's kv_capacity_blocks, as the daemon applies it */
-function statesCapacity(state: SentinelState, server: string, blocks: number): void {
-  state.apply({ kind: 'server-info', ts: 0, server, hashAlgo: null, tokensPerBlock: null, kvCapacityBlocks: blocks });
 }
 
 let seq = 0;
@@ -48,23 +46,27 @@ function turn(state: SentinelState, ts: number, conv: string, server: string, pr
   });
 }
 
+/** conversation a: a first turn of 1000 tokens on ctx0 (nothing reused), then its second on `server` */
+function secondTurnOn(server: string, prompt: number, cached: number): SentinelState {
+  const state = relayState();
+  turn(state, 100, 'a', 'ctx0', 1000, 0);
+  turn(state, 200, 'a', server, prompt, cached);
+  return state;
+}
+
 const decisions = (state: SentinelState) => state.diagnosisInput(10_000).decisions;
 
 describe('the sticky ideal, bounded by capacity', () => {
   it('a turn back on its server counts what that server reused, not its earlier turn (capacity evicted it there)', () => {
-    const state = relayState();
-    turn(state, 100, 'a', 'ctx0', 1000, 0);
     // back on ctx0, but ctx0 had evicted the first turn: the router did the best sticky routing can
-    turn(state, 200, 'a', 'ctx0', 2000, 256);
-    const d = decisions(state);
+    const d = decisions(secondTurnOn('ctx0', 2000, 256));
     expect(d.stickyIdealCachedTokens).toBe(256);
     expect(d.stickyIdealMovedTurns).toBe(0);
   });
 
   it('a turn that moved gets its earlier turn back only while its server stored less than it can hold since', () => {
-    const state = relayState();
     // ctx0 holds 10 blocks (1280 tokens), as the operator states it
-    statesCapacity(state, 'ctx0', 10);
+    const state = relayState({ ctx0: 10 });
     turn(state, 100, 'a', 'ctx0', 1000, 0);
     turn(state, 110, 'b', 'ctx0', 1000, 0);
     turn(state, 120, 'c', 'ctx0', 200, 0);
@@ -84,9 +86,7 @@ describe('the sticky ideal, bounded by capacity', () => {
   });
 
   it('without a stated capacity a moved turn is unbounded, and the evidence says so', () => {
-    const state = relayState();
-    turn(state, 100, 'a', 'ctx0', 1000, 0);
-    turn(state, 200, 'a', 'ctx1', 1500, 0);
+    const state = secondTurnOn('ctx1', 1500, 0);
     const d = decisions(state);
     expect(d.stickyIdealCachedTokens).toBe(1000);
     expect(d.stickyIdealUnboundedTurns).toBe(1);
@@ -109,8 +109,7 @@ describe('the sticky ideal, bounded by capacity', () => {
 
 describe('turn scatter judged by the oracle', () => {
   it('a scattered turn whose earlier turn its server no longer held is not avoidable; one it still held is', () => {
-    const state = relayState();
-    statesCapacity(state, 'ctx0', 10);
+    const state = relayState({ ctx0: 10 });
     turn(state, 100, 'a', 'ctx0', 1000, 0);
     turn(state, 110, 'filler', 'ctx0', 1300, 0);
     // a moved and got nothing: ctx0 had stored 1300 ≥ 1280 tokens since, so going back would not have helped

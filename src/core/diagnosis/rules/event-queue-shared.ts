@@ -55,12 +55,19 @@ function pullByServer(input: DiagnosisInput, hit: readonly ServerDiagnosis[]): s
     .join('; ');
 }
 
+/** the gaps over the gapped servers and what they missed (events on the pull path, batches on a stream) */
+function gapTotals(hit: readonly ServerDiagnosis[]) {
+  return {
+    gaps: hit.reduce((n, s) => n + s.gaps, 0),
+    missed: hit.reduce((n, s) => n + s.missedEvents, 0),
+    names: hit.map((s) => s.server),
+  };
+}
+
 function pullGaps(input: DiagnosisInput, hit: readonly ServerDiagnosis[]): RuleHit | null {
   if (hit.length === 0) return null;
-  const gaps = hit.reduce((n, s) => n + s.gaps, 0);
-  const missed = hit.reduce((n, s) => n + s.missedEvents, 0);
+  const { gaps, missed, names } = gapTotals(hit);
   const events = hit.reduce((n, s) => n + s.events, 0);
-  const names = hit.map((s) => s.server);
   const taken = hit.filter((s) => streamTaken(input, s));
   const gapped = hit.filter((s) => s.gaps > 0);
   const parts = [
@@ -95,10 +102,8 @@ function pullGaps(input: DiagnosisInput, hit: readonly ServerDiagnosis[]): RuleH
 
 function streamGaps(input: DiagnosisInput, hit: readonly ServerDiagnosis[]): RuleHit | null {
   if (hit.length === 0) return null;
-  const gaps = hit.reduce((n, s) => n + s.gaps, 0);
-  const lost = hit.reduce((n, s) => n + s.missedEvents, 0);
+  const { gaps, missed: lost, names } = gapTotals(hit);
   const filled = hit.reduce((n, s) => n + s.streamBatchesFilled, 0);
-  const names = hit.map((s) => s.server);
   const repeated = hit.some((s) => s.gaps >= input.thresholds.minGaps);
   return {
     servers: names,

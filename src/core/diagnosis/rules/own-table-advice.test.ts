@@ -1,22 +1,13 @@
 // Advice in the deployment's own words: a vLLM/SGLang deployment gets no TensorRT-LLM router_args and no
 // /kv_cache_events; the newest router is never told to turn on backfill_block_hashes_on_finish (it ignores it).
 import { describe, expect, it } from 'vitest';
-import { quietDecisions, quietInput, servers } from '../../../../test/helpers/diagnosis-input.js';
+import { EVENTS_OFF, quietDecisions, quietInput, servers } from '../../../../test/helpers/diagnosis-input.js';
 import { runRules } from '../run-rules.js';
 import { RULES } from './index.js';
 import { ownTableSetting } from './own-table-advice.js';
 
 // events off on every worker, routing blind to the cache: the findings whose cure is the event path fire
-const blind = {
-  events: 0,
-  eventsTotal: 0,
-  storedEvents: 0,
-  truthBlocks: 0,
-  routerPolls: 0,
-  routerPollsTotal: 0,
-  eventsDeliveredToRouter: 0,
-  cachedTokens: 200_000,
-};
+const blind = { ...EVENTS_OFF, routerPolls: 0, routerPollsTotal: 0, eventsDeliveredToRouter: 0, cachedTokens: 200_000 };
 
 describe('advice fits the engine and the router version', () => {
   it('vLLM streams: neither router_args nor /kv_cache_events in any cause or fix', () => {

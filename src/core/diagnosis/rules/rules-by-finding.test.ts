@@ -2,6 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import {
   BLIND_PREFERENCE,
+  EVENTS_OFF,
   KNOWN_2026_06,
   NO_PREFERENCE,
   firing,
@@ -255,10 +256,7 @@ describe('evidence-insufficient', () => {
 
 describe('a dead event path', () => {
   const eventsOff = servers({
-    events: 0,
-    eventsTotal: 0,
-    storedEvents: 0,
-    truthBlocks: 0,
+    ...EVENTS_OFF,
     replicaBlocks: 0,
     hashChecks: { match: 0, mismatch: 0, unverifiable: 0 },
   });

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import {
   BLIND_PREFERENCE,
+  EVENTS_OFF,
   NO_PREFERENCE,
   firing,
   quietDecisions,
@@ -28,15 +29,8 @@ function routerKeysNeverFound(): DiagnosisInput['decisions'] {
 
 /** ranks 0–3 each stating 200 events without a gap: a server whose every rank reports */
 function fourRanksWithEvents(): DiagnosisInput['servers'][number]['ranks'] {
-  return [0, 1, 2, 3].map((rank) => ({
-    rank,
-    stated: true,
-    events: 200,
-    gaps: 0,
-    missedEvents: 0,
-    resets: 0,
-    lastEventId: 199,
-  }));
+  const quietRank = quietServer('ctx0').ranks[0]!;
+  return [0, 1, 2, 3].map((rank) => ({ ...quietRank, rank, stated: true, events: 200, lastEventId: 199 }));
 }
 
 describe('rules', () => {
@@ -70,10 +64,7 @@ describe('rules', () => {
       name: 'events-absent: requests served, no event drained',
       input: quietInput({
         servers: servers({
-          events: 0,
-          eventsTotal: 0,
-          storedEvents: 0,
-          truthBlocks: 0,
+          ...EVENTS_OFF,
           hashChecks: { match: 0, mismatch: 0, unverifiable: 0 },
           realisedAboveOracle: 0,
         }),
