@@ -32,7 +32,8 @@ const T_FAILED = 5;
 /** members whose value text is kept (they are small); a larger one sends the request to the text path */
 const KEPT = ['disaggregated_params', 'conversation_params', 'stream'] as const;
 const TOKEN_KEYS = ['prompt', 'prompt_token_ids'] as const;
-const KNOWN = [
+/** the request members the scanner recognises; any other key is skipped */
+export const KNOWN_KEYS = [
   'prompt',
   'prompt_token_ids',
   'messages',
@@ -53,7 +54,7 @@ function asciiBytes(s: string): Uint8Array {
   return out;
 }
 
-const KNOWN_BYTES = KNOWN.map((k) => ({ key: k, bytes: asciiBytes(k) }));
+const KNOWN_BYTES = KNOWN_KEYS.map((k) => ({ key: k, bytes: asciiBytes(k) }));
 const EMPTY = new Uint32Array(0);
 const decoder = new TextDecoder('utf-8', { ignoreBOM: true });
 
@@ -109,7 +110,7 @@ export class CtxRequestScanner {
   #keyLen = 0;
   #escape = false;
   // value being read
-  #key: string | null = null; // a KNOWN key, else null
+  #key: string | null = null; // a KNOWN_KEYS key, else null
   #depth = 0;
   #inString = false;
   #kept: number[] | null = null;
