@@ -10,6 +10,7 @@
 // finish() answers null and the caller parses the whole text with parseCtxRequest.
 import { createIdRunKernel, readIdRun, type IdRun, type IdRunKernel } from './id-run-kernel.js';
 import { ctxInfoFromMembers, type CtxMemberView, type CtxRequestInfo, type HeaderBag } from './ctx-request.js';
+import { doubledUint32 } from '../tables/doubled-uint32.js';
 
 // top-level states
 const START = 0;
@@ -57,12 +58,6 @@ function asciiBytes(s: string): Uint8Array {
 const KNOWN_BYTES = KNOWN_KEYS.map((k) => ({ key: k, bytes: asciiBytes(k) }));
 const EMPTY = new Uint32Array(0);
 const decoder = new TextDecoder('utf-8', { ignoreBOM: true });
-
-function grow(ids: Uint32Array): Uint32Array<ArrayBuffer> {
-  const grown = new Uint32Array(ids.length * 2);
-  grown.set(ids);
-  return grown;
-}
 
 /**
  * What the scanners of one owner (a scan thread, a relay) share: the id kernel, and the scratch array the ids of the
@@ -267,7 +262,7 @@ export class CtxRequestScanner {
         run.ids = out;
         run.count = count;
         run.next = i;
-        readIdRun(this.#scratch.kernel, chunk, run, grow);
+        readIdRun(this.#scratch.kernel, chunk, run, doubledUint32);
         out = run.ids;
         count = run.count;
         i = run.next;
@@ -286,7 +281,7 @@ export class CtxRequestScanner {
           break;
         }
         if (i === n) break; // the id goes on in the next chunk
-        if (count === out.length) out = grow(out);
+        if (count === out.length) out = doubledUint32(out);
         out[count++] = v;
         tState = T_AFTER;
       }
