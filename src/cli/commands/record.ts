@@ -10,9 +10,9 @@ import { addAttachOptions, attachTarget, type AttachOptionValues } from '../serv
 import { createStderrLogger } from '../serve/logger.js';
 import {
   addSourceOptions,
-  hasSources,
   loadCliConfig,
   NO_SOURCE_MESSAGE,
+  requireSources,
   sourceFlags,
   type SourceOptionValues,
 } from '../serve/source-flags.js';
@@ -50,8 +50,7 @@ export function registerRecordCommand(program: Command): void {
         });
       } else {
         const config = await loadCliConfig(sourceFlags(options));
-        if (!hasSources(config))
-          throw new CliError(`${NO_SOURCE_MESSAGE}, or --attach URL (a running kvsentinel serve)`);
+        requireSources(config, `${NO_SOURCE_MESSAGE}, or --attach URL (a running kvsentinel serve)`);
         result = await recordBundle(config, {
           out: options.out,
           durationMs,

@@ -6,9 +6,8 @@ import { createDaemon } from '../../app/daemon/daemon.js';
 import { createStderrLogger, LOG_FORMATS, LOG_LEVELS, type LogFormat, type LogLevel } from '../serve/logger.js';
 import {
   addSourceOptions,
-  hasSources,
   loadCliConfig,
-  NO_SOURCE_MESSAGE,
+  requireSources,
   sourceFlags,
   type SourceOptionValues,
 } from '../serve/source-flags.js';
@@ -59,7 +58,7 @@ export function registerServeCommand(program: Command): void {
       const load = () => loadCliConfig(flags);
       const config = await load();
       // --config.check says what serve would say: a configuration without a source is refused
-      if (!hasSources(config)) throw new CliError(NO_SOURCE_MESSAGE);
+      requireSources(config);
       if (options['config.check'] === true) {
         process.stdout.write('configuration is valid\n');
         return;

@@ -2,9 +2,8 @@
 import type { Command } from 'commander';
 import { runLiveAudit, type LiveAuditResult } from '../../app/audit/live-audit.js';
 import { parseDuration } from '../../app/config/serve-config.js';
-import { CliError } from '../cli-error.js';
 import { createStderrLogger } from './logger.js';
-import { addSourceOptions, hasSources, loadCliConfig, NO_SOURCE_MESSAGE, sourceFlags } from './source-flags.js';
+import { addSourceOptions, loadCliConfig, NO_SOURCE_MESSAGE, requireSources, sourceFlags } from './source-flags.js';
 
 export const liveAudit = {
   addOptions(command: Command): void {
@@ -21,10 +20,10 @@ export const liveAudit = {
     progress: (line: string) => void,
   ): Promise<LiveAuditResult> {
     const config = await loadCliConfig(sourceFlags(options));
-    if (!hasSources(config))
-      throw new CliError(
-        `give --bundle DIR, --attach URL (a running kvsentinel serve) or live sources (${NO_SOURCE_MESSAGE.replace('no source configured: give ', '')})`,
-      );
+    requireSources(
+      config,
+      `give --bundle DIR, --attach URL (a running kvsentinel serve) or live sources (${NO_SOURCE_MESSAGE.replace('no source configured: give ', '')})`,
+    );
     const durationMs = parseDuration('--duration', options['duration']);
     return runLiveAudit(config, {
       durationMs,

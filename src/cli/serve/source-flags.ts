@@ -137,5 +137,10 @@ export function hasSources(config: ServeConfig): boolean {
   );
 }
 
+/** refuses a configuration without a source, with `message` (the commands that take more than sources say so) */
+export function requireSources(config: ServeConfig, message: string = NO_SOURCE_MESSAGE): void {
+  if (!hasSources(config)) throw new CliError(message);
+}
+
 export const NO_SOURCE_MESSAGE =
   'no source configured: give --relay, --ctx, --zmq, --zmq-bind, --router-debug, --requests or --orchestrator-log (or a --config.file)';

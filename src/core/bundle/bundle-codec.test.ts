@@ -19,20 +19,27 @@ function recordAll(includePrompts: boolean): { records: BundleRecord[]; lines: s
   return { records, lines };
 }
 
+/** the lines decoded in order through one key history, as a replay reads a bundle (line numbers from 1) */
+function decodeAll(lines: readonly string[]): BundleRecord[] {
+  const history = new KeyHistory(64);
+  return lines.map((line, i) => {
+    const decoded = decodeBundleRecord(line, i + 1, history);
+    if (!decoded.ok) throw new Error(decoded.issue.message);
+    return decoded.record;
+  });
+}
+
 describe('bundle codec', () => {
   it('round-trips observations and digests; without --include-prompts no token id leaves', () => {
     const { records, lines } = recordAll(false);
-    const history = new KeyHistory(64);
-    lines.forEach((line, i) => {
-      const decoded = decodeBundleRecord(line, i + 1, history);
-      if (!decoded.ok) throw new Error(decoded.issue.message);
+    decodeAll(lines).forEach((decoded, i) => {
       const original = records[i]!;
-      const obs = decoded.record.observation;
+      const obs = decoded.observation;
       expect(obs.kind).toBe(original.observation.kind);
       if (obs.kind === 'decision' && original.observation.kind === 'decision') {
         expect(obs.promptTokens).toBeNull();
         expect(obs.promptTokenCount).toBe(original.observation.promptTokens!.length);
-        expect(decoded.record.digest).toEqual(original.digest);
+        expect(decoded.digest).toEqual(original.digest);
       } else if (obs.kind === 'worker-events' && original.observation.kind === 'worker-events') {
         const blocks = obs.events.flatMap((e) => (e.data.type === 'stored' ? e.data.blocks : []));
         expect(blocks.every((b) => b.tokens.length === 0)).toBe(true);
@@ -40,7 +47,7 @@ describe('bundle codec', () => {
           e.data.type === 'stored' ? e.data.blocks.map((b) => b.blockHash) : [],
         );
         expect(blocks.map((b) => b.blockHash)).toEqual(originalHashes);
-        expect(decoded.record.digest).toEqual(original.digest);
+        expect(decoded.digest).toEqual(original.digest);
       } else {
         expect(obs).toEqual(original.observation);
       }
@@ -102,12 +109,7 @@ describe('bundle codec', () => {
 
   it('with --include-prompts the tokens survive exactly', () => {
     const { records, lines } = recordAll(true);
-    const history = new KeyHistory(64);
-    lines.forEach((line, i) => {
-      const decoded = decodeBundleRecord(line, i + 1, history);
-      if (!decoded.ok) throw new Error(decoded.issue.message);
-      expect(decoded.record.observation).toEqual(records[i]!.observation);
-    });
+    expect(decodeAll(lines).map((r) => r.observation)).toEqual(records.map((r) => r.observation));
   });
 
   it('round-trips what a ZMQ stream source observes: the stream origin and its seq changes', () => {

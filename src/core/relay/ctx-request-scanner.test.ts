@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { parseCtxRequest, type CtxRequestInfo, type HeaderBag } from './ctx-request.js';
-import { CtxRequestScanner, CtxScanScratch } from './ctx-request-scanner.js';
+import { CtxRequestScanner, CtxScanScratch, KNOWN_KEYS } from './ctx-request-scanner.js';
 
 const scratch = new CtxScanScratch();
 
@@ -24,19 +24,7 @@ function plain(info: CtxRequestInfo): unknown {
   return { ...info, promptTokens: info.promptTokens === null ? null : [...info.promptTokens] };
 }
 
-const key = fc.constantFrom(
-  'prompt',
-  'prompt_token_ids',
-  'messages',
-  'disaggregated_params',
-  'conversation_params',
-  'stream',
-  'model',
-  'pr\\u006fmpt',
-  'x',
-  'é',
-  '',
-);
+const key = fc.constantFrom(...KNOWN_KEYS, 'model', 'pr\\u006fmpt', 'x', 'é', '');
 const ws = fc.constantFrom('', ' ', '\n', '\t ', '\r\n');
 const ids = fc.array(
   fc.oneof({ arbitrary: fc.integer({ min: 0, max: 0xffff_ffff }), weight: 30 }, fc.constant(0xffff_ffff + 1)),

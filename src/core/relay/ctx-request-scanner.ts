@@ -10,6 +10,7 @@
 // finish() answers null and the caller parses the whole text with parseCtxRequest.
 import { createIdRunKernel, readIdRun, type IdRun, type IdRunKernel } from './id-run-kernel.js';
 import { ctxInfoFromMembers, type CtxMemberView, type CtxRequestInfo, type HeaderBag } from './ctx-request.js';
+import { doubledUint32 } from '../tables/doubled-uint32.js';
 
 // top-level states
 const START = 0;
@@ -32,7 +33,8 @@ const T_FAILED = 5;
 /** members whose value text is kept (they are small); a larger one sends the request to the text path */
 const KEPT = ['disaggregated_params', 'conversation_params', 'stream'] as const;
 const TOKEN_KEYS = ['prompt', 'prompt_token_ids'] as const;
-const KNOWN = [
+/** the request members the scanner recognises; any other key is skipped */
+export const KNOWN_KEYS = [
   'prompt',
   'prompt_token_ids',
   'messages',
@@ -53,15 +55,9 @@ function asciiBytes(s: string): Uint8Array {
   return out;
 }
 
-const KNOWN_BYTES = KNOWN.map((k) => ({ key: k, bytes: asciiBytes(k) }));
+const KNOWN_BYTES = KNOWN_KEYS.map((k) => ({ key: k, bytes: asciiBytes(k) }));
 const EMPTY = new Uint32Array(0);
 const decoder = new TextDecoder('utf-8', { ignoreBOM: true });
-
-function grow(ids: Uint32Array): Uint32Array<ArrayBuffer> {
-  const grown = new Uint32Array(ids.length * 2);
-  grown.set(ids);
-  return grown;
-}
 
 /**
  * What the scanners of one owner (a scan thread, a relay) share: the id kernel, and the scratch array the ids of the
@@ -109,7 +105,7 @@ export class CtxRequestScanner {
   #keyLen = 0;
   #escape = false;
   // value being read
-  #key: string | null = null; // a KNOWN key, else null
+  #key: string | null = null; // a KNOWN_KEYS key, else null
   #depth = 0;
   #inString = false;
   #kept: number[] | null = null;
@@ -266,7 +262,7 @@ export class CtxRequestScanner {
         run.ids = out;
         run.count = count;
         run.next = i;
-        readIdRun(this.#scratch.kernel, chunk, run, grow);
+        readIdRun(this.#scratch.kernel, chunk, run, doubledUint32);
         out = run.ids;
         count = run.count;
         i = run.next;
@@ -285,7 +281,7 @@ export class CtxRequestScanner {
           break;
         }
         if (i === n) break; // the id goes on in the next chunk
-        if (count === out.length) out = grow(out);
+        if (count === out.length) out = doubledUint32(out);
         out[count++] = v;
         tState = T_AFTER;
       }

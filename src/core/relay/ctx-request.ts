@@ -3,6 +3,7 @@
 // disagg_request_id may be a 64-bit integer: it is read from the raw text, never through a JS number.
 // A body whose prompt cannot be read says why (`unreadable`), so a blind relay is counted, never silent.
 import type { PromptForm, RequestUnreadableReason } from './request-unreadable.js';
+import { doubledUint32 } from '../tables/doubled-uint32.js';
 
 export interface CtxRequestInfo {
   /** token ids of the (first) prompt when sent as ids; null for text prompts or chat messages */
@@ -144,11 +145,7 @@ function scanTokenArray(text: string, start: number, end: number): Uint32Array |
       if (v > 0xffff_ffff) return null;
       i++;
     }
-    if (count === out.length) {
-      const grown = new Uint32Array(out.length * 2);
-      grown.set(out);
-      out = grown;
-    }
+    if (count === out.length) out = doubledUint32(out);
     out[count++] = v;
     expectValue = false;
   }

@@ -1,13 +1,9 @@
 import { describe, expect, it } from 'vitest';
+import { doubledUint32 } from '../tables/doubled-uint32.js';
 import { sharedWasmMemory } from '../wasm/wasm-binary.js';
 import { bindIdRunKernel, createIdRunKernel, ID_RUN_KERNEL_BYTES, readIdRun, type IdRun } from './id-run-kernel.js';
 
 const enc = new TextEncoder();
-const grow = (ids: Uint32Array): Uint32Array<ArrayBuffer> => {
-  const grown = new Uint32Array(ids.length * 2);
-  grown.set(ids);
-  return grown;
-};
 const kernel = createIdRunKernel();
 const run = (): IdRun => ({ ids: new Uint32Array(4), count: 0, next: 0, loadedFrom: 0, loadedTo: -1 });
 
@@ -17,31 +13,28 @@ describe('readIdRun (the WebAssembly kernel)', () => {
     // more than one 64 KB slice; then an 8-digit id, which the scanner reads itself
     const text = `${ids.map((v, i) => `${v}${i % 3 === 0 ? ', ' : ','}`).join('')}12345678,1]`;
     const r = run();
-    readIdRun(kernel, enc.encode(text), r, grow);
+    readIdRun(kernel, enc.encode(text), r, doubledUint32);
     expect(Array.from(r.ids.subarray(0, r.count))).toEqual(ids);
     expect(text.slice(r.next)).toBe('12345678,1]');
   });
 
-  it('leaves whatever is not a run to the scanner, at an id start', () => {
-    // what follows 40 ids, and where the kernel leaves it (one space after a ',' is part of the run)
-    const cases: [string, string][] = [
-      [']', ']'],
-      ['"a",', '"a",'],
-      ['-1,', '-1,'],
-      ['1 ,2,', '1 ,2,'],
-      ['1.5,', '1.5,'],
-      ['1é,', '1é,'],
-      ['  1,', ' 1,'],
-      ['\t1,', '\t1,'],
-      ['123456789,', '123456789,'],
-    ];
-    for (const [rest, left] of cases) {
-      const text = `${'7,'.repeat(40)}${rest}${'3,'.repeat(40)}`;
-      const r = run();
-      readIdRun(kernel, enc.encode(text), r, grow);
-      expect(r.count).toBe(40);
-      expect(text.slice(r.next)).toBe(`${left}${'3,'.repeat(40)}`);
-    }
+  // what follows 40 ids, and where the kernel leaves it (one space after a ',' is part of the run)
+  it.each([
+    [']', ']'],
+    ['"a",', '"a",'],
+    ['-1,', '-1,'],
+    ['1 ,2,', '1 ,2,'],
+    ['1.5,', '1.5,'],
+    ['1é,', '1é,'],
+    ['  1,', ' 1,'],
+    ['\t1,', '\t1,'],
+    ['123456789,', '123456789,'],
+  ])('leaves what is not a run (%j) to the scanner, at an id start (%j)', (rest, left) => {
+    const text = `${'7,'.repeat(40)}${rest}${'3,'.repeat(40)}`;
+    const r = run();
+    readIdRun(kernel, enc.encode(text), r, doubledUint32);
+    expect(r.count).toBe(40);
+    expect(text.slice(r.next)).toBe(`${left}${'3,'.repeat(40)}`);
   });
 
   it('reads a long stretch as two streams and keeps only what one stream would have read', () => {
@@ -58,7 +51,7 @@ describe('readIdRun (the WebAssembly kernel)', () => {
         const head = before.slice(0, cut);
         const text = `${head.map((v, i) => `${v}${i % 2 === 0 ? ', ' : ','}`).join('')}${rest}${'3,'.repeat(2000)}`;
         const r = run();
-        readIdRun(kernel, enc.encode(text), r, grow);
+        readIdRun(kernel, enc.encode(text), r, doubledUint32);
         expect(Array.from(r.ids.subarray(0, r.count)), `${rest} at ${share}`).toEqual(head);
         expect(text.slice(r.next)).toBe(`${left}${'3,'.repeat(2000)}`);
       }
@@ -69,7 +62,7 @@ describe('readIdRun (the WebAssembly kernel)', () => {
     const ids = Array.from({ length: 5000 }, (_, i) => 1_000_000 + ((i * 7919) % 8_999_999));
     const text = `${ids.map((v) => `${v}, `).join('')}]`;
     const r = run();
-    readIdRun(kernel, enc.encode(text), r, grow);
+    readIdRun(kernel, enc.encode(text), r, doubledUint32);
     expect(Array.from(r.ids.subarray(0, r.count))).toEqual(ids);
     expect(text.slice(r.next)).toBe(']');
   });
@@ -93,7 +86,7 @@ describe('readIdRun over a shared memory', () => {
     view.set(text);
     for (const chunk of [view, Uint8Array.from(text)]) {
       const r = run();
-      readIdRun(bound, chunk, r, grow);
+      readIdRun(bound, chunk, r, doubledUint32);
       expect(Array.from(r.ids.subarray(0, r.count))).toEqual(ids.slice(0, r.count));
       // the last few ids are the scanner's (the kernel reads 9 bytes at an id), then '9]'
       expect(r.count).toBeGreaterThan(ids.length - 4);

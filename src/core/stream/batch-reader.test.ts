@@ -6,7 +6,7 @@ import { Encoder } from '@msgpack/msgpack';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { readStreamBatch } from './batch-reader.js';
-import { decodeStreamBatch, decodeStreamBatchReference } from './decode-batch.js';
+import { decodeStreamBatch, decodeStreamBatchReference, REMOVED_FIELDS, STORED_FIELDS } from './decode-batch.js';
 
 const encode = (v: unknown): Uint8Array => new Encoder({ useBigInt64: true }).encode(v);
 
@@ -62,25 +62,11 @@ const removed = fc
   )
   .map((f) => ({ type: 'BlockRemoved', ...f }));
 const cleared = fc.constant({ type: 'AllBlocksCleared' });
-const STORED = [
-  'block_hashes',
-  'parent_block_hash',
-  'token_ids',
-  'block_size',
-  'lora_id',
-  'medium',
-  'lora_name',
-  'extra_keys',
-  'group_idx',
-  'kv_cache_spec_kind',
-  'kv_cache_spec_sliding_window',
-];
-const REMOVED = ['block_hashes', 'medium', 'group_idx'];
 
 /** The event as a tagged map, or positionally (older vLLM, SGLang): tag, then its fields in order, nil for absent. */
 function shaped(e: Record<string, unknown>, s: Shape): unknown {
   if (!s.positional) return e;
-  const names = e.type === 'BlockStored' ? STORED : e.type === 'BlockRemoved' ? REMOVED : [];
+  const names = e.type === 'BlockStored' ? STORED_FIELDS : e.type === 'BlockRemoved' ? REMOVED_FIELDS : [];
   const list = [e.type, ...names.map((n) => e[n] ?? null)];
   while (list.length > 1 && list[list.length - 1] === null) list.pop();
   return list;

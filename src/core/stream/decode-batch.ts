@@ -71,7 +71,8 @@ export interface StreamBatchDecode {
 
 const MAX_ISSUES = 16;
 const U64 = 64;
-const STORED_FIELDS = [
+/** the positional order of each event's fields (older vLLM, SGLang), after the tag */
+export const STORED_FIELDS = [
   'block_hashes',
   'parent_block_hash',
   'token_ids',
@@ -84,7 +85,7 @@ const STORED_FIELDS = [
   'kv_cache_spec_kind',
   'kv_cache_spec_sliding_window',
 ] as const;
-const REMOVED_FIELDS = ['block_hashes', 'medium', 'group_idx'] as const;
+export const REMOVED_FIELDS = ['block_hashes', 'medium', 'group_idx'] as const;
 
 class BadValue extends Error {
   readonly code: WireIssueCode;

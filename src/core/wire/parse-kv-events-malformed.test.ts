@@ -25,55 +25,42 @@ describe('parseKvEvents: malformed input', () => {
       .join(',')}}`;
   };
 
-  const cases: { name: string; text: string; code: string; path: string; kept?: number }[] = [
-    {
-      name: 'hash with a fraction',
-      text: wrap('{"type":"removed","block_hashes":[1.5]}'),
-      code: 'hash-float',
-      path: '$[0].data.block_hashes[0]',
-    },
-    {
-      name: 'hash written 1.0',
-      text: storedWith(goodBlock({ block_hash: '1.0' })),
-      code: 'hash-float',
-      path: '$[0].data.blocks[0].block_hash',
-    },
-    {
-      name: 'hash in exponent form',
-      text: wrap('{"type":"removed","block_hashes":[1e19]}'),
-      code: 'hash-exponent',
-      path: '$[0].data.block_hashes[0]',
-    },
+  interface Case {
+    readonly name: string;
+    readonly text: string;
+    readonly code: string;
+    readonly path: string;
+    readonly kept?: number;
+  }
+  /** one field of the first stored block overridden; the issue at that field (or at `tail` inside it) */
+  const inBlock = (name: string, over: Record<string, string>, code: string, tail?: string): Case => ({
+    name,
+    text: storedWith(goodBlock(over)),
+    code,
+    path: `$[0].data.blocks[0].${tail ?? Object.keys(over)[0]}`,
+  });
+  /** a removed event whose first hash is `hash` as written */
+  const removedHash = (name: string, hash: string, code: string): Case => ({
+    name,
+    text: wrap(`{"type":"removed","block_hashes":[${hash}]}`),
+    code,
+    path: '$[0].data.block_hashes[0]',
+  });
+
+  const cases: Case[] = [
+    removedHash('hash with a fraction', '1.5', 'hash-float'),
+    inBlock('hash written 1.0', { block_hash: '1.0' }, 'hash-float'),
+    removedHash('hash in exponent form', '1e19', 'hash-exponent'),
     {
       name: 'negative hash',
       text: wrap('{"type":"updated","block_hash":-5,"cache_level":null,"priority":null}'),
       code: 'hash-negative',
       path: '$[0].data.block_hash',
     },
-    {
-      name: 'hash above 2^64-1',
-      text: storedWith(goodBlock({ block_hash: '18446744073709551616' })),
-      code: 'hash-out-of-range',
-      path: '$[0].data.blocks[0].block_hash',
-    },
-    {
-      name: '21-digit hash',
-      text: wrap('{"type":"removed","block_hashes":[100000000000000000000]}'),
-      code: 'hash-out-of-range',
-      path: '$[0].data.block_hashes[0]',
-    },
-    {
-      name: 'hex hash of the wrong length',
-      text: wrap('{"type":"removed","block_hashes":["abcd"]}'),
-      code: 'invalid-hash-string',
-      path: '$[0].data.block_hashes[0]',
-    },
-    {
-      name: 'missing block_hash',
-      text: storedWith(goodBlock({ block_hash: '' })),
-      code: 'missing-field',
-      path: '$[0].data.blocks[0].block_hash',
-    },
+    inBlock('hash above 2^64-1', { block_hash: '18446744073709551616' }, 'hash-out-of-range'),
+    removedHash('21-digit hash', '100000000000000000000', 'hash-out-of-range'),
+    removedHash('hex hash of the wrong length', '"abcd"', 'invalid-hash-string'),
+    inBlock('missing block_hash', { block_hash: '' }, 'missing-field'),
     { name: 'missing data', text: '[{"event_id":0,"window_size":1}]', code: 'missing-field', path: '$[0].data' },
     { name: 'missing event type', text: wrap('{"block_hashes":[1]}'), code: 'missing-field', path: '$[0].data.type' },
     {
@@ -82,12 +69,7 @@ describe('parseKvEvents: malformed input', () => {
       code: 'wrong-type',
       path: '$[0].window_size',
     },
-    {
-      name: 'tokens not an array',
-      text: storedWith(goodBlock({ tokens: '{}' })),
-      code: 'wrong-type',
-      path: '$[0].data.blocks[0].tokens',
-    },
+    inBlock('tokens not an array', { tokens: '{}' }, 'wrong-type'),
     {
       name: 'unknown event type',
       text: wrap('{"type":"evicted","block_hashes":[1]}'),
@@ -100,24 +82,14 @@ describe('parseKvEvents: malformed input', () => {
       code: 'unknown-hash-algo',
       path: '$[0].hash_algo',
     },
-    {
-      name: 'wrong token tag',
-      text: storedWith(goodBlock({ tokens: '[{"type":"mm_token","token_id":1}]' })),
-      code: 'wrong-type-tag',
-      path: '$[0].data.blocks[0].tokens[0].type',
-    },
-    {
-      name: 'token id beyond uint32',
-      text: storedWith(goodBlock({ tokens: `[${tok(1)},${tok(4294967296)}]` })),
-      code: 'token-id-out-of-range',
-      path: '$[0].data.blocks[0].tokens[1].token_id',
-    },
-    {
-      name: 'negative token id',
-      text: storedWith(goodBlock({ tokens: `[${tok(-1)}]` })),
-      code: 'token-id-out-of-range',
-      path: '$[0].data.blocks[0].tokens[0].token_id',
-    },
+    inBlock('wrong token tag', { tokens: '[{"type":"mm_token","token_id":1}]' }, 'wrong-type-tag', 'tokens[0].type'),
+    inBlock(
+      'token id beyond uint32',
+      { tokens: `[${tok(1)},${tok(4294967296)}]` },
+      'token-id-out-of-range',
+      'tokens[1].token_id',
+    ),
+    inBlock('negative token id', { tokens: `[${tok(-1)}]` }, 'token-id-out-of-range', 'tokens[0].token_id'),
     {
       name: 'non-integer event_id',
       text: '[{"event_id":1.5,"data":{"type":"all_cleared"}}]',
@@ -141,36 +113,11 @@ describe('parseKvEvents: malformed input', () => {
     },
     { name: 'trailing garbage', text: `${DOC_EXAMPLE} x`, code: 'trailing-garbage', path: '$', kept: 4 },
     { name: 'trailing comma', text: '[{"type":"all_cleared"},]', code: 'invalid-json', path: '$[1]', kept: 1 },
-    {
-      name: 'leading zero',
-      text: wrap('{"type":"removed","block_hashes":[01]}'),
-      code: 'invalid-number',
-      path: '$[0].data.block_hashes[0]',
-    },
-    {
-      name: 'raw control character in a string',
-      text: storedWith(goodBlock({ cache_salt: '"a\u0001b"' })),
-      code: 'control-character',
-      path: '$[0].data.blocks[0].cache_salt',
-    },
-    {
-      name: 'invalid escape',
-      text: storedWith(goodBlock({ cache_salt: '"a\\xb"' })),
-      code: 'invalid-escape',
-      path: '$[0].data.blocks[0].cache_salt',
-    },
-    {
-      name: 'unpaired surrogate',
-      text: storedWith(goodBlock({ cache_salt: '"a\ud800b"' })),
-      code: 'invalid-unicode',
-      path: '$[0].data.blocks[0].cache_salt',
-    },
-    {
-      name: 'escaped unpaired surrogate',
-      text: storedWith(goodBlock({ cache_salt: '"\\udc00"' })),
-      code: 'invalid-unicode',
-      path: '$[0].data.blocks[0].cache_salt',
-    },
+    removedHash('leading zero', '01', 'invalid-number'),
+    inBlock('raw control character in a string', { cache_salt: '"a\u0001b"' }, 'control-character'),
+    inBlock('invalid escape', { cache_salt: '"a\\xb"' }, 'invalid-escape'),
+    inBlock('unpaired surrogate', { cache_salt: '"a\ud800b"' }, 'invalid-unicode'),
+    inBlock('escaped unpaired surrogate', { cache_salt: '"\\udc00"' }, 'invalid-unicode'),
     { name: 'bare word', text: '[nul]', code: 'invalid-json', path: '$[0]' },
   ];
   for (const c of cases) {

@@ -70,27 +70,42 @@ export function kvCacheHitRate(metrics: PerfKvCacheMetrics | null): number | nul
   return total === 0 ? null : metrics.numReusedBlocks / total;
 }
 
+/** the camelCase field of each wire key, in wire order (the order issues are reported in) */
+const TIMING_FIELDS = {
+  serverArrivalTime: 'server_arrival_time',
+  arrivalTime: 'arrival_time',
+  firstScheduledTime: 'first_scheduled_time',
+  firstTokenTime: 'first_token_time',
+  serverFirstTokenTime: 'server_first_token_time',
+  lastTokenTime: 'last_token_time',
+  kvCacheSize: 'kv_cache_size',
+  kvCacheTransferStart: 'kv_cache_transfer_start',
+  kvCacheTransferEnd: 'kv_cache_transfer_end',
+} as const satisfies Record<keyof PerfTimingMetrics, string>;
+
+const KV_FIELDS = {
+  numTotalAllocatedBlocks: 'num_total_allocated_blocks',
+  numNewAllocatedBlocks: 'num_new_allocated_blocks',
+  numReusedBlocks: 'num_reused_blocks',
+  numMissedBlocks: 'num_missed_blocks',
+} as const satisfies Record<keyof PerfKvCacheMetrics, string>;
+
+/** each field of `fields` read by `readOne` from its wire key */
+function readFields<K extends string>(
+  fields: Record<K, string>,
+  readOne: (wireKey: string) => number | null,
+): Record<K, number | null> {
+  const out = {} as Record<K, number | null>;
+  for (const key of Object.keys(fields) as K[]) out[key] = readOne(fields[key]);
+  return out;
+}
+
 function readTiming(read: FieldReader, o: JsonObject, path: Path): PerfTimingMetrics {
-  return {
-    serverArrivalTime: read.num(o, 'server_arrival_time', path),
-    arrivalTime: read.num(o, 'arrival_time', path),
-    firstScheduledTime: read.num(o, 'first_scheduled_time', path),
-    firstTokenTime: read.num(o, 'first_token_time', path),
-    serverFirstTokenTime: read.num(o, 'server_first_token_time', path),
-    lastTokenTime: read.num(o, 'last_token_time', path),
-    kvCacheSize: read.num(o, 'kv_cache_size', path),
-    kvCacheTransferStart: read.num(o, 'kv_cache_transfer_start', path),
-    kvCacheTransferEnd: read.num(o, 'kv_cache_transfer_end', path),
-  };
+  return readFields(TIMING_FIELDS, (key) => read.num(o, key, path));
 }
 
 function readKv(read: FieldReader, o: JsonObject, path: Path): PerfKvCacheMetrics {
-  return {
-    numTotalAllocatedBlocks: read.uint(o, 'num_total_allocated_blocks', path),
-    numNewAllocatedBlocks: read.uint(o, 'num_new_allocated_blocks', path),
-    numReusedBlocks: read.uint(o, 'num_reused_blocks', path),
-    numMissedBlocks: read.uint(o, 'num_missed_blocks', path),
-  };
+  return readFields(KV_FIELDS, (key) => read.uint(o, key, path));
 }
 
 function readWorker(read: FieldReader, o: JsonObject, path: Path): WorkerPerfMetrics {

@@ -1,14 +1,8 @@
 // ConversationRouter (docs/trtllm-wire.md §5): sticky by conversation id (X-Correlation-ID and friends); without an
 // id, an implicit prefix match on a router-local block-hash trie (tokens_per_block 128, threshold 0.75);
 // otherwise the server with the least content load (prompt tokens in flight). It never reads KV events.
-import {
-  ActiveCounts,
-  type RouteDecision,
-  type RouteRequest,
-  type Router,
-  type RouterServerState,
-  type RouterSettings,
-} from './router.js';
+import { ActiveCounts } from './active-counts.js';
+import type { RouteDecision, RouteRequest, Router, RouterServerState, RouterSettings } from './router.js';
 
 const TRIE_TOKENS_PER_BLOCK = 128;
 const MATCH_THRESHOLD = 0.75;

@@ -3,18 +3,10 @@
 // prompt itself (tokens_per_block, last token excluded, partial tail, the server's hash algo from /server_info)
 // and scores matched/padded − active/max_batch_size; ties go round-robin. backfill_block_hashes_on_finish adds
 // the router's own hashes of a finished request to that server's set.
-import type { HashAlgo } from '../../core/wire/kv-event.js';
 import type { BlockKeySet } from '../block-key-set.js';
-import type { PromptBlocks } from '../prompt.js';
-import {
-  ActiveCounts,
-  type RouteCandidate,
-  type RouteDecision,
-  type RouteRequest,
-  type Router,
-  type RouterServerState,
-  type RouterSettings,
-} from './router.js';
+import { ActiveCounts } from './active-counts.js';
+import { PromptBlocksByAlgo } from './prompt-blocks-by-algo.js';
+import type { RouteCandidate, RouteDecision, RouteRequest, Router, RouterSettings } from './router.js';
 import { RouterServerTables, type RouterTableDeps } from './router-server-tables.js';
 
 export interface KvCacheAwareOptions {
@@ -59,16 +51,12 @@ export class KvCacheAwareRouter implements Router {
 
   route(request: RouteRequest): RouteDecision {
     const tpb = this.#options.tokensPerBlock;
-    const byAlgo = new Map<HashAlgo, PromptBlocks>();
+    const byAlgo = new PromptBlocksByAlgo(request.prompt, tpb);
     const candidates: RouteCandidate[] = [];
     let best = Number.NEGATIVE_INFINITY;
     for (const server of this.servers) {
       const table = this.#tables.of(server);
-      let blocks = byAlgo.get(table.algo);
-      if (blocks === undefined) {
-        blocks = request.prompt.blocks(tpb, table.algo);
-        byAlgo.set(table.algo, blocks);
-      }
+      const blocks = byAlgo.of(table.algo);
       let matchedTokens = 0;
       const keys = blocks.keys;
       for (let i = 0; i < keys.length; i++) {
@@ -86,7 +74,7 @@ export class KvCacheAwareRouter implements Router {
     if (tied.length > 1) this.#rr++;
     this.#active.increment(chosen.server);
     if (this.#options.backfillBlockHashesOnFinish) {
-      this.#tables.remember(request.requestId, byAlgo.get(this.#tables.of(chosen.server).algo)!);
+      this.#tables.remember(request.requestId, byAlgo.of(this.#tables.of(chosen.server).algo));
     }
     return { server: chosen.server, candidates };
   }
@@ -102,7 +90,7 @@ export class KvCacheAwareRouter implements Router {
     this.#tables.poll(server);
   }
 
-  state(): RouterServerState[] {
+  state() {
     return this.#tables.state(this.servers, this.#active);
   }
 }

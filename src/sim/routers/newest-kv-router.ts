@@ -7,18 +7,17 @@
 // INFO for the first 20 lookups, then every 100th; the newest does not. Log calls keep router.py's own form: the
 // adoption and mismatch lines are %-style (format string plus values), the rest f-strings.
 // The content-affinity pin (route-affinity.ts) overrides the score for chat requests whose key was routed before.
-import type { HashAlgo } from '../../core/wire/kv-event.js';
 import type { BlockKeySet } from '../block-key-set.js';
 import type { LogCall } from '../log-lines.js';
-import type { PromptBlocks } from '../prompt.js';
-import {
-  ActiveCounts,
-  type RouteCandidate,
-  type RouteDecision,
-  type RouteRequest,
-  type Router,
-  type RouterServerState,
-  type RouterSettings,
+import { ActiveCounts } from './active-counts.js';
+import { PromptBlocksByAlgo } from './prompt-blocks-by-algo.js';
+import type {
+  RouteCandidate,
+  RouteDecision,
+  RouteRequest,
+  Router,
+  RouterServerState,
+  RouterSettings,
 } from './router.js';
 import { RouteAffinity } from './route-affinity.js';
 import { RouterServerTables, type RouterTableDeps, type ServerTable } from './router-server-tables.js';
@@ -133,15 +132,11 @@ export class NewestKvCacheAwareRouter implements Router {
   route(request: RouteRequest): RouteDecision {
     const tpb = this.#tpb;
     const servers = this.servers.filter((s) => !this.#unprepared.has(s));
-    const byAlgo = new Map<HashAlgo, PromptBlocks>();
+    const byAlgo = new PromptBlocksByAlgo(request.prompt, tpb);
     const candidates: RouteCandidate[] = [];
     for (const server of servers) {
       const table = this.#tables.of(server);
-      let blocks = byAlgo.get(table.algo);
-      if (blocks === undefined) {
-        blocks = request.prompt.blocks(tpb, table.algo);
-        byAlgo.set(table.algo, blocks);
-      }
+      const blocks = byAlgo.of(table.algo);
       let matchedTokens = 0;
       let eventTokens = 0;
       for (let i = 0; i < blocks.keys.length; i++) {
@@ -173,7 +168,7 @@ export class NewestKvCacheAwareRouter implements Router {
     if (key !== null) this.#affinity.pin(key, chosen.server);
     this.#active.increment(chosen.server);
     if (this.#options.trackRoutedBlocks)
-      this.#tables.remember(request.requestId, byAlgo.get(this.#tables.of(chosen.server).algo)!);
+      this.#tables.remember(request.requestId, byAlgo.of(this.#tables.of(chosen.server).algo));
     return { server: chosen.server, candidates };
   }
 

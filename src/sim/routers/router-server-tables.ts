@@ -6,7 +6,8 @@ import { blockKey64 } from '../../core/hashing/index.js';
 import type { HashAlgo, KvEvent } from '../../core/wire/kv-event.js';
 import { BlockKeySet } from '../block-key-set.js';
 import type { PromptBlocks } from '../prompt.js';
-import type { ActiveCounts, RouterServerState } from './router.js';
+import type { ActiveCounts } from './active-counts.js';
+import type { RouterServerState } from './router.js';
 
 export interface RouterTableDeps {
   /** hash algo per server, from /server_info (default v1_block_key) */

@@ -1,11 +1,6 @@
 // round_robin and load_balancing: routers that never look at the prompt, only at how many requests each server has.
-import {
-  ActiveCounts,
-  type RouteDecision,
-  type Router,
-  type RouterServerState,
-  type RouterSettings,
-} from './router.js';
+import { ActiveCounts } from './active-counts.js';
+import type { RouteDecision, Router, RouterServerState, RouterSettings } from './router.js';
 
 /** What the two share: no block size, no batch size, no events; active requests counted per server. */
 abstract class PromptBlindRouter implements Router {
