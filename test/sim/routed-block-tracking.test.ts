@@ -12,6 +12,7 @@ import { createServerResolver } from '../../src/core/watch/server-resolver.js';
 import { runVirtual, serverIds } from '../../src/sim/run-virtual.js';
 import { presetConfig } from '../../src/sim/sim-config.js';
 import { REDUCED_SCALE } from '../helpers/fault-matrix-rows.js';
+import { routerConfig } from '../helpers/router-config.js';
 
 function replicate(preset: 'healthy' | 'seed', set: readonly string[], stated: readonly Observation[] = []) {
   const config = presetConfig(preset, [...REDUCED_SCALE, ...set]);
@@ -77,19 +78,7 @@ describe("the router replica holds what the router's own table holds", () => {
     const { result, snapshot, compared, differing } = replicate(
       'seed',
       ['router.tokens_per_block=128', 'router.backfill_block_hashes_on_finish=true'],
-      [
-        {
-          kind: 'router-config',
-          ts: 0,
-          source: 'config',
-          routerType: null,
-          tokensPerBlock: null,
-          maxBatchSize: null,
-          backfillBlockHashesOnFinish: true,
-          servers: null,
-          profile: '2026-06',
-        },
-      ],
+      [routerConfig({ backfillBlockHashesOnFinish: true, profile: '2026-06' })],
     );
     for (const s of result.servers)
       expect(snapshot.servers.find((x) => x.server === s.server)!.routerTableBlocks, s.server).toBe(
