@@ -172,6 +172,9 @@ describe('security', () => {
     });
 
     const TOKEN_BASE = 8_765_431;
+    // a number in the sent range: other seven-digit numbers (byte counts, timestamps) are not prompt content
+    const tokenIdsIn = (text: string): string[] =>
+      (text.match(/87\d{5}/g) ?? []).filter((x) => Number(x) >= TOKEN_BASE && Number(x) < TOKEN_BASE + 600);
     // content must never leave the process; identifiers (trajectory and request ids) are what the ws feed is for,
     // but never metric labels, log lines or audit output
     const content = ['SECRET-PROMPT-TEXT', 'secret-model', 'secret-path'];
@@ -237,18 +240,14 @@ describe('security', () => {
     for (const [name, text] of Object.entries(outputs)) {
       for (const s of name === 'ws' ? content : [...content, ...identifiers])
         expect({ name, leaked: text.includes(s) ? s : null }).toEqual({ name, leaked: null });
-      const ids = text.match(/87\d{5}/g) ?? [];
-      expect({ name, tokenIds: ids.filter((x) => Number(x) >= TOKEN_BASE && Number(x) < TOKEN_BASE + 600) }).toEqual({
-        name,
-        tokenIds: [],
-      });
+      expect({ name, tokenIds: tokenIdsIn(text) }).toEqual({ name, tokenIds: [] });
     }
     // the landing page (the live report and the sidecar's status) names consumers (operators need to see who polls),
     // but never prompt content; nor do the live report's frames
     for (const page of [landing, reportPage]) {
       for (const s of ['SECRET-PROMPT-TEXT', 'secret-model', 'secret-path', 'secret-correlation', 'secret-request-id'])
         expect(page).not.toContain(s);
-      expect(page.match(/87\d{5}/g) ?? []).toEqual([]);
+      expect(tokenIdsIn(page)).toEqual([]);
     }
     // every label value of every series is configuration (ids, sources) or an enum: a closed, small alphabet
     const values = [...metrics.matchAll(/="([^"]*)"/g)].map((m) => m[1] as string);
