@@ -1,8 +1,11 @@
 // Loopback helpers for the end-to-end sections.
 import { createServer } from 'node:net';
 
+// ports this run has handed out: the kernel may offer a closed port again, and two listeners of one run must differ
+const handedOut = new Set<number>();
+
 /** A free TCP port on 127.0.0.1 (bound and released; the tiny race is acceptable on a bench machine). */
-export function freePort(): Promise<number> {
+function probePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const s = createServer();
     s.once('error', reject);
@@ -12,6 +15,17 @@ export function freePort(): Promise<number> {
       s.close(() => resolve(port));
     });
   });
+}
+
+/** A port free now and not handed out before in this process. */
+export async function freePort(): Promise<number> {
+  for (;;) {
+    const port = await probePort();
+    if (!handedOut.has(port)) {
+      handedOut.add(port);
+      return port;
+    }
+  }
 }
 
 /** Resolves once `url` answers (any HTTP status below 500), polling every 100 ms. */

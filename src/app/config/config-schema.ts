@@ -8,7 +8,18 @@ import { DEFAULT_MAX_TABLE_BLOCKS_PER_SERVER } from '../../core/tables/index.js'
 import { DEFAULT_RELAY_OPTIONS } from '../../sources/relay/relay-options.js';
 import { ConfigError } from './config-error.js';
 import * as values from './config-values.js';
-import { list, mapping, pathText, required, section, shorthand, value } from './schema-kit.js';
+import {
+  field,
+  fieldShape,
+  list,
+  mapping,
+  pathText,
+  renamed,
+  required,
+  section,
+  shorthand,
+  value,
+} from './schema-kit.js';
 import { zmqBindEntry } from './zmq-bind-config.js';
 import { zmqEntry } from './zmq-config.js';
 
@@ -28,38 +39,62 @@ export const WATCH_DEFAULTS = {
   routerDebugIntervalMs: 1_000,
 } as const;
 
+// the watch sources' top-level keys and the fields of the configuration they set
+export const WATCH_FIELDS = {
+  poll_interval: field('pollIntervalMs', values.durationMs, WATCH_DEFAULTS.pollIntervalMs),
+  server_info_interval: field('serverInfoIntervalMs', values.durationMs, WATCH_DEFAULTS.serverInfoIntervalMs),
+  timeout: field('timeoutMs', values.durationMs, WATCH_DEFAULTS.timeoutMs),
+  max_response_bytes: field('maxResponseBytes', values.sizeBytes, WATCH_DEFAULTS.maxResponseBytes),
+  follow_interval: field('followIntervalMs', values.durationMs, WATCH_DEFAULTS.followIntervalMs),
+} as const;
+
 const buffer = DEFAULT_EVENT_BUFFER_OPTIONS;
 const relayDefaults = DEFAULT_RELAY_OPTIONS;
 
-const relaySection = mapping({
-  drain_interval: value(values.durationMs, relayDefaults.drainIntervalMs),
-  drain_timeout: value(values.durationMs, relayDefaults.drainTimeoutMs),
-  max_drain_bytes: value(values.sizeBytes, relayDefaults.maxDrainBytes),
-  consumer_header: value(
+// the relay's keys and the fields of its options (sources/relay/relay-options.ts) they set, each written once
+const RELAY_FIELDS = {
+  drain_interval: field('drainIntervalMs', values.durationMs, relayDefaults.drainIntervalMs),
+  drain_timeout: field('drainTimeoutMs', values.durationMs, relayDefaults.drainTimeoutMs),
+  max_drain_bytes: field('maxDrainBytes', values.sizeBytes, relayDefaults.maxDrainBytes),
+  consumer_header: field(
+    'consumerHeader',
     (v) =>
       typeof v === 'string' && /^[A-Za-z0-9-]*$/.test(v)
         ? v.toLowerCase()
         : values.problem(`${values.describe(v)} is not a header name`),
     relayDefaults.consumerHeader,
   ),
+  capture_max_bytes: field('captureMaxBytes', values.sizeBytes, relayDefaults.captureMaxBytes),
+  // the grammar --relay.max-request-bytes reads too
+  max_request_bytes: field('maxRequestBytes', values.sizeBytes, relayDefaults.maxRequestBytes),
+  proxy_timeout: field('proxyTimeoutMs', values.durationMs, relayDefaults.proxyTimeoutMs),
+  // above 0 and below the workers' keep-alive timeout (5 s for trtllm-serve)
+  upstream_keep_alive: field('upstreamKeepAliveMs', values.durationMs, relayDefaults.upstreamKeepAliveMs),
+  shutdown_grace: field('shutdownGraceMs', values.durationMs, relayDefaults.shutdownGraceMs),
+} as const;
+
+// the relay's keys that bound its event buffer (core/relay/event-buffer.ts)
+const RELAY_BUFFER_FIELDS = {
+  consumer_idle: field('consumerIdleMs', values.durationMs, buffer.consumerIdleMs),
+  retain_read: field('retainReadMs', values.durationOrZeroMs, buffer.retainReadMs),
+  buffer_max_events: field('maxEvents', values.positiveInt, buffer.maxEvents),
+  buffer_max_bytes: field('maxBytes', values.sizeBytes, buffer.maxBytes),
+  max_consumers: field('maxConsumers', values.positiveInt, buffer.maxConsumers),
+} as const;
+
+const relaySection = mapping({
+  ...fieldShape(RELAY_FIELDS),
+  ...fieldShape(RELAY_BUFFER_FIELDS),
   consumer_by: value((): never =>
     values.problem(
       'was removed: it told router replicas apart by remote address (two replicas on one host merged) or address and port (a client reconnecting from a new port got events twice); ' +
         'give each replica its own relay port instead, e.g. --relay ctx0=http://10.0.0.5:8001@9401,9411 (listen: "9401,9411")',
     ),
   ),
-  consumer_idle: value(values.durationMs, buffer.consumerIdleMs),
-  retain_read: value(values.durationOrZeroMs, buffer.retainReadMs),
-  capture_max_bytes: value(values.sizeBytes, relayDefaults.captureMaxBytes),
-  max_request_bytes: value(values.sizeBytes, relayDefaults.maxRequestBytes),
-  buffer_max_events: value(values.positiveInt, buffer.maxEvents),
-  buffer_max_bytes: value(values.sizeBytes, buffer.maxBytes),
-  max_consumers: value(values.positiveInt, buffer.maxConsumers),
-  proxy_timeout: value(values.durationMs, relayDefaults.proxyTimeoutMs),
-  // above 0 and below the workers' keep-alive timeout (5 s for trtllm-serve)
-  upstream_keep_alive: value(values.durationMs, relayDefaults.upstreamKeepAliveMs),
-  shutdown_grace: value(values.durationMs, relayDefaults.shutdownGraceMs),
-});
+}).transform((r) => ({ ...renamed(RELAY_FIELDS, r), buffer: renamed(RELAY_BUFFER_FIELDS, r) }));
+
+/** The relay's settings the file (and its flags) give: its options but those the daemon decides per relay. */
+export type RelaySettings = z.output<typeof relaySection>;
 
 /** router.profile and --router.profile */
 export const routerProfile = values.oneOf(ROUTER_PROFILES, (v) => JSON.stringify(v));
@@ -142,11 +177,7 @@ export const configFileSchema = mapping(
         shorthand('path', mapping({ path: required(values.filePath) }, 'expected a path or a mapping with path')),
       ),
     ),
-    poll_interval: value(values.durationMs, WATCH_DEFAULTS.pollIntervalMs),
-    server_info_interval: value(values.durationMs, WATCH_DEFAULTS.serverInfoIntervalMs),
-    timeout: value(values.durationMs, WATCH_DEFAULTS.timeoutMs),
-    max_response_bytes: value(values.sizeBytes, WATCH_DEFAULTS.maxResponseBytes),
-    follow_interval: value(values.durationMs, WATCH_DEFAULTS.followIntervalMs),
+    ...fieldShape(WATCH_FIELDS),
   },
   'expected a mapping at the top level',
 );

@@ -93,3 +93,33 @@ export function readFlag<T extends z.ZodType>(
   if (key === undefined) throw new ConfigError(`${where}: ${issue.message}`);
   throw new ConfigError(`${where} ${names[String(key)] ?? String(key)}: ${issue.message}`);
 }
+
+/** One key of a mapping whose output renames it: the field the code reads, and the value's schema. */
+export interface Field<N extends string, T> {
+  readonly name: N;
+  readonly schema: z.ZodType<T>;
+}
+
+/** A key with a default, read by its grammar into the field `name` (the file's key is the table's key). */
+export function field<N extends string, T>(name: N, read: ValueReader<T>, fallback: T): Field<N, T> {
+  return { name, schema: value(read, fallback) };
+}
+
+type FieldTable = Readonly<Record<string, Field<string, unknown>>>;
+
+/** The fields a table yields, typed by the table: each key is written once, in the table. */
+export type Renamed<F extends FieldTable> = {
+  readonly [K in keyof F as F[K]['name']]: F[K] extends Field<string, infer T> ? T : never;
+};
+
+/** The zod shape of a table's keys, to spread into a mapping. */
+export function fieldShape<F extends FieldTable>(fields: F): { [K in keyof F]: F[K]['schema'] } {
+  return Object.fromEntries(Object.entries(fields).map(([key, f]) => [key, f.schema])) as {
+    [K in keyof F]: F[K]['schema'];
+  };
+}
+
+/** A parsed mapping's values of a table's keys, under their fields' names. */
+export function renamed<F extends FieldTable>(fields: F, parsed: Readonly<Record<string, unknown>>): Renamed<F> {
+  return Object.fromEntries(Object.entries(fields).map(([key, f]) => [f.name, parsed[key]])) as Renamed<F>;
+}

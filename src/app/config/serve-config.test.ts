@@ -94,9 +94,9 @@ describe('serve config', () => {
   it('bounds the block tables per server (state.max_table_blocks, --state.max-table-blocks) and the relay consumers', () => {
     const relay = ['ctx0=http://w:8001@9401'];
     expect(buildConfig(undefined, { relay }).state.maxTableBlocks).toBe(4_000_000);
-    expect(buildConfig(undefined, { relay }).relay.maxConsumers).toBe(64);
+    expect(buildConfig(undefined, { relay }).relay.buffer.maxConsumers).toBe(64);
     expect(buildConfig({ state: { max_table_blocks: 500_000 }, relay: { max_consumers: 8 } }, { relay })).toMatchObject(
-      { state: { maxTableBlocks: 500_000 }, relay: { maxConsumers: 8 } },
+      { state: { maxTableBlocks: 500_000 }, relay: { buffer: { maxConsumers: 8 } } },
     );
     expect(
       buildConfig({ state: { max_table_blocks: 500_000 } }, { relay, maxTableBlocks: '2000000' }).state.maxTableBlocks,
@@ -186,7 +186,7 @@ describe('serve config', () => {
     expect(c.relays.map((r) => r.id)).toEqual(['ctx0', 'ctx1']);
     expect(c.relay).toMatchObject({
       drainIntervalMs: 100,
-      bufferMaxBytes: 64 * 1024 * 1024,
+      buffer: { maxBytes: 64 * 1024 * 1024 },
       upstreamKeepAliveMs: 3000,
     });
     expect(c.ctx[0]).toEqual({ id: 'ctx5', url: 'http://w5:8001', events: 'none', prometheus: true });

@@ -15,13 +15,16 @@ import {
   DEFAULT_LISTEN,
   readConfigFile,
   WATCH_DEFAULTS,
+  WATCH_FIELDS,
   REQUEST_LOG_FORMATS,
   routerProfile,
   type ConfigFile,
+  type RelaySettings,
   type RequestLogFormat,
 } from './config-schema.js';
 import * as values from './config-values.js';
 import { readAt, type HostPort } from './config-values.js';
+import { renamed, type Renamed } from './schema-kit.js';
 import { checkZmqBindUnique, parseZmqBindFlag } from './zmq-bind-config.js';
 import { checkZmqUnique, parseZmqFlag } from './zmq-config.js';
 
@@ -54,32 +57,14 @@ export interface RelaySpec {
   readonly replicaPorts: readonly number[];
 }
 
-export interface ServeConfig {
+/** The watch sources' cadence and bounds (pollIntervalMs, timeoutMs, …) come from WATCH_FIELDS. */
+export interface ServeConfig extends Renamed<typeof WATCH_FIELDS> {
   readonly listen: HostPort;
   /** when set, /ws and POST /-/reload require `Authorization: Bearer <token>` (web.bearer_token_file) */
   readonly bearerToken: string | null;
   readonly relays: readonly RelaySpec[];
-  readonly relay: {
-    readonly drainIntervalMs: number;
-    readonly drainTimeoutMs: number;
-    readonly maxDrainBytes: number;
-    readonly consumerHeader: string;
-    readonly captureMaxBytes: number;
-    /** largest proxied request body; larger ones are answered 413 */
-    readonly maxRequestBytes: number;
-    readonly bufferMaxEvents: number;
-    readonly bufferMaxBytes: number;
-    /** a consumer silent this long is forgotten */
-    readonly consumerIdleMs: number;
-    /** events every consumer has read stay this long for replicas that join later */
-    readonly retainReadMs: number;
-    /** consumers (router replicas) known at once per relay; the longest silent is forgotten past it */
-    readonly maxConsumers: number;
-    readonly proxyTimeoutMs: number;
-    /** idle upstream connections are closed after this, below the worker's own 5 s keep-alive */
-    readonly upstreamKeepAliveMs: number;
-    readonly shutdownGraceMs: number;
-  };
+  /** the relay keys of the file (`relay:`) and --relay.max-request-bytes; read in config-schema.ts */
+  readonly relay: RelaySettings;
   readonly state: {
     /** blocks per server in each of kvsentinel's two block tables (worker truth, router replica) */
     readonly maxTableBlocks: number;
@@ -96,11 +81,6 @@ export interface ServeConfig {
   readonly kvCapacityBlocks: Readonly<Record<string, number>>;
   readonly orchestratorLog: string | null;
   readonly requestLogs: readonly RequestLogSpec[];
-  readonly pollIntervalMs: number;
-  readonly serverInfoIntervalMs: number;
-  readonly timeoutMs: number;
-  readonly maxResponseBytes: number;
-  readonly followIntervalMs: number;
   /**
    * tokenizer.path: the model's tokenizer (a Hugging Face model folder or its tokenizer.json with
    * tokenizer_config.json): text and chat requests get the router-side ids the router hashes; null: none
@@ -253,25 +233,10 @@ export function buildConfig(doc: unknown, flags: ServeFlags, source = 'config'):
     listen,
     bearerToken,
     relays,
-    relay: {
-      drainIntervalMs: r.drain_interval,
-      drainTimeoutMs: r.drain_timeout,
-      maxDrainBytes: r.max_drain_bytes,
-      consumerHeader: r.consumer_header,
-      captureMaxBytes: r.capture_max_bytes,
-      maxRequestBytes:
-        flags.relayMaxRequestBytes !== undefined
-          ? readAt('--relay.max-request-bytes', values.sizeBytes, flags.relayMaxRequestBytes)
-          : r.max_request_bytes,
-      bufferMaxEvents: r.buffer_max_events,
-      bufferMaxBytes: r.buffer_max_bytes,
-      consumerIdleMs: r.consumer_idle,
-      retainReadMs: r.retain_read,
-      maxConsumers: r.max_consumers,
-      proxyTimeoutMs: r.proxy_timeout,
-      upstreamKeepAliveMs: r.upstream_keep_alive,
-      shutdownGraceMs: r.shutdown_grace,
-    },
+    relay:
+      flags.relayMaxRequestBytes !== undefined
+        ? { ...r, maxRequestBytes: readAt('--relay.max-request-bytes', values.sizeBytes, flags.relayMaxRequestBytes) }
+        : r,
     state: {
       maxTableBlocks:
         flags.maxTableBlocks !== undefined
@@ -289,11 +254,7 @@ export function buildConfig(doc: unknown, flags: ServeFlags, source = 'config'):
         ? readAt('--orchestrator-log', values.filePath, flags.orchestratorLog)
         : (file.orchestrator_log ?? null),
     requestLogs: [...file.requests, ...(flags.requests ?? []).map(parseRequestLogFlag)],
-    pollIntervalMs: file.poll_interval,
-    serverInfoIntervalMs: file.server_info_interval,
-    timeoutMs: file.timeout,
-    maxResponseBytes: file.max_response_bytes,
-    followIntervalMs: file.follow_interval,
+    ...renamed(WATCH_FIELDS, file),
     tokenizer:
       flags.tokenizer !== undefined
         ? readAt('--tokenizer', values.filePath, flags.tokenizer)

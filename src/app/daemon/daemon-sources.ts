@@ -94,24 +94,9 @@ function relaySpecs(c: ServeConfig, x: SourceContext): SourceSpec[] {
   return c.relays.map((r) => {
     const target = { id: r.id, upstream: r.upstream, host: relayHost(r), port: r.port, replicaPorts: r.replicaPorts };
     const options = {
-      drainIntervalMs: c.relay.drainIntervalMs,
-      drainTimeoutMs: c.relay.drainTimeoutMs,
-      maxDrainBytes: c.relay.maxDrainBytes,
-      consumerHeader: c.relay.consumerHeader,
-      captureMaxBytes: c.relay.captureMaxBytes,
-      maxRequestBytes: c.relay.maxRequestBytes,
-      proxyTimeoutMs: c.relay.proxyTimeoutMs,
-      upstreamKeepAliveMs: c.relay.upstreamKeepAliveMs,
-      shutdownGraceMs: c.relay.shutdownGraceMs,
+      ...c.relay,
       // vLLM and SGLang serve no /kv_cache_events: their stream is the event path, the relay only proxies
       drainEvents: !c.zmq.some((z) => z.id === r.id && z.engine !== 'trtllm'),
-      buffer: {
-        maxEvents: c.relay.bufferMaxEvents,
-        maxBytes: c.relay.bufferMaxBytes,
-        consumerIdleMs: c.relay.consumerIdleMs,
-        retainReadMs: c.relay.retainReadMs,
-        maxConsumers: c.relay.maxConsumers,
-      },
     };
     return {
       key: `relay ${JSON.stringify([target, options])}`,
