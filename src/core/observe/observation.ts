@@ -8,14 +8,22 @@ import type { StreamOrigin } from '../stream/stream-engine.js';
 import type { HashAlgo, KvEvent } from '../wire/kv-event.js';
 import type { SidecarStats } from './sidecar-stats.js';
 
+/** What every observation carries: what it is and when it was made. */
+interface ObservationHead<K extends string> {
+  readonly kind: K;
+  readonly ts: number;
+}
+
+/** An observation about one server (its id as the source names it). */
+interface ServerObservationHead<K extends string> extends ObservationHead<K> {
+  readonly server: string;
+}
+
 /**
  * Events drained from a CTX worker's `/kv_cache_events` by the sidecar (relay or exclusive mode), in order; or, with
  * `stream`, one batch a worker published over ZMQ (a subscriber steals nothing: no relay buffer, no router poll).
  */
-export interface WorkerEventsObservation {
-  readonly kind: 'worker-events';
-  readonly ts: number;
-  readonly server: string;
+export interface WorkerEventsObservation extends ServerObservationHead<'worker-events'> {
   /** relay sequence number of events[0]; consecutive per server, never reused (not the worker's event_id); 0 for streams */
   readonly firstSeq: number;
   readonly events: readonly KvEvent[];
@@ -38,10 +46,7 @@ export interface WorkerEventsObservation {
 export const STREAM_SEQUENCE_CHANGES = ['subscribed', 'gap', 'reset', 'history-incomplete'] as const;
 export type StreamSequenceChange = (typeof STREAM_SEQUENCE_CHANGES)[number];
 
-export interface StreamSequenceObservation {
-  readonly kind: 'stream-sequence';
-  readonly ts: number;
-  readonly server: string;
+export interface StreamSequenceObservation extends ServerObservationHead<'stream-sequence'> {
   /** the rank whose publisher this is (0 on a worker without attention DP) */
   readonly rank: number;
   readonly change: StreamSequenceChange;
@@ -50,10 +55,7 @@ export interface StreamSequenceObservation {
 }
 
 /** A consumer (the router) polled the relay for a server and received relay events [fromSeq, toSeq). */
-export interface RouterPollObservation {
-  readonly kind: 'router-poll';
-  readonly ts: number;
-  readonly server: string;
+export interface RouterPollObservation extends ServerObservationHead<'router-poll'> {
   readonly consumer: string;
   readonly fromSeq: number;
   readonly toSeq: number;
@@ -62,9 +64,7 @@ export interface RouterPollObservation {
 }
 
 /** One CTX request as the router sent it (relay sees it on the wire; request logs or the debug endpoint report it). */
-export interface DecisionObservation {
-  readonly kind: 'decision';
-  readonly ts: number;
+export interface DecisionObservation extends ObservationHead<'decision'> {
   readonly requestId: string;
   /** trajectory / conversation id (X-Correlation-ID, conversation_id, x-session-id …) */
   readonly correlationId: string | null;
@@ -101,11 +101,8 @@ export interface DecisionObservation {
 }
 
 /** The CTX server's answer to a decision. */
-export interface OutcomeObservation {
-  readonly kind: 'outcome';
-  readonly ts: number;
+export interface OutcomeObservation extends ServerObservationHead<'outcome'> {
   readonly requestId: string;
-  readonly server: string;
   readonly ok: boolean;
   readonly promptTokens: number | null;
   readonly cachedTokens: number | null;
@@ -128,11 +125,8 @@ export interface OutcomeObservation {
  * Render parity of one CTX request: the token ids the router hashes (kvsentinel's render with the model's tokenizer
  * and chat template, or the ids the request carried) against the `prompt_token_ids` the worker returned.
  */
-export interface RenderCheckObservation {
-  readonly kind: 'render-check';
-  readonly ts: number;
+export interface RenderCheckObservation extends ServerObservationHead<'render-check'> {
   readonly requestId: string;
-  readonly server: string;
   /** where the router-side ids came from */
   readonly routerIds: 'tokenizer' | 'request';
   /** router-side prompt length */
@@ -142,10 +136,7 @@ export interface RenderCheckObservation {
 }
 
 /** `/server_info` of a CTX worker, or what the operator's configuration states of it. */
-export interface ServerInfoObservation {
-  readonly kind: 'server-info';
-  readonly ts: number;
-  readonly server: string;
+export interface ServerInfoObservation extends ServerObservationHead<'server-info'> {
   readonly hashAlgo: HashAlgo | null;
   readonly tokensPerBlock: number | null;
   /** KV capacity in blocks (every cache level and rank) as the configuration states it (`kv_capacity_blocks`); absent/null: not stated */
@@ -178,32 +169,24 @@ export type RouterTypeName = (typeof ROUTER_TYPE_NAMES)[number];
 
 /** Per-server facts the newest router logs: event polling skipped by design, and its EVENT_MATCH_DIAG counters. */
 export type RouterServerFactObservation =
-  | {
-      readonly kind: 'router-server-fact';
-      readonly ts: number;
-      readonly server: string;
+  | (ServerObservationHead<'router-server-fact'> & {
       readonly fact: 'polling-skipped';
       readonly routerTokensPerBlock: number;
       readonly workerTokensPerBlock: number;
       /** false: the sizes do not divide, so the router never prepares the server (RuntimeError) */
       readonly divisible: boolean;
-    }
-  | {
-      readonly kind: 'router-server-fact';
-      readonly ts: number;
-      readonly server: string;
+    })
+  | (ServerObservationHead<'router-server-fact'> & {
       readonly fact: 'event-match';
       /** tokens the router matched for one query, and of those the ones from event-fed blocks */
       readonly totalMatch: number;
       readonly eventMatch: number;
       readonly eventBlocks: number;
       readonly totalBlocks: number;
-    };
+    });
 
 /** Router settings learned from the debug endpoint, the orchestrator log or the operator's config. */
-export interface RouterConfigObservation {
-  readonly kind: 'router-config';
-  readonly ts: number;
+export interface RouterConfigObservation extends ObservationHead<'router-config'> {
   readonly source: 'debug-endpoint' | 'orchestrator-log' | 'config' | 'simulator';
   readonly routerType: string | null;
   readonly tokensPerBlock: number | null;
@@ -225,10 +208,7 @@ export interface RouterConfigObservation {
 }
 
 /** Per-server router state from the router debug endpoint (docs/design.md §8). */
-export interface RouterStateObservation {
-  readonly kind: 'router-state';
-  readonly ts: number;
-  readonly server: string;
+export interface RouterStateObservation extends ServerObservationHead<'router-state'> {
   readonly activeRequests: number | null;
   readonly hashAlgo: HashAlgo | null;
   readonly blockTableSize: number | null;
@@ -237,9 +217,7 @@ export interface RouterStateObservation {
 }
 
 /** A router decision with its candidates' scores, from the router debug endpoint. */
-export interface RouterScoreObservation {
-  readonly kind: 'router-score';
-  readonly ts: number;
+export interface RouterScoreObservation extends ObservationHead<'router-score'> {
   readonly seq: number;
   readonly requestId: string;
   readonly correlationId: string | null;
@@ -253,17 +231,12 @@ export interface RouterScoreObservation {
 }
 
 /** The orchestrator logged a failed poll of a server's events. */
-export interface PollFailureObservation {
-  readonly kind: 'poll-failure';
-  readonly ts: number;
-  readonly server: string;
+export interface PollFailureObservation extends ServerObservationHead<'poll-failure'> {
   readonly message: string;
 }
 
 /** Health of one configured source (a relay upstream, a poller, a log follower). */
-export interface SourceHealthObservation {
-  readonly kind: 'source-health';
-  readonly ts: number;
+export interface SourceHealthObservation extends ObservationHead<'source-health'> {
   readonly source: string;
   readonly up: boolean;
   readonly error: string | null;
@@ -274,9 +247,7 @@ export interface SourceHealthObservation {
  * What it loses while behind (a ZMQ socket past its high-water mark, a drain or replay that timed out) is its own
  * loss, not the deployment's: the state attributes gaps seen while it lags to the sidecar.
  */
-export interface SidecarLoadObservation {
-  readonly kind: 'sidecar-load';
-  readonly ts: number;
+export interface SidecarLoadObservation extends ObservationHead<'sidecar-load'> {
   /** the interval's length, ms */
   readonly intervalMs: number;
   /** 99th percentile of the event loop's delay over the interval, ms */
@@ -289,10 +260,7 @@ export interface SidecarLoadObservation {
  * What the sidecar's relays, streams, forwarding sockets and live feed have counted so far, cumulative (the daemon
  * observes it on its evaluation clock, before each scrape and once at stop); each replaces the previous whole.
  */
-export interface SidecarStatsObservation extends SidecarStats {
-  readonly kind: 'sidecar-stats';
-  readonly ts: number;
-}
+export interface SidecarStatsObservation extends ObservationHead<'sidecar-stats'>, SidecarStats {}
 
 export type Observation =
   | WorkerEventsObservation

@@ -18,6 +18,9 @@ type Label = keyof CounterLabelTypes;
 /** A declaration of counters: every name with the labels it is kept by. */
 export type CounterDeclarations<T> = { readonly [K in keyof T]: readonly Label[] };
 
+/** Counters kept by the same labels, named once each: `KeptBy<['server'], 'polls' | 'failures'>`. */
+export type KeptBy<Labels extends readonly Label[], Names extends string> = { readonly [N in Names]: Labels };
+
 type LabelValues<Labels> = {
   readonly [I in keyof Labels]: Labels[I] extends Label ? CounterLabelTypes[Labels[I]] : never;
 };

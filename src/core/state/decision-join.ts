@@ -2,30 +2,31 @@
 // matches, what each worker really holds (worker truth), and the router's score of each, counted for the rules.
 import { DEFAULT_ROUTER_MAX_BATCH_SIZE, NEWEST_LOAD_WEIGHT } from '../diagnosis/router-defaults.js';
 import type { DecisionObservation } from '../observe/observation.js';
-import { counterKeys } from './counter-key.js';
+import { counterKeys, type KeptBy } from './counter-key.js';
 import type { JoinCandidate } from './joined-events.js';
 import { keysAtBlockSize, workerKeyId, workerKeySizes, type DecisionKeys } from './observation-digester.js';
 import type { StateModel } from './state-model.js';
 
-/** The counters of the join, each with the labels it is kept by (counter-key.ts). */
-export interface DecisionJoinCounters {
-  readonly withKeys: readonly [];
-  readonly predictedAnyMatch: readonly [];
-  readonly oracleAnyMatch: readonly [];
-  readonly firstBlockHeld: readonly [];
-  readonly noPrefix: readonly [];
-  readonly oracleBest: readonly [];
-  readonly notOracleBest: readonly [];
-  readonly oracleBestByChance: readonly [];
-  readonly oracleBestHeldBy: readonly ['server'];
-  readonly agreesWithReplica: readonly [];
-  readonly sentAwayByLoad: readonly [];
-  readonly chosenCacheTerm: readonly [];
-  readonly bestCacheTerm: readonly [];
-  readonly loadTermReports: readonly [];
-  readonly loadTermSpread: readonly [];
-  readonly predictedCachedTokens: readonly [];
-}
+/** The counters of the join, grouped by the labels they are kept by (counter-key.ts). */
+export type DecisionJoinCounters = KeptBy<
+  [],
+  | 'withKeys'
+  | 'predictedAnyMatch'
+  | 'oracleAnyMatch'
+  | 'firstBlockHeld'
+  | 'noPrefix'
+  | 'oracleBest'
+  | 'notOracleBest'
+  | 'oracleBestByChance'
+  | 'agreesWithReplica'
+  | 'sentAwayByLoad'
+  | 'chosenCacheTerm'
+  | 'bestCacheTerm'
+  | 'loadTermReports'
+  | 'loadTermSpread'
+  | 'predictedCachedTokens'
+> &
+  KeptBy<['server'], 'oracleBestHeldBy'>;
 
 const counterKey = counterKeys<DecisionJoinCounters>();
 

@@ -4,7 +4,7 @@
 import { classifyPreference, type PreferenceSample } from '../diagnosis/holder-preference.js';
 import type { DecisionObservation, RouterScoreObservation } from '../observe/observation.js';
 import type { HashAlgo } from '../wire/kv-event.js';
-import { counterKeys } from './counter-key.js';
+import { counterKeys, type KeptBy } from './counter-key.js';
 import { joinDecision } from './decision-join.js';
 import type { DecisionJoin, JoinCandidate } from './joined-events.js';
 import { LruMap } from './lru-map.js';
@@ -12,29 +12,28 @@ import { DEFAULT_ROUTER_MAX_BATCH_SIZE } from '../diagnosis/router-defaults.js';
 import { keysAtBlockSize, type DecisionKeys } from './observation-digester.js';
 import type { StateModel } from './state-model.js';
 
-/** The counters of the decisions (the join's own are in decision-join.ts), each with the labels it is kept by (counter-key.ts). */
-export interface DecisionCounters {
-  readonly requests: readonly ['server'];
-  readonly unreadableRequests: readonly ['server', 'reason'];
-  readonly textOrChat: readonly [];
-  readonly inflightSum: readonly ['server'];
-  readonly inflightReports: readonly ['server'];
-  readonly maxInflightSum: readonly [];
-  readonly maxInflightReports: readonly [];
-  readonly loadSpreadOverCacheDelta: readonly [];
-  readonly peakInflight: readonly [];
-  readonly followups: readonly [];
-  readonly sticky: readonly [];
-  readonly predictedRouterCachedTokens: readonly ['server'];
-  readonly preferenceDecisions: readonly ['holder', 'set'];
-  readonly preferenceHolderChosen: readonly ['holder', 'set'];
-  readonly preferenceBlindExpected: readonly ['holder', 'set'];
-  readonly routerScores: readonly [];
-  readonly routerScoresAnyMatch: readonly [];
-  readonly routerScoresSentAwayByLoad: readonly [];
-  readonly replicaPredictedMatch: readonly [];
-  readonly replicaMatchRouterNone: readonly [];
-}
+/** The counters of the decisions (the join's own are in decision-join.ts), grouped by the labels they are kept by (counter-key.ts). */
+export type DecisionCounters = KeptBy<
+  ['server'],
+  'requests' | 'inflightSum' | 'inflightReports' | 'predictedRouterCachedTokens'
+> &
+  KeptBy<['server', 'reason'], 'unreadableRequests'> &
+  KeptBy<
+    [],
+    | 'textOrChat'
+    | 'maxInflightSum'
+    | 'maxInflightReports'
+    | 'loadSpreadOverCacheDelta'
+    | 'peakInflight'
+    | 'followups'
+    | 'sticky'
+    | 'routerScores'
+    | 'routerScoresAnyMatch'
+    | 'routerScoresSentAwayByLoad'
+    | 'replicaPredictedMatch'
+    | 'replicaMatchRouterNone'
+  > &
+  KeptBy<['holder', 'set'], 'preferenceDecisions' | 'preferenceHolderChosen' | 'preferenceBlindExpected'>;
 
 const counterKey = counterKeys<DecisionCounters>();
 

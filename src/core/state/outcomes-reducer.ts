@@ -2,7 +2,7 @@
 // length, backfills the router's own keys, and counts realised against oracle cached tokens: the oracle-best server
 // from worker truth when the sidecar sees stored events, else the sticky ideal.
 import type { OutcomeObservation } from '../observe/observation.js';
-import { counterKeys } from './counter-key.js';
+import { counterKeys, type KeptBy } from './counter-key.js';
 import type { DecisionJoinCounters } from './decision-join.js';
 import type { DecisionsReducer, PendingDecision } from './decisions-reducer.js';
 import type { OutcomeJoin } from './joined-events.js';
@@ -11,31 +11,35 @@ import type { StateModel } from './state-model.js';
 import type { WorkerTruthSeen } from './worker-events-reducer.js';
 import { workerTokenOracle } from './worker-token-oracle.js';
 
-/** The counters of the outcomes, each with the labels it is kept by (counter-key.ts). */
-export interface OutcomeCounters {
-  readonly outcomes: readonly ['server'];
-  readonly failures: readonly ['server'];
-  readonly promptTokens: readonly ['server'];
-  readonly cachedTokens: readonly ['server'];
-  readonly oracleCachedTokens: readonly ['server'];
-  readonly withOutcome: readonly [];
-  readonly withWorkerTokens: readonly [];
-  readonly followupsWithOutcome: readonly [];
-  readonly scattered: readonly [];
-  readonly avoidableScattered: readonly [];
-  readonly avoidableScatterLostTokens: readonly [];
-  readonly followupPromptTokens: readonly [];
-  readonly stickyIdealMovedTurns: readonly [];
-  readonly stickyIdealEvictedTurns: readonly [];
-  readonly stickyIdealUnboundedTurns: readonly [];
-  readonly stickyIdealCachedTokens: readonly [];
-  readonly stickyIdealPromptTokens: readonly [];
-  readonly joinedPromptTokens: readonly [];
-  readonly joinedCachedTokens: readonly [];
-  readonly joinedOracleCachedTokens: readonly [];
-  readonly joinedOutcomes: readonly ['server'];
-  readonly realisedAboveOracle: readonly ['server'];
-}
+/** The counters of the outcomes, grouped by the labels they are kept by (counter-key.ts). */
+export type OutcomeCounters = KeptBy<
+  ['server'],
+  | 'outcomes'
+  | 'failures'
+  | 'promptTokens'
+  | 'cachedTokens'
+  | 'oracleCachedTokens'
+  | 'joinedOutcomes'
+  | 'realisedAboveOracle'
+> &
+  KeptBy<
+    [],
+    | 'withOutcome'
+    | 'withWorkerTokens'
+    | 'followupsWithOutcome'
+    | 'scattered'
+    | 'avoidableScattered'
+    | 'avoidableScatterLostTokens'
+    | 'followupPromptTokens'
+    | 'stickyIdealMovedTurns'
+    | 'stickyIdealEvictedTurns'
+    | 'stickyIdealUnboundedTurns'
+    | 'stickyIdealCachedTokens'
+    | 'stickyIdealPromptTokens'
+    | 'joinedPromptTokens'
+    | 'joinedCachedTokens'
+    | 'joinedOracleCachedTokens'
+  >;
 
 const counterKey = counterKeys<OutcomeCounters & DecisionJoinCounters>();
 

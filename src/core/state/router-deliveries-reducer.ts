@@ -6,19 +6,20 @@ import type {
   RouterStateObservation,
 } from '../observe/observation.js';
 import type { RouterStateView, ServerDiagnosis } from '../diagnosis/rule.js';
-import { counterKeys } from './counter-key.js';
+import { counterKeys, type KeptBy } from './counter-key.js';
 import type { StateModel } from './state-model.js';
 
-/** The counters of the router deliveries, each with the labels it is kept by (counter-key.ts). */
-export interface RouterDeliveryCounters {
-  readonly routerPolls: readonly ['server'];
-  readonly eventsDeliveredToRouter: readonly ['server'];
-  readonly eventsDroppedForConsumers: readonly ['server'];
-  readonly pollFailures: readonly ['server'];
-  readonly eventMatchDiagCalls: readonly ['server'];
-  readonly eventMatchDiagTotalMatched: readonly ['server'];
-  readonly eventMatchDiagEventMatched: readonly ['server'];
-}
+/** The counters of the router deliveries, grouped by the labels they are kept by (counter-key.ts). */
+export type RouterDeliveryCounters = KeptBy<
+  ['server'],
+  | 'routerPolls'
+  | 'eventsDeliveredToRouter'
+  | 'eventsDroppedForConsumers'
+  | 'pollFailures'
+  | 'eventMatchDiagCalls'
+  | 'eventMatchDiagTotalMatched'
+  | 'eventMatchDiagEventMatched'
+>;
 
 const counterKey = counterKeys<RouterDeliveryCounters>();
 

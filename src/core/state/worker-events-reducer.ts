@@ -3,34 +3,32 @@
 // for a stream the router subscribes to itself, at once.
 import type { StreamSequenceObservation, WorkerEventsObservation } from '../observe/observation.js';
 import type { HashAlgo } from '../wire/kv-event.js';
-import { counterKeys } from './counter-key.js';
+import { counterKeys, type KeptBy } from './counter-key.js';
 import type { StoredEventCheck } from './hash-verifier.js';
 import type { SourceHealthBoard } from './source-health-board.js';
 import type { StateModel } from './state-model.js';
 
-/** The counters of the worker events, each with the labels it is kept by (counter-key.ts). */
-export interface WorkerEventCounters {
-  readonly drains: readonly ['server'];
-  readonly emptyDrains: readonly ['server'];
-  readonly events: readonly ['server'];
-  readonly streamEvents: readonly ['server'];
-  readonly streamBatchesFilled: readonly ['server'];
-  readonly storedEvents: readonly ['server'];
+/** The counters of the worker events, grouped by the labels they are kept by (counter-key.ts). */
+export type WorkerEventCounters = KeptBy<
+  ['server'],
+  | 'drains'
+  | 'emptyDrains'
+  | 'events'
+  | 'streamEvents'
+  | 'streamBatchesFilled'
+  | 'storedEvents'
   /** blocks a stream stored (vLLM, SGLang, TensorRT-LLM streams) */
-  readonly streamStoredBlocks: readonly ['server'];
+  | 'streamStoredBlocks'
   /** of those, blocks whose identity covers more than their tokens (salt, LoRA, multimodal keys) */
-  readonly streamScopedBlocks: readonly ['server'];
-  readonly gaps: readonly ['server'];
-  readonly missedEvents: readonly ['server'];
-  readonly resets: readonly ['server'];
-  readonly rankEvents: readonly ['server', 'rank'];
-  readonly rankGaps: readonly ['server', 'rank'];
-  readonly rankMissedEvents: readonly ['server', 'rank'];
-  readonly rankResets: readonly ['server', 'rank'];
-  readonly hashMatch: readonly ['server'];
-  readonly hashMismatch: readonly ['server'];
-  readonly hashUnverifiable: readonly ['server'];
-}
+  | 'streamScopedBlocks'
+  | 'gaps'
+  | 'missedEvents'
+  | 'resets'
+  | 'hashMatch'
+  | 'hashMismatch'
+  | 'hashUnverifiable'
+> &
+  KeptBy<['server', 'rank'], 'rankEvents' | 'rankGaps' | 'rankMissedEvents' | 'rankResets'>;
 
 const counterKey = counterKeys<WorkerEventCounters>();
 

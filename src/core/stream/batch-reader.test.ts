@@ -130,6 +130,16 @@ describe('readStreamBatch (bytes first)', () => {
     ]);
   });
 
+  it('reads a float 32 ts as the reference does, a non-finite one as null', () => {
+    for (const ts of [1.5, 1234.25, Infinity, NaN]) {
+      const bytes = new Encoder({ forceFloat32: true }).encode([ts, [{ type: 'AllBlocksCleared' }]]);
+      expect(bytes[1]).toBe(0xca);
+      const fast = readStreamBatch(bytes);
+      expect(fast).toEqual(decodeStreamBatchReference(bytes));
+      expect(fast?.batch?.ts).toBe(Number.isFinite(ts) ? ts : null);
+    }
+  });
+
   it('steps aside for what it does not take, and the decode still equals the reference', () => {
     const odd = [
       // SGLang's EAGLE bigram pages, a float hash, a string token (multimodal), an unknown event, a missing field

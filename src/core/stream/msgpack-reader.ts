@@ -32,21 +32,24 @@ export class MsgpackReader {
 
   /** Array length, or -1 when the next value is not an array (nothing consumed then). */
   arrayLength(): number {
-    const h = this.bytes[this.pos];
-    if (h === undefined) throw OTHER;
-    if (h >= 0x90 && h <= 0x9f) return (this.pos++, h - 0x90);
-    if (h === 0xdc) return (this.pos++, this.u16());
-    if (h === 0xdd) return (this.pos++, this.u32());
-    return -1;
+    return this.#containerSize(0x90, 0xdc);
   }
 
   /** Map size, or -1 when the next value is not a map (nothing consumed then). */
   mapSize(): number {
+    return this.#containerSize(0x80, 0xde);
+  }
+
+  /**
+   * Size of an array or a map: msgpack heads them alike, a fix form (`fix` + 0..15), then a 16-bit (`wide`) and a
+   * 32-bit (`wide + 1`) size. -1 when the next value is not of that kind (nothing consumed then).
+   */
+  #containerSize(fix: number, wide: number): number {
     const h = this.bytes[this.pos];
     if (h === undefined) throw OTHER;
-    if (h >= 0x80 && h <= 0x8f) return (this.pos++, h - 0x80);
-    if (h === 0xde) return (this.pos++, this.u16());
-    if (h === 0xdf) return (this.pos++, this.u32());
+    if (h >= fix && h <= fix + 0x0f) return (this.pos++, h - fix);
+    if (h === wide) return (this.pos++, this.u16());
+    if (h === wide + 1) return (this.pos++, this.u32());
     return -1;
   }
 
@@ -221,18 +224,13 @@ export class MsgpackReader {
   /** ts: a finite number, an integer, or anything else as null (walked over). */
   ts(): number | null {
     const h = this.bytes[this.pos];
-    if (h === 0xcb) {
+    if (h === 0xcb || h === 0xca) {
+      // float 64 or float 32
+      const size = h === 0xcb ? 8 : 4;
       this.pos++;
-      this.need(8);
-      const v = this.view.getFloat64(this.pos);
-      this.pos += 8;
-      return Number.isFinite(v) ? v : null;
-    }
-    if (h === 0xca) {
-      this.pos++;
-      this.need(4);
-      const v = this.view.getFloat32(this.pos);
-      this.pos += 4;
+      this.need(size);
+      const v = size === 8 ? this.view.getFloat64(this.pos) : this.view.getFloat32(this.pos);
+      this.pos += size;
       return Number.isFinite(v) ? v : null;
     }
     if (h !== undefined && (h < 0x80 || h >= 0xe0 || (h >= 0xcc && h <= 0xd3))) {

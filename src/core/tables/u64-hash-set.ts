@@ -113,8 +113,11 @@ export class U64HashSet {
     return this.#slots.byteLength + this.#payloads.byteLength;
   }
 
-  /** Slot index of the key, or -1. The caller handles key 0. */
-  #find(hi: number, lo: number): number {
+  /**
+   * Slot index of the key when present; else ~index (negative) of the empty slot that ends its cluster, where the
+   * key would go. The caller handles key 0.
+   */
+  #probe(hi: number, lo: number): number {
     const slots = this.#slots;
     const mask = this.#mask;
     let i = slotHash(hi, lo) & mask;
@@ -122,7 +125,7 @@ export class U64HashSet {
       const sHi = slots[2 * i]!;
       const sLo = slots[2 * i + 1]!;
       if (sHi === hi && sLo === lo) return i;
-      if (sHi === 0 && sLo === 0) return -1;
+      if (sHi === 0 && sLo === 0) return ~i;
       i = (i + 1) & mask;
     }
   }
@@ -131,7 +134,7 @@ export class U64HashSet {
     hi >>>= 0;
     lo >>>= 0;
     if (hi === 0 && lo === 0) return this.#hasZero;
-    return this.#find(hi, lo) >= 0;
+    return this.#probe(hi, lo) >= 0;
   }
 
   /** The key's payload byte, or -1 when the key is absent. */
@@ -139,7 +142,7 @@ export class U64HashSet {
     hi >>>= 0;
     lo >>>= 0;
     if (hi === 0 && lo === 0) return this.#hasZero ? this.#zeroPayload : -1;
-    const i = this.#find(hi, lo);
+    const i = this.#probe(hi, lo);
     return i < 0 ? -1 : this.#payloads[i]!;
   }
 
@@ -153,7 +156,7 @@ export class U64HashSet {
       this.#zeroPayload = payload;
       return true;
     }
-    const i = this.#find(hi, lo);
+    const i = this.#probe(hi, lo);
     if (i < 0) return false;
     this.#payloads[i] = payload;
     return true;
@@ -171,19 +174,13 @@ export class U64HashSet {
       return added;
     }
     if (this.#size >= this.#growAt) this.#resize((this.#mask + 1) * 2);
-    const slots = this.#slots;
-    const mask = this.#mask;
-    let i = slotHash(hi, lo) & mask;
-    for (;;) {
-      const sHi = slots[2 * i]!;
-      const sLo = slots[2 * i + 1]!;
-      if (sHi === hi && sLo === lo) {
-        this.#payloads[i] = payload;
-        return false;
-      }
-      if (sHi === 0 && sLo === 0) break;
-      i = (i + 1) & mask;
+    const found = this.#probe(hi, lo);
+    if (found >= 0) {
+      this.#payloads[found] = payload;
+      return false;
     }
+    const i = ~found;
+    const slots = this.#slots;
     slots[2 * i] = hi;
     slots[2 * i + 1] = lo;
     this.#payloads[i] = payload;
@@ -201,7 +198,7 @@ export class U64HashSet {
       this.#zeroPayload = 0;
       return had;
     }
-    let hole = this.#find(hi, lo);
+    let hole = this.#probe(hi, lo);
     if (hole < 0) return false;
     // backward-shift deletion: pull later members of the cluster into the hole when their home allows it
     const slots = this.#slots;

@@ -3,7 +3,7 @@
 // the disaggregated server joins ctx and gen entries into
 // `{ctx_server, gen_server, disagg_server_arrival_time, disagg_server_first_token_time, ctx_perf_metrics, gen_perf_metrics}`.
 // Both forms may come in one array; an entry that is not an object is skipped with an issue.
-import type { WireIssue } from './wire-issue.js';
+import type { WireIssue, WireParse } from './wire-issue.js';
 import type { JsonObject } from './lossless-json.js';
 import { isJsonObject, parseLosslessJson } from './lossless-json.js';
 import type { Path } from './json-fields.js';
@@ -58,10 +58,7 @@ export interface DisaggPerfMetrics {
 
 export type PerfMetricsEntry = WorkerPerfMetrics | DisaggPerfMetrics;
 
-export interface PerfMetricsParse {
-  readonly value: PerfMetricsEntry[];
-  readonly issues: WireIssue[];
-}
+export type PerfMetricsParse = WireParse<PerfMetricsEntry[]>;
 
 /** reused / (reused + missed), or null when unknown or both are 0 (there is no hit-rate field on the wire). */
 export function kvCacheHitRate(metrics: PerfKvCacheMetrics | null): number | null {

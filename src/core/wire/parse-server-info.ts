@@ -3,7 +3,7 @@
 // `tokens_per_block` and `render_fingerprint`. Every field is optional; a wrong one is an issue and reads as null.
 import type { HashAlgo } from './kv-event.js';
 import { isHashAlgo } from './kv-event.js';
-import type { WireIssue } from './wire-issue.js';
+import type { WireIssue, WireParse } from './wire-issue.js';
 import type { JsonObject, JsonValue } from './lossless-json.js';
 import { FieldReader, parseRootObject } from './json-fields.js';
 import { internalIssue } from './json-path.js';
@@ -21,11 +21,8 @@ export interface ServerInfo {
   readonly raw: JsonObject;
 }
 
-export interface ServerInfoParse {
-  /** null when the body is not a JSON object */
-  readonly value: ServerInfo | null;
-  readonly issues: WireIssue[];
-}
+/** The value is null when the body is not a JSON object. */
+export type ServerInfoParse = WireParse<ServerInfo | null>;
 
 export function parseServerInfo(text: string): ServerInfoParse {
   const issues: WireIssue[] = [];

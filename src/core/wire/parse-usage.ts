@@ -1,7 +1,7 @@
 // OpenAI `usage` of trtllm-serve completion / chat responses and of SSE chunks (docs/trtllm-wire.md §4).
 // `prompt_tokens_details.cached_tokens` = prompt tokens served from the KV cache; in disaggregated serving the
 // GEN response's usage is rewritten from the CTX response, so it is the client-visible signal of real hits.
-import type { WireIssue } from './wire-issue.js';
+import type { WireIssue, WireParse } from './wire-issue.js';
 import { FieldReader, parseRootObject } from './json-fields.js';
 import { internalIssue } from './json-path.js';
 
@@ -13,11 +13,8 @@ export interface Usage {
   readonly cachedTokens: number | null;
 }
 
-export interface UsageParse {
-  /** null when the object carries no usage (most SSE chunks; `"usage":null`) or is not JSON */
-  readonly value: Usage | null;
-  readonly issues: WireIssue[];
-}
+/** The value is null when the object carries no usage (most SSE chunks; `"usage":null`) or is not JSON. */
+export type UsageParse = WireParse<Usage | null>;
 
 /**
  * Usage of one JSON object text: a whole completion / chat response, or the data of one SSE chunk (without the

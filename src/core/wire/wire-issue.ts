@@ -11,3 +11,9 @@ export interface WireIssue {
   /** offset in the input where the problem starts, when known: bytes of a byte input, UTF-16 units of a string */
   readonly offset: number | null;
 }
+
+/** What a parser of one wire document answers: the value it read, and the problems it found on the way. */
+export interface WireParse<T> {
+  readonly value: T;
+  readonly issues: WireIssue[];
+}
