@@ -2,6 +2,9 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 import noModuleState from './lint/no-module-state.js';
 
+// JavaScript's own error classes: src throws none of them (a RangeError says what failed, never which code it is)
+const BUILT_IN_SUBCLASSES = 'RangeError|TypeError|SyntaxError|ReferenceError|EvalError|URIError|AggregateError';
+
 export default tseslint.config(
   { ignores: ['dist/**', 'node_modules/**', 'coverage/**', 'build/**', '.bench-build/**'] },
   js.configs.recommended,
@@ -101,6 +104,14 @@ export default tseslint.config(
         {
           selector: "NewExpression[callee.name='Error']",
           message: 'Throw a coded error (KvsentinelError or a subclass, src/core/errors.ts), not a plain Error.',
+        },
+        {
+          selector: `NewExpression[callee.name=/^(${BUILT_IN_SUBCLASSES})$/]`,
+          message: 'Throw a coded error (KvsentinelError with its code, src/core/errors.ts), not a built-in one.',
+        },
+        {
+          selector: `:matches(ClassDeclaration, ClassExpression)[superClass.name=/^(Error|${BUILT_IN_SUBCLASSES})$/]`,
+          message: 'An error class extends KvsentinelError (src/core/errors.ts), so it carries a code.',
         },
       ],
     },

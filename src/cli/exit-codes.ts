@@ -26,6 +26,9 @@ const EXIT_BY_CODE: Readonly<Record<ErrorCode, number | null>> = {
   'render-failed': EXIT_INVALID_INPUT,
   cancelled: null,
   'fast-path-declined': null,
+  'wire-value-invalid': null,
+  'sim-request-failed': null,
+  'sim-worker-down': null,
   internal: null,
 };
 

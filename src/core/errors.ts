@@ -26,12 +26,19 @@ export const ERROR_CODES = [
   'cancelled',
   /** the stream's fast-path reader does not take this batch (the reference decoder decides): never to the CLI */
   'fast-path-declined',
+  /** a value on the wire is malformed: its reader turns it into a named, counted issue, never to the CLI */
+  'wire-value-invalid',
+  /** the simulator's HTTP servers answer a request with an error status (400, 413, 500, 503): never to the CLI */
+  'sim-request-failed',
+  /** a simulated CTX worker is down (restarting): its server answers 503, as a real one refuses connections */
+  'sim-worker-down',
   /** a caller broke an internal contract (a bug, not the user's input): the CLI rethrows it with its stack */
   'internal',
 ] as const;
 
 export type ErrorCode = (typeof ERROR_CODES)[number];
 
+// eslint-disable-next-line no-restricted-syntax -- the one class that extends Error: every other error extends it
 export class KvsentinelError extends Error {
   override readonly name: string = 'KvsentinelError';
   readonly code: ErrorCode;

@@ -1,6 +1,7 @@
 // A TensorRT-LLM CTX (context/prefill) worker: attention-DP ranks each with its own KV cache and event
 // counter, a bounded number of concurrent prefills per server (the rest wait FIFO), rank assignment inside the
 // server, prefill time = fixed overhead + uncached tokens / throughput, and the destructive event queue.
+import { KvsentinelError } from '../core/errors.js';
 import type { HashAlgo, KvEvent } from '../core/wire/kv-event.js';
 import { WorkerEventQueue } from './event-queue.js';
 import { RankCache } from './kv-cache.js';
@@ -65,8 +66,12 @@ export interface ServerInfo {
   readonly tokens_per_block: number;
 }
 
-export class WorkerDownError extends Error {
+export class WorkerDownError extends KvsentinelError {
   override readonly name = 'WorkerDownError';
+
+  constructor(message: string) {
+    super('sim-worker-down', message);
+  }
 }
 
 interface Queued {

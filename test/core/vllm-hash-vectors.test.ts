@@ -6,6 +6,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { encode } from 'cbor2';
 import { describe, expect, it } from 'vitest';
+import { KvsentinelError } from '../../src/core/errors.js';
 import {
   vllmBlockHash,
   vllmBlockHashInput,
@@ -98,7 +99,7 @@ describe('vLLM sha256_cbor block hashes', () => {
         expect(hex(vllmBlockHashInput(parent, tokens, extra))).toBe(hex(encode([parent, tokens, extra])));
       }
     }
-    expect(() => vllmBlockHashInput(parent, [2 ** 32], null)).toThrow(RangeError);
+    expect(() => vllmBlockHashInput(parent, [2 ** 32], null)).toThrow(KvsentinelError);
   });
 
   it('keeps the low 8 bytes big-endian for VLLM_KV_EVENTS_USE_INT_BLOCK_HASHES', () => {

@@ -1,5 +1,6 @@
 // The rule that keeps every failure in src coded (eslint.config.js, no-restricted-syntax): a plain `new Error(` is
-// reported in src outside its tests, a coded error is not, and tests may still build plain errors.
+// reported in src outside its tests, and so are JavaScript's other error classes and classes extending them; a coded
+// error is not, and tests may still build plain errors.
 import { ESLint, Linter } from 'eslint';
 import tseslint from 'typescript-eslint';
 import { describe, expect, it } from 'vitest';
@@ -39,10 +40,21 @@ describe('coded errors in src', () => {
       "export function b(): never { throw new KvsentinelError('internal', 'coded'); }",
       'export const c = (err: unknown): Error => (err instanceof Error ? err : new Error(String(err)));',
       "export const d = new RangeError('a built-in subclass says what failed');",
+      'export class Problem extends Error {}',
+      'export class Coded extends KvsentinelError {}',
+      "export const e = (): TypeError => new TypeError('not text');",
+      'export const F = class extends SyntaxError {};',
     ].join('\n');
+    const plain = 'Throw a coded error (KvsentinelError or a subclass, src/core/errors.ts), not a plain Error.';
+    const builtIn = 'Throw a coded error (KvsentinelError with its code, src/core/errors.ts), not a built-in one.';
+    const subclass = 'An error class extends KvsentinelError (src/core/errors.ts), so it carries a code.';
     expect(problems(code, rule!)).toEqual([
-      '2: Throw a coded error (KvsentinelError or a subclass, src/core/errors.ts), not a plain Error.',
-      '4: Throw a coded error (KvsentinelError or a subclass, src/core/errors.ts), not a plain Error.',
+      `2: ${plain}`,
+      `4: ${plain}`,
+      `5: ${builtIn}`,
+      `6: ${subclass}`,
+      `8: ${builtIn}`,
+      `9: ${subclass}`,
     ]);
     for (const file of ['src/core/wire/json-scanner.ts', 'src/sim/live/live-cluster.ts', 'src/cli/program.ts'])
       expect((await rulesOf(file))['no-restricted-syntax'], file).toEqual(rule);

@@ -4,10 +4,16 @@
 import { readFileSync } from 'node:fs';
 import { parseSizeText, readDuration } from '../../core/units.js';
 import { fileErrorText } from '../../sources/file-error-text.js';
+import { KvsentinelError } from '../../core/errors.js';
 import { ConfigError } from './config-error.js';
 
-export class ValueProblem extends Error {
+/** A value's own problem; whoever read it turns it into a ConfigError that says where the value came from. */
+export class ValueProblem extends KvsentinelError {
   override readonly name = 'ValueProblem';
+
+  constructor(message: string) {
+    super('config-invalid', message);
+  }
 }
 
 export type ValueReader<T> = (v: unknown) => T;

@@ -5,6 +5,7 @@
 import { FINDING_CATALOG, FINDING_IDS, type FindingId } from './finding-catalog.js';
 import type { RuleHit } from './rule.js';
 import type { Finding } from './finding.js';
+import { KvsentinelError } from '../errors.js';
 
 export interface HysteresisOptions {
   readonly onAfter: number;
@@ -27,7 +28,10 @@ export class FindingHysteresis {
 
   constructor(options: HysteresisOptions) {
     if (!(options.onAfter >= 1) || !(options.offAfter >= 1)) {
-      throw new RangeError(`hysteresis onAfter/offAfter must be ≥ 1, got ${options.onAfter}/${options.offAfter}`);
+      throw new KvsentinelError(
+        'internal',
+        `hysteresis onAfter/offAfter must be ≥ 1, got ${options.onAfter}/${options.offAfter}`,
+      );
     }
     this.#options = options;
   }

@@ -9,6 +9,7 @@
 // text strings, arrays and null the way Python cbor2's canonical=True does (test/vectors/vllm-block-hash.json).
 import { sha256 } from '@noble/hashes/sha2.js';
 import { encode } from 'cbor2';
+import { KvsentinelError } from '../errors.js';
 
 /** `--prefix-caching-hash-algo` values across vLLM versions (builtin: before sha256 became the default). */
 export const VLLM_HASH_ALGOS = ['sha256', 'sha256_cbor', 'xxhash', 'xxhash_cbor', 'builtin'] as const;
@@ -104,7 +105,8 @@ export function vllmBlockHashInput(
   let size = 1 + headLength(parent.length) + parent.length + headLength(tokens.length) + extra.length;
   for (let i = 0; i < tokens.length; i++) {
     const t = tokens[i]!;
-    if (!Number.isInteger(t) || t < 0 || t > 0xffff_ffff) throw new RangeError(`token id ${t} is not 0..2^32-1`);
+    if (!Number.isInteger(t) || t < 0 || t > 0xffff_ffff)
+      throw new KvsentinelError('internal', `token id ${t} is not 0..2^32-1`);
     size += headLength(t);
   }
   const out = new Uint8Array(size);

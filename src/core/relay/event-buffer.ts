@@ -19,6 +19,7 @@
 //   except that it resumes after the last event it read (remembered for up to MAX_FORGOTTEN consumers, the oldest
 //   memory discarded first and counted): events retained for another, lagging consumer are never delivered twice,
 //   and events that left the log meanwhile (released after the others read them, or evicted) count as dropped to it.
+import { KvsentinelError } from '../errors.js';
 
 export interface EventBufferOptions {
   readonly maxEvents: number;
@@ -140,7 +141,7 @@ export class EventBuffer<T = string> {
     this.#options = { ...DEFAULT_EVENT_BUFFER_OPTIONS, ...options };
     this.#sizeOf = sizeOf;
     if (!(this.#options.maxEvents >= 1) || !(this.#options.maxBytes >= 1) || !(this.#options.maxConsumers >= 1)) {
-      throw new RangeError('EventBuffer: maxEvents, maxBytes and maxConsumers must be >= 1');
+      throw new KvsentinelError('internal', 'EventBuffer: maxEvents, maxBytes and maxConsumers must be >= 1');
     }
   }
 

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { KvsentinelError } from '../errors.js';
 import { serverStats, snapshotFixture } from '../../../test/helpers/snapshot-fixture.js';
 import { counterMark, steadyStateStats } from './steady-window.js';
 
@@ -41,6 +42,6 @@ describe('steady-state window', () => {
     expect(empty.stickiness).toBeNull();
     expect(() =>
       steadyStateStats({ targetRequests: 1_000, startedAt: 0 }, counterMark(end), counterMark(warm)),
-    ).toThrow(RangeError);
+    ).toThrow(KvsentinelError);
   });
 });

@@ -3,6 +3,7 @@
 // a hit ratio since a cold start understates the cluster's steady state; the difference counts only what the
 // cluster did after the warm-up, from the same observations (the tables and the findings still read the whole run).
 import type { SentinelSnapshot } from '../state/snapshot.js';
+import { KvsentinelError } from '../errors.js';
 
 /** The counters a steady-state window is measured from. */
 export interface CounterMark {
@@ -57,7 +58,10 @@ export function steadyStateStats(
   end: CounterMark,
 ): SteadyStateStats {
   if (end.at < warmedUp.at || end.requests < warmedUp.requests)
-    throw new RangeError(`steady-state window ends (${end.at}) before its warm-up did (${warmedUp.at})`);
+    throw new KvsentinelError(
+      'internal',
+      `steady-state window ends (${end.at}) before its warm-up did (${warmedUp.at})`,
+    );
   const prompt = end.promptTokens - warmedUp.promptTokens;
   const followups = end.followupTurns - warmedUp.followupTurns;
   return {

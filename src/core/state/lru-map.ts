@@ -3,6 +3,7 @@
 // The oldest entry is found with one iterator kept across calls: V8's Map leaves a deleted entry's slot in place
 // until its table is rehashed, so a fresh iterator per eviction walks every slot evicted before it (a full map of
 // 131,072 entries spent most of a stream's time there); the kept one passes each slot once.
+import { KvsentinelError } from '../errors.js';
 
 export class LruMap<K, V> {
   readonly #map = new Map<K, V>();
@@ -14,7 +15,8 @@ export class LruMap<K, V> {
   #head: [K, V] | null = null;
 
   constructor(cap: number) {
-    if (!Number.isInteger(cap) || cap < 1) throw new RangeError(`LruMap cap must be a positive integer, got ${cap}`);
+    if (!Number.isInteger(cap) || cap < 1)
+      throw new KvsentinelError('internal', `LruMap cap must be a positive integer, got ${cap}`);
     this.#cap = cap;
   }
 

@@ -1,6 +1,7 @@
 // Named counters over a sliding time window, kept as a ring of time buckets: rules read rates over the last
 // `windowMs` (so a finding can turn off after a fix), with memory bounded by buckets × keys. A null window keeps
 // one bucket for the whole run (the one-shot audit).
+import { KvsentinelError } from '../errors.js';
 
 export interface WindowedCountersOptions {
   /** window length in ms; null = since start */
@@ -24,7 +25,8 @@ export class WindowedCounters {
 
   constructor(options: WindowedCountersOptions) {
     const { windowMs } = options;
-    if (windowMs !== null && !(windowMs > 0)) throw new RangeError(`windowMs must be > 0 or null, got ${windowMs}`);
+    if (windowMs !== null && !(windowMs > 0))
+      throw new KvsentinelError('internal', `windowMs must be > 0 or null, got ${windowMs}`);
     const count = windowMs === null ? 1 : Math.max(1, Math.floor(options.buckets ?? 30));
     this.#windowMs = windowMs;
     this.#bucketMs = windowMs === null ? Number.POSITIVE_INFINITY : windowMs / count;

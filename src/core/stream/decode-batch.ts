@@ -13,6 +13,7 @@
 // problem, by decoding the document first (the reference, which names the problem).
 import { decode } from '@msgpack/msgpack';
 import { readStreamBatch } from './batch-reader.js';
+import { KvsentinelError } from '../errors.js';
 import { isVllmExtraKey, type VllmExtraKey } from '../hashing/vllm-block-hash.js';
 import type { WireIssue } from '../wire/wire-issue.js';
 import type { WireIssueCode } from '../wire/wire-issue-codes.js';
@@ -87,13 +88,13 @@ export const STORED_FIELDS = [
 ] as const;
 export const REMOVED_FIELDS = ['block_hashes', 'medium', 'group_idx'] as const;
 
-class BadValue extends Error {
-  readonly code: WireIssueCode;
+class BadValue extends KvsentinelError {
+  readonly issue: WireIssueCode;
   readonly path: string;
 
-  constructor(code: WireIssueCode, path: string, message: string) {
-    super(message);
-    this.code = code;
+  constructor(issue: WireIssueCode, path: string, message: string) {
+    super('wire-value-invalid', message);
+    this.issue = issue;
     this.path = path;
   }
 }
@@ -315,7 +316,7 @@ export function decodeStreamBatchReference(payload: Uint8Array): StreamBatchDeco
     batchRank = optCount(rank, '$.data_parallel_rank');
   } catch (err) {
     if (!(err instanceof BadValue)) throw err;
-    issues.push({ code: err.code, message: err.message, path: err.path, offset: null });
+    issues.push({ code: err.issue, message: err.message, path: err.path, offset: null });
   }
   const out: StreamEvent[] = [];
   let suppressed = 0;
@@ -325,7 +326,7 @@ export function decodeStreamBatchReference(payload: Uint8Array): StreamBatchDeco
     } catch (err) {
       if (!(err instanceof BadValue)) throw err;
       if (issues.length < MAX_ISSUES)
-        issues.push({ code: err.code, message: err.message, path: err.path, offset: null });
+        issues.push({ code: err.issue, message: err.message, path: err.path, offset: null });
       else suppressed++;
     }
   }

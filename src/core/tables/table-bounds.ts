@@ -1,4 +1,5 @@
 // The bound on the blocks one server's table holds, shared by worker truth and the router replica.
+import { KvsentinelError } from '../errors.js';
 
 /**
  * Default cap on the blocks one server's table holds (all ranks and streams together). A real worker holds at most
@@ -16,7 +17,10 @@ export interface TableBounds {
 export function checkTableBounds(bounds: Partial<TableBounds>): TableBounds {
   const maxBlocksPerServer = bounds.maxBlocksPerServer ?? DEFAULT_MAX_TABLE_BLOCKS_PER_SERVER;
   if (!Number.isSafeInteger(maxBlocksPerServer) || maxBlocksPerServer < 1) {
-    throw new RangeError(`maxBlocksPerServer must be a positive integer, got ${String(maxBlocksPerServer)}`);
+    throw new KvsentinelError(
+      'internal',
+      `maxBlocksPerServer must be a positive integer, got ${String(maxBlocksPerServer)}`,
+    );
   }
   return { maxBlocksPerServer };
 }

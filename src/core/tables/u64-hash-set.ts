@@ -4,6 +4,7 @@
 // lengths never degrade under churn. The all-zero slot means "empty"; key 0 (hash([]) == 0) lives in a side flag.
 // At the maximum load factor (3/4) a slot costs 9 bytes: 12–24 bytes per stored key depending on where in the
 // doubling cycle the size sits.
+import { KvsentinelError } from '../errors.js';
 
 const MIN_CAPACITY = 16;
 const MAX_LOAD_NUM = 3;
@@ -47,12 +48,12 @@ export function u64HalvesView(keys: BigUint64Array): Uint32Array {
 }
 
 function checkKey(key: bigint): void {
-  if (key < 0n || key > U64_MAX) throw new RangeError(`u64 key out of range: ${key.toString()}`);
+  if (key < 0n || key > U64_MAX) throw new KvsentinelError('internal', `u64 key out of range: ${key.toString()}`);
 }
 
 function checkPayload(payload: number): void {
   if (!Number.isInteger(payload) || payload < 0 || payload > 255) {
-    throw new RangeError(`payload must be an integer in 0..255, got ${String(payload)}`);
+    throw new KvsentinelError('internal', `payload must be an integer in 0..255, got ${String(payload)}`);
   }
 }
 
@@ -90,7 +91,7 @@ export class U64HashSet {
   /** @param expectedSize keys to hold without growing (default: a small table that doubles as needed) */
   constructor(expectedSize = 0) {
     if (!Number.isSafeInteger(expectedSize) || expectedSize < 0) {
-      throw new RangeError(`expectedSize must be a non-negative integer, got ${String(expectedSize)}`);
+      throw new KvsentinelError('internal', `expectedSize must be a non-negative integer, got ${String(expectedSize)}`);
     }
     this.#initialCapacity = capacityFor(expectedSize);
     this.#slots = new Uint32Array(this.#initialCapacity * 2);

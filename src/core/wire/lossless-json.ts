@@ -10,6 +10,7 @@ import type { WireIssue } from './wire-issue.js';
 import { JsonScanner, MAX_DEPTH, ScanFailure, failSyntax } from './json-scanner.js';
 import { internalIssue, pathAt, toIssue } from './json-path.js';
 import { issuesInText, utf8Of } from './wire-input.js';
+import { KvsentinelError } from '../errors.js';
 
 export type JsonValue = null | boolean | string | bigint | number | JsonValue[] | JsonObject;
 export interface JsonObject {
@@ -64,7 +65,8 @@ function parseValue(s: JsonScanner, i: number, depth: number, issues: WireIssue[
 /** Parses one JSON document (its UTF-8 bytes, or a string: offsets then in the string's units). Never throws. */
 export function parseLosslessJson(input: string | Uint8Array): LosslessJsonParse {
   if (input instanceof Uint8Array) return parseBytes(input);
-  if (typeof input !== 'string') return { value: undefined, issues: [internalIssue(new TypeError('not text'), null)] };
+  if (typeof input !== 'string')
+    return { value: undefined, issues: [internalIssue(new KvsentinelError('internal', 'not text'), null)] };
   const bytes = utf8Of(input);
   const parsed = parseBytes(bytes);
   return { value: parsed.value, issues: issuesInText(parsed.issues, bytes, input) };

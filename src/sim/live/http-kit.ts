@@ -3,13 +3,14 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { Readable } from 'node:stream';
+import { KvsentinelError } from '../../core/errors.js';
 
-export class HttpError extends Error {
+export class HttpError extends KvsentinelError {
   override readonly name = 'HttpError';
   readonly status: number;
 
   constructor(status: number, message: string) {
-    super(message);
+    super('sim-request-failed', message);
     this.status = status;
   }
 }

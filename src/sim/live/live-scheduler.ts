@@ -2,6 +2,7 @@
 // prefill the model times at 10 s takes 1 s of real time, so the seed preset produces meaningful traffic in under a
 // minute while every wire exchange stays real. Timers are tracked so `stop()` leaves nothing behind.
 import type { Scheduler } from '../scheduler.js';
+import { KvsentinelError } from '../../core/errors.js';
 
 export class LiveScheduler implements Scheduler {
   readonly speed: number;
@@ -10,7 +11,8 @@ export class LiveScheduler implements Scheduler {
   #stopped = false;
 
   constructor(speed = 1) {
-    if (!Number.isFinite(speed) || speed <= 0) throw new RangeError(`time scale ${speed}: must be a positive number`);
+    if (!Number.isFinite(speed) || speed <= 0)
+      throw new KvsentinelError('internal', `time scale ${speed}: must be a positive number`);
     this.speed = speed;
     this.#start = performance.now();
   }

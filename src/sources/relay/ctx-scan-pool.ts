@@ -116,7 +116,7 @@ export class CtxScanPool {
     this.#ringBytes = options.ringBytes ?? RING_BYTES;
     // the thread finds the ring's end as the memory's size less the kernel's bytes: whole pages only
     if (!Number.isInteger(this.#ringBytes / WASM_PAGE_BYTES) || this.#ringBytes <= 0)
-      throw new RangeError(`scan ring of ${this.#ringBytes} bytes: a positive multiple of 64 KiB`);
+      throw new KvsentinelError('internal', `scan ring of ${this.#ringBytes} bytes: a positive multiple of 64 KiB`);
   }
 
   /** True while scans run on the worker thread. */

@@ -13,6 +13,7 @@
 // V8 collects these objects in its full collections only (they live past the young generation's), so the ring holds
 // what the event loop received between two of them; when the writer finds no room (the event loop holds too much) the
 // caller sends the ids in a buffer of their own, as before: it never waits and never drops ids.
+import { KvsentinelError } from '../../core/errors.js';
 
 /** The ring's shared memory: the ids, and how far the event loop released them (a count of slots since the start). */
 export interface PromptIdRingMemory {
@@ -27,7 +28,7 @@ export interface RingIds {
 }
 
 export function createPromptIdRingMemory(slots: number): PromptIdRingMemory {
-  if (!Number.isInteger(slots) || slots <= 0) throw new RangeError(`prompt id ring: ${slots} slots`);
+  if (!Number.isInteger(slots) || slots <= 0) throw new KvsentinelError('internal', `prompt id ring: ${slots} slots`);
   return { ids: new SharedArrayBuffer(slots * 4), released: new SharedArrayBuffer(8) };
 }
 
