@@ -1,12 +1,13 @@
-// The Prometheus exporter: every family of metric-catalog.ts on its own Registry, values computed at scrape time
-// from one snapshot (prom-client collect()), never from timers. Counters are cumulative values of the snapshot,
-// re-set on each scrape. The relay's request-duration histogram is the one family observed as it happens.
+// The Prometheus exporter: every family of metric-catalog.ts, values computed at scrape time from one snapshot, never
+// from timers. The families read from the snapshot are written as text directly (exposition-text.ts); the ones
+// counted as they happen (the relay's request-duration histogram, refusals, renders) and the process's default
+// metrics live on prom-client's Registry, which formats them.
 //
 // Decisions:
-// - One snapshot per scrape: metrics() takes the view once and every collect() reads it.
+// - One snapshot per scrape: metrics() takes the view once and every family reads it.
 // - A failing snapshot never fails the scrape: source health is still exported, the error is logged.
 // - Every finding id and verdict is exported (0 when not active), so alerts see a series before the first firing.
-import { Counter, Gauge, Histogram, collectDefaultMetrics, type Registry } from 'prom-client';
+import { Counter, Histogram, collectDefaultMetrics, type Registry } from 'prom-client';
 import type { Logger, SourceStatus } from '../core/observe/ports.js';
 import type { SentinelSnapshot } from '../core/state/snapshot.js';
 import {
@@ -17,6 +18,7 @@ import {
   type ScrapeView,
   type ScrapedMetric,
 } from './exporter-metrics.js';
+import { familyText } from './exposition-text.js';
 import { METRICS, type MetricSpec } from './metric-catalog.js';
 
 /** default process metrics that are gauges with a counter's suffix (see collectDefaultMetrics below) */
@@ -59,35 +61,13 @@ export interface Exporter {
   countRender(server: string, result: 'rendered' | 'failed', reason: string | null, by?: number): void;
 }
 
-/** A family read at scrape time, registered on the exporter's registry. */
-function register(registry: Registry, m: ScrapedMetric, view: () => ScrapeView): void {
-  const config = { name: m.metric.name, help: m.metric.help, labelNames: m.metric.labels, registers: [registry] };
-  if (m.kind === 'counter')
-    new Counter({
-      ...config,
-      collect() {
-        this.reset();
-        for (const [labels, value] of m.read(view())) this.inc(labels, value);
-      },
-    });
-  else
-    new Gauge({
-      ...config,
-      collect() {
-        this.reset();
-        for (const [labels, value] of m.read(view())) this.set(labels, value);
-      },
-    });
-}
-
 /** A family counted as it happens (not read from the snapshot). */
 function eventCounter(registry: Registry, spec: MetricSpec): Counter {
   return new Counter({ name: spec.name, help: spec.help, labelNames: spec.labels, registers: [registry] });
 }
 
 export function createExporter(deps: ExporterDeps): Exporter {
-  const { registry } = deps;
-  let current: ScrapeView | null = null;
+  const { registry, build } = deps;
   const take = (): ScrapeView => {
     let snapshot: SentinelSnapshot | null = null;
     try {
@@ -97,19 +77,14 @@ export function createExporter(deps: ExporterDeps): Exporter {
     }
     return { snapshot, sources: deps.sources() };
   };
-  // a collect outside metrics() (e.g. registry.getMetricsAsJSON) still gets a consistent view
-  const view = (): ScrapeView => current ?? take();
-  const scraped = (table: readonly ScrapedMetric[]): void => {
-    for (const m of table) register(registry, m, view);
-  };
-  const { build } = deps;
   const info: Labels = { version: build.version, revision: build.revision, nodejs_version: build.nodejsVersion };
-  scraped([{ metric: METRICS.buildInfo, kind: 'gauge', read: () => [[info, 1]] }, ...SCRAPED_BEFORE_EVENTS]);
-  scraped([
+  const beforeEvents: readonly ScrapedMetric[] = [
+    { metric: METRICS.buildInfo, kind: 'gauge', read: () => [[info, 1]] },
+    ...SCRAPED_BEFORE_EVENTS,
     { metric: METRICS.configReloadSuccessful, kind: 'gauge', read: () => [[{}, deps.reload().successful ? 1 : 0]] },
     { metric: METRICS.configReloadTimestamp, kind: 'gauge', read: () => [[{}, deps.reload().lastSuccessAt / 1000]] },
     ...SCRAPED_STATE,
-  ]);
+  ];
   const relayDuration = new Histogram({
     name: METRICS.relayDuration.name,
     help: METRICS.relayDuration.help,
@@ -120,7 +95,11 @@ export function createExporter(deps: ExporterDeps): Exporter {
   });
   const relayRejected = eventCounter(registry, METRICS.relayRejected);
   const renderRequests = eventCounter(registry, METRICS.renderRequests);
-  scraped(SCRAPED_AFTER_EVENTS);
+  const countedNames: readonly string[] = [
+    METRICS.relayDuration.name,
+    METRICS.relayRejected.name,
+    METRICS.renderRequests.name,
+  ];
 
   if (deps.defaultMetrics !== false) {
     collectDefaultMetrics({ register: registry });
@@ -128,6 +107,23 @@ export function createExporter(deps: ExporterDeps): Exporter {
     // `promtool check metrics` rejects; the per-type nodejs_active_* gauges beside them carry the same totals (sum).
     for (const name of NON_COUNTER_TOTALS) registry.removeSingleMetric(name);
   }
+  const registered = (names: readonly string[]): Promise<string[]> =>
+    Promise.all(names.map((name) => registry.getSingleMetricAsString(name)));
+  const exposition = async (): Promise<string> => {
+    const view = take();
+    const scraped = (table: readonly ScrapedMetric[]): string[] =>
+      table.map((m) => familyText(m.metric, m.kind, m.read(view)));
+    const before = scraped(beforeEvents);
+    const counted = await registered(countedNames);
+    const after = scraped(SCRAPED_AFTER_EVENTS);
+    const processFamilies = await registered(
+      registry
+        .getMetricsAsArray()
+        .map((m) => m.name)
+        .filter((name) => !countedNames.includes(name)),
+    );
+    return `${[...before, ...counted, ...after, ...processFamilies].join('\n\n')}\n`;
+  };
 
   let scraping: Promise<string> | undefined;
   return {
@@ -146,15 +142,9 @@ export function createExporter(deps: ExporterDeps): Exporter {
     },
     metrics() {
       // concurrent scrapes share one snapshot and one exposition
-      scraping ??= (async () => {
-        current = take();
-        try {
-          return await registry.metrics();
-        } finally {
-          current = null;
-          scraping = undefined;
-        }
-      })();
+      scraping ??= exposition().finally(() => {
+        scraping = undefined;
+      });
       return scraping;
     },
   };
