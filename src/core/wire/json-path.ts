@@ -1,6 +1,7 @@
 // JSON paths for issues (`$[3].data.blocks[0].block_hash`): computed only on the error path, leniently (the input may
 // be broken), so the hot parsers never track where they are.
-import { JsonScanner, type ScanFailure } from './json-scanner.js';
+import { JsonScanner } from './json-scanner.js';
+import type { ScanFailure } from './scan-failure.js';
 import { CharOffsets, utf8Of } from './wire-input.js';
 import type { WireIssue } from './wire-issue.js';
 

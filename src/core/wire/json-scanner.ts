@@ -3,83 +3,14 @@
 // consumed, and leave side results (the end of a walk, whether a string had an escape, a number's shape) in the
 // scanner's own fields, so two parses never share state. Problems are thrown as ScanFailure (caught inside the
 // parsers) and turned into WireIssues by the callers, which never throw.
-import type { WireIssueCode } from './wire-issue-codes.js';
+import { decodeStringBytes, scanEscape, scanUtf8Sequence } from './json-string-bytes.js';
+import { failSyntax, failTruncated } from './scan-failure.js';
+import type { StringTable } from './string-table.js';
 
 /** Nesting limit of the validating skipper and the generic parser, so hostile input cannot blow the stack. */
 export const MAX_DEPTH = 256;
 
 const UTF8 = new TextDecoder();
-
-// Not an Error: capturing a stack per failure made bad input ~50x slower to report, and these never escape.
-export class ScanFailure {
-  readonly code: WireIssueCode;
-  readonly message: string;
-  readonly offset: number;
-  /** syntax failures break the document: item boundaries after them are unknowable */
-  readonly syntax: boolean;
-  /** for missing fields: the name appended to the path of the object at `offset` */
-  readonly field: string | null;
-
-  constructor(code: WireIssueCode, message: string, offset: number, syntax: boolean, field: string | null) {
-    this.code = code;
-    this.message = message;
-    this.offset = offset;
-    this.syntax = syntax;
-    this.field = field;
-  }
-}
-
-export function failSyntax(code: WireIssueCode, message: string, offset: number): never {
-  // eslint-disable-next-line @typescript-eslint/only-throw-error -- internal control flow, caught by the parsers
-  throw new ScanFailure(code, message, offset, true, null);
-}
-
-export function failValue(code: WireIssueCode, message: string, offset: number, field: string | null = null): never {
-  // eslint-disable-next-line @typescript-eslint/only-throw-error -- internal control flow, caught by the parsers
-  throw new ScanFailure(code, message, offset, false, field);
-}
-
-/** The bytes of an ASCII constant (keys, literals, templates of the fast paths). */
-export function asciiBytes(text: string): Uint8Array {
-  const out = new Uint8Array(text.length);
-  for (let k = 0; k < text.length; k++) out[k] = text.charCodeAt(k);
-  return out;
-}
-
-/** Known strings (object keys, enum values) looked up from their bytes without decoding them. */
-export class StringTable {
-  readonly names: readonly string[];
-  /** by byte length: [bytes, id] pairs */
-  readonly #byLength: (readonly [Uint8Array, number])[][] = [];
-
-  constructor(names: readonly string[]) {
-    this.names = names;
-    names.forEach((name, id) => {
-      const bucket = (this.#byLength[name.length] ??= []);
-      bucket.push([asciiBytes(name), id]);
-    });
-  }
-
-  /** id of the escape-free string bytes[start, end), or -1 */
-  find(bytes: Uint8Array, start: number, end: number): number {
-    const bucket = this.#byLength[end - start];
-    if (bucket === undefined) return -1;
-    for (const [name, id] of bucket) {
-      let k = 0;
-      while (k < name.length && bytes[start + k] === name[k]) k++;
-      if (k === name.length) return id;
-    }
-    return -1;
-  }
-}
-
-function isHexDigit(c: number): boolean {
-  return (c >= 48 && c <= 57) || (c >= 97 && c <= 102) || (c >= 65 && c <= 70);
-}
-
-function hexValue(c: number): number {
-  return c <= 57 ? c - 48 : (c | 32) - 87;
-}
 
 export class JsonScanner {
   readonly bytes: Uint8Array;
@@ -111,7 +42,7 @@ export class JsonScanner {
   }
 
   truncated(): never {
-    return failSyntax('truncated-json', `input ends early at offset ${this.length} (truncated JSON)`, this.length);
+    return failTruncated(this.length);
   }
 
   /** A short, printable excerpt of the input at `offset` for messages. */
@@ -181,7 +112,7 @@ export class JsonScanner {
       if (c === 34) return j + 1;
       if (c === 92) {
         this.hadEscape = true;
-        j = this.#scanEscape(j);
+        j = scanEscape(b, n, j);
         continue;
       }
       if (c < 0x20) {
@@ -193,7 +124,7 @@ export class JsonScanner {
       }
       if (c >= 0x80) {
         this.hadNonAscii = true;
-        j = this.lenientUtf8 ? j + 1 : this.#scanMultiByte(j, c);
+        j = this.lenientUtf8 ? j + 1 : scanUtf8Sequence(b, n, j, c);
         continue;
       }
       j++;
@@ -201,146 +132,9 @@ export class JsonScanner {
     return this.truncated();
   }
 
-  #hex4(k: number): number {
-    const b = this.bytes;
-    let v = 0;
-    for (let m = k; m < k + 4; m++) {
-      const c = b[m]!;
-      if (!isHexDigit(c)) return -1;
-      v = v * 16 + hexValue(c);
-    }
-    return v;
-  }
-
-  /** One escape at the backslash `j`; returns the offset after it. */
-  #scanEscape(j: number): number {
-    const b = this.bytes;
-    const n = this.length;
-    if (j + 1 >= n) return this.truncated();
-    const e = b[j + 1]!;
-    if (e === 34 || e === 92 || e === 47 || e === 98 || e === 102 || e === 110 || e === 114 || e === 116) return j + 2;
-    if (e !== 117) {
-      return failSyntax('invalid-escape', `invalid escape \\${String.fromCharCode(e)} at offset ${j} in a string`, j);
-    }
-    if (j + 6 > n) return this.truncated();
-    const unit = this.#hex4(j + 2);
-    if (unit < 0) return failSyntax('invalid-escape', `invalid \\u escape at offset ${j} in a string`, j);
-    if (unit >= 0xdc00 && unit <= 0xdfff) {
-      return failSyntax('invalid-unicode', `unpaired low surrogate escape at offset ${j}`, j);
-    }
-    if (unit < 0xd800 || unit > 0xdbff) return j + 6;
-    // a high surrogate needs an escaped low surrogate next
-    if (j + 12 <= n && b[j + 6] === 92 && b[j + 7] === 117) {
-      const low = this.#hex4(j + 8);
-      if (low >= 0xdc00 && low <= 0xdfff) return j + 12;
-    }
-    if (j + 12 > n && this.#couldStartLowSurrogateEscape(j + 6)) return this.truncated();
-    return failSyntax('invalid-unicode', `unpaired high surrogate escape at offset ${j}`, j);
-  }
-
-  /** Whether the rest of the input from `k` is a cut-off `\uDC00`..`\uDFFF` escape. */
-  #couldStartLowSurrogateEscape(k: number): boolean {
-    const b = this.bytes;
-    for (let m = 0; k + m < this.length; m++) {
-      const c = b[k + m]!;
-      const ok =
-        m === 0
-          ? c === 92
-          : m === 1
-            ? c === 117
-            : m === 2
-              ? (c | 32) === 100
-              : m === 3
-                ? (c | 32) >= 99 && (c | 32) <= 102
-                : isHexDigit(c);
-      if (!ok) return false;
-    }
-    return true;
-  }
-
-  /** One UTF-8 sequence at `j` (lead byte `c` ≥ 0x80); returns the offset after it. */
-  #scanMultiByte(j: number, c: number): number {
-    const b = this.bytes;
-    const size = c >= 0xc2 && c <= 0xdf ? 2 : c >= 0xe0 && c <= 0xef ? 3 : c >= 0xf0 && c <= 0xf4 ? 4 : 0;
-    if (size === 0) return this.#badUtf8(j);
-    // the second byte's range depends on the lead (no overlong forms, no surrogates, nothing above U+10FFFF)
-    const lo = c === 0xe0 ? 0xa0 : c === 0xf0 ? 0x90 : 0x80;
-    const hi = c === 0xed ? 0x9f : c === 0xf4 ? 0x8f : 0xbf;
-    for (let k = 1; k < size; k++) {
-      if (j + k >= this.length) return this.truncated();
-      const d = b[j + k]!;
-      if (k === 1 && c === 0xed && d >= 0xa0 && d <= 0xbf) {
-        // a UTF-16 surrogate written as bytes (what a lone surrogate in a JS string becomes)
-        const unit = 0xd000 | ((d & 0x3f) << 6) | ((b[j + 2] ?? 0x80) & 0x3f);
-        return failValue(
-          'invalid-unicode',
-          `unpaired surrogate U+${unit.toString(16)} at offset ${j} (not valid UTF-8 text)`,
-          j,
-        );
-      }
-      if (d < (k === 1 ? lo : 0x80) || d > (k === 1 ? hi : 0xbf)) return this.#badUtf8(j);
-    }
-    return j + size;
-  }
-
-  // not a syntax failure: the string still ends at its quote, so the item is skipped and the ones after it are read
-  #badUtf8(j: number): never {
-    return failValue(
-      'invalid-unicode',
-      `byte 0x${(this.bytes[j] ?? 0).toString(16)} at offset ${j} does not start valid UTF-8 text`,
-      j,
-    );
-  }
-
-  /** The value of a string already validated by scanString (`start` at the quote, `end` after the closing quote). */
+  /** The value of a string just validated by scanString (`start` at the quote, `end` after the closing quote). */
   decodeString(start: number, end: number): string {
-    const b = this.bytes;
-    if (!this.hadEscape) {
-      if (!this.hadNonAscii && end - start <= 34) {
-        let out = '';
-        for (let k = start + 1; k < end - 1; k++) out += String.fromCharCode(b[k]!);
-        return out;
-      }
-      return UTF8.decode(b.subarray(start + 1, end - 1));
-    }
-    let out = '';
-    let from = start + 1;
-    let j = from;
-    const last = end - 1;
-    while (j < last) {
-      if (b[j] !== 92) {
-        j++;
-        continue;
-      }
-      out += UTF8.decode(b.subarray(from, j));
-      const e = b[j + 1]!;
-      switch (e) {
-        case 98:
-          out += '\b';
-          break;
-        case 102:
-          out += '\f';
-          break;
-        case 110:
-          out += '\n';
-          break;
-        case 114:
-          out += '\r';
-          break;
-        case 116:
-          out += '\t';
-          break;
-        case 117:
-          out += String.fromCharCode(this.#hex4(j + 2));
-          j += 4;
-          break;
-        default:
-          out += String.fromCharCode(e);
-      }
-      j += 2;
-      from = j;
-    }
-    return out + UTF8.decode(b.subarray(from, last));
+    return decodeStringBytes(this.bytes, start, end, this.hadEscape, this.hadNonAscii);
   }
 
   /** The string at the quote `i`, validated and decoded; pos after it. */

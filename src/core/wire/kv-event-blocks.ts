@@ -1,7 +1,7 @@
 // Nested objects of a `/kv_cache_events` item: stored blocks (a fast path for TensorRT-LLM's exact compact spelling,
 // then the general one), their mm_keys, and the event_diff of updated events.
 import type { EventDiff, MmKey, StoredBlock, WireBlockHash } from './kv-event.js';
-import { StringTable, asciiBytes } from './json-scanner.js';
+import { StringTable, asciiBytes } from './string-table.js';
 import {
   duplicate,
   eachMember,

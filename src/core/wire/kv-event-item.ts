@@ -1,7 +1,8 @@
 // One item of a `/kv_cache_events` array: its fields in any order (wrapped `{"event_id",…,"data":{…}}` or flat
 // `{"type":"stored",…}`), then the domain event they make.
 import type { EventDiff, HashAlgo, KvEvent, KvEventData, StoredBlock, WireBlockHash } from './kv-event.js';
-import { StringTable, failValue } from './json-scanner.js';
+import { failValue } from './scan-failure.js';
+import { StringTable } from './string-table.js';
 import {
   duplicate,
   missing,

@@ -5,7 +5,9 @@ import type { HashAlgo, WireBlockHash } from './kv-event.js';
 import { HASH_ALGOS } from './kv-event.js';
 import type { WireIssueCode } from './wire-issue-codes.js';
 import { decimalBytesFitU64 } from './u64-decimal.js';
-import { JsonScanner, StringTable, failValue } from './json-scanner.js';
+import { JsonScanner } from './json-scanner.js';
+import { failValue } from './scan-failure.js';
+import { StringTable } from './string-table.js';
 
 const TWO_32 = 0x1_0000_0000;
 const LITTLE_ENDIAN = new Uint8Array(Uint32Array.of(1).buffer)[0] === 1;

@@ -2,7 +2,8 @@
 // scanner's token arena, through a fast path for the compact spelling and a general path that reports every issue
 // precisely.
 import { KvsentinelError } from '../errors.js';
-import { StringTable, asciiBytes, type JsonScanner } from './json-scanner.js';
+import type { JsonScanner } from './json-scanner.js';
+import { StringTable, asciiBytes } from './string-table.js';
 import {
   MAX_U32,
   eachMember,

@@ -7,7 +7,8 @@
 // accept exactly the same JSON and report problems as WireIssues with a JSON path and an offset (the package
 // throws SyntaxErrors whose position lives in the message text), and the core stays dependency-free.
 import type { WireIssue } from './wire-issue.js';
-import { JsonScanner, MAX_DEPTH, ScanFailure, failSyntax } from './json-scanner.js';
+import { JsonScanner, MAX_DEPTH } from './json-scanner.js';
+import { ScanFailure, failSyntax } from './scan-failure.js';
 import { internalIssue, pathAt, toIssue } from './json-path.js';
 import { issuesInText, utf8Of } from './wire-input.js';
 import { KvsentinelError } from '../errors.js';

@@ -18,7 +18,7 @@
 // - Strings are strict JSON plus UTF-8 sanity: raw control characters and unpaired surrogates are rejected.
 import type { WireIssue } from './wire-issue.js';
 import { internalIssue, pathAt, toIssue } from './json-path.js';
-import { ScanFailure } from './json-scanner.js';
+import { ScanFailure } from './scan-failure.js';
 import { KvEventScanner } from './kv-event-scan.js';
 import { parseItem } from './kv-event-item.js';
 import type { KvEvent } from './kv-event.js';
