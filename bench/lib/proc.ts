@@ -93,10 +93,14 @@ export async function runNodeTask<T>(
 ): Promise<T & { maxRssBytes: number | null }> {
   const script = join(benchBuildDir, 'task.js');
   const flags = ['--expose-gc', ...(options.nodeFlags ?? [])];
+  // a line per child on stderr: a section of many runs (the audit's takes most of an hour) shows where it is
+  const started = performance.now();
+  console.error(`[bench]   task ${name} …`);
   const result = await runProcess(process.execPath, [...flags, script, name, JSON.stringify(params)], {
     measureRss: options.measureRss ?? false,
     timeoutMs: options.timeoutMs ?? 20 * 60_000,
   });
+  console.error(`[bench]   task ${name} done in ${((performance.now() - started) / 1000).toFixed(1)} s`);
   return { ...parseTaskOutput<T>(`task ${name}`, result), maxRssBytes: result.maxRssBytes };
 }
 

@@ -140,6 +140,7 @@ interface AuditRunResult {
 
 /** One `kvsentinel audit --bundle DIR --json` in a fresh process. */
 async function auditOnce(dir: string): Promise<AuditRunResult> {
+  console.error(`[bench]   kvsentinel audit --bundle ${dir} …`);
   const r = await runProcess(process.execPath, [cliPath, 'audit', '--bundle', dir, '--json', '--no-progress'], {
     measureRss: true,
     timeoutMs: 60 * 60_000,
@@ -147,6 +148,7 @@ async function auditOnce(dir: string): Promise<AuditRunResult> {
   // exit 1 = findings at or above --fail-on: a successful audit; 2 = usage or known error
   if (r.code !== 0 && r.code !== 1)
     throw new Error(`kvsentinel audit --bundle exited with ${String(r.code)}:\n${r.stderr.slice(-3000)}`);
+  console.error(`[bench]   audit done in ${(r.wallMs / 1000).toFixed(1)} s`);
   return {
     report: JSON.parse(r.stdout) as AuditJson,
     wallMs: r.wallMs,
