@@ -2,6 +2,7 @@
 // re-serve a worker's `/kv_cache_events` body byte for byte (hashes keep every digit) whatever the items contain.
 import type { WireIssue } from '../wire/wire-issue.js';
 import type { WireIssueCode } from '../wire/wire-issue-codes.js';
+import { BETWEEN_LENGTH, isTokenBetween } from '../wire/compact-token-text.js';
 import { issuesInText, utf8Of } from '../wire/wire-input.js';
 
 export type SplitArrayResult<T = string> =
@@ -33,10 +34,16 @@ export function splitJsonArray(text: string): SplitArrayResult {
  * body alive, and the relay buffer's byte bound, which counts the items, would not bound memory). Strings and nesting
  * are tracked so commas inside them do not split; item contents are not validated beyond bracket balance (the domain
  * parser judges them).
+ *
+ * Most of a TensorRT-LLM body is tokens in their compact spelling; the text between two of them
+ * (`,"token_extra_id":0},{"type":"unique_token","token_id":`) closes one object and opens the next, so two or more
+ * levels deep it changes nothing this walk tracks, and is passed in one step (`compactTokens`, off only to test that
+ * the answer is the same).
  */
-export function splitJsonArrayBytes(body: Uint8Array): SplitArrayResult<Uint8Array> {
+export function splitJsonArrayBytes(body: Uint8Array, compactTokens = true): SplitArrayResult<Uint8Array> {
   const items: Uint8Array[] = [];
   const n = body.length;
+  const view = new DataView(body.buffer, body.byteOffset, body.byteLength);
   let i = 0;
   while (i < n && isWs(body[i]!)) i++;
   if (i >= n) return fail('empty-input', 'body is empty, expected a JSON array', 0, items);
@@ -90,6 +97,9 @@ export function splitJsonArrayBytes(body: Uint8Array): SplitArrayResult<Uint8Arr
         if (depth === 0) valueEnded = true;
       } else if (d === 44 && depth === 0) {
         break;
+      } else if (d === 44 && depth >= 2 && compactTokens && isTokenBetween(view, i)) {
+        i += BETWEEN_LENGTH;
+        continue;
       } else if (depth === 0 && isWs(d)) {
         valueEnded = true;
       }

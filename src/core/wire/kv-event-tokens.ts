@@ -1,9 +1,16 @@
 // The `tokens` array of a stored block, TensorRT-LLM's biggest field: token ids straight from the bytes into the
 // scanner's token arena, through a fast path for the compact spelling and a general path that reports every issue
 // precisely.
-import { KvsentinelError } from '../errors.js';
 import type { JsonScanner } from './json-scanner.js';
-import { StringTable, asciiBytes } from './string-table.js';
+import {
+  BETWEEN_LENGTH,
+  EXTRA_KEY_LENGTH,
+  PREFIX_LENGTH,
+  TOKEN_EXTRA_KEY,
+  TOKEN_PREFIX,
+  isTokenBetween,
+} from './compact-token-text.js';
+import { StringTable } from './string-table.js';
 import {
   MAX_U32,
   eachMember,
@@ -15,35 +22,6 @@ import {
   type TokenArena,
 } from './kv-event-scan.js';
 
-// lengths as plain numbers: the JIT folds them (a typed array's length is a load each time)
-const PREFIX_LENGTH = 34;
-const BETWEEN_LENGTH = 55;
-const EXTRA_KEY_LENGTH = 18;
-const TOKEN_PREFIX = asciiBytes('{"type":"unique_token","token_id":');
-const TOKEN_EXTRA_KEY = asciiBytes(',"token_extra_id":');
-/** between two compact tokens with extra id 0: the first's tail and the next one's prefix */
-const TOKEN_BETWEEN = asciiBytes(',"token_extra_id":0},{"type":"unique_token","token_id":');
-// TOKEN_BETWEEN as seven overlapping 8-byte words (offsets 0, 8, …, 40 and 47): the token loop compares 55 bytes in
-// seven loads. Compared as float64: no ASCII text has a NaN or ±0 bit pattern, so equal values mean equal bytes (and
-// input bytes that happen to form a NaN only compare unequal: the general path then reads them).
-const BETWEEN_VIEW = new DataView(TOKEN_BETWEEN.buffer);
-const BETWEEN_LAST = BETWEEN_LENGTH - 8;
-const [W0, W1, W2, W3, W4, W5, W6] = [0, 8, 16, 24, 32, 40, BETWEEN_LAST].map((at) =>
-  BETWEEN_VIEW.getFloat64(at, true),
-) as [number, number, number, number, number, number, number];
-
-function isBetween(v: DataView, k: number): boolean {
-  return (
-    k + BETWEEN_LENGTH <= v.byteLength &&
-    v.getFloat64(k, true) === W0 &&
-    v.getFloat64(k + 8, true) === W1 &&
-    v.getFloat64(k + 16, true) === W2 &&
-    v.getFloat64(k + 24, true) === W3 &&
-    v.getFloat64(k + 32, true) === W4 &&
-    v.getFloat64(k + 40, true) === W5 &&
-    v.getFloat64(k + BETWEEN_LAST, true) === W6
-  );
-}
 const TOKEN_KEYS = new StringTable(['type', 'token_id', 'token_extra_id']);
 const UNIQUE_TOKEN = new StringTable(['unique_token']);
 
@@ -123,7 +101,7 @@ export function parseTokens(s: KvEventScanner, i: number): BlockTokens {
       const a = compactId(s, j + PREFIX_LENGTH);
       if (a >= 0) {
         let k = s.pos;
-        if (!anyExtra && isBetween(view, k)) {
+        if (!anyExtra && isTokenBetween(view, k)) {
           // the common case in one comparison: extra id 0, then the next token's prefix
           ids[used++] = a;
           j = k + BETWEEN_LENGTH - PREFIX_LENGTH;
@@ -177,13 +155,4 @@ export function parseTokens(s: KvEventScanner, i: number): BlockTokens {
     }
     s.unexpected(j, "',' or ']'");
   }
-}
-
-// the folded lengths above must be the templates'
-if (
-  TOKEN_PREFIX.length !== PREFIX_LENGTH ||
-  TOKEN_BETWEEN.length !== BETWEEN_LENGTH ||
-  TOKEN_EXTRA_KEY.length !== EXTRA_KEY_LENGTH
-) {
-  throw new KvsentinelError('internal', 'kv-event-tokens: template lengths changed');
 }
