@@ -1,11 +1,12 @@
-// The relay's event buffer is bounded by what its items weigh (maxBytes counts their bytes). An item cut out of its
-// drain body as a view would keep the whole body alive (as a V8 string slice did: in the `demo --fixed` run the
-// buffers of three relays held 114 MB of drain bodies for a few thousand buffered events). Weighed on the real heap
-// and its array buffers after full collections.
+// The relay's event buffer is bounded by what its items weigh (maxBytes counts their bytes). Items are views of their
+// drain body; one the buffer kept past the rest of its body would keep the whole body alive (as a V8 string slice
+// did: in the `demo --fixed` run the buffers of three relays held 114 MB of drain bodies for a few thousand buffered
+// events), so the buffer copies such survivors out (BODY_VIEWS). Weighed on the real heap and its array buffers
+// after full collections.
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { describe, expect, it } from 'vitest';
-import { EventBuffer } from '../../src/core/relay/event-buffer.js';
+import { BODY_VIEWS, EventBuffer } from '../../src/core/relay/event-buffer.js';
 import { splitJsonArrayBytes } from '../../src/core/relay/split-json-array.js';
 
 setFlagsFromString('--expose-gc');
@@ -40,7 +41,7 @@ function drainInto(buffer: EventBuffer<Uint8Array>, drains: number, blocks: numb
 describe('relay event buffer memory', () => {
   it('an event kept in the buffer does not keep its drain body alive, nor an evicted event its slot', () => {
     // the bound keeps about one small event per drain: each big stored event is evicted as the next drain arrives
-    const buffer = new EventBuffer<Uint8Array>({ maxBytes: 4096 });
+    const buffer = new EventBuffer<Uint8Array>({ maxBytes: 4096 }, undefined, BODY_VIEWS);
     const before = heapUsed();
     const bodyBytes = drainInto(buffer, 8, 100_000); // 8 drains of ~2 MB of text
     const retained = heapUsed() - before;

@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { EventBuffer, serializeEventItems } from './event-buffer.js';
+import { BODY_VIEWS, EventBuffer, serializeEventItems } from './event-buffer.js';
+import { splitJsonArrayBytes } from './split-json-array.js';
 
 const ev = (n: number): string =>
   `{"event_id":${n},"data":{"type":"removed","block_hashes":[18446744073709551${String(n).padStart(3, '0')}]}}`;
@@ -100,6 +101,31 @@ describe('EventBuffer', () => {
     const big = 'x'.repeat(ev(0).length * 5);
     b.append([big], 0);
     expect(b.stats()).toMatchObject({ retainedEvents: 1, retainedBytes: big.length });
+  });
+
+  it('copies out the items it keeps of a body it dropped part of, and only those', () => {
+    const body = (events: string[]): Uint8Array[] => {
+      const split = splitJsonArrayBytes(new TextEncoder().encode(`[${events.join(',')}]`));
+      if (!split.ok) throw new Error(split.issue.message);
+      return split.items;
+    };
+    const big = `{"event_id":0,"pad":"${'x'.repeat(200)}"}`;
+    const b = new EventBuffer<Uint8Array>({ maxBytes: big.length + 40, retainReadMs: 0 }, undefined, BODY_VIEWS);
+    const first = body([big, '{"event_id":1}']);
+    b.append(first, 0);
+    const second = body(['{"event_id":2}', '{"event_id":3}']);
+    b.append(second, 0); // over the bound: the big event goes, event 1 stays without its body
+    const read = b.read('router', 0);
+    expect(read.items.map((i) => Buffer.from(i).toString())).toEqual([
+      '{"event_id":1}',
+      '{"event_id":2}',
+      '{"event_id":3}',
+    ]);
+    expect(read.items[0]!.buffer).not.toBe(first[1]!.buffer);
+    expect(read.items[0]!.buffer.byteLength).toBe('{"event_id":1}'.length);
+    // a body kept whole stays one allocation
+    expect(read.items[1]!.buffer).toBe(second[0]!.buffer);
+    expect(read.items[2]!.buffer).toBe(second[0]!.buffer);
   });
 
   it('forgets idle consumers so they stop pinning the log', () => {

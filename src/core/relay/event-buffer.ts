@@ -19,6 +19,9 @@
 //   except that it resumes after the last event it read (remembered for up to MAX_FORGOTTEN consumers, the oldest
 //   memory discarded first and counted): events retained for another, lagging consumer are never delivered twice,
 //   and events that left the log meanwhile (released after the others read them, or evicted) count as dropped to it.
+// - Items may be views of the body they were drained in (one allocation a drain, not one an event). The log only
+//   ever loses its oldest items, so at most its oldest body is kept in part; when it is, the survivors are copied out
+//   of it (`detach`), so the bytes the log holds stay the bytes it counts against maxBytes.
 import { KvsentinelError } from '../errors.js';
 
 export interface EventBufferOptions {
@@ -113,6 +116,19 @@ export function serializeEventItems(items: readonly Uint8Array[]): Uint8Array {
   return out;
 }
 
+/** How items that are views of one drain body are told apart and copied out of it. */
+export interface ItemDetach<T> {
+  sameBody(a: T, b: T): boolean;
+  copy(item: T): T;
+}
+
+/** Items cut out of a drain body as views of its bytes (splitJsonArrayBytes). */
+export const BODY_VIEWS: ItemDetach<Uint8Array> = {
+  sameBody: (a, b) => a.buffer === b.buffer,
+  // Uint8Array's own slice: a Node Buffer's slice() would be another view
+  copy: (item) => Uint8Array.prototype.slice.call(item),
+};
+
 /** an item's weight against maxBytes: a JSON text's length, or an item's bytes */
 function textLength(item: unknown): number {
   return item instanceof Uint8Array ? item.byteLength : (item as string).length;
@@ -121,6 +137,7 @@ function textLength(item: unknown): number {
 export class EventBuffer<T = string> {
   readonly #options: EventBufferOptions;
   readonly #sizeOf: (item: T) => number;
+  readonly #detach: ItemDetach<T> | null;
   #log: T[] = [];
   #appendedAt: number[] = []; // parallel to #log
   #head = 0; // index in #log of seq #retainedFrom
@@ -136,10 +153,18 @@ export class EventBuffer<T = string> {
   readonly #forgotten = new Map<string, number>();
   #forgottenDiscarded = 0;
 
-  /** `sizeOf` counts an item against maxBytes; the default is a text's length or an item's bytes. */
-  constructor(options: Partial<EventBufferOptions> = {}, sizeOf: (item: T) => number = textLength) {
+  /**
+   * `sizeOf` counts an item against maxBytes; the default is a text's length or an item's bytes. `detach`: items are
+   * views of their drain body (BODY_VIEWS), copied out of it once the body is kept only in part.
+   */
+  constructor(
+    options: Partial<EventBufferOptions> = {},
+    sizeOf: (item: T) => number = textLength,
+    detach: ItemDetach<T> | null = null,
+  ) {
     this.#options = { ...DEFAULT_EVENT_BUFFER_OPTIONS, ...options };
     this.#sizeOf = sizeOf;
+    this.#detach = detach;
     if (!(this.#options.maxEvents >= 1) || !(this.#options.maxBytes >= 1) || !(this.#options.maxConsumers >= 1)) {
       throw new KvsentinelError('internal', 'EventBuffer: maxEvents, maxBytes and maxConsumers must be >= 1');
     }
@@ -297,8 +322,10 @@ export class EventBuffer<T = string> {
   #dropFront(n: number, bytesAfter: number): void {
     // the slots go now, not at the next compaction: thousands of evicted events, each maybe a large stored event,
     // would otherwise stay in memory past the byte bound
+    const lastDropped = this.#log[this.#head + n - 1] as T;
     this.#log.fill(undefined as T, this.#head, this.#head + n);
     this.#head += n;
+    this.#detachSurvivors(lastDropped);
     this.#retainedFrom += n;
     this.#bytes = bytesAfter;
     if (this.#head === this.#log.length) {
@@ -310,5 +337,13 @@ export class EventBuffer<T = string> {
       this.#appendedAt = this.#appendedAt.slice(this.#head);
       this.#head = 0;
     }
+  }
+
+  /** the oldest items left that share a body with one just dropped: copied out, so the body can go */
+  #detachSurvivors(dropped: T): void {
+    const detach = this.#detach;
+    if (detach === null) return;
+    for (let k = this.#head; k < this.#log.length && detach.sameBody(this.#log[k] as T, dropped); k++)
+      this.#log[k] = detach.copy(this.#log[k] as T);
   }
 }

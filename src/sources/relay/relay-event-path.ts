@@ -14,6 +14,7 @@
 //   cursor stays and the events wait for its next poll (counted in abandonedPolls).
 // - Parsing happens off the poll's path (setImmediate): the consumer gets its answer first.
 import {
+  BODY_VIEWS,
   EventBuffer,
   serializeEventItems,
   type EventBufferOptions,
@@ -64,7 +65,7 @@ export class RelayEventPath {
 
   constructor(deps: RelayEventPathDeps, buffer: Partial<EventBufferOptions> = {}) {
     this.#deps = deps;
-    this.#buffer = new EventBuffer<Uint8Array>(buffer);
+    this.#buffer = new EventBuffer<Uint8Array>(buffer, undefined, BODY_VIEWS);
     this.#drainer = new CoalescingRunner(() => this.#drainOnce());
   }
 
