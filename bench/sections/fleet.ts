@@ -269,8 +269,8 @@ function profileNote(dir: string, unitDir: string, unitSeconds: number, servers:
     `Twenty scrapes at fleet size, self time of ${scrape.totalMs.toFixed(0)} ms: ${scrape.text}. ` +
     "(`round`, `encodeUtf8String`, `encode`, `cpuUsage` and `fleet-workload` frames are the benchmark's workers writing bodies, which the figures above leave out.) " +
     `Per event, what moves with the fleet's size is the collector (${pct(churn.share('(garbage collector)'))} of the churn at ${servers} servers, ${pct(unit.share('(garbage collector)'))} at one) ` +
-    `and \`splitJsonArrayBytes\` (${pct(churn.share('splitJsonArrayBytes'))} against ${pct(unit.share('splitJsonArrayBytes'))}), whose per-item copies are the ArrayBuffers the event buffers retain. ` +
-    'Next steps: the items of one drain copied into one buffer of their own (one allocation per drain, released as a whole), a smaller event-buffer bound for fleets, ' +
+    `and \`splitJsonArrayBytes\` (${pct(churn.share('splitJsonArrayBytes'))} against ${pct(unit.share('splitJsonArrayBytes'))}), which walks every byte of a body outside the compact token runs it passes in one step. ` +
+    'Next steps: the drain split and the parse in one walk of the body (the parse reads every byte again, off the poll path), a fleet-wide bound on the event buffers, ' +
     'and the ingest of a fleet spread over sidecars (one per subset of servers) until one event loop keeps up with more.'
   );
 }
@@ -294,8 +294,8 @@ function limits(f: Derived, units: readonly Derived[], p: FleetParams): string {
     `(${p.blocksPerRank.toLocaleString('en-US')} blocks) and the replica one per server (${perServer.toLocaleString('en-US')}); at the load their power-of-two ` +
     `sizes give (3/4 at most, then they double) the sets alone take ${hashSetBytesPerKey(p.blocksPerRank).toFixed(1)} and ${hashSetBytesPerKey(perServer).toFixed(1)} B per block ` +
     `(9 B per slot); the rest of the ${f.perEntry.toFixed(1)} B is per-server and per-rank state. CPU: ${f.cpuPer1000.toFixed(1)} ms per 1,000 events at ` +
-    `${p.servers} servers against ${unitCpu.toFixed(1)} ms at one, with the same bodies per poll; the profiles below compare the two runs (at fleet size the heap also holds the buffers' item copies, one ArrayBuffer per event, ` +
-    `and ${(2 * r.blocks).toLocaleString('en-US')} table entries; \`splitJsonArrayBytes\` copies every item out of its body, so the byte bound counts what is retained). ` +
+    `${p.servers} servers against ${unitCpu.toFixed(1)} ms at one, with the same bodies per poll; the profiles below compare the two runs (at fleet size the heap also holds the buffers' drain bodies, ` +
+    `one ArrayBuffer per drain whose items are views of it, and ${(2 * r.blocks).toLocaleString('en-US')} table entries; the buffers copy out the items they keep of a body they dropped part of, so the byte bound counts what is retained). ` +
     (f.rate < cpuRate
       ? `On this shared machine the wall rate (${fmtRate(f.rate, 'batches/s')}) is below what the CPU alone allows (${fmtRate(cpuRate, 'batches')} per CPU-second): the process waited for a core. `
       : '') +
