@@ -30,28 +30,18 @@ function labelsText(labels: Labels): string {
   return text === '' ? '' : `${text}}`;
 }
 
-/** A sample's identity within its family: its labels' names and values, in the order its reader names them. */
-function labelsKey(labels: Labels): string {
-  let key = '';
-  for (const name in labels) key += `${name}\u0000${labels[name]!}\u0001`;
-  return key;
-}
-
 /** One family's HELP, TYPE and sample lines, without a trailing newline. */
 export function familyText(metric: MetricSpec, kind: 'counter' | 'gauge', samples: readonly Sample[]): string {
   if (metric.labels.length === 0 && samples.length === 0) samples = [[{}, 0]];
-  const series: string[] = [];
-  const values: number[] = [];
-  const indexOf = new Map<string, number>();
+  // a sample's label text is its identity (escaped, so two label sets never write the same text); a Map keeps the
+  // first place of a repeated one
+  const valueOf = new Map<string, number>();
   for (const [labels, value] of samples) {
-    const key = labelsKey(labels);
-    const at = indexOf.get(key);
-    if (at === undefined) {
-      indexOf.set(key, series.push(`${metric.name}${labelsText(labels)} `) - 1);
-      values.push(value);
-    } else values[at] = kind === 'counter' ? values[at]! + value : value;
+    const series = labelsText(labels);
+    const prior = valueOf.get(series);
+    valueOf.set(series, prior !== undefined && kind === 'counter' ? prior + value : value);
   }
   let text = `# HELP ${metric.name} ${escapedHelp(metric.help)}\n# TYPE ${metric.name} ${kind}`;
-  for (let i = 0; i < series.length; i++) text += `\n${series[i]!}${valueText(values[i]!)}`;
+  for (const [series, value] of valueOf) text += `\n${metric.name}${series} ${valueText(value)}`;
   return text;
 }
