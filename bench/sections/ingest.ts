@@ -18,7 +18,8 @@ export async function ingestSection(config: RunConfig): Promise<SectionReport> {
     blocksPerRank: config.quick ? 8 : 128,
     seed: 7,
   });
-  const passes = config.quick ? 2 : 3;
+  // ten passes: ours takes ≈ 15 ms a pass, too short a span to read CPU time from alone
+  const passes = config.quick ? 2 : 10;
   const modes: IngestMode[] = ['parse-replica', 'json-parse', 'parse', 'parse-truth-replica', 'relay-replica'];
   // per run: median CPU seconds per pass (the figure) and median wall seconds per pass (shown beside it)
   const samples = new Map<IngestMode | 'python', number[]>([...modes, 'python' as const].map((m) => [m, []]));
@@ -133,6 +134,8 @@ export async function ingestSection(config: RunConfig): Promise<SectionReport> {
       `generated with the project's TRT-LLM-compact serializer. Every variant starts from the response bytes: ours parses them as they are, ` +
       'JSON.parse needs them decoded to a string first (included), json.loads decodes them itself; ' +
       `each runs ${passes} timed passes after warm-up in a fresh process per run; a pass builds fresh tables. ` +
+      "One forced GC before the warm-up and none between passes: a forced full GC collects the maps of the parser's short-lived objects " +
+      'and so deoptimizes it (`--trace-deopt-verbose`: "reason: weak objects"), which no drain in the daemon does; each variant pays for collecting its own garbage inside its passes. ' +
       'Throughput is bytes per CPU-second of the process (Node `process.cpuUsage`, all threads, so GC helper threads count; Python `time.process_time`): ' +
       'on this shared machine wall time mostly measures waiting for a core. ' +
       `The Python baseline (bench/baselines/ingest.py, python3) must end with the same number of blocks in its set as the router replica.`,
