@@ -6,10 +6,12 @@
 // frames (zeromq + @msgpack/msgpack): the floor of any Node subscriber's cost.
 import { runFlood, type FloodResult } from '../lib/zmq-flood.js';
 import { formatTop, profileDir, topSelfTime } from '../lib/profile.js';
-import { fmtRate, fmtRatio, statusOf, type Row, type RunConfig, type SectionReport } from '../lib/report.js';
+import { fmtBytes, fmtRate, fmtRatio, statusOf, type Row, type RunConfig, type SectionReport } from '../lib/report.js';
 import { median } from '../lib/stats.js';
 
 const PACED_RATE = 50_000;
+/** issue 26: memory stays bounded under overload */
+const OVERLOAD_RSS_LIMIT = 512 * 2 ** 20;
 
 interface Samples {
   readonly paced: FloodResult[];
@@ -56,6 +58,7 @@ export async function zmqSection(config: RunConfig): Promise<SectionReport> {
   const pacedSend = median(s.paced.map(sendRate));
   const fullShare = median(s.full.map(appliedShare));
   const bareShare = median(s.fullBare.map(appliedShare));
+  const worstPeak = Math.max(...s.full.map((r) => r.peakRssBytes));
   const rows: Row[] = [
     {
       measurement: `ZMQ ingest at ${fmtRate(PACED_RATE, 'batches/s')} for ${(batches / PACED_RATE).toFixed(0)} s (one vLLM-format publisher, real socket, the daemon's path): batches lost, worst run`,
@@ -82,6 +85,14 @@ export async function zmqSection(config: RunConfig): Promise<SectionReport> {
       status: 'info',
     },
     {
+      measurement: "memory under overload: the sidecar's peak RSS at the publisher's full speed, worst run",
+      result: fmtBytes(worstPeak),
+      baseline: `bare subscriber ${fmtBytes(Math.max(...s.fullBare.map((r) => r.peakRssBytes)))}`,
+      ratio: '—',
+      target: `≤ ${fmtBytes(OVERLOAD_RSS_LIMIT)}`,
+      status: statusOf(worstPeak <= OVERLOAD_RSS_LIMIT),
+    },
+    {
       measurement: 'CPU per batch of the subscriber process (all threads), full speed',
       result: `${median(s.full.map(cpuPerBatchUs)).toFixed(1)} µs`,
       baseline: `${median(s.fullBare.map(cpuPerBatchUs)).toFixed(1)} µs`,
@@ -94,7 +105,7 @@ export async function zmqSection(config: RunConfig): Promise<SectionReport> {
     list
       .map(
         (r) =>
-          `${r.applied.toLocaleString('en-US')} applied, ${lostOf(r).toLocaleString('en-US')} lost (${r.gapLost.toLocaleString('en-US')} in seq gaps), sent at ${fmtRate(sendRate(r), '/s')}, taken at ${fmtRate(drainRate(r), '/s')}, ${cpuPerBatchUs(r).toFixed(1)} µs CPU/batch`,
+          `${r.applied.toLocaleString('en-US')} applied, ${lostOf(r).toLocaleString('en-US')} lost (${r.gapLost.toLocaleString('en-US')} in seq gaps), sent at ${fmtRate(sendRate(r), '/s')}, taken at ${fmtRate(drainRate(r), '/s')}, ${cpuPerBatchUs(r).toFixed(1)} µs CPU/batch, peak RSS ${fmtBytes(r.peakRssBytes)}`,
       )
       .join('; ');
   const notes = [

@@ -6,6 +6,7 @@
 //            the floor of any Node subscriber.
 // Prints {"ready": true} once subscribed, then reads one line {"sent": N} (the publisher finished) and prints its
 // result when every batch arrived or nothing arrived for `quietMs`.
+import { readFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { decode } from '@msgpack/msgpack';
 import { Subscriber } from 'zeromq';
@@ -32,6 +33,14 @@ export interface ZmqSubscriberResult {
   readonly seconds: number;
   /** CPU seconds of this process over the run (all threads) */
   readonly cpuSeconds: number;
+  /** the process's peak resident set (Linux VmHWM), bytes */
+  readonly peakRssBytes: number;
+}
+
+/** The peak resident set of this process so far: the kernel's high-water mark, not a sample that may miss it. */
+function peakRss(): number {
+  const m = /^VmHWM:\s+(\d+) kB$/m.exec(readFileSync('/proc/self/status', 'utf8'));
+  return m === null ? process.memoryUsage().rss : Number(m[1]) * 1024;
 }
 
 interface Probe {
@@ -174,6 +183,7 @@ export async function runZmqSubscriber(params: ZmqSubscriberParams): Promise<Zmq
     residentBlocks: probe.residentBlocks(),
     seconds: (last - first) / 1000,
     cpuSeconds: (cpu.user + cpu.system) / 1e6,
+    peakRssBytes: peakRss(),
   };
   await probe.stop();
   return result;
