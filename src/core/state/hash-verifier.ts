@@ -6,7 +6,7 @@ import { cacheSaltId } from '../hashing/cache-salt.js';
 import { hashV1Block } from '../hashing/v1-block-key.js';
 import { keyToHex, truncateKeyToU64, v2BlockKey, v2RootKey } from '../hashing/v2-sha256.js';
 import { HASH_ALGOS, type HashAlgo, type StoredBlock, type WireBlockHash } from '../wire/kv-event.js';
-import { LruMap } from './lru-map.js';
+import { U64LruMap } from './u64-lru-map.js';
 
 export type HashCheck = 'match' | 'mismatch' | 'unverifiable';
 
@@ -33,10 +33,10 @@ function asU64(hash: WireBlockHash): bigint | null {
 
 export class HashVerifier {
   /** full 32-byte keys of v2_sha256_64 blocks we computed, by their truncated wire value */
-  readonly #v2Full: LruMap<bigint, Uint8Array>;
+  readonly #v2Full: U64LruMap<Uint8Array>;
 
   constructor(v2KeyCap = 65_536) {
-    this.#v2Full = new LruMap(v2KeyCap);
+    this.#v2Full = new U64LruMap(v2KeyCap);
   }
 
   /** full v2 keys evicted by the cap (their children then check as unverifiable) */

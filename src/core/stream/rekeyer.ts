@@ -12,8 +12,7 @@
 import { sha256 } from '@noble/hashes/sha2.js';
 import { BlockSha256 } from '../hashing/block-sha256.js';
 import { truncateKeyToU64, v2BlockKey, v2RootKey } from '../hashing/v2-sha256.js';
-import { LruMap } from '../state/lru-map.js';
-import { U64HashSet } from '../tables/u64-hash-set.js';
+import { U64LruMap } from '../state/u64-lru-map.js';
 
 /** Resident engine hashes remembered per rank: above a rank's GPU plus host block pools in the deployments we know. */
 export const DEFAULT_REKEY_CAP = 524_288;
@@ -89,7 +88,7 @@ function scoped(key: Uint8Array, scope: Uint8Array | null): Uint8Array {
 
 export class StreamRekeyer {
   readonly #cap: number;
-  readonly #ranks = new Map<number, LruMap<bigint, Resident>>();
+  readonly #ranks = new Map<number, U64LruMap<Resident>>();
   readonly #forgotten = new Map<number, Forgotten>();
   readonly #forgottenCap: number;
   readonly #hasher = new BlockSha256();
@@ -176,7 +175,7 @@ export class StreamRekeyer {
     this.#forgotten.delete(rank);
   }
 
-  #forget(rank: number, map: LruMap<bigint, Resident>, hash: bigint, entry: Resident): void {
+  #forget(rank: number, map: U64LruMap<Resident>, hash: bigint, entry: Resident): void {
     map.delete(hash);
     let forgotten = this.#forgotten.get(rank);
     if (forgotten === undefined) {
@@ -199,41 +198,32 @@ export class StreamRekeyer {
     return v2RootKey({ loraId });
   }
 
-  #map(rank: number): LruMap<bigint, Resident> {
+  #map(rank: number): U64LruMap<Resident> {
     let map = this.#ranks.get(rank);
     if (map === undefined) {
-      map = new LruMap(this.#cap);
+      map = new U64LruMap(this.#cap);
       this.#ranks.set(rank, map);
     }
     return map;
   }
 }
 
-/**
- * One rank's forgotten hashes: their entries in an LRU, and the hashes themselves in a U64HashSet in front of it.
- * Nearly every stored hash is new and misses; the set answers that with a probe of its flat arrays, where a Map of
- * 131,072 BigInt keys costs several cache misses per lookup (a third of a stream's apply time went there).
- */
+/** One rank's forgotten hashes and their entries, least recently forgotten first. */
 class Forgotten {
-  readonly #entries: LruMap<bigint, Resident>;
-  readonly #hashes = new U64HashSet();
+  readonly #entries: U64LruMap<Resident>;
 
   constructor(cap: number) {
-    this.#entries = new LruMap(cap);
+    this.#entries = new U64LruMap(cap);
   }
 
   set(hash: bigint, entry: Resident): void {
-    const out = this.#entries.set(hash, entry);
-    this.#hashes.add(hash);
-    if (out !== undefined) this.#hashes.delete(out[0]);
+    this.#entries.set(hash, entry);
   }
 
   /** The hash's entry, forgotten no more; undefined when it is not held. */
   take(hash: bigint): Resident | undefined {
-    if (!this.#hashes.has(hash)) return undefined;
     const entry = this.#entries.peek(hash);
-    this.#entries.delete(hash);
-    this.#hashes.delete(hash);
+    if (entry !== undefined) this.#entries.delete(hash);
     return entry;
   }
 }

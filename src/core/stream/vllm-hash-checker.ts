@@ -18,7 +18,7 @@ import {
   type VllmHashAlgo,
 } from '../hashing/vllm-block-hash.js';
 import type { HashCheck } from '../state/hash-verifier.js';
-import { LruMap } from '../state/lru-map.js';
+import { U64LruMap } from '../state/u64-lru-map.js';
 import type { StreamStored } from './decode-batch.js';
 
 /** What the operator told kvsentinel about the deployment's hashing (`--zmq …,hash=sha256_cbor,seed=0`). */
@@ -45,7 +45,7 @@ interface Granularity {
 }
 
 interface RankState {
-  readonly full: LruMap<bigint, Uint8Array>;
+  readonly full: U64LruMap<Uint8Array>;
   readonly bySize: Map<number, Granularity>;
 }
 
@@ -209,7 +209,7 @@ export class VllmHashChecker {
   #rank(rank: number): RankState {
     let state = this.#ranks.get(rank);
     if (state === undefined) {
-      state = { full: new LruMap(this.#fullCap), bySize: new Map() };
+      state = { full: new U64LruMap(this.#fullCap), bySize: new Map() };
       this.#ranks.set(rank, state);
     }
     return state;

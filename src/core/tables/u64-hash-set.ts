@@ -57,7 +57,8 @@ function checkPayload(payload: number): void {
   }
 }
 
-function slotHash(hi: number, lo: number): number {
+/** The slot hash of a key's halves (murmur3's 32-bit finalizer), shared by the flat u64 tables. */
+export function slotHash(hi: number, lo: number): number {
   // murmur3 fmix32 over a multiplicative combination of the halves
   let h = (Math.imul(hi, 0x9e3779b1) ^ lo) >>> 0;
   h ^= h >>> 16;
