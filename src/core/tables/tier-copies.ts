@@ -30,6 +30,10 @@ export class TierCopies {
   /** Adds one copy at `level`; returns the copies held there now. */
   add(key: bigint, level: number): number {
     const [hi, lo] = split(key);
+    return this.addHalves(hi, lo, level);
+  }
+
+  addHalves(hi: number, lo: number, level: number): number {
     const set = this.#level(level);
     const n = this.#count(level, hi, lo) + 1;
     if (n < OVERFLOW) {
@@ -45,6 +49,10 @@ export class TierCopies {
   /** Removes one copy at `level`; returns the copies left there, or -1 when none was held. */
   remove(key: bigint, level: number): number {
     const [hi, lo] = split(key);
+    return this.removeHalves(hi, lo, level);
+  }
+
+  removeHalves(hi: number, lo: number, level: number): number {
     const n = this.#count(level, hi, lo);
     if (n === 0) return -1;
     this.#set(level, hi, lo, n - 1);

@@ -44,9 +44,16 @@ function settle(stream: TruthStream, hi: number, lo: number): void {
 export function storeCopy(stream: TruthStream, key: bigint, level: number): CopyStore {
   const [hi, lo] = split(key);
   const added = !stream.blocks.hasHalves(hi, lo);
-  const copies = stream.copies!.add(key, level);
-  settle(stream, hi, lo);
+  const copies = stream.copies!.addHalves(hi, lo, level);
+  settleStored(stream, hi, lo, level);
   return { added, copies };
+}
+
+/** settle() after a copy was added at `level`: the lowest level can only have come down to it. */
+function settleStored(stream: TruthStream, hi: number, lo: number, level: number): void {
+  const held = stream.blocks.payloadHalves(hi, lo);
+  if (held < 0) stream.blocks.addHalves(hi, lo, level);
+  else if (level < held) stream.blocks.setPayloadHalves(hi, lo, level);
 }
 
 /**
@@ -61,7 +68,7 @@ export function removeCopy(stream: TruthStream, key: bigint, level: number | nul
     stream.blocks.deleteHalves(hi, lo);
     return 'gone';
   }
-  if (stream.copies!.remove(key, level) < 0) return 'unknown';
+  if (stream.copies!.removeHalves(hi, lo, level) < 0) return 'unknown';
   settle(stream, hi, lo);
   return stream.blocks.hasHalves(hi, lo) ? 'kept' : 'gone';
 }
@@ -102,7 +109,7 @@ export function applyCopyEvent(stream: TruthStream, event: KvEvent, room: TableR
       let fresh: U64HashSet | null = null;
       for (const block of data.blocks) {
         const key = blockKey64(block.blockHash);
-        if (!stream.blocks.has(key) && held >= room.max) {
+        if (held >= room.max && !stream.blocks.has(key)) {
           fresh ??= eventKeys(data.blocks);
           if (room.evict(fresh)) held--;
         }
