@@ -61,6 +61,8 @@ export async function runFlood(p: FloodParams): Promise<FloodResult> {
     const { endpoint } = (await publisher.next()) as { endpoint: string };
     const params: ZmqSubscriberParams = { mode: p.subscriber, endpoint, quietMs: 3_000 };
     subscriber = lineChild(process.execPath, [
+      // the task reads its live heap after a full GC at the end
+      '--expose-gc',
       ...(p.nodeFlags ?? []),
       join(benchBuildDir, 'task.js'),
       'zmq-subscriber',

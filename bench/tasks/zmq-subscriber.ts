@@ -35,6 +35,11 @@ export interface ZmqSubscriberResult {
   readonly cpuSeconds: number;
   /** the process's peak resident set (Linux VmHWM), bytes */
   readonly peakRssBytes: number;
+  /** the largest V8 heap in use and the largest external memory (Buffers, zeromq's messages) sampled every 250 ms */
+  readonly heapPeakBytes: number;
+  readonly externalPeakBytes: number;
+  /** the V8 heap in use after a full GC at the end: what the subscriber holds, not garbage awaiting collection */
+  readonly liveHeapBytes: number;
 }
 
 /** The peak resident set of this process so far: the kernel's high-water mark, not a sample that may miss it. */
@@ -129,6 +134,11 @@ function bare(endpoint: string): Probe {
   };
 }
 
+function liveHeap(): number {
+  (globalThis as { gc?: () => void }).gc?.();
+  return process.memoryUsage().heapUsed;
+}
+
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 export async function runZmqSubscriber(params: ZmqSubscriberParams): Promise<ZmqSubscriberResult> {
@@ -147,7 +157,12 @@ export async function runZmqSubscriber(params: ZmqSubscriberParams): Promise<Zmq
   let last = first;
   let seen = 0;
   // sampled as a scraper would (each sample renders /metrics): the last batch's time is known to 250 ms
+  let heapPeak = 0;
+  let externalPeak = 0;
   const sampler = setInterval(() => {
+    const m = process.memoryUsage();
+    heapPeak = Math.max(heapPeak, m.heapUsed);
+    externalPeak = Math.max(externalPeak, m.external);
     void probe.counts().then((c) => {
       if (c.applied > seen) {
         seen = c.applied;
@@ -184,6 +199,9 @@ export async function runZmqSubscriber(params: ZmqSubscriberParams): Promise<Zmq
     seconds: (last - first) / 1000,
     cpuSeconds: (cpu.user + cpu.system) / 1e6,
     peakRssBytes: peakRss(),
+    heapPeakBytes: heapPeak,
+    externalPeakBytes: externalPeak,
+    liveHeapBytes: liveHeap(),
   };
   await probe.stop();
   return result;
