@@ -3,7 +3,7 @@
 // every block costs several lookups in these maps (its engine hash re-keyed, forgotten, removed); a Map with BigInt
 // keys hashed the key's digits on each and kept a heap entry per key (a ninth of the ZMQ path's CPU went there).
 import { KvsentinelError } from '../errors.js';
-import { U64SlotMap } from '../tables/u64-slot-map.js';
+import { U64Halves, U64SlotMap } from '../tables/u64-slot-map.js';
 
 const NONE = -1;
 const MIN_SLOTS = 16;
@@ -23,10 +23,7 @@ export class U64LruMap<V> {
   /** slots freed by deletes (reused first), and the first never-used slot */
   readonly #free: number[] = [];
   #unused = 0;
-  // a key split into halves without allocating
-  readonly #cell = new BigUint64Array(1);
-  readonly #halves = new Uint32Array(this.#cell.buffer);
-  readonly #hiAt = new Uint8Array(Uint16Array.of(1).buffer)[0] === 1 ? 1 : 0;
+  readonly #key = new U64Halves();
 
   constructor(cap: number) {
     if (!Number.isInteger(cap) || cap < 1 || cap > 0x7fff_ffff)
@@ -82,10 +79,10 @@ export class U64LruMap<V> {
       this.#remove(oldest);
       this.#dropped++;
     }
-    // the halves #slotOf split are still in the cell: the eviction reads none
+    // the halves #slotOf split are still in #key: the eviction splits none
     const slot = this.#takeSlot();
-    this.#hi[slot] = this.#halves[this.#hiAt]!;
-    this.#lo[slot] = this.#halves[1 - this.#hiAt]!;
+    this.#hi[slot] = this.#key.hi;
+    this.#lo[slot] = this.#key.lo;
     this.#values[slot] = value;
     this.#append(slot);
     this.#index.set(this.#hi[slot], this.#lo[slot], slot);
@@ -113,15 +110,9 @@ export class U64LruMap<V> {
     for (let s = this.#head; s !== NONE; s = this.#next[s]!) yield [this.#keyAt(s), this.#values[s]!];
   }
 
-  #split(key: bigint): void {
-    if (key < 0n || key > 0xffff_ffff_ffff_ffffn)
-      throw new KvsentinelError('internal', `u64 key out of range: ${key.toString()}`);
-    this.#cell[0] = key;
-  }
-
   #slotOf(key: bigint): number {
-    this.#split(key);
-    return this.#index.get(this.#halves[this.#hiAt]!, this.#halves[1 - this.#hiAt]!);
+    this.#key.split(key);
+    return this.#index.get(this.#key.hi, this.#key.lo);
   }
 
   #keyAt(slot: number): bigint {

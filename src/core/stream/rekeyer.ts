@@ -13,6 +13,7 @@ import { sha256 } from '@noble/hashes/sha2.js';
 import { BlockSha256 } from '../hashing/block-sha256.js';
 import { truncateKeyToU64, v2BlockKey, v2RootKey } from '../hashing/v2-sha256.js';
 import { U64LruMap } from '../state/u64-lru-map.js';
+import { ForgottenKeys } from './forgotten-keys.js';
 
 /** Resident engine hashes remembered per rank: above a rank's GPU plus host block pools in the deployments we know. */
 export const DEFAULT_REKEY_CAP = 524_288;
@@ -89,7 +90,7 @@ function scoped(key: Uint8Array, scope: Uint8Array | null): Uint8Array {
 export class StreamRekeyer {
   readonly #cap: number;
   readonly #ranks = new Map<number, U64LruMap<Resident>>();
-  readonly #forgotten = new Map<number, Forgotten>();
+  readonly #forgotten = new Map<number, ForgottenKeys>();
   readonly #forgottenCap: number;
   readonly #hasher = new BlockSha256();
   #plainRoot: Uint8Array | null = null;
@@ -179,10 +180,10 @@ export class StreamRekeyer {
     map.delete(hash);
     let forgotten = this.#forgotten.get(rank);
     if (forgotten === undefined) {
-      forgotten = new Forgotten(this.#forgottenCap);
+      forgotten = new ForgottenKeys(this.#forgottenCap);
       this.#forgotten.set(rank, forgotten);
     }
-    forgotten.set(hash, entry);
+    forgotten.remember(hash, entry.chain, entry.tableKey);
   }
 
   /** A hash stored again after its last copy went: its old key, with no copies. */
@@ -205,25 +206,5 @@ export class StreamRekeyer {
       this.#ranks.set(rank, map);
     }
     return map;
-  }
-}
-
-/** One rank's forgotten hashes and their entries, least recently forgotten first. */
-class Forgotten {
-  readonly #entries: U64LruMap<Resident>;
-
-  constructor(cap: number) {
-    this.#entries = new U64LruMap(cap);
-  }
-
-  set(hash: bigint, entry: Resident): void {
-    this.#entries.set(hash, entry);
-  }
-
-  /** The hash's entry, forgotten no more; undefined when it is not held. */
-  take(hash: bigint): Resident | undefined {
-    const entry = this.#entries.peek(hash);
-    if (entry !== undefined) this.#entries.delete(hash);
-    return entry;
   }
 }
