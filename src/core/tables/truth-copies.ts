@@ -43,17 +43,12 @@ function settle(stream: TruthStream, hi: number, lo: number): void {
 
 export function storeCopy(stream: TruthStream, key: bigint, level: number): CopyStore {
   const [hi, lo] = split(key);
-  const added = !stream.blocks.hasHalves(hi, lo);
-  const copies = stream.copies!.addHalves(hi, lo, level);
-  settleStored(stream, hi, lo, level);
-  return { added, copies };
-}
-
-/** settle() after a copy was added at `level`: the lowest level can only have come down to it. */
-function settleStored(stream: TruthStream, hi: number, lo: number, level: number): void {
+  // the union's payload is the lowest level holding a copy: a copy added at `level` can only bring it down
   const held = stream.blocks.payloadHalves(hi, lo);
+  const copies = stream.copies!.addHalves(hi, lo, level);
   if (held < 0) stream.blocks.addHalves(hi, lo, level);
   else if (level < held) stream.blocks.setPayloadHalves(hi, lo, level);
+  return { added: held < 0, copies };
 }
 
 /**
