@@ -3,6 +3,7 @@
 // such a fleet emits, beside the same section at 1 server × 8 ranks (the per-unit baseline).
 import { rmSync } from 'node:fs';
 import { loadavg } from 'node:os';
+import { DEFAULT_RETAIN_READ_BYTES } from '../../src/core/relay/read-retention.js';
 import { runNodeTask } from '../lib/proc.js';
 import { formatTop, profileDir, topSelfTime } from '../lib/profile.js';
 import {
@@ -29,6 +30,11 @@ const RENDER_TARGET_MS = 50;
 const LATENCY_TARGET_MS = 3000;
 /** the relay event buffer's default byte bound (DEFAULT_EVENT_BUFFER_OPTIONS.maxBytes) */
 const RELAY_BOUND = 64 * 2 ** 20;
+
+/** what one relay of `servers` may keep of its read history: its equal part of relay.retain_read_bytes, within its bound */
+function readShare(servers: number): number {
+  return Math.min(RELAY_BOUND, DEFAULT_RETAIN_READ_BYTES / servers);
+}
 
 /** what bench/task.ts adds to every result: the child's peak RSS (getrusage) */
 type TaskResult = FleetResult & { readonly taskMaxRssBytes: number };
@@ -113,7 +119,7 @@ export async function fleetSection(config: RunConfig): Promise<SectionReport> {
       status: statusOf(fleet.perEntry <= TABLE_TARGET),
     },
     {
-      measurement: `… relays' event buffers at steady churn (read events kept 10 s, ≤ 64 MiB per relay)`,
+      measurement: `… relays' event buffers at steady churn (read events kept 10 s within ${fmtBytes(DEFAULT_RETAIN_READ_BYTES)} for all relays, ≤ 64 MiB per relay)`,
       result: fmtBytes(r.retainedRelayBytes),
       baseline: `${unitLabel} ${fmtBytes(u((d) => d.r.retainedRelayBytes))}`,
       ratio: '—',
@@ -217,7 +223,8 @@ function sizing(f: Derived, units: readonly Derived[], p: FleetParams): string {
     `**Sizing.** Per rank (${p.blocksPerRank.toLocaleString('en-US')} resident blocks in worker truth and in the replica): ${fmtBytes(rankBytes)} of tables, ` +
     `${(2 * STEPS_PER_SECOND).toLocaleString('en-US')} events/s (${STEPS_PER_SECOND} steps) costing ${((2 * STEPS_PER_SECOND * f.cpuPer1000) / 1000).toFixed(1)} ms of CPU per second. ` +
     `Per server (${p.ranks} ranks): ${fmtBytes(p.ranks * rankBytes)} of tables plus its relay's event buffer, ${fmtBytes(relayPerServer)} here ` +
-    `(read events are kept 10 s up to 64 MiB per relay: ${fmtBytes(eventsPerServer * (r.measuredBodyBytes / r.measuredEvents) * 10)} at this rate, so the bound holds it), ` +
+    `(read events are kept 10 s within the relay's equal part of \`relay.retain_read_bytes\`, ${fmtBytes(DEFAULT_RETAIN_READ_BYTES)} for all relays, ${fmtBytes(readShare(servers))} each at ${servers} servers: ` +
+    `10 s is ${fmtBytes(eventsPerServer * (r.measuredBodyBytes / r.measuredEvents) * 10)} at this rate), ` +
     `and ${coresPerServer.toFixed(2)} cores at ${eventsPerServer.toLocaleString('en-US')} events/s (${f.cpuPer1000.toFixed(1)} ms per 1,000 events; ${unitCpu.toFixed(1)} ms at 1 server: ` +
     `${fmtRatio(f.cpuPer1000 / unitCpu)} the per-event cost at ${servers}× the servers). The ${servers}-server fleet: ${fmtBytes(f.peakRss)} peak RSS ` +
     `(tables ${fmtBytes(2 * r.blocks * f.perEntry)}, event buffers ${fmtBytes(r.retainedRelayBytes)}, the rest ${fmtBytes(Math.max(0, rest))}: heap headroom, bodies in flight, the process) ` +
@@ -270,7 +277,7 @@ function profileNote(dir: string, unitDir: string, unitSeconds: number, servers:
     "(`round`, `encodeUtf8String`, `encode`, `cpuUsage` and `fleet-workload` frames are the benchmark's workers writing bodies, which the figures above leave out.) " +
     `Per event, what moves with the fleet's size is the collector (${pct(churn.share('(garbage collector)'))} of the churn at ${servers} servers, ${pct(unit.share('(garbage collector)'))} at one) ` +
     `and \`splitJsonArrayBytes\` (${pct(churn.share('splitJsonArrayBytes'))} against ${pct(unit.share('splitJsonArrayBytes'))}), which walks every byte of a body outside the compact token runs it passes in one step. ` +
-    'Next steps: the drain split and the parse in one walk of the body (the parse reads every byte again, off the poll path), a fleet-wide bound on the event buffers, ' +
+    'Next steps: the drain split and the parse in one walk of the body (the parse reads every byte again, off the poll path), ' +
     'and the ingest of a fleet spread over sidecars (one per subset of servers) until one event loop keeps up with more.'
   );
 }
@@ -288,9 +295,10 @@ function limits(f: Derived, units: readonly Derived[], p: FleetParams): string {
   const cpuRate = r.measuredBatches / r.sidecarCpuSeconds;
   return (
     `What limits it. Memory: the relays' event buffers are ${fmtBytes(r.retainedRelayBytes)} of the ${fmtBytes(f.peakRss)}: a relay keeps the events its ` +
-    'router has read for 10 s (for a router replica that joins late) up to `relay.buffer_max_bytes` (64 MiB by default), and a server of this fleet ' +
-    `drains ${fmtBytes(serverBytesPerSecond)} of events per second, ${10 * serverBytesPerSecond >= RELAY_BOUND ? 'so every relay sits at its bound' : 'so 10 s of it stays below the bound'}; ` +
-    'a smaller bound lowers that part in proportion (at the cost of history for late-joining replicas). The tables: worker truth keeps a hash set per rank ' +
+    'router has read for 10 s (for a router replica that joins late) within its equal part of `relay.retain_read_bytes` ' +
+    `(${fmtBytes(DEFAULT_RETAIN_READ_BYTES)} for all the process's relays: ${fmtBytes(readShare(p.servers))} each at ${p.servers} servers, and never above \`relay.buffer_max_bytes\`, 64 MiB), and a server of this fleet ` +
+    `drains ${fmtBytes(serverBytesPerSecond)} of events per second, ${10 * serverBytesPerSecond >= readShare(p.servers) ? 'so every relay sits at its part' : 'so 10 s of it stays below its part'}; ` +
+    'a smaller budget lowers that part in proportion (at the cost of history for late-joining replicas). The tables: worker truth keeps a hash set per rank ' +
     `(${p.blocksPerRank.toLocaleString('en-US')} blocks) and the replica one per server (${perServer.toLocaleString('en-US')}); at the load their power-of-two ` +
     `sizes give (3/4 at most, then they double) the sets alone take ${hashSetBytesPerKey(p.blocksPerRank).toFixed(1)} and ${hashSetBytesPerKey(perServer).toFixed(1)} B per block ` +
     `(9 B per slot); the rest of the ${f.perEntry.toFixed(1)} B is per-server and per-rank state. CPU: ${f.cpuPer1000.toFixed(1)} ms per 1,000 events at ` +

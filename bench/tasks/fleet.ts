@@ -18,6 +18,7 @@ import { Registry } from 'prom-client';
 import { createSentinelState, type SentinelStateSnapshot } from '../../src/core/state/sentinel-state.js';
 import { STATE_PRESETS } from '../../src/app/state-presets.js';
 import type { KvEvent } from '../../src/core/wire/kv-event.js';
+import { ReadRetentionPool } from '../../src/core/relay/read-retention.js';
 import { parseKvEvents } from '../../src/core/wire/parse-kv-events.js';
 import { createExporter } from '../../src/outputs/exporter.js';
 import { silentLogger } from '../../src/sources/ports.js';
@@ -127,24 +128,30 @@ export async function runFleet(params: FleetParams): Promise<FleetResult> {
     }
     return parseKvEvents(body);
   };
+  // the read history every relay keeps is one budget, the daemon's default, shared as `serve` shares it
+  const readRetention = new ReadRetentionPool();
   const paths = Array.from({ length: servers }, (_, s) => {
     const server = workload.server(s);
     status.register(`relay:${server}`);
-    return new RelayEventPath({
-      server,
-      source: `relay:${server}`,
-      upstream: `bench://${server}`,
-      drain: () => {
-        const body = queued[s] ?? new Uint8Array([0x5b, 0x5d]);
-        queued[s] = null;
-        return Promise.resolve(body);
+    return new RelayEventPath(
+      {
+        server,
+        source: `relay:${server}`,
+        upstream: `bench://${server}`,
+        drain: () => {
+          const body = queued[s] ?? new Uint8Array([0x5b, 0x5d]);
+          queued[s] = null;
+          return Promise.resolve(body);
+        },
+        sink: state,
+        status,
+        clock,
+        logger: silentLogger,
+        parseEvents,
       },
-      sink: state,
-      status,
-      clock,
-      logger: silentLogger,
-      parseEvents,
-    });
+      {},
+      readRetention.join(),
+    );
   });
   let routerBytes = 0;
   const pollAll = async (): Promise<void> => {

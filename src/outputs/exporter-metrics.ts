@@ -97,6 +97,7 @@ function cacheDrops(snapshot: SentinelSnapshot | null): Record<CacheDropKey, num
     'relay_consumers:idle': sum((r) => r.consumersExpired),
     'relay_consumers:cap': sum((r) => r.consumersEvicted),
     'relay_resume_positions:cap': sum((r) => r.resumePositionsDiscarded),
+    'relay_read_history:budget': sum((r) => r.readHistoryReleased),
     'relay_captures:cap': sum((r) => r.capturesTruncated),
     'ws_frames:slow_client': feed.droppedFrames,
     'ws_clients:cap': feed.refusedClients,

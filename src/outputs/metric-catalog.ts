@@ -249,7 +249,7 @@ export const METRICS = {
     'cache_dropped_total',
     'counter',
     ['cache', 'reason'],
-    "Entries kvsentinel's bounded caches dropped, by cache and reason (cap: the bound was reached, ttl: too old, idle: silent too long, slow_client: a ws client's queue was full).",
+    "Entries kvsentinel's bounded caches dropped, by cache and reason (cap: the bound was reached, budget: a budget shared by all relays was full, ttl: too old, idle: silent too long, slow_client: a ws client's queue was full).",
   ),
 
   findingActive: spec('finding_active', 'gauge', ['id', 'severity'], '1 while a diagnosis finding holds.'),
@@ -280,6 +280,7 @@ export const CACHE_DROPS = [
   ['relay_consumers', 'idle'],
   ['relay_consumers', 'cap'],
   ['relay_resume_positions', 'cap'],
+  ['relay_read_history', 'budget'],
   ['relay_captures', 'cap'],
   ['ws_frames', 'slow_client'],
   ['ws_clients', 'cap'],

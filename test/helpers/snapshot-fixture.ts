@@ -97,6 +97,7 @@ export function relayCounters(server: string, overrides: Partial<RelayCounters> 
     consumersExpired: 0,
     consumersEvicted: 0,
     resumePositionsDiscarded: 0,
+    readHistoryReleased: 0,
     upstreamRetries: 0,
     eventsRedelivered: 0,
     scanFallbacks: noScanFallbacks(),

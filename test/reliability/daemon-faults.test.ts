@@ -198,4 +198,47 @@ describe('daemon under injected faults', () => {
     expect(m).toContain('kvsentinel_cache_dropped_total{cache="trajectories",reason="cap"} 0');
     expect(promtoolProblems(m).problems).toEqual([]);
   }, 20_000);
+
+  it("the relays share one read history: past relay.retain_read_bytes a relay's read events go early, counted", async () => {
+    const events = Array.from({ length: 10 }, (_, i) => removed(i, String(1_000 + i)));
+    const busy = await scriptedWorker([{ body: `[${events.join(',')}]` }]);
+    const quiet = await scriptedWorker([]);
+    const config = buildConfig(
+      {
+        web: { listen_address: '127.0.0.1:0' },
+        relays: [
+          { id: 'ctx0', upstream: busy.url, listen: '127.0.0.1:0' },
+          { id: 'ctx1', upstream: quiet.url, listen: '127.0.0.1:0' },
+        ],
+        // 10 s of read history, but 400 bytes for both relays: 200 each, about two of these events
+        relay: { drain_interval: '1h', retain_read: '10s', retain_read_bytes: 400 },
+        server_info_interval: '1h',
+      },
+      {},
+    );
+    const daemon = createDaemon(config);
+    await daemon.start();
+    cleanups.push(() => daemon.stop());
+    const web = daemon.webAddress();
+    const base = `http://${web.host}:${web.port}`;
+    const relay = `http://127.0.0.1:${daemon.relayAddress('ctx0')?.port}`;
+    await eventually(() => busy.script.length === 0, 5_000, 'the start-up drain');
+    expect(await pollEvents(relay, 'router')).toEqual(events);
+    // a replica joining a moment later gets what the budget kept of the history: the newest events, in order
+    const kept = await pollEvents(relay, 'replica');
+    expect(kept.length).toBeGreaterThan(0);
+    expect(kept.length).toBeLessThan(events.length);
+    expect(kept).toEqual(events.slice(events.length - kept.length));
+    const m = await metricsWhen(
+      base,
+      (t) => valueOf(t, 'kvsentinel_cache_dropped_total{cache="relay_read_history",reason="budget"}') > 0,
+      'the read-history budget in /metrics',
+    );
+    expect(valueOf(m, 'kvsentinel_cache_dropped_total{cache="relay_read_history",reason="budget"}')).toBe(
+      events.length - kept.length,
+    );
+    // released after everyone read them: no consumer lost an event
+    expect(m).toContain('kvsentinel_relay_events_dropped_total{server="ctx0"} 0\n');
+    expect(promtoolProblems(m).problems).toEqual([]);
+  }, 20_000);
 });

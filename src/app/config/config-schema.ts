@@ -4,6 +4,7 @@
 import { z } from 'zod';
 import { ROUTER_EVENT_READS, ROUTER_PROFILES, ROUTER_TYPE_NAMES } from '../../core/observe/observation.js';
 import { DEFAULT_EVENT_BUFFER_OPTIONS } from '../../core/relay/event-buffer.js';
+import { DEFAULT_RETAIN_READ_BYTES } from '../../core/relay/read-retention.js';
 import { DEFAULT_MAX_TABLE_BLOCKS_PER_SERVER } from '../../core/tables/index.js';
 import { DEFAULT_RELAY_OPTIONS } from '../../sources/relay/relay-options.js';
 import { ConfigError } from './config-error.js';
@@ -71,6 +72,8 @@ const RELAY_FIELDS = {
   // above 0 and below the workers' keep-alive timeout (5 s for trtllm-serve)
   upstream_keep_alive: field('upstreamKeepAliveMs', values.durationMs, relayDefaults.upstreamKeepAliveMs),
   shutdown_grace: field('shutdownGraceMs', values.durationMs, relayDefaults.shutdownGraceMs),
+  // not a relay's own: every relay of the process shares it (core/relay/read-retention.ts)
+  retain_read_bytes: field('retainReadBytes', values.sizeBytes, DEFAULT_RETAIN_READ_BYTES),
 } as const;
 
 // the relay's keys that bound its event buffer (core/relay/event-buffer.ts)

@@ -174,7 +174,12 @@ describe('serve config', () => {
       {
         web: { listen_address: '127.0.0.1:9000' },
         relays: [{ id: 'ctx0', upstream: 'http://w0:8001', listen: 9401 }],
-        relay: { drain_interval: '100ms', buffer_max_bytes: '64MiB', upstream_keep_alive: '3s' },
+        relay: {
+          drain_interval: '100ms',
+          buffer_max_bytes: '64MiB',
+          upstream_keep_alive: '3s',
+          retain_read_bytes: '1GiB',
+        },
         ctx: [{ id: 'ctx5', url: 'http://w5:8001', prometheus: true }],
         router_debug: 'http://router:8000/debug/router',
         requests: 'perf.jsonl',
@@ -188,7 +193,10 @@ describe('serve config', () => {
       drainIntervalMs: 100,
       buffer: { maxBytes: 64 * 1024 * 1024 },
       upstreamKeepAliveMs: 3000,
+      retainReadBytes: 1024 ** 3,
     });
+    // every relay of the process shares one read history, 256 MiB unless stated
+    expect(buildConfig(undefined, { relay: ['ctx1=http://w1:8001@9402'] }).relay.retainReadBytes).toBe(256 * 1024 ** 2);
     expect(c.ctx[0]).toEqual({ id: 'ctx5', url: 'http://w5:8001', events: 'none', prometheus: true });
     expect(c.routerDebug).toEqual({ url: 'http://router:8000/debug/router', intervalMs: 1000 });
     expect(c.requestLogs).toEqual([
@@ -200,6 +208,7 @@ describe('serve config', () => {
   it.each([
     [{ relays: [{ id: 'ctx0', upstream: 'http://w:1' }] }, 'k.yaml: relays[0].listen: missing'],
     [{ relay: { drain_interval: 'soon' } }, "k.yaml: relay.drain_interval: 'soon' is not a positive duration"],
+    [{ relay: { retain_read_bytes: 'lots' } }, "k.yaml: relay.retain_read_bytes: 'lots' is not a positive size"],
     [
       { ctx: [{ id: 'a', url: 'http://w:1', events: 'steal' }] },
       "k.yaml: ctx[0].events: 'steal' is not none or exclusive",

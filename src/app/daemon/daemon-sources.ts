@@ -3,6 +3,7 @@
 // listeners and counters or a stream's per-rank counters through the interface of its kind.
 import type { ForwardCounters, RelayCounters, StreamRankCounters } from '../../core/observe/sidecar-stats.js';
 import type { EventBufferStats } from '../../core/relay/event-buffer.js';
+import type { ReadRetentionPool } from '../../core/relay/read-retention.js';
 import type { ServerResolver } from '../../core/watch/server-resolver.js';
 import type { Exporter } from '../../outputs/exporter.js';
 import type { Clock, Logger, ObservationSink, RunningSource, SourceReporter } from '../../sources/ports.js';
@@ -78,6 +79,8 @@ export interface SourceContext {
    * relay's drains, its ZMQ stream) pass the same gate, so no event overtakes the decision taken without it
    */
   readonly gates: Map<string, DecisionGate>;
+  /** the read history every relay keeps for late-joining replicas, one budget for the daemon's life */
+  readonly readRetention: ReadRetentionPool;
 }
 
 /** The server's decision gate (made on first use, kept across reloads). */
@@ -91,10 +94,12 @@ export function decisionGateOf(x: SourceContext, server: string): DecisionGate {
 }
 
 function relaySpecs(c: ServeConfig, x: SourceContext): SourceSpec[] {
+  // the shared budget is resized in place: a new total must not restart every relay (and empty its buffer)
+  const { retainReadBytes: _shared, ...relay } = c.relay;
   return c.relays.map((r) => {
     const target = { id: r.id, upstream: r.upstream, host: relayHost(r), port: r.port, replicaPorts: r.replicaPorts };
     const options = {
-      ...c.relay,
+      ...relay,
       // vLLM and SGLang serve no /kv_cache_events: their stream is the event path, the relay only proxies
       drainEvents: !c.zmq.some((z) => z.id === r.id && z.engine !== 'trtllm'),
     };
@@ -117,6 +122,7 @@ function relaySpecs(c: ServeConfig, x: SourceContext): SourceSpec[] {
             logger: x.logger,
             inflight: x.inflight,
             parseEvents: x.parseEvents,
+            readRetention: x.readRetention,
             onProxied: (s, sec) => exporter.observeRelayDuration(s, sec),
             onRejected: (s, reason) => exporter.countRelayRejected(s, reason),
             ...(render !== undefined

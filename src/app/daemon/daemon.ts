@@ -6,6 +6,7 @@
 import { KvsentinelError } from '../../core/errors.js';
 import { ConfigError } from '../config/config-error.js';
 import type { Observation } from '../../core/observe/observation.js';
+import { ReadRetentionPool } from '../../core/relay/read-retention.js';
 import type { DiagnosisInput } from '../../core/diagnosis/rule.js';
 import type { ReportModel } from '../../core/report/report-model.js';
 import type { Timeline } from '../../core/report/timeline.js';
@@ -179,6 +180,7 @@ interface DaemonParts {
 }
 
 async function reconcile(p: DaemonParts, c: ServeConfig): Promise<void> {
+  p.sourceContext.readRetention.resize(c.relay.retainReadBytes);
   const failures = await p.sources.reconcile(sourceSpecsFor(c, p.sourceContext));
   // the relays' bound ports are known now
   p.rt.resolver = resolverFor(c, p.sources.relays());
@@ -360,6 +362,7 @@ export function createDaemon(initial: ServeConfig, deps: DaemonDeps = {}): Daemo
     render,
     resolve: (name) => rt.resolver(name),
     gates: new Map(),
+    readRetention: new ReadRetentionPool(initial.relay.retainReadBytes),
   };
   const parts: DaemonParts = {
     deps,

@@ -12,6 +12,7 @@ function addCounters(a: RelayCounters | undefined, b: RelayCounters): RelayCount
     consumersExpired: a.consumersExpired + b.consumersExpired,
     consumersEvicted: a.consumersEvicted + b.consumersEvicted,
     resumePositionsDiscarded: a.resumePositionsDiscarded + b.resumePositionsDiscarded,
+    readHistoryReleased: a.readHistoryReleased + b.readHistoryReleased,
     upstreamRetries: a.upstreamRetries + b.upstreamRetries,
     eventsRedelivered: a.eventsRedelivered + b.eventsRedelivered,
     scanFallbacks: Object.fromEntries(

@@ -16,6 +16,7 @@ const observation: SidecarStatsObservation = {
       consumersExpired: 1,
       consumersEvicted: 0,
       resumePositionsDiscarded: 4,
+      readHistoryReleased: 11,
       upstreamRetries: 7,
       eventsRedelivered: 0,
       scanFallbacks: { ...noScanFallbacks(), inline: 12 },
@@ -51,11 +52,25 @@ describe('sidecar-stats in a bundle', () => {
     expect(decode(text)).toEqual({ ok: true, record: { observation, digest: null } });
   });
 
+  it('reads a bundle recorded before the read-history budget as none released', () => {
+    const { readHistoryReleased: _absent, ...older } = observation.relays[0]!;
+    const r = decode(line({ ...observation, relays: [older] }));
+    expect(r.ok && r.record.observation.kind === 'sidecar-stats' && r.record.observation.relays[0]).toEqual({
+      ...older,
+      readHistoryReleased: 0,
+    });
+  });
+
   it.each([
     [
       'a negative count',
       { relays: [{ ...observation.relays[0], upstreamRetries: -1 }] },
       '$.relays[0].upstreamRetries',
+    ],
+    [
+      'a negative read-history count',
+      { relays: [{ ...observation.relays[0], readHistoryReleased: -2 }] },
+      '$.relays[0].readHistoryReleased',
     ],
     [
       'a missing slow-path reason',

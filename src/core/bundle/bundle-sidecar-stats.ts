@@ -27,6 +27,9 @@ function relay(o: JsonObject, at: string): RelayCounters {
     consumersExpired: count(o.consumersExpired, `${at}.consumersExpired`),
     consumersEvicted: count(o.consumersEvicted, `${at}.consumersEvicted`),
     resumePositionsDiscarded: count(o.resumePositionsDiscarded, `${at}.resumePositionsDiscarded`),
+    // bundles recorded before the read-history budget have no such count
+    readHistoryReleased:
+      o.readHistoryReleased === undefined ? 0 : count(o.readHistoryReleased, `${at}.readHistoryReleased`),
     upstreamRetries: count(o.upstreamRetries, `${at}.upstreamRetries`),
     eventsRedelivered: count(o.eventsRedelivered, `${at}.eventsRedelivered`),
     scanFallbacks: Object.fromEntries(

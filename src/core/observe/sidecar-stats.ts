@@ -16,6 +16,8 @@ export interface RelayCounters {
   readonly consumersExpired: number;
   readonly consumersEvicted: number;
   readonly resumePositionsDiscarded: number;
+  /** events every consumer had read, released early because the process's read-history budget was full */
+  readonly readHistoryReleased: number;
   /** requests sent again on a fresh connection after their connection was lost before any response byte */
   readonly upstreamRetries: number;
   /** events delivered to a consumer that had already received them (0 by design; counted, never hidden) */

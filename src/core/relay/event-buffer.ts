@@ -22,7 +22,10 @@
 // - Items may be views of the body they were drained in (one allocation a drain, not one an event). The log only
 //   ever loses its oldest items, so at most its oldest body is kept in part; when it is, the survivors are copied out
 //   of it (`detach`), so the bytes the log holds stay the bytes it counts against maxBytes.
+// - Events every consumer has read are also released, oldest first, while the log holds more than the relay's share
+//   of the process's read-history budget (read-retention.ts): that history serves only a replica joining late.
 import { KvsentinelError } from '../errors.js';
+import type { ReadRetentionShare } from './read-retention.js';
 
 export interface EventBufferOptions {
   readonly maxEvents: number;
@@ -71,6 +74,8 @@ export interface EventBufferStats {
   readonly evictedConsumers: number;
   /** forgotten consumers whose resume position was discarded by the MAX_FORGOTTEN bound */
   readonly forgottenDiscarded: number;
+  /** events every consumer had read, released before retainReadMs because the read-history budget was full */
+  readonly releasedForBudget: number;
   readonly consumers: readonly ConsumerStats[];
 }
 
@@ -138,6 +143,7 @@ export class EventBuffer<T = string> {
   readonly #options: EventBufferOptions;
   readonly #sizeOf: (item: T) => number;
   readonly #detach: ItemDetach<T> | null;
+  readonly #readShare: Pick<ReadRetentionShare, 'limitBytes'> | null;
   #log: T[] = [];
   #appendedAt: number[] = []; // parallel to #log
   #head = 0; // index in #log of seq #retainedFrom
@@ -152,19 +158,23 @@ export class EventBuffer<T = string> {
   /** forgotten consumer -> the toSeq of its last read */
   readonly #forgotten = new Map<string, number>();
   #forgottenDiscarded = 0;
+  #releasedForBudget = 0;
 
   /**
    * `sizeOf` counts an item against maxBytes; the default is a text's length or an item's bytes. `detach`: items are
-   * views of their drain body (BODY_VIEWS), copied out of it once the body is kept only in part.
+   * views of their drain body (BODY_VIEWS), copied out of it once the body is kept only in part. `readShare`: the
+   * relay's part of the read-history budget (null: read events stay retainReadMs within maxBytes).
    */
   constructor(
     options: Partial<EventBufferOptions> = {},
     sizeOf: (item: T) => number = textLength,
     detach: ItemDetach<T> | null = null,
+    readShare: Pick<ReadRetentionShare, 'limitBytes'> | null = null,
   ) {
     this.#options = { ...DEFAULT_EVENT_BUFFER_OPTIONS, ...options };
     this.#sizeOf = sizeOf;
     this.#detach = detach;
+    this.#readShare = readShare;
     if (!(this.#options.maxEvents >= 1) || !(this.#options.maxBytes >= 1) || !(this.#options.maxConsumers >= 1)) {
       throw new KvsentinelError('internal', 'EventBuffer: maxEvents, maxBytes and maxConsumers must be >= 1');
     }
@@ -250,6 +260,7 @@ export class EventBuffer<T = string> {
       expiredConsumers: this.#expired,
       evictedConsumers: this.#evictedConsumers,
       forgottenDiscarded: this.#forgottenDiscarded,
+      releasedForBudget: this.#releasedForBudget,
       consumers,
     };
   }
@@ -309,13 +320,18 @@ export class EventBuffer<T = string> {
     let min = this.nextSeq;
     for (const c of this.#consumers.values()) min = Math.min(min, c.cursor);
     const cutoff = now - this.#options.retainReadMs;
+    const limit = this.#readShare?.limitBytes() ?? Number.POSITIVE_INFINITY;
     let release = 0;
+    let early = 0;
     let bytes = this.#bytes;
     const readable = min - this.#retainedFrom;
-    while (release < readable && (this.#appendedAt[this.#head + release] as number) <= cutoff) {
+    for (; release < readable; release++) {
+      const expired = (this.#appendedAt[this.#head + release] as number) <= cutoff;
+      if (!expired && bytes <= limit) break;
+      if (!expired) early++;
       bytes -= this.#sizeOf(this.#log[this.#head + release] as T);
-      release++;
     }
+    this.#releasedForBudget += early;
     if (release > 0) this.#dropFront(release, bytes);
   }
 

@@ -20,6 +20,7 @@ import {
   type EventBufferOptions,
   type EventBufferStats,
 } from '../../core/relay/event-buffer.js';
+import type { ReadRetentionShare } from '../../core/relay/read-retention.js';
 import { splitJsonArrayBytes } from '../../core/relay/split-json-array.js';
 import { consecutiveRuns } from '../../core/wire/consecutive-runs.js';
 import type { KvEvent } from '../../core/wire/kv-event.js';
@@ -63,9 +64,14 @@ export class RelayEventPath {
   readonly #delivered = new Map<string, number>();
   #redelivered = 0;
 
-  constructor(deps: RelayEventPathDeps, buffer: Partial<EventBufferOptions> = {}) {
+  /** `readShare`: the relay's part of the process's read-history budget (read-retention.ts); null: none */
+  constructor(
+    deps: RelayEventPathDeps,
+    buffer: Partial<EventBufferOptions> = {},
+    readShare: ReadRetentionShare | null = null,
+  ) {
     this.#deps = deps;
-    this.#buffer = new EventBuffer<Uint8Array>(buffer, undefined, BODY_VIEWS);
+    this.#buffer = new EventBuffer<Uint8Array>(buffer, undefined, BODY_VIEWS, readShare);
     this.#drainer = new CoalescingRunner(() => this.#drainOnce());
   }
 

@@ -2,6 +2,7 @@
 // it, and its cumulative counters (the exporter's).
 import type { DecisionGate } from './decision-gate.js';
 import type { EventBufferOptions } from '../../core/relay/event-buffer.js';
+import type { ReadRetentionPool } from '../../core/relay/read-retention.js';
 import type { RequestUnreadableReason } from '../../core/relay/request-unreadable.js';
 import type { Clock, Logger, ObservationSink, SourceReporter } from '../ports.js';
 import type { RenderPool } from '../tokenizer/render-pool.js';
@@ -76,6 +77,11 @@ export interface RelayDeps {
   readonly logger: Logger;
   readonly inflight: InflightTracker;
   readonly parseEvents: ParseEvents;
+  /**
+   * the process's read-history budget, shared by its relays (the daemon's); absent: read events stay
+   * retainReadMs within the relay's own byte bound
+   */
+  readonly readRetention?: ReadRetentionPool;
   /** proxied request durations, to the last byte (the exporter's histogram) */
   readonly onProxied?: (server: string, seconds: number) => void;
   /** a request refused without being forwarded (the exporter's counter) */

@@ -23,6 +23,7 @@ import type { Readable } from 'node:stream';
 import { Client, Pool } from 'undici';
 import type { RequestUnreadableReason } from '../../core/relay/request-unreadable.js';
 import type { EventBufferStats } from '../../core/relay/event-buffer.js';
+import type { ReadRetentionShare } from '../../core/relay/read-retention.js';
 import { fetchBytes, reasonOf } from '../http/fetch-text.js';
 import type { RunningSource } from '../ports.js';
 import { CtxScanPool } from './ctx-scan-pool.js';
@@ -57,6 +58,7 @@ export class WorkerRelay implements RunningSource {
   readonly #options: RelayOptions;
   readonly #deps: RelayDeps;
   readonly #events: RelayEventPath;
+  readonly #readShare: ReadRetentionShare | null;
   readonly #pool: Pool;
   readonly #scans: CtxScanPool;
   readonly #recorder: CtxExchangeRecorder;
@@ -98,9 +100,11 @@ export class WorkerRelay implements RunningSource {
     const { status, clock, logger, parseEvents } = deps;
     // drained and delivered events wait behind decisions still being read (DecisionGate)
     const gate = deps.gate ?? new DecisionGate(deps.sink);
+    this.#readShare = deps.readRetention?.join() ?? null;
     this.#events = new RelayEventPath(
       { server: target.id, source: this.name, upstream: url, drain, sink: gate, status, clock, logger, parseEvents },
       this.#options.buffer,
+      this.#readShare,
     );
     this.#scans = new CtxScanPool({
       thread: this.#options.scanThread,
@@ -169,6 +173,7 @@ export class WorkerRelay implements RunningSource {
       consumersExpired: b.expiredConsumers,
       consumersEvicted: b.evictedConsumers,
       resumePositionsDiscarded: b.forgottenDiscarded,
+      readHistoryReleased: b.releasedForBudget,
       upstreamRetries: this.#upstreamRetries,
       eventsRedelivered: this.#events.redelivered,
       scanFallbacks: this.#scans.fallbacks.counts(),
@@ -229,6 +234,7 @@ export class WorkerRelay implements RunningSource {
     for (const server of this.#servers) server.closeAllConnections();
     await closed;
     await this.#events.idle();
+    this.#readShare?.leave();
     await this.#pool.close().catch(() => undefined);
     await this.#scans.close();
     this.#deps.inflight.unregister(this.target.id);
