@@ -10,9 +10,14 @@ export interface WindowedCountersOptions {
   readonly buckets?: number;
 }
 
+/** a sum kept in a cell, so an add to a key already in the bucket is one lookup, not a get and a set */
+interface Sum {
+  value: number;
+}
+
 interface Bucket {
   start: number;
-  readonly sums: Map<string, number>;
+  readonly sums: Map<string, Sum>;
   readonly maxes: Map<string, number>;
 }
 
@@ -42,8 +47,10 @@ export class WindowedCounters {
   }
 
   add(ts: number, key: string, amount = 1): void {
-    const bucket = this.#bucket(ts);
-    bucket.sums.set(key, (bucket.sums.get(key) ?? 0) + amount);
+    const sums = this.#bucket(ts).sums;
+    const sum = sums.get(key);
+    if (sum === undefined) sums.set(key, { value: amount });
+    else sum.value += amount;
   }
 
   /** Keeps the largest value seen in the bucket for `key`. */
@@ -56,7 +63,7 @@ export class WindowedCounters {
   /** Sum of `key` over the window ending at `now`. */
   sum(key: string, now: number): number {
     let total = 0;
-    for (const bucket of this.#ring) if (this.#live(bucket, now)) total += bucket.sums.get(key) ?? 0;
+    for (const bucket of this.#ring) if (this.#live(bucket, now)) total += bucket.sums.get(key)?.value ?? 0;
     return total;
   }
 

@@ -3,7 +3,7 @@
 // for a stream the router subscribes to itself, at once.
 import type { StreamSequenceObservation, WorkerEventsObservation } from '../observe/observation.js';
 import type { HashAlgo } from '../wire/kv-event.js';
-import { counterKeys, type KeptBy } from './counter-key.js';
+import { counterKeys, type CounterKey, type KeptBy } from './counter-key.js';
 import type { StoredEventCheck } from './hash-verifier.js';
 import type { SourceHealthBoard } from './source-health-board.js';
 import type { StateModel } from './state-model.js';
@@ -32,6 +32,41 @@ export type WorkerEventCounters = KeptBy<
 
 const counterKey = counterKeys<WorkerEventCounters>();
 
+/**
+ * The keys a server's events add to on every observation, made once per server: a stream brings one observation
+ * per batch, tens of thousands a second, and a key made afresh is a new string to build and hash each time.
+ */
+class ServerEventKeys {
+  readonly streamEvents: CounterKey;
+  readonly events: CounterKey;
+  readonly storedEvents: CounterKey;
+  readonly streamStoredBlocks: CounterKey;
+  readonly streamScopedBlocks: CounterKey;
+  readonly hashMatch: CounterKey;
+  readonly hashMismatch: CounterKey;
+  readonly hashUnverifiable: CounterKey;
+  readonly #server: string;
+  readonly #rankEvents: CounterKey[] = [];
+
+  constructor(server: string) {
+    this.#server = server;
+    this.streamEvents = counterKey('streamEvents', server);
+    this.events = counterKey('events', server);
+    this.storedEvents = counterKey('storedEvents', server);
+    this.streamStoredBlocks = counterKey('streamStoredBlocks', server);
+    this.streamScopedBlocks = counterKey('streamScopedBlocks', server);
+    this.hashMatch = counterKey('hashMatch', server);
+    this.hashMismatch = counterKey('hashMismatch', server);
+    this.hashUnverifiable = counterKey('hashUnverifiable', server);
+  }
+
+  rankEvents(rank: number): CounterKey {
+    // ranks are small integers (attention DP); an odd one is keyed afresh rather than widening the array
+    if (rank < 0 || rank >= 1024 || !Number.isInteger(rank)) return counterKey('rankEvents', this.#server, rank);
+    return (this.#rankEvents[rank] ??= counterKey('rankEvents', this.#server, rank));
+  }
+}
+
 /** What the other reducers read of worker truth's progress. */
 export interface WorkerTruthSeen {
   /** a stored event was seen: worker truth can say where a prefix was */
@@ -49,6 +84,8 @@ export class WorkerEventsReducer implements WorkerEventsView {
   readonly sources: SourceHealthBoard;
   #truthSeen = false;
   readonly #alternativeAlgo = new Map<string, HashAlgo>();
+  /** per server seen (as many as the state admits: its server bound) */
+  readonly #keys = new Map<string, ServerEventKeys>();
 
   constructor(model: StateModel, sources: SourceHealthBoard) {
     this.model = model;
@@ -67,10 +104,12 @@ export class WorkerEventsReducer implements WorkerEventsView {
     const m = this.model;
     const c = m.counters;
     const { server, ts } = obs;
+    let keys = this.#keys.get(server);
+    if (keys === undefined) this.#keys.set(server, (keys = new ServerEventKeys(server)));
     const streamed = obs.stream !== undefined;
     // a stream reaches every subscriber: a router that reads it (rather than a pull path it polls) holds the same
     const replicaFromStream = m.paths.workerEvents(server, obs.stream ?? null);
-    if (streamed) c.add(ts, counterKey('streamEvents', server), obs.events.length);
+    if (streamed) c.add(ts, keys.streamEvents, obs.events.length);
     else {
       // a drain proves the relay reads its worker again, even from a source that reports only its failures
       const relaySource = `relay:${server}`;
@@ -129,18 +168,18 @@ export class WorkerEventsReducer implements WorkerEventsView {
       }
     }
     if (events.length > 0) {
-      c.add(ts, counterKey('events', server), events.length);
+      c.add(ts, keys.events, events.length);
       const blocks = m.truth.blockCount(server);
       m.capacity.observeResidency(server, blocks);
       if (streamed) m.history.settle(server, m.capacity.of(server), m.sequence.ranks(server).length, blocks);
     }
-    for (const [rank, n] of perRank) c.add(ts, counterKey('rankEvents', server, rank), n);
-    if (stored > 0) c.add(ts, counterKey('storedEvents', server), stored);
-    if (streamStored > 0) c.add(ts, counterKey('streamStoredBlocks', server), streamStored);
-    if (streamScoped > 0) c.add(ts, counterKey('streamScopedBlocks', server), streamScoped);
-    if (match > 0) c.add(ts, counterKey('hashMatch', server), match);
-    if (mismatch > 0) c.add(ts, counterKey('hashMismatch', server), mismatch);
-    if (unverifiable > 0) c.add(ts, counterKey('hashUnverifiable', server), unverifiable);
+    for (const [rank, n] of perRank) c.add(ts, keys.rankEvents(rank), n);
+    if (stored > 0) c.add(ts, keys.storedEvents, stored);
+    if (streamStored > 0) c.add(ts, keys.streamStoredBlocks, streamStored);
+    if (streamScoped > 0) c.add(ts, keys.streamScopedBlocks, streamScoped);
+    if (match > 0) c.add(ts, keys.hashMatch, match);
+    if (mismatch > 0) c.add(ts, keys.hashMismatch, mismatch);
+    if (unverifiable > 0) c.add(ts, keys.hashUnverifiable, unverifiable);
   }
 
   streamSequence(obs: StreamSequenceObservation): void {
