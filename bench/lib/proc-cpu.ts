@@ -1,6 +1,6 @@
 // CPU time of a process and of its threads, and its peak memory, from /proc (Linux); null where /proc cannot be read.
 import { spawnSync } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 
 const CLK_TCK = Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout.trim()) || 100;
 
@@ -50,6 +50,19 @@ export function threadCpuMs(pid: number | undefined, named: string): ThreadCpu |
     return { main, named: namedMs, other };
   } catch {
     return null;
+  }
+}
+
+/**
+ * Starts a process's peak resident set (VmHWM) over from its current RSS (Linux: clear_refs 5), so a later read
+ * covers only what came after; false where the kernel refuses (the peak then still covers the whole run).
+ */
+export function resetPeakRss(pid: number | string = 'self'): boolean {
+  try {
+    writeFileSync(`/proc/${pid}/clear_refs`, '5');
+    return true;
+  } catch {
+    return false;
   }
 }
 

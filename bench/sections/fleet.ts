@@ -45,6 +45,7 @@ interface Derived {
   readonly rate: number;
   readonly fleetRate: number;
   readonly perEntry: number;
+  /** the churn's peak RSS (the fill's own transient left out: no sidecar sees a fill of event objects) */
   readonly peakRss: number;
 }
 
@@ -55,7 +56,7 @@ function derive(r: TaskResult, p: FleetParams): Derived {
     rate: r.measuredBatches / r.sidecarWallSeconds,
     fleetRate: p.servers * p.ranks * STEPS_PER_SECOND,
     perEntry: r.retainedBytesPerEntry,
-    peakRss: r.taskMaxRssBytes,
+    peakRss: r.churnPeakRssBytes,
   };
 }
 
@@ -103,7 +104,7 @@ export async function fleetSection(config: RunConfig): Promise<SectionReport> {
   const latency = r.faultFleetMs;
   const rows: Row[] = [
     {
-      measurement: `peak RSS, ${label}, ${blocks} blocks in each table, steady churn`,
+      measurement: `peak RSS, ${label}, ${blocks} blocks in each table, steady churn (the high-water mark from the end of the fill)`,
       result: fmtBytes(fleet.peakRss),
       baseline: `${unitLabel} ${fmtBytes(u((d) => d.peakRss))}`,
       ratio: fmtRatio(fleet.peakRss / u((d) => d.peakRss)),
@@ -238,7 +239,9 @@ function samples(f: Derived, units: readonly Derived[], p: FleetParams, load0: n
   const load = (l: readonly number[]): string => l.map((v) => v.toFixed(2)).join(' ');
   return (
     `${p.servers}-server run: fill of ${r.blocks.toLocaleString('en-US')} blocks per table in ${r.fillSeconds.toFixed(0)} s (${r.fillCpuSeconds.toFixed(0)} s CPU); ` +
-    `RSS ${fmtBytes(r.rssBeforeBytes)} before, ${fmtBytes(r.rssAfterFillBytes)} after the fill, ${fmtBytes(r.churnPeakRssBytes)} at most during churn; ` +
+    `RSS ${fmtBytes(r.rssBeforeBytes)} before, ${fmtBytes(r.rssAfterFillBytes)} after the fill, ${fmtBytes(r.churnPeakRssBytes)} at most during churn ` +
+    `(${r.churnPeakExact ? "the kernel's peak, restarted after the fill" : 'sampled after each round: this kernel would not restart its peak'}; ` +
+    `${fmtBytes(r.taskMaxRssBytes)} over the whole run, the fill's batches of event objects and the profiler included); ` +
     `measured ${r.measuredBatches.toLocaleString('en-US')} batches (${r.measuredEvents.toLocaleString('en-US')} events, ${fmtBytes(r.measuredBodyBytes)} of bodies) in ` +
     `${r.sidecarWallSeconds.toFixed(1)} s wall and ${r.sidecarCpuSeconds.toFixed(1)} s CPU of the sidecar (the generator took ${r.generatorCpuSeconds.toFixed(1)} s CPU and the scrapes ${r.scrapeCpuSeconds.toFixed(1)} s, left out); ` +
     `/metrics ${fmtBytes(r.scrapeBytes)}, ${r.scrapeSamples.toLocaleString('en-US')} samples, render ms ${r.scrapeMs.map((v) => v.toFixed(0)).join('/')}; ` +
