@@ -50,13 +50,13 @@ const LIFE_CAUSE: Record<LifeChange, string> = {
   'reconnect-unverifiable': 'after a reconnection the seq jumped and nothing shows the old life went on',
 };
 
-const sameBytes = (a: Arrival, b: Arrival): boolean => {
-  const x = a.payload;
-  const y = b.payload;
+const equalBytes = (x: Uint8Array, y: Uint8Array): boolean => {
   if (x.length !== y.length) return false;
   for (let i = 0; i < x.length; i++) if (x[i] !== y[i]) return false;
   return true;
 };
+
+const sameBytes = (a: Arrival, b: Arrival): boolean => equalBytes(a.payload, b.payload);
 
 const hex = (bytes: Uint8Array): string => Buffer.from(bytes).toString('hex');
 
@@ -66,6 +66,8 @@ export class RankPipeline {
   readonly #d: RankPipelineDeps;
   /** the publisher life's id (hex), once a batch carried one */
   #publisherId: string | null = null;
+  /** its bytes: a snapshot-mode publisher sends the id with every batch, and most are the same as the last */
+  #publisherIdBytes: Uint8Array | null = null;
   /** when the last message (batch or heartbeat) arrived, for the heartbeat check */
   lastHeard: number | null = null;
   /** the rank missed its heartbeat and was reported down */
@@ -93,7 +95,7 @@ export class RankPipeline {
       if (this.#d.silenceIsDown) this.#d.status.ok(this.#d.source);
     }
     const idBytes = frameId ?? arrival.decoded.batch?.publisherId ?? null;
-    const id = idBytes === null ? null : hex(idBytes);
+    const id = idBytes === null ? null : this.#idText(idBytes);
     if (id !== null && this.#publisherId !== null && id !== this.#publisherId) {
       this.#publisherId = id;
       this.run(this.sequencer.restart(seq, arrival));
@@ -105,6 +107,15 @@ export class RankPipeline {
       this.sequencer.sameLife();
     }
     this.run(this.sequencer.live(seq, arrival));
+  }
+
+  /** the id's hex, made afresh only when its bytes are not the last id's */
+  #idText(bytes: Uint8Array): string {
+    if (this.#publisherId !== null && this.#publisherIdBytes !== null && equalBytes(this.#publisherIdBytes, bytes))
+      return this.#publisherId;
+    // every id live() reads becomes #publisherId, so these bytes are its bytes from here on
+    this.#publisherIdBytes = bytes.slice();
+    return hex(bytes);
   }
 
   replayed(seq: bigint, payload: Uint8Array): void {
