@@ -64,6 +64,18 @@ const valueOf = (metrics: string, series: string): number => {
   return line === undefined ? 0 : Number(line.slice(series.length + 1));
 };
 
+/** A daemon started on free ports from a configuration file's content (stopped after the test). */
+async function startedDaemon(file: unknown): Promise<{ base: string; relay: (id: string) => string }> {
+  const daemon = createDaemon(buildConfig(file, {}));
+  await daemon.start();
+  cleanups.push(() => daemon.stop());
+  const web = daemon.webAddress();
+  return {
+    base: `http://${web.host}:${web.port}`,
+    relay: (id) => `http://127.0.0.1:${daemon.relayAddress(id)?.port}`,
+  };
+}
+
 describe('daemon under injected faults', () => {
   it('float and negative hashes, id gaps, a reset, 5xx, a slow drain, a missing router debug endpoint: all counted, nothing else lost', async () => {
     const good = [created(0), removed(1, '18446744073709551615'), removed(2, '9007199254740993')];
@@ -81,26 +93,17 @@ describe('daemon under injected faults', () => {
     const healthy: FakeCtxWorker = await startFakeCtxWorker();
     cleanups.push(() => healthy.close());
     const noDebug = await scriptedWorker([]); // answers 404 for /debug/...
-    const config = buildConfig(
-      {
-        web: { listen_address: '127.0.0.1:0' },
-        relays: [
-          { id: 'ctx0', upstream: faulty.url, listen: '127.0.0.1:0' },
-          { id: 'ctx1', upstream: healthy.url, listen: '127.0.0.1:0' },
-        ],
-        relay: { drain_interval: '40ms', drain_timeout: '300ms' },
-        router_debug: { url: noDebug.url, interval: '50ms' },
-        server_info_interval: '200ms',
-        timeout: '300ms',
-      },
-      {},
-    );
-    const daemon = createDaemon(config);
-    await daemon.start();
-    cleanups.push(() => daemon.stop());
-    const web = daemon.webAddress();
-    const base = `http://${web.host}:${web.port}`;
-    const relay = (id: string): string => `http://127.0.0.1:${daemon.relayAddress(id)?.port}`;
+    const { base, relay } = await startedDaemon({
+      web: { listen_address: '127.0.0.1:0' },
+      relays: [
+        { id: 'ctx0', upstream: faulty.url, listen: '127.0.0.1:0' },
+        { id: 'ctx1', upstream: healthy.url, listen: '127.0.0.1:0' },
+      ],
+      relay: { drain_interval: '40ms', drain_timeout: '300ms' },
+      router_debug: { url: noDebug.url, interval: '50ms' },
+      server_info_interval: '200ms',
+      timeout: '300ms',
+    });
 
     await eventually(() => faulty.script.length === 0, 8_000, 'every scripted drain served');
     const run = await runFakeOrchestrator([relay('ctx1')], 6, { consumer: 'router' });
@@ -151,22 +154,15 @@ describe('daemon under injected faults', () => {
     // drain 1 at start-up: 3 stored blocks into a table capped at 2; drain 2 (for the router's poll) is slow
     const stored = storedEventText(0, 100, 3);
     const worker = await scriptedWorker([{ body: `[${stored}]` }, { delayMs: 1_500, body: `[${removed(1, '5')}]` }]);
-    const config = buildConfig(
-      {
-        web: { listen_address: '127.0.0.1:0' },
-        relays: [{ id: 'ctx0', upstream: worker.url, listen: '127.0.0.1:0' }],
-        relay: { drain_interval: '1h', drain_timeout: '5s', max_consumers: 2 },
-        state: { max_table_blocks: 2 },
-        server_info_interval: '1h',
-      },
-      {},
-    );
-    const daemon = createDaemon(config);
-    await daemon.start();
-    cleanups.push(() => daemon.stop());
-    const web = daemon.webAddress();
-    const base = `http://${web.host}:${web.port}`;
-    const relay = `http://127.0.0.1:${daemon.relayAddress('ctx0')?.port}`;
+    const daemon = await startedDaemon({
+      web: { listen_address: '127.0.0.1:0' },
+      relays: [{ id: 'ctx0', upstream: worker.url, listen: '127.0.0.1:0' }],
+      relay: { drain_interval: '1h', drain_timeout: '5s', max_consumers: 2 },
+      state: { max_table_blocks: 2 },
+      server_info_interval: '1h',
+    });
+    const base = daemon.base;
+    const relay = daemon.relay('ctx0');
     await eventually(() => worker.script.length === 1, 5_000, 'the start-up drain');
 
     // the router's poll times out while the worker is slow: it hangs up
@@ -203,25 +199,18 @@ describe('daemon under injected faults', () => {
     const events = Array.from({ length: 10 }, (_, i) => removed(i, String(1_000 + i)));
     const busy = await scriptedWorker([{ body: `[${events.join(',')}]` }]);
     const quiet = await scriptedWorker([]);
-    const config = buildConfig(
-      {
-        web: { listen_address: '127.0.0.1:0' },
-        relays: [
-          { id: 'ctx0', upstream: busy.url, listen: '127.0.0.1:0' },
-          { id: 'ctx1', upstream: quiet.url, listen: '127.0.0.1:0' },
-        ],
-        // 10 s of read history, but 400 bytes for both relays: 200 each, about two of these events
-        relay: { drain_interval: '1h', retain_read: '10s', retain_read_bytes: 400 },
-        server_info_interval: '1h',
-      },
-      {},
-    );
-    const daemon = createDaemon(config);
-    await daemon.start();
-    cleanups.push(() => daemon.stop());
-    const web = daemon.webAddress();
-    const base = `http://${web.host}:${web.port}`;
-    const relay = `http://127.0.0.1:${daemon.relayAddress('ctx0')?.port}`;
+    const daemon = await startedDaemon({
+      web: { listen_address: '127.0.0.1:0' },
+      relays: [
+        { id: 'ctx0', upstream: busy.url, listen: '127.0.0.1:0' },
+        { id: 'ctx1', upstream: quiet.url, listen: '127.0.0.1:0' },
+      ],
+      // 10 s of read history, but 400 bytes for both relays: 200 each, about two of these events
+      relay: { drain_interval: '1h', retain_read: '10s', retain_read_bytes: 400 },
+      server_info_interval: '1h',
+    });
+    const base = daemon.base;
+    const relay = daemon.relay('ctx0');
     await eventually(() => busy.script.length === 0, 5_000, 'the start-up drain');
     expect(await pollEvents(relay, 'router')).toEqual(events);
     // a replica joining a moment later gets what the budget kept of the history: the newest events, in order
