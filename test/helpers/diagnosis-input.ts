@@ -158,6 +158,7 @@ export const QUIET_SIDECAR = {
   worstUtilization: 0,
   laggingNow: false,
   lastLagEnd: null,
+  worstBacklogMs: 0,
 } as const;
 
 export function quietInput(over: Partial<DiagnosisInput> = {}): DiagnosisInput {

@@ -13,6 +13,7 @@ import { createSentinelState } from '../../src/core/state/sentinel-state.js';
 import { startSidecarLoadMonitor } from '../../src/sources/self/sidecar-load-monitor.js';
 import { silentLogger } from '../../src/sources/ports.js';
 import { SourceStatusBoard } from '../../src/sources/source-status.js';
+import { BACKLOG_MS } from '../../src/sources/zmq/socket-backlog.js';
 import { ZmqEventsSource } from '../../src/sources/zmq/zmq-events-source.js';
 import { repoRoot } from '../helpers/paths.js';
 import { eventually } from '../helpers/recording-sink.js';
@@ -29,10 +30,11 @@ interface Flood {
   done(): Promise<{ sent: number }>;
 }
 
-async function startFlood(batches: number): Promise<Flood> {
+/** `rate`: batches/s (null: as fast as the publisher can) */
+async function startFlood(batches: number, rate: number | null = null): Promise<Flood> {
   const proc: ChildProcessWithoutNullStreams = spawn('/usr/bin/python3', [
     PUBLISHER,
-    JSON.stringify({ batches, lag: 256, hwm: 100 }),
+    JSON.stringify({ batches, lag: 256, hwm: 100, ...(rate !== null ? { rate } : {}) }),
   ]);
   cleanups.push(() => {
     proc.stdin.end('quit\n');
@@ -52,6 +54,14 @@ async function startFlood(batches: number): Promise<Flood> {
   };
 }
 
+/** Busy for `us` microseconds (a batch that costs more than the stream's interval). */
+function spin(us: number): void {
+  const until = process.hrtime.bigint() + BigInt(us * 1000);
+  while (process.hrtime.bigint() < until) {
+    // busy
+  }
+}
+
 /** Holds the event loop for `ms`, as a saturated sidecar (or a starved host) does. */
 function stall(ms: number): void {
   const until = Date.now() + ms;
@@ -60,12 +70,29 @@ function stall(ms: number): void {
   }
 }
 
-/** A flood while the loop stalls for `stallMs`; `monitored`: the load monitor reports, as the daemon's does. */
-async function floodedState(stallMs: number, monitored = true) {
-  const flood = await startFlood(30_000);
+interface FloodCase {
+  /** the loop stalls this long once the flood starts */
+  readonly stallMs?: number;
+  /** the load monitor reports, as the daemon's does */
+  readonly monitored?: boolean;
+  /** each batch's observation costs this much more CPU (a sidecar slower than the stream, its loop on time) */
+  readonly costPerBatchUs?: number;
+  readonly batches?: number;
+  readonly rate?: number | null;
+}
+
+async function floodedState(c: FloodCase) {
+  const { stallMs = 0, monitored = true, costPerBatchUs = 0 } = c;
+  const flood = await startFlood(c.batches ?? 30_000, c.rate ?? null);
   const state = createSentinelState({ mode: 'auto' });
   const seen: Observation[] = [];
-  const sink = { apply: (o: Observation) => (seen.push(o), state.apply(o)) };
+  const sink = {
+    apply: (o: Observation) => {
+      if (costPerBatchUs > 0 && o.kind === 'worker-events') spin(costPerBatchUs);
+      seen.push(o);
+      state.apply(o);
+    },
+  };
   const status = new SourceStatusBoard({ sink, clock: Date.now });
   const source = new ZmqEventsSource(
     { id: 'ctx0', endpoint: flood.endpoint, replay: null, engine: 'vllm', ranks: 1, topic: '' },
@@ -99,7 +126,7 @@ async function floodedState(stallMs: number, monitored = true) {
 
 describe('a sidecar that falls behind', () => {
   it('names itself, with the batches it lost, and raises nothing about the deployment', async () => {
-    const r = await floodedState(1_500);
+    const r = await floodedState({ stallMs: 1_500 });
     expect(r.lost, `sent ${r.sent}, received ${r.received}`).toBeGreaterThan(0);
     const ids = r.snapshot.findings.map((f) => f.id);
     const lagging = r.snapshot.findings.find((f) => f.id === 'sidecar-lagging');
@@ -113,10 +140,24 @@ describe('a sidecar that falls behind', () => {
   }, 60_000);
 
   it('without its load reports, the same stall and loss is blamed on the deployment (what kvsentinel did before)', async () => {
-    const r = await floodedState(1_500, false);
+    const r = await floodedState({ stallMs: 1_500, monitored: false });
     expect(r.lost, `sent ${r.sent}, received ${r.received}`).toBeGreaterThan(0);
     const ids = r.snapshot.findings.map((f) => f.id);
     expect(ids).toContain('event-queue-shared');
     expect(ids).not.toContain('sidecar-lagging');
+  }, 60_000);
+
+  it('names itself when it takes batches slower than they come with its loop on time: its queue never empties', async () => {
+    // 20k batches/s for 4 s into a subscriber that spends 150 µs more on each: its loop answers timers on time (every
+    // receive yields to it), so only its socket's backlog tells that the high-water mark dropped the batches
+    const r = await floodedState({ costPerBatchUs: 150, batches: 80_000, rate: 20_000 });
+    expect(r.lost, `sent ${r.sent}, received ${r.received}`).toBeGreaterThan(0);
+    const ids = r.snapshot.findings.map((f) => f.id);
+    const lagging = r.snapshot.findings.find((f) => f.id === 'sidecar-lagging');
+    expect(lagging, ids.join(', ')).toBeDefined();
+    expect(lagging?.servers).toEqual(['ctx0']);
+    expect(Number(lagging?.evidence.worst_backlog_ms)).toBeGreaterThanOrEqual(BACKLOG_MS);
+    expect(Number(lagging?.evidence.sidecar_missed)).toBe(r.lost);
+    expect(ids.filter((id) => id !== 'sidecar-lagging' && id !== 'evidence-insufficient')).toEqual([]);
   }, 60_000);
 });

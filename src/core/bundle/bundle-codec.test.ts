@@ -123,6 +123,20 @@ describe('bundle codec', () => {
         digest: null,
       },
       {
+        // a gap the subscriber's own backlog explains: the replay of the bundle blames the sidecar as the live run did
+        observation: {
+          kind: 'stream-sequence',
+          ts: 2,
+          server: 'ctx0',
+          rank: 0,
+          change: 'gap',
+          lost: 40,
+          filled: 0,
+          subscriberBehindMs: 2_500,
+        },
+        digest: null,
+      },
+      {
         observation: {
           kind: 'worker-events',
           ts: 3,

@@ -215,6 +215,7 @@ const DECODERS: { readonly [K in ObservationKind]: KindDecoder } = {
       change: enumOf(STREAM_SEQUENCE_CHANGES, (c) => `unknown stream change ${c}`),
       lost: num,
       filled: num,
+      subscriberBehindMs: optional(num),
     }),
   ),
   'router-poll': plain(

@@ -301,6 +301,11 @@ export interface SidecarDiagnosis {
   readonly laggingNow: boolean;
   /** the newest lagging interval's end, or null */
   readonly lastLagEnd: number | null;
+  /**
+   * the longest a ZMQ subscriber's socket had held a backlog when one of its gaps showed (0: none): it took batches
+   * slower than they came, with its loop on time, so its high-water mark dropped them
+   */
+  readonly worstBacklogMs: number;
 }
 
 export interface DiagnosisInput {

@@ -52,6 +52,11 @@ export interface StreamSequenceObservation extends ServerObservationHead<'stream
   readonly change: StreamSequenceChange;
   readonly lost: number;
   readonly filled: number;
+  /**
+   * on a gap: how long this subscriber's socket had held a backlog (its queue never found empty) when the gap showed,
+   * so the batches were dropped at its own high-water mark; absent: it was keeping up
+   */
+  readonly subscriberBehindMs?: number;
 }
 
 /** A consumer (the router) polled the relay for a server and received relay events [fromSeq, toSeq). */

@@ -231,6 +231,7 @@ export function projectDiagnosisInput(parts: DiagnosisSources, now: number): Dia
       worstUtilization: lag.worstUtilization,
       laggingNow: lag.laggingNow,
       lastLagEnd: lag.lastLagEnd,
+      worstBacklogMs: lag.worstBacklogMs,
     },
     window,
     thresholds: m.thresholds,

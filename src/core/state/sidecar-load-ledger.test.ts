@@ -33,4 +33,17 @@ describe('SidecarLoadLedger', () => {
     l.load(load(3_000, 10));
     expect(l.summary(null).laggingNow).toBe(false);
   });
+
+  it("takes a gap that showed while a subscriber's own queue was backlogged, with no late loop at all", () => {
+    const l = new SidecarLoadLedger();
+    l.load(load(1_000, 3, 1));
+    l.gap(1_500, 'ctx0', 7, 2_400);
+    l.gap(1_600, 'ctx1', 2, null);
+    const s = l.summary(null);
+    expect(s).toMatchObject({ intervals: 0, worstBacklogMs: 2_400, laggingNow: false });
+    expect(Object.fromEntries(s.byServer)).toEqual({ ctx0: { gaps: 1, missed: 7 } });
+    // before the window: neither counted nor the worst
+    expect(l.summary(2_000)).toMatchObject({ worstBacklogMs: 0 });
+    expect(l.summary(2_000).byServer.size).toBe(0);
+  });
 });

@@ -33,6 +33,8 @@ interface Gap {
   readonly ts: number;
   readonly server: string;
   readonly missing: number;
+  /** the subscriber's own socket held a backlog this long when the gap showed: its loss whatever the loop did */
+  readonly behindMs: number | null;
 }
 
 export interface SidecarGaps {
@@ -50,7 +52,9 @@ export interface SidecarLagSummary {
   readonly laggingNow: boolean;
   /** the newest lagging interval's end, or null */
   readonly lastLagEnd: number | null;
-  /** gaps (and events or batches they lost) the lag explains, by server */
+  /** the longest backlog a ZMQ subscriber held when a gap showed (0: none in the window) */
+  readonly worstBacklogMs: number;
+  /** gaps (and events or batches they lost) the lag or a subscriber's backlog explains, by server */
   readonly byServer: ReadonlyMap<string, SidecarGaps>;
 }
 
@@ -75,8 +79,8 @@ export class SidecarLoadLedger {
     if (this.#lags.length > MAX_ENTRIES) this.#lags.shift();
   }
 
-  gap(ts: number, server: string, missing: number): void {
-    this.#gaps.push({ ts, server, missing });
+  gap(ts: number, server: string, missing: number, behindMs: number | null = null): void {
+    this.#gaps.push({ ts, server, missing, behindMs });
     if (this.#gaps.length > MAX_ENTRIES) this.#gaps.shift();
   }
 
@@ -91,12 +95,13 @@ export class SidecarLoadLedger {
     const from = since ?? Number.NEGATIVE_INFINITY;
     const lags = this.#lags.filter((l) => l.to >= from);
     const byServer = new Map<string, SidecarGaps>();
-    if (lags.length > 0) {
-      for (const g of this.#gaps) {
-        if (g.ts < from || !this.#explains(g.ts)) continue;
-        const s = byServer.get(g.server) ?? { gaps: 0, missed: 0 };
-        byServer.set(g.server, { gaps: s.gaps + 1, missed: s.missed + g.missing });
-      }
+    let worstBacklogMs = 0;
+    for (const g of this.#gaps) {
+      if (g.ts < from) continue;
+      if (g.behindMs !== null) worstBacklogMs = Math.max(worstBacklogMs, g.behindMs);
+      else if (lags.length === 0 || !this.#explains(g.ts)) continue;
+      const s = byServer.get(g.server) ?? { gaps: 0, missed: 0 };
+      byServer.set(g.server, { gaps: s.gaps + 1, missed: s.missed + g.missing });
     }
     return {
       intervals: lags.length,
@@ -105,6 +110,7 @@ export class SidecarLoadLedger {
       worstUtilization: lags.reduce((n, l) => Math.max(n, l.utilization), 0),
       laggingNow: this.#laggingNow,
       lastLagEnd: lags.at(-1)?.to ?? null,
+      worstBacklogMs,
       byServer,
     };
   }

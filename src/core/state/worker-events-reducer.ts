@@ -201,7 +201,7 @@ export class WorkerEventsReducer implements WorkerEventsView {
     if (obs.filled > 0) m.counters.add(ts, counterKey('streamBatchesFilled', server), obs.filled);
     if (obs.lost <= 0) return;
     m.sequence.noteStreamGap(server, rank, obs.lost);
-    this.#gap(ts, server, rank, obs.lost);
+    this.#gap(ts, server, rank, obs.lost, obs.subscriberBehindMs ?? null);
   }
 
   /** A rank restarted: what worker truth held for it is gone. */
@@ -212,9 +212,10 @@ export class WorkerEventsReducer implements WorkerEventsView {
     c.add(ts, counterKey('rankResets', server, rank));
   }
 
-  #gap(ts: number, server: string, rank: number, missing: number): void {
+  /** `behindMs`: the subscriber's own backlog when a stream gap showed (the sidecar's loss), else null */
+  #gap(ts: number, server: string, rank: number, missing: number, behindMs: number | null = null): void {
     const c = this.model.counters;
-    this.model.sidecarLoad.gap(ts, server, missing);
+    this.model.sidecarLoad.gap(ts, server, missing, behindMs);
     c.add(ts, counterKey('gaps', server));
     c.add(ts, counterKey('missedEvents', server), missing);
     c.add(ts, counterKey('rankGaps', server, rank));

@@ -10,6 +10,7 @@ import type { StreamOrigin } from '../../core/stream/stream-engine.js';
 import { StreamSequencer, type LifeChange, type SequencerAction } from '../../core/stream/stream-sequencer.js';
 import type { StreamEventConverter } from '../../core/stream/to-kv-events.js';
 import type { Clock, Logger, ObservationSink, SourceReporter } from '../ports.js';
+import type { SocketBacklog } from './socket-backlog.js';
 import { emptyRankCounters, type MutableRankCounters } from './stream-counters.js';
 
 /** A batch as it arrived, decoded once. */
@@ -36,6 +37,8 @@ export interface RankPipelineDeps {
   /** asks the rank's replay ROUTER for batches from a seq; null: no replay endpoint */
   readonly replay: ((fromSeq: bigint) => void) | null;
   readonly maxHeldBatches: number;
+  /** the backlog of the socket this rank's batches arrive on: a gap while it is behind is the sidecar's own loss */
+  readonly backlog?: SocketBacklog;
   /**
    * a silent heartbeat marks the source down (a subscription to a known worker); false on a bound socket, where a
    * pod that stopped publishing was more likely scaled down than hung: it is logged, not an unreachable source
@@ -171,7 +174,22 @@ export class RankPipeline {
 
   #observe(change: 'gap' | 'reset' | 'history-incomplete', lost: number, filled: number): void {
     const d = this.#d;
-    d.sink.apply({ kind: 'stream-sequence', ts: d.clock(), server: d.server, rank: d.rank, change, lost, filled });
+    const ts = d.clock();
+    const behind = change === 'gap' && lost > 0 ? (d.backlog?.behindMs(ts) ?? null) : null;
+    d.sink.apply(
+      behind === null
+        ? { kind: 'stream-sequence', ts, server: d.server, rank: d.rank, change, lost, filled }
+        : {
+            kind: 'stream-sequence',
+            ts,
+            server: d.server,
+            rank: d.rank,
+            change,
+            lost,
+            filled,
+            subscriberBehindMs: behind,
+          },
+    );
   }
 
   #reset(fromSeq: bigint, toSeq: bigint, cause: LifeChange): void {

@@ -21,6 +21,7 @@ import type { ForwardCounters, StreamRankCounters } from '../../core/observe/sid
 import { streamConverter, streamOrigin } from './stream-origin.js';
 import { DEFAULT_ZMQ_OPTIONS, type ZmqSourceDeps, type ZmqSourceOptions } from './zmq-events-source.js';
 import { rankEndpoint } from './zmq-endpoints.js';
+import { SocketBacklog } from './socket-backlog.js';
 
 export interface ZmqBindSpec {
   /** the address to bind for rank 0 (tcp://*:5557, tcp://0.0.0.0:5557, ipc://PATH); rank r at port + r */
@@ -44,6 +45,7 @@ interface BoundSocket {
   readonly sub: Subscriber;
   /** the PUB that passes each message on (spec.forward), or null */
   readonly forward: Publisher | null;
+  readonly backlog: SocketBacklog;
 }
 
 interface ServerStreams {
@@ -121,7 +123,13 @@ export class ZmqBindSource implements RunningSource {
       }
       // a forwarding socket takes every topic: the consumer behind it filters for itself
       sub.subscribe(this.spec.forward !== undefined ? '' : this.spec.topic);
-      const socket: BoundSocket = { rank, endpoint: sub.lastEndpoint ?? endpoint, sub, forward: this.#forwarder(rank) };
+      const socket: BoundSocket = {
+        rank,
+        endpoint: sub.lastEndpoint ?? endpoint,
+        sub,
+        forward: this.#forwarder(rank),
+        backlog: new SocketBacklog(),
+      };
       this.#sockets.push(socket);
       this.#deps.status.ok(this.name);
       // a publisher left: it may come back as a new life, and nothing says which server it was
@@ -193,6 +201,7 @@ export class ZmqBindSource implements RunningSource {
     try {
       for await (const frames of socket.sub) {
         if (this.#stopped) return;
+        socket.backlog.taken(this.#deps.clock, socket.sub);
         if (socket.forward !== null) {
           await this.#pass(socket, frames);
           // ZMQ's prefix match, as the socket would have applied it without forwarding
@@ -208,7 +217,7 @@ export class ZmqBindSource implements RunningSource {
           this.#deps.status.badInput(this.name, 'stream-unnamed-publisher');
           continue;
         }
-        const pipeline = this.#pipeline(named.server, socket.rank);
+        const pipeline = this.#pipeline(named.server, socket);
         if (pipeline === null) {
           this.#deps.status.badInput(this.name, 'stream-too-many-publishers');
           continue;
@@ -220,7 +229,8 @@ export class ZmqBindSource implements RunningSource {
     }
   }
 
-  #pipeline(server: string, rank: number): RankPipeline | null {
+  #pipeline(server: string, socket: BoundSocket): RankPipeline | null {
+    const rank = socket.rank;
     let streams = this.#servers.get(server);
     const known = streams?.ranks.get(rank);
     if (known !== undefined) return known;
@@ -244,6 +254,8 @@ export class ZmqBindSource implements RunningSource {
       statedRank: (batchRank) => (ranks > 1 ? rank : batchRank !== null && batchRank > 0 ? batchRank : null),
       replay: null,
       maxHeldBatches: this.#options.maxHeldBatches,
+      // one queue for every publisher of this rank: behind for one, behind for all
+      backlog: socket.backlog,
       silenceIsDown: false,
     });
     streams.ranks.set(rank, pipeline);

@@ -16,6 +16,7 @@ import { streamConverter, streamOrigin } from './stream-origin.js';
 import type { StreamRankCounters } from '../../core/observe/sidecar-stats.js';
 import type { MutableRankCounters } from './stream-counters.js';
 import { rankEndpoint } from './zmq-endpoints.js';
+import { SocketBacklog } from './socket-backlog.js';
 
 export interface ZmqStreamSpec {
   /** the server id (the same as its relay's or --ctx's when the sidecar sees it there too) */
@@ -79,6 +80,7 @@ class RankStream {
   readonly rank: number;
   readonly endpoint: string;
   readonly replayEndpoint: string | null;
+  readonly backlog = new SocketBacklog();
 
   constructor(
     rank: number,
@@ -211,6 +213,7 @@ export class ZmqEventsSource implements RunningSource {
       statedRank: (batchRank) => (ranks > 1 ? r.rank : batchRank !== null && batchRank > 0 ? batchRank : null),
       replay: r.replayEndpoint === null ? null : (fromSeq) => this.#replay(r, fromSeq),
       maxHeldBatches: this.#options.maxHeldBatches,
+      backlog: r.backlog,
       silenceIsDown: true,
     });
   }
@@ -253,6 +256,7 @@ export class ZmqEventsSource implements RunningSource {
       while (!this.#stopped && !r.sub.closed) {
         const frames = await r.sub.receive();
         if (this.#stopped) return;
+        r.backlog.taken(this.#deps.clock, r.sub);
         const message = decodeLiveMessage(frames);
         if (!message.ok) {
           this.#malformed(r, message.issue.code);

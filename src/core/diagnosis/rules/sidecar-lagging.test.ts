@@ -58,6 +58,16 @@ describe('sidecar-lagging', () => {
     expect(findingsOf({ ...input, sidecar: lagged }).map((x) => x.id)).toContain('event-queue-shared');
   });
 
+  it("takes the gaps a backlogged subscriber lost, its loop on time: named by the backlog, none the deployment's", () => {
+    const behind = { ...QUIET_SIDECAR, worstBacklogMs: 3_400 };
+    const f = findingsOf(quietInput({ sidecar: behind, servers: [streamed('ctx0', 4, 4), quietServer('ctx1')] }));
+    expect(f.map((x) => x.id)).not.toContain('event-queue-shared');
+    const lag = f.find((x) => x.id === 'sidecar-lagging');
+    expect(lag?.evidence).toMatchObject({ worst_backlog_ms: 3_400, lag_intervals: 0, sidecar_gaps: 4 });
+    expect(lag?.summary).toMatch(/a ZMQ subscriber's queue held a backlog for up to 3\.4 s/);
+    expect(lag?.summary).not.toMatch(/event loop/);
+  });
+
   it('says nothing, and holds nothing back, for a late loop that lost nothing', () => {
     expect(findingsOf(quietInput({ sidecar: lagged })).map((x) => x.id)).not.toContain('sidecar-lagging');
     expect(findingsOf(quietInput({ sidecar: { ...lagged, laggingNow: true } })).map((x) => x.id)).not.toContain(

@@ -1,0 +1,40 @@
+import { describe, expect, it } from 'vitest';
+import { BACKLOG_GRACE_MS, BACKLOG_MS, LOOK_EVERY, SocketBacklog } from './socket-backlog.js';
+
+describe('SocketBacklog', () => {
+  it('is behind only once its queue has not been found empty for BACKLOG_MS, and for a grace after it empties', () => {
+    const b = new SocketBacklog();
+    b.seen(true, 1_000);
+    expect(b.behindMs(1_000 + BACKLOG_MS - 1)).toBeNull();
+    b.seen(true, 1_500);
+    expect(b.behindMs(1_000 + BACKLOG_MS)).toBe(BACKLOG_MS);
+    b.seen(false, 3_000);
+    // the hole was queued behind the backlog: a gap that shows just after it emptied is still its loss
+    expect(b.behindMs(3_000 + BACKLOG_GRACE_MS)).toBe(2_000);
+    expect(b.behindMs(3_000 + BACKLOG_GRACE_MS + 1)).toBeNull();
+  });
+
+  it('calls a burst that empties within BACKLOG_MS keeping up', () => {
+    const b = new SocketBacklog();
+    b.seen(true, 0);
+    b.seen(false, BACKLOG_MS - 1);
+    b.seen(true, BACKLOG_MS);
+    expect(b.behindMs(BACKLOG_MS + 10)).toBeNull();
+    expect(b.behindMs(2 * BACKLOG_MS - 1)).toBeNull();
+  });
+
+  it('looks at the socket once every LOOK_EVERY messages', () => {
+    const b = new SocketBacklog();
+    let looks = 0;
+    const socket = {
+      get readable(): boolean {
+        looks++;
+        return true;
+      },
+    };
+    let now = 0;
+    for (let i = 0; i < 10 * LOOK_EVERY; i++) b.taken(() => (now += 1), socket);
+    expect(looks).toBe(10);
+    expect(b.behindMs(now + BACKLOG_MS)).not.toBeNull();
+  });
+});

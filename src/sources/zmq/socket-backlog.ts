@@ -1,0 +1,47 @@
+// Whether a SUB socket's own queue holds a backlog: the subscriber takes batches slower than they arrive. A PUB drops
+// batches for a subscriber only when that subscriber's queue is full, so a seq gap that shows while our queue has not
+// been empty for a while is our own loss (the high-water mark reached), not the deployment's; a subscriber whose
+// queue keeps emptying was keeping up, and a gap it sees was dropped upstream. This is what tells the two apart when
+// the event loop is busy but on time (every receive yields to it), where the load monitor's loop delay sees nothing.
+
+/** a queue found non-empty at every look for this long is a backlog, not a burst */
+export const BACKLOG_MS = 1_000;
+/** a gap that shows this soon after a backlog ended is still its loss (the hole was queued behind it) */
+export const BACKLOG_GRACE_MS = 2_000;
+/** the socket is looked at once every this many messages (a look is a getsockopt) */
+export const LOOK_EVERY = 16;
+
+export class SocketBacklog {
+  /** when the queue was first found non-empty after it was last found empty; null: it was empty at the last look */
+  #since: number | null = null;
+  /** the last backlog long enough to count: when it ended and how long it had lasted */
+  #lastEnd: number | null = null;
+  #lastMs = 0;
+  #messages = 0;
+
+  /** One message taken from `socket`; one message in LOOK_EVERY, it is looked at (whether more messages wait). */
+  taken(clock: () => number, socket: { readonly readable: boolean }): void {
+    if (++this.#messages % LOOK_EVERY !== 0) return;
+    this.seen(socket.readable, clock());
+  }
+
+  /** What a look at the socket found. */
+  seen(nonEmpty: boolean, now: number): void {
+    if (nonEmpty) {
+      this.#since ??= now;
+      return;
+    }
+    if (this.#since !== null && now - this.#since >= BACKLOG_MS) {
+      this.#lastEnd = now;
+      this.#lastMs = now - this.#since;
+    }
+    this.#since = null;
+  }
+
+  /** How long the subscriber has been behind (or was, until a moment ago); null: it is keeping up. */
+  behindMs(now: number): number | null {
+    if (this.#since !== null && now - this.#since >= BACKLOG_MS) return now - this.#since;
+    if (this.#lastEnd !== null && now - this.#lastEnd <= BACKLOG_GRACE_MS) return this.#lastMs;
+    return null;
+  }
+}
