@@ -158,6 +158,8 @@ describe('a sidecar that falls behind', () => {
     expect(lagging?.servers).toEqual(['ctx0']);
     expect(Number(lagging?.evidence.worst_backlog_ms)).toBeGreaterThanOrEqual(BACKLOG_MS);
     expect(Number(lagging?.evidence.sidecar_missed)).toBe(r.lost);
+    // read a moment after its last loss: it is behind now, so the findings that need every event wait
+    expect(lagging?.evidence.lagging_now).toBe(true);
     expect(ids.filter((id) => id !== 'sidecar-lagging' && id !== 'evidence-insufficient')).toEqual([]);
   }, 60_000);
 });

@@ -219,7 +219,7 @@ export function projectDiagnosisInput(parts: DiagnosisSources, now: number): Dia
   const sum = (key: CounterKey): number => m.counters.windowed(key, now);
   const serverIds = m.deployment.serverIds();
   const window = m.counters.span(now);
-  const lag = m.sidecarLoad.summary(window?.from ?? null);
+  const lag = m.sidecarLoad.summary(window?.from ?? null, now);
   const servers = serverIds.map((server) => serverDiagnosis(parts, server, now, lag));
   const router = routerDiagnosis(m, servers, decisions.tokensPerBlockCandidates);
   return {

@@ -42,6 +42,9 @@ describe('SidecarLoadLedger', () => {
     const s = l.summary(null);
     expect(s).toMatchObject({ intervals: 0, worstBacklogMs: 2_400, laggingNow: false });
     expect(Object.fromEntries(s.byServer)).toEqual({ ctx0: { gaps: 1, missed: 7 } });
+    // behind now while such a loss is recent: the findings that need every event wait
+    expect(l.summary(null, 1_500 + SIDECAR_LAG_LIMITS.graceAfterMs).laggingNow).toBe(true);
+    expect(l.summary(null, 1_501 + SIDECAR_LAG_LIMITS.graceAfterMs).laggingNow).toBe(false);
     // before the window: neither counted nor the worst
     expect(l.summary(2_000)).toMatchObject({ worstBacklogMs: 0 });
     expect(l.summary(2_000).byServer.size).toBe(0);

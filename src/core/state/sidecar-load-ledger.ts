@@ -15,7 +15,10 @@ export const SIDECAR_LAG_LIMITS = {
   eventLoopDelayMs: 250,
   /** a gap this long before a lagging interval starts is the sidecar's (its socket filled while the loop ran late) */
   graceBeforeMs: 2_000,
-  /** …and this long after it ends (a replay abandoned after its 5-s timeout, the queue read after the stall) */
+  /**
+   * …and this long after it ends (a replay abandoned after its 5-s timeout, the queue read after the stall); a
+   * subscriber's backlog that lost batches this recently still counts as the sidecar behind now
+   */
   graceAfterMs: 10_000,
 } as const;
 
@@ -48,7 +51,7 @@ export interface SidecarLagSummary {
   readonly laggingMs: number;
   readonly worstEventLoopDelayMs: number;
   readonly worstUtilization: number;
-  /** the last load report was a lagging one */
+  /** the last load report was a lagging one, or a subscriber's backlog lost batches within graceAfterMs of now */
   readonly laggingNow: boolean;
   /** the newest lagging interval's end, or null */
   readonly lastLagEnd: number | null;
@@ -90,16 +93,22 @@ export class SidecarLoadLedger {
     return this.#lags.some((l) => ts >= l.from - g.graceBeforeMs && ts <= l.to + g.graceAfterMs);
   }
 
-  /** the lag since `since` (the rules' window start; null: since the start) and the gaps it explains */
-  summary(since: number | null): SidecarLagSummary {
+  /**
+   * the lag since `since` (the rules' window start; null: since the start) and the gaps it explains; `now`: when it
+   * is read (a backlog that lost batches a moment ago is a sidecar behind now)
+   */
+  summary(since: number | null, now: number | null = null): SidecarLagSummary {
     const from = since ?? Number.NEGATIVE_INFINITY;
     const lags = this.#lags.filter((l) => l.to >= from);
     const byServer = new Map<string, SidecarGaps>();
     let worstBacklogMs = 0;
+    let backlogNow = false;
     for (const g of this.#gaps) {
       if (g.ts < from) continue;
-      if (g.behindMs !== null) worstBacklogMs = Math.max(worstBacklogMs, g.behindMs);
-      else if (lags.length === 0 || !this.#explains(g.ts)) continue;
+      if (g.behindMs !== null) {
+        worstBacklogMs = Math.max(worstBacklogMs, g.behindMs);
+        if (now !== null && now - g.ts <= SIDECAR_LAG_LIMITS.graceAfterMs) backlogNow = true;
+      } else if (lags.length === 0 || !this.#explains(g.ts)) continue;
       const s = byServer.get(g.server) ?? { gaps: 0, missed: 0 };
       byServer.set(g.server, { gaps: s.gaps + 1, missed: s.missed + g.missing });
     }
@@ -108,7 +117,7 @@ export class SidecarLoadLedger {
       laggingMs: lags.reduce((n, l) => n + (l.to - Math.max(l.from, from)), 0),
       worstEventLoopDelayMs: lags.reduce((n, l) => Math.max(n, l.eventLoopDelayMs), 0),
       worstUtilization: lags.reduce((n, l) => Math.max(n, l.utilization), 0),
-      laggingNow: this.#laggingNow,
+      laggingNow: this.#laggingNow || backlogNow,
       lastLagEnd: lags.at(-1)?.to ?? null,
       worstBacklogMs,
       byServer,
