@@ -138,9 +138,14 @@ describe('two sidecars on disjoint servers, one fleet view through Prometheus', 
     }
     expect(fleet.metric).toEqual({ __name__: 'job:kvsentinel_prompt_tokens:rate5m', job: 'kvsentinel' });
 
-    // the fleet hit lies between the two sidecars' hits, and the gap is the lost tokens over the prompt tokens
-    const hits = await stack.query('instance:kvsentinel_cached_tokens_per_prompt_tokens:ratio_rate5m');
+    // the fleet hit lies between the two sidecars' hits (read at the fleet sample's evaluation time, as the sums are:
+    // two queries at "now" can straddle an evaluation), and the gap is the lost tokens over the prompt tokens
     const [fleetHit] = await stack.query('job:kvsentinel_cached_tokens_per_prompt_tokens:ratio_rate5m');
+    expect(fleetHit).toBeDefined();
+    const hits = await stack.query(
+      'instance:kvsentinel_cached_tokens_per_prompt_tokens:ratio_rate5m',
+      fleetHit!.value[0],
+    );
     const lo = Math.min(...hits.map(value));
     const hi = Math.max(...hits.map(value));
     expect(hits).toHaveLength(2);
