@@ -67,10 +67,11 @@ export class RankPipeline {
   readonly counters: MutableRankCounters = emptyRankCounters();
   readonly sequencer: StreamSequencer<Arrival>;
   readonly #d: RankPipelineDeps;
-  /** the publisher life's id (hex), once a batch carried one */
-  #publisherId: string | null = null;
-  /** its bytes: a snapshot-mode publisher sends the id with every batch, and most are the same as the last */
-  #publisherIdBytes: Uint8Array | null = null;
+  /**
+   * the publisher life's id, once a batch carried one: kept as bytes and compared as bytes, since a snapshot-mode
+   * publisher sends it with every batch (its hex is made only when read)
+   */
+  #publisherId: Uint8Array | null = null;
   /** when the last message (batch or heartbeat) arrived, for the heartbeat check */
   lastHeard: number | null = null;
   /** the rank missed its heartbeat and was reported down */
@@ -86,7 +87,7 @@ export class RankPipeline {
   }
 
   get publisherId(): string | null {
-    return this.#publisherId;
+    return this.#publisherId === null ? null : hex(this.#publisherId);
   }
 
   /** A live message; `frameId` is the publisher id its sequence frame carried (vLLM's first snapshot build). */
@@ -97,28 +98,18 @@ export class RankPipeline {
       this.silent = false;
       if (this.#d.silenceIsDown) this.#d.status.ok(this.#d.source);
     }
-    const idBytes = frameId ?? arrival.decoded.batch?.publisherId ?? null;
-    const id = idBytes === null ? null : this.#idText(idBytes);
-    if (id !== null && this.#publisherId !== null && id !== this.#publisherId) {
-      this.#publisherId = id;
+    const id = frameId ?? arrival.decoded.batch?.publisherId ?? null;
+    if (id !== null && this.#publisherId !== null && !equalBytes(id, this.#publisherId)) {
+      this.#publisherId = id.slice();
       this.run(this.sequencer.restart(seq, arrival));
       return;
     }
     if (id !== null) {
-      this.#publisherId = id;
+      this.#publisherId ??= id.slice();
       // the id says the life went on, whatever a reconnection suggested
       this.sequencer.sameLife();
     }
     this.run(this.sequencer.live(seq, arrival));
-  }
-
-  /** the id's hex, made afresh only when its bytes are not the last id's */
-  #idText(bytes: Uint8Array): string {
-    if (this.#publisherId !== null && this.#publisherIdBytes !== null && equalBytes(this.#publisherIdBytes, bytes))
-      return this.#publisherId;
-    // every id live() reads becomes #publisherId, so these bytes are its bytes from here on
-    this.#publisherIdBytes = bytes.slice();
-    return hex(bytes);
   }
 
   replayed(seq: bigint, payload: Uint8Array): void {
