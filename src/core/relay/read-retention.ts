@@ -24,10 +24,6 @@ export class ReadRetentionPool {
     this.#totalBytes = ReadRetentionPool.#checked(totalBytes);
   }
 
-  get totalBytes(): number {
-    return this.#totalBytes;
-  }
-
   get members(): number {
     return this.#members;
   }
