@@ -26,15 +26,20 @@ afterEach(async () => {
 
 interface Flood {
   readonly endpoint: string;
+  /** the publisher's replay ROUTER, when it has one */
+  readonly replay: string | null;
   go(): void;
-  done(): Promise<{ sent: number }>;
+  done(): Promise<{ sent: number; resident: number; replay_requests: number }>;
 }
 
-/** `rate`: batches/s (null: as fast as the publisher can) */
-async function startFlood(batches: number, rate: number | null = null): Promise<Flood> {
+/**
+ * `rate`: batches/s (null: as fast as the publisher can); `replay`: bind vLLM's replay ROUTER and its buffer;
+ * `tail`: batches sent slowly after the flood (the load has fallen)
+ */
+async function startFlood(batches: number, rate: number | null, replay: boolean, tail: number): Promise<Flood> {
   const proc: ChildProcessWithoutNullStreams = spawn('/usr/bin/python3', [
     PUBLISHER,
-    JSON.stringify({ batches, lag: 256, hwm: 100, ...(rate !== null ? { rate } : {}) }),
+    JSON.stringify({ batches, lag: 256, hwm: 100, replay, tail, ...(rate !== null ? { rate } : {}) }),
   ]);
   cleanups.push(() => {
     proc.stdin.end('quit\n');
@@ -49,8 +54,9 @@ async function startFlood(batches: number, rate: number | null = null): Promise<
   const hello = await next();
   return {
     endpoint: String(hello.endpoint),
+    replay: typeof hello.replay === 'string' ? hello.replay : null,
     go: () => proc.stdin.write('go\n'),
-    done: async () => (await next()) as { sent: number },
+    done: async () => (await next()) as { sent: number; resident: number; replay_requests: number },
   };
 }
 
@@ -79,11 +85,15 @@ interface FloodCase {
   readonly costPerBatchUs?: number;
   readonly batches?: number;
   readonly rate?: number | null;
+  /** the publisher answers replay requests from its buffer, as vLLM's does with a replay endpoint */
+  readonly replay?: boolean;
+  /** batches the publisher sends slowly after the flood */
+  readonly tail?: number;
 }
 
 async function floodedState(c: FloodCase) {
   const { stallMs = 0, monitored = true, costPerBatchUs = 0 } = c;
-  const flood = await startFlood(c.batches ?? 30_000, c.rate ?? null);
+  const flood = await startFlood(c.batches ?? 30_000, c.rate ?? null, c.replay ?? false, c.tail ?? 0);
   const state = createSentinelState({ mode: 'auto' });
   const seen: Observation[] = [];
   const sink = {
@@ -95,7 +105,7 @@ async function floodedState(c: FloodCase) {
   };
   const status = new SourceStatusBoard({ sink, clock: Date.now });
   const source = new ZmqEventsSource(
-    { id: 'ctx0', endpoint: flood.endpoint, replay: null, engine: 'vllm', ranks: 1, topic: '' },
+    { id: 'ctx0', endpoint: flood.endpoint, replay: flood.replay, engine: 'vllm', ranks: 1, topic: '' },
     { sink, status, clock: Date.now, logger: silentLogger },
     { receiveHighWaterMark: 100 },
   );
@@ -110,18 +120,33 @@ async function floodedState(c: FloodCase) {
   await new Promise((r) => setTimeout(r, 300));
   flood.go();
   if (stallMs > 0) stall(stallMs);
-  const { sent } = await flood.done();
-  // settle: every batch that got through is applied, and the load reports cover the stall
-  for (let last = -1; ;) {
+  const done = await flood.done();
+  // settle: every batch that got through is applied, and the load reports cover the stall. With replay, a rank
+  // holds its live batches until the replay ends (or is abandoned): wait until every seq is accounted for
+  const accounted = (): boolean => {
+    const k = source.counters()[0]!;
+    return c.replay !== true || k.batches + k.lostBatches >= done.sent;
+  };
+  for (let last = -1, deadline = Date.now() + 20_000; ;) {
     await new Promise((r) => setTimeout(r, 400));
     const n = source.counters()[0]!.batches;
-    if (n === last) break;
+    if ((n === last && accounted()) || Date.now() > deadline) break;
     last = n;
   }
   const lost = seen
     .filter((o) => o.kind === 'stream-sequence' && o.change === 'gap')
     .reduce((n, o) => n + (o.kind === 'stream-sequence' ? o.lost : 0), 0);
-  return { snapshot: state.evaluate(Date.now()), sent, lost, received: source.counters()[0]!.batches };
+  const now = Date.now();
+  return {
+    snapshot: state.evaluate(now),
+    sent: done.sent,
+    lost,
+    received: source.counters()[0]!.batches,
+    counters: source.counters()[0]!,
+    engineBlocks: done.resident,
+    truthBlocks: state.diagnosisInput(now).servers.find((s) => s.server === 'ctx0')?.truthBlocks ?? -1,
+    replayRequests: done.replay_requests,
+  };
 }
 
 describe('a sidecar that falls behind', () => {
@@ -162,6 +187,21 @@ describe('a sidecar that falls behind', () => {
     expect(Number(lagging?.evidence.sidecar_missed)).toBe(r.lost);
     // read a moment after its last loss: it is behind now, so the findings that need every event wait
     expect(lagging?.evidence.lagging_now).toBe(true);
+    expect(ids.filter((id) => id !== 'sidecar-lagging' && id !== 'evidence-insufficient')).toEqual([]);
+  }, 60_000);
+
+  it("recovers by replay once the load falls: what its socket dropped comes from the publisher's buffer, and its table is the engine's", async () => {
+    // 12,000 batches at 6,000/s (vLLM keeps the last 10,000 for replay), then 200 at 200/s; the loop stalls through
+    // the first 1.5 s, so its socket keeps a few hundred and drops the rest. Once it runs again each gap shows and is
+    // asked for; vLLM answers with its whole buffer from there in one tight loop that its ROUTER partly drops, so
+    // the gaps fill over several rounds, while live batches still come and more are dropped at the socket
+    const r = await floodedState({ stallMs: 1_500, batches: 12_000, rate: 6_000, replay: true, tail: 200 });
+    expect(r.replayRequests, 'the publisher was asked for a replay').toBeGreaterThan(0);
+    expect(r.counters.replayedBatches, `sent ${r.sent}, received ${r.received}`).toBeGreaterThan(1_000);
+    expect(r.lost, `sent ${r.sent}, received ${r.received}, replayed ${r.counters.replayedBatches}`).toBe(0);
+    expect(r.received).toBe(r.sent);
+    expect(r.truthBlocks).toBe(r.engineBlocks);
+    const ids = r.snapshot.findings.map((f) => f.id);
     expect(ids.filter((id) => id !== 'sidecar-lagging' && id !== 'evidence-insufficient')).toEqual([]);
   }, 60_000);
 });

@@ -8,11 +8,20 @@ lora_name are nil when unset), BlockRemoved {type, block_hashes, medium}). Hashe
 msgpack's uint64 form. Each batch is the shape a fleet emits per engine step: a 4-block store and the removal of the
 4 blocks stored `lag` batches earlier, so the engine holds `lag * 4` blocks at any time.
 
-argv[1]: JSON {"batches": N, "lag": L, "block_size": B, "hwm": H, "rate": R}. Prints {"endpoint": ...}, waits for a
-line "go" on stdin, sends the N batches (at R batches/s when R is given, else as fast as it can), prints
-{"sent": N, "seconds": S, "resident": blocks} and waits for "quit".
+With "replay": true it also binds vLLM's replay ROUTER (created with the defaults, as vLLM's is: high-water mark
+1,000) and keeps the last `buffer_steps` batches (vLLM's default 10,000). As in vLLM's publisher thread, the one thread
+that sends also answers replay: before each batch it polls the ROUTER without waiting, and a request ["", start_seq]
+is answered in one tight loop with ["", seq, payload] for every buffered batch from start_seq, then ["", -1 as signed
+8 bytes, ""]; once the flood is sent it goes on answering until "quit".
+
+argv[1]: JSON {"batches": N, "lag": L, "block_size": B, "hwm": H, "rate": R, "replay": bool, "buffer_steps": S,
+"tail": T, "tail_rate": TR}. Prints {"endpoint": ..., "replay": ... or null}, waits for a line "go" on stdin, sends
+the N batches (at R batches/s when R is given, else as fast as it can), then T more at TR batches/s (default 200: the
+load has fallen, and these show a subscriber what it missed at the end), prints {"sent": N + T, "seconds": S,
+"resident": blocks, "replay_requests": Q} and waits for "quit".
 """
 
+import collections
 import json
 import random
 import sys
@@ -22,6 +31,7 @@ import msgpack
 import zmq
 
 U64 = (1 << 64) - 1
+END_SEQ = (-1).to_bytes(8, "big", signed=True)
 
 
 def block_hash(n):
@@ -37,16 +47,45 @@ def main():
     pub = ctx.socket(zmq.PUB)
     pub.set_hwm(args.get("hwm", 100_000))
     port = pub.bind_to_random_port("tcp://127.0.0.1")
-    print(json.dumps({"endpoint": "tcp://127.0.0.1:%d" % port}), flush=True)
+    router = None
+    replay_endpoint = None
+    if args.get("replay"):
+        router = ctx.socket(zmq.ROUTER)
+        replay_endpoint = "tcp://127.0.0.1:%d" % router.bind_to_random_port("tcp://127.0.0.1")
+    buffer = collections.deque(maxlen=args.get("buffer_steps", 10_000))
+    replay_requests = [0]
+
+    def service_replay():
+        frame = router.recv_multipart()
+        if len(frame) != 3:
+            return
+        client_id, _, start_seq_bytes = frame
+        replay_requests[0] += 1
+        start_seq = int.from_bytes(start_seq_bytes, "big")
+        for seq, buf in buffer:
+            if seq >= start_seq:
+                router.send_multipart((client_id, b"", seq.to_bytes(8, "big"), buf))
+        router.send_multipart((client_id, b"", END_SEQ, b""))
+
+    print(json.dumps({"endpoint": "tcp://127.0.0.1:%d" % port, "replay": replay_endpoint}), flush=True)
     while sys.stdin.readline().strip() != "go":
         pass
     # token ids of a real vocabulary (most need msgpack's uint32 form); every batch's first two differ, so its blocks
     # are new content (the same tokens under the same parent would be the same hash in vLLM)
     rng = random.Random(7)
     prompts = [[rng.randrange(150_000) for _ in range(block_size * 4 - 2)] for _ in range(16)]
+    tail, tail_rate = args.get("tail", 0), args.get("tail_rate", 200)
     started = time.perf_counter()
-    for seq in range(batches):
-        if rate and seq % 64 == 0:
+    for seq in range(batches + tail):
+        if router is not None and router.poll(0):
+            service_replay()
+        if seq >= batches:
+            if seq == batches:
+                tail_started = time.perf_counter()
+            ahead = tail_started + (seq - batches) / tail_rate - time.perf_counter()
+            if ahead > 0:
+                time.sleep(ahead)
+        elif rate and seq % 64 == 0:
             ahead = started + seq / rate - time.perf_counter()
             if ahead > 0:
                 time.sleep(ahead)
@@ -69,10 +108,21 @@ def main():
             )
         payload = msgpack.packb({"ts": time.time(), "events": events, "data_parallel_rank": 0})
         pub.send_multipart((b"", seq.to_bytes(8, "big"), payload))
+        if router is not None:
+            buffer.append((seq, payload))
     seconds = time.perf_counter() - started
-    print(json.dumps({"sent": batches, "seconds": seconds, "resident": min(batches, lag) * 4}), flush=True)
-    while sys.stdin.readline().strip() not in ("quit", ""):
-        pass
+    resident = min(batches + tail, lag) * 4
+    print(json.dumps({"sent": batches + tail, "seconds": seconds, "resident": resident, "replay_requests": replay_requests[0]}), flush=True)
+    poller = zmq.Poller()
+    poller.register(sys.stdin.fileno(), zmq.POLLIN)
+    if router is not None:
+        poller.register(router, zmq.POLLIN)
+    while True:
+        ready = dict(poller.poll())
+        if router is not None and router in ready:
+            service_replay()
+        if sys.stdin.fileno() in ready and sys.stdin.readline().strip() in ("quit", ""):
+            return
 
 
 if __name__ == "__main__":

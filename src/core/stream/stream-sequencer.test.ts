@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { StreamSequencer, type SequencerAction } from './stream-sequencer.js';
+import { MAX_REPLAY_ROUNDS, StreamSequencer, type SequencerAction } from './stream-sequencer.js';
 
 const delivered = (actions: readonly SequencerAction<string>[]): string[] =>
   actions.flatMap((a) => (a.type === 'deliver' ? [a.item] : []));
@@ -26,11 +26,13 @@ describe('StreamSequencer', () => {
     expect(s.replayed(0n, 'old')).toEqual([]); // before the gap: a duplicate
     expect(delivered(s.replayed(1n, 'b'))).toEqual(['b']);
     expect(delivered(s.replayed(2n, 'c'))).toEqual(['c']);
-    expect(s.replayed(3n, 'd (replayed)')).toEqual([]); // held already
-    const end = s.replayEnded();
+    // held already: the first reply past the gap ends the round (replies come in seq order), no end marker needed
+    const end = s.replayed(3n, 'd (replayed)');
     expect(end[0]).toEqual({ type: 'gap', lost: 0, filled: 2, history: false });
     expect(delivered(end)).toEqual(['d', 'e']);
     expect(s.expected).toBe(5n);
+    expect(s.replaying).toBe(false);
+    expect(s.replayEnded()).toEqual([]); // the end marker that follows
   });
 
   it('counts what the replay buffer no longer had as lost', () => {
@@ -38,8 +40,73 @@ describe('StreamSequencer', () => {
     s.live(0n, 'a');
     s.live(10n, 'k');
     s.replayed(7n, 'h'); // 1..6 evicted from the publisher's buffer
-    s.replayed(9n, 'j'); // 8 never published (queue full)
+    s.replayed(9n, 'j'); // 8 skipped: dropped on the way, or never buffered (its send failed)
+    expect(s.replayEnded()).toEqual([{ type: 'replay', fromSeq: 8n }]);
+    s.replayed(9n, 'j'); // the buffer has no 8: it was never buffered
     expect(s.replayEnded()[0]).toEqual({ type: 'gap', lost: 7, filled: 2, history: false });
+  });
+
+  it('asks again from the first reply a round skipped (dropped on the way), and delivers in seq order', () => {
+    const s = new StreamSequencer<string>({ replay: true, maxHeld: 10 });
+    s.live(0n, 'a');
+    expect(s.live(6n, 'g')).toEqual([{ type: 'replay', fromSeq: 1n }]);
+    // the first round: 1, 2 arrive, the ROUTER drops 3 and 4, then 5 and the end marker get through
+    const first = [...s.replayed(1n, 'b'), ...s.replayed(2n, 'c'), ...s.replayed(5n, 'f')];
+    expect(delivered(first)).toEqual(['b', 'c']);
+    expect(s.replayEnded()).toEqual([{ type: 'replay', fromSeq: 3n }]);
+    expect(s.replaying).toBe(true);
+    const second = [...s.replayed(3n, 'd'), ...s.replayed(4n, 'e'), ...s.replayed(5n, 'f'), ...s.replayEnded()];
+    expect(delivered(second)).toEqual(['d', 'e', 'f', 'g']);
+    expect(second.find((a) => a.type === 'gap')).toEqual({ type: 'gap', lost: 0, filled: 5, history: false });
+    expect(s.expected).toBe(7n);
+  });
+
+  it('a reply past the gap after a begun round ends it; what the round still lacked is asked again', () => {
+    const s = new StreamSequencer<string>({ replay: true, maxHeld: 10 });
+    s.live(0n, 'a');
+    s.live(4n, 'e');
+    s.replayed(1n, 'b');
+    // 2 and 3 were dropped on the way: the next reply is past the gap
+    expect(s.replayed(5n, 'f')).toEqual([{ type: 'replay', fromSeq: 2n }]);
+    const second = [...s.replayed(2n, 'c'), ...s.replayed(3n, 'd'), ...s.replayed(4n, 'e')];
+    expect(delivered(second)).toEqual(['c', 'd', 'e']);
+    expect(second.find((a) => a.type === 'gap')).toEqual({ type: 'gap', lost: 0, filled: 3, history: false });
+  });
+
+  it('a torn replay holding more than maxHeld live batches is abandoned, not asked again', () => {
+    const s = new StreamSequencer<string>({ replay: true, maxHeld: 2 });
+    s.live(0n, 'a');
+    s.live(5n, 'f');
+    s.replayed(1n, 'b');
+    s.replayed(3n, 'd'); // torn
+    s.live(6n, 'g');
+    const out = s.live(7n, 'h');
+    expect(out.some((a) => a.type === 'replay')).toBe(false);
+    expect(out[0]).toEqual({ type: 'gap', lost: 3, filled: 1, history: false });
+    expect(delivered(out)).toEqual(['f', 'g', 'h']);
+    expect(s.replaying).toBe(false);
+  });
+
+  it(`counts as lost what is still missing after ${MAX_REPLAY_ROUNDS} torn rounds`, () => {
+    const s = new StreamSequencer<string>({ replay: true, maxHeld: 10_000 });
+    s.live(0n, 'a');
+    s.live(1_000n, 'z');
+    let from = 1n;
+    for (let round = 1; round <= MAX_REPLAY_ROUNDS; round++) {
+      // each round: one reply gets through, the next is dropped
+      s.replayed(from, `r${from}`);
+      s.replayed(from + 2n, 'after a drop');
+      const end = s.replayEnded();
+      if (round < MAX_REPLAY_ROUNDS) expect(end).toEqual([{ type: 'replay', fromSeq: ++from }]);
+      else
+        expect(end[0]).toEqual({
+          type: 'gap',
+          lost: 999 - MAX_REPLAY_ROUNDS,
+          filled: MAX_REPLAY_ROUNDS,
+          history: false,
+        });
+    }
+    expect(s.replaying).toBe(false);
   });
 
   it('treats a seq below the last as a publisher restart and replays the new life from 0', () => {
@@ -147,9 +214,9 @@ describe('StreamSequencer', () => {
     it('a buffer that no longer reaches the last batch seen is a new life too; its missing start is lost', () => {
       const s = followed();
       s.live(30n, 'x');
-      const out = [...s.replayed(25n, 'w'), ...s.replayed(30n, 'x'), ...s.replayEnded()];
+      const out = [...s.replayed(25n, 'w'), ...s.replayed(26n, 'x'), ...s.replayEnded()];
       expect(out[0]).toMatchObject({ type: 'reset', cause: 'reconnect-replay-differs' });
-      expect(out.find((a) => a.type === 'gap')).toEqual({ type: 'gap', lost: 29, filled: 2, history: false });
+      expect(out.find((a) => a.type === 'gap')).toEqual({ type: 'gap', lost: 25, filled: 2, history: false });
     });
 
     it('without replay the jump is presumed a new life; the next seq is the same life going on', () => {
@@ -168,9 +235,9 @@ describe('StreamSequencer', () => {
       for (let i = 0n; i < 6n; i++) s.live(i, `old-${i}`);
       s.reconnected();
       s.live(9n, 'new-9');
-      const out = [...[0n, 1n, 2n, 3n].flatMap((i) => s.replayed(i, `new-${i}`)), ...s.replayed(5n, 'new-5')];
+      const out = [0n, 1n, 2n, 3n, 4n, 5n].flatMap((i) => s.replayed(i, `new-${i}`));
       expect(out[0]).toMatchObject({ type: 'reset' });
-      expect(delivered(out)).toEqual(['new-2', 'new-3', 'new-5']);
+      expect(delivered(out)).toEqual(['new-3', 'new-4', 'new-5']);
       expect(s.replayEnded().find((a) => a.type === 'gap')).toMatchObject({ lost: 3, filled: 3 });
     });
 

@@ -11,7 +11,11 @@
 // new life, also ask for the history before it (what the publisher still buffers). History nobody could replay is
 // not a loss — kvsentinel was not listening — but the table lacks what was stored then: a `gap` with `history`
 // says how many batches that was (0: the publisher's whole life was replayed). After a restart the missing start
-// of the new life is a real loss. Pure: the socket code executes the returned actions.
+// of the new life is a real loss. A publisher's buffer has no holes, but its answer can: vLLM sends a whole replay
+// in one tight loop from a ROUTER, which drops what the pipe to us cannot hold. Replies that skip a seq after the
+// first reply of a round were dropped on the way, so the rest of that round is ignored and, once it ends, the
+// replay is asked again from the first missing seq (while each round brings something, at most MAX_REPLAY_ROUNDS).
+// Pure: the socket code executes the returned actions.
 
 export type SequencerAction<T> =
   | { readonly type: 'deliver'; readonly seq: bigint; readonly item: T; readonly replayed: boolean }
@@ -54,6 +58,12 @@ interface Pending<T> {
   countStart: boolean;
   verify: Verify<T> | null;
   readonly held: Seen<T>[];
+  /** requests made for this gap so far */
+  rounds: number;
+  /** the current round brought a reply */
+  roundStarted: boolean;
+  /** the current round's replies skipped a seq after its first one: dropped on the way, the rest is ignored */
+  torn: boolean;
 }
 
 export interface SequencerOptions<T> {
@@ -65,6 +75,9 @@ export interface SequencerOptions<T> {
 }
 
 const U64_END = 1n << 64n;
+
+/** rounds of one replay whose answers were torn on the way; past it what is still missing counts as lost */
+export const MAX_REPLAY_ROUNDS = 32;
 
 function count(n: bigint): number {
   return n > BigInt(Number.MAX_SAFE_INTEGER) ? Number.MAX_SAFE_INTEGER : Number(n);
@@ -117,7 +130,7 @@ export class StreamSequencer<T> {
   restart(seq: bigint, item: T): SequencerAction<T>[] {
     const out: SequencerAction<T>[] = [];
     // the old life's batches held by a replay in flight come first; then the new life starts over
-    if (this.#pending !== null) out.push(...this.replayEnded());
+    if (this.#pending !== null) out.push(...this.#settle(this.#pending));
     this.#suspect = false;
     this.#newLife(seq, item, 'publisher-id', out);
     return out;
@@ -130,7 +143,10 @@ export class StreamSequencer<T> {
     return out;
   }
 
-  /** A replayed batch arrived (outside a replay, or outside its range, it is a duplicate and ignored). */
+  /**
+   * A replayed batch arrived (outside a replay, or before its range, it is a duplicate and ignored; past the range
+   * of a gap's replay it ends the round).
+   */
   replayed(seq: bigint, item: T): SequencerAction<T>[] {
     const p = this.#pending;
     if (p === null) return [];
@@ -139,15 +155,39 @@ export class StreamSequencer<T> {
       this.#verifyReply(p, p.verify, seq, item, out);
       return out;
     }
-    if (seq < p.next || seq >= p.to) return [];
+    // replies come in seq order: once one is past the gap, nothing of it is still to come (and if the round had
+    // begun, what it still lacked was dropped on the way)
+    if (seq >= p.to) {
+      if (p.roundStarted && p.next < p.to) p.torn = true;
+      return this.replayEnded();
+    }
+    if (p.torn || seq < p.next) return [];
     this.#fill(p, seq, item, out);
     return out;
+  }
+
+  /** A replayed batch at `seq` would be ignored (a duplicate, or the rest of a torn round): no need to read it. */
+  skipsReply(seq: bigint): boolean {
+    const p = this.#pending;
+    return p === null || (p.verify === null && seq < p.to && (p.torn || seq < p.next));
   }
 
   /** The replay ended (its end marker, a timeout, or the socket failed): count what it did not bring, go on. */
   replayEnded(): SequencerAction<T>[] {
     const p = this.#pending;
     if (p === null) return [];
+    if (p.torn && p.rounds < MAX_REPLAY_ROUNDS) {
+      // what this round skipped is still in the publisher's buffer: ask again from the first missing batch
+      p.torn = false;
+      p.roundStarted = false;
+      p.rounds++;
+      return [{ type: 'replay', fromSeq: p.next }];
+    }
+    return this.#settle(p);
+  }
+
+  /** The replay is over: count what it did not bring, deliver what was held. */
+  #settle(p: Pending<T>): SequencerAction<T>[] {
     const out: SequencerAction<T>[] = [];
     // the buffer never reached the last batch delivered: nothing shows the old life goes on
     if (p.verify !== null) this.#decideNewLife(p, p.verify, 'reconnect-unverifiable', out);
@@ -185,6 +225,9 @@ export class StreamSequencer<T> {
       countStart: false,
       verify,
       held: [],
+      rounds: 1,
+      roundStarted: false,
+      torn: false,
     };
   }
 
@@ -194,7 +237,13 @@ export class StreamSequencer<T> {
   }
 
   #fill(p: Pending<T>, seq: bigint, item: T, out: SequencerAction<T>[]): void {
-    // the publisher's buffer no longer holds what it skipped (a request for its whole buffer has no known start)
+    if (seq > p.next && p.roundStarted) {
+      p.torn = true;
+      return;
+    }
+    p.roundStarted = true;
+    // the publisher's buffer no longer holds what the round's first reply skipped (a request for its whole buffer
+    // has no known start)
     if (seq > p.next && (p.first !== null || p.countStart)) p.lost += count(seq - p.next);
     if (p.first === null) p.first = seq;
     p.filled++;
@@ -248,7 +297,8 @@ export class StreamSequencer<T> {
     const p = this.#pending;
     if (p !== null) {
       p.held.push({ seq, item });
-      if (p.held.length > this.#options.maxHeld) out.push(...this.replayEnded());
+      // holding more is not bounded: the replay is abandoned, however many rounds it might still take
+      if (p.held.length > this.#options.maxHeld) out.push(...this.#settle(p));
       return;
     }
     const next = this.#next;
@@ -309,6 +359,9 @@ export class StreamSequencer<T> {
         countStart: true,
         verify: null,
         held: [{ seq, item }],
+        rounds: 1,
+        roundStarted: false,
+        torn: false,
       };
       out.push({ type: 'replay', fromSeq: from });
       // the held batch is delivered when the replay ends

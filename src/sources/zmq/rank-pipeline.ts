@@ -113,6 +113,7 @@ export class RankPipeline {
   }
 
   replayed(seq: bigint, payload: Uint8Array): void {
+    if (this.sequencer.skipsReply(seq)) return;
     this.run(this.sequencer.replayed(seq, { payload, decoded: decodeStreamBatch(payload) }));
   }
 
@@ -166,7 +167,20 @@ export class RankPipeline {
   #observe(change: 'gap' | 'reset' | 'history-incomplete', lost: number, filled: number): void {
     const d = this.#d;
     const ts = d.clock();
-    const behind = change === 'gap' && lost > 0 ? (d.backlog?.behindMs(ts) ?? null) : null;
+    // a loss is the sidecar's when its own queue was behind: that may take the queue a moment longer to say
+    if (change === 'gap' && lost > 0 && d.backlog !== undefined)
+      d.backlog.whenKnown(ts, (behind) => this.#emit(ts, change, lost, filled, behind));
+    else this.#emit(ts, change, lost, filled, null);
+  }
+
+  #emit(
+    ts: number,
+    change: 'gap' | 'reset' | 'history-incomplete',
+    lost: number,
+    filled: number,
+    behind: number | null,
+  ): void {
+    const d = this.#d;
     d.sink.apply(
       behind === null
         ? { kind: 'stream-sequence', ts, server: d.server, rank: d.rank, change, lost, filled }

@@ -37,4 +37,28 @@ describe('SocketBacklog', () => {
     expect(looks).toBe(10);
     expect(b.behindMs(now + BACKLOG_MS)).not.toBeNull();
   });
+
+  it("decides a gap that showed early in a backlog once the queue does: ours if it lasts, upstream's if it empties", () => {
+    const ours = new SocketBacklog();
+    const told: (number | null)[] = [];
+    ours.seen(true, 0);
+    ours.whenKnown(300, (behind) => told.push(behind));
+    ours.seen(true, BACKLOG_MS - 1);
+    expect(told).toEqual([]);
+    ours.seen(true, BACKLOG_MS + 5);
+    expect(told).toEqual([BACKLOG_MS + 5]);
+
+    const upstream = new SocketBacklog();
+    const toldUpstream: (number | null)[] = [];
+    upstream.seen(true, 0);
+    upstream.whenKnown(300, (behind) => toldUpstream.push(behind));
+    upstream.seen(false, 400);
+    expect(toldUpstream).toEqual([null]);
+
+    // with the queue empty at the last look, or behind already, it is told at once
+    const now: (number | null)[] = [];
+    upstream.whenKnown(500, (behind) => now.push(behind));
+    ours.whenKnown(BACKLOG_MS + 10, (behind) => now.push(behind));
+    expect(now).toEqual([null, BACKLOG_MS + 10]);
+  });
 });

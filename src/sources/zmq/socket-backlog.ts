@@ -3,6 +3,10 @@
 // been empty for a while is our own loss (the high-water mark reached), not the deployment's; a subscriber whose
 // queue keeps emptying was keeping up, and a gap it sees was dropped upstream. This is what tells the two apart when
 // the event loop is busy but on time (every receive yields to it), where the load monitor's loop delay sees nothing.
+// A gap can show before a backlog is long enough to count: the queue behind a slow subscriber holds thousands of
+// batches (the high-water marks and the kernel's socket buffers), and it reads past a hole within the first second.
+// Such a gap is decided when the queue is: a backlog that lasts BACKLOG_MS makes it ours, an empty queue first
+// makes it upstream's.
 
 /** a queue found non-empty at every look for this long is a backlog, not a burst */
 export const BACKLOG_MS = 1_000;
@@ -18,6 +22,8 @@ export class SocketBacklog {
   #lastEnd: number | null = null;
   #lastMs = 0;
   #messages = 0;
+  /** gaps that showed while the queue was non-empty but not yet for BACKLOG_MS: told once the queue decides */
+  #undecided: ((behindMs: number | null) => void)[] = [];
 
   /** One message taken from `socket`; one message in LOOK_EVERY, it is looked at (whether more messages wait). */
   taken(clock: () => number, socket: { readonly readable: boolean }): void {
@@ -29,6 +35,7 @@ export class SocketBacklog {
   seen(nonEmpty: boolean, now: number): void {
     if (nonEmpty) {
       this.#since ??= now;
+      if (this.#undecided.length > 0 && now - this.#since >= BACKLOG_MS) this.#decide(now - this.#since);
       return;
     }
     if (this.#since !== null && now - this.#since >= BACKLOG_MS) {
@@ -36,6 +43,23 @@ export class SocketBacklog {
       this.#lastMs = now - this.#since;
     }
     this.#since = null;
+    if (this.#undecided.length > 0) this.#decide(this.behindMs(now));
+  }
+
+  /**
+   * Tells `decide` whether a gap that showed at `now` is the subscriber's own loss (how long it has been behind) or
+   * not (null): at once when the queue says so, else once a later look does (see seen()).
+   */
+  whenKnown(now: number, decide: (behindMs: number | null) => void): void {
+    const behind = this.behindMs(now);
+    if (behind !== null || this.#since === null) decide(behind);
+    else this.#undecided.push(decide);
+  }
+
+  #decide(behindMs: number | null): void {
+    const waiting = this.#undecided;
+    this.#undecided = [];
+    for (const decide of waiting) decide(behindMs);
   }
 
   /** How long the subscriber has been behind (or was, until a moment ago); null: it is keeping up. */

@@ -5,13 +5,14 @@
 // publisher marks the source up; connect retries (nothing listens), disconnects and a missed heartbeat mark it
 // down; a handshake after a disconnect tells the pipeline the publisher may have restarted at the same address.
 // Bad frames and payloads are counted (bad_input_total) and skipped; nothing here throws into the daemon.
-import { Dealer, Subscriber } from 'zeromq';
+import { Subscriber } from 'zeromq';
 import type { StreamEngine, StreamOrigin } from '../../core/stream/stream-engine.js';
-import { decodeLiveMessage, decodeReplayMessage, replayRequest } from '../../core/stream/stream-frames.js';
+import { decodeLiveMessage } from '../../core/stream/stream-frames.js';
 import type { StreamEventConverter } from '../../core/stream/to-kv-events.js';
 import type { VllmHashing } from '../../core/stream/vllm-hash-checker.js';
 import type { Clock, Logger, ObservationSink, RunningSource, SourceReporter } from '../ports.js';
 import { RankPipeline } from './rank-pipeline.js';
+import { ReplayClient } from './replay-client.js';
 import { streamConverter, streamOrigin } from './stream-origin.js';
 import type { StreamRankCounters } from '../../core/observe/sidecar-stats.js';
 import type { MutableRankCounters } from './stream-counters.js';
@@ -39,6 +40,14 @@ export interface ZmqStreamSpec {
 export interface ZmqSourceOptions {
   /** ZMQ receive high-water mark per rank socket: past it ZMQ drops messages, which show as seq gaps */
   readonly receiveHighWaterMark: number;
+  /**
+   * receive high-water mark of the replay socket: vLLM answers a replay with its whole buffer from the start seq in
+   * one tight loop from a ROUTER (its high-water mark the default 1,000), which silently drops what the pipe to us
+   * cannot hold, the end marker included. The pipe fills from the ZMQ I/O thread whatever our event loop is doing,
+   * so a mark above the publisher's buffer (vLLM's buffer_steps, 10,000 by default) takes a whole replay, even from
+   * a sidecar that is behind
+   */
+  readonly replayReceiveHighWaterMark: number;
   /** a replay that has not ended by then is abandoned (its missing batches count as lost) */
   readonly replayTimeoutMs: number;
   /** live batches held while a replay runs */
@@ -49,6 +58,7 @@ export interface ZmqSourceOptions {
 
 export const DEFAULT_ZMQ_OPTIONS: ZmqSourceOptions = {
   receiveHighWaterMark: 100_000,
+  replayReceiveHighWaterMark: 100_000,
   replayTimeoutMs: 5_000,
   maxHeldBatches: 10_000,
   // vLLM sends an empty batch after each idle second; its example subscriber gives up after 5 s
@@ -67,12 +77,8 @@ export interface ZmqSourceDeps {
 class RankStream {
   readonly pipeline: RankPipeline;
   readonly sub: Subscriber;
-  dealer: Dealer | null = null;
-  replayTimer: NodeJS.Timeout | null = null;
-  /** bumps per replay so a late reply of an abandoned one is recognised */
-  replayGeneration = 0;
-  /** ends the replay in flight (its end marker, its timeout or a failed request) */
-  currentEnd: (() => void) | null = null;
+  /** asks the publisher's replay ROUTER for what the stream missed; null without a replay endpoint */
+  readonly replay: ReplayClient | null;
   /** a ZMTP handshake with the publisher succeeded and no disconnect followed */
   connected = false;
   /** the connection was lost since the last handshake: the next handshake is a reconnection */
@@ -87,13 +93,23 @@ class RankStream {
     endpoint: string,
     replayEndpoint: string | null,
     options: ZmqSourceOptions,
+    deps: { readonly logger: Logger; readonly name: string; readonly malformed: (code: string) => void },
     pipeline: (r: RankStream) => RankPipeline,
   ) {
     this.rank = rank;
     this.endpoint = endpoint;
     this.replayEndpoint = replayEndpoint;
     this.sub = new Subscriber({ receiveHighWaterMark: options.receiveHighWaterMark, linger: 0 });
+    this.replay =
+      replayEndpoint === null
+        ? null
+        : new ReplayClient(
+            replayEndpoint,
+            { receiveHighWaterMark: options.replayReceiveHighWaterMark, timeoutMs: options.replayTimeoutMs },
+            deps,
+          );
     this.pipeline = pipeline(this);
+    this.replay?.attach(this.pipeline);
   }
 
   get counters(): MutableRankCounters {
@@ -159,6 +175,11 @@ export class ZmqEventsSource implements RunningSource {
         rankEndpoint(this.spec.endpoint, rank),
         this.spec.replay === null ? null : rankEndpoint(this.spec.replay, rank),
         this.#options,
+        {
+          logger: this.#deps.logger,
+          name: `${this.name} rank ${rank}`,
+          malformed: (code) => this.#malformed(rank, code),
+        },
         (stream) => this.#pipeline(stream),
       );
       this.#ranks.push(r);
@@ -178,7 +199,11 @@ export class ZmqEventsSource implements RunningSource {
     }
     this.#heartbeat = setInterval(() => {
       const now = this.#deps.clock();
-      for (const r of this.#ranks) r.pipeline.checkHeartbeat(now, this.#options.heartbeatTimeoutMs);
+      for (const r of this.#ranks) {
+        r.pipeline.checkHeartbeat(now, this.#options.heartbeatTimeoutMs);
+        // a look between messages too: a stream that stopped with a few in the queue still decides its gaps
+        if (!r.sub.closed) r.backlog.seen(r.sub.readable, now);
+      }
     }, HEARTBEAT_CHECK_MS);
     this.#heartbeat.unref();
     return Promise.resolve();
@@ -188,12 +213,8 @@ export class ZmqEventsSource implements RunningSource {
     if (this.#stopped) return;
     this.#stopped = true;
     if (this.#heartbeat !== null) clearInterval(this.#heartbeat);
-    for (const r of this.#ranks) {
-      if (r.replayTimer !== null) clearTimeout(r.replayTimer);
-      r.sub.close();
-      r.dealer?.close();
-    }
-    await Promise.allSettled(this.#loops);
+    for (const r of this.#ranks) r.sub.close();
+    await Promise.allSettled([...this.#loops, ...this.#ranks.map((r) => r.replay?.close())]);
   }
 
   #pipeline(r: RankStream): RankPipeline {
@@ -211,7 +232,7 @@ export class ZmqEventsSource implements RunningSource {
       origin: this.#origin,
       // a worker without attention DP: its events say no rank (as on the pull path), whatever the batch states
       statedRank: (batchRank) => (ranks > 1 ? r.rank : batchRank !== null && batchRank > 0 ? batchRank : null),
-      replay: r.replayEndpoint === null ? null : (fromSeq) => this.#replay(r, fromSeq),
+      replay: r.replay === null ? null : (fromSeq) => r.replay?.request(fromSeq),
       maxHeldBatches: this.#options.maxHeldBatches,
       backlog: r.backlog,
       silenceIsDown: true,
@@ -259,7 +280,7 @@ export class ZmqEventsSource implements RunningSource {
         r.backlog.taken(this.#deps.clock, r.sub);
         const message = decodeLiveMessage(frames);
         if (!message.ok) {
-          this.#malformed(r, message.issue.code);
+          this.#malformed(r.rank, message.issue.code);
           continue;
         }
         r.pipeline.live(message.value.seq, message.value.publisherId, message.value.payload);
@@ -270,61 +291,9 @@ export class ZmqEventsSource implements RunningSource {
     }
   }
 
-  #malformed(r: RankStream, code: string): void {
-    r.counters.malformed++;
-    this.#deps.status.badInput(this.rankSource(r.rank), code);
-  }
-
-  #replay(r: RankStream, fromSeq: bigint): void {
-    const endpoint = r.replayEndpoint;
-    if (endpoint === null || this.#stopped) {
-      r.pipeline.replayEnded();
-      return;
-    }
-    const generation = ++r.replayGeneration;
-    if (r.dealer === null) {
-      r.dealer = new Dealer({ linger: 0 });
-      r.dealer.connect(endpoint);
-      this.#loops.push(this.#receiveReplies(r, r.dealer));
-    }
-    const end = (): void => {
-      if (r.replayGeneration !== generation || !r.pipeline.sequencer.replaying) return;
-      if (r.replayTimer !== null) clearTimeout(r.replayTimer);
-      r.replayTimer = null;
-      r.pipeline.replayEnded();
-    };
-    r.replayTimer = setTimeout(() => {
-      this.#deps.logger.warn(
-        `${this.name} rank ${r.rank}: replay from seq ${fromSeq} did not end within ${this.#options.replayTimeoutMs} ms (${endpoint})`,
-      );
-      // a late answer must not end a later replay: start over with a fresh socket
-      r.dealer?.close();
-      r.dealer = null;
-      end();
-    }, this.#options.replayTimeoutMs);
-    r.replayTimer.unref();
-    r.dealer.send(replayRequest(fromSeq)).catch((err: unknown) => {
-      this.#deps.logger.warn(`${this.name} rank ${r.rank}: replay request failed: ${String(err)}`);
-      end();
-    });
-    r.currentEnd = end;
-  }
-
-  async #receiveReplies(r: RankStream, dealer: Dealer): Promise<void> {
-    try {
-      for await (const frames of dealer) {
-        if (this.#stopped || r.dealer !== dealer) return;
-        const reply = decodeReplayMessage(frames);
-        if (!reply.ok) {
-          this.#malformed(r, reply.issue.code);
-          continue;
-        }
-        if (reply.value === null) r.currentEnd?.();
-        else r.pipeline.replayed(reply.value.seq, reply.value.payload);
-      }
-    } catch (err) {
-      if (!this.#stopped && r.dealer === dealer)
-        this.#deps.logger.warn(`${this.name} rank ${r.rank}: replay socket failed: ${String(err)}`);
-    }
+  #malformed(rank: number, code: string): void {
+    const r = this.#ranks[rank];
+    if (r !== undefined) r.counters.malformed++;
+    this.#deps.status.badInput(this.rankSource(rank), code);
   }
 }
