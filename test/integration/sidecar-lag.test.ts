@@ -191,11 +191,11 @@ describe('a sidecar that falls behind', () => {
   }, 60_000);
 
   it("recovers by replay once the load falls: what its socket dropped comes from the publisher's buffer, and its table is the engine's", async () => {
-    // 12,000 batches at 6,000/s (vLLM keeps the last 10,000 for replay), then 200 at 200/s; the loop stalls through
+    // 12,000 batches at 4,000/s (vLLM keeps the last 10,000 for replay), then 200 at 200/s; the loop stalls through
     // the first 1.5 s, so its socket keeps a few hundred and drops the rest. Once it runs again each gap shows and is
     // asked for; vLLM answers with its whole buffer from there in one tight loop that its ROUTER partly drops, so
     // the gaps fill over several rounds, while live batches still come and more are dropped at the socket
-    const r = await floodedState({ stallMs: 1_500, batches: 12_000, rate: 6_000, replay: true, tail: 200 });
+    const r = await floodedState({ stallMs: 1_500, batches: 12_000, rate: 4_000, replay: true, tail: 200 });
     expect(r.replayRequests, 'the publisher was asked for a replay').toBeGreaterThan(0);
     expect(r.counters.replayedBatches, `sent ${r.sent}, received ${r.received}`).toBeGreaterThan(1_000);
     expect(r.lost, `sent ${r.sent}, received ${r.received}, replayed ${r.counters.replayedBatches}`).toBe(0);

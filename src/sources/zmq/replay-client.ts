@@ -3,7 +3,8 @@
 // buffer from start_seq in one tight loop, so a round the sequencer has finished with (it reached the gap's end, or
 // found its replies torn) still has replies, and perhaps an end marker, on the way. Closing that round's socket
 // drops them, so nothing of an earlier round can reach a later one, and the sidecar reads no more of a large answer
-// than the gap it fills.
+// than the gap it fills. Requests are paced: vLLM answers on the thread that publishes, looping over its whole buffer
+// from the start seq, so a sidecar that falls behind and asks at every gap would hold up the engine's own events.
 import { Dealer } from 'zeromq';
 import { decodeReplayMessage, replayRequest } from '../../core/stream/stream-frames.js';
 import type { Logger } from '../ports.js';
@@ -14,6 +15,8 @@ export interface ReplayClientOptions {
   readonly receiveHighWaterMark: number;
   /** a round that has not ended by then is ended (what it did not bring counts as lost, or is asked again) */
   readonly timeoutMs: number;
+  /** requests are at least this far apart (a later one waits, its live batches held meanwhile) */
+  readonly minIntervalMs: number;
 }
 
 export class ReplayClient {
@@ -26,6 +29,9 @@ export class ReplayClient {
   #pipeline: RankPipeline | null = null;
   #dealer: Dealer | null = null;
   #timer: NodeJS.Timeout | null = null;
+  /** a request waiting for its turn (see minIntervalMs) */
+  #paced: NodeJS.Timeout | null = null;
+  #lastSentAt = Number.NEGATIVE_INFINITY;
   readonly #loops = new Set<Promise<void>>();
   #closed = false;
 
@@ -55,6 +61,20 @@ export class ReplayClient {
       pipeline.replayEnded();
       return;
     }
+    const wait = this.#lastSentAt + this.#options.minIntervalMs - Date.now();
+    if (wait > 0) {
+      this.#paced = setTimeout(() => {
+        this.#paced = null;
+        this.#send(fromSeq, pipeline);
+      }, wait);
+      this.#paced.unref();
+      return;
+    }
+    this.#send(fromSeq, pipeline);
+  }
+
+  #send(fromSeq: bigint, pipeline: RankPipeline): void {
+    this.#lastSentAt = Date.now();
     const dealer = new Dealer({ linger: 0, receiveHighWaterMark: this.#options.receiveHighWaterMark });
     dealer.connect(this.#endpoint);
     this.#dealer = dealer;
@@ -93,6 +113,8 @@ export class ReplayClient {
   #finish(): void {
     if (this.#timer !== null) clearTimeout(this.#timer);
     this.#timer = null;
+    if (this.#paced !== null) clearTimeout(this.#paced);
+    this.#paced = null;
     this.#dealer?.close();
     this.#dealer = null;
   }

@@ -50,6 +50,8 @@ export interface ZmqSourceOptions {
   readonly replayReceiveHighWaterMark: number;
   /** a replay that has not ended by then is abandoned (its missing batches count as lost) */
   readonly replayTimeoutMs: number;
+  /** one rank's replay requests are at least this far apart: each costs the publisher's thread a loop over its buffer */
+  readonly replayMinIntervalMs: number;
   /** live batches held while a replay runs */
   readonly maxHeldBatches: number;
   /** a publisher that heartbeats (vLLM snapshot mode) and is silent this long is reported down */
@@ -60,6 +62,7 @@ export const DEFAULT_ZMQ_OPTIONS: ZmqSourceOptions = {
   receiveHighWaterMark: 100_000,
   replayReceiveHighWaterMark: 100_000,
   replayTimeoutMs: 5_000,
+  replayMinIntervalMs: 100,
   maxHeldBatches: 10_000,
   // vLLM sends an empty batch after each idle second; its example subscriber gives up after 5 s
   heartbeatTimeoutMs: 5_000,
@@ -105,7 +108,11 @@ class RankStream {
         ? null
         : new ReplayClient(
             replayEndpoint,
-            { receiveHighWaterMark: options.replayReceiveHighWaterMark, timeoutMs: options.replayTimeoutMs },
+            {
+              receiveHighWaterMark: options.replayReceiveHighWaterMark,
+              timeoutMs: options.replayTimeoutMs,
+              minIntervalMs: options.replayMinIntervalMs,
+            },
             deps,
           );
     this.pipeline = pipeline(this);
