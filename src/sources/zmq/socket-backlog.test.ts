@@ -61,4 +61,15 @@ describe('SocketBacklog', () => {
     ours.whenKnown(BACKLOG_MS + 10, (behind) => now.push(behind));
     expect(now).toEqual([null, BACKLOG_MS + 10]);
   });
+
+  it('looks between messages: an undecided gap is decided by a later look, and a closed socket is not looked at', () => {
+    const b = new SocketBacklog();
+    const told: (number | null)[] = [];
+    b.seen(true, 0);
+    b.whenKnown(100, (behind) => told.push(behind));
+    b.look({ readable: true, closed: true }, BACKLOG_MS + 1);
+    expect(told).toEqual([]);
+    b.look({ readable: true, closed: false }, BACKLOG_MS + 1);
+    expect(told).toEqual([BACKLOG_MS + 1]);
+  });
 });

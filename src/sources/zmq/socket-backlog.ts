@@ -31,6 +31,11 @@ export class SocketBacklog {
     this.seen(socket.readable, clock());
   }
 
+  /** A look between messages (once a second): a stream that stopped with a few in the queue still decides its gaps. */
+  look(socket: { readonly readable: boolean; readonly closed: boolean }, now: number): void {
+    if (!socket.closed) this.seen(socket.readable, now);
+  }
+
   /** What a look at the socket found. */
   seen(nonEmpty: boolean, now: number): void {
     if (nonEmpty) {

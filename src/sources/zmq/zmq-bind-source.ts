@@ -142,6 +142,7 @@ export class ZmqBindSource implements RunningSource {
       const now = this.#deps.clock();
       for (const s of this.#servers.values())
         for (const p of s.ranks.values()) p.checkHeartbeat(now, this.#options.heartbeatTimeoutMs);
+      for (const s of this.#sockets) s.backlog.look(s.sub, now);
     }, HEARTBEAT_CHECK_MS);
     this.#heartbeat.unref();
   }

@@ -208,8 +208,7 @@ export class ZmqEventsSource implements RunningSource {
       const now = this.#deps.clock();
       for (const r of this.#ranks) {
         r.pipeline.checkHeartbeat(now, this.#options.heartbeatTimeoutMs);
-        // a look between messages too: a stream that stopped with a few in the queue still decides its gaps
-        if (!r.sub.closed) r.backlog.seen(r.sub.readable, now);
+        r.backlog.look(r.sub, now);
       }
     }, HEARTBEAT_CHECK_MS);
     this.#heartbeat.unref();
