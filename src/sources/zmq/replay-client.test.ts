@@ -53,17 +53,23 @@ const waitFor = async (check: () => boolean, what: string): Promise<void> => {
   }
 };
 
+/** A client of `endpoint` feeding a recording pipeline, closed after the test. */
+function startClient(endpoint: string, timeoutMs: number, minIntervalMs: number) {
+  const client = new ReplayClient(
+    endpoint,
+    { receiveHighWaterMark: 1_000, timeoutMs, minIntervalMs },
+    { logger: silentLogger, name: 'zmq:ctx0 rank 0', malformed: () => undefined },
+  );
+  closers.push(() => client.close());
+  const rec = recordingPipeline();
+  client.attach(rec.pipeline);
+  return { client, rec };
+}
+
 describe('ReplayClient', () => {
   it('paces its requests, drops an earlier round with its socket, and ends a round at the end marker', async () => {
     const { socket, endpoint } = await router();
-    const client = new ReplayClient(
-      endpoint,
-      { receiveHighWaterMark: 1_000, timeoutMs: 5_000, minIntervalMs: 300 },
-      { logger: silentLogger, name: 'zmq:ctx0 rank 0', malformed: () => undefined },
-    );
-    closers.push(() => client.close());
-    const rec = recordingPipeline();
-    client.attach(rec.pipeline);
+    const { client, rec } = startClient(endpoint, 5_000, 300);
 
     const requests = socket[Symbol.asyncIterator]();
     client.request(5n);
@@ -90,14 +96,7 @@ describe('ReplayClient', () => {
 
   it('ends a round that brought no end marker at its timeout', async () => {
     const { endpoint } = await router();
-    const client = new ReplayClient(
-      endpoint,
-      { receiveHighWaterMark: 1_000, timeoutMs: 200, minIntervalMs: 0 },
-      { logger: silentLogger, name: 'zmq:ctx0 rank 0', malformed: () => undefined },
-    );
-    closers.push(() => client.close());
-    const rec = recordingPipeline();
-    client.attach(rec.pipeline);
+    const { client, rec } = startClient(endpoint, 200, 0);
     client.request(0n);
     await waitFor(() => rec.ends > 0, 'the timeout');
     expect(rec.replies).toEqual([]);
