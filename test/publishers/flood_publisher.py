@@ -15,10 +15,12 @@ is answered in one tight loop with ["", seq, payload] for every buffered batch f
 8 bytes, ""]; once the flood is sent it goes on answering until "quit".
 
 argv[1]: JSON {"batches": N, "lag": L, "block_size": B, "hwm": H, "rate": R, "replay": bool, "buffer_steps": S,
-"tail": T, "tail_rate": TR}. Prints {"endpoint": ..., "replay": ... or null}, waits for a line "go" on stdin, sends
-the N batches (at R batches/s when R is given, else as fast as it can), then T more at TR batches/s (default 200: the
-load has fallen, and these show a subscriber what it missed at the end), prints {"sent": N + T, "seconds": S,
-"resident": blocks, "replay_requests": Q} and waits for "quit".
+"tail": T, "tail_rate": TR, "skip_every": K}. Prints {"endpoint": ..., "replay": ... or null}, waits for a line "go"
+on stdin, sends the N batches (at R batches/s when R is given, else as fast as it can), then T more at TR batches/s
+(default 200: the load has fallen, and these show a subscriber what it missed at the end). With K, every K-th seq is
+never sent nor buffered (vLLM's publisher thread when a send fails: the seq was taken, the batch is gone), a loss
+upstream of any subscriber. Prints {"sent": N + T, "seconds": S, "resident": blocks, "replay_requests": Q} and waits
+for "quit".
 """
 
 import collections
@@ -75,6 +77,7 @@ def main():
     rng = random.Random(7)
     prompts = [[rng.randrange(150_000) for _ in range(block_size * 4 - 2)] for _ in range(16)]
     tail, tail_rate = args.get("tail", 0), args.get("tail_rate", 200)
+    skip_every = args.get("skip_every")
     started = time.perf_counter()
     for seq in range(batches + tail):
         if router is not None and router.poll(0):
@@ -107,6 +110,8 @@ def main():
                 {"type": "BlockRemoved", "block_hashes": [block_hash(old * 4 + i) for i in range(4)], "medium": "GPU"}
             )
         payload = msgpack.packb({"ts": time.time(), "events": events, "data_parallel_rank": 0})
+        if skip_every and seq % skip_every == skip_every - 1:
+            continue
         pub.send_multipart((b"", seq.to_bytes(8, "big"), payload))
         if router is not None:
             buffer.append((seq, payload))
