@@ -6,12 +6,12 @@
 //            the floor of any Node subscriber.
 // Prints {"ready": true} once subscribed, then reads one line {"sent": N} (the publisher finished) and prints its
 // result when every batch arrived or nothing arrived for `quietMs`.
-import { readFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { decode } from '@msgpack/msgpack';
 import { Subscriber } from 'zeromq';
 import { buildConfig } from '../../src/app/config/serve-config.js';
 import { createDaemon } from '../../src/app/daemon/daemon.js';
+import { peakRssBytes } from '../lib/proc-cpu.js';
 
 export interface ZmqSubscriberParams {
   readonly mode: 'sidecar' | 'bare';
@@ -43,10 +43,7 @@ export interface ZmqSubscriberResult {
 }
 
 /** The peak resident set of this process so far: the kernel's high-water mark, not a sample that may miss it. */
-function peakRss(): number {
-  const m = /^VmHWM:\s+(\d+) kB$/m.exec(readFileSync('/proc/self/status', 'utf8'));
-  return m === null ? process.memoryUsage().rss : Number(m[1]) * 1024;
-}
+const peakRss = (): number => peakRssBytes(process.pid) ?? process.memoryUsage().rss;
 
 interface Probe {
   readonly connected: () => boolean;
