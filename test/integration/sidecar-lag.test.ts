@@ -94,8 +94,6 @@ function stall(ms: number): void {
 interface FloodCase {
   /** the loop stalls this long once the flood starts */
   readonly stallMs?: number;
-  /** the load monitor reports, as the daemon's does */
-  readonly monitored?: boolean;
   /** each batch's observation costs this much more CPU (a sidecar slower than the stream, its loop on time) */
   readonly costPerBatchUs?: number;
   readonly batches?: number;
@@ -111,7 +109,7 @@ interface FloodCase {
 }
 
 async function floodedState(c: FloodCase) {
-  const { stallMs = 0, monitored = true, costPerBatchUs = 0 } = c;
+  const { stallMs = 0, costPerBatchUs = 0 } = c;
   const flood = await startFlood(
     c.batches ?? 30_000,
     c.rate ?? null,
@@ -137,10 +135,9 @@ async function floodedState(c: FloodCase) {
   );
   await source.start();
   cleanups.push(() => source.stop());
-  if (monitored) {
-    const monitor = startSidecarLoadMonitor({ sink, clock: Date.now }, 250);
-    cleanups.push(() => monitor.stop());
-  }
+  // the load monitor reports, as the daemon's does
+  const monitor = startSidecarLoadMonitor({ sink, clock: Date.now }, 250);
+  cleanups.push(() => monitor.stop());
   await eventually(() => source.connectedRanks === 1, 10_000, 'the subscriber to connect');
   // the subscription takes effect shortly after the handshake
   await new Promise((r) => setTimeout(r, 300));
