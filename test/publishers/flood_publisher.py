@@ -117,7 +117,8 @@ def main():
             buffer.append((seq, payload))
     seconds = time.perf_counter() - started
     resident = min(batches + tail, lag) * 4
-    print(json.dumps({"sent": batches + tail, "seconds": seconds, "resident": resident, "replay_requests": replay_requests[0]}), flush=True)
+    done = {"sent": batches + tail, "seconds": seconds, "resident": resident, "replay_requests": replay_requests[0]}
+    print(json.dumps(done), flush=True)
     poller = zmq.Poller()
     poller.register(sys.stdin.fileno(), zmq.POLLIN)
     if router is not None:

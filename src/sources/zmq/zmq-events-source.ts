@@ -88,7 +88,6 @@ class RankStream {
   disconnected = false;
   readonly rank: number;
   readonly endpoint: string;
-  readonly replayEndpoint: string | null;
   readonly backlog = new SocketBacklog();
 
   constructor(
@@ -101,7 +100,6 @@ class RankStream {
   ) {
     this.rank = rank;
     this.endpoint = endpoint;
-    this.replayEndpoint = replayEndpoint;
     this.sub = new Subscriber({ receiveHighWaterMark: options.receiveHighWaterMark, linger: 0 });
     this.replay =
       replayEndpoint === null
