@@ -47,8 +47,6 @@ export class ForgottenKeys {
   remember(hash: bigint, chain: Uint8Array | null, tableKey: bigint): void {
     this.#key.split(hash);
     const { hi, lo } = this.#key;
-    const held = this.#index.get(hi, lo);
-    if (held >= 0) this.#state[held] = EMPTY;
     const slot = this.#next;
     if (this.#wrapped) {
       // the oldest goes, unless its hash was taken back (or remembered again: its old slot was emptied) since
@@ -61,10 +59,15 @@ export class ForgottenKeys {
     else {
       if (chain.length !== CHAIN_BYTES)
         throw new KvsentinelError('internal', `a chained key is ${CHAIN_BYTES} bytes, got ${chain.length}`);
-      this.#chains.set(chain, slot * CHAIN_BYTES);
+      // byte by byte: for 32 bytes, a loop the JIT compiles costs less than a call into TypedArray.prototype.set
+      const chains = this.#chains;
+      const at = slot * CHAIN_BYTES;
+      for (let i = 0; i < CHAIN_BYTES; i++) chains[at + i] = chain[i]!;
       this.#state[slot] = HAS_CHAIN;
     }
-    this.#index.set(hi, lo, slot);
+    // a hash held already (in another slot) moves here: its old slot is emptied
+    const held = this.#index.put(hi, lo, slot);
+    if (held >= 0 && held !== slot) this.#state[held] = EMPTY;
     this.#next = slot + 1;
     if (this.#next === this.#cap) {
       this.#next = 0;

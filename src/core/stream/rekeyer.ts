@@ -61,9 +61,14 @@ export interface DroppedCopies {
   readonly copies: readonly number[];
 }
 
+// shifts, not powers of 256: every stored and removed block reads and writes its level's count (the packed counts
+// stay below 2^32, where >>> reads a number exactly)
 function copiesAt(packed: number, level: number): number {
-  return Math.floor(packed / 256 ** level) % 256;
+  return (packed >>> (8 * level)) & 0xff;
 }
+
+/** one copy at `level`, in the packed counts */
+const oneCopy = (level: number): number => 1 << (8 * level);
 
 function unpack(packed: number): number[] {
   return Array.from({ length: LEVELS }, (_, l) => copiesAt(packed, l));
@@ -131,7 +136,7 @@ export class StreamRekeyer {
         entry = { chain: next, tableKey: truncateKeyToU64(next), copies: 0 };
       } else entry = { chain: null, tableKey: engineHashKey(hash), copies: 0 };
       if (entry.chain === null) unchained++;
-      if (copiesAt(entry.copies, input.level) < 255) entry.copies += 256 ** input.level;
+      if (copiesAt(entry.copies, input.level) < 255) entry.copies += oneCopy(input.level);
       const out = map.set(hash, entry);
       if (out !== undefined) {
         this.#evicted++;
@@ -148,7 +153,7 @@ export class StreamRekeyer {
     const map = this.#ranks.get(rank);
     const entry = map?.peek(hash);
     if (map === undefined || entry === undefined || copiesAt(entry.copies, level) === 0) return null;
-    entry.copies -= 256 ** level;
+    entry.copies -= oneCopy(level);
     if (entry.copies === 0) this.#forget(rank, map, hash, entry);
     return entry.tableKey;
   }
@@ -159,7 +164,7 @@ export class StreamRekeyer {
     if (map === undefined) return;
     const gone: bigint[] = [];
     for (const [hash, entry] of map.entries()) {
-      entry.copies -= copiesAt(entry.copies, level) * 256 ** level;
+      entry.copies -= copiesAt(entry.copies, level) * oneCopy(level);
       if (entry.copies === 0) gone.push(hash);
     }
     for (const hash of gone) this.#forget(rank, map, hash, map.peek(hash)!);

@@ -43,4 +43,17 @@ describe('vLLM snapshot-mode frames', () => {
     const plain = decodeStreamBatch(encode([1.5, [], 0]));
     expect(plain.batch?.publisherId).toBeUndefined();
   });
+
+  it('reads every u64 seq exactly, across the 32-bit and 2^53 boundaries', () => {
+    const empty = new Uint8Array(0);
+    for (const seq of [0n, 1n, 2n ** 32n - 1n, 2n ** 32n, 2n ** 53n - 1n, 2n ** 53n, 2n ** 53n + 1n, 2n ** 64n - 2n]) {
+      const live = decodeLiveMessage([empty, encodeSeq(seq), new Uint8Array([0x90])]);
+      expect(live.ok && live.value.seq).toBe(seq);
+      expect(live.ok && live.value.topic).toBe('');
+    }
+    // all ones is the replay's end marker, whatever width the halves take
+    expect(decodeReplayMessage([empty, encodeSeq(2n ** 64n - 1n), empty])).toEqual({ ok: true, value: null });
+    const topic = decodeLiveMessage([new TextEncoder().encode('kv@ctx0'), encodeSeq(5n), new Uint8Array([0x90])]);
+    expect(topic.ok && topic.value.topic).toBe('kv@ctx0');
+  });
 });

@@ -42,12 +42,25 @@ function readSeq(frame: Uint8Array, path: string): FrameDecode<SeqFrame> {
       `${path}: the sequence frame has ${frame.length} bytes, expected 8 (u64 big-endian) or 24 (u64 and a 16-byte publisher id)`,
       path,
     );
-  const view = new DataView(frame.buffer, frame.byteOffset, SEQ_BYTES);
   const publisherId = frame.length === SEQ_WITH_ID_BYTES ? frame.slice(SEQ_BYTES) : null;
-  return { ok: true, value: { seq: view.getBigUint64(0, false), publisherId } };
+  return { ok: true, value: { seq: seqOf(frame), publisherId } };
+}
+
+/**
+ * The u64 of a frame's first 8 bytes (big-endian), read as two 32-bit halves: every message has one, and a DataView
+ * over a received frame reaches for its ArrayBuffer, which V8 materialises for small buffers.
+ */
+function seqOf(frame: Uint8Array): bigint {
+  const hi = ((frame[0]! << 24) | (frame[1]! << 16) | (frame[2]! << 8) | frame[3]!) >>> 0;
+  const lo = ((frame[4]! << 24) | (frame[5]! << 16) | (frame[6]! << 8) | frame[7]!) >>> 0;
+  // below 2^53 (every seq a publisher reaches) one exact double makes the BigInt
+  return hi < 0x20_0000 ? BigInt(hi * 2 ** 32 + lo) : (BigInt(hi) << 32n) | BigInt(lo);
 }
 
 const utf8 = new TextDecoder('utf-8', { fatal: false });
+
+/** A topic frame's text (most publishers send the empty topic: nothing to decode). */
+const topicOf = (frame: Uint8Array): string => (frame.length === 0 ? '' : utf8.decode(frame));
 
 /** A live PUB message: exactly [topic, seq, payload]. */
 export function decodeLiveMessage(frames: readonly Uint8Array[]): FrameDecode<StreamMessage> {
@@ -59,7 +72,8 @@ export function decodeLiveMessage(frames: readonly Uint8Array[]): FrameDecode<St
     );
   const seq = readSeq(frames[1]!, 'frames[1]');
   if (!seq.ok) return seq;
-  return { ok: true, value: { topic: utf8.decode(frames[0]), ...seq.value, payload: frames[2]! } };
+  const { seq: value, publisherId } = seq.value;
+  return { ok: true, value: { topic: topicOf(frames[0]!), seq: value, publisherId, payload: frames[2]! } };
 }
 
 /** One replay reply as a DEALER receives it: a batch, or the end marker (null). */
@@ -70,7 +84,7 @@ export function decodeReplayMessage(frames: readonly Uint8Array[]): FrameDecode<
   let seqFrame: Uint8Array;
   let payload: Uint8Array;
   if (rest.length === 3) {
-    topic = utf8.decode(rest[0]);
+    topic = topicOf(rest[0]!);
     seqFrame = rest[1]!;
     payload = rest[2]!;
   } else if (rest.length === 2) {

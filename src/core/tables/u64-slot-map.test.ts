@@ -23,7 +23,8 @@ describe('U64SlotMap', () => {
             expect(map.delete(hi, lo)).toBe(model.get(o.key) ?? -1);
             model.delete(o.key);
           } else {
-            map.set(hi, lo, o.value);
+            // put answers what set replaced
+            expect(map.put(hi, lo, o.value)).toBe(model.get(o.key) ?? -1);
             model.set(o.key, o.value);
           }
           expect(map.size).toBe(model.size);

@@ -49,6 +49,11 @@ export class U64SlotMap {
 
   /** Sets the key's value (a non-negative int32). */
   set(hi: number, lo: number, value: number): void {
+    this.put(hi, lo, value);
+  }
+
+  /** Sets the key's value (a non-negative int32) and returns the one it replaced, or -1: one probe for both. */
+  put(hi: number, lo: number, value: number): number {
     if (!Number.isInteger(value) || value < 0 || value > 0x7fff_ffff)
       throw new KvsentinelError('internal', `U64SlotMap value must be a non-negative int32, got ${String(value)}`);
     hi >>>= 0;
@@ -57,14 +62,16 @@ export class U64SlotMap {
     if (4 * (this.#size + 1) > 3 * (this.#mask + 1)) this.#resize((this.#mask + 1) * 2);
     const found = this.#find(hi, lo);
     if (found >= 0) {
+      const previous = this.#values[found]!;
       this.#values[found] = value;
-      return;
+      return previous;
     }
     const i = ~found;
     this.#keys[2 * i] = hi;
     this.#keys[2 * i + 1] = lo;
     this.#values[i] = value;
     this.#size++;
+    return -1;
   }
 
   /** Removes the key; its value, or -1 when it was absent. */
