@@ -128,7 +128,10 @@ export class StreamRekeyer {
     for (let i = 0; i < input.hashes.length; i++) {
       const hash = input.hashes[i]!;
       const tokens = input.blocks?.[i] ?? null;
-      const known = map.get(hash) ?? this.#revive(rank, hash);
+      const chainable = tokens !== null && tokens.length > 0 && chain !== null;
+      // a forgotten key is asked for only by a store that cannot key itself (the tokenless offloaded copy): one that
+      // can gets the key its tokens give under its parent, as it did the first time
+      const known = map.get(hash) ?? (chainable ? undefined : this.#revive(rank, hash));
       let entry: Resident;
       if (known !== undefined) entry = known;
       else if (tokens !== null && tokens.length > 0 && chain !== null) {
