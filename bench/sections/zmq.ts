@@ -8,6 +8,7 @@ import { runFlood, type FloodResult } from '../lib/zmq-flood.js';
 import { formatTop, profileDir, topSelfTime } from '../lib/profile.js';
 import { fmtBytes, fmtRate, fmtRatio, statusOf, type Row, type RunConfig, type SectionReport } from '../lib/report.js';
 import { median } from '../lib/stats.js';
+import { rekeyHashRates } from '../lib/rekey-hash.js';
 
 const PACED_RATE = 50_000;
 /** issue 26: memory stays bounded under overload */
@@ -54,6 +55,7 @@ export async function zmqSection(config: RunConfig): Promise<SectionReport> {
       list.push(r);
     }
   }
+  const hashes = rekeyHashRates();
   const worstLost = Math.max(...s.paced.map(lostOf));
   const pacedSend = median(s.paced.map(sendRate));
   const fullShare = median(s.full.map(appliedShare));
@@ -97,6 +99,15 @@ export async function zmqSection(config: RunConfig): Promise<SectionReport> {
       result: `${median(s.full.map(cpuPerBatchUs)).toFixed(1)} µs`,
       baseline: `${median(s.fullBare.map(cpuPerBatchUs)).toFixed(1)} µs`,
       ratio: fmtRatio(median(s.full.map(cpuPerBatchUs)) / Math.max(1e-9, median(s.fullBare.map(cpuPerBatchUs)))),
+      target: '—',
+      status: 'info',
+    },
+    {
+      measurement:
+        'V2 block key of a 16-token block (SHA-256, what the re-keyer computes for every stored block): the WebAssembly kernel the sidecar runs, per key',
+      result: `${hashes.kernelNs.toFixed(0)} ns`,
+      baseline: `JavaScript loop ${hashes.jsNs.toFixed(0)} ns; @noble/hashes ${hashes.nobleNs.toFixed(0)} ns`,
+      ratio: fmtRatio(hashes.jsNs / hashes.kernelNs),
       target: '—',
       status: 'info',
     },

@@ -9,6 +9,7 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import initWabt from 'wabt';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { sha256ModuleBytes } from '../../src/core/hashing/block-sha256-kernel.js';
 import { mixModuleBytes } from '../../src/core/hashing/v1-token-mix.js';
 import { idRunKernelModule } from '../../src/core/relay/id-run-kernel.js';
 
@@ -107,6 +108,11 @@ describe('the WebAssembly kernels are their .wat sources', () => {
     expect([...mixModuleBytes()]).toEqual([...assembled]);
   });
 
+  it('block-sha256.wat assembles to exactly the bytes of sha256ModuleBytes()', () => {
+    const assembled = assemble(wabt, 'block-sha256.wat', sourceOf('hashing/block-sha256.wat'));
+    expect([...sha256ModuleBytes()]).toEqual([...assembled]);
+  });
+
   it('id-run-kernel.wat assembles to the kernel with a memory of its own', () => {
     const assembled = assemble(wabt, 'id-run-kernel.wat', sourceOf('relay/id-run-kernel.wat'));
     const encoded = idRunKernelModule();
@@ -127,6 +133,9 @@ describe('the WebAssembly kernels are their .wat sources', () => {
   it('a one-constant change to a source is caught (the comparison reads every instruction)', () => {
     const mix = sourceOf('hashing/v1-token-mix.wat').replace('i64.const 6\n', 'i64.const 5\n');
     expect([...assemble(wabt, 'changed.wat', mix)]).not.toEqual([...mixModuleBytes()]);
+    // Σ1's first rotation in the rounds
+    const sha = sourceOf('hashing/block-sha256.wat').replace('i32.const 6\n', 'i32.const 5\n');
+    expect([...assemble(wabt, 'changed.wat', sha)]).not.toEqual([...sha256ModuleBytes()]);
     const ids = sourceOf('relay/id-run-kernel.wat');
     // the ',' test of stream b's first step in ids2 (the 3rd occurrence): one byte of one function
     let seen = 0;

@@ -40,7 +40,8 @@ export function v2BlockKey(
   tokens: ArrayLike<number>,
   start = 0,
   end = tokens.length,
-  hasher: BlockSha256 = new BlockSha256(),
+  // a one-off key: the JavaScript loop (a kernel costs more to compile than one key saves)
+  hasher: BlockSha256 = new BlockSha256({ wasm: false }),
 ): Uint8Array {
   return hasher.hash(parent, tokens, start, end);
 }

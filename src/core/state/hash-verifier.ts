@@ -2,6 +2,7 @@
 // verification"). Each block is chained to the wire hash before it, so one bad block does not cascade. Blocks whose
 // hash depends on inputs the event does not carry (multimodal keys, extra token ids, an unreproducible salt
 // generation, a truncated v2 parent we never saw in full) are unverifiable, not mismatches.
+import { BlockSha256 } from '../hashing/block-sha256.js';
 import { cacheSaltId } from '../hashing/cache-salt.js';
 import { hashV1Block } from '../hashing/v1-block-key.js';
 import { keyToHex, truncateKeyToU64, v2BlockKey, v2RootKey } from '../hashing/v2-sha256.js';
@@ -34,6 +35,8 @@ function asU64(hash: WireBlockHash): bigint | null {
 export class HashVerifier {
   /** full 32-byte keys of v2_sha256_64 blocks we computed, by their truncated wire value */
   readonly #v2Full: U64LruMap<Uint8Array>;
+  /** kept: every stored V2 block is keyed with it */
+  readonly #hasher = new BlockSha256();
 
   constructor(v2KeyCap = 65_536) {
     this.#v2Full = new U64LruMap(v2KeyCap);
@@ -96,7 +99,7 @@ export class HashVerifier {
       parentKey = this.#v2Full.get(u64);
       if (parentKey === undefined) return 'unverifiable';
     }
-    const key = v2BlockKey(parentKey, block.tokens);
+    const key = v2BlockKey(parentKey, block.tokens, 0, block.tokens.length, this.#hasher);
     let ok: boolean;
     if (algo === 'v2_sha256') {
       ok = typeof block.blockHash === 'string' && block.blockHash === keyToHex(key);

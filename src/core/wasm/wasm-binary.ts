@@ -1,7 +1,8 @@
 // The WebAssembly binary format as far as the project's hand-encoded kernels use it (core spec: MVP instructions and
 // memory.copy):
 // LEB128 numbers, vectors, sections, names, the opcodes, and the runtime's few members. The kernels
-// (hashing/v1-token-mix.ts, relay/id-run-kernel.ts) are encoded instruction by instruction: no toolchain, no I/O.
+// (hashing/v1-token-mix.ts, hashing/block-sha256-kernel.ts, relay/id-run-kernel.ts) are encoded instruction by
+// instruction: no toolchain, no I/O.
 
 export const WASM_HEADER: readonly number[] = [0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00]; // magic, version 1
 
@@ -30,8 +31,10 @@ export const op = {
   i64Store: 0x37,
   i32Const: 0x41,
   i64Const: 0x42,
+  i32Eqz: 0x45,
   i32Eq: 0x46,
   i32Ne: 0x47,
+  i32LtU: 0x49,
   i32GtU: 0x4b,
   i32GeU: 0x4f,
   i64Eq: 0x51,
@@ -39,9 +42,12 @@ export const op = {
   i32Add: 0x6a,
   i32Sub: 0x6b,
   i32Mul: 0x6c,
+  i32And: 0x71,
+  i32Or: 0x72,
   i32Xor: 0x73,
   i32Shl: 0x74,
   i32ShrU: 0x76,
+  i32Rotr: 0x78,
   i64Ctz: 0x7a,
   i64Add: 0x7c,
   i64Sub: 0x7d,
