@@ -1,5 +1,5 @@
-import { describe, expect, it } from 'vitest';
-import { BACKLOG_GRACE_MS, BACKLOG_MS, LOOK_EVERY, SocketBacklog } from './socket-backlog.js';
+import { describe, expect, it, vi } from 'vitest';
+import { BACKLOG_GRACE_MS, BACKLOG_MS, IDLE_CONFIRM_MS, LOOK_EVERY, SocketBacklog } from './socket-backlog.js';
 
 describe('SocketBacklog', () => {
   it('is behind only once its queue has not been found empty for BACKLOG_MS, and for a grace after it empties', () => {
@@ -62,14 +62,42 @@ describe('SocketBacklog', () => {
     expect(now).toEqual([null, BACKLOG_MS + 10]);
   });
 
-  it('looks between messages: an undecided gap is decided by a later look, and a closed socket is not looked at', () => {
-    const b = new SocketBacklog();
-    const told: (number | null)[] = [];
-    b.seen(true, 0);
-    b.whenKnown(100, (behind) => told.push(behind));
-    b.look({ readable: true, closed: true }, BACKLOG_MS + 1);
-    expect(told).toEqual([]);
-    b.look({ readable: true, closed: false }, BACKLOG_MS + 1);
-    expect(told).toEqual([BACKLOG_MS + 1]);
+  it('looks between messages without asking the socket: a loop still waiting, nothing taken, finds it empty', () => {
+    vi.useFakeTimers();
+    try {
+      const b = new SocketBacklog();
+      const told: (number | null)[] = [];
+      let now = 0;
+      const clock = (): number => now;
+      b.seen(true, 0);
+      b.whenKnown(100, (behind) => told.push(behind));
+      const socket = { readable: true };
+      // not waiting (busy with a message): nothing to look at
+      b.idleLook(clock);
+      vi.advanceTimersByTime(IDLE_CONFIRM_MS);
+      expect(told).toEqual([]);
+      // waiting, but a message was taken before the look was confirmed: zeromq's put-off read, not an empty queue
+      b.waiting = true;
+      b.idleLook(clock);
+      b.taken(clock, socket);
+      vi.advanceTimersByTime(IDLE_CONFIRM_MS);
+      expect(told).toEqual([]);
+      // waiting, then busy when the look is confirmed: nothing known either
+      b.idleLook(clock);
+      b.waiting = false;
+      vi.advanceTimersByTime(IDLE_CONFIRM_MS);
+      expect(told).toEqual([]);
+      // waiting, and still waiting with nothing taken: the queue emptied before the backlog counted, upstream's loss
+      b.waiting = true;
+      now = 800;
+      b.idleLook(clock);
+      vi.advanceTimersByTime(IDLE_CONFIRM_MS - 1);
+      expect(told).toEqual([]);
+      vi.advanceTimersByTime(1);
+      expect(told).toEqual([null]);
+      expect(now).toBeLessThan(BACKLOG_MS);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });

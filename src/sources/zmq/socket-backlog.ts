@@ -13,13 +13,17 @@ export const BACKLOG_MS = 1_000;
 /** a gap that shows this soon after a backlog ended is still its loss (the hole was queued behind it) */
 export const BACKLOG_GRACE_MS = 2_000;
 /**
- * the socket is looked at once every this many messages: a look is a getsockopt of ZMQ_EVENTS, which also runs the
- * socket's pending commands (at 50,000 messages/s this is a look every 1.3 ms; the once-a-second look covers a
- * stream that slowed down)
+ * the socket is looked at once every this many messages (a look is a getsockopt). Not fewer looks: a publisher that
+ * sends in bursts of 64 (the flood publisher's pacing) was looked at on the same message of every burst, always
+ * with the rest of the burst queued, and its stream read as one long backlog
  */
-export const LOOK_EVERY = 64;
+export const LOOK_EVERY = 16;
+/** a loop found waiting is still waiting, with nothing taken, this much later: its queue is empty */
+export const IDLE_CONFIRM_MS = 5;
 
 export class SocketBacklog {
+  /** the receive loop is waiting on the socket (its loop sets this around each receive) */
+  waiting = false;
   /** when the queue was first found non-empty after it was last found empty; null: it was empty at the last look */
   #since: number | null = null;
   /** the last backlog long enough to count: when it ended and how long it had lasted */
@@ -35,9 +39,23 @@ export class SocketBacklog {
     this.seen(socket.readable, clock());
   }
 
-  /** A look between messages (once a second): a stream that stopped with a few in the queue still decides its gaps. */
-  look(socket: { readonly readable: boolean; readonly closed: boolean }, now: number): void {
-    if (!socket.closed) this.seen(socket.readable, now);
+  /**
+   * The look between messages (once a second), so a stream that stopped with a few in the queue still decides its
+   * gaps, and a bursty one is seen empty between bursts (the looks after every LOOK_EVERY messages can land at the
+   * same place in every burst, the rest of it queued). It never asks the socket: zeromq's `readable` is a getsockopt
+   * of ZMQ_EVENTS, which takes the socket's wake-up signal, and taken while a receive waits it left that receive
+   * waiting for good (a stalled subscriber went deaf after its first 100 batches). A receive that waits found the
+   * queue empty, unless zeromq put off a ready read (it does after 512 reads in a row, to let the event loop
+   * breathe) until later in the same loop turn: so the queue reads empty only if the loop is still waiting, with no
+   * message taken, IDLE_CONFIRM_MS after it was found waiting.
+   */
+  idleLook(clock: () => number): void {
+    if (!this.waiting) return;
+    const taken = this.#messages;
+    const confirm = setTimeout(() => {
+      if (this.waiting && this.#messages === taken) this.seen(false, clock());
+    }, IDLE_CONFIRM_MS);
+    confirm.unref();
   }
 
   /** What a look at the socket found. */

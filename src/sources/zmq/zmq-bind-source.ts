@@ -142,7 +142,7 @@ export class ZmqBindSource implements RunningSource {
       const now = this.#deps.clock();
       for (const s of this.#servers.values())
         for (const p of s.ranks.values()) p.checkHeartbeat(now, this.#options.heartbeatTimeoutMs);
-      for (const s of this.#sockets) s.backlog.look(s.sub, now);
+      for (const s of this.#sockets) if (!s.sub.closed) s.backlog.idleLook(this.#deps.clock);
     }, HEARTBEAT_CHECK_MS);
     this.#heartbeat.unref();
   }
@@ -200,7 +200,11 @@ export class ZmqBindSource implements RunningSource {
 
   async #receive(socket: BoundSocket): Promise<void> {
     try {
-      for await (const frames of socket.sub) {
+      // receive() itself rather than the socket's async iterator: the backlog knows when the loop waits on it
+      while (!this.#stopped && !socket.sub.closed) {
+        socket.backlog.waiting = true;
+        const frames = await socket.sub.receive();
+        socket.backlog.waiting = false;
         if (this.#stopped) return;
         socket.backlog.taken(this.#deps.clock, socket.sub);
         if (socket.forward !== null) {

@@ -206,7 +206,7 @@ export class ZmqEventsSource implements RunningSource {
       const now = this.#deps.clock();
       for (const r of this.#ranks) {
         r.pipeline.checkHeartbeat(now, this.#options.heartbeatTimeoutMs);
-        r.backlog.look(r.sub, now);
+        if (!r.sub.closed) r.backlog.idleLook(this.#deps.clock);
       }
     }, HEARTBEAT_CHECK_MS);
     this.#heartbeat.unref();
@@ -279,7 +279,9 @@ export class ZmqEventsSource implements RunningSource {
     try {
       // receive() itself rather than the socket's async iterator: one promise per message, no {value, done} wrapper
       while (!this.#stopped && !r.sub.closed) {
+        r.backlog.waiting = true;
         const frames = await r.sub.receive();
+        r.backlog.waiting = false;
         if (this.#stopped) return;
         r.backlog.taken(this.#deps.clock, r.sub);
         const message = decodeLiveMessage(frames);
