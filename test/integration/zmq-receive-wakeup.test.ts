@@ -12,8 +12,8 @@ import { ZmqBindSource } from '../../src/sources/zmq/zmq-bind-source.js';
 import { ZmqEventsSource } from '../../src/sources/zmq/zmq-events-source.js';
 import { encodeSeq } from '../../src/core/stream/stream-frames.js';
 import { encode } from '@msgpack/msgpack';
-import { createServer } from 'node:net';
 import { Publisher, Subscriber } from 'zeromq';
+import { freePort } from '../helpers/test-resources.js';
 
 /** zeromq's own `readable` getter and `receive`, from the native Socket prototype under Subscriber's */
 function socketMembers(): { readable: PropertyDescriptor; receive: PropertyDescriptor } {
@@ -74,20 +74,6 @@ afterEach(async () => {
 });
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
-
-/** a port nothing listens on now */
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() =>
-        typeof address === 'object' && address !== null ? resolve(address.port) : reject(new Error('no port bound')),
-      );
-    });
-  });
-}
 
 describe("a ZMQ source's looks at its queue", () => {
   it('never read `readable` while a receive waits, through idle seconds, and every batch arrives', async () => {

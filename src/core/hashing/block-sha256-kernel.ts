@@ -8,15 +8,12 @@ import {
   localGet as get,
   localSet as set,
   localTee as tee,
-  name,
   op,
-  section,
-  uleb,
   vec,
-  wasmApi,
-  WASM_HEADER,
+  instantiateKernel,
   WASM_PAGE_BYTES,
   type WasmMemory,
+  singleFunctionModule,
 } from '../wasm/wasm-binary.js';
 
 /** byte offsets of the kernel's memory (block-sha256.wat): digest, round constants, schedule, message */
@@ -175,21 +172,7 @@ function hashCode(): number[] {
 
 /** hash(blocks: i32): compresses `blocks` 64-byte blocks at MESSAGE_AT from H0; the digest → memory[0..32). */
 export function sha256ModuleBytes(): Uint8Array {
-  const code = hashCode();
-  return new Uint8Array([
-    ...WASM_HEADER,
-    ...section(1, vec([[0x60, ...vec([[I32]]), ...vec([])]])), // type 0: (i32) -> ()
-    ...section(3, vec([[0]])), // function 0 has type 0
-    ...section(5, vec([[0x00, 1]])), // one memory, min 1 page, no max
-    ...section(
-      7,
-      vec([
-        [...name('hash'), 0x00, 0],
-        [...name('memory'), 0x02, 0],
-      ]),
-    ), // exports
-    ...section(10, vec([[...uleb(code.length), ...code]])),
-  ]);
+  return singleFunctionModule({ name: 'hash', params: 1, code: hashCode() });
 }
 
 /** The kernel, bound: its memory as words, and a call that compresses the message laid out there. */
@@ -204,14 +187,8 @@ export interface Sha256Kernel {
 
 /** A kernel of its own memory, or null where WebAssembly is unavailable or the host is big-endian. */
 export function createSha256Kernel(): Sha256Kernel | null {
-  const api = wasmApi();
-  if (api === null) return null;
-  let exports: Readonly<Record<string, unknown>>;
-  try {
-    exports = new api.Instance(new api.Module(sha256ModuleBytes())).exports;
-  } catch {
-    return null;
-  }
+  const exports = instantiateKernel(sha256ModuleBytes());
+  if (exports === null) return null;
   const hash = exports.hash as (blocks: number) => void;
   const memory = exports.memory as WasmMemory;
   const kernel: Sha256Kernel = {

@@ -8,15 +8,12 @@ import type { U64Scratch } from './u64.js';
 import {
   I32,
   I64,
-  name,
   op,
-  section,
   i32Const,
-  uleb,
   vec,
-  wasmApi,
-  WASM_HEADER,
+  instantiateKernel,
   type WasmMemory,
+  singleFunctionModule,
 } from '../wasm/wasm-binary.js';
 
 /** Runs mix32 over tokens[start, end) starting from seed (hi:lo); writes the seed into out as [hi, lo]. */
@@ -192,33 +189,13 @@ function mixCode(): number[] {
  * text is v1-token-mix.wat, checked against these bytes by test/core/wasm-kernel-sources.test.ts.
  */
 export function mixModuleBytes(): Uint8Array {
-  const code = mixCode();
-  return new Uint8Array([
-    ...WASM_HEADER,
-    ...section(1, vec([[0x60, ...vec([[I32], [I32], [I32]]), ...vec([])]])), // type 0: (i32 i32 i32) -> ()
-    ...section(3, vec([[0]])), // function 0 has type 0
-    ...section(5, vec([[0x00, 1]])), // one memory, min 1 page, no max
-    ...section(
-      7,
-      vec([
-        [...name('mix'), 0x00, 0],
-        [...name('memory'), 0x02, 0],
-      ]),
-    ), // exports
-    ...section(10, vec([[...uleb(code.length), ...code]])),
-  ]);
+  return singleFunctionModule({ name: 'mix', params: 3, code: mixCode() });
 }
 
 /** The WebAssembly mixer, or null where WebAssembly is unavailable or the host is big-endian. */
 export function createWasmTokenMixer(): TokenMixer | null {
-  const api = wasmApi();
-  if (api === null) return null;
-  let exports: Readonly<Record<string, unknown>>;
-  try {
-    exports = new api.Instance(new api.Module(mixModuleBytes())).exports;
-  } catch {
-    return null;
-  }
+  const exports = instantiateKernel(mixModuleBytes());
+  if (exports === null) return null;
   const mix = exports.mix as (len: number, hi: number, lo: number) => void;
   const memory = exports.memory as WasmMemory;
   let words = new Uint32Array(memory.buffer);

@@ -126,6 +126,39 @@ export function wasmApi(): WasmApi | null {
   return LITTLE_ENDIAN && api !== undefined ? api : null;
 }
 
+/**
+ * A module of one function (i32 parameters, no result) and one memory of a page, both exported: the whole of the
+ * project's single-function kernels (wabt writes their text sources as these bytes).
+ */
+export function singleFunctionModule(fn: { name: string; params: number; code: readonly number[] }): Uint8Array {
+  const params = Array.from({ length: fn.params }, () => [I32]);
+  return new Uint8Array([
+    ...WASM_HEADER,
+    ...section(1, vec([[0x60, ...vec(params), ...vec([])]])), // type 0: (i32 …) -> ()
+    ...section(3, vec([[0]])), // function 0 has type 0
+    ...section(5, vec([[0x00, 1]])), // one memory, min 1 page, no max
+    ...section(
+      7,
+      vec([
+        [...name(fn.name), 0x00, 0],
+        [...name('memory'), 0x02, 0],
+      ]),
+    ), // exports
+    ...section(10, vec([[...uleb(fn.code.length), ...fn.code]])),
+  ]);
+}
+
+/** A kernel's exports (a module without imports), or null where there is no runtime or the module does not load. */
+export function instantiateKernel(bytes: Uint8Array): Readonly<Record<string, unknown>> | null {
+  const api = wasmApi();
+  if (api === null) return null;
+  try {
+    return new api.Instance(new api.Module(bytes)).exports;
+  } catch {
+    return null;
+  }
+}
+
 /** A fixed-size memory threads can share (a kernel on one thread reads what another wrote); null where unavailable. */
 export function sharedWasmMemory(bytes: number): WasmMemory | null {
   const api = wasmApi();
