@@ -1,4 +1,4 @@
-// SHA-256's compression as a WebAssembly kernel: the fast path of block-sha256.ts (1.3-1.4x its JavaScript loop, which
+// SHA-256's compression as a WebAssembly kernel: the fast path of block-sha256.ts (1.3x its JavaScript loop, which
 // stays the fallback and the reference). The module is encoded below instruction by instruction
 // (wasm/wasm-binary.ts); its commented text is block-sha256.wat, which a test assembles with wabt and compares with
 // these bytes. The caller lays the padded message out as words; the kernel compresses it and leaves the digest.

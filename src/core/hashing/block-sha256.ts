@@ -1,10 +1,11 @@
 // SHA-256 (FIPS 180-4) of one V2 block-key message, parent key ‖ tokens as uint32 little-endian, written for the
 // stream's rate: the message is laid out as big-endian words straight from the parent's bytes and the token ids (a
 // little-endian u32 is its byte-swapped word), padded in place, and compressed in one reused word buffer (the
-// kernel's memory, or the hasher's own), so a key costs one 32-byte result and nothing else. A ZMQ stream re-keys every stored block this way (rekeyer.ts); the
-// general hash is @noble/hashes, which allocates per call and ran at a third of this speed on 16-token blocks.
-// The compression runs in a WebAssembly kernel where there is one (block-sha256-kernel.ts, 1.3–1.4x this file's loop on 16-token blocks: BENCHMARKS §10),
-// else in the JavaScript loop below, which is also the kernel's reference in the tests.
+// kernel's memory, or the hasher's own), so a key costs one 32-byte result and nothing else. A ZMQ stream re-keys
+// every stored block this way (rekeyer.ts); the general hash is @noble/hashes, which allocates per call and ran at a
+// third of this speed on 16-token blocks. The compression runs in a WebAssembly kernel where there is one
+// (block-sha256-kernel.ts, 1.3x this file's loop on 16-token blocks: BENCHMARKS §10), else in the JavaScript loop
+// below, which is also the kernel's reference in the tests.
 import { createSha256Kernel, MESSAGE_AT, SHA256_H0, SHA256_K, type Sha256Kernel } from './block-sha256-kernel.js';
 
 const K = SHA256_K;

@@ -3,7 +3,7 @@
 ;; file: test/core/wasm-kernel-sources.test.ts assembles it with wabt and checks the result is the encoder's bytes.
 ;;
 ;; Why WebAssembly: a ZMQ stream re-keys every stored block with one V2 block key (two compressions of a 16-token
-;; block), and this loop, with native rotations and its 8 working variables in locals, is 1.3-1.4x the JavaScript one
+;; block), and this loop, with native rotations and its 8 working variables in locals, is 1.3x the JavaScript one
 ;; (block-sha256.ts, which stays the fallback and the reference).
 ;;
 ;; Memory layout (bytes; words are i32 values, as a little-endian Int32Array over the memory holds them):

@@ -13,9 +13,10 @@ export const BACKLOG_MS = 1_000;
 /** a gap that shows this soon after a backlog ended is still its loss (the hole was queued behind it) */
 export const BACKLOG_GRACE_MS = 2_000;
 /**
- * the socket is looked at once every this many messages (a look is a getsockopt). Not fewer looks: a publisher that
- * sends in bursts of 64 (the flood publisher's pacing) was looked at on the same message of every burst, always
- * with the rest of the burst queued, and its stream read as one long backlog
+ * the socket is looked at once every this many messages (a look is a getsockopt). Counted looks land at the same
+ * places in a publisher's regular bursts (the flood publisher sends 64 at a time), where the rest of the burst is
+ * queued, so alone they can read a stream that keeps up as one long backlog: the idle look between messages
+ * (idleLook) is what finds it empty between bursts
  */
 export const LOOK_EVERY = 16;
 /** a loop found waiting is still waiting, with nothing taken, this much later: its queue is empty */
