@@ -35,6 +35,65 @@ describe('StreamSequencer', () => {
     expect(s.replayEnded()).toEqual([]); // the end marker that follows
   });
 
+  it('fills every hole among the held batches from one answer, with no request of their own', () => {
+    const s = new StreamSequencer<string>({ replay: true, maxHeld: 20 });
+    s.live(0n, 'a');
+    expect(s.live(3n, 'd')).toEqual([{ type: 'replay', fromSeq: 1n }]);
+    // held meanwhile, with holes at 5 and 8..9 (the socket dropped them too)
+    for (const [seq, item] of [
+      [4n, 'e'],
+      [6n, 'g'],
+      [7n, 'h'],
+      [10n, 'k'],
+    ] as const)
+      expect(s.live(seq, item)).toEqual([]);
+    // vLLM answers with its whole buffer from 1
+    const answer = ['b', 'c', 'd', 'e', 'f', 'g', 'h', 'i', 'j', 'k'].flatMap((item, i) =>
+      s.replayed(BigInt(i + 1), item),
+    );
+    expect(answer.filter((a) => a.type === 'replay')).toEqual([]);
+    expect(delivered(answer)).toEqual(['b', 'c', 'd', 'e', 'f', 'g', 'h', 'i', 'j', 'k']);
+    expect(answer.filter((a) => a.type === 'gap')).toEqual([
+      { type: 'gap', lost: 0, filled: 2, history: false },
+      { type: 'gap', lost: 0, filled: 1, history: false },
+      { type: 'gap', lost: 0, filled: 2, history: false },
+    ]);
+    expect(s.replaying).toBe(false);
+    expect(s.expected).toBe(11n);
+  });
+
+  it("asks again for a later hole whose replies the answer lost on the way, from that hole's start", () => {
+    const s = new StreamSequencer<string>({ replay: true, maxHeld: 20 });
+    s.live(0n, 'a');
+    s.live(2n, 'c');
+    s.live(3n, 'd');
+    s.live(6n, 'g');
+    // 1 comes; 4 and 5 were dropped by the ROUTER, 6 arrives: the round for the hole at 4 is torn
+    const first = [...s.replayed(1n, 'b'), ...s.replayed(2n, 'c'), ...s.replayed(3n, 'd'), ...s.replayed(6n, 'g')];
+    expect(delivered(first)).toEqual(['b', 'c', 'd']);
+    // the first reply past the hole ends the round, and the hole is asked for again (the old round's socket closes)
+    expect(first.filter((a) => a.type === 'replay')).toEqual([{ type: 'replay', fromSeq: 4n }]);
+    expect(s.replaying).toBe(true);
+    const second = [...s.replayed(4n, 'e'), ...s.replayed(5n, 'f'), ...s.replayed(6n, 'g')];
+    expect(delivered(second)).toEqual(['e', 'f', 'g']);
+    expect(second.find((a) => a.type === 'gap')).toEqual({ type: 'gap', lost: 0, filled: 2, history: false });
+    expect(s.replaying).toBe(false);
+  });
+
+  it('asks for a later hole the answer ended before (its batches joined the buffer after the request)', () => {
+    const s = new StreamSequencer<string>({ replay: true, maxHeld: 20 });
+    s.live(0n, 'a');
+    s.live(2n, 'c');
+    s.live(4n, 'e');
+    // the buffer as it stood at the request ended at 2, then its end marker
+    const first = [...s.replayed(1n, 'b'), ...s.replayed(2n, 'c')];
+    expect(delivered(first)).toEqual(['b', 'c']);
+    expect(s.replayEnded()).toEqual([{ type: 'replay', fromSeq: 3n }]);
+    const second = [...s.replayed(3n, 'd'), ...s.replayed(4n, 'e')];
+    expect(delivered(second)).toEqual(['d', 'e']);
+    expect(second.find((a) => a.type === 'gap')).toEqual({ type: 'gap', lost: 0, filled: 1, history: false });
+  });
+
   it('counts what the replay buffer no longer had as lost', () => {
     const s = new StreamSequencer<string>({ replay: true, maxHeld: 10 });
     s.live(0n, 'a');

@@ -64,6 +64,11 @@ interface Pending<T> {
   roundStarted: boolean;
   /** the current round's replies skipped a seq after its first one: dropped on the way, the rest is ignored */
   torn: boolean;
+  /**
+   * the hole came after the gap the round was asked for: an answer that ends before reaching it was the buffer as it
+   * stood at the request, which the hole's batches joined later
+   */
+  inherited: boolean;
 }
 
 export interface SequencerOptions<T> {
@@ -81,6 +86,31 @@ export const MAX_REPLAY_ROUNDS = 32;
 
 function count(n: bigint): number {
   return n > BigInt(Number.MAX_SAFE_INTEGER) ? Number.MAX_SAFE_INTEGER : Number(n);
+}
+
+/** A gap [from, to) asked for (or, inherited, one the round in flight goes on into), `held` from the batch at `to`. */
+function holePending<T>(
+  from: bigint,
+  to: bigint,
+  held: Seen<T>[],
+  o: { readonly history: boolean; readonly inherited: boolean },
+): Pending<T> {
+  return {
+    to,
+    next: from,
+    filled: 0,
+    lost: 0,
+    history: o.history,
+    open: false,
+    first: null,
+    countStart: true,
+    verify: null,
+    held,
+    rounds: 1,
+    roundStarted: o.inherited,
+    torn: false,
+    inherited: o.inherited,
+  };
 }
 
 export class StreamSequencer<T> {
@@ -159,6 +189,12 @@ export class StreamSequencer<T> {
     // begun, what it still lacked was dropped on the way)
     if (seq >= p.to) {
       if (p.roundStarted && p.next < p.to) p.torn = true;
+      // the gap is filled and the answer goes on (vLLM sends its whole buffer from the seq asked for): it holds what
+      // the next hole among the held batches lacks, so the same round fills that one too, with no request of its own
+      if (!p.torn && !p.open && p.next >= p.to) {
+        const out: SequencerAction<T>[] = [];
+        return this.#nextHole(p, out) ? [...out, ...this.replayed(seq, item)] : out;
+      }
       return this.replayEnded();
     }
     if (p.torn || seq < p.next) return [];
@@ -176,9 +212,10 @@ export class StreamSequencer<T> {
   replayEnded(): SequencerAction<T>[] {
     const p = this.#pending;
     if (p === null) return [];
-    if (p.torn && p.rounds < MAX_REPLAY_ROUNDS) {
-      // what this round skipped is still in the publisher's buffer: ask again from the first missing batch
+    if ((p.torn || p.inherited) && p.rounds < MAX_REPLAY_ROUNDS) {
+      // what this round skipped (or did not reach) is still in the publisher's buffer: ask again from the first missing
       p.torn = false;
+      p.inherited = false;
       p.roundStarted = false;
       p.rounds++;
       return [{ type: 'replay', fromSeq: p.next }];
@@ -213,6 +250,30 @@ export class StreamSequencer<T> {
     return out;
   }
 
+  /**
+   * The gap `p` is filled: counts it and delivers the held batches up to the next hole among them, which becomes the
+   * pending gap of the round in flight (true); without one the replay is over (false). One round per hole, at least
+   * 100 ms apart, asked for the same buffer over and over (a stalled subscriber's holes came every 256 seqs: 26
+   * requests where 12 now do), while the publisher's buffer moved on.
+   */
+  #nextHole(p: Pending<T>, out: SequencerAction<T>[]): boolean {
+    if (p.lost > 0 || p.filled > 0) out.push({ type: 'gap', lost: p.lost, filled: p.filled, history: p.history });
+    this.#pending = null;
+    this.#next = p.to;
+    for (let i = 0; i < p.held.length; i++) {
+      const h = p.held[i]!;
+      const next = this.#next;
+      // a jump right after a reconnection is for #live to judge (it may be a new life)
+      if (this.#pending === null && !this.#suspect && next !== null && h.seq > next) {
+        // the round in flight is this hole's: a reply that skips into it was dropped on the way
+        this.#pending = holePending(next, h.seq, p.held.slice(i), { history: false, inherited: true });
+        return true;
+      }
+      this.#live(h.seq, h.item, out);
+    }
+    return false;
+  }
+
   #open(verify: Verify<T> | null, history: boolean): Pending<T> {
     return {
       to: U64_END,
@@ -228,6 +289,7 @@ export class StreamSequencer<T> {
       rounds: 1,
       roundStarted: false,
       torn: false,
+      inherited: false,
     };
   }
 
@@ -348,21 +410,7 @@ export class StreamSequencer<T> {
 
   #gap(from: bigint, seq: bigint, item: T, out: SequencerAction<T>[], history: boolean): void {
     if (this.#options.replay) {
-      this.#pending = {
-        to: seq,
-        next: from,
-        filled: 0,
-        lost: 0,
-        history,
-        open: false,
-        first: null,
-        countStart: true,
-        verify: null,
-        held: [{ seq, item }],
-        rounds: 1,
-        roundStarted: false,
-        torn: false,
-      };
+      this.#pending = holePending(from, seq, [{ seq, item }], { history, inherited: false });
       out.push({ type: 'replay', fromSeq: from });
       // the held batch is delivered when the replay ends
       return;
