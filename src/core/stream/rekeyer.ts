@@ -128,16 +128,18 @@ export class StreamRekeyer {
     for (let i = 0; i < input.hashes.length; i++) {
       const hash = input.hashes[i]!;
       const tokens = input.blocks?.[i] ?? null;
-      const chainable = tokens !== null && tokens.length > 0 && chain !== null;
-      // a forgotten key is asked for only by a store that cannot key itself (the tokenless offloaded copy): one that
-      // can gets the key its tokens give under its parent, as it did the first time
-      const known = map.get(hash) ?? (chainable ? undefined : this.#revive(rank, hash));
-      let entry: Resident;
-      if (known !== undefined) entry = known;
-      else if (tokens !== null && tokens.length > 0 && chain !== null) {
-        const next = scoped(v2BlockKey(chain, tokens, 0, tokens.length, this.#hasher), input.scopes[i] ?? null);
-        entry = { chain: next, tableKey: truncateKeyToU64(next), copies: 0 };
-      } else entry = { chain: null, tableKey: engineHashKey(hash), copies: 0 };
+      // a resident hash keeps its key
+      let entry = map.get(hash);
+      if (entry === undefined) {
+        if (tokens !== null && tokens.length > 0 && chain !== null) {
+          const next = scoped(v2BlockKey(chain, tokens, 0, tokens.length, this.#hasher), input.scopes[i] ?? null);
+          entry = { chain: next, tableKey: truncateKeyToU64(next), copies: 0 };
+        } else {
+          // a forgotten key is asked for only by a store that cannot key itself (the tokenless offloaded copy): one
+          // that can gets the key its tokens give under its parent, as it did the first time
+          entry = this.#revive(rank, hash) ?? { chain: null, tableKey: engineHashKey(hash), copies: 0 };
+        }
+      }
       if (entry.chain === null) unchained++;
       if (copiesAt(entry.copies, input.level) < 255) entry.copies += oneCopy(input.level);
       const out = map.set(hash, entry);
