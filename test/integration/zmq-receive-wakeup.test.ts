@@ -75,6 +75,35 @@ afterEach(async () => {
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
+const BURST = 300;
+const BURSTS = 3;
+
+/**
+ * PUB/SUB joins late: probes with `send` until a batch arrives; then bursts of more than one counted look's worth of
+ * batches, the loop waiting through the once-a-second look between them. Every batch must arrive, and the source
+ * must have looked at its queue (so the watch saw its reads), never while a receive waited.
+ */
+async function burstsAcrossIdleLooks(
+  send: () => Promise<unknown>,
+  batches: () => number,
+  watch: ReturnType<typeof watchSubscribers>,
+): Promise<void> {
+  const deadline = Date.now() + 10_000;
+  while (batches() === 0) {
+    if (Date.now() > deadline) throw new Error('the subscriber never received a batch');
+    await send();
+    await sleep(20);
+  }
+  const before = batches();
+  for (let burst = 0; burst < BURSTS; burst++) {
+    for (let i = 0; i < BURST; i++) await send();
+    await sleep(1_300);
+  }
+  expect(batches() - before).toBe(BURSTS * BURST);
+  expect(watch.reads()).toBeGreaterThan(0);
+  expect(watch.readsWhileWaiting()).toBe(0);
+}
+
 describe("a ZMQ source's looks at its queue", () => {
   it('never read `readable` while a receive waits, through idle seconds, and every batch arrives', async () => {
     const watch = watchSubscribers();
@@ -90,24 +119,11 @@ describe("a ZMQ source's looks at its queue", () => {
     );
     await source.start();
     cleanups.push(() => source.stop());
-    // PUB/SUB joins late: probe until a batch arrives
-    const deadline = Date.now() + 10_000;
-    while (source.counters()[0]!.batches === 0) {
-      if (Date.now() > deadline) throw new Error('the subscriber never received a batch');
-      await pub.sendBatch(0, pub.batch(0, []));
-      await sleep(20);
-    }
-    const before = source.counters()[0]!.batches;
-    // bursts of more than one look's worth of batches, with the loop waiting through the once-a-second look between
-    const perBurst = 300;
-    for (let burst = 0; burst < 3; burst++) {
-      for (let i = 0; i < perBurst; i++) await pub.sendBatch(0, pub.batch(0, []));
-      await sleep(1_300);
-    }
-    expect(source.counters()[0]!.batches - before).toBe(3 * perBurst);
-    // the source did look at its queue between messages (so the watch saw its reads), never while a receive waited
-    expect(watch.reads()).toBeGreaterThan(0);
-    expect(watch.readsWhileWaiting()).toBe(0);
+    await burstsAcrossIdleLooks(
+      () => pub.sendBatch(0, pub.batch(0, [])),
+      () => source.counters()[0]!.batches,
+      watch,
+    );
   }, 30_000);
 
   it('the bound socket (--zmq-bind) neither, with a vLLM publisher connecting to it', async () => {
@@ -134,19 +150,6 @@ describe("a ZMQ source's looks at its queue", () => {
         encode({ ts: Date.now() / 1000, events: [], data_parallel_rank: 0 }),
       ]);
     const batches = (): number => source.counters().find((c) => c.server === 'pod-a')?.batches ?? 0;
-    const deadline = Date.now() + 10_000;
-    while (batches() === 0) {
-      if (Date.now() > deadline) throw new Error('the bound socket never received a batch');
-      await send();
-      await sleep(20);
-    }
-    const before = batches();
-    for (let burst = 0; burst < 3; burst++) {
-      for (let i = 0; i < 300; i++) await send();
-      await sleep(1_300);
-    }
-    expect(batches() - before).toBe(900);
-    expect(watch.reads()).toBeGreaterThan(0);
-    expect(watch.readsWhileWaiting()).toBe(0);
+    await burstsAcrossIdleLooks(send, batches, watch);
   }, 30_000);
 });
