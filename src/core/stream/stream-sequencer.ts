@@ -17,6 +17,8 @@
 // replay is asked again from the first missing seq (while each round brings something, at most MAX_REPLAY_ROUNDS).
 // Pure: the socket code executes the returned actions.
 
+import { count, holePending, openPending, type Pending, type Seen, type Verify } from './replay-round.js';
+
 export type SequencerAction<T> =
   | { readonly type: 'deliver'; readonly seq: bigint; readonly item: T; readonly replayed: boolean }
   | { readonly type: 'replay'; readonly fromSeq: bigint }
@@ -27,50 +29,6 @@ export type SequencerAction<T> =
 /** what showed a new publisher life */
 export type LifeChange = 'seq-back' | 'publisher-id' | 'reconnect-replay-differs' | 'reconnect-unverifiable';
 
-interface Seen<T> {
-  readonly seq: bigint;
-  readonly item: T;
-}
-
-/** After a reconnection: is the publisher still the life this rank followed? */
-interface Verify<T> {
-  /** the last batch delivered before the reconnection */
-  readonly last: Seen<T>;
-  /** the seq expected before the reconnection */
-  readonly base: bigint;
-  /** replies below `last.seq`: the new life's history, if it is one */
-  readonly early: Seen<T>[];
-}
-
-interface Pending<T> {
-  /** exclusive: the live seq that revealed the gap (held) */
-  readonly to: bigint;
-  next: bigint;
-  filled: number;
-  lost: number;
-  /** history before the first batch heard: a missing part is not counted as lost */
-  history: boolean;
-  /** a request for the whole buffer (before any batch was heard, or to verify a life): no end is known */
-  readonly open: boolean;
-  /** the first seq an open request brought */
-  first: bigint | null;
-  /** the batches before the first reply are lost (a gap, a new life's start), not merely unheard */
-  countStart: boolean;
-  verify: Verify<T> | null;
-  readonly held: Seen<T>[];
-  /** requests made for this gap so far */
-  rounds: number;
-  /** the current round brought a reply */
-  roundStarted: boolean;
-  /** the current round's replies skipped a seq after its first one: dropped on the way, the rest is ignored */
-  torn: boolean;
-  /**
-   * the hole came after the gap the round was asked for: an answer that ends before reaching it was the buffer as it
-   * stood at the request, which the hole's batches joined later
-   */
-  inherited: boolean;
-}
-
 export interface SequencerOptions<T> {
   readonly replay: boolean;
   /** live batches held while a replay runs; past it the replay is abandoned (its missing batches count as lost) */
@@ -79,39 +37,8 @@ export interface SequencerOptions<T> {
   readonly same?: (a: T, b: T) => boolean;
 }
 
-const U64_END = 1n << 64n;
-
 /** rounds of one replay whose answers were torn on the way; past it what is still missing counts as lost */
 export const MAX_REPLAY_ROUNDS = 32;
-
-function count(n: bigint): number {
-  return n > BigInt(Number.MAX_SAFE_INTEGER) ? Number.MAX_SAFE_INTEGER : Number(n);
-}
-
-/** A gap [from, to) asked for (or, inherited, one the round in flight goes on into), `held` from the batch at `to`. */
-function holePending<T>(
-  from: bigint,
-  to: bigint,
-  held: Seen<T>[],
-  o: { readonly history: boolean; readonly inherited: boolean },
-): Pending<T> {
-  return {
-    to,
-    next: from,
-    filled: 0,
-    lost: 0,
-    history: o.history,
-    open: false,
-    first: null,
-    countStart: true,
-    verify: null,
-    held,
-    rounds: 1,
-    roundStarted: o.inherited,
-    torn: false,
-    inherited: o.inherited,
-  };
-}
 
 export class StreamSequencer<T> {
   readonly #options: SequencerOptions<T>;
@@ -142,7 +69,7 @@ export class StreamSequencer<T> {
    */
   history(): SequencerAction<T>[] {
     if (!this.#options.replay || this.#next !== null || this.#pending !== null) return [];
-    this.#pending = this.#open(null, true);
+    this.#pending = openPending(null, true);
     return [{ type: 'replay', fromSeq: 0n }];
   }
 
@@ -274,25 +201,6 @@ export class StreamSequencer<T> {
     return false;
   }
 
-  #open(verify: Verify<T> | null, history: boolean): Pending<T> {
-    return {
-      to: U64_END,
-      next: 0n,
-      filled: 0,
-      lost: 0,
-      history,
-      open: true,
-      first: null,
-      countStart: false,
-      verify,
-      held: [],
-      rounds: 1,
-      roundStarted: false,
-      torn: false,
-      inherited: false,
-    };
-  }
-
   #deliver(seq: bigint, item: T, replayed: boolean, out: SequencerAction<T>[]): void {
     this.#last = { seq, item };
     out.push({ type: 'deliver', seq, item, replayed });
@@ -391,7 +299,7 @@ export class StreamSequencer<T> {
   #reconnectJump(next: bigint, seq: bigint, item: T, out: SequencerAction<T>[]): void {
     const last = this.#last;
     if (this.#options.replay && this.#options.same !== undefined && last !== null) {
-      this.#pending = this.#open({ last, base: next, early: [] }, false);
+      this.#pending = openPending({ last, base: next, early: [] }, false);
       this.#pending.held.push({ seq, item });
       out.push({ type: 'replay', fromSeq: 0n });
       return;
