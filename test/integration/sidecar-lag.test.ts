@@ -216,11 +216,12 @@ describe('a sidecar that falls behind', () => {
 
   it("recovers by replay once the load falls: what its socket dropped comes from the publisher's buffer, and its table is the engine's", async () => {
     // 12,000 batches at 4,000/s (vLLM keeps the last 10,000 for replay), then 200 at 200/s; the loop stalls through
-    // the first 1.5 s, so its socket keeps what its queue and the kernel's buffers hold (a few thousand) and drops
-    // the rest: how many depends on those buffers and on how fast the sidecar catches up (740 to over 1,000 seen).
-    // Once it runs again each gap shows and is asked for; vLLM answers with its whole buffer from there in one tight
-    // loop that its ROUTER partly drops, so the gaps fill over rounds, while live batches still come
-    const r = await floodedState({ stallMs: 1_500, batches: 12_000, rate: 4_000, replay: true, tail: 200 });
+    // the first 2 s, so its socket keeps what its queue and the kernel's buffers hold and drops the rest. Once it runs
+    // again each gap shows and is asked for; vLLM answers with its whole buffer from there in one tight loop that its
+    // ROUTER partly drops, so the gaps fill over rounds. The stall closed the TCP window, and the publisher's kernel
+    // waits out its zero-window probe (~1.7 s here) before the live stream moves again: the replay's answer past the
+    // gap is what brings the rest before vLLM's buffer rolls past it (without it 34 to 353 batches were lost)
+    const r = await floodedState({ stallMs: 2_000, batches: 12_000, rate: 4_000, replay: true, tail: 200 });
     // the history asked for on subscribing, and at least one gap
     expect(r.replayRequests, 'the publisher was asked for a replay').toBeGreaterThanOrEqual(2);
     expect(r.counters.replayedBatches, `sent ${r.sent}, received ${r.received}`).toBeGreaterThan(0);

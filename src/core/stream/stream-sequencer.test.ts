@@ -307,6 +307,78 @@ describe('StreamSequencer', () => {
     });
   });
 
+  describe('a live stream behind the replay (its TCP window closed while the sidecar stalled)', () => {
+    /** 0 delivered, 3 revealed the gap 1..2, the replay filled it and its answer reached 3: caught up to 4 */
+    const filled = (): StreamSequencer<string> => {
+      const s = new StreamSequencer<string>({ replay: true, maxHeld: 10 });
+      s.live(0n, 'a');
+      s.live(3n, 'd');
+      s.replayed(1n, 'b');
+      s.replayed(2n, 'c');
+      expect(delivered(s.replayed(3n, 'd (replayed)'))).toEqual(['d']);
+      return s;
+    };
+
+    it('delivers the answer past the gap as it comes, and the live copies that follow are nothing new', () => {
+      const s = filled();
+      expect(s.readingReplay).toBe(true);
+      expect(s.skipsReply(3n)).toBe(true);
+      expect(s.skipsReply(4n)).toBe(false);
+      expect(s.replayed(4n, 'e')).toEqual([{ type: 'deliver', seq: 4n, item: 'e', replayed: true }]);
+      expect(delivered(s.replayed(5n, 'f'))).toEqual(['f']);
+      // the live stream resumes with what the replay brought (some of it dropped on its way: no loss, no new life)
+      expect(s.live(4n, 'e (live)')).toEqual([]);
+      expect(s.live(6n, 'g')).toEqual([{ type: 'deliver', seq: 6n, item: 'g', replayed: false }]);
+      expect(s.replayed(6n, 'g (replayed)')).toEqual([]);
+      expect(s.replayEnded()).toEqual([]);
+      expect(s.readingReplay).toBe(false);
+    });
+
+    it('asks again from a reply dropped on the way while rounds bring something, then leaves it to the live stream', () => {
+      const s = filled();
+      s.replayed(4n, 'e');
+      expect(s.replayed(6n, 'g')).toEqual([{ type: 'replay', fromSeq: 5n }]);
+      expect(s.readingReplay).toBe(true);
+      // the next round brings nothing new before its own skip: no third request
+      expect(s.replayed(7n, 'h')).toEqual([]);
+      expect(s.readingReplay).toBe(false);
+      expect(s.live(5n, 'f')).toEqual([{ type: 'deliver', seq: 5n, item: 'f', replayed: false }]);
+    });
+
+    it('a restart still shows: a seq below anything the live stream brought is a new life', () => {
+      const s = filled();
+      s.replayed(4n, 'e');
+      s.replayed(5n, 'f');
+      expect(s.live(0n, 'new')[0]).toEqual({ type: 'reset', fromSeq: 5n, toSeq: 0n, cause: 'seq-back' });
+      expect(s.readingReplay).toBe(false);
+    });
+
+    it('catchUp() after a stall asks from the next seq, delivers what the buffer holds, and ends at its end marker', () => {
+      const s = new StreamSequencer<string>({ replay: true, maxHeld: 10 });
+      expect(s.catchUp()).toEqual([]); // nothing heard yet: the history request covers it
+      s.live(0n, 'a');
+      expect(s.catchUp()).toEqual([{ type: 'replay', fromSeq: 1n }]);
+      expect(s.catchUp()).toEqual([]); // one at a time
+      expect(delivered(s.replayed(1n, 'b'))).toEqual(['b']);
+      expect(s.replayEnded()).toEqual([]);
+      expect(s.readingReplay).toBe(false);
+      expect(s.live(1n, 'b (live)')).toEqual([]);
+      expect(delivered(s.live(2n, 'c'))).toEqual(['c']);
+      // a round's first reply past the next seq: the buffer no longer holds it, and the live stream will show the gap
+      s.catchUp();
+      expect(s.replayed(5n, 'f')).toEqual([]);
+      expect(s.readingReplay).toBe(false);
+      expect(s.live(5n, 'f')).toEqual([{ type: 'replay', fromSeq: 3n }]);
+    });
+
+    it('a live batch past the replay starts a gap of its own, and the answer in flight is no longer read', () => {
+      const s = filled();
+      s.replayed(4n, 'e');
+      expect(s.live(9n, 'j')).toEqual([{ type: 'replay', fromSeq: 5n }]);
+      expect(s.skipsReply(4n)).toBe(true);
+    });
+  });
+
   it('restart(): a changed publisher id starts a new life even when the seq went on', () => {
     const s = new StreamSequencer<string>({ replay: false, maxHeld: 10 });
     s.live(0n, 'a');

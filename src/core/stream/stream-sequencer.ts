@@ -48,6 +48,14 @@ export class StreamSequencer<T> {
   #last: Seen<T> | null = null;
   /** reconnected since the last batch: the next one may be of another life */
   #suspect = false;
+  /** one past the highest seq the live stream brought in this life: below it, a replay ran ahead of the live stream */
+  #liveNext: bigint | null = null;
+  /**
+   * a gap's replay filled it and its answer goes on past everything delivered: the live stream is behind the
+   * publisher (its TCP window closed while the sidecar stalled, and the sender waits out its zero-window probe, up to
+   * seconds after the sidecar reads again), so the answer is delivered as it comes, ahead of the live stream
+   */
+  #catchUp: { rounds: number; progressed: boolean } | null = null;
 
   constructor(options: SequencerOptions<T>) {
     this.#options = options;
@@ -62,6 +70,11 @@ export class StreamSequencer<T> {
     return this.#pending !== null;
   }
 
+  /** a replay's answer is still wanted: a gap it fills, or the batches past it that the live stream has not brought */
+  get readingReplay(): boolean {
+    return this.#pending !== null || this.#catchUp !== null;
+  }
+
   /**
    * Before any batch was heard (just subscribed): ask for everything the publisher still buffers. A subscription
    * takes effect a moment after the connection, and a rank that publishes rarely may never show a later batch that
@@ -71,6 +84,24 @@ export class StreamSequencer<T> {
     if (!this.#options.replay || this.#next !== null || this.#pending !== null) return [];
     this.#pending = openPending(null, true);
     return [{ type: 'replay', fromSeq: 0n }];
+  }
+
+  /**
+   * After the sidecar stalled: asks whether the publisher has batches past the last one delivered that the live
+   * stream has not brought (its TCP window closed in the stall, and the live stream can stay silent for seconds while
+   * the publisher's kernel waits out its zero-window probe; see #catchUp). Nothing while a replay is in flight.
+   */
+  catchUp(): SequencerAction<T>[] {
+    if (
+      !this.#options.replay ||
+      this.#next === null ||
+      this.#suspect ||
+      this.#pending !== null ||
+      this.#catchUp !== null
+    )
+      return [];
+    this.#catchUp = { rounds: 1, progressed: false };
+    return [{ type: 'replay', fromSeq: this.#next }];
   }
 
   /** The connection to the publisher was lost and made again: the next batch decides whether its life went on. */
@@ -90,13 +121,22 @@ export class StreamSequencer<T> {
     if (this.#pending !== null) out.push(...this.#settle(this.#pending));
     this.#suspect = false;
     this.#newLife(seq, item, 'publisher-id', out);
+    this.#liveNext = seq + 1n;
     return out;
   }
 
   /** A live batch arrived. */
   live(seq: bigint, item: T): SequencerAction<T>[] {
     const out: SequencerAction<T>[] = [];
+    const next = this.#next;
+    const liveNext = this.#liveNext;
+    if (next !== null && liveNext !== null && !this.#suspect && seq >= liveNext && seq < next) {
+      // the live copy of a batch a replay already delivered (the live stream was behind the replay): nothing new
+      this.#liveNext = seq + 1n;
+      return out;
+    }
     this.#live(seq, item, out);
+    if (this.#liveNext === null || seq >= this.#liveNext) this.#liveNext = seq + 1n;
     return out;
   }
 
@@ -106,7 +146,7 @@ export class StreamSequencer<T> {
    */
   replayed(seq: bigint, item: T): SequencerAction<T>[] {
     const p = this.#pending;
-    if (p === null) return [];
+    if (p === null) return this.#caughtUp(seq, item);
     const out: SequencerAction<T>[] = [];
     if (p.verify !== null) {
       this.#verifyReply(p, p.verify, seq, item, out);
@@ -120,7 +160,10 @@ export class StreamSequencer<T> {
       // the next hole among the held batches lacks, so the same round fills that one too, with no request of its own
       if (!p.torn && !p.open && p.next >= p.to) {
         const out: SequencerAction<T>[] = [];
-        return this.#nextHole(p, out) ? [...out, ...this.replayed(seq, item)] : out;
+        if (this.#nextHole(p, out)) return [...out, ...this.replayed(seq, item)];
+        if (this.#pending !== null) return out;
+        this.#catchUp = { rounds: p.rounds, progressed: false };
+        return [...out, ...this.#caughtUp(seq, item)];
       }
       return this.replayEnded();
     }
@@ -132,12 +175,31 @@ export class StreamSequencer<T> {
   /** A replayed batch at `seq` would be ignored (a duplicate, or the rest of a torn round): no need to read it. */
   skipsReply(seq: bigint): boolean {
     const p = this.#pending;
-    return p === null || (p.verify === null && seq < p.to && (p.torn || seq < p.next));
+    if (p === null) return this.#catchUp === null || this.#next === null || seq < this.#next;
+    return p.verify === null && seq < p.to && (p.torn || seq < p.next);
+  }
+
+  /** A reply past every batch delivered (see #catchUp): the next one is delivered; a skip was dropped on the way. */
+  #caughtUp(seq: bigint, item: T): SequencerAction<T>[] {
+    const c = this.#catchUp;
+    const next = this.#next;
+    if (c === null || next === null || seq < next) return [];
+    if (seq === next) {
+      c.progressed = true;
+      this.#next = seq + 1n;
+      const out: SequencerAction<T>[] = [];
+      this.#deliver(seq, item, true, out);
+      return out;
+    }
+    // ask again from the first missing while rounds bring something; else the live stream brings it, or shows a gap
+    this.#catchUp = c.progressed && c.rounds < MAX_REPLAY_ROUNDS ? { rounds: c.rounds + 1, progressed: false } : null;
+    return this.#catchUp === null ? [] : [{ type: 'replay', fromSeq: next }];
   }
 
   /** The replay ended (its end marker, a timeout, or the socket failed): count what it did not bring, go on. */
   replayEnded(): SequencerAction<T>[] {
     const p = this.#pending;
+    this.#catchUp = null;
     if (p === null) return [];
     if ((p.torn || p.inherited) && p.rounds < MAX_REPLAY_ROUNDS) {
       // what this round skipped (or did not reach) is still in the publisher's buffer: ask again from the first missing
@@ -248,6 +310,7 @@ export class StreamSequencer<T> {
     out.push({ type: 'reset', fromSeq: v.last.seq, toSeq: v.early[0]?.seq ?? firstHeld, cause });
     this.#lives++;
     this.#next = null;
+    this.#liveNext = null;
     // the new life's start: what its buffer lacks was lost, not merely unheard
     p.history = false;
     p.countStart = true;
@@ -260,6 +323,8 @@ export class StreamSequencer<T> {
     if (next !== null) out.push({ type: 'reset', fromSeq: next - 1n, toSeq: seq, cause });
     this.#lives++;
     this.#next = null;
+    this.#liveNext = null;
+    this.#catchUp = null;
     this.#startAt(seq, item, out, false);
   }
 
@@ -276,6 +341,8 @@ export class StreamSequencer<T> {
       this.#suspect = false;
       if (next !== null) out.push({ type: 'reset', fromSeq: next - 1n, toSeq: seq, cause: 'seq-back' });
       this.#lives++;
+      this.#liveNext = null;
+      this.#catchUp = null;
       // a first batch above 0: the history before it (the start of a new life after a restart is a real loss)
       this.#startAt(seq, item, out, next === null);
       return;
@@ -298,6 +365,7 @@ export class StreamSequencer<T> {
   /** After a reconnection the seq jumped: a gap in the same life, or a new life that passed the old seq. */
   #reconnectJump(next: bigint, seq: bigint, item: T, out: SequencerAction<T>[]): void {
     const last = this.#last;
+    this.#catchUp = null;
     if (this.#options.replay && this.#options.same !== undefined && last !== null) {
       this.#pending = openPending({ last, base: next, early: [] }, false);
       this.#pending.held.push({ seq, item });
@@ -317,6 +385,7 @@ export class StreamSequencer<T> {
   }
 
   #gap(from: bigint, seq: bigint, item: T, out: SequencerAction<T>[], history: boolean): void {
+    this.#catchUp = null;
     if (this.#options.replay) {
       this.#pending = holePending(from, seq, [{ seq, item }], { history, inherited: false });
       out.push({ type: 'replay', fromSeq: from });

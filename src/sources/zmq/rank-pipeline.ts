@@ -126,6 +126,11 @@ export class RankPipeline {
     this.run(this.sequencer.history());
   }
 
+  /** After the sidecar stalled: what the live stream has not brought yet, asked of the replay endpoint. */
+  catchUp(): void {
+    this.run(this.sequencer.catchUp());
+  }
+
   /** The connection was made again after a disconnect: the next batch decides whether the publisher restarted. */
   reconnected(): void {
     this.sequencer.reconnected();

@@ -17,7 +17,7 @@ function recordingPipeline(): { pipeline: RankPipeline; replies: bigint[]; ends:
   const seen = { replies: [] as bigint[], ends: 0, replaying: true };
   const pipeline = {
     sequencer: {
-      get replaying() {
+      get readingReplay() {
         return seen.replaying;
       },
     },

@@ -106,7 +106,7 @@ export class ReplayClient {
     if (this.#dealer !== dealer) return;
     this.#finish();
     // a sequencer that already settled the replay itself (too many held batches) has nothing to end
-    if (pipeline.sequencer.replaying) pipeline.replayEnded();
+    if (pipeline.sequencer.readingReplay) pipeline.replayEnded();
   }
 
   /** Drops the round in flight: its socket (with what is still on the way) and its timer. */
@@ -133,8 +133,9 @@ export class ReplayClient {
           return;
         }
         pipeline.replayed(reply.value.seq, reply.value.payload);
-        // the sequencer finished with this round by itself (past the gap's end): the rest of the answer is not read
-        if (this.#dealer === dealer && !pipeline.sequencer.replaying) {
+        // the sequencer finished with this round by itself (the gap filled and the live stream has the rest, or a
+        // skip ended it): the rest of the answer is not read
+        if (this.#dealer === dealer && !pipeline.sequencer.readingReplay) {
           this.#finish();
           return;
         }

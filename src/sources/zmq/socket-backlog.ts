@@ -34,6 +34,11 @@ export class SocketBacklog {
   /** gaps that showed while the queue was non-empty but not yet for BACKLOG_MS: told once the queue decides */
   #undecided: ((behindMs: number | null) => void)[] = [];
 
+  /** messages taken so far */
+  get messages(): number {
+    return this.#messages;
+  }
+
   /** One message taken from `socket`; one message in LOOK_EVERY, it is looked at (whether more messages wait). */
   taken(clock: () => number, socket: { readonly readable: boolean }): void {
     if (++this.#messages % LOOK_EVERY !== 0) return;

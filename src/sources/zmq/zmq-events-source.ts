@@ -69,6 +69,12 @@ export const DEFAULT_ZMQ_OPTIONS: ZmqSourceOptions = {
 };
 
 const HEARTBEAT_CHECK_MS = 1_000;
+/** the heartbeat check this much late: the event loop stalled (each rank's live stream may be stuck behind it) */
+const STALL_MS = 500;
+/** after a stall, a rank's receive loop found waiting with nothing taken this long is asked to catch up */
+const CATCH_UP_LOOK_MS = 250;
+/** ... for this many looks after the stall (10 s) */
+const CATCH_UP_LOOKS = 40;
 
 export interface ZmqSourceDeps {
   readonly sink: ObservationSink;
@@ -89,6 +95,8 @@ class RankStream {
   readonly rank: number;
   readonly endpoint: string;
   readonly backlog = new SocketBacklog();
+  /** looks left in the catch-up after a stall (see #catchUpAfterStall) */
+  catchUpLooks = 0;
 
   constructor(
     rank: number,
@@ -202,9 +210,13 @@ export class ZmqEventsSource implements RunningSource {
       });
       this.#loops.push(this.#receive(r));
     }
+    let lastCheck = Date.now();
     this.#heartbeat = setInterval(() => {
       const now = this.#deps.clock();
+      const stalled = Date.now() - lastCheck - HEARTBEAT_CHECK_MS >= STALL_MS;
+      lastCheck = Date.now();
       for (const r of this.#ranks) {
+        if (stalled && r.replay !== null) this.#catchUpAfterStall(r);
         r.pipeline.checkHeartbeat(now, this.#options.heartbeatTimeoutMs);
         if (!r.sub.closed) r.backlog.idleLook(this.#deps.clock);
       }
@@ -241,6 +253,32 @@ export class ZmqEventsSource implements RunningSource {
       backlog: r.backlog,
       silenceIsDown: true,
     });
+  }
+
+  /**
+   * The event loop stalled long enough to close the rank's TCP window: the publisher's kernel may hold the live
+   * stream back for seconds after the sidecar reads again (its zero-window probe backs off), while vLLM's replay
+   * buffer rolls on, and what the publisher dropped meanwhile shows only at its next batch. A receive loop found
+   * waiting with nothing taken since the last look asks the replay endpoint for what follows the last batch, over a
+   * connection of its own: once when it first goes quiet, and again each time the stream moved and went quiet again.
+   */
+  #catchUpAfterStall(r: RankStream): void {
+    const chained = r.catchUpLooks > 0;
+    r.catchUpLooks = CATCH_UP_LOOKS;
+    if (chained) return;
+    let taken = r.backlog.messages;
+    let askedAt = -1;
+    const look = (): void => {
+      if (this.#stopped || r.sub.closed) return;
+      const messages = r.backlog.messages;
+      if (r.backlog.waiting && messages === taken && messages !== askedAt) {
+        r.pipeline.catchUp();
+        askedAt = messages;
+      }
+      taken = messages;
+      if (--r.catchUpLooks > 0) setTimeout(look, CATCH_UP_LOOK_MS).unref();
+    };
+    setTimeout(look, CATCH_UP_LOOK_MS).unref();
   }
 
   #watch(r: RankStream): void {
