@@ -19,8 +19,8 @@ argv[1]: JSON {"batches": N, "lag": L, "block_size": B, "hwm": H, "rate": R, "re
 on stdin, sends the N batches (at R batches/s when R is given, else as fast as it can), then T more at TR batches/s
 (default 200: the load has fallen, and these show a subscriber what it missed at the end). With K, every K-th seq is
 never sent nor buffered (vLLM's publisher thread when a send fails: the seq was taken, the batch is gone), a loss
-upstream of any subscriber. Prints {"sent": N + T, "seconds": S, "resident": blocks, "replay_requests": Q} and waits
-for "quit".
+upstream of any subscriber. Prints {"sent": N + T, "seconds": S, "resident": blocks, "replay_requests": Q,
+"late_requests": L} (L: requests from a seq the buffer no longer held) and waits for "quit".
 """
 
 import collections
@@ -56,6 +56,9 @@ def main():
         replay_endpoint = "tcp://127.0.0.1:%d" % router.bind_to_random_port("tcp://127.0.0.1")
     buffer = collections.deque(maxlen=args.get("buffer_steps", 10_000))
     replay_requests = [0]
+    # requests for seqs the buffer had already let go (asked too late: what they miss is lost however the
+    # subscriber reads the answer)
+    late_requests = [0]
 
     def service_replay():
         frame = router.recv_multipart()
@@ -64,6 +67,8 @@ def main():
         client_id, _, start_seq_bytes = frame
         replay_requests[0] += 1
         start_seq = int.from_bytes(start_seq_bytes, "big")
+        if buffer and start_seq < buffer[0][0]:
+            late_requests[0] += 1
         for seq, buf in buffer:
             if seq >= start_seq:
                 router.send_multipart((client_id, b"", seq.to_bytes(8, "big"), buf))
@@ -117,7 +122,13 @@ def main():
             buffer.append((seq, payload))
     seconds = time.perf_counter() - started
     resident = min(batches + tail, lag) * 4
-    done = {"sent": batches + tail, "seconds": seconds, "resident": resident, "replay_requests": replay_requests[0]}
+    done = {
+        "sent": batches + tail,
+        "seconds": seconds,
+        "resident": resident,
+        "replay_requests": replay_requests[0],
+        "late_requests": late_requests[0],
+    }
     print(json.dumps(done), flush=True)
     poller = zmq.Poller()
     poller.register(sys.stdin.fileno(), zmq.POLLIN)
