@@ -49,7 +49,10 @@ export const sidecarLagging: Rule = {
       },
       cause:
         "the sidecar's own CPU: more events than one process applies (a fleet's streams at full rate), a host that starves it, or a long pause; nothing in the deployment is implied",
-      fix: 'give the sidecar a core of its own (a CPU request of at least 1 and no lower limit), split the servers over more sidecars (docs/sharding.md), and give each ZMQ stream a replay_endpoint so what it drops while behind is refilled',
+      // a replay refills only what the publisher still buffers: a socket drops once both ends' queues are full, and
+      // at vLLM's defaults the gap shows after the sidecar read those, when vLLM's buffer has moved past it
+      // (docs/event-streams.md, "What replay can refill")
+      fix: "give the sidecar a core of its own (a CPU request of at least 1 and no lower limit) and split the servers over more sidecars (docs/sharding.md). A replay_endpoint does not bring such a loss back at vLLM's defaults: its queues (hwm 100,000 batches at each end) outlast its replay buffer (buffer_steps 10,000), so the gap shows only once the buffer has moved past it",
     };
   },
 };
