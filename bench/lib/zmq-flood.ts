@@ -11,6 +11,8 @@ export interface FloodParams {
   /** batches/s; null: as fast as the publisher can */
   readonly rate: number | null;
   readonly subscriber: ZmqSubscriberParams['mode'];
+  /** the publisher binds vLLM's replay ROUTER (its defaults) and keeps its buffer; the sidecar is told of it */
+  readonly replay?: boolean;
   /** node flags of the subscriber (a CPU profile) */
   readonly nodeFlags?: readonly string[];
 }
@@ -21,6 +23,9 @@ export interface FloodResult extends ZmqSubscriberResult {
   readonly sendSeconds: number;
   /** blocks the publisher's engine holds at the end */
   readonly engineBlocks: number;
+  /** replay requests the publisher answered, and those from a seq its buffer no longer held */
+  readonly replayRequests: number;
+  readonly lateRequests: number;
 }
 
 interface LineChild {
@@ -54,12 +59,18 @@ function lineChild(command: string, args: readonly string[]): LineChild {
 export async function runFlood(p: FloodParams): Promise<FloodResult> {
   const publisher = lineChild('/usr/bin/python3', [
     join(repoRoot, 'test/publishers/flood_publisher.py'),
-    JSON.stringify({ batches: p.batches, lag: 256, block_size: 16, ...(p.rate !== null ? { rate: p.rate } : {}) }),
+    JSON.stringify({
+      batches: p.batches,
+      lag: 256,
+      block_size: 16,
+      replay: p.replay === true,
+      ...(p.rate !== null ? { rate: p.rate } : {}),
+    }),
   ]);
   let subscriber: LineChild | null = null;
   try {
-    const { endpoint } = (await publisher.next()) as { endpoint: string };
-    const params: ZmqSubscriberParams = { mode: p.subscriber, endpoint, quietMs: 3_000 };
+    const { endpoint, replay } = (await publisher.next()) as { endpoint: string; replay: string | null };
+    const params: ZmqSubscriberParams = { mode: p.subscriber, endpoint, replay, quietMs: 3_000 };
     subscriber = lineChild(process.execPath, [
       // the task reads its live heap after a full GC at the end
       '--expose-gc',
@@ -70,7 +81,13 @@ export async function runFlood(p: FloodParams): Promise<FloodResult> {
     ]);
     await subscriber.next(); // ready: subscribed
     publisher.proc.stdin.write('go\n');
-    const done = (await publisher.next()) as { sent: number; seconds: number; resident: number };
+    const done = (await publisher.next()) as {
+      sent: number;
+      seconds: number;
+      resident: number;
+      replay_requests: number;
+      late_requests: number;
+    };
     subscriber.proc.stdin.write(`${JSON.stringify({ sent: done.sent })}\n`);
     const result = (await subscriber.next()) as unknown as ZmqSubscriberResult;
     // a profiled subscriber writes its profile when it exits by itself
@@ -80,7 +97,14 @@ export async function runFlood(p: FloodParams): Promise<FloodResult> {
       const timer = setTimeout(r, 15_000);
       sub.once('exit', () => (clearTimeout(timer), r()));
     });
-    return { ...result, sent: done.sent, sendSeconds: done.seconds, engineBlocks: done.resident };
+    return {
+      ...result,
+      sent: done.sent,
+      sendSeconds: done.seconds,
+      engineBlocks: done.resident,
+      replayRequests: done.replay_requests,
+      lateRequests: done.late_requests,
+    };
   } finally {
     publisher.proc.stdin.end('quit\n');
     publisher.proc.kill();

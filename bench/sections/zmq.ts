@@ -3,7 +3,8 @@
 // a 4-block store and a removal each, as one engine step — to the real daemon (its ZMQ source, rank pipeline,
 // decision gate and state), paced at 50,000 batches/s (64 servers × 8 ranks × ~100 steps/s, from one socket) and
 // at the publisher's full speed; beside it, in the same run, a bare Node subscriber that only decodes the same
-// frames (zeromq + @msgpack/msgpack): the floor of any Node subscriber's cost.
+// frames (zeromq + @msgpack/msgpack): the floor of any Node subscriber's cost. And overload with vLLM's replay
+// endpoint at its defaults: what replay cannot refill once the queues between publisher and sidecar are full.
 import { runFlood, type FloodResult } from '../lib/zmq-flood.js';
 import { formatTop, profileDir, topSelfTime } from '../lib/profile.js';
 import { fmtBytes, fmtRate, fmtRatio, statusOf, type Row, type RunConfig, type SectionReport } from '../lib/report.js';
@@ -19,6 +20,8 @@ interface Samples {
   readonly pacedBare: FloodResult[];
   readonly full: FloodResult[];
   readonly fullBare: FloodResult[];
+  /** full speed into the sidecar with the publisher's replay ROUTER and buffer, long enough to fill both queues */
+  readonly overloadReplay: FloodResult[];
 }
 
 const lostOf = (r: FloodResult): number => r.sent - r.applied;
@@ -41,7 +44,9 @@ function check(r: FloodResult): void {
 export async function zmqSection(config: RunConfig): Promise<SectionReport> {
   const batches = config.quick ? 50_000 : 500_000;
   const runs = config.slowRuns;
-  const s: Samples = { paced: [], pacedBare: [], full: [], fullBare: [] };
+  const s: Samples = { paced: [], pacedBare: [], full: [], fullBare: [], overloadReplay: [] };
+  // both ends' queues (100,000 each) fill at a deficit of ~30,000/s after some 5 s: 1,200,000 at ~70,000/s overflows
+  const overloadBatches = config.quick ? 100_000 : 1_200_000;
   for (let run = 0; run < runs; run++) {
     // interleaved, so each sees the same machine load
     for (const [list, subscriber, rate] of [
@@ -54,6 +59,9 @@ export async function zmqSection(config: RunConfig): Promise<SectionReport> {
       check(r);
       list.push(r);
     }
+    const r = await runFlood({ batches: overloadBatches, rate: null, subscriber: 'sidecar', replay: true });
+    check(r);
+    s.overloadReplay.push(r);
   }
   const hashes = rekeyHashRates();
   const worstLost = Math.max(...s.paced.map(lostOf));
@@ -61,7 +69,8 @@ export async function zmqSection(config: RunConfig): Promise<SectionReport> {
   const fullShare = median(s.full.map(appliedShare));
   const bareShare = median(s.fullBare.map(appliedShare));
   // both are overload: the paced runs too, where the sidecar takes less than the 50,000/s it is sent
-  const worstPeak = Math.max(...s.full.map((r) => r.peakRssBytes), ...s.paced.map((r) => r.peakRssBytes));
+  const worstPeak = Math.max(...[...s.full, ...s.paced, ...s.overloadReplay].map((r) => r.peakRssBytes));
+  const overloadLost = median(s.overloadReplay.map(lostOf));
   const rows: Row[] = [
     {
       measurement: `ZMQ ingest at ${fmtRate(PACED_RATE, 'batches/s')} for ${(batches / PACED_RATE).toFixed(0)} s (one vLLM-format publisher, real socket, the daemon's path): batches lost, worst run`,
@@ -88,7 +97,15 @@ export async function zmqSection(config: RunConfig): Promise<SectionReport> {
       status: 'info',
     },
     {
-      measurement: "memory under overload: the sidecar's peak RSS, worst run (paced and full speed)",
+      measurement: `overload with vLLM's replay endpoint at its defaults (hwm 100,000, buffer_steps 10,000): ${overloadBatches.toLocaleString('en-US')} batches at the publisher's full speed, lost, and the replay requests that asked for seqs the buffer no longer held`,
+      result: `${overloadLost.toLocaleString('en-US')} lost (${pct(overloadLost / overloadBatches)}); ${s.overloadReplay.map((r) => `${r.lateRequests} of ${r.replayRequests}`).join(', ')} requests too late`,
+      baseline: '—',
+      ratio: '—',
+      target: 'reported (what replay cannot refill)',
+      status: 'info',
+    },
+    {
+      measurement: "memory under overload: the sidecar's peak RSS, worst run (paced, full speed, and with replay)",
       result: fmtBytes(worstPeak),
       baseline: `bare subscriber ${fmtBytes(Math.max(...s.fullBare.map((r) => r.peakRssBytes), ...s.pacedBare.map((r) => r.peakRssBytes)))}`,
       ratio: '—',
@@ -127,7 +144,11 @@ export async function zmqSection(config: RunConfig): Promise<SectionReport> {
       'its queues fill (two high-water marks of 100,000 messages; lossy runs at 50,000/s show about 150,000 batches held in ' +
       'all): a burst of 10 s at 50,000/s is lossless at a take rate above ~35,000/s; a sustained one needs 50,000/s (the row ' +
       '"batches taken per second at full speed").',
-    `Runs — paced sidecar: ${runText(s.paced)}. Paced bare: ${runText(s.pacedBare)}. Full-speed sidecar: ${runText(s.full)}. Full-speed bare: ${runText(s.fullBare)}.`,
+    `Runs — paced sidecar: ${runText(s.paced)}. Paced bare: ${runText(s.pacedBare)}. Full-speed sidecar: ${runText(s.full)}. Full-speed bare: ${runText(s.fullBare)}. Overload with replay: ${runText(s.overloadReplay)}.`,
+    'Overload with replay: the socket drops only once both queues are full, and the batches it drops are the newest, so their ' +
+      "gap shows after the sidecar has read the ~150,000 queued before them, when vLLM's buffer (its last 10,000) has moved " +
+      "past it: such a loss is the sidecar's own (sidecar-lagging) and stays lost, whatever replay asks. The publisher also " +
+      "polls its ROUTER before every batch, as vLLM's thread does, so it sends slower than without one.",
   ];
   if (worstLost > 0 && !config.quick) {
     const prof = profileDir();
@@ -148,7 +169,8 @@ export async function zmqSection(config: RunConfig): Promise<SectionReport> {
       'daemon (createDaemon with a --zmq vllm stream: ZMQ source → rank pipeline → decision gate → state), counting from its /metrics; ' +
       "a lossless run must end with exactly the engine's 1,024 blocks in its table. The baseline, in the same run and interleaved, is a " +
       'bare zeromq Subscriber that decodes each payload with @msgpack/msgpack and does nothing else. Each figure is the median of ' +
-      `${runs} runs, each subscriber a fresh process.`,
+      `${runs} runs, each subscriber a fresh process. Overload with replay: the same publisher with its replay ROUTER and buffer ` +
+      `(vLLM's defaults), ${overloadBatches.toLocaleString('en-US')} batches at full speed into the sidecar told of the ROUTER.`,
     rows,
     notes,
   };

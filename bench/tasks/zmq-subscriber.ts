@@ -16,6 +16,8 @@ import { peakRssBytes } from '../lib/proc-cpu.js';
 export interface ZmqSubscriberParams {
   readonly mode: 'sidecar' | 'bare';
   readonly endpoint: string;
+  /** sidecar: the publisher's replay ROUTER, or null */
+  readonly replay: string | null;
   /** no batch for this long after the publisher finished: the rest were lost */
   readonly quietMs: number;
 }
@@ -58,21 +60,22 @@ function metric(text: string, name: string): number {
   return m === null ? 0 : Number(m[1]);
 }
 
-async function sidecar(endpoint: string): Promise<Probe> {
-  const daemon = createDaemon(
-    buildConfig(
-      { web: { listen_address: '127.0.0.1:0' }, zmq: [{ id: 'ctx0', endpoint, engine: 'vllm', ranks: 1 }] },
-      {},
-    ),
-    {
-      // its errors on stderr: a receive loop that died would otherwise look like loss
-      logger: {
-        info: () => undefined,
-        warn: () => undefined,
-        error: (message, fields) => process.stderr.write(`${message} ${JSON.stringify(fields ?? {})}\n`),
-      },
+async function sidecar(endpoint: string, replay: string | null): Promise<Probe> {
+  const stream = {
+    id: 'ctx0',
+    endpoint,
+    engine: 'vllm',
+    ranks: 1,
+    ...(replay !== null ? { replay_endpoint: replay } : {}),
+  };
+  const daemon = createDaemon(buildConfig({ web: { listen_address: '127.0.0.1:0' }, zmq: [stream] }, {}), {
+    // its errors on stderr: a receive loop that died would otherwise look like loss
+    logger: {
+      info: () => undefined,
+      warn: () => undefined,
+      error: (message, fields) => process.stderr.write(`${message} ${JSON.stringify(fields ?? {})}\n`),
     },
-  );
+  });
   await daemon.start();
   return {
     connected: () => daemon.status.list().some((s) => s.source === 'zmq:ctx0' && s.up),
@@ -139,7 +142,7 @@ function liveHeap(): number {
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 export async function runZmqSubscriber(params: ZmqSubscriberParams): Promise<ZmqSubscriberResult> {
-  const probe = params.mode === 'sidecar' ? await sidecar(params.endpoint) : bare(params.endpoint);
+  const probe = params.mode === 'sidecar' ? await sidecar(params.endpoint, params.replay) : bare(params.endpoint);
   const deadline = Date.now() + 10_000;
   while (!probe.connected()) {
     if (Date.now() > deadline) throw new Error(`never connected to ${params.endpoint}`);
