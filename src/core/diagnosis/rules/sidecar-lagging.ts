@@ -52,7 +52,7 @@ export const sidecarLagging: Rule = {
       // a replay refills only what the publisher still buffers: a socket drops once both ends' queues are full, and
       // at vLLM's defaults the gap shows after the sidecar read those, when vLLM's buffer has moved past it
       // (docs/event-streams.md, "What replay can refill")
-      fix: "give the sidecar a core of its own (a CPU request of at least 1 and no lower limit) and split the servers over more sidecars (docs/sharding.md). A replay_endpoint does not bring such a loss back at vLLM's defaults: its queues (hwm 100,000 batches at each end) outlast its replay buffer (buffer_steps 10,000), so the gap shows only once the buffer has moved past it",
+      fix: "give the sidecar a core of its own (a CPU request of at least 1 and no lower limit) and split the servers over more sidecars (docs/sharding.md). A replay_endpoint does not bring such a loss back at vLLM's defaults: the queues between publisher and sidecar (hwm 100,000 batches at each end) outlast the replay buffer (buffer_steps 10,000), so the gap shows only once the buffer has moved past it",
     };
   },
 };
