@@ -172,16 +172,19 @@ describe('security', () => {
     });
 
     const TOKEN_BASE = 8_765_431;
-    // a number in the sent range: other seven-digit numbers (byte counts, timestamps) are not prompt content
+    const prompts = Array.from({ length: 6 }, (_, i) => Array.from({ length: 12 }, (_, k) => TOKEN_BASE + i * 100 + k));
+    const sentIds = new Set(prompts.flat());
+    // a whole number that was sent: the same digits inside a longer number are not prompt content (a millisecond
+    // timestamp such as 1796658765919 holds 8765919, and failed this test when the clock read it)
     const tokenIdsIn = (text: string): string[] =>
-      (text.match(/87\d{5}/g) ?? []).filter((x) => Number(x) >= TOKEN_BASE && Number(x) < TOKEN_BASE + 600);
+      (text.match(/(?<!\d)\d{7}(?!\d)/g) ?? []).filter((x) => sentIds.has(Number(x)));
     // content must never leave the process; identifiers (trajectory and request ids) are what the ws feed is for,
     // but never metric labels, log lines or audit output
     const content = ['SECRET-PROMPT-TEXT', 'secret-model', 'secret-path'];
     const identifiers = ['secret-correlation', 'secret-consumer', 'secret-request-id'];
     for (let i = 0; i < 6; i++) {
       const relay = relays[i % 2] as string;
-      const tokens = Array.from({ length: 12 }, (_, k) => TOKEN_BASE + i * 100 + k);
+      const tokens = prompts[i]!;
       const res = await request(`${relay}/v1/completions`, {
         method: 'POST',
         headers: {
