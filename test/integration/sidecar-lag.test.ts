@@ -169,8 +169,11 @@ async function floodedState(c: FloodCase) {
   }
   const lost = seenLost();
   const now = Date.now();
+  const { lagIntervals, worstBacklogMs } = state.diagnosisInput(now).sidecar;
   return {
     snapshot: state.evaluate(now),
+    /** the sidecar's loop stayed on time and its queue drained throughout */
+    keptUp: lagIntervals === 0 && worstBacklogMs === 0,
     sent: done.sent,
     lost,
     received: source.counters()[0]!.batches,
@@ -200,7 +203,12 @@ describe('a sidecar that falls behind', () => {
   it("a loss upstream while it keeps up is the deployment's: the same gaps, reported, and nothing about itself", async () => {
     // 5,000 batches at 2,000/s, every 250th seq never sent (vLLM's publisher when a send fails), the loop on time and
     // both ends at their defaults' high-water marks (vLLM's and kvsentinel's 100,000)
-    const r = await floodedState({ batches: 5_000, rate: 2_000, skipEvery: 250, hwm: 100_000 });
+    // The case needs a sidecar that keeps up. A shared machine can starve it (CI's load once did, and then the gaps
+    // were rightly its own): such a run proves nothing here and is run again, and a sidecar that never keeps up fails
+    const flood = { batches: 5_000, rate: 2_000, skipEvery: 250, hwm: 100_000 };
+    let r = await floodedState(flood);
+    for (let run = 1; run < 3 && !r.keptUp; run++) r = await floodedState(flood);
+    expect(r.keptUp, 'its loop on time and its queue drained in one of three runs').toBe(true);
     expect(r.lost, `sent ${r.sent}, received ${r.received}`).toBe(20);
     const ids = r.snapshot.findings.map((f) => f.id);
     expect(ids).toContain('event-queue-shared');
