@@ -169,7 +169,8 @@ async function floodedState(c: FloodCase) {
   }
   const lost = seenLost();
   const now = Date.now();
-  const { lagIntervals, worstBacklogMs } = state.diagnosisInput(now).sidecar;
+  const input = state.diagnosisInput(now);
+  const { lagIntervals, worstBacklogMs } = input.sidecar;
   return {
     snapshot: state.evaluate(now),
     /** the sidecar's loop stayed on time and its queue drained throughout */
@@ -179,7 +180,7 @@ async function floodedState(c: FloodCase) {
     received: source.counters()[0]!.batches,
     counters: source.counters()[0]!,
     engineBlocks: done.resident,
-    truthBlocks: state.diagnosisInput(now).servers.find((s) => s.server === 'ctx0')?.truthBlocks ?? -1,
+    truthBlocks: input.servers.find((s) => s.server === 'ctx0')?.truthBlocks ?? -1,
     replayRequests: done.replay_requests,
     lateRequests: done.late_requests,
   };
