@@ -4,9 +4,6 @@
 // must name the sidecar (sidecar-lagging, with the batches it lost) and raise no finding about the deployment; a loss
 // upstream while the sidecar keeps up (the publisher skips seqs, as vLLM's does when a send fails) is the
 // deployment's (event-queue-shared), so the test would catch a rule that simply stopped reporting gaps.
-import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
-import { createInterface } from 'node:readline';
-import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Observation } from '../../src/core/observe/observation.js';
 import { createSentinelState } from '../../src/core/state/sentinel-state.js';
@@ -15,73 +12,13 @@ import { silentLogger } from '../../src/sources/ports.js';
 import { SourceStatusBoard } from '../../src/sources/source-status.js';
 import { BACKLOG_MS } from '../../src/sources/zmq/socket-backlog.js';
 import { ZmqEventsSource } from '../../src/sources/zmq/zmq-events-source.js';
-import { repoRoot } from '../helpers/paths.js';
+import { startFlood } from '../helpers/flood-publisher.js';
 import { eventually } from '../helpers/recording-sink.js';
 
-const PUBLISHER = join(repoRoot, 'test/publishers/flood_publisher.py');
 const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c();
 });
-
-interface FloodDone {
-  readonly sent: number;
-  readonly resident: number;
-  readonly replay_requests: number;
-  /** requests from a seq the publisher's buffer no longer held */
-  readonly late_requests: number;
-}
-
-interface Flood {
-  readonly endpoint: string;
-  /** the publisher's replay ROUTER, when it has one */
-  readonly replay: string | null;
-  go(): void;
-  done(): Promise<FloodDone>;
-}
-
-/**
- * `rate`: batches/s (null: as fast as the publisher can); `replay`: bind vLLM's replay ROUTER and its buffer;
- * `tail`: batches sent slowly after the flood (the load has fallen); `skipEvery`: every this-many-th seq never sent
- */
-async function startFlood(
-  batches: number,
-  rate: number | null,
-  replay: boolean,
-  tail: number,
-  skipEvery: number | null,
-  hwm: number,
-): Promise<Flood> {
-  const proc: ChildProcessWithoutNullStreams = spawn('/usr/bin/python3', [
-    PUBLISHER,
-    JSON.stringify({
-      batches,
-      lag: 256,
-      hwm,
-      replay,
-      tail,
-      ...(skipEvery !== null ? { skip_every: skipEvery } : {}),
-      ...(rate !== null ? { rate } : {}),
-    }),
-  ]);
-  cleanups.push(() => {
-    proc.stdin.end('quit\n');
-    proc.kill();
-  });
-  const lines = createInterface({ input: proc.stdout })[Symbol.asyncIterator]();
-  const next = async (): Promise<Record<string, unknown>> => {
-    const r = await lines.next();
-    if (r.done === true) throw new Error('the flood publisher exited (needs /usr/bin/python3 with zmq and msgpack)');
-    return JSON.parse(r.value) as Record<string, unknown>;
-  };
-  const hello = await next();
-  return {
-    endpoint: String(hello.endpoint),
-    replay: typeof hello.replay === 'string' ? hello.replay : null,
-    go: () => proc.stdin.write('go\n'),
-    done: async () => (await next()) as unknown as FloodDone,
-  };
-}
 
 /** Busy for `us` microseconds (a batch that costs more than the stream's interval). */
 function spin(us: number): void {
@@ -118,14 +55,14 @@ interface FloodCase {
 
 async function floodedState(c: FloodCase) {
   const { stallMs = 0, costPerBatchUs = 0 } = c;
-  const flood = await startFlood(
-    c.batches ?? 30_000,
-    c.rate ?? null,
-    c.replay ?? false,
-    c.tail ?? 100,
-    c.skipEvery ?? null,
-    c.hwm ?? 100,
-  );
+  const flood = await startFlood(cleanups, {
+    batches: c.batches ?? 30_000,
+    rate: c.rate ?? null,
+    replay: c.replay ?? false,
+    tail: c.tail ?? 100,
+    skipEvery: c.skipEvery ?? null,
+    hwm: c.hwm ?? 100,
+  });
   const state = createSentinelState({ mode: 'auto' });
   const seen: Observation[] = [];
   const sink = {

@@ -3,6 +3,8 @@
 // once-a-second look at its queue did this), it can leave that receive waiting for good, and the stream goes deaf
 // with nothing to say so (seen here as a stalled subscriber that applied its first 100 batches and no more). The
 // test watches every `readable` read and every receive of the real sockets, through a stream with idle seconds in it.
+// The bound socket (--zmq-bind) is a zeromq Subscriber; a subscribing source speaks ZMTP over a Node socket, with no
+// zeromq socket to ask, and is checked here for the same symptom: every batch arrives through idle seconds.
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Observation } from '../../src/core/observe/observation.js';
 import { ZmqKvPublisher } from '../../src/sim/live/zmq-kv-publisher.js';
@@ -86,7 +88,7 @@ const BURSTS = 3;
 async function burstsAcrossIdleLooks(
   send: () => Promise<unknown>,
   batches: () => number,
-  watch: ReturnType<typeof watchSubscribers>,
+  watch: ReturnType<typeof watchSubscribers> | null,
 ): Promise<void> {
   const deadline = Date.now() + 10_000;
   while (batches() === 0) {
@@ -100,14 +102,13 @@ async function burstsAcrossIdleLooks(
     await sleep(1_300);
   }
   expect(batches() - before).toBe(BURSTS * BURST);
+  if (watch === null) return;
   expect(watch.reads()).toBeGreaterThan(0);
   expect(watch.readsWhileWaiting()).toBe(0);
 }
 
 describe("a ZMQ source's looks at its queue", () => {
-  it('never read `readable` while a receive waits, through idle seconds, and every batch arrives', async () => {
-    const watch = watchSubscribers();
-    cleanups.push(() => watch.undo());
+  it('a subscribing source (ZMTP over a Node socket, no zeromq socket to ask) takes every batch through idle seconds', async () => {
     const pub = new ZmqKvPublisher({ format: 'vllm', ranks: 1, blockSize: 4, replay: false });
     await pub.start();
     cleanups.push(() => pub.stop());
@@ -122,11 +123,11 @@ describe("a ZMQ source's looks at its queue", () => {
     await burstsAcrossIdleLooks(
       () => pub.sendBatch(0, pub.batch(0, [])),
       () => source.counters()[0]!.batches,
-      watch,
+      null,
     );
   }, 30_000);
 
-  it('the bound socket (--zmq-bind) neither, with a vLLM publisher connecting to it', async () => {
+  it('the bound socket (--zmq-bind) never reads `readable` while a receive waits, with a vLLM publisher connecting to it', async () => {
     const watch = watchSubscribers();
     cleanups.push(() => watch.undo());
     const port = await freePort();

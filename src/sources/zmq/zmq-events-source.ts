@@ -1,11 +1,10 @@
 // Subscribes to a worker's ZMQ KV-event stream (TensorRT-LLM streaming publisher, vLLM, SGLang) as one more SUB per
 // rank — a PUB socket fans out to every subscriber, so kvsentinel steals nothing and never binds the publisher's
-// address. Each rank's batches go through its RankPipeline (new lives, gaps, replay over a DEALER to the
+// address. Each rank's SUB is a ZmtpSubscriber (ZMTP over a Node socket, for speed: see its header). Each rank's batches go through its RankPipeline (new lives, gaps, replay over a DEALER to the
 // publisher's replay ROUTER, conversion into worker-events observations). Health: a ZMTP handshake with the
 // publisher marks the source up; connect retries (nothing listens), disconnects and a missed heartbeat mark it
 // down; a handshake after a disconnect tells the pipeline the publisher may have restarted at the same address.
 // Bad frames and payloads are counted (bad_input_total) and skipped; nothing here throws into the daemon.
-import { Subscriber } from 'zeromq';
 import type { StreamEngine, StreamOrigin } from '../../core/stream/stream-engine.js';
 import { decodeLiveMessage } from '../../core/stream/stream-frames.js';
 import type { StreamEventConverter } from '../../core/stream/to-kv-events.js';
@@ -18,6 +17,7 @@ import type { StreamRankCounters } from '../../core/observe/sidecar-stats.js';
 import type { MutableRankCounters } from './stream-counters.js';
 import { rankEndpoint } from './zmq-endpoints.js';
 import { SocketBacklog } from './socket-backlog.js';
+import { DEFAULT_ZMTP_OPTIONS, ZmtpSubscriber, type ZmtpSubscriberEvents } from './zmtp-subscriber.js';
 
 export interface ZmqStreamSpec {
   /** the server id (the same as its relay's or --ctx's when the sidecar sees it there too) */
@@ -85,7 +85,7 @@ export interface ZmqSourceDeps {
 
 class RankStream {
   readonly pipeline: RankPipeline;
-  readonly sub: Subscriber;
+  readonly sub: ZmtpSubscriber;
   /** asks the publisher's replay ROUTER for what the stream missed; null without a replay endpoint */
   readonly replay: ReplayClient | null;
   /** a ZMTP handshake with the publisher succeeded and no disconnect followed */
@@ -104,11 +104,18 @@ class RankStream {
     replayEndpoint: string | null,
     options: ZmqSourceOptions,
     deps: { readonly logger: Logger; readonly name: string; readonly malformed: (code: string) => void },
+    topic: string,
     pipeline: (r: RankStream) => RankPipeline,
+    events: (r: RankStream) => ZmtpSubscriberEvents,
   ) {
     this.rank = rank;
     this.endpoint = endpoint;
-    this.sub = new Subscriber({ receiveHighWaterMark: options.receiveHighWaterMark, linger: 0 });
+    this.sub = new ZmtpSubscriber(
+      endpoint,
+      topic,
+      { ...DEFAULT_ZMTP_OPTIONS, receiveHighWaterMark: options.receiveHighWaterMark },
+      events(this),
+    );
     this.replay =
       replayEndpoint === null
         ? null
@@ -123,6 +130,8 @@ class RankStream {
           );
     this.pipeline = pipeline(this);
     this.replay?.attach(this.pipeline);
+    // nothing is queued until the first chunk arrives
+    this.backlog.waiting = true;
   }
 
   get counters(): MutableRankCounters {
@@ -138,7 +147,6 @@ export class ZmqEventsSource implements RunningSource {
   readonly #origin: StreamOrigin;
   readonly #converter: StreamEventConverter;
   readonly #ranks: RankStream[] = [];
-  readonly #loops: Promise<void>[] = [];
   #heartbeat: NodeJS.Timeout | null = null;
   #started = false;
   #stopped = false;
@@ -193,12 +201,12 @@ export class ZmqEventsSource implements RunningSource {
           name: `${this.name} rank ${rank}`,
           malformed: (code) => this.#malformed(rank, code),
         },
+        this.spec.topic,
         (stream) => this.#pipeline(stream),
+        (stream) => this.#events(stream),
       );
       this.#ranks.push(r);
-      this.#watch(r);
-      r.sub.connect(r.endpoint);
-      r.sub.subscribe(this.spec.topic);
+      r.sub.connect();
       this.#deps.sink.apply({
         kind: 'stream-sequence',
         ts: this.#deps.clock(),
@@ -208,7 +216,6 @@ export class ZmqEventsSource implements RunningSource {
         lost: 0,
         filled: 0,
       });
-      this.#loops.push(this.#receive(r));
     }
     let lastCheck = Date.now();
     this.#heartbeat = setInterval(() => {
@@ -230,7 +237,7 @@ export class ZmqEventsSource implements RunningSource {
     this.#stopped = true;
     if (this.#heartbeat !== null) clearInterval(this.#heartbeat);
     for (const r of this.#ranks) r.sub.close();
-    await Promise.allSettled([...this.#loops, ...this.#ranks.map((r) => r.replay?.close())]);
+    await Promise.allSettled(this.#ranks.flatMap((r) => (r.replay === null ? [] : [r.replay.close()])));
   }
 
   #pipeline(r: RankStream): RankPipeline {
@@ -281,58 +288,45 @@ export class ZmqEventsSource implements RunningSource {
     setTimeout(look, CATCH_UP_LOOK_MS).unref();
   }
 
-  #watch(r: RankStream): void {
+  #events(r: RankStream): ZmtpSubscriberEvents {
     const source = this.rankSource(r.rank);
     const where = `${this.spec.id} rank ${r.rank} (${r.endpoint})`;
-    r.sub.events.on('handshake', () => {
-      r.connected = true;
-      this.#deps.status.ok(source);
-      // after a disconnect the publisher may be a new life (restarted at the same address): the next batch decides
-      if (r.disconnected) r.pipeline.reconnected();
-      r.disconnected = false;
-      // what the publisher sent before our subscription took effect: ask for its buffer
-      r.pipeline.history();
-    });
-    r.sub.events.on('connect:retry', () =>
-      this.#deps.status.fail(
-        source,
-        'connect',
-        `${where}: nothing accepts connections (publisher not bound? under attention DP some builds publish from rank 0 only)`,
-      ),
-    );
-    r.sub.events.on('disconnect', () => {
-      r.connected = false;
-      r.disconnected = true;
-      this.#deps.status.fail(source, 'connect', `${where}: the publisher disconnected`);
-    });
-    r.sub.events.on('handshake:error:protocol', () =>
-      this.#deps.status.fail(source, 'connect', `${where}: not a ZMQ publisher (protocol error)`),
-    );
-    r.sub.events.on('handshake:error:other', () =>
-      this.#deps.status.fail(source, 'connect', `${where}: ZMQ handshake failed`),
-    );
-  }
-
-  async #receive(r: RankStream): Promise<void> {
-    try {
-      // receive() itself rather than the socket's async iterator: one promise per message, no {value, done} wrapper
-      while (!this.#stopped && !r.sub.closed) {
-        r.backlog.waiting = true;
-        const frames = await r.sub.receive();
+    return {
+      handshake: () => {
+        r.connected = true;
+        this.#deps.status.ok(source);
+        // after a disconnect the publisher may be a new life (restarted at the same address): the next batch decides
+        if (r.disconnected) r.pipeline.reconnected();
+        r.disconnected = false;
+        // what the publisher sent before our subscription took effect: ask for its buffer
+        r.pipeline.history();
+      },
+      retry: (reason) =>
+        this.#deps.status.fail(
+          source,
+          'connect',
+          reason === 'ECONNREFUSED' || reason === 'ENOENT'
+            ? `${where}: nothing accepts connections (publisher not bound? under attention DP some builds publish from rank 0 only)`
+            : `${where}: cannot connect (${reason})`,
+        ),
+      disconnect: () => {
+        r.connected = false;
+        r.disconnected = true;
+        this.#deps.status.fail(source, 'connect', `${where}: the publisher disconnected`);
+      },
+      refused: (reason) => this.#deps.status.fail(source, 'connect', `${where}: not a ZMQ publisher: ${reason}`),
+      message: (frames) => {
         r.backlog.waiting = false;
-        if (this.#stopped) return;
         r.backlog.taken(this.#deps.clock, r.sub);
         const message = decodeLiveMessage(frames);
-        if (!message.ok) {
-          this.#malformed(r.rank, message.issue.code);
-          continue;
-        }
+        if (!message.ok) return this.#malformed(r.rank, message.issue.code);
         r.pipeline.live(message.value.seq, message.value.publisherId, message.value.payload);
-      }
-    } catch (err) {
-      if (!this.#stopped)
-        this.#deps.logger.error(`${this.name} rank ${r.rank}: receive failed`, { error: String(err) });
-    }
+      },
+      idle: () => {
+        r.backlog.waiting = true;
+      },
+      failed: (err) => this.#deps.logger.error(`${this.name} rank ${r.rank}: a batch failed`, { error: String(err) }),
+    };
   }
 
   #malformed(rank: number, code: string): void {
