@@ -2,8 +2,8 @@
 // (Python, msgpack, from vLLM's ZmqEventPublisher; test/publishers/flood_publisher.py) sends one rank's batches —
 // a 4-block store and a removal each, as one engine step — to the real daemon (its ZMQ source, rank pipeline,
 // decision gate and state), paced at 50,000 batches/s (64 servers × 8 ranks × ~100 steps/s, from one socket) and
-// at the publisher's full speed; beside it, in the same run, a bare Node subscriber that only decodes the same
-// frames (zeromq + @msgpack/msgpack): the floor of any Node subscriber's cost. And overload with vLLM's replay
+// at the publisher's full speed; beside it, in the same run, bare Node subscribers that only decode the same frames
+// (@msgpack/msgpack), on zeromq.js and on kvsentinel's own ZMTP transport: the floors of a subscriber's cost. And overload with vLLM's replay
 // endpoint at its defaults: what replay cannot refill once the queues between publisher and sidecar are full.
 import { runFlood, type FloodResult } from '../lib/zmq-flood.js';
 import { formatTop, profileDir, topSelfTime } from '../lib/profile.js';
@@ -20,6 +20,8 @@ interface Samples {
   readonly pacedBare: FloodResult[];
   readonly full: FloodResult[];
   readonly fullBare: FloodResult[];
+  /** the bare subscriber over the sidecar's own ZMTP transport */
+  readonly fullBareZmtp: FloodResult[];
   /** full speed into the sidecar with the publisher's replay ROUTER and buffer, long enough to fill both queues */
   readonly overloadReplay: FloodResult[];
 }
@@ -44,7 +46,7 @@ function check(r: FloodResult): void {
 export async function zmqSection(config: RunConfig): Promise<SectionReport> {
   const batches = config.quick ? 50_000 : 500_000;
   const runs = config.slowRuns;
-  const s: Samples = { paced: [], pacedBare: [], full: [], fullBare: [], overloadReplay: [] };
+  const s: Samples = { paced: [], pacedBare: [], full: [], fullBare: [], fullBareZmtp: [], overloadReplay: [] };
   // both ends' queues (100,000 each) fill at a deficit of ~30,000/s after some 5 s: 1,200,000 at ~70,000/s overflows
   const overloadBatches = config.quick ? 100_000 : 1_200_000;
   for (let run = 0; run < runs; run++) {
@@ -54,6 +56,7 @@ export async function zmqSection(config: RunConfig): Promise<SectionReport> {
       [s.pacedBare, 'bare', PACED_RATE],
       [s.full, 'sidecar', null],
       [s.fullBare, 'bare', null],
+      [s.fullBareZmtp, 'bare-zmtp', null],
     ] as const) {
       const r = await runFlood({ batches, rate, subscriber });
       check(r);
@@ -91,7 +94,7 @@ export async function zmqSection(config: RunConfig): Promise<SectionReport> {
     {
       measurement: 'batches taken per second at full speed, from go to the last batch (sidecar vs bare subscriber)',
       result: fmtRate(median(s.full.map(drainRate)), 'batches/s'),
-      baseline: fmtRate(median(s.fullBare.map(drainRate)), 'batches/s'),
+      baseline: `${fmtRate(median(s.fullBare.map(drainRate)), 'batches/s')} (on its own ZMTP transport: ${fmtRate(median(s.fullBareZmtp.map(drainRate)), 'batches/s')}, sent at ${fmtRate(median(s.fullBareZmtp.map(sendRate)), 'batches/s')})`,
       ratio: fmtRatio(median(s.full.map(drainRate)) / Math.max(1, median(s.fullBare.map(drainRate)))),
       target: '—',
       status: 'info',
@@ -115,7 +118,7 @@ export async function zmqSection(config: RunConfig): Promise<SectionReport> {
     {
       measurement: 'CPU per batch of the subscriber process (all threads), full speed',
       result: `${median(s.full.map(cpuPerBatchUs)).toFixed(1)} µs`,
-      baseline: `${median(s.fullBare.map(cpuPerBatchUs)).toFixed(1)} µs`,
+      baseline: `${median(s.fullBare.map(cpuPerBatchUs)).toFixed(1)} µs (on its own ZMTP transport: ${median(s.fullBareZmtp.map(cpuPerBatchUs)).toFixed(1)} µs)`,
       ratio: fmtRatio(median(s.full.map(cpuPerBatchUs)) / Math.max(1e-9, median(s.fullBare.map(cpuPerBatchUs)))),
       target: '—',
       status: 'info',
@@ -144,7 +147,7 @@ export async function zmqSection(config: RunConfig): Promise<SectionReport> {
       'its queues fill (two high-water marks of 100,000 messages; lossy runs at 50,000/s show about 150,000 batches held in ' +
       'all): a burst of 10 s at 50,000/s is lossless at a take rate above ~35,000/s; a sustained one needs 50,000/s (the row ' +
       '"batches taken per second at full speed").',
-    `Runs — paced sidecar: ${runText(s.paced)}. Paced bare: ${runText(s.pacedBare)}. Full-speed sidecar: ${runText(s.full)}. Full-speed bare: ${runText(s.fullBare)}. Overload with replay: ${runText(s.overloadReplay)}.`,
+    `Runs — paced sidecar: ${runText(s.paced)}. Paced bare: ${runText(s.pacedBare)}. Full-speed sidecar: ${runText(s.full)}. Full-speed bare: ${runText(s.fullBare)}. Full-speed bare on the ZMTP transport: ${runText(s.fullBareZmtp)}. Overload with replay: ${runText(s.overloadReplay)}.`,
     'Overload with replay: the socket drops only once both queues are full, and the batches it drops are the newest, so their ' +
       "gap shows after the sidecar has read the ~150,000 queued before them, when vLLM's buffer (its last 10,000) has moved " +
       "past it: such a loss is the sidecar's own (sidecar-lagging) and stays lost, whatever replay asks. The publisher also " +
@@ -167,8 +170,10 @@ export async function zmqSection(config: RunConfig): Promise<SectionReport> {
       `${batches.toLocaleString('en-US')} batches of one rank, each a 4-block BlockStored (16 tokens a block) and the BlockRemoved of ` +
       'the store 256 batches before, over TCP on loopback, paced at 50,000 batches/s and at full speed. The sidecar is the real ' +
       'daemon (createDaemon with a --zmq vllm stream: ZMQ source → rank pipeline → decision gate → state), counting from its /metrics; ' +
-      "a lossless run must end with exactly the engine's 1,024 blocks in its table. The baseline, in the same run and interleaved, is a " +
-      'bare zeromq Subscriber that decodes each payload with @msgpack/msgpack and does nothing else. Each figure is the median of ' +
+      "a lossless run must end with exactly the engine's 1,024 blocks in its table; its SUB is kvsentinel's own ZMTP 3.0 client over a " +
+      'Node socket (docs/event-streams.md, "The subscriber\'s transport"). The baseline, in the same run and interleaved, is a ' +
+      'bare zeromq Subscriber that decodes each payload with @msgpack/msgpack and does nothing else (the floor of a Node subscriber ' +
+      "on zeromq.js), and at full speed the same over kvsentinel's ZMTP client (the floor of the sidecar's path). Each figure is the median of " +
       `${runs} runs, each subscriber a fresh process. Overload with replay: the same publisher with its replay ROUTER and buffer ` +
       `(vLLM's defaults), ${overloadBatches.toLocaleString('en-US')} batches at full speed into the sidecar told of the ROUTER.`,
     rows,

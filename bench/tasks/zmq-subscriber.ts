@@ -3,7 +3,8 @@
 //            rank pipeline, decision gate and state, as `kvsentinel serve` runs them; counts come from its /metrics
 //            exposition and the table from its snapshot.
 //   bare:    a zeromq Subscriber that only decodes each payload with @msgpack/msgpack and checks the seq follows:
-//            the floor of any Node subscriber.
+//            the floor of a Node subscriber on zeromq.js.
+//   bare-zmtp: the same over kvsentinel's own ZMTP subscriber (the sidecar's transport): the floor of the sidecar.
 // Prints {"ready": true} once subscribed, then reads one line {"sent": N} (the publisher finished) and prints its
 // result when every batch arrived or nothing arrived for `quietMs`.
 import { createInterface } from 'node:readline';
@@ -11,10 +12,13 @@ import { decode } from '@msgpack/msgpack';
 import { Subscriber } from 'zeromq';
 import { buildConfig } from '../../src/app/config/serve-config.js';
 import { createDaemon } from '../../src/app/daemon/daemon.js';
+import { DEFAULT_ZMTP_OPTIONS, ZmtpSubscriber } from '../../src/sources/zmq/zmtp-subscriber.js';
 import { peakRssBytes } from '../lib/proc-cpu.js';
 
+export type SubscriberMode = 'sidecar' | 'bare' | 'bare-zmtp';
+
 export interface ZmqSubscriberParams {
-  readonly mode: 'sidecar' | 'bare';
+  readonly mode: SubscriberMode;
   readonly endpoint: string;
   /** sidecar: the publisher's replay ROUTER, or null */
   readonly replay: string | null;
@@ -23,7 +27,7 @@ export interface ZmqSubscriberParams {
 }
 
 export interface ZmqSubscriberResult {
-  readonly mode: 'sidecar' | 'bare';
+  readonly mode: SubscriberMode;
   /** batches decoded in seq order and (sidecar) applied to the tables */
   readonly applied: number;
   /** batches the subscriber itself counted lost in seq gaps */
@@ -96,23 +100,22 @@ async function sidecar(endpoint: string, replay: string | null): Promise<Probe> 
   };
 }
 
-function bare(endpoint: string): Probe {
-  const sub = new Subscriber({ receiveHighWaterMark: 100_000, linger: 0 });
-  let connected = false;
-  sub.events.on('handshake', () => (connected = true));
-  sub.connect(endpoint);
-  sub.subscribe('');
+/** Counts what a bare subscriber takes: decoded payloads in seq order, and the seqs it never saw. */
+function decodeCounter(): {
+  take: (seqFrame: Uint8Array | undefined, payload: Uint8Array | undefined) => void;
+  counts: () => { applied: number; gapLost: number; malformed: number };
+} {
   let applied = 0;
   let gapLost = 0;
   let malformed = 0;
   let next = -1n;
-  void (async () => {
-    for await (const [, seqFrame, payload] of sub) {
+  return {
+    take: (seqFrame, payload) => {
       if (seqFrame === undefined || payload === undefined || seqFrame.length !== 8) {
         malformed++;
-        continue;
+        return;
       }
-      const seq = seqFrame.readBigUInt64BE(0);
+      const seq = Buffer.from(seqFrame.buffer, seqFrame.byteOffset, 8).readBigUInt64BE(0);
       if (next >= 0n && seq > next) gapLost += Number(seq - next);
       next = seq + 1n;
       try {
@@ -121,11 +124,48 @@ function bare(endpoint: string): Probe {
       } catch {
         malformed++;
       }
-    }
+    },
+    counts: () => ({ applied, gapLost, malformed }),
+  };
+}
+
+function bare(endpoint: string): Probe {
+  const sub = new Subscriber({ receiveHighWaterMark: 100_000, linger: 0 });
+  let connected = false;
+  sub.events.on('handshake', () => (connected = true));
+  sub.connect(endpoint);
+  sub.subscribe('');
+  const counter = decodeCounter();
+  void (async () => {
+    for await (const [, seqFrame, payload] of sub) counter.take(seqFrame, payload);
   })().catch(() => undefined);
   return {
     connected: () => connected,
-    counts: () => Promise.resolve({ applied, gapLost, malformed }),
+    counts: () => Promise.resolve(counter.counts()),
+    residentBlocks: () => null,
+    stop: () => {
+      sub.close();
+      return Promise.resolve();
+    },
+  };
+}
+
+function bareZmtp(endpoint: string): Probe {
+  const counter = decodeCounter();
+  let connected = false;
+  const sub = new ZmtpSubscriber(endpoint, '', DEFAULT_ZMTP_OPTIONS, {
+    handshake: () => (connected = true),
+    retry: () => undefined,
+    disconnect: () => undefined,
+    refused: (reason) => process.stderr.write(`refused: ${reason}\n`),
+    message: (frames) => counter.take(frames[1], frames[2]),
+    idle: () => undefined,
+    failed: (err) => process.stderr.write(`failed: ${String(err)}\n`),
+  });
+  sub.connect();
+  return {
+    connected: () => connected,
+    counts: () => Promise.resolve(counter.counts()),
     residentBlocks: () => null,
     stop: () => {
       sub.close();
@@ -142,7 +182,12 @@ function liveHeap(): number {
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 export async function runZmqSubscriber(params: ZmqSubscriberParams): Promise<ZmqSubscriberResult> {
-  const probe = params.mode === 'sidecar' ? await sidecar(params.endpoint, params.replay) : bare(params.endpoint);
+  const probe =
+    params.mode === 'sidecar'
+      ? await sidecar(params.endpoint, params.replay)
+      : params.mode === 'bare'
+        ? bare(params.endpoint)
+        : bareZmtp(params.endpoint);
   const deadline = Date.now() + 10_000;
   while (!probe.connected()) {
     if (Date.now() > deadline) throw new Error(`never connected to ${params.endpoint}`);
