@@ -99,7 +99,11 @@ async function expectInertStory(page: Page): Promise<void> {
 async function expectHealthyStory(page: Page): Promise<void> {
   const stickiness = await seriesMean(page, 'stickiness', 'stickiness');
   const chance = await seriesMean(page, 'stickiness', 'chance (Σ share²)');
-  expect(stickiness - chance, `stickiness ${stickiness} far above chance ${chance}`).toBeGreaterThan(0.3);
+  // most of the way from chance to always sticking: a raw margin would fail whenever chance itself comes out high
+  // (CI once drew chance 0.7005 and stickiness 0.9992: a margin of 0.2987, where 0.2995 was the most possible)
+  expect((stickiness - chance) / (1 - chance), `stickiness ${stickiness} far above chance ${chance}`).toBeGreaterThan(
+    0.8,
+  );
   const realised = await seriesMean(page, 'predicted-tokens', 'realised cached');
   const oracle = await seriesMean(page, 'predicted-tokens', 'oracle');
   expect(Math.abs(oracle - realised) / oracle, `realised ${realised} at the oracle ${oracle}`).toBeLessThan(0.03);
