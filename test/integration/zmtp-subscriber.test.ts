@@ -214,6 +214,21 @@ describe('ZmtpSubscriber against libzmq', () => {
     expect(peak).toBeLessThan(500 + 65_536 / 100);
   }, 60_000);
 
+  it('ends a connection whose frame is above the bound, after the messages before it, and says why', async () => {
+    const endpoint = `tcp://127.0.0.1:${await freePort()}`;
+    const pub = await publisher(endpoint);
+    const { sub, heard } = subscriber(endpoint, '', { maxFrameBytes: 1_000, refusedRetryMs: 60_000 });
+    sub.connect();
+    await sendUntilHeard(pub, heard, ['', 'probe', '']);
+    await pub.send(['', 'before', '']);
+    await pub.send(['', 'big', 'x'.repeat(2_000)]);
+    await pub.send(['', 'after', '']);
+    await eventually(() => heard.log.length === 3, 'the refusal');
+    expect(heard.log.slice(0, 2)).toEqual(['handshake', 'disconnect']);
+    expect(heard.log[2]).toMatch(/^refused a frame of 2000 bytes at byte \d+ of the stream, above the bound of 1000$/);
+    expect(heard.messages.at(-1)?.[1]).toBe('before');
+  });
+
   it('a handler that throws is told, and the next message is handed on', async () => {
     const endpoint = `tcp://127.0.0.1:${await freePort()}`;
     const pub = await publisher(endpoint);

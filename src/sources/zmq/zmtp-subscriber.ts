@@ -5,8 +5,8 @@
 // `reconnectMs` while nothing accepts or after the publisher went away; its queue holds `receiveHighWaterMark`
 // messages, past which it stops reading, so the publisher's own high-water mark drops the newest batches (seq gaps,
 // as before). Messages are handed on in order, a slice at a time, so the event loop reads the socket and serves the
-// daemon between slices. A new connection's handshake is told in order with the messages: after a disconnect the
-// pipeline then sees every batch of the old life before it hears of the new one.
+// daemon between slices. What happens to a connection (its handshake, its end and why) is told in order with the
+// messages: the pipeline sees every batch of an old life before it hears of the disconnect and the new one.
 import net from 'node:net';
 import { KvsentinelError } from '../../core/errors.js';
 import {
@@ -23,7 +23,7 @@ import {
   subscribeMessage,
   subscriberGreeting,
 } from '../../core/stream/zmtp-handshake.js';
-import { ZmtpReader } from '../../core/stream/zmtp-reader.js';
+import { DEFAULT_MAX_FRAME_BYTES, ZmtpReader } from '../../core/stream/zmtp-reader.js';
 
 export interface ZmtpSubscriberOptions {
   /** messages queued before the socket is read no more (libzmq's ZMQ_RCVHWM) */
@@ -34,6 +34,8 @@ export interface ZmtpSubscriberOptions {
   readonly handshakeTimeoutMs: number;
   /** the wait before connecting again to a peer that is not a ZMQ publisher */
   readonly refusedRetryMs: number;
+  /** a frame above this ends the connection as unreadable */
+  readonly maxFrameBytes: number;
 }
 
 export const DEFAULT_ZMTP_OPTIONS: ZmtpSubscriberOptions = {
@@ -41,6 +43,7 @@ export const DEFAULT_ZMTP_OPTIONS: ZmtpSubscriberOptions = {
   reconnectMs: 100,
   handshakeTimeoutMs: 30_000,
   refusedRetryMs: 5_000,
+  maxFrameBytes: DEFAULT_MAX_FRAME_BYTES,
 };
 
 export interface ZmtpSubscriberEvents {
@@ -48,7 +51,7 @@ export interface ZmtpSubscriberEvents {
   handshake(): void;
   /** nothing accepted the connection (or it failed before a handshake): tried again */
   retry(reason: string): void;
-  /** a connection that had completed its handshake ended */
+  /** a connection that had completed its handshake ended (every event is told in order with the messages) */
   disconnect(): void;
   /** the peer is not a ZMQ publisher this subscriber can talk to (protocol, mechanism, socket type) */
   refused(reason: string): void;
@@ -56,7 +59,7 @@ export interface ZmtpSubscriberEvents {
   message(frames: Uint8Array[]): void;
   /** the queue ran empty: the subscriber waits on the socket */
   idle(): void;
-  /** `message` or `handshake` threw: the error is told and the next message handed on */
+  /** a handler threw: the error is told and the next message handed on */
   failed(error: unknown): void;
 }
 
@@ -64,9 +67,8 @@ export interface ZmtpSubscriberEvents {
 const SLICE = 512;
 /** a live message has 3 frames; frames past this bound are not kept (the message is then malformed anyway) */
 const MAX_FRAMES = 16;
-/** the queue's entry for a handshake (see the header) */
-const HANDSHAKE = null;
-type Entry = Uint8Array[] | typeof HANDSHAKE;
+/** a message, or what happened to a connection (its handshake, its end), told in order with the messages */
+type Entry = Uint8Array[] | (() => void);
 
 type Target = { readonly path: string } | { readonly host: string; readonly port: number };
 
@@ -96,7 +98,7 @@ export class ZmtpSubscriber {
   #socket: net.Socket | null = null;
   #timer: NodeJS.Timeout | null = null;
   #closed = false;
-  readonly #queue: Entry[] = [];
+  readonly #queue: (Entry | null)[] = [];
   #head = 0;
   #draining = false;
   #paused = false;
@@ -145,41 +147,49 @@ export class ZmtpSubscriber {
       this.#options.handshakeTimeoutMs,
     );
     handshakeTimer.unref();
-    const reader = new ZmtpReader({
-      greeting: (bytes) => {
-        const g = readGreeting(bytes);
-        if (!g.ok) return refuse(g.reason);
-        if (g.value.mechanism !== 'NULL')
-          return refuse(`the publisher asks for the ${g.value.mechanism} security mechanism; only NULL is spoken here`);
-        greeted = true;
-        // each step waits for the peer's: libzmq sometimes drops a connection whose READY came with its greeting
-        socket.write(readyCommand('SUB'));
+    const reader = new ZmtpReader(
+      {
+        greeting: (bytes) => {
+          if (refusal !== null) return;
+          const g = readGreeting(bytes);
+          if (!g.ok) return refuse(g.reason);
+          if (g.value.mechanism !== 'NULL')
+            return refuse(
+              `the publisher asks for the ${g.value.mechanism} security mechanism; only NULL is spoken here`,
+            );
+          greeted = true;
+          // each step waits for the peer's: libzmq sometimes drops a connection whose READY came with its greeting
+          socket.write(readyCommand('SUB'));
+        },
+        frame: (flags, body) => {
+          // the rest of a chunk that held what was refused
+          if (refusal !== null) return;
+          if ((flags & FLAG_COMMAND) !== 0) {
+            const command = readCommand(body);
+            if (command === null) return refuse('a command frame whose name overruns it');
+            if (!handshaken) {
+              if (command.name === 'ERROR')
+                return refuse(`the publisher refused the handshake: ${errorReason(command.data)}`);
+              if (command.name !== 'READY') return refuse(`a ${command.name} command before READY`);
+              const type = readMetadata(command.data)?.get('socket-type') ?? '(none)';
+              if (!PUBLISHER_TYPES.includes(type)) return refuse(`the peer is a ${type} socket, not a publisher`);
+              handshaken = true;
+              clearTimeout(handshakeTimer);
+              socket.write(subscribeMessage(this.#topic));
+              this.#enqueue(() => this.#events.handshake());
+            } else if (command.name === 'PING') socket.write(pongCommand(pingContext(command.data)));
+            return;
+          }
+          if (!handshaken) return refuse('a message before the handshake');
+          if (frameCount++ < MAX_FRAMES) frames.push(body);
+          if ((flags & FLAG_MORE) !== 0) return;
+          this.#enqueue(frames);
+          frames = [];
+          frameCount = 0;
+        },
       },
-      frame: (flags, body) => {
-        if ((flags & FLAG_COMMAND) !== 0) {
-          const command = readCommand(body);
-          if (command === null) return refuse('a command frame whose name overruns it');
-          if (!handshaken) {
-            if (command.name === 'ERROR')
-              return refuse(`the publisher refused the handshake: ${errorReason(command.data)}`);
-            if (command.name !== 'READY') return refuse(`a ${command.name} command before READY`);
-            const type = readMetadata(command.data)?.get('socket-type') ?? '(none)';
-            if (!PUBLISHER_TYPES.includes(type)) return refuse(`the peer is a ${type} socket, not a publisher`);
-            handshaken = true;
-            clearTimeout(handshakeTimer);
-            socket.write(subscribeMessage(this.#topic));
-            this.#enqueue(HANDSHAKE);
-          } else if (command.name === 'PING') socket.write(pongCommand(pingContext(command.data)));
-          return;
-        }
-        if (!handshaken) return refuse('a message before the handshake');
-        if (frameCount++ < MAX_FRAMES) frames.push(body);
-        if ((flags & FLAG_MORE) !== 0) return;
-        this.#enqueue(frames);
-        frames = [];
-        frameCount = 0;
-      },
-    });
+      this.#options.maxFrameBytes,
+    );
     socket.on('connect', () => {
       socket.setNoDelay(true);
       socket.write(subscriberGreeting());
@@ -195,9 +205,12 @@ export class ZmtpSubscriber {
       clearTimeout(handshakeTimer);
       if (this.#socket === socket) this.#socket = null;
       if (this.#closed) return;
-      if (refusal !== null) this.#events.refused(refusal);
-      else if (handshaken) this.#events.disconnect();
-      else this.#events.retry(failure ?? closedBefore(received, greeted));
+      this.#enqueue(() => {
+        // a connection refused after its handshake (a frame above the bound) was a connection too: it ended
+        if (handshaken) this.#events.disconnect();
+        if (refusal !== null) this.#events.refused(refusal);
+        else if (!handshaken) this.#events.retry(failure ?? closedBefore(received, greeted));
+      });
       this.#later(refusal !== null ? this.#options.refusedRetryMs : this.#options.reconnectMs);
     });
     if (this.#paused) socket.pause();
@@ -237,9 +250,9 @@ export class ZmtpSubscriber {
     const end = Math.min(queue.length, this.#head + SLICE);
     while (this.#head < end) {
       const entry = queue[this.#head]!;
-      queue[this.#head++] = HANDSHAKE; // let the message go
+      queue[this.#head++] = null; // let the message go
       try {
-        if (entry === HANDSHAKE) this.#events.handshake();
+        if (typeof entry === 'function') entry();
         else this.#events.message(entry);
       } catch (err) {
         this.#events.failed(err);
