@@ -1,8 +1,9 @@
 // Subscribes to a worker's ZMQ KV-event stream (TensorRT-LLM streaming publisher, vLLM, SGLang) as one more SUB per
 // rank — a PUB socket fans out to every subscriber, so kvsentinel steals nothing and never binds the publisher's
-// address. Each rank's SUB is a ZmtpSubscriber (ZMTP over a Node socket, for speed: see its header). Each rank's batches go through its RankPipeline (new lives, gaps, replay over a DEALER to the
-// publisher's replay ROUTER, conversion into worker-events observations). Health: a ZMTP handshake with the
-// publisher marks the source up; connect retries (nothing listens), disconnects and a missed heartbeat mark it
+// address. Each rank's SUB is a ZmtpSubscriber (ZMTP over a Node socket, for speed: see its header), and its
+// batches go through its RankPipeline (new lives, gaps, replay over a DEALER to the publisher's replay ROUTER,
+// conversion into worker-events observations). Health: a ZMTP handshake with the publisher marks the source up;
+// connect retries (nothing listens), a peer that is not a publisher, disconnects and a missed heartbeat mark it
 // down; a handshake after a disconnect tells the pipeline the publisher may have restarted at the same address.
 // Bad frames and payloads are counted (bad_input_total) and skipped; nothing here throws into the daemon.
 import type { StreamEngine, StreamOrigin } from '../../core/stream/stream-engine.js';
