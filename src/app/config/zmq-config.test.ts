@@ -56,6 +56,8 @@ describe('--zmq and zmq: configuration', () => {
       return 'accepted';
     };
     expect(bad('ctx0=tcp://*:5557')).toMatch(/--zmq 'ctx0=tcp:\/\/\*:5557' endpoint: .*bind address/);
+    // a sidecar is never in its publisher's process: its SUB could not connect there (and would stop the daemon)
+    expect(bad('ctx0=inproc://kv')).toMatch(/endpoint: .*inproc:\/\/ reaches only sockets of the same process/);
     expect(bad('ctx0=tcp://h:65535,ranks=2')).toMatch(/ranks: .*65535|ports 65535\.\.65536/);
     expect(bad('ctx0=tcp://h:5557,engine=tgi')).toMatch(/engine: "tgi" is not one of trtllm, vllm, sglang/);
     expect(bad('ctx0=tcp://h:5557,ranks=0')).toMatch(/ranks/);

@@ -8,7 +8,6 @@
 // daemon between slices. What happens to a connection (its handshake, its end and why) is told in order with the
 // messages: the pipeline sees every batch of an old life before it hears of the disconnect and the new one.
 import net from 'node:net';
-import { KvsentinelError } from '../../core/errors.js';
 import {
   FLAG_COMMAND,
   FLAG_MORE,
@@ -24,6 +23,7 @@ import {
   subscriberGreeting,
 } from '../../core/stream/zmtp-handshake.js';
 import { DEFAULT_MAX_FRAME_BYTES, ZmtpReader } from '../../core/stream/zmtp-reader.js';
+import { connectTarget, type ConnectTarget } from './zmq-endpoints.js';
 
 export interface ZmtpSubscriberOptions {
   /** messages queued before the socket is read no more (libzmq's ZMQ_RCVHWM) */
@@ -70,17 +70,6 @@ const MAX_FRAMES = 16;
 /** a message, or what happened to a connection (its handshake, its end), told in order with the messages */
 type Entry = Uint8Array[] | (() => void);
 
-type Target = { readonly path: string } | { readonly host: string; readonly port: number };
-
-/** Where a tcp://HOST:PORT or ipc://PATH endpoint is, for net.connect. */
-export function connectTarget(endpoint: string): Target {
-  if (endpoint.startsWith('ipc://')) return { path: endpoint.slice('ipc://'.length) };
-  const m = /^tcp:\/\/(?:\[([^\]]+)\]|([^:/]+)):(\d+)$/.exec(endpoint);
-  // endpoints are checked where they are configured (endpointProblem): one that reaches here unchecked is a bug
-  if (m === null) throw new KvsentinelError('internal', `${endpoint}: expected tcp://HOST:PORT or ipc://PATH`);
-  return { host: m[1] ?? m[2]!, port: Number(m[3]) };
-}
-
 /** Why a connection closed before the handshake, by how far it got: libzmq closes at once on what it refuses. */
 function closedBefore(received: number, greeted: boolean): string {
   if (received === 0)
@@ -91,7 +80,7 @@ function closedBefore(received: number, greeted: boolean): string {
 }
 
 export class ZmtpSubscriber {
-  readonly #target: Target;
+  readonly #target: ConnectTarget;
   readonly #topic: Uint8Array;
   readonly #options: ZmtpSubscriberOptions;
   readonly #events: ZmtpSubscriberEvents;
