@@ -85,6 +85,7 @@ function cacheDrops(snapshot: SentinelSnapshot | null): Record<CacheDropKey, num
   const sum = (pick: (r: RelayCounters) => number): number => relays.reduce((n, r) => n + pick(r), 0);
   return {
     'trajectories:cap': d?.trajectoriesEvicted ?? 0,
+    'trajectories:idle': d?.trajectoriesExpired ?? 0,
     'pending_decisions:cap': d?.pendingDecisionsEvicted ?? 0,
     'pending_decisions:ttl': d?.pendingDecisionsExpired ?? 0,
     'replica_events:cap': d?.relayEventsDropped ?? 0,

@@ -268,6 +268,7 @@ export const METRICS = {
  */
 export const CACHE_DROPS = [
   ['trajectories', 'cap'],
+  ['trajectories', 'idle'],
   ['pending_decisions', 'cap'],
   ['pending_decisions', 'ttl'],
   ['replica_events', 'cap'],

@@ -73,6 +73,7 @@ export function snapshotFixture(overrides: Partial<SentinelSnapshot> = {}): Sent
       trajectoriesEvicted: 0,
       pendingDecisionsEvicted: 0,
       pendingDecisionsExpired: 0,
+      trajectoriesExpired: 0,
       relayEventsDropped: 0,
       relayEventsMissed: 0,
       sourcesIgnored: 0,

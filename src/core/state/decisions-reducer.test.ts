@@ -57,6 +57,30 @@ describe('DecisionsReducer', () => {
     expect(decisions.trajectories.peek('t')).toMatchObject({ lastServer: 'ctx1', turns: 4, lastPromptTokens: 16 });
   });
 
+  it('forgets a trajectory idle past the limit: its next turn is a first one, and nothing counts as evicted', () => {
+    const { model, decisions, decide } = reducer({ limits: { trajectoryIdleMs: 1_000 } });
+    decide(decisionOf('a1', 'ctx0', { ts: 0, correlationId: 'a' }));
+    decide(decisionOf('b1', 'ctx0', { ts: 500, correlationId: 'b' }));
+    decide(decisionOf('a2', 'ctx0', { ts: 1_000, correlationId: 'a' }));
+    // b idle 1,001 ms: forgotten when c arrives, while a (idle 500 ms) stays
+    decide(decisionOf('c1', 'ctx1', { ts: 1_501, correlationId: 'c' }));
+    expect(decisions.trajectories.peek('b')).toBeUndefined();
+    expect(decisions.trajectories.peek('a')).toMatchObject({ lastTs: 1_000, turns: 2 });
+    decide(decisionOf('b2', 'ctx0', { ts: 1_600, correlationId: 'b' }));
+    expect(decisions.pending.peek('b2')).toMatchObject({ followup: false, prevServer: null });
+    expect(decisions.pending.peek('a2')).toMatchObject({ followup: true, sticky: true });
+    expect(totalOf(model, counterKey('followups'))).toBe(1);
+    expect(decisions.trajectories.dropped).toBe(0);
+    expect(decisions.trajectoriesExpired).toBe(1);
+    // out of order (sources' clocks differ): q arrives after p but is stamped earlier, so p's recency shields it
+    decide(decisionOf('p1', 'ctx1', { ts: 5_000, correlationId: 'p' }));
+    decide(decisionOf('q1', 'ctx1', { ts: 100, correlationId: 'q' }));
+    decide(decisionOf('q2', 'ctx1', { ts: 1_200, correlationId: 'q' }));
+    expect(decisions.pending.peek('q2')).toMatchObject({ followup: false });
+    // p's arrival forgot a, b and c (idle past 1 s by its clock), q2 forgot q1
+    expect(decisions.trajectoriesExpired).toBe(5);
+  });
+
   it('returns the join only when someone listens, and pends every decision for its outcome', () => {
     const { decisions, decide } = reducer();
     expect(decide(decisionOf('r1', 'ctx0', { promptTokens: prompt(3) }))).toBeNull();

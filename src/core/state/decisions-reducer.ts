@@ -61,6 +61,8 @@ export interface PendingDecision {
 
 export interface Trajectory {
   lastServer: string;
+  /** the last turn's decision time, ms */
+  lastTs: number;
   lastPromptTokens: number | null;
   /** tokens lastServer had stored when this trajectory's last turn there was served (null until it was) */
   lastAllocatedTokens: number | null;
@@ -84,6 +86,7 @@ export class DecisionsReducer implements DecisionsView {
   readonly #predictions: LruMap<string, boolean>;
   readonly #reportedScores: LruMap<string, boolean>;
   #pendingExpired = 0;
+  #trajectoriesExpired = 0;
   /** servers chosen by a decision */
   readonly #servers = new Set<string>();
   #tpbCandidates: readonly number[] = [];
@@ -112,6 +115,11 @@ export class DecisionsReducer implements DecisionsView {
     return this.#inflight.get(server) ?? 0;
   }
 
+  /** trajectories forgotten idle (not losses: their next turn counts as a first one) */
+  get trajectoriesExpired(): number {
+    return this.#trajectoriesExpired;
+  }
+
   get pendingExpired(): number {
     return this.#pendingExpired;
   }
@@ -129,6 +137,20 @@ export class DecisionsReducer implements DecisionsView {
       if (oldest === undefined || oldest[1].ts >= limit) return;
       this.pending.delete(oldest[0]);
       this.#pendingExpired++;
+    }
+  }
+
+  /**
+   * Forgets the trajectories idle past the limit, least recently seen first (they ended, or their next turn will
+   * count as a first one): counted apart from the cap's evictions, which are losses.
+   */
+  #forgetIdleTrajectories(now: number): void {
+    const limit = now - this.model.limits.trajectoryIdleMs;
+    for (;;) {
+      const oldest = this.trajectories.oldest();
+      if (oldest === undefined || oldest[1].lastTs >= limit) return;
+      this.trajectories.delete(oldest[0]);
+      this.#trajectoriesExpired++;
     }
   }
 
@@ -151,8 +173,9 @@ export class DecisionsReducer implements DecisionsView {
     let prevServer: string | null = null;
     let prevAllocatedTokens: number | null = null;
     if (obs.correlationId !== null) {
+      this.#forgetIdleTrajectories(ts);
       const traj = this.trajectories.get(obs.correlationId);
-      if (traj) {
+      if (traj !== undefined && ts - traj.lastTs <= m.limits.trajectoryIdleMs) {
         followup = true;
         prevPromptTokens = traj.lastPromptTokens;
         prevServer = traj.lastServer;
@@ -162,11 +185,14 @@ export class DecisionsReducer implements DecisionsView {
         sticky = traj.lastServer === server;
         if (sticky) c.add(ts, counterKey('sticky'));
         traj.lastServer = server;
+        traj.lastTs = ts;
         traj.turns++;
         traj.lastPromptTokens = obs.promptTokenCount ?? traj.lastPromptTokens;
       } else {
+        if (traj !== undefined) this.#trajectoriesExpired++; // idle by its own clock, though seen after newer ones
         this.trajectories.set(obs.correlationId, {
           lastServer: server,
+          lastTs: ts,
           lastPromptTokens: obs.promptTokenCount,
           lastAllocatedTokens: null,
           turns: 1,

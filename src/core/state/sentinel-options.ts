@@ -10,6 +10,11 @@ export type SentinelMode = 'relay' | 'watch' | 'exclusive' | 'auto';
 export interface SentinelLimits {
   /** trajectories (correlation ids) remembered for turn tracking, LRU */
   readonly trajectories: number;
+  /**
+   * a trajectory idle this long is forgotten, ms: its next turn starts afresh (web analytics' session timeout). So
+   * what turn tracking holds follows the trajectories of the last half hour, not how long the stream has run.
+   */
+  readonly trajectoryIdleMs: number;
   /** decisions awaiting their outcome, oldest dropped first */
   readonly pendingDecisions: number;
   /** a decision without an outcome for this long is dropped, ms */
@@ -29,6 +34,7 @@ export interface SentinelLimits {
 
 export const DEFAULT_LIMITS: SentinelLimits = {
   trajectories: 100_000,
+  trajectoryIdleMs: 30 * 60_000,
   pendingDecisions: 20_000,
   pendingTtlMs: 600_000,
   relayBufferEvents: 20_000,

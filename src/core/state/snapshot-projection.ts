@@ -73,6 +73,7 @@ function dropCounters({ model: m, decisions, outcomes, sources, admission }: Sna
   const relay = [...m.relayBuffers()];
   return {
     trajectoriesEvicted: decisions.trajectories.dropped,
+    trajectoriesExpired: decisions.trajectoriesExpired,
     pendingDecisionsEvicted: decisions.pending.dropped,
     pendingDecisionsExpired: decisions.pendingExpired,
     relayEventsDropped: relay.reduce((n, b) => n + b.dropped, 0),

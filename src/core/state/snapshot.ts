@@ -77,6 +77,8 @@ export interface DecisionStats {
 /** What the state's bounded caches dropped, cumulative (each cache's bound is in SentinelLimits). */
 export interface SentinelDropCounters {
   readonly trajectoriesEvicted: number;
+  /** trajectories forgotten after `trajectoryIdleMs` without a turn (their next turn counts as a first one) */
+  readonly trajectoriesExpired: number;
   readonly pendingDecisionsEvicted: number;
   readonly pendingDecisionsExpired: number;
   /** relay events awaiting delivery to the router's replica, dropped oldest */
