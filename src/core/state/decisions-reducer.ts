@@ -132,12 +132,7 @@ export class DecisionsReducer implements DecisionsView {
   /** Drops decisions that waited longer than the TTL for their outcome. */
   expirePending(now: number): void {
     const limit = now - this.model.limits.pendingTtlMs;
-    for (;;) {
-      const oldest = this.pending.oldest();
-      if (oldest === undefined || oldest[1].ts >= limit) return;
-      this.pending.delete(oldest[0]);
-      this.#pendingExpired++;
-    }
+    this.#pendingExpired += this.pending.deleteOldestWhile((d) => d.ts < limit);
   }
 
   /**
@@ -146,12 +141,7 @@ export class DecisionsReducer implements DecisionsView {
    */
   #forgetIdleTrajectories(now: number): void {
     const limit = now - this.model.limits.trajectoryIdleMs;
-    for (;;) {
-      const oldest = this.trajectories.oldest();
-      if (oldest === undefined || oldest[1].lastTs >= limit) return;
-      this.trajectories.delete(oldest[0]);
-      this.#trajectoriesExpired++;
-    }
+    this.#trajectoriesExpired += this.trajectories.deleteOldestWhile((t) => t.lastTs < limit);
   }
 
   /** Applies a decision; returns its join when `withJoin` (someone listens), else null. */

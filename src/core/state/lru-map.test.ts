@@ -85,4 +85,16 @@ describe('LruMap', () => {
     expect(lru.set(6n, 'f')).toEqual([4n, 'd']);
     expect(lru.dropped).toBe(2);
   });
+
+  it('deletes the oldest entries while they are stale, and stops at the first fresh one', () => {
+    const lru = new LruMap<string, number>(8);
+    for (const [k, t] of [['a', 1], ['b', 2], ['c', 9], ['d', 3]] as const) lru.set(k, t);
+    lru.get('a'); // a is the newest now: b leads
+    expect(lru.deleteOldestWhile((t) => t < 5)).toBe(1);
+    expect([...lru.entries()].map(([k]) => k)).toEqual(['c', 'd', 'a']);
+    expect(lru.deleteOldestWhile((t) => t < 100)).toBe(3);
+    expect(lru.size).toBe(0);
+    expect(lru.dropped).toBe(0);
+    expect(lru.deleteOldestWhile(() => true)).toBe(0);
+  });
 });

@@ -92,6 +92,19 @@ export class LruMap<K, V> {
     return this.#head ?? undefined;
   }
 
+  /**
+   * Deletes the oldest entries while `stale` holds for them (use order is age order for a TTL: the stale ones lead);
+   * returns how many went. Not counted as dropped: the caller counts expiry apart from the cap's evictions.
+   */
+  deleteOldestWhile(stale: (value: V) => boolean): number {
+    let deleted = 0;
+    for (let oldest = this.oldest(); oldest !== undefined && stale(oldest[1]); oldest = this.oldest()) {
+      this.delete(oldest[0]);
+      deleted++;
+    }
+    return deleted;
+  }
+
   /** the head entry moves or goes: the cursor, already past it, finds the next oldest */
   #touch(key: K): void {
     if (this.#head !== null && this.#head[0] === key) this.#head = null;
