@@ -88,7 +88,13 @@ describe('LruMap', () => {
 
   it('deletes the oldest entries while they are stale, and stops at the first fresh one', () => {
     const lru = new LruMap<string, number>(8);
-    for (const [k, t] of [['a', 1], ['b', 2], ['c', 9], ['d', 3]] as const) lru.set(k, t);
+    for (const [k, t] of [
+      ['a', 1],
+      ['b', 2],
+      ['c', 9],
+      ['d', 3],
+    ] as const)
+      lru.set(k, t);
     lru.get('a'); // a is the newest now: b leads
     expect(lru.deleteOldestWhile((t) => t < 5)).toBe(1);
     expect([...lru.entries()].map(([k]) => k)).toEqual(['c', 'd', 'a']);
