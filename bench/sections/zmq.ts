@@ -137,7 +137,7 @@ export async function zmqSection(config: RunConfig): Promise<SectionReport> {
     list
       .map(
         (r) =>
-          `${r.applied.toLocaleString('en-US')} applied, ${lostOf(r).toLocaleString('en-US')} lost (${r.gapLost.toLocaleString('en-US')} in seq gaps), sent at ${fmtRate(sendRate(r), '/s')}, taken at ${fmtRate(drainRate(r), '/s')}, ${cpuPerBatchUs(r).toFixed(1)} µs CPU/batch, peak RSS ${fmtBytes(r.peakRssBytes)} (heap ${fmtBytes(r.heapPeakBytes)}, live after a full GC ${fmtBytes(r.liveHeapBytes)}, external ${fmtBytes(r.externalPeakBytes)})`,
+          `${r.applied.toLocaleString('en-US')} applied, ${lostOf(r).toLocaleString('en-US')} lost (${r.gapLost.toLocaleString('en-US')} in seq gaps), sent at ${fmtRate(sendRate(r), '/s')}, taken at ${fmtRate(drainRate(r), '/s')}, ${cpuPerBatchUs(r).toFixed(1)} µs CPU/batch, peak RSS ${fmtBytes(r.peakRssBytes)} (heap ${fmtBytes(r.heapPeakBytes)}, live after a full GC ${fmtBytes(r.liveHeapBytes)}, external ${fmtBytes(r.externalPeakBytes)})${r.disconnects > 0 ? `, ${r.disconnects} disconnect(s)` : ''}`,
       )
       .join('; ');
   const notes = [

@@ -46,6 +46,11 @@ export interface ZmqSubscriberResult {
   readonly externalPeakBytes: number;
   /** the V8 heap in use after a full GC at the end: what the subscriber holds, not garbage awaiting collection */
   readonly liveHeapBytes: number;
+  /**
+   * times the connection to the publisher dropped: a loss while the subscriber's queue stayed small is a reconnect
+   * (the publisher drops what it held for the old connection) or a stall, and this tells which
+   */
+  readonly disconnects: number;
 }
 
 /** The peak resident set of this process so far: the kernel's high-water mark, not a sample that may miss it. */
@@ -55,6 +60,7 @@ interface Probe {
   readonly connected: () => boolean;
   readonly counts: () => Promise<{ applied: number; gapLost: number; malformed: number }>;
   readonly residentBlocks: () => number | null;
+  readonly disconnects: () => number;
   readonly stop: () => Promise<void>;
 }
 
@@ -72,11 +78,15 @@ async function sidecar(endpoint: string, replay: string | null): Promise<Probe> 
     ranks: 1,
     ...(replay !== null ? { replay_endpoint: replay } : {}),
   };
+  let disconnects = 0;
   const daemon = createDaemon(buildConfig({ web: { listen_address: '127.0.0.1:0' }, zmq: [stream] }, {}), {
     // its errors on stderr: a receive loop that died would otherwise look like loss
     logger: {
       info: () => undefined,
-      warn: () => undefined,
+      // the source's status logs each time it goes down (zmq-events-source.ts words a dropped connection so)
+      warn: (message) => {
+        if (message.includes('the publisher disconnected')) disconnects++;
+      },
       error: (message, fields) => process.stderr.write(`${message} ${JSON.stringify(fields ?? {})}\n`),
     },
   });
@@ -96,6 +106,7 @@ async function sidecar(endpoint: string, replay: string | null): Promise<Probe> 
         (n, r) => n + Object.values(r.blocksByLevel).reduce((m, b) => m + b, 0),
         0,
       ),
+    disconnects: () => disconnects,
     stop: () => daemon.stop(),
   };
 }
@@ -132,7 +143,9 @@ function decodeCounter(): {
 function bare(endpoint: string): Probe {
   const sub = new Subscriber({ receiveHighWaterMark: 100_000, linger: 0 });
   let connected = false;
+  let disconnects = 0;
   sub.events.on('handshake', () => (connected = true));
+  sub.events.on('disconnect', () => disconnects++);
   sub.connect(endpoint);
   sub.subscribe('');
   const counter = decodeCounter();
@@ -143,6 +156,7 @@ function bare(endpoint: string): Probe {
     connected: () => connected,
     counts: () => Promise.resolve(counter.counts()),
     residentBlocks: () => null,
+    disconnects: () => disconnects,
     stop: () => {
       sub.close();
       return Promise.resolve();
@@ -153,10 +167,11 @@ function bare(endpoint: string): Probe {
 function bareZmtp(endpoint: string): Probe {
   const counter = decodeCounter();
   let connected = false;
+  let disconnects = 0;
   const sub = new ZmtpSubscriber(endpoint, '', DEFAULT_ZMTP_OPTIONS, {
     handshake: () => (connected = true),
     retry: () => undefined,
-    disconnect: () => undefined,
+    disconnect: () => disconnects++,
     refused: (reason) => process.stderr.write(`refused: ${reason}\n`),
     message: (frames) => counter.take(frames[1], frames[2]),
     idle: () => undefined,
@@ -167,6 +182,7 @@ function bareZmtp(endpoint: string): Probe {
     connected: () => connected,
     counts: () => Promise.resolve(counter.counts()),
     residentBlocks: () => null,
+    disconnects: () => disconnects,
     stop: () => {
       sub.close();
       return Promise.resolve();
@@ -247,6 +263,7 @@ export async function runZmqSubscriber(params: ZmqSubscriberParams): Promise<Zmq
     heapPeakBytes: heapPeak,
     externalPeakBytes: externalPeak,
     liveHeapBytes: liveHeap(),
+    disconnects: probe.disconnects(),
   };
   await probe.stop();
   return result;
