@@ -57,7 +57,7 @@ describe('DecisionsReducer', () => {
     expect(decisions.trajectories.peek('t')).toMatchObject({ lastServer: 'ctx1', turns: 4, lastPromptTokens: 16 });
   });
 
-  it('forgets a trajectory idle past the limit: its next turn is a first one, and nothing counts as evicted', () => {
+  it('forgets a trajectory idle past the limit: its next turn is a first one, counted as idle, not evicted', () => {
     const { model, decisions, decide } = reducer({ limits: { trajectoryIdleMs: 1_000 } });
     decide(decisionOf('a1', 'ctx0', { ts: 0, correlationId: 'a' }));
     decide(decisionOf('b1', 'ctx0', { ts: 500, correlationId: 'b' }));

@@ -140,8 +140,11 @@ export class DecisionsReducer implements DecisionsView {
    * count as a first one): counted apart from the cap's evictions, which are losses.
    */
   #forgetIdleTrajectories(now: number): void {
-    const limit = now - this.model.limits.trajectoryIdleMs;
-    this.#trajectoriesExpired += this.trajectories.deleteOldestWhile((t) => t.lastTs < limit);
+    this.#trajectoriesExpired += this.trajectories.deleteOldestWhile((t) => this.#idle(t, now));
+  }
+
+  #idle(trajectory: Trajectory, now: number): boolean {
+    return now - trajectory.lastTs > this.model.limits.trajectoryIdleMs;
   }
 
   /** Applies a decision; returns its join when `withJoin` (someone listens), else null. */
@@ -165,7 +168,7 @@ export class DecisionsReducer implements DecisionsView {
     if (obs.correlationId !== null) {
       this.#forgetIdleTrajectories(ts);
       const traj = this.trajectories.get(obs.correlationId);
-      if (traj !== undefined && ts - traj.lastTs <= m.limits.trajectoryIdleMs) {
+      if (traj !== undefined && !this.#idle(traj, ts)) {
         followup = true;
         prevPromptTokens = traj.lastPromptTokens;
         prevServer = traj.lastServer;
