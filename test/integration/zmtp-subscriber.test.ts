@@ -216,6 +216,46 @@ describe('ZmtpSubscriber against libzmq', () => {
     expect(peak).toBeLessThan(500 + 65_536 / 100);
   }, 60_000);
 
+  it('reads the socket again after about a millisecond of handing on, however many messages wait', async () => {
+    // the kernel's receive buffer caps what one read takes: a subscriber that reads only every 512 batches takes no
+    // faster than it reads, and the publisher's queue overflows while its own stays empty
+    const flood = await startFlood(cleanups, {
+      batches: 5_000,
+      rate: null,
+      replay: false,
+      tail: 0,
+      skipEvery: null,
+      hwm: 100_000,
+    });
+    let turn = 0;
+    let ticking = true;
+    const tick = (): void => {
+      turn++;
+      if (ticking) setImmediate(tick);
+    };
+    cleanups.push(() => Promise.resolve(void (ticking = false)));
+    const perTurn = new Map<number, number>();
+    let peakQueued = 0;
+    const { sub, heard } = subscriber(flood.endpoint, '', {}, () => {
+      perTurn.set(turn, (perTurn.get(turn) ?? 0) + 1);
+      peakQueued = Math.max(peakQueued, sub.queued);
+      const until = performance.now() + 0.1;
+      while (performance.now() < until);
+    });
+    sub.connect();
+    await eventually(() => heard.log.includes('handshake'), 'the handshake');
+    await sleep(300);
+    tick();
+    flood.go();
+    await flood.done();
+    await eventually(() => heard.messages.length >= 4_000, '4,000 batches', 30_000);
+    ticking = false;
+    // a backlog built up (the handler is slower than the publisher), yet each turn of the event loop handed on
+    // what fits in about a millisecond (10 messages of 0.1 ms), not a slice of 512
+    expect(peakQueued).toBeGreaterThan(500);
+    expect(Math.max(...perTurn.values())).toBeLessThanOrEqual(20);
+  }, 60_000);
+
   it('ends a connection whose frame is above the bound, after the messages before it, and says why', async () => {
     const endpoint = `tcp://127.0.0.1:${await freePort()}`;
     const pub = await publisher(endpoint);

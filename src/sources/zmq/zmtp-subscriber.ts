@@ -63,8 +63,15 @@ export interface ZmtpSubscriberEvents {
   failed(error: unknown): void;
 }
 
-/** messages handed on per turn of the event loop (zeromq.js reads 512 in a row before it yields) */
-const SLICE = 512;
+/**
+ * How long messages are handed on before the socket is read again. libzmq reads its socket on an I/O thread, but
+ * here the socket is read between slices, and the kernel's receive buffer (128 KiB until TCP grows it) caps what
+ * one read takes: with slices of 512 batches (15 ms) the take rate was bounded by the read rate, the queue stayed
+ * empty and a 50,000/s burst overflowed the publisher's queue instead (BENCHMARKS §10).
+ */
+const SLICE_MS = 1;
+/** and at most this many messages per slice (zeromq.js reads 512 in a row before it yields) */
+const SLICE_MAX = 512;
 /** a live message has 3 frames; frames past this bound are not kept (the message is then malformed anyway) */
 const MAX_FRAMES = 16;
 /** a message, or what happened to a connection (its handshake, its end), told in order with the messages */
@@ -236,7 +243,8 @@ export class ZmtpSubscriber {
   readonly #drain = (): void => {
     if (this.#closed) return;
     const queue = this.#queue;
-    const end = Math.min(queue.length, this.#head + SLICE);
+    const end = Math.min(queue.length, this.#head + SLICE_MAX);
+    const deadline = performance.now() + SLICE_MS;
     while (this.#head < end) {
       const entry = queue[this.#head]!;
       queue[this.#head++] = null; // let the message go
@@ -247,6 +255,7 @@ export class ZmtpSubscriber {
         this.#events.failed(err);
       }
       if (this.#closed) return;
+      if (performance.now() >= deadline) break;
     }
     if (this.#head === queue.length) {
       queue.length = 0;
