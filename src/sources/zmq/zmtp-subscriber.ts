@@ -23,6 +23,7 @@ import {
   subscriberGreeting,
 } from '../../core/stream/zmtp-handshake.js';
 import { DEFAULT_MAX_FRAME_BYTES, ZmtpReader } from '../../core/stream/zmtp-reader.js';
+import { MessageQueue } from './message-queue.js';
 import { connectTarget, type ConnectTarget } from './zmq-endpoints.js';
 
 export interface ZmtpSubscriberOptions {
@@ -74,8 +75,6 @@ const SLICE_MS = 1;
 const SLICE_MAX = 512;
 /** a live message has 3 frames; frames past this bound are not kept (the message is then malformed anyway) */
 const MAX_FRAMES = 16;
-/** a message, or what happened to a connection (its handshake, its end), told in order with the messages */
-type Entry = Uint8Array[] | (() => void);
 
 /** Why a connection closed before the handshake, by how far it got: libzmq closes at once on what it refuses. */
 function closedBefore(received: number, greeted: boolean): string {
@@ -94,8 +93,8 @@ export class ZmtpSubscriber {
   #socket: net.Socket | null = null;
   #timer: NodeJS.Timeout | null = null;
   #closed = false;
-  readonly #queue: (Entry | null)[] = [];
-  #head = 0;
+  /** messages, and what happened to a connection (its handshake, its end), told in order with them */
+  readonly #queue = new MessageQueue();
   #draining = false;
   #paused = false;
 
@@ -112,7 +111,7 @@ export class ZmtpSubscriber {
 
   /** messages queued behind the one being handled */
   get queued(): number {
-    return this.#queue.length - this.#head;
+    return this.#queue.length;
   }
 
   /**
@@ -132,7 +131,7 @@ export class ZmtpSubscriber {
     let handshaken = false;
     let refusal: string | null = null;
     let failure: string | null = null;
-    let frames: Uint8Array[] = [];
+    const frames: Uint8Array[] = []; // reused: the queue keeps where the frames lie, not the array
     let frameCount = 0;
     const refuse = (reason: string): void => {
       refusal ??= reason;
@@ -172,15 +171,15 @@ export class ZmtpSubscriber {
               handshaken = true;
               clearTimeout(handshakeTimer);
               socket.write(subscribeMessage(this.#topic));
-              this.#enqueue(() => this.#events.handshake());
+              this.#enqueue(null, () => this.#events.handshake());
             } else if (command.name === 'PING') socket.write(pongCommand(pingContext(command.data)));
             return;
           }
           if (!handshaken) return refuse('a message before the handshake');
           if (frameCount++ < MAX_FRAMES) frames.push(body);
           if ((flags & FLAG_MORE) !== 0) return;
-          this.#enqueue(frames);
-          frames = [];
+          this.#enqueue(frames, null);
+          frames.length = 0;
           frameCount = 0;
         },
       },
@@ -201,7 +200,7 @@ export class ZmtpSubscriber {
       clearTimeout(handshakeTimer);
       if (this.#socket === socket) this.#socket = null;
       if (this.#closed) return;
-      this.#enqueue(() => {
+      this.#enqueue(null, () => {
         // a connection refused after its handshake (a frame above the bound) was a connection too: it ended
         if (handshaken) this.#events.disconnect();
         if (refusal !== null) this.#events.refused(refusal);
@@ -217,8 +216,7 @@ export class ZmtpSubscriber {
     if (this.#timer !== null) clearTimeout(this.#timer);
     this.#socket?.destroy();
     this.#socket = null;
-    this.#queue.length = 0;
-    this.#head = 0;
+    this.#queue.clear();
   }
 
   #later(ms: number): void {
@@ -228,8 +226,9 @@ export class ZmtpSubscriber {
     }, ms);
   }
 
-  #enqueue(entry: Entry): void {
-    this.#queue.push(entry);
+  #enqueue(message: Uint8Array[] | null, call: (() => void) | null): void {
+    if (message !== null) this.#queue.pushMessage(message);
+    else if (call !== null) this.#queue.pushCall(call);
     if (this.queued >= this.#options.receiveHighWaterMark && !this.#paused) {
       this.#paused = true;
       this.#socket?.pause();
@@ -243,11 +242,10 @@ export class ZmtpSubscriber {
   readonly #drain = (): void => {
     if (this.#closed) return;
     const queue = this.#queue;
-    const end = Math.min(queue.length, this.#head + SLICE_MAX);
     const deadline = performance.now() + SLICE_MS;
-    while (this.#head < end) {
-      const entry = queue[this.#head]!;
-      queue[this.#head++] = null; // let the message go
+    for (let n = 0; n < SLICE_MAX; n++) {
+      const entry = queue.shift();
+      if (entry === undefined) break;
       try {
         if (typeof entry === 'function') entry();
         else this.#events.message(entry);
@@ -256,13 +254,6 @@ export class ZmtpSubscriber {
       }
       if (this.#closed) return;
       if (performance.now() >= deadline) break;
-    }
-    if (this.#head === queue.length) {
-      queue.length = 0;
-      this.#head = 0;
-    } else if (this.#head >= 4096 && this.#head * 2 >= queue.length) {
-      queue.splice(0, this.#head);
-      this.#head = 0;
     }
     if (this.#paused && this.queued < this.#options.receiveHighWaterMark) {
       this.#paused = false;
