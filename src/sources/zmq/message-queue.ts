@@ -54,7 +54,7 @@ export class MessageQueue {
     return this.#length;
   }
 
-  /** A message, its frames in order (at most 255). */
+  /** A message, its frames in order (at most 254). */
   pushMessage(frames: readonly Uint8Array[]): void {
     if (frames.length >= CALL)
       throw new KvsentinelError('internal', `a queued message has at most ${CALL - 1} frames, got ${frames.length}`);
