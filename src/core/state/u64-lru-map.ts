@@ -3,7 +3,8 @@
 // every block costs several lookups in these maps (its engine hash re-keyed, forgotten, removed); a Map with BigInt
 // keys hashed the key's digits on each and kept a heap entry per key (a ninth of the ZMQ path's CPU went there).
 import { KvsentinelError } from '../errors.js';
-import { U64Halves, U64SlotMap } from '../tables/u64-slot-map.js';
+import { U64Halves } from '../tables/u64-hash-set.js';
+import { U64SlotMap } from '../tables/u64-slot-map.js';
 
 const NONE = -1;
 const MIN_SLOTS = 16;

@@ -5,7 +5,8 @@
 // through the old generation at the stream's rate and hold ~300 bytes per entry; a slot here holds 49.
 // A hash taken back leaves its slot empty until the ring comes round to it: the ring then holds fewer than `cap`.
 import { KvsentinelError } from '../errors.js';
-import { U64Halves, U64SlotMap } from '../tables/u64-slot-map.js';
+import { U64Halves } from '../tables/u64-hash-set.js';
+import { U64SlotMap } from '../tables/u64-slot-map.js';
 
 const CHAIN_BYTES = 32;
 const MIN_SLOTS = 64;

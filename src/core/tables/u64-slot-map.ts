@@ -4,26 +4,9 @@
 // shifts the rest of the cluster back: no tombstones, probe lengths stay short under churn. A Map with BigInt keys
 // hashes the key's digits on every call and its entries are heap objects; here a lookup touches two flat arrays.
 import { KvsentinelError } from '../errors.js';
-import { U64_HI_OFFSET, U64_LO_OFFSET, slotHash } from './u64-hash-set.js';
+import { slotHash } from './u64-hash-set.js';
 
 const MIN_CAPACITY = 16;
-
-/** A u64 key's halves, split through one scratch cell: no BigInt arithmetic, nothing allocated per key. */
-export class U64Halves {
-  readonly #cell = new BigUint64Array(1);
-  readonly #halves = new Uint32Array(this.#cell.buffer);
-  hi = 0;
-  lo = 0;
-
-  /** Splits `key` into hi and lo; a key outside u64 is an internal error (the decoders hand only u64s on). */
-  split(key: bigint): void {
-    if (key < 0n || key > 0xffff_ffff_ffff_ffffn)
-      throw new KvsentinelError('internal', `u64 key out of range: ${key.toString()}`);
-    this.#cell[0] = key;
-    this.hi = this.#halves[U64_HI_OFFSET]!;
-    this.lo = this.#halves[U64_LO_OFFSET]!;
-  }
-}
 
 export class U64SlotMap {
   #keys: Uint32Array; // [hi, lo] per slot
