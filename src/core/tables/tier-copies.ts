@@ -4,21 +4,13 @@
 // of its own (`vllm/v1/core/block_pool.py`, the offloading connector's `take_events`). A block is held at a level
 // while any copy is there. One set per level with the copy count in the payload byte; counts past 254 (never seen,
 // but possible) live in a side map so nothing saturates.
-import { U64Halves, U64HashSet } from './u64-hash-set.js';
+import { splitU64Key as split, U64HashSet } from './u64-hash-set.js';
 
 /** Payload that means "the count is in the overflow map". */
 const OVERFLOW = 255;
 
 function halvesKey(level: number, hi: number, lo: number): string {
   return `${level}:${hi}:${lo}`;
-}
-
-const KEY = new U64Halves();
-
-/** [hi, lo] of a key, without BigInt arithmetic (u64-hash-set.ts) */
-function split(key: bigint): [number, number] {
-  KEY.split(key);
-  return [KEY.hi, KEY.lo];
 }
 
 export class TierCopies {

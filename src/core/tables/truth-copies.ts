@@ -5,7 +5,7 @@
 import { blockKey64 } from '../hashing/block-key.js';
 import type { KvEvent } from '../wire/kv-event.js';
 import { eventKeys, levelOf, type TruthStream } from './truth-stream.js';
-import { U64Halves, type U64HashSet } from './u64-hash-set.js';
+import { splitU64Key as split, type U64HashSet } from './u64-hash-set.js';
 
 /** The table's cap, as the stream's events see it. */
 export interface TableRoom {
@@ -28,14 +28,6 @@ export interface CopyStore {
   readonly added: boolean;
   /** copies at this level now (> 1: another copy of a block already held there) */
   readonly copies: number;
-}
-
-const KEY = new U64Halves();
-
-/** [hi, lo] of a key, without BigInt arithmetic (u64-hash-set.ts) */
-function split(key: bigint): [number, number] {
-  KEY.split(key);
-  return [KEY.hi, KEY.lo];
 }
 
 /** Syncs the union's entry for one key with its copies. */

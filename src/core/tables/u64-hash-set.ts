@@ -70,6 +70,12 @@ export class U64Halves {
 /** splits the bigint keys of the set's calls: BigInt shifts allocate, 55 ns a key where this takes 5 */
 const KEY = new U64Halves();
 
+/** [hi, lo] of a u64 key, through the same scratch cell (for callers that keep halves of their own) */
+export function splitU64Key(key: bigint): [number, number] {
+  KEY.split(key);
+  return [KEY.hi, KEY.lo];
+}
+
 function checkPayload(payload: number): void {
   if (!Number.isInteger(payload) || payload < 0 || payload > 255) {
     throw new KvsentinelError('internal', `payload must be an integer in 0..255, got ${String(payload)}`);
